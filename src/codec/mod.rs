@@ -1,0 +1,18 @@
+//! The codecs: sans-IO decoding and encoding of AMQP 1.0 and AMQP 0-9-1.
+//!
+//! Nothing in here does I/O, spawns tasks or reads a clock. Input is `bytes::Bytes`; payloads
+//! are zero-copy slices of it. Decoding never panics, never allocates more than the input's
+//! length justifies, and never recurses deeper than a fixed bound; every error is a typed
+//! [`DecodeError`] positioned at an absolute byte offset with a field path.
+
+pub mod error;
+pub mod reader;
+pub mod amqp091;
+pub mod amqp10;
+pub mod sniff;
+pub mod stream;
+
+pub use error::{DecodeError, ErrorKind};
+pub use reader::Reader;
+pub use sniff::ProtocolHeader;
+pub use stream::{AnyFrame, AnyMessage, Item, StreamDecoder};

@@ -1,0 +1,242 @@
+//! The pipeline's vocabulary: what a source produces ([`Chunk`]) and what flows to the sinks
+//! ([`Event`]).
+//!
+//! ```text
+//! Source (proxy | pcap/pcapng | JSONL) -> Chunk -> decode -> track state -> Event -> sinks
+//! ```
+//!
+//! Time is a value here ([`Timestamp`]), never read from a clock: sources stamp, everything
+//! downstream only carries it.
+
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
+
+/// Connection number, unique within one run or capture, starting at 1.
+pub type ConnId = u64;
+
+/// Microseconds since the Unix epoch, UTC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// The current time (only sources call this).
+    pub fn now() -> Self {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Timestamp(d.as_micros() as i64)
+    }
+
+    /// RFC 3339 in UTC with microseconds, e.g. `2026-11-29T12:00:00.123456Z`.
+    pub fn rfc3339(self) -> String {
+        let nanos = (self.0 as i128) * 1000;
+        match time::OffsetDateTime::from_unix_timestamp_nanos(nanos) {
+            Ok(t) => {
+                let fmt = time::macros::format_description!(
+                    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+                );
+                t.format(&fmt).unwrap_or_else(|_| self.0.to_string())
+            }
+            Err(_) => self.0.to_string(),
+        }
+    }
+
+    /// Parse the RFC 3339 form written by [`Timestamp::rfc3339`] (any offset accepted).
+    pub fn parse_rfc3339(s: &str) -> Option<Self> {
+        let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+            .ok()?;
+        Some(Timestamp((t.unix_timestamp_nanos() / 1000) as i64))
+    }
+}
+
+/// Which way bytes travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dir {
+    /// Client to server (the peer that opened the TCP connection to the broker).
+    #[serde(rename = "c2s")]
+    C2S,
+    /// Server to client.
+    #[serde(rename = "s2c")]
+    S2C,
+}
+
+impl Dir {
+    /// `c2s` / `s2c`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dir::C2S => "c2s",
+            Dir::S2C => "s2c",
+        }
+    }
+    /// An arrow for traces: `->` client to server, `<-` server to client.
+    pub fn arrow(self) -> &'static str {
+        match self {
+            Dir::C2S => "->",
+            Dir::S2C => "<-",
+        }
+    }
+    /// The other direction.
+    pub fn flip(self) -> Dir {
+        match self {
+            Dir::C2S => Dir::S2C,
+            Dir::S2C => Dir::C2S,
+        }
+    }
+    /// 0 for c2s, 1 for s2c: an index into per-direction arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A run of bytes seen on one direction of one connection: what every source produces.
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    /// Connection.
+    pub conn: ConnId,
+    /// Direction.
+    pub dir: Dir,
+    /// When the bytes were observed.
+    pub ts: Timestamp,
+    /// The bytes, exactly as relayed.
+    pub bytes: Bytes,
+}
+
+/// Severity of a violation: `error` for MUST / MUST NOT, `warning` for SHOULD / SHOULD NOT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; not a spec breach.
+    Info,
+    /// A SHOULD / SHOULD NOT was broken.
+    Warning,
+    /// A MUST / MUST NOT was broken, or the bytes are malformed.
+    Error,
+}
+
+impl Severity {
+    /// `info` / `warning` / `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A spec violation found by the codec or a state tracker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// Stable rule id, e.g. `amqp10.connection.frame-after-close`.
+    pub rule: String,
+    /// Severity.
+    pub severity: Severity,
+    /// Spec section, e.g. `AMQP 1.0 §2.4.1`.
+    pub spec: String,
+    /// What happened, in one line.
+    pub message: String,
+    /// Direction of the offending frame.
+    pub dir: Dir,
+    /// Byte offset of the offending frame in that direction's stream.
+    pub offset: u64,
+}
+
+/// Why a connection ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloseInfo {
+    /// Plain words, e.g. `client closed`, `upstream refused: Connection refused`.
+    pub reason: String,
+    /// Bytes relayed client to server.
+    pub bytes_c2s: u64,
+    /// Bytes relayed server to client.
+    pub bytes_s2c: u64,
+}
+
+/// A decoded frame with where it was found.
+#[derive(Clone, Debug)]
+pub struct FrameEvent {
+    /// Direction.
+    pub dir: Dir,
+    /// Byte offset of the frame in that direction's stream.
+    pub offset: u64,
+    /// The exact bytes (credentials NOT masked: sinks mask with `frame.secret_ranges()`).
+    pub raw: Bytes,
+    /// The decoded frame.
+    pub frame: AnyFrame,
+    /// The message this frame completes, if any.
+    pub message: Option<Result<AnyMessage, DecodeError>>,
+}
+
+/// What happened.
+#[derive(Clone, Debug)]
+pub enum EventKind {
+    /// A client connected and (for the proxy) an upstream connection was attempted.
+    Connect {
+        /// The client's address.
+        client: SocketAddr,
+        /// The upstream (broker) address.
+        upstream: SocketAddr,
+    },
+    /// A protocol header.
+    Header {
+        /// Direction.
+        dir: Dir,
+        /// Byte offset.
+        offset: u64,
+        /// Which header.
+        header: ProtocolHeader,
+        /// Its bytes.
+        raw: Bytes,
+    },
+    /// A frame.
+    Frame(Box<FrameEvent>),
+    /// A spec violation (including malformed bytes, with their offset).
+    Violation(Violation),
+    /// Bytes that were relayed but not seen by the inspector (capture loss, mid-stream start).
+    Gap {
+        /// Direction.
+        dir: Dir,
+        /// Byte offset where the gap starts.
+        offset: u64,
+        /// How many bytes are missing (0 when unknown).
+        len: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The connection closed.
+    Close(CloseInfo),
+}
+
+/// One thing that happened on one connection at one time.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// Connection.
+    pub conn: ConnId,
+    /// When.
+    pub ts: Timestamp,
+    /// What.
+    pub kind: EventKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_has_microseconds_and_round_trips() {
+        let ts = Timestamp(1_764_417_600_123_456);
+        let s = ts.rfc3339();
+        assert_eq!(s, "2025-11-29T12:00:00.123456Z");
+        assert_eq!(Timestamp::parse_rfc3339(&s), Some(ts));
+    }
+
+    #[test]
+    fn dir_serialises_as_spec_short_names() {
+        assert_eq!(serde_json::to_string(&Dir::C2S).unwrap(), "\"c2s\"");
+        assert_eq!(Dir::S2C.flip(), Dir::C2S);
+    }
+}

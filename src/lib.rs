@@ -1,0 +1,15 @@
+//! amqpeek: a man-in-the-middle AMQP relay that decodes every frame in both directions, tracks
+//! protocol state, flags spec violations, and writes captures that replay offline.
+//!
+//! One pipeline, live and offline:
+//!
+//! ```text
+//! Source (proxy | pcap/pcapng | JSONL) -> decode -> track state -> sinks (tui | text | jsonl | pcap | check)
+//! ```
+//!
+//! [`codec`] (and later `state`) are sans-IO: no tokio, no clock; time is passed in.
+
+pub mod codec;
+pub mod event;
+
+pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};

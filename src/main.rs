@@ -1,0 +1,5 @@
+//! The `amqpeek` command line.
+
+fn main() -> anyhow::Result<()> {
+    Ok(())
+}
