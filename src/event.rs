@@ -47,8 +47,8 @@ impl Timestamp {
 
     /// Parse the RFC 3339 form written by [`Timestamp::rfc3339`] (any offset accepted).
     pub fn parse_rfc3339(s: &str) -> Option<Self> {
-        let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
-            .ok()?;
+        let t =
+            time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
         Some(Timestamp((t.unix_timestamp_nanos() / 1000) as i64))
     }
 }
@@ -194,6 +194,17 @@ pub enum EventKind {
     },
     /// A frame.
     Frame(Box<FrameEvent>),
+    /// Bytes as relayed (credentials masked unless `--show-secrets`), in stream order, cut at
+    /// frame boundaries: every relayed byte appears in exactly one `Data` event. Used by the
+    /// pcap sink; other sinks ignore it.
+    Data {
+        /// Direction.
+        dir: Dir,
+        /// Byte offset of `bytes[0]`.
+        offset: u64,
+        /// The bytes.
+        bytes: Bytes,
+    },
     /// A spec violation (including malformed bytes, with their offset).
     Violation(Violation),
     /// Bytes that were relayed but not seen by the inspector (capture loss, mid-stream start).

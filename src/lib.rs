@@ -11,5 +11,6 @@
 
 pub mod codec;
 pub mod event;
+pub mod pipeline;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};

@@ -17,7 +17,11 @@ pub enum ErrorKind {
     InvalidFormatCode(u8),
     /// A length or count that cannot be satisfied by the bytes present.
     #[error("{what} of {claimed} exceeds the {available} bytes available")]
-    LengthExceedsInput { what: &'static str, claimed: u64, available: u64 },
+    LengthExceedsInput {
+        what: &'static str,
+        claimed: u64,
+        available: u64,
+    },
     /// Nesting deeper than the decoder allows.
     #[error("nesting deeper than {0} levels")]
     TooDeep(usize),
@@ -29,7 +33,10 @@ pub enum ErrorKind {
     InvalidChar(u32),
     /// The value has the wrong type for the field.
     #[error("expected {expected}, found {found}")]
-    UnexpectedType { expected: &'static str, found: &'static str },
+    UnexpectedType {
+        expected: &'static str,
+        found: &'static str,
+    },
     /// A mandatory field is absent or null.
     #[error("mandatory field is missing")]
     MissingMandatory,
@@ -67,7 +74,11 @@ pub struct DecodeError {
 impl DecodeError {
     /// An error at `offset` with an empty path.
     pub fn new(offset: u64, kind: ErrorKind) -> Self {
-        DecodeError { offset, path: Vec::new(), kind }
+        DecodeError {
+            offset,
+            path: Vec::new(),
+            kind,
+        }
     }
 
     /// Prefix the path with an enclosing field name (call while unwinding outwards).
@@ -87,7 +98,13 @@ impl fmt::Display for DecodeError {
         if self.path.is_empty() {
             write!(f, "at offset {}: {}", self.offset, self.kind)
         } else {
-            write!(f, "at offset {} in {}: {}", self.offset, self.path_string(), self.kind)
+            write!(
+                f,
+                "at offset {} in {}: {}",
+                self.offset,
+                self.path_string(),
+                self.kind
+            )
         }
     }
 }
@@ -104,6 +121,9 @@ mod tests {
             .within("filter")
             .within("source")
             .within("attach");
-        assert_eq!(e.to_string(), "at offset 42 in attach.source.filter: invalid format code 0xff");
+        assert_eq!(
+            e.to_string(),
+            "at offset 42 in attach.source.filter: invalid format code 0xff"
+        );
     }
 }

@@ -5,10 +5,10 @@
 //! length justifies, and never recurses deeper than a fixed bound; every error is a typed
 //! [`DecodeError`] positioned at an absolute byte offset with a field path.
 
-pub mod error;
-pub mod reader;
 pub mod amqp091;
 pub mod amqp10;
+pub mod error;
+pub mod reader;
 pub mod sniff;
 pub mod stream;
 

@@ -154,7 +154,13 @@ mod tests {
         assert_eq!(r.u32().unwrap(), 0x0304_0506);
         let err = r.u16().unwrap_err();
         assert_eq!(err.offset, 106);
-        assert!(matches!(err.kind, ErrorKind::Truncated { needed: 2, available: 1 }));
+        assert!(matches!(
+            err.kind,
+            ErrorKind::Truncated {
+                needed: 2,
+                available: 1
+            }
+        ));
     }
 
     #[test]

@@ -99,7 +99,10 @@ impl ProtocolHeader {
             ProtocolHeader::Amqp09 => "AMQP 0-9 (1 1 0 9)".into(),
             ProtocolHeader::Amqp08 => "AMQP 0-8 (1 1 8 0)".into(),
             ProtocolHeader::OtherAmqp(v) => {
-                format!("AMQP, unknown version ({} {} {} {})", v[0], v[1], v[2], v[3])
+                format!(
+                    "AMQP, unknown version ({} {} {} {})",
+                    v[0], v[1], v[2], v[3]
+                )
             }
             ProtocolHeader::RawTls => "TLS record (no AMQP header)".into(),
             ProtocolHeader::NotAmqp => "not AMQP".into(),
@@ -120,7 +123,10 @@ mod tests {
             (b"AMQP\x00\x00\x09\x01", ProtocolHeader::Amqp091),
             (b"AMQP\x01\x01\x00\x09", ProtocolHeader::Amqp09),
             (b"AMQP\x01\x01\x08\x00", ProtocolHeader::Amqp08),
-            (b"AMQP\x00\x01\x00\x01", ProtocolHeader::OtherAmqp([0, 1, 0, 1])),
+            (
+                b"AMQP\x00\x01\x00\x01",
+                ProtocolHeader::OtherAmqp([0, 1, 0, 1]),
+            ),
             (b"GET / HTTP/1.1", ProtocolHeader::NotAmqp),
             (b"\x16\x03\x01\x02\x00", ProtocolHeader::RawTls),
         ];
@@ -138,7 +144,11 @@ mod tests {
 
     #[test]
     fn bytes_round_trip() {
-        for h in [ProtocolHeader::Amqp10, ProtocolHeader::Amqp10Sasl, ProtocolHeader::Amqp091] {
+        for h in [
+            ProtocolHeader::Amqp10,
+            ProtocolHeader::Amqp10Sasl,
+            ProtocolHeader::Amqp091,
+        ] {
             assert_eq!(ProtocolHeader::sniff(&h.bytes().unwrap()), Some(h));
         }
     }

@@ -9,7 +9,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::{amqp091, amqp10, DecodeError, ErrorKind, ProtocolHeader};
+use super::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091};
 
 /// The largest frame the inspector will buffer (AMQP 1.0 allows up to 4 GiB; nobody sane
 /// negotiates more than this). Larger frames make the stream undecodable rather than memory
@@ -254,7 +254,11 @@ impl StreamDecoder {
             let header = ProtocolHeader::sniff(buf)?;
             let len = super::sniff::HEADER_LEN.min(buf.len());
             let raw = buf.slice(..len);
-            out.push(Item::Header { offset, raw, header });
+            out.push(Item::Header {
+                offset,
+                raw,
+                header,
+            });
             self.mode = match header {
                 ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl => Mode::Amqp10,
                 ProtocolHeader::Amqp091 => Mode::Amqp091,
@@ -263,7 +267,10 @@ impl StreamDecoder {
                         ProtocolHeader::NotAmqp | ProtocolHeader::RawTls => {
                             ErrorKind::BadProtocolHeader
                         }
-                        _ => ErrorKind::Unknown { what: "protocol", id: 0 },
+                        _ => ErrorKind::Unknown {
+                            what: "protocol",
+                            id: 0,
+                        },
                     };
                     out.push(Item::Undecodable {
                         offset: offset + len as u64,
@@ -272,7 +279,11 @@ impl StreamDecoder {
                     Mode::Opaque
                 }
             };
-            return Some(if self.mode == Mode::Opaque { len } else { super::sniff::HEADER_LEN });
+            return Some(if self.mode == Mode::Opaque {
+                len
+            } else {
+                super::sniff::HEADER_LEN
+            });
         }
         let size = match self.mode {
             Mode::Amqp10 => amqp10::frame_size(buf),
@@ -292,7 +303,10 @@ impl StreamDecoder {
         if size > MAX_BUFFERED_FRAME {
             let error = DecodeError::new(
                 offset,
-                ErrorKind::FrameTooLarge { size: size as u64, max: MAX_BUFFERED_FRAME as u64 },
+                ErrorKind::FrameTooLarge {
+                    size: size as u64,
+                    max: MAX_BUFFERED_FRAME as u64,
+                },
             );
             out.push(Item::Undecodable { offset, error });
             self.mode = Mode::Opaque;
@@ -309,18 +323,35 @@ impl StreamDecoder {
         match decoded {
             Ok(frame) => {
                 let message = match &frame {
-                    AnyFrame::Amqp10(f) => {
-                        self.amqp10_messages.push(f).map(|r| r.map(AnyMessage::Amqp10))
-                    }
-                    AnyFrame::Amqp091(f) => {
-                        self.amqp091_messages.push(f).map(|r| r.map(AnyMessage::Amqp091))
-                    }
+                    AnyFrame::Amqp10(f) => self
+                        .amqp10_messages
+                        .push(f)
+                        .map(|r| r.map(AnyMessage::Amqp10)),
+                    AnyFrame::Amqp091(f) => self
+                        .amqp091_messages
+                        .push(f)
+                        .map(|r| r.map(AnyMessage::Amqp091)),
                 };
-                out.push(Item::Frame { offset, raw, frame, message });
+                out.push(Item::Frame {
+                    offset,
+                    raw,
+                    frame,
+                    message,
+                });
             }
             Err(error) => out.push(Item::Malformed { offset, raw, error }),
         }
         Some(size)
+    }
+}
+
+/// Decode `raw` again as the same protocol as `like` (used after masking credentials).
+pub fn redecode(like: &AnyFrame, raw: Bytes, offset: u64) -> Option<AnyFrame> {
+    match like {
+        AnyFrame::Amqp10(_) => amqp10::decode_frame(raw, offset).ok().map(AnyFrame::Amqp10),
+        AnyFrame::Amqp091(_) => amqp091::decode_frame(raw, offset)
+            .ok()
+            .map(AnyFrame::Amqp091),
     }
 }
 
@@ -343,7 +374,14 @@ mod tests {
         let parts: Vec<&[u8]> = hdr.chunks(1).collect();
         let items = feed(&mut d, &parts);
         assert_eq!(items.len(), 1);
-        assert!(matches!(items[0], Item::Header { offset: 0, header: ProtocolHeader::Amqp091, .. }));
+        assert!(matches!(
+            items[0],
+            Item::Header {
+                offset: 0,
+                header: ProtocolHeader::Amqp091,
+                ..
+            }
+        ));
         assert_eq!(d.offset(), 8);
     }
 
@@ -351,7 +389,13 @@ mod tests {
     fn non_amqp_stream_becomes_opaque_and_counts_bytes() {
         let mut d = StreamDecoder::new();
         let items = feed(&mut d, &[b"GET / HTTP/1.1\r\n", b"more"]);
-        assert!(matches!(items[0], Item::Header { header: ProtocolHeader::NotAmqp, .. }));
+        assert!(matches!(
+            items[0],
+            Item::Header {
+                header: ProtocolHeader::NotAmqp,
+                ..
+            }
+        ));
         assert!(matches!(items[1], Item::Undecodable { .. }));
         assert!(d.is_opaque());
         assert_eq!(d.offset(), 20);
@@ -360,7 +404,10 @@ mod tests {
     #[test]
     fn amqp10_frame_size_below_8_loses_framing_at_its_offset() {
         let mut d = StreamDecoder::new();
-        let items = feed(&mut d, &[b"AMQP\x00\x01\x00\x00", &[0, 0, 0, 4, 2, 0, 0, 0]]);
+        let items = feed(
+            &mut d,
+            &[b"AMQP\x00\x01\x00\x00", &[0, 0, 0, 4, 2, 0, 0, 0]],
+        );
         match &items[1] {
             Item::Undecodable { offset, error } => {
                 assert_eq!(*offset, 8);

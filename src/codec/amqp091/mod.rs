@@ -54,7 +54,13 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 /// Decode one complete frame (`raw` is exactly one frame), found at absolute `offset`.
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let _ = raw;
-    Err(DecodeError::new(offset, ErrorKind::Unknown { what: "frame type", id: 0 }))
+    Err(DecodeError::new(
+        offset,
+        ErrorKind::Unknown {
+            what: "frame type",
+            id: 0,
+        },
+    ))
 }
 
 /// A complete message: the method that carries it, its content header and body.

@@ -47,7 +47,10 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
     }
     let size = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
     if size < 8 {
-        return Err(DecodeError::new(0, ErrorKind::MalformedFrame("size less than 8")));
+        return Err(DecodeError::new(
+            0,
+            ErrorKind::MalformedFrame("size less than 8"),
+        ));
     }
     Ok(Some(size as usize))
 }
@@ -55,7 +58,13 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 /// Decode one complete frame (`raw` is exactly one frame), found at absolute `offset`.
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let _ = raw;
-    Err(DecodeError::new(offset, ErrorKind::Unknown { what: "frame type", id: 0 }))
+    Err(DecodeError::new(
+        offset,
+        ErrorKind::Unknown {
+            what: "frame type",
+            id: 0,
+        },
+    ))
 }
 
 /// A complete message, reassembled from one or more transfers.
