@@ -14,3 +14,5 @@ pub mod event;
 pub mod pipeline;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};
+pub mod proxy;
+pub mod sinks;

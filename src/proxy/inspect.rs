@@ -1,0 +1,144 @@
+//! The inspection side of the proxy: one thread that owns an [`Inspector`] per connection and
+//! the sinks, fed by the relays through a bounded queue.
+//!
+//! It takes messages in batches, hands every event to every sink, and flushes the sinks once
+//! per batch. It must never be on the forwarding path: the relay writes a chunk to the peer
+//! before queueing it here.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use super::BoxSink;
+use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
+use crate::pipeline::{InspectOptions, Inspector};
+
+/// What a relay tells the inspection side, in order per connection.
+#[derive(Debug)]
+pub enum InspectMsg {
+    /// A client connected and an upstream connection was attempted.
+    Open {
+        /// Connection.
+        conn: ConnId,
+        /// When.
+        ts: Timestamp,
+        /// Client address.
+        client: SocketAddr,
+        /// Upstream address.
+        upstream: SocketAddr,
+    },
+    /// Bytes relayed (already written to the peer).
+    Chunk {
+        /// Connection.
+        conn: ConnId,
+        /// Direction.
+        dir: Dir,
+        /// When they were read.
+        ts: Timestamp,
+        /// The bytes, shared with the relay (no copy).
+        bytes: Bytes,
+    },
+    /// The connection is over.
+    Close {
+        /// Connection.
+        conn: ConnId,
+        /// When.
+        ts: Timestamp,
+        /// Why, in plain words.
+        reason: String,
+    },
+}
+
+/// Most messages taken off the queue before the sinks are flushed.
+const MAX_BATCH: usize = 512;
+
+/// Run until every sender is gone; then flush and drop the sinks (closing their files).
+pub(crate) fn run(
+    mut rx: mpsc::Receiver<InspectMsg>,
+    mut sinks: Vec<BoxSink>,
+    opts: InspectOptions,
+) -> io::Result<()> {
+    let mut conns: HashMap<ConnId, Inspector> = HashMap::new();
+    let mut events = Vec::new();
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        for msg in batch.drain(..) {
+            match msg {
+                InspectMsg::Open {
+                    conn,
+                    ts,
+                    client,
+                    upstream,
+                } => {
+                    conns.insert(conn, Inspector::new(conn, opts.clone()));
+                    events.push(Event {
+                        conn,
+                        ts,
+                        kind: EventKind::Connect { client, upstream },
+                    });
+                }
+                InspectMsg::Chunk {
+                    conn,
+                    dir,
+                    ts,
+                    bytes,
+                } => {
+                    conns
+                        .entry(conn)
+                        .or_insert_with(|| Inspector::new(conn, opts.clone()))
+                        .chunk(dir, ts, bytes, &mut events);
+                }
+                InspectMsg::Close { conn, ts, reason } => {
+                    let mut insp = conns
+                        .remove(&conn)
+                        .unwrap_or_else(|| Inspector::new(conn, opts.clone()));
+                    insp.close(ts, reason, &mut events);
+                }
+            }
+            deliver(&mut sinks, &mut events);
+        }
+        flush(&mut sinks);
+    }
+    // Every relay is gone. Connections still open (cut at shutdown) get their close event.
+    let ts = Timestamp::now();
+    let mut open: Vec<_> = conns.into_iter().collect();
+    open.sort_by_key(|(c, _)| *c);
+    for (_, mut insp) in open {
+        insp.close(ts, "proxy stopped".into(), &mut events);
+        deliver(&mut sinks, &mut events);
+    }
+    flush(&mut sinks);
+    Ok(())
+}
+
+fn deliver(sinks: &mut Vec<BoxSink>, events: &mut Vec<Event>) {
+    for ev in events.drain(..) {
+        sinks.retain_mut(|s| match s.event(&ev) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!("a sink failed and is dropped: {e}");
+                false
+            }
+        });
+    }
+}
+
+fn flush(sinks: &mut Vec<BoxSink>) {
+    sinks.retain_mut(|s| match s.flush() {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!("a sink failed to flush and is dropped: {e}");
+            false
+        }
+    });
+}

@@ -1,0 +1,163 @@
+//! The proxy: a transparent TCP relay between AMQP clients and their broker that inspects every
+//! byte beside the forwarding path.
+//!
+//! ```text
+//! client ⇄ relay (one task per connection, bytes forwarded as read) ⇄ upstream
+//!             │ the same `Bytes`, no copy, bounded queue
+//!             ▼
+//!          inspection thread: Inspector per connection -> sinks
+//! ```
+//!
+//! The relay is sacred: it forwards bytes exactly as they came, immediately, propagating
+//! half-close and reset; it never waits on decoding except through the bounded queue
+//! (back-pressure, so captures are lossless) and never lets one connection hold up another.
+
+mod inspect;
+mod relay;
+pub mod shutdown;
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+use crate::event::ConnId;
+use crate::pipeline::{InspectOptions, Sink};
+
+pub use inspect::InspectMsg;
+
+/// How the proxy runs.
+#[derive(Clone, Debug)]
+pub struct ProxyConfig {
+    /// Address to listen on (loopback by default).
+    pub listen: SocketAddr,
+    /// The broker.
+    pub upstream: SocketAddr,
+    /// How long to wait for the broker to accept a connection.
+    pub connect_timeout: Duration,
+    /// What the inspector emits.
+    pub inspect: InspectOptions,
+    /// Size of each read (and so the largest chunk) in bytes.
+    pub read_buffer: usize,
+    /// Chunks the inspection queue holds before the relay waits for it.
+    pub queue_chunks: usize,
+    /// On shutdown, how long open connections get to finish before they are cut.
+    pub drain_timeout: Duration,
+}
+
+impl ProxyConfig {
+    /// Defaults for everything but the addresses.
+    pub fn new(listen: SocketAddr, upstream: SocketAddr) -> Self {
+        ProxyConfig {
+            listen,
+            upstream,
+            connect_timeout: Duration::from_secs(5),
+            inspect: InspectOptions::default(),
+            read_buffer: 64 * 1024,
+            queue_chunks: 1024,
+            drain_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What a finished run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    /// Connections accepted.
+    pub connections: u64,
+}
+
+/// A sink the inspection thread owns.
+pub type BoxSink = Box<dyn Sink + Send>;
+
+/// A bound, not yet running proxy (bind first so callers learn the address, e.g. port 0).
+#[derive(Debug)]
+pub struct Proxy {
+    listener: TcpListener,
+    config: ProxyConfig,
+}
+
+impl Proxy {
+    /// Bind the listening socket.
+    pub async fn bind(config: ProxyConfig) -> io::Result<Proxy> {
+        let listener = TcpListener::bind(config.listen).await?;
+        Ok(Proxy { listener, config })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Relay connections until `shutdown` completes; then stop accepting, close open
+    /// connections (after `drain_timeout` at most), let the inspection side drain and flush
+    /// every sink. With no sinks, nothing is inspected.
+    pub async fn run(
+        self,
+        sinks: Vec<BoxSink>,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<RunSummary> {
+        let Proxy { listener, config } = self;
+        let config = Arc::new(config);
+        let (inspect_tx, inspector) = if sinks.is_empty() {
+            (None, None)
+        } else {
+            let (tx, rx) = mpsc::channel(config.queue_chunks.max(1));
+            let opts = config.inspect.clone();
+            let handle = tokio::task::spawn_blocking(move || inspect::run(rx, sinks, opts));
+            (Some(tx), Some(handle))
+        };
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        let mut next: ConnId = 1;
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                accepted = listener.accept() => match accepted {
+                    Ok((client, addr)) => {
+                        let conn = next;
+                        next += 1;
+                        tasks.spawn(relay::connection(
+                            conn,
+                            client,
+                            addr,
+                            config.clone(),
+                            inspect_tx.clone(),
+                            stop_rx.clone(),
+                        ));
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: keep serving the others.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+            }
+        }
+        drop(listener);
+        tracing::info!("shutting down: {} connection(s) open", tasks.len());
+        let _ = stop_tx.send(true);
+        let drained = tokio::time::timeout(config.drain_timeout, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!("{} connection(s) did not finish; cutting them", tasks.len());
+            tasks.shutdown().await;
+        }
+        drop(inspect_tx);
+        if let Some(handle) = inspector {
+            handle.await.map_err(io::Error::other)??;
+        }
+        Ok(RunSummary {
+            connections: next - 1,
+        })
+    }
+}

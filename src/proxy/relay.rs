@@ -1,0 +1,234 @@
+//! One relayed connection: connect upstream, then pump bytes both ways until both directions
+//! end, propagating half-close (FIN) and reset (RST).
+//!
+//! Each read goes into a fresh buffer, is frozen into `Bytes`, written to the peer, and only
+//! then handed (the same `Bytes`, no copy) to the inspection queue. The queue may delay the next
+//! read (back-pressure), never the write of the current chunk. This module must never decode,
+//! format or log per chunk: that is the inspection side's job.
+
+use std::io;
+use std::net::{Shutdown, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use super::{InspectMsg, ProxyConfig};
+use crate::event::{ConnId, Dir, Timestamp};
+
+/// How one direction ended.
+#[derive(Debug)]
+enum End {
+    /// The source sent FIN; it was passed on.
+    Eof,
+    /// Reading the source failed (typically a reset).
+    ReadFailed(io::Error),
+    /// Writing to the destination failed (typically a reset by that peer).
+    WriteFailed(io::Error),
+    /// The connection was cut (the other direction failed, or the proxy is stopping).
+    Killed,
+}
+
+/// Relay one accepted client connection to the upstream, reporting to `inspect` (when
+/// inspecting) and stopping early when `stop` turns true.
+pub(crate) async fn connection(
+    conn: ConnId,
+    client: TcpStream,
+    client_addr: SocketAddr,
+    config: Arc<ProxyConfig>,
+    inspect: Option<mpsc::Sender<InspectMsg>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let opened = Timestamp::now();
+    let _ = client.set_nodelay(true);
+    let connected =
+        tokio::time::timeout(config.connect_timeout, TcpStream::connect(config.upstream)).await;
+    if let Some(tx) = &inspect {
+        let _ = tx
+            .send(InspectMsg::Open {
+                conn,
+                ts: opened,
+                client: client_addr,
+                upstream: config.upstream,
+            })
+            .await;
+    }
+    let upstream = match connected {
+        Ok(Ok(s)) => s,
+        failed => {
+            let reason = match failed {
+                Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    format!("upstream refused: {e}")
+                }
+                Ok(Err(e)) => format!("upstream unreachable: {e}"),
+                _ => format!(
+                    "upstream unreachable: no answer within {:?}",
+                    config.connect_timeout
+                ),
+            };
+            tracing::warn!("#{conn} {client_addr}: {reason}");
+            drop(client);
+            close(&inspect, conn, reason).await;
+            return;
+        }
+    };
+    let _ = upstream.set_nodelay(true);
+    tracing::debug!("#{conn} {client_addr} => {}", config.upstream);
+
+    let (kill, _) = watch::channel(false);
+    let size = config.read_buffer.max(1);
+    let ((c2s, c2s_at), (s2c, s2c_at)) = {
+        let both = async {
+            tokio::join!(
+                pump(&client, &upstream, Dir::C2S, conn, size, &inspect, &kill),
+                pump(&upstream, &client, Dir::S2C, conn, size, &inspect, &kill),
+            )
+        };
+        let mut both = std::pin::pin!(both);
+        tokio::select! {
+            r = &mut both => r,
+            _ = async { let _ = stop.wait_for(|s| *s).await; } => {
+                kill.send_replace(true);
+                both.await
+            }
+        }
+    };
+    let reason = reason(c2s, c2s_at, s2c, s2c_at);
+    tracing::debug!("#{conn} {client_addr}: {reason}");
+    drop(client);
+    drop(upstream);
+    close(&inspect, conn, reason).await;
+}
+
+async fn close(inspect: &Option<mpsc::Sender<InspectMsg>>, conn: ConnId, reason: String) {
+    if let Some(tx) = inspect {
+        let _ = tx
+            .send(InspectMsg::Close {
+                conn,
+                ts: Timestamp::now(),
+                reason,
+            })
+            .await;
+    }
+}
+
+/// The close reason in plain words: a failure wins over a clean end, else who closed first.
+fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
+    fn failure(e: &io::Error, whose: &str) -> String {
+        match e.kind() {
+            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
+                format!("{whose} reset: {e}")
+            }
+            _ => format!("{whose} error: {e}"),
+        }
+    }
+    match (&c2s, &s2c) {
+        (End::ReadFailed(e), _) | (_, End::WriteFailed(e)) => return failure(e, "client"),
+        (End::WriteFailed(e), _) | (_, End::ReadFailed(e)) => return failure(e, "upstream"),
+        _ => {}
+    }
+    match (c2s, s2c) {
+        (End::Eof, End::Eof) if c2s_at <= s2c_at => "client closed".into(),
+        (End::Eof, End::Eof) => "upstream closed".into(),
+        _ => "proxy stopped".into(),
+    }
+}
+
+/// Cut the connection: every socket resets its peer on drop, both pumps stop.
+fn cut(a: &TcpStream, b: &TcpStream, kill: &watch::Sender<bool>) {
+    let _ = a.set_zero_linger();
+    let _ = b.set_zero_linger();
+    kill.send_replace(true);
+}
+
+/// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
+async fn pump(
+    from: &TcpStream,
+    to: &TcpStream,
+    dir: Dir,
+    conn: ConnId,
+    size: usize,
+    inspect: &Option<mpsc::Sender<InspectMsg>>,
+    kill: &watch::Sender<bool>,
+) -> (End, Instant) {
+    let mut killed = kill.subscribe();
+    let end = loop {
+        let bytes = match read_chunk(from, size, &mut killed).await {
+            Ok(bytes) => bytes,
+            Err(end) => break end,
+        };
+        let ts = Timestamp::now();
+        if let Err(end) = write_all(to, &bytes, &mut killed).await {
+            break end;
+        }
+        if let Some(tx) = inspect {
+            // Back-pressure: a slow inspection side delays the next read, not this write.
+            let _ = tx
+                .send(InspectMsg::Chunk {
+                    conn,
+                    dir,
+                    ts,
+                    bytes,
+                })
+                .await;
+        }
+    };
+    match &end {
+        // Half-close: pass the FIN on and keep the other direction flowing.
+        End::Eof => {
+            let _ = socket2::SockRef::from(to).shutdown(Shutdown::Write);
+        }
+        End::ReadFailed(_) | End::WriteFailed(_) => cut(from, to, kill),
+        End::Killed => {}
+    }
+    (end, Instant::now())
+}
+
+/// Read what is available (at most `size` bytes) into a fresh buffer. The buffer is allocated
+/// only once the socket is readable, so an idle connection holds none.
+async fn read_chunk(
+    from: &TcpStream,
+    size: usize,
+    killed: &mut watch::Receiver<bool>,
+) -> Result<Bytes, End> {
+    loop {
+        tokio::select! {
+            biased;
+            _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
+            ready = from.readable() => ready.map_err(End::ReadFailed)?,
+        }
+        let mut buf = BytesMut::with_capacity(size);
+        match from.try_read_buf(&mut buf) {
+            Ok(0) => return Err(End::Eof),
+            Ok(_) => return Ok(buf.freeze()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(End::ReadFailed(e)),
+        }
+    }
+}
+
+/// Write all of `bytes`, trying at once and waiting for writability only when the socket's
+/// send buffer is full.
+async fn write_all(
+    to: &TcpStream,
+    mut bytes: &[u8],
+    killed: &mut watch::Receiver<bool>,
+) -> Result<(), End> {
+    while !bytes.is_empty() {
+        match to.try_write(bytes) {
+            Ok(0) => return Err(End::WriteFailed(io::ErrorKind::WriteZero.into())),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                tokio::select! {
+                    biased;
+                    _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
+                    ready = to.writable() => ready.map_err(End::WriteFailed)?,
+                }
+            }
+            Err(e) => return Err(End::WriteFailed(e)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! The text trace: one human-readable line per header, frame, violation, gap, connect and close.
+//!
+//! ```text
+//! 12:00:00.123456 #1 connect 127.0.0.1:50412 => 127.0.0.1:5672
+//! 12:00:00.123901 #1 -> header AMQP 0-9-1 (0 0 9 1)
+//! 12:00:00.125002 #1 <- ch0 connection.start version-major=0 ...
+//! 12:00:00.130000 #1 close: client closed (c2s 1234 B, s2c 5678 B)
+//! ```
+//!
+//! Times are UTC. It prints what the Inspector hands it and must never print secrets of its
+//! own accord (they are already masked); it ignores raw `Data` events.
+
+use std::io::{self, Write};
+
+use crate::event::{Event, EventKind, Timestamp};
+use crate::pipeline::Sink;
+
+/// Writes one line per event to `W` (stdout in the CLI).
+#[derive(Debug)]
+pub struct TraceSink<W: Write> {
+    out: W,
+}
+
+impl<W: Write> TraceSink<W> {
+    /// A trace written to `out` (wrap unbuffered outputs in a `BufWriter`; the sink flushes
+    /// once per batch).
+    pub fn new(out: W) -> Self {
+        TraceSink { out }
+    }
+
+    /// The writer back (tests read what was traced).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// `HH:MM:SS.uuuuuu` (UTC) of a timestamp.
+pub fn clock(ts: Timestamp) -> String {
+    let micros = ts.0.rem_euclid(86_400_000_000);
+    let secs = micros / 1_000_000;
+    format!(
+        "{:02}:{:02}:{:02}.{:06}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        micros % 1_000_000
+    )
+}
+
+/// The trace line for an event (without the newline), or `None` for events the trace skips.
+pub fn trace_line(ev: &Event) -> Option<String> {
+    let head = format!("{} #{}", clock(ev.ts), ev.conn);
+    Some(match &ev.kind {
+        EventKind::Connect { client, upstream } => {
+            format!("{head} connect {client} => {upstream}")
+        }
+        EventKind::Header {
+            dir, header, raw, ..
+        } => {
+            let hex = hex::encode(raw);
+            format!(
+                "{head} {} header {} [{hex}]",
+                dir.arrow(),
+                header.describe()
+            )
+        }
+        EventKind::Frame(f) => {
+            let summary = f.frame.summary();
+            let text = if summary.is_empty() {
+                f.frame.name().to_string()
+            } else {
+                summary
+            };
+            format!("{head} {} ch{} {text}", f.dir.arrow(), f.frame.channel())
+        }
+        EventKind::Violation(v) => {
+            let spec = if v.spec.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", v.spec)
+            };
+            format!(
+                "{head} {} !! {} {} at offset {}: {}{spec}",
+                v.dir.arrow(),
+                v.severity.as_str(),
+                v.rule,
+                v.offset,
+                v.message
+            )
+        }
+        EventKind::Gap {
+            dir,
+            offset,
+            len,
+            reason,
+        } => format!(
+            "{head} {} gap at offset {offset} ({len} bytes): {reason}",
+            dir.arrow()
+        ),
+        EventKind::Close(c) => format!(
+            "{head} close: {} (c2s {} B, s2c {} B)",
+            c.reason, c.bytes_c2s, c.bytes_s2c
+        ),
+        EventKind::Data { .. } => return None,
+    })
+}
+
+impl<W: Write> Sink for TraceSink<W> {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        match trace_line(ev) {
+            Some(line) => writeln!(self.out, "{line}"),
+            None => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{CloseInfo, Dir, Severity, Violation};
+
+    #[test]
+    fn clock_is_utc_time_of_day_with_micros() {
+        assert_eq!(clock(Timestamp(1_764_417_600_123_456)), "12:00:00.123456");
+        assert_eq!(clock(Timestamp(86_399_999_999)), "23:59:59.999999");
+    }
+
+    #[test]
+    fn lines_carry_conn_direction_and_details() {
+        let ev = |kind| Event {
+            conn: 7,
+            ts: Timestamp(1_764_417_600_000_001),
+            kind,
+        };
+        let v = trace_line(&ev(EventKind::Violation(Violation {
+            rule: "codec.malformed-frame".into(),
+            severity: Severity::Error,
+            spec: String::new(),
+            message: "bad".into(),
+            dir: Dir::S2C,
+            offset: 8,
+        })))
+        .unwrap();
+        assert_eq!(
+            v,
+            "12:00:00.000001 #7 <- !! error codec.malformed-frame at offset 8: bad"
+        );
+        let c = trace_line(&ev(EventKind::Close(CloseInfo {
+            reason: "client closed".into(),
+            bytes_c2s: 10,
+            bytes_s2c: 20,
+        })))
+        .unwrap();
+        assert_eq!(
+            c,
+            "12:00:00.000001 #7 close: client closed (c2s 10 B, s2c 20 B)"
+        );
+        assert!(
+            trace_line(&ev(EventKind::Data {
+                dir: Dir::C2S,
+                offset: 0,
+                bytes: bytes::Bytes::from_static(b"x"),
+            }))
+            .is_none()
+        );
+    }
+}
