@@ -1,0 +1,203 @@
+//! Helpers shared by the proxy tests: an in-process proxy with an event collector, a recording
+//! relay, and broker reachability.
+#![allow(dead_code)]
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use amqpeek::event::{Dir, Event, EventKind};
+use amqpeek::pipeline::Sink;
+use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, RunSummary};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A sink that keeps every event.
+#[derive(Clone, Default)]
+pub struct Collect(pub Arc<Mutex<Vec<Event>>>);
+
+impl Sink for Collect {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        self.0.lock().unwrap().push(ev.clone());
+        Ok(())
+    }
+}
+
+/// A `Write` into a shared buffer (for the trace sink).
+#[derive(Clone, Default)]
+pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A proxy running in-process.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub events: Arc<Mutex<Vec<Event>>>,
+    stop: oneshot::Sender<()>,
+    handle: JoinHandle<io::Result<RunSummary>>,
+}
+
+impl Running {
+    /// Stop it (graceful) and return every event.
+    pub async fn stop(self) -> (RunSummary, Vec<Event>) {
+        let _ = self.stop.send(());
+        let summary = tokio::time::timeout(Duration::from_secs(20), self.handle)
+            .await
+            .expect("proxy stops in time")
+            .unwrap()
+            .unwrap();
+        let events = self.events.lock().unwrap().clone();
+        (summary, events)
+    }
+}
+
+/// Start a proxy to `upstream` with a collector plus `extra` sinks.
+pub async fn start_proxy(upstream: SocketAddr, extra: Vec<BoxSink>) -> Running {
+    start_proxy_with(
+        ProxyConfig::new("127.0.0.1:0".parse().unwrap(), upstream),
+        extra,
+    )
+    .await
+}
+
+/// Start a proxy with `config` with a collector plus `extra` sinks.
+pub async fn start_proxy_with(config: ProxyConfig, extra: Vec<BoxSink>) -> Running {
+    let collect = Collect::default();
+    let events = collect.0.clone();
+    let mut sinks: Vec<BoxSink> = vec![Box::new(collect)];
+    sinks.extend(extra);
+    let proxy = Proxy::bind(config).await.unwrap();
+    let addr = proxy.local_addr().unwrap();
+    let (stop, rx) = oneshot::channel();
+    let handle = tokio::spawn(proxy.run(sinks, async {
+        let _ = rx.await;
+    }));
+    Running {
+        addr,
+        events,
+        stop,
+        handle,
+    }
+}
+
+/// Bytes of every `Data` event of `conn` in `dir`, checked contiguous.
+pub fn data_of(events: &[Event], conn: u64, dir: Dir) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e.conn == conn) {
+        if let EventKind::Data {
+            dir: d,
+            offset,
+            bytes,
+        } = &e.kind
+        {
+            if *d == dir {
+                assert_eq!(*offset as usize, out.len(), "data events contiguous");
+                out.extend_from_slice(bytes);
+            }
+        }
+    }
+    out
+}
+
+/// What a recording relay saw on one connection: (client to server, server to client).
+pub type Recorded = Arc<Mutex<Vec<(Vec<u8>, Vec<u8>)>>>;
+
+/// A plain relay from a fresh port to `target` that records every connection's bytes (each
+/// entry complete once both directions ended). Returns its address and the recordings.
+pub async fn recording_relay(target: SocketAddr) -> (SocketAddr, Recorded) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let rec: Recorded = Default::default();
+    let rec2 = rec.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let rec = rec2.clone();
+            tokio::spawn(async move {
+                let Ok(server) = TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let up = async move {
+                    let mut seen = Vec::new();
+                    let mut buf = vec![0u8; 65536];
+                    while let Ok(n) = cr.read(&mut buf).await {
+                        if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        seen.extend_from_slice(&buf[..n]);
+                    }
+                    let _ = sw.shutdown().await;
+                    seen
+                };
+                let down = async move {
+                    let mut seen = Vec::new();
+                    let mut buf = vec![0u8; 65536];
+                    while let Ok(n) = sr.read(&mut buf).await {
+                        if n == 0 || cw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        seen.extend_from_slice(&buf[..n]);
+                    }
+                    let _ = cw.shutdown().await;
+                    seen
+                };
+                let (a, b) = tokio::join!(up, down);
+                rec.lock().unwrap().push((a, b));
+            });
+        }
+    });
+    (addr, rec)
+}
+
+/// The broker address for end-to-end tests, or `None` (with a note) when it is unreachable
+/// and CI is not set. Panics when CI is set and the broker is down.
+pub async fn broker() -> Option<SocketAddr> {
+    let addr: SocketAddr = "127.0.0.1:5672".parse().unwrap();
+    match tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(addr)).await {
+        Ok(Ok(_)) => Some(addr),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI is set and RabbitMQ is not reachable on {addr}")
+        }
+        _ => {
+            eprintln!("note: RabbitMQ not reachable on {addr}; skipping");
+            None
+        }
+    }
+}
+
+impl Running {
+    /// Wait (up to 10 s) until connection `conn` has its close event.
+    pub async fn wait_closed(&self, conn: u64) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let done = self
+                .events
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|e| e.conn == conn && matches!(e.kind, EventKind::Close(_)));
+            if done {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "connection #{conn} did not close"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
