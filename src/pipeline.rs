@@ -7,9 +7,8 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::codec::{Item, StreamDecoder};
-use crate::event::{
-    CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Severity, Timestamp, Violation,
-};
+use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
+use crate::state::rules;
 
 /// The byte used to mask credentials, at the same length as the secret.
 pub const MASK_BYTE: u8 = b'*';
@@ -135,22 +134,20 @@ impl Inspector {
                         }))
                     }
                 }
-                Item::Malformed { offset, raw, error } => EventKind::Violation(Violation {
-                    rule: "codec.malformed-frame".into(),
-                    severity: Severity::Error,
-                    spec: String::new(),
-                    message: format!("{} ({} byte frame)", error, raw.len()),
-                    dir,
-                    offset,
-                }),
-                Item::Undecodable { offset, error } => EventKind::Violation(Violation {
-                    rule: "codec.undecodable-stream".into(),
-                    severity: Severity::Error,
-                    spec: String::new(),
-                    message: format!("decoding stops: {error}"),
-                    dir,
-                    offset,
-                }),
+                Item::Malformed { offset, raw, error } => {
+                    EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
+                        dir,
+                        offset,
+                        format!("{} ({} byte frame)", error, raw.len()),
+                    ))
+                }
+                Item::Undecodable { offset, error } => {
+                    EventKind::Violation(rules::CODEC_UNDECODABLE_STREAM.violation(
+                        dir,
+                        offset,
+                        format!("decoding stops: {error}"),
+                    ))
+                }
             };
             out.push(Event { conn, ts, kind });
         }
@@ -196,17 +193,14 @@ impl Inspector {
                     out.push(Event {
                         conn: self.conn,
                         ts,
-                        kind: EventKind::Violation(Violation {
-                            rule: "codec.truncated-frame".into(),
-                            severity: Severity::Warning,
-                            spec: String::new(),
-                            message: format!(
+                        kind: EventKind::Violation(rules::CODEC_TRUNCATED_FRAME.violation(
+                            dir,
+                            offset,
+                            format!(
                                 "stream ended inside a frame ({} bytes of it seen)",
                                 side.decoder.buffered()
                             ),
-                            dir,
-                            offset,
-                        }),
+                        )),
                     });
                 }
                 out.push(Event {

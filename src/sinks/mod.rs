@@ -1,0 +1,3 @@
+//! Sinks: where events go; each sink knows one output.
+
+pub mod check;
