@@ -12,7 +12,8 @@
 pub mod codec;
 pub mod event;
 pub mod pipeline;
-
-pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};
 pub mod proxy;
 pub mod sinks;
+pub mod state;
+
+pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};
