@@ -1,0 +1,107 @@
+//! `amqpeek decode`, run as the built binary.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_protocol_header_decodes_in_text_and_json() {
+    let out = run(&["decode", "414d515000010000"], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "header AMQP 1.0 (0 1 0 0)\n");
+
+    let out = run(&["decode", "--json", "41:4d:51:50", "00 00 09 01"], b"");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["event"], "header");
+    assert_eq!(v["proto"], "amqp-0-9-1");
+    assert_eq!(v["offset"], 0);
+    assert_eq!(v["raw"], "QU1RUAAACQE=");
+    assert!(v.get("ts").is_none() && v.get("conn").is_none());
+}
+
+#[test]
+fn raw_bytes_on_stdin_are_decoded() {
+    let out = run(&["decode", "-"], b"AMQP\x03\x01\x00\x00");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "header AMQP 1.0 SASL (3 1 0 0)\n");
+}
+
+#[test]
+fn bad_input_exits_2_and_says_where() {
+    let out = run(&["decode", "41 4z"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("'z' at character 4 of argument 1"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = run(&["decode", "414"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("odd number"));
+
+    // A header, then a frame that claims 16 bytes but has 10.
+    let out = run(&["decode", "414d515000010000 00000010 02000000 0000"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("ends inside a frame at offset 8"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(text(&out.stdout), "header AMQP 1.0 (0 1 0 0)\n");
+
+    // Not AMQP framing at all (1.0 frame size below 8).
+    let out = run(&["decode", "00000004"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("offset 0"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn bare_frames_default_to_amqp10_and_protocol_selects_091() {
+    // An AMQP 1.0 empty frame (heartbeat) without a header.
+    let out = run(&["decode", "--json", "0000000802000000"], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(
+        (&v["name"], &v["proto"]),
+        (&"empty".into(), &"amqp-1.0".into())
+    );
+
+    // An AMQP 0-9-1 heartbeat on channel 0.
+    let out = run(
+        &[
+            "decode",
+            "--json",
+            "--protocol",
+            "amqp091",
+            "08 0000 00000000 ce",
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["name"], "heartbeat");
+    assert_eq!(v["proto"], "amqp-0-9-1");
+    assert_eq!(v["channel"], 0);
+    assert_eq!(v["raw"], "CAAAAAAAzg==");
+}

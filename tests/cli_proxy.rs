@@ -1,0 +1,87 @@
+//! `amqpeek proxy` as the built binary: it relays, traces, writes a complete JSONL capture and
+//! exits cleanly on SIGINT.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+#[cfg(unix)]
+fn sigint_flushes_a_complete_capture_and_exits() {
+    // An echo upstream.
+    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up_addr = upstream.local_addr().unwrap();
+    std::thread::spawn(move || {
+        if let Ok((mut s, _)) = upstream.accept() {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 || s.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("cap.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(["proxy", "--no-tui", "--listen", "127.0.0.1:0", "--upstream"])
+        .arg(up_addr.to_string())
+        .arg("--jsonl")
+        .arg(&jsonl)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "proxy exited early"
+        );
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split(',').next().unwrap().trim().to_string();
+        }
+    };
+    let mut c = TcpStream::connect(&addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c.write_all(b"AMQP\x00\x00\x09\x01").unwrap();
+    let mut echoed = [0u8; 8];
+    c.read_exact(&mut echoed).unwrap();
+    assert_eq!(&echoed, b"AMQP\x00\x00\x09\x01");
+    // SIGINT with the connection still open.
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let trace = String::from_utf8(out.stdout).unwrap();
+    assert!(trace.contains(" #1 connect "), "{trace}");
+    assert!(trace.contains(" #1 -> header AMQP 0-9-1"), "{trace}");
+    assert!(trace.contains(" #1 <- header AMQP 0-9-1"), "{trace}");
+    assert!(
+        trace.contains(" #1 close: proxy stopped (c2s 8 B, s2c 8 B)"),
+        "{trace}"
+    );
+
+    let capture = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(capture.ends_with('\n'));
+    let events: Vec<serde_json::Value> = capture
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["connect", "header", "header", "close"]);
+    assert_eq!(events[0]["upstream"], up_addr.to_string());
+    assert_eq!(events[3]["reason"], "proxy stopped");
+    assert_eq!(events[3]["bytes_s2c"], 8);
+}
