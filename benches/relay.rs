@@ -139,7 +139,11 @@ async fn throughput(addr: SocketAddr, data: &[u8]) -> f64 {
     s.shutdown().await.unwrap();
     let mut n = [0u8; 8];
     s.read_exact(&mut n).await.unwrap();
-    assert_eq!(u64::from_be_bytes(n), data.len() as u64, "every byte relayed");
+    assert_eq!(
+        u64::from_be_bytes(n),
+        data.len() as u64,
+        "every byte relayed"
+    );
     data.len() as f64 / start.elapsed().as_secs_f64()
 }
 
@@ -160,6 +164,9 @@ async fn round_trip(addr: SocketAddr, trips: usize) -> Duration {
     }
     start.elapsed() / trips as u32
 }
+
+/// Small transfers per run.
+const SMALL: usize = 1_000_000;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -191,7 +198,16 @@ fn main() {
         let null = || -> Vec<BoxSink> { vec![Box::new(NullSink)] };
         let targets: Vec<(&str, SocketAddr, SocketAddr)> = vec![
             ("direct", counting, echo),
-            ("plain relay", plain_relay(counting).await, plain_relay(echo).await),
+            (
+                "plain relay",
+                plain_relay(counting).await,
+                plain_relay(echo).await,
+            ),
+            (
+                "amqpeek no inspection",
+                amqpeek_relay(counting, vec![]).await,
+                amqpeek_relay(echo, vec![]).await,
+            ),
             (
                 "amqpeek decode",
                 amqpeek_relay(counting, null()).await,
@@ -203,12 +219,12 @@ fn main() {
                 amqpeek_relay(echo, jsonl("e.jsonl")).await,
             ),
         ];
-        let big = stream(64, 1 << 20);
-        let small = stream(300_000, 32);
+        let big = stream(256, 1 << 20);
+        let small = stream(SMALL, 32);
         println!(
             "workloads: {} MiB of 1 MiB transfers; {} small transfers ({} MiB); {} rounds",
             big.len() >> 20,
-            300_000,
+            SMALL,
             small.len() >> 20,
             rounds
         );
@@ -253,7 +269,7 @@ fn main() {
             );
         }
         let plain = med[1];
-        for i in [2, 3] {
+        for i in 2..n {
             println!(
                 "{} / plain relay: 1MiB throughput {:.2}x, small throughput {:.2}x, rtt {:.2}x",
                 targets[i].0,

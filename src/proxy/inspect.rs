@@ -55,6 +55,13 @@ pub enum InspectMsg {
 /// Most messages taken off the queue before the sinks are flushed.
 const MAX_BATCH: usize = 512;
 
+/// How long the inspection thread sleeps between polls while traffic flows (the most a trace
+/// line or capture record lags behind the relay, plus processing).
+const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Empty polls before the inspection thread parks until the next message.
+const IDLE_POLLS: u32 = 200;
+
 /// Run until every sender is gone; then flush and drop the sinks (closing their files).
 pub(crate) fn run(
     mut rx: mpsc::Receiver<InspectMsg>,
@@ -64,8 +71,30 @@ pub(crate) fn run(
     let mut conns: HashMap<ConnId, Inspector> = HashMap::new();
     let mut events = Vec::new();
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
+    let mut idle_polls = 0u32;
+    loop {
+        // While traffic flows, poll the queue on a short timer instead of parking: a parked
+        // receiver makes every relay `send` pay a thread wake-up (a syscall and a context
+        // switch per chunk). After a while without traffic, park until the next message.
+        match rx.try_recv() {
+            Ok(m) => {
+                idle_polls = 0;
+                batch.push(m);
+            }
+            Err(mpsc::error::TryRecvError::Empty) if idle_polls < IDLE_POLLS => {
+                idle_polls += 1;
+                std::thread::sleep(POLL_INTERVAL);
+                continue;
+            }
+            Err(mpsc::error::TryRecvError::Empty) => match rx.blocking_recv() {
+                Some(m) => {
+                    idle_polls = 0;
+                    batch.push(m);
+                }
+                None => break,
+            },
+            Err(mpsc::error::TryRecvError::Disconnected) => break,
+        }
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
                 Ok(m) => batch.push(m),

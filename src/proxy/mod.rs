@@ -59,7 +59,7 @@ impl ProxyConfig {
             connect_timeout: Duration::from_secs(5),
             inspect: InspectOptions::default(),
             read_buffer: 64 * 1024,
-            queue_chunks: 1024,
+            queue_chunks: 256,
             drain_timeout: Duration::from_secs(2),
         }
     }

@@ -154,8 +154,9 @@ async fn pump(
     kill: &watch::Sender<bool>,
 ) -> (End, Instant) {
     let mut killed = kill.subscribe();
+    let mut buf = BytesMut::new();
     let end = loop {
-        let bytes = match read_chunk(from, size, &mut killed).await {
+        let bytes = match read_chunk(from, &mut buf, size, &mut killed).await {
             Ok(bytes) => bytes,
             Err(end) => break end,
         };
@@ -186,24 +187,30 @@ async fn pump(
     (end, Instant::now())
 }
 
-/// Read what is available (at most `size` bytes) into a fresh buffer. The buffer is allocated
-/// only once the socket is readable, so an idle connection holds none.
+/// Read what is available (at most `size` bytes) and hand it out as `Bytes`.
+///
+/// `buf` is reused while its previous chunk is already gone (no inspection, or the inspector
+/// was quick) and released whenever the socket has nothing to read, so an idle connection
+/// holds no buffer. Readiness and `kill` are only awaited when a read would block.
 async fn read_chunk(
     from: &TcpStream,
+    buf: &mut BytesMut,
     size: usize,
     killed: &mut watch::Receiver<bool>,
 ) -> Result<Bytes, End> {
     loop {
-        tokio::select! {
-            biased;
-            _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
-            ready = from.readable() => ready.map_err(End::ReadFailed)?,
-        }
-        let mut buf = BytesMut::with_capacity(size);
-        match from.try_read_buf(&mut buf) {
+        buf.reserve(size);
+        match from.try_read_buf(buf) {
             Ok(0) => return Err(End::Eof),
-            Ok(_) => return Ok(buf.freeze()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Ok(_) => return Ok(buf.split().freeze()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                *buf = BytesMut::new();
+                tokio::select! {
+                    biased;
+                    _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
+                    ready = from.readable() => ready.map_err(End::ReadFailed)?,
+                }
+            }
             Err(e) => return Err(End::ReadFailed(e)),
         }
     }
