@@ -5,7 +5,7 @@
 //! per batch. It must never be on the forwarding path: the relay writes a chunk to the peer
 //! before queueing it here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::net::SocketAddr;
 
@@ -69,6 +69,7 @@ pub(crate) fn run(
     opts: InspectOptions,
 ) -> io::Result<()> {
     let mut conns: HashMap<ConnId, Inspector> = HashMap::new();
+    let mut poisoned: HashSet<ConnId> = HashSet::new();
     let mut events = Vec::new();
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut idle_polls = 0u32;
@@ -122,12 +123,43 @@ pub(crate) fn run(
                     ts,
                     bytes,
                 } => {
-                    conns
+                    if poisoned.contains(&conn) {
+                        continue;
+                    }
+                    let insp = conns
                         .entry(conn)
-                        .or_insert_with(|| Inspector::new(conn, opts.clone()))
-                        .chunk(dir, ts, bytes, &mut events);
+                        .or_insert_with(|| Inspector::new(conn, opts.clone()));
+                    let at = insp.bytes_seen(dir);
+                    let len = bytes.len() as u64;
+                    let mut out = Vec::new();
+                    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        insp.chunk(dir, ts, bytes, &mut out)
+                    }));
+                    match ok {
+                        Ok(()) => events.append(&mut out),
+                        Err(_) => {
+                            // A decoder bug must not take the other connections' inspection
+                            // down with it; this connection is no longer inspected.
+                            tracing::error!(
+                                "#{conn}: the inspector panicked; not inspecting this connection any more"
+                            );
+                            conns.remove(&conn);
+                            poisoned.insert(conn);
+                            events.push(Event {
+                                conn,
+                                ts,
+                                kind: EventKind::Gap {
+                                    dir,
+                                    offset: at,
+                                    len,
+                                    reason: "inspector failed; the rest of this connection is not inspected".into(),
+                                },
+                            });
+                        }
+                    }
                 }
                 InspectMsg::Close { conn, ts, reason } => {
+                    poisoned.remove(&conn);
                     let mut insp = conns
                         .remove(&conn)
                         .unwrap_or_else(|| Inspector::new(conn, opts.clone()));

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
-use crate::event::{Dir, Event, EventKind, Violation};
+use crate::event::{Dir, Event, EventKind, Timestamp, Violation};
 use crate::pipeline::Sink;
 
 /// The format version written as `"v"`.
@@ -174,6 +174,11 @@ fn with_dir(dir: Dir, mut m: Map<String, Value>) -> Map<String, Value> {
 
 /// The JSONL object for an event, or `None` for `Data` events (not part of the format).
 pub fn event_json(ev: &Event, opts: &JsonOptions) -> Option<Value> {
+    event_json_at(ev, ev.ts.rfc3339(), opts)
+}
+
+/// [`event_json`] with the event's time already formatted (events of one chunk share it).
+fn event_json_at(ev: &Event, ts: String, opts: &JsonOptions) -> Option<Value> {
     let (name, body) = match &ev.kind {
         EventKind::Connect { client, upstream } => {
             let mut m = Map::new();
@@ -221,7 +226,7 @@ pub fn event_json(ev: &Event, opts: &JsonOptions) -> Option<Value> {
     };
     let mut m = body;
     m.insert(keys::V.into(), FORMAT_VERSION.into());
-    m.insert(keys::TS.into(), ev.ts.rfc3339().into());
+    m.insert(keys::TS.into(), ts.into());
     m.insert(keys::CONN.into(), ev.conn.into());
     m.insert(keys::EVENT.into(), name.into());
     Some(Value::Object(m))
@@ -232,12 +237,18 @@ pub fn event_json(ev: &Event, opts: &JsonOptions) -> Option<Value> {
 pub struct JsonlSink<W: Write> {
     out: W,
     opts: JsonOptions,
+    /// The last timestamp formatted, and its text.
+    last_ts: Option<(Timestamp, String)>,
 }
 
 impl<W: Write> JsonlSink<W> {
     /// A sink writing to `out`; wrap files in a `BufWriter` (flushed once per batch).
     pub fn new(out: W, opts: JsonOptions) -> Self {
-        JsonlSink { out, opts }
+        JsonlSink {
+            out,
+            opts,
+            last_ts: None,
+        }
     }
 
     /// The writer back.
@@ -248,7 +259,18 @@ impl<W: Write> JsonlSink<W> {
 
 impl<W: Write> Sink for JsonlSink<W> {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        if let Some(v) = event_json(ev, &self.opts) {
+        if matches!(ev.kind, EventKind::Data { .. }) {
+            return Ok(());
+        }
+        let ts = match &self.last_ts {
+            Some((t, text)) if *t == ev.ts => text.clone(),
+            _ => {
+                let text = ev.ts.rfc3339();
+                self.last_ts = Some((ev.ts, text.clone()));
+                text
+            }
+        };
+        if let Some(v) = event_json_at(ev, ts, &self.opts) {
             serde_json::to_writer(&mut self.out, &v)?;
             self.out.write_all(b"\n")?;
         }
@@ -263,7 +285,7 @@ impl<W: Write> Sink for JsonlSink<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{CloseInfo, Severity, Timestamp};
+    use crate::event::{CloseInfo, Severity};
 
     fn ev(kind: EventKind) -> Event {
         Event {

@@ -100,11 +100,10 @@ pub fn data_of(events: &[Event], conn: u64, dir: Dir) -> Vec<u8> {
             offset,
             bytes,
         } = &e.kind
+            && *d == dir
         {
-            if *d == dir {
-                assert_eq!(*offset as usize, out.len(), "data events contiguous");
-                out.extend_from_slice(bytes);
-            }
+            assert_eq!(*offset as usize, out.len(), "data events contiguous");
+            out.extend_from_slice(bytes);
         }
     }
     out
