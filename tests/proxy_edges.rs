@@ -335,3 +335,37 @@ async fn a_stuck_connection_does_not_hold_up_another() {
     drop(c);
     proxy.stop().await;
 }
+
+/// A sink that is slow on purpose.
+struct SlowSink;
+impl amqpeek::pipeline::Sink for SlowSink {
+    fn event(&mut self, _: &Event) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::thread::sleep(Duration::from_millis(2));
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_inspection_side_slows_the_relay_but_loses_nothing() {
+    let (up, got) = sink_upstream().await;
+    let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), up);
+    config.queue_chunks = 2;
+    config.read_buffer = 4096;
+    let proxy = common::start_proxy_with(config, vec![Box::new(SlowSink)]).await;
+    let sent: Vec<u8> = (0..(1u32 << 20)).map(|i| (i * 7 % 251) as u8).collect();
+    let mut c = TcpStream::connect(proxy.addr).await.unwrap();
+    c.write_all(&sent).await.unwrap();
+    c.shutdown().await.unwrap();
+    let (bytes, _) = tokio::time::timeout(Duration::from_secs(60), got)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(bytes == sent, "relayed unchanged");
+    proxy.wait_closed(1).await;
+    let (_, events) = proxy.stop().await;
+    assert!(data_of(&events, 1, Dir::C2S) == sent, "inspected every byte");
+    assert_eq!(close_of(&events, 1).bytes_c2s, sent.len() as u64);
+}
