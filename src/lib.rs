@@ -9,8 +9,10 @@
 //!
 //! [`codec`] (and later `state`) are sans-IO: no tokio, no clock; time is passed in.
 
+pub mod capture;
 pub mod codec;
 pub mod event;
 pub mod pipeline;
+pub mod sinks;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};

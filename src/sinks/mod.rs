@@ -1,0 +1,3 @@
+//! Sinks: where events go.
+
+pub mod pcapng;
