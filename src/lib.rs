@@ -14,5 +14,6 @@ pub mod codec;
 pub mod event;
 pub mod pipeline;
 pub mod sinks;
+pub mod state;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};

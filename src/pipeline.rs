@@ -7,9 +7,9 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::codec::{Item, StreamDecoder};
-use crate::event::{
-    CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Severity, Timestamp, Violation,
-};
+use crate::event::Violation;
+use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
+use crate::state::{ConnTracker, rules};
 
 /// The byte used to mask credentials, at the same length as the secret.
 pub const MASK_BYTE: u8 = b'*';
@@ -50,6 +50,8 @@ pub struct Inspector {
     opts: InspectOptions,
     sides: [Side; 2],
     items: Vec<Item>,
+    tracker: ConnTracker,
+    violations: Vec<Violation>,
 }
 
 impl Inspector {
@@ -60,6 +62,8 @@ impl Inspector {
             opts,
             sides: Default::default(),
             items: Vec::new(),
+            tracker: ConnTracker::new(),
+            violations: Vec::new(),
         }
     }
 
@@ -135,24 +139,42 @@ impl Inspector {
                         }))
                     }
                 }
-                Item::Malformed { offset, raw, error } => EventKind::Violation(Violation {
-                    rule: "codec.malformed-frame".into(),
-                    severity: Severity::Error,
-                    spec: String::new(),
-                    message: format!("{} ({} byte frame)", error, raw.len()),
-                    dir,
-                    offset,
-                }),
-                Item::Undecodable { offset, error } => EventKind::Violation(Violation {
-                    rule: "codec.undecodable-stream".into(),
-                    severity: Severity::Error,
-                    spec: String::new(),
-                    message: format!("decoding stops: {error}"),
-                    dir,
-                    offset,
-                }),
+                Item::Malformed { offset, raw, error } => {
+                    EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
+                        dir,
+                        offset,
+                        format!("{} ({} byte frame)", error, raw.len()),
+                    ))
+                }
+                Item::Undecodable { offset, error } => {
+                    EventKind::Violation(rules::CODEC_UNDECODABLE_STREAM.violation(
+                        dir,
+                        offset,
+                        format!("decoding stops: {error}"),
+                    ))
+                }
             };
+            // Track state: the frame's violations follow the frame.
+            match &kind {
+                EventKind::Header {
+                    dir,
+                    offset,
+                    header,
+                    ..
+                } => self
+                    .tracker
+                    .header(*dir, *offset, *header, ts, &mut self.violations),
+                EventKind::Frame(f) => self.tracker.frame(f, ts, &mut self.violations),
+                _ => {}
+            }
             out.push(Event { conn, ts, kind });
+            for v in self.violations.drain(..) {
+                out.push(Event {
+                    conn,
+                    ts,
+                    kind: EventKind::Violation(v),
+                });
+            }
         }
 
         // Emit every byte the decoder has finished with; hold back an incomplete frame so a
@@ -184,8 +206,21 @@ impl Inspector {
         }
     }
 
+    /// The state tracker (for display: state name, snapshot).
+    pub fn tracker(&self) -> &ConnTracker {
+        &self.tracker
+    }
+
     /// The connection ended; flush held bytes and emit the close event.
     pub fn close(&mut self, ts: Timestamp, reason: String, out: &mut Vec<Event>) {
+        self.tracker.close(ts, &mut self.violations);
+        for v in self.violations.drain(..) {
+            out.push(Event {
+                conn: self.conn,
+                ts,
+                kind: EventKind::Violation(v),
+            });
+        }
         for dir in [Dir::C2S, Dir::S2C] {
             let side = &mut self.sides[dir.index()];
             if !side.held.is_empty() {
@@ -196,17 +231,14 @@ impl Inspector {
                     out.push(Event {
                         conn: self.conn,
                         ts,
-                        kind: EventKind::Violation(Violation {
-                            rule: "codec.truncated-frame".into(),
-                            severity: Severity::Warning,
-                            spec: String::new(),
-                            message: format!(
+                        kind: EventKind::Violation(rules::CODEC_TRUNCATED_FRAME.violation(
+                            dir,
+                            offset,
+                            format!(
                                 "stream ended inside a frame ({} bytes of it seen)",
                                 side.decoder.buffered()
                             ),
-                            dir,
-                            offset,
-                        }),
+                        )),
                     });
                 }
                 out.push(Event {

@@ -1,0 +1,120 @@
+//! The violation catalog: every rule amqpeek can report, with a stable id, a severity (`error`
+//! for MUST / MUST NOT, `warning` for SHOULD / SHOULD NOT), the spec section, and one line of
+//! explanation. Each rule's doc comment quotes the spec sentence it enforces.
+//!
+//! Ids are a public interface (CI configurations filter on them): never rename one.
+
+use crate::event::{Dir, Severity, Violation};
+
+/// One rule of the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Stable id, e.g. `amqp10.connection.frame-after-close`.
+    pub id: &'static str,
+    /// `error` for MUST, `warning` for SHOULD.
+    pub severity: Severity,
+    /// Spec and section, e.g. `AMQP 1.0 §2.7.9`.
+    pub spec: &'static str,
+    /// One line of explanation.
+    pub text: &'static str,
+}
+
+impl Rule {
+    /// A violation of this rule by the frame at `offset` in direction `dir`.
+    pub fn violation(&self, dir: Dir, offset: u64, message: impl Into<String>) -> Violation {
+        Violation {
+            rule: self.id.to_string(),
+            severity: self.severity,
+            spec: self.spec.to_string(),
+            message: message.into(),
+            dir,
+            offset,
+        }
+    }
+}
+
+/// Frame bytes that cannot be decoded.
+///
+/// AMQP 1.0 §2.3.1: "The frame is malformed if the size is less than the size of the frame
+/// header (8 bytes)." AMQP 0-9-1 §4.2.3: "If the frame-end octet is not correct, the peer MUST
+/// treat this as a fatal error." Every type and composite must follow its encoding (AMQP 1.0
+/// §1, AMQP 0-9-1 §4.2).
+pub const CODEC_MALFORMED_FRAME: Rule = Rule {
+    id: "codec.malformed-frame",
+    severity: Severity::Error,
+    spec: "AMQP 1.0 §1, §2.3 / AMQP 0-9-1 §4.2",
+    text: "a frame's bytes do not decode as the protocol defines them",
+};
+
+/// The stream cannot be followed any further (framing lost, TLS, not AMQP).
+///
+/// AMQP 1.0 §2.2: "Any data appearing beyond the protocol header MUST match the version
+/// indicated by the protocol header."
+pub const CODEC_UNDECODABLE_STREAM: Rule = Rule {
+    id: "codec.undecodable-stream",
+    severity: Severity::Error,
+    spec: "AMQP 1.0 §2.2 / AMQP 0-9-1 §4.2.2",
+    text: "decoding stops: the bytes no longer follow the protocol (still relayed unchanged)",
+};
+
+/// The connection ended part-way through a frame.
+///
+/// AMQP 1.0 §2.3.1: the frame size "MUST contain the total frame size of the frame header,
+/// extended header, and frame body."
+pub const CODEC_TRUNCATED_FRAME: Rule = Rule {
+    id: "codec.truncated-frame",
+    severity: Severity::Warning,
+    spec: "AMQP 1.0 §2.3.1 / AMQP 0-9-1 §4.2.3",
+    text: "the stream ended inside a frame",
+};
+
+/// Every rule, in the order the README's table lists them.
+pub const CATALOG: &[&Rule] = &[
+    &CODEC_MALFORMED_FRAME,
+    &CODEC_UNDECODABLE_STREAM,
+    &CODEC_TRUNCATED_FRAME,
+];
+
+/// Look a rule up by id.
+pub fn by_id(id: &str) -> Option<&'static Rule> {
+    CATALOG.iter().copied().find(|r| r.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for r in CATALOG {
+            assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
+            assert!(
+                r.id.split('.').count() >= 2
+                    && r.id.chars().all(|c| c.is_ascii_lowercase()
+                        || c.is_ascii_digit()
+                        || c == '.'
+                        || c == '-'),
+                "badly formed id {}",
+                r.id
+            );
+            assert!(
+                !r.spec.is_empty() && !r.text.is_empty(),
+                "{} lacks spec/text",
+                r.id
+            );
+        }
+    }
+
+    #[test]
+    fn readme_lists_every_rule() {
+        let readme = include_str!("../../README.md");
+        for r in CATALOG {
+            let row = format!("| `{}` | {} |", r.id, r.severity.as_str());
+            assert!(
+                readme.contains(&row),
+                "README's rule table lacks a row starting {row:?}"
+            );
+        }
+    }
+}
