@@ -158,6 +158,26 @@ fn check_session(recs: &[capture_common::Recording], v091: bool, name: &str) {
     write_pcapng(&events, &path);
     let file = path.to_str().unwrap();
 
+    // Our own reader gets the same connections and bytes back.
+    let back: Vec<amqpeek::capture::SourceEvent> =
+        amqpeek::capture::open(&path, Default::default())
+            .unwrap()
+            .collect();
+    for (i, rec) in recs.iter().enumerate() {
+        let conn = i as u64 + 1;
+        assert!(back.iter().any(|e| matches!(e,
+            amqpeek::capture::SourceEvent::Connect { conn: c, client, server, .. }
+                if *c == conn && *client == rec.client && *server == rec.upstream)));
+        for d in [Dir::C2S, Dir::S2C] {
+            let got = amqpeek::capture::conn_table::chunk_bytes(&back, conn, d);
+            assert_eq!(
+                &got[..],
+                &data_bytes(&events, conn, d)[..],
+                "{name} {d:?}: read back"
+            );
+        }
+    }
+
     // TCP-level cleanliness, checksum validation on.
     let bad = tshark(&[
         "-r",

@@ -152,8 +152,8 @@ impl ConnTable {
             }
         }
         if !self.flows.contains_key(&key) {
-            if seg.rst || (seg.fin && seg.payload.is_empty()) {
-                return; // the tail of a connection we never saw
+            if !seg.syn && seg.payload.is_empty() {
+                return; // a bare ACK / FIN / RST: the tail of a connection already gone
             }
             if self.flows.len() >= self.opts.max_connections {
                 self.evict(ts);
@@ -312,8 +312,15 @@ impl ConnTable {
             }
             return;
         }
-        if flow.first_sender.is_none() && !last_chance {
-            return; // wait for data before announcing the connection
+        if flow.first_sender.is_none() {
+            // Wait for data before announcing the connection; at its end, a connection that
+            // never carried a byte is announced only if its handshake was seen.
+            if last_chance && flow.syn_from.is_none() {
+                flow.class = Class::Ignored;
+            }
+            if !last_chance || flow.syn_from.is_none() {
+                return;
+            }
         }
         // Orientation.
         let well_known = |i: usize| WELL_KNOWN_PORTS.contains(&flow.addrs[i].port()) || port_hit(i);
