@@ -187,7 +187,7 @@ impl ConnTable {
                 flow.syn_from = Some(idx);
             }
         }
-        if !seg.payload.is_empty() {
+        if !seg.payload.is_empty() && flow.class != Class::Ignored {
             let seq = if seg.syn {
                 seg.seq.wrapping_add(1)
             } else {

@@ -74,6 +74,7 @@ pub struct SkipCounts {
 /// Source events from a pcap or pcapng stream.
 pub struct PacketSource<R: Read> {
     reader: PacketReader<R>,
+    format: Format,
     table: ConnTable,
     last_ts: Timestamp,
     skips: SkipCounts,
@@ -86,6 +87,7 @@ impl<R: Read> PacketSource<R> {
     pub fn new(src: R, format: Format, opts: CaptureOptions) -> Result<Self, OpenError> {
         Ok(PacketSource {
             reader: PacketReader::new(src, format)?,
+            format,
             table: ConnTable::new(opts),
             last_ts: Timestamp(0),
             skips: SkipCounts::default(),
@@ -151,7 +153,7 @@ impl CaptureSource {
     /// The format being read.
     pub fn format(&self) -> Format {
         match self {
-            CaptureSource::Packets(_) => Format::Pcapng,
+            CaptureSource::Packets(p) => p.format,
             CaptureSource::Jsonl(_) => Format::Jsonl,
         }
     }
