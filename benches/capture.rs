@@ -35,10 +35,10 @@ fn generate(mb: usize) -> (PathBuf, u64) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let path = dir.join(format!("bench-capture-{mb}mb-1448.pcapng"));
     let frames_path = path.with_extension("frames");
-    if let (true, Ok(n)) = (path.exists(), std::fs::read_to_string(&frames_path)) {
-        if let Ok(n) = n.trim().parse() {
-            return (path, n);
-        }
+    if let (true, Ok(n)) = (path.exists(), std::fs::read_to_string(&frames_path))
+        && let Ok(n) = n.trim().parse()
+    {
+        return (path, n);
     }
     let mut sink = PcapngSink::create(&path).unwrap();
     let target = (mb * 1024 * 1024) as u64;
@@ -116,7 +116,11 @@ fn generate(mb: usize) -> (PathBuf, u64) {
             }
             t += 50;
             let n = buf.len() as u64;
-            let dir = if k % 5 == 0 { Dir::S2C } else { Dir::C2S };
+            let dir = if k.is_multiple_of(5) {
+                Dir::S2C
+            } else {
+                Dir::C2S
+            };
             // Ethernet-sized segments, as tcpdump on a real link would see them.
             let buf = Bytes::from(buf);
             let mut at = 0usize;

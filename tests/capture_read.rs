@@ -514,7 +514,7 @@ fn out_of_order_retransmitted_and_overlapping_segments_reassemble_first_seen_win
     p.packet(4, c, s, at(a - 5), ACK, &bogus);
     p.packet(5, c, s, at(0), ACK, &data[..a - 5]);
     // A retransmission of delivered bytes with different content: ignored too.
-    p.packet(6, c, s, at(0), ACK, &vec![b'?'; 20]);
+    p.packet(6, c, s, at(0), ACK, &[b'?'; 20]);
     p.packet(7, c, s, at(n), FIN, b"");
     p.packet(8, s, c, 9001, FIN, b"");
     let f = p.write();

@@ -145,10 +145,8 @@ impl ConnTable {
                 .flows
                 .get(&key)
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
-            if stale {
-                if let Some(flow) = self.flows.remove(&key) {
-                    self.finish(flow, ts, "superseded by a new connection on the same ports");
-                }
+            if stale && let Some(flow) = self.flows.remove(&key) {
+                self.finish(flow, ts, "superseded by a new connection on the same ports");
             }
         }
         if !self.flows.contains_key(&key) {
@@ -401,10 +399,10 @@ impl ConnTable {
                 }
                 match &mut flow.sync[idx] {
                     Sync::Searching { buf, .. } => {
-                        if buf.is_empty() {
-                            if let Sync::Searching { buf_offset, .. } = &mut flow.sync[idx] {
-                                *buf_offset = offset;
-                            }
+                        if buf.is_empty()
+                            && let Sync::Searching { buf_offset, .. } = &mut flow.sync[idx]
+                        {
+                            *buf_offset = offset;
                         }
                         if let Sync::Searching { buf, .. } = &mut flow.sync[idx] {
                             buf.extend_from_slice(&bytes);
@@ -517,10 +515,11 @@ impl ConnTable {
 pub fn chunk_bytes(events: &[SourceEvent], conn: ConnId, dir: Dir) -> Bytes {
     let mut out = BytesMut::new();
     for e in events {
-        if let SourceEvent::Chunk(c) = e {
-            if c.conn == conn && c.dir == dir {
-                out.extend_from_slice(&c.bytes);
-            }
+        if let SourceEvent::Chunk(c) = e
+            && c.conn == conn
+            && c.dir == dir
+        {
+            out.extend_from_slice(&c.bytes);
         }
     }
     out.freeze()

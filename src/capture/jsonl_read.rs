@@ -201,18 +201,18 @@ impl<R: BufRead> JsonlSource<R> {
             }
             "close" => {
                 for dir in [Dir::C2S, Dir::S2C] {
-                    if let Some(st) = self.dirs.get_mut(&(conn, dir)) {
-                        if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
-                            self.out.push_back(SourceEvent::Gap {
-                                conn,
-                                ts: gts,
-                                dir,
-                                offset: goff,
-                                len: glen,
-                                reason,
-                                resync: None,
-                            });
-                        }
+                    if let Some(st) = self.dirs.get_mut(&(conn, dir))
+                        && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
+                    {
+                        self.out.push_back(SourceEvent::Gap {
+                            conn,
+                            ts: gts,
+                            dir,
+                            offset: goff,
+                            len: glen,
+                            reason,
+                            resync: None,
+                        });
                     }
                     self.dirs.remove(&(conn, dir));
                 }

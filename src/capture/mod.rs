@@ -143,8 +143,8 @@ impl<R: Read> Iterator for PacketSource<R> {
 
 /// A capture being read, whatever its format.
 pub enum CaptureSource {
-    /// pcap / pcapng.
-    Packets(PacketSource<Box<dyn Read + Send>>),
+    /// pcap / pcapng (boxed: it holds the read window and the connection table).
+    Packets(Box<PacketSource<Box<dyn Read + Send>>>),
     /// amqpeek JSONL.
     Jsonl(jsonl_read::JsonlSource<Box<dyn BufRead + Send>>),
 }
@@ -198,7 +198,9 @@ pub fn from_reader(
         ))),
         Some(f) => {
             let src: Box<dyn Read + Send> = Box::new(br);
-            Ok(CaptureSource::Packets(PacketSource::new(src, f, opts)?))
+            Ok(CaptureSource::Packets(Box::new(PacketSource::new(
+                src, f, opts,
+            )?)))
         }
         None => Err(OpenError::UnknownFormat("<input>".into())),
     }

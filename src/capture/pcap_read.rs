@@ -331,7 +331,7 @@ impl<R: Read> PacketReader<R> {
             };
             let btype = rd(&h[0..4]);
             let blen = rd(&h[4..8]) as usize;
-            if blen < 12 || blen % 4 != 0 || blen > MAX_RECORD {
+            if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_RECORD {
                 return Some(Err(
                     self.err(format!("corrupt block (type {btype:#x}, length {blen})"))
                 ));

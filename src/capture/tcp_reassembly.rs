@@ -192,10 +192,10 @@ impl Reassembler {
             .next_back()
             .map(|(k, v)| (*k, *k + v.len() as u64));
         let mut pieces: Vec<(u64, u64)> = Vec::new();
-        if let Some((_, e)) = first {
-            if e > cursor {
-                cursor = e.min(end);
-            }
+        if let Some((_, e)) = first
+            && e > cursor
+        {
+            cursor = e.min(end);
         }
         let existing: Vec<(u64, u64)> = self
             .ooo

@@ -45,7 +45,7 @@ pub fn plausible_amqp10(buf: &[u8]) -> Plausible {
     let size = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
     let doff = buf[4] as usize * 4;
     let ftype = buf[5];
-    if size < 8 || size > MAX_PLAUSIBLE_FRAME || doff < 8 || doff > size || ftype > 1 {
+    if !(8..=MAX_PLAUSIBLE_FRAME).contains(&size) || doff < 8 || doff > size || ftype > 1 {
         return Plausible::No;
     }
     if ftype == 1 && (buf[6] != 0 || buf[7] != 0) {
@@ -109,10 +109,13 @@ pub fn plausible_amqp091(buf: &[u8]) -> Plausible {
     }
 }
 
+/// A frame-shape check for one protocol.
+type Check = fn(&[u8]) -> Plausible;
+
 /// Count the run of consecutive plausible frames of one protocol starting at `buf[0]`.
 /// Returns `(frames, reaches_end)`: `reaches_end` is true when the run ends exactly at the end of
 /// the buffer or in a frame that is still incomplete there.
-fn run_length(buf: &[u8], check: fn(&[u8]) -> Plausible, want: usize) -> (usize, bool) {
+fn run_length(buf: &[u8], check: Check, want: usize) -> (usize, bool) {
     let mut at = 0usize;
     let mut frames = 0usize;
     while frames < want {
@@ -142,7 +145,7 @@ fn run_length(buf: &[u8], check: fn(&[u8]) -> Plausible, want: usize) -> (usize,
 /// when no boundary is found (yet): the caller keeps the bytes and tries again with more.
 pub fn find_frame_run(buf: &[u8], min_frames: usize, at_end: bool) -> Option<Resync> {
     let min_frames = min_frames.max(1);
-    let checks: [(ProtocolHeader, fn(&[u8]) -> Plausible); 2] = [
+    let checks: [(ProtocolHeader, Check); 2] = [
         (ProtocolHeader::Amqp10, plausible_amqp10),
         (ProtocolHeader::Amqp091, plausible_amqp091),
     ];
@@ -167,7 +170,7 @@ pub fn find_frame_run(buf: &[u8], min_frames: usize, at_end: bool) -> Option<Res
 }
 
 /// The offset just past the last complete plausible frame of a run starting at `buf[0]`.
-fn run_end(buf: &[u8], check: fn(&[u8]) -> Plausible) -> Option<usize> {
+fn run_end(buf: &[u8], check: Check) -> Option<usize> {
     let mut at = 0usize;
     loop {
         let rest = buf.get(at..)?;

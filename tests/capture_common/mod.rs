@@ -81,11 +81,13 @@ impl Recording {
     }
 }
 
+type Log = Arc<Mutex<Vec<(Dir, Timestamp, Vec<u8>)>>>;
+
 async fn pump(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     dir: Dir,
-    log: Arc<Mutex<Vec<(Dir, Timestamp, Vec<u8>)>>>,
+    log: Log,
 ) {
     let mut buf = vec![0u8; 65536];
     loop {
@@ -171,10 +173,10 @@ pub fn write_pcapng(events: &[Event], path: &Path) {
 pub fn data_bytes(events: &[Event], conn: u64, dir: Dir) -> Vec<u8> {
     let mut out = Vec::new();
     for e in events.iter().filter(|e| e.conn == conn) {
-        if let EventKind::Data { dir: d, bytes, .. } = &e.kind {
-            if *d == dir {
-                out.extend_from_slice(bytes);
-            }
+        if let EventKind::Data { dir: d, bytes, .. } = &e.kind
+            && *d == dir
+        {
+            out.extend_from_slice(bytes);
         }
     }
     out
