@@ -724,3 +724,47 @@ fn jsonl_lines_rebuild_the_same_chunks_and_gaps() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn big_endian_pcapng_with_default_microsecond_resolution_reads() {
+    use pcap_file::pcapng::PcapNgWriter;
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+    use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+    use pcap_file::{DataLink, Endianness};
+    let c: SocketAddr = "10.6.0.1:46000".parse().unwrap();
+    let s: SocketAddr = "10.6.0.2:5672".parse().unwrap();
+    let mut p = PcapFile::new(Link::Sll, false, false);
+    let data = stream_091(3);
+    conversation(&mut p, c, s, &data, b"", 64);
+    // Re-read the classic records and write them as a big-endian pcapng, default if_tsresol.
+    let mut w = PcapNgWriter::with_endianness(Vec::new(), Endianness::Big).unwrap();
+    w.write_pcapng_block(InterfaceDescriptionBlock::new(DataLink::LINUX_SLL, 0))
+        .unwrap();
+    let mut at = 24;
+    while at < p.bytes.len() {
+        let rd = |o: usize| u32::from_le_bytes(p.bytes[o..o + 4].try_into().unwrap());
+        let (sec, usec, len) = (rd(at) as u64, rd(at + 4) as u64, rd(at + 8) as usize);
+        let frame = &p.bytes[at + 16..at + 16 + len];
+        // pcap-file writes the Duration's nanoseconds as raw units: give it µs units.
+        let raw_units = sec * 1_000_000 + usec;
+        w.write_pcapng_block(EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: std::time::Duration::from_nanos(raw_units),
+            original_len: len as u32,
+            data: std::borrow::Cow::Borrowed(frame),
+            options: vec![],
+        })
+        .unwrap();
+        at += 16 + len;
+    }
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(&w.into_inner()).unwrap();
+    let evs = collect(f.path(), CaptureOptions::default());
+    assert_eq!(connects(&evs), vec![(1, c, s)]);
+    assert_eq!(chunks(&evs, 1, Dir::C2S), data);
+    let ts = evs.iter().find_map(|e| match e {
+        SourceEvent::Chunk(c) => Some(c.ts),
+        _ => None,
+    });
+    assert_eq!(ts, Some(Timestamp(T0 + 10)));
+}

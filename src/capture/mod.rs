@@ -157,6 +157,14 @@ impl CaptureSource {
             CaptureSource::Jsonl(_) => Format::Jsonl,
         }
     }
+
+    /// Packets passed over so far (packet captures only).
+    pub fn skips(&self) -> Option<SkipCounts> {
+        match self {
+            CaptureSource::Packets(p) => Some(p.skips()),
+            CaptureSource::Jsonl(_) => None,
+        }
+    }
 }
 
 impl Iterator for CaptureSource {
