@@ -200,7 +200,8 @@ impl<W: Write> Sink for PcapngSink<W> {
                 self.conns.remove(&ev.conn);
                 res
             }),
-            EventKind::Header { .. } | EventKind::Frame(_) | EventKind::Gap { .. } => Ok(()),
+            // Headers, frames and gaps carry no bytes of their own (Data does).
+            _ => Ok(()),
         };
         out.clear();
         self.packets = out;
