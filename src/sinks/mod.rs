@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod jsonl;
+pub mod pcapng;
 pub mod trace;
 
 pub use jsonl::{JsonOptions, JsonlSink, event_json};
