@@ -6,7 +6,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::codec::{Item, StreamDecoder};
+use crate::codec::{Item, ProtocolHeader, StreamDecoder};
 use crate::event::Violation;
 use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
 use crate::state::{ConnTracker, rules};
@@ -52,6 +52,8 @@ pub struct Inspector {
     items: Vec<Item>,
     tracker: ConnTracker,
     violations: Vec<Violation>,
+    /// The protocol header the client sent, once seen.
+    client_header: Option<ProtocolHeader>,
 }
 
 impl Inspector {
@@ -62,6 +64,7 @@ impl Inspector {
             opts,
             sides: Default::default(),
             items: Vec::new(),
+            client_header: None,
             tracker: ConnTracker::new(),
             violations: Vec::new(),
         }
@@ -81,6 +84,15 @@ impl Inspector {
     pub fn chunk(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
         let conn = self.conn;
         let side = &mut self.sides[dir.index()];
+        // An AMQP 0-9-1 server answers the client's header with connection.start, not a header
+        // of its own (it sends a header only to refuse the version): decode its side as 0-9-1.
+        if dir == Dir::S2C
+            && side.total == 0
+            && self.client_header == Some(ProtocolHeader::Amqp091)
+            && !bytes.starts_with(b"A")
+        {
+            side.decoder = StreamDecoder::assuming(ProtocolHeader::Amqp091);
+        }
         side.total += bytes.len() as u64;
         side.held.extend_from_slice(&bytes);
         self.items.clear();
@@ -93,12 +105,17 @@ impl Inspector {
                     offset,
                     raw,
                     header,
-                } => EventKind::Header {
-                    dir,
-                    offset,
-                    header,
-                    raw,
-                },
+                } => {
+                    if dir == Dir::C2S && self.client_header.is_none() {
+                        self.client_header = Some(header);
+                    }
+                    EventKind::Header {
+                        dir,
+                        offset,
+                        header,
+                        raw,
+                    }
+                }
                 Item::Frame {
                     offset,
                     raw,
@@ -313,5 +330,37 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_amqp091_server_side_without_header_is_decoded_as_091() {
+        let mut insp = Inspector::new(1, InspectOptions::default());
+        let mut out = Vec::new();
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(0),
+            Bytes::from_static(b"AMQP\x00\x00\x09\x01"),
+            &mut out,
+        );
+        // A heartbeat frame: what matters is that it is framed as 0-9-1, not sniffed as a header.
+        insp.chunk(
+            Dir::S2C,
+            Timestamp(1),
+            Bytes::from_static(&[8, 0, 0, 0, 0, 0, 0, 0xce]),
+            &mut out,
+        );
+        let s2c: Vec<_> = out
+            .iter()
+            .filter(|e| match &e.kind {
+                EventKind::Header { dir, .. } => *dir == Dir::S2C,
+                EventKind::Violation(v) => v.dir == Dir::S2C,
+                _ => false,
+            })
+            .collect();
+        assert!(
+            !s2c.iter().any(|e| matches!(&e.kind, EventKind::Header { .. })
+                || matches!(&e.kind, EventKind::Violation(v) if v.rule == "codec.undecodable-stream")),
+            "{s2c:?}"
+        );
     }
 }

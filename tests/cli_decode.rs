@@ -103,5 +103,5 @@ fn bare_frames_default_to_amqp10_and_protocol_selects_091() {
     assert_eq!(v["name"], "heartbeat");
     assert_eq!(v["proto"], "amqp-0-9-1");
     assert_eq!(v["channel"], 0);
-    assert_eq!(v["raw"], "CAAAAAAAzg==");
+    assert_eq!(v["raw"], "CAAAAAAAAM4=");
 }

@@ -366,6 +366,9 @@ async fn a_slow_inspection_side_slows_the_relay_but_loses_nothing() {
     assert!(bytes == sent, "relayed unchanged");
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
-    assert!(data_of(&events, 1, Dir::C2S) == sent, "inspected every byte");
+    assert!(
+        data_of(&events, 1, Dir::C2S) == sent,
+        "inspected every byte"
+    );
     assert_eq!(close_of(&events, 1).bytes_c2s, sent.len() as u64);
 }

@@ -1,9 +1,11 @@
 //! One relayed connection: connect upstream, then pump bytes both ways until both directions
 //! end, propagating half-close (FIN) and reset (RST).
 //!
-//! Each read goes into a fresh buffer, is frozen into `Bytes`, written to the peer, and only
-//! then handed (the same `Bytes`, no copy) to the inspection queue. The queue may delay the next
-//! read (back-pressure), never the write of the current chunk. This module must never decode,
+//! Each read goes into a buffer of its own, is frozen into `Bytes`, and the same `Bytes` (no
+//! copy) is written to the peer and handed to the inspection queue: queued first when the queue
+//! has room (so the inspector sees cause before effect across directions), else written first
+//! and queued after. The queue may delay the next read (back-pressure), never the write of the
+//! current chunk. This module must never decode,
 //! format or log per chunk: that is the inspection side's job.
 
 use std::io;
@@ -161,19 +163,27 @@ async fn pump(
             Err(end) => break end,
         };
         let ts = Timestamp::now();
+        // Queue the chunk before writing it when the queue has room, so the inspection side
+        // sees cause before effect across the two directions (a reply can only follow the
+        // write). When the queue is full, write first and then wait for room: the wait may
+        // delay the next read, never this write.
+        let mut late = None;
+        if let Some(tx) = inspect {
+            let msg = InspectMsg::Chunk {
+                conn,
+                dir,
+                ts,
+                bytes: bytes.clone(),
+            };
+            if let Err(mpsc::error::TrySendError::Full(msg)) = tx.try_send(msg) {
+                late = Some(msg);
+            }
+        }
         if let Err(end) = write_all(to, &bytes, &mut killed).await {
             break end;
         }
-        if let Some(tx) = inspect {
-            // Back-pressure: a slow inspection side delays the next read, not this write.
-            let _ = tx
-                .send(InspectMsg::Chunk {
-                    conn,
-                    dir,
-                    ts,
-                    bytes,
-                })
-                .await;
+        if let (Some(tx), Some(msg)) = (inspect, late) {
+            let _ = tx.send(msg).await;
         }
     };
     match &end {
