@@ -6,6 +6,7 @@
 //! together [`MAX_BUFFERED`]; beyond that the message is reported (typed error) and dropped.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use base64::Engine;
 use bytes::{Bytes, BytesMut};
@@ -83,18 +84,74 @@ enum Pending {
         method: Method,
         offset: u64,
         header: ContentHeader,
-        parts: Vec<Bytes>,
+        parts: Parts,
         received: u64,
     },
     /// An oversized body being counted off (already reported) without buffering.
     Skip { remaining: u64 },
 }
 
+/// Hashes a channel number as itself (channels are small dense integers; no DoS concern since
+/// there are at most 65536 of them).
+#[derive(Debug, Default)]
+struct ChannelHasher(u64);
+
+impl Hasher for ChannelHasher {
+    fn finish(&self) -> u64 {
+        // Spread the bits so hashbrown's top-7-bit tags differ between channels.
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.0 = n.into();
+    }
+}
+
+type ChannelMap<V> = HashMap<u16, V, BuildHasherDefault<ChannelHasher>>;
+
+/// Body frames collected so far: no allocation for the common single-frame body.
+#[derive(Debug)]
+enum Parts {
+    None,
+    One(Bytes),
+    Many(BytesMut),
+}
+
+impl Parts {
+    fn push(&mut self, b: &Bytes) {
+        *self = match std::mem::replace(self, Parts::None) {
+            Parts::None => Parts::One(b.clone()),
+            Parts::One(first) => {
+                let mut m = BytesMut::with_capacity(first.len() + b.len());
+                m.extend_from_slice(&first);
+                m.extend_from_slice(b);
+                Parts::Many(m)
+            }
+            Parts::Many(mut m) => {
+                m.extend_from_slice(b);
+                Parts::Many(m)
+            }
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Parts::None => Bytes::new(),
+            Parts::One(b) => b,
+            Parts::Many(m) => m.freeze(),
+        }
+    }
+}
+
 /// Assembles method + content header + body frames into messages, per channel, for one
 /// direction of one connection.
 #[derive(Debug)]
 pub struct ContentAssembler {
-    channels: HashMap<u16, Pending>,
+    channels: ChannelMap<Pending>,
     buffered: usize,
     max_message: u64,
 }
@@ -113,7 +170,7 @@ impl ContentAssembler {
     /// An assembler that refuses messages with bodies over `max_message` bytes.
     pub fn with_limit(max_message: u64) -> Self {
         ContentAssembler {
-            channels: HashMap::new(),
+            channels: ChannelMap::default(),
             buffered: 0,
             max_message,
         }
@@ -204,7 +261,7 @@ impl ContentAssembler {
                             method,
                             offset,
                             header: h.clone(),
-                            parts: Vec::new(),
+                            parts: Parts::None,
                             received: 0,
                         },
                     );
@@ -260,7 +317,7 @@ impl ContentAssembler {
                                 },
                             );
                         }
-                        parts.push(b.clone());
+                        parts.push(b);
                         *received = total;
                         self.buffered += b.len();
                         if total < header.body_size {
@@ -278,7 +335,7 @@ impl ContentAssembler {
                                 offset,
                                 method,
                                 header,
-                                body: join(parts),
+                                body: parts.into_bytes(),
                             })),
                             _ => None,
                         }
@@ -296,17 +353,4 @@ impl ContentAssembler {
             }
         }
     }
-}
-
-/// One buffer from the parts: zero-copy for one part.
-fn join(mut parts: Vec<Bytes>) -> Bytes {
-    if parts.len() == 1 {
-        return parts.pop().unwrap_or_default();
-    }
-    let total = parts.iter().map(Bytes::len).sum();
-    let mut out = BytesMut::with_capacity(total);
-    for p in &parts {
-        out.extend_from_slice(p);
-    }
-    out.freeze()
 }

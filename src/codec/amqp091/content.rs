@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes};
 
 use super::field_table::FieldTable;
 use super::generated::class_def;
-use super::method::{Value, decode_args, encode_args};
+use super::method::{ArgDecoder, Value, encode_args};
 use super::table::{ArgDef, ClassDef};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 
@@ -189,15 +189,16 @@ impl ContentHeader {
             )
             .within("property-flags"));
         }
-        let present = defs
-            .iter()
-            .take(15)
-            .enumerate()
-            .filter(|(i, _)| flags & (1 << (15 - i)) != 0)
-            .map(|(_, d)| d);
-        let n = (flags & known_mask).count_ones() as usize;
-        let values = decode_args(r, present.clone().map(|d| (d.name, d.ty)), n)
-            .map_err(|e| e.within("properties"))?;
+        let mut properties = Vec::with_capacity((flags & known_mask).count_ones() as usize);
+        let mut dec = ArgDecoder::new();
+        for (i, d) in defs.iter().take(15).enumerate() {
+            if flags & (1 << (15 - i)) != 0 {
+                let v = dec
+                    .next(r, d.name, d.ty)
+                    .map_err(|e| e.within("properties"))?;
+                properties.push((d, v));
+            }
+        }
         if !r.is_empty() {
             return Err(r.error(ErrorKind::TrailingBytes(r.remaining() as u64)));
         }
@@ -205,7 +206,7 @@ impl ContentHeader {
             class_id,
             weight,
             body_size,
-            properties: present.zip(values).collect(),
+            properties,
             extra_flag_words,
         })
     }

@@ -202,34 +202,68 @@ impl FieldValue {
     }
 }
 
-fn decode_table(r: &mut Reader, depth: usize) -> Result<FieldTable, DecodeError> {
+/// The reader position where a u32-length-prefixed structure ends, checked against the input
+/// before anything is decoded.
+fn extent(r: &mut Reader, what: &'static str) -> Result<usize, DecodeError> {
     let len = r.u32()?;
-    let mut sub = r.sub(len.into())?;
-    decode_entries(&mut sub, depth)
+    if u64::from(len) > r.remaining() as u64 {
+        return Err(r.error(ErrorKind::LengthExceedsInput {
+            what,
+            claimed: len.into(),
+            available: r.remaining() as u64,
+        }));
+    }
+    Ok(r.position() + len as usize)
+}
+
+/// After a value: it must not have run past the end of its table/array.
+fn within_extent(r: &Reader, end: usize, start: u64) -> Result<(), DecodeError> {
+    if r.position() > end {
+        return Err(DecodeError::new(
+            start,
+            ErrorKind::InvalidEncoding("value runs past the end of its table or array"),
+        ));
+    }
+    Ok(())
+}
+
+fn decode_table(r: &mut Reader, depth: usize) -> Result<FieldTable, DecodeError> {
+    let end = extent(r, "table length")?;
+    entries_until(r, end, depth)
 }
 
 fn decode_entries(r: &mut Reader, depth: usize) -> Result<FieldTable, DecodeError> {
+    let end = r.position() + r.remaining();
+    entries_until(r, end, depth)
+}
+
+/// Table entries from the reader's position up to position `end` (decoded in place, no
+/// sub-buffer).
+fn entries_until(r: &mut Reader, end: usize, depth: usize) -> Result<FieldTable, DecodeError> {
     if depth >= MAX_DEPTH {
         return Err(r.error(ErrorKind::TooDeep(MAX_DEPTH)));
     }
     let mut entries = Vec::new();
-    while !r.is_empty() {
+    while r.position() < end {
+        let start = r.offset();
         let key = shortstr(r).map_err(|e| e.within("key"))?;
         let value = decode_value(r, depth + 1).map_err(|e| e.within("value"))?;
+        within_extent(r, end, start)?;
         entries.push((key, value));
     }
     Ok(FieldTable(entries))
 }
 
 fn decode_array(r: &mut Reader, depth: usize) -> Result<Vec<FieldValue>, DecodeError> {
-    let len = r.u32()?;
-    let mut sub = r.sub(len.into())?;
+    let end = extent(r, "array length")?;
     if depth >= MAX_DEPTH {
-        return Err(sub.error(ErrorKind::TooDeep(MAX_DEPTH)));
+        return Err(r.error(ErrorKind::TooDeep(MAX_DEPTH)));
     }
     let mut items = Vec::new();
-    while !sub.is_empty() {
-        items.push(decode_value(&mut sub, depth + 1).map_err(|e| e.within("element"))?);
+    while r.position() < end {
+        let start = r.offset();
+        items.push(decode_value(r, depth + 1).map_err(|e| e.within("element"))?);
+        within_extent(r, end, start)?;
     }
     Ok(items)
 }
@@ -390,7 +424,11 @@ mod tests {
             FieldTable::decode(&mut Reader::new(bytes, 0))
                 .unwrap_err()
                 .kind,
-            ErrorKind::Truncated { .. }
+            ErrorKind::LengthExceedsInput {
+                claimed: 0xffff_ffff,
+                available: 3,
+                ..
+            }
         ));
     }
 
@@ -415,5 +453,19 @@ mod tests {
             FieldValue::decode(&mut Reader::new(Bytes::from(enc), 0)).unwrap(),
             v
         );
+    }
+}
+
+#[cfg(test)]
+mod extent_tests {
+    use super::*;
+
+    #[test]
+    fn a_value_overrunning_its_table_is_rejected() {
+        // table of length 3 holding key "k" and a 'B' value whose byte lies outside the table
+        let bytes = Bytes::from_static(b"\x00\x00\x00\x03\x01kB\x07");
+        let err = FieldTable::decode(&mut Reader::new(bytes, 0)).unwrap_err();
+        assert!(matches!(err.kind, ErrorKind::InvalidEncoding(_)), "{err}");
+        assert_eq!(err.offset, 4);
     }
 }

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use bytes::{BufMut, Bytes};
+use bytes::{Buf, BufMut, Bytes};
 
 use super::auth;
 use super::content::ContentHeader;
@@ -151,23 +151,56 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 
 /// Decode one complete frame (`raw` is exactly one frame), found at absolute `offset`.
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
-    let mut r = Reader::new(raw, offset);
-    let frame_type = r.u8().map_err(|e| e.within("type"))?;
-    let channel = r.u16().map_err(|e| e.within("channel"))?;
-    let size = r.u32().map_err(|e| e.within("size"))?;
-    let mut payload = r.sub(size.into()).map_err(|e| e.within("payload"))?;
-    let end_at = r.offset();
-    let end = r.u8().map_err(|e| e.within("frame-end"))?;
-    if end != FRAME_END_OCTET {
+    let (frame_type, channel, size) = match raw.get(..FRAME_HEADER_LEN) {
+        Some(&[t, c0, c1, s0, s1, s2, s3]) => (
+            t,
+            u16::from_be_bytes([c0, c1]),
+            u32::from_be_bytes([s0, s1, s2, s3]),
+        ),
+        _ => {
+            let kind = ErrorKind::Truncated {
+                needed: FRAME_HEADER_LEN as u64,
+                available: raw.len() as u64,
+            };
+            return Err(DecodeError::new(offset, kind).within("header"));
+        }
+    };
+    let end_at = FRAME_HEADER_LEN as u64 + u64::from(size);
+    let available = raw.len() as u64;
+    if available < end_at + 1 {
+        let kind = ErrorKind::Truncated {
+            needed: u64::from(size),
+            available: available.saturating_sub(FRAME_HEADER_LEN as u64),
+        };
+        return Err(DecodeError::new(offset + FRAME_HEADER_LEN as u64, kind).within("payload"));
+    }
+    if available > end_at + 1 {
         return Err(DecodeError::new(
-            end_at,
+            offset + end_at + 1,
+            ErrorKind::TrailingBytes(available - end_at - 1),
+        ));
+    }
+    if raw.get(end_at as usize) != Some(&FRAME_END_OCTET) {
+        return Err(DecodeError::new(
+            offset + end_at,
             ErrorKind::MalformedFrame("frame-end octet is not 0xCE"),
         )
         .within("frame-end"));
     }
-    if !r.is_empty() {
-        return Err(r.error(ErrorKind::TrailingBytes(r.remaining() as u64)));
+    // The payload, without a refcount bump: cut the frame's own handle down to it.
+    let base = raw.as_ptr() as usize;
+    let mut body = raw;
+    body.truncate(end_at as usize);
+    body.advance(FRAME_HEADER_LEN);
+    if u16::from(frame_type) == FRAME_BODY {
+        return Ok(Frame {
+            channel,
+            offset,
+            kind: FrameKind::Body(body),
+            secrets: Vec::new(),
+        });
     }
+    let mut payload = Reader::new(body, offset + FRAME_HEADER_LEN as u64);
     let mut secrets = Vec::new();
     let kind = match u16::from(frame_type) {
         FRAME_METHOD => {
@@ -178,12 +211,11 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
                     | MethodKind::ConnectionSecureOk
                     | MethodKind::ConnectionUpdateSecret
             ) {
-                secrets = method_secrets(&m, r.buffer());
+                secrets = method_secrets(&m, base);
             }
             FrameKind::Method(m)
         }
         FRAME_HEADER => FrameKind::Header(ContentHeader::decode(&mut payload)?),
-        FRAME_BODY => FrameKind::Body(payload.rest()),
         FRAME_HEARTBEAT => {
             if !payload.is_empty() {
                 return Err(payload
@@ -212,7 +244,7 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
 }
 
 /// Secret ranges (relative to the frame start) of a credential-carrying method.
-fn method_secrets(m: &Method, raw: &Bytes) -> Vec<Range<usize>> {
+fn method_secrets(m: &Method, base: usize) -> Vec<Range<usize>> {
     let (field, mechanism) = match m.def.kind {
         MethodKind::ConnectionStartOk => ("response", m.mechanism().map(|b| &b[..])),
         MethodKind::ConnectionSecureOk => ("response", None),
@@ -228,15 +260,11 @@ fn method_secrets(m: &Method, raw: &Bytes) -> Vec<Range<usize>> {
     if inner.is_empty() {
         return Vec::new();
     }
-    // The value is a zero-copy slice of `raw`; locate it by address.
-    let Some(start) = (value.as_ptr() as usize).checked_sub(raw.as_ptr() as usize) else {
+    // The value is a zero-copy slice of the raw frame starting at address `base`; locate it.
+    let Some(start) = (value.as_ptr() as usize).checked_sub(base) else {
         return Vec::new();
     };
-    let range = start + inner.start..start + inner.end;
-    if range.end > raw.len() {
-        return Vec::new();
-    }
-    vec![range]
+    vec![start + inner.start..start + inner.end]
 }
 
 /// Append a frame of `kind` on `channel` to `out`.

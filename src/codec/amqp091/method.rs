@@ -311,8 +311,11 @@ impl Method {
                 });
             }
         };
-        let args = decode_args(r, def.args.iter().map(|a| (a.name, a.ty)), def.args.len())
-            .map_err(|e| e.within(def.name))?;
+        let mut args = Vec::with_capacity(def.args.len());
+        let mut dec = ArgDecoder::new();
+        for a in def.args {
+            args.push(dec.next(r, a.name, a.ty).map_err(|e| e.within(def.name))?);
+        }
         if !r.is_empty() {
             return Err(r
                 .error(ErrorKind::TrailingBytes(r.remaining() as u64))
@@ -329,27 +332,38 @@ impl Method {
     }
 }
 
-/// Decode a run of typed arguments, packing consecutive bits from shared octets.
-pub(crate) fn decode_args(
-    r: &mut Reader,
-    defs: impl Iterator<Item = (&'static str, WireType)>,
-    n: usize,
-) -> Result<Vec<Value>, DecodeError> {
-    let mut args = Vec::with_capacity(n);
-    let mut bits: u8 = 0;
-    let mut bit_n: u8 = 8; // 8 = no octet in use
-    for (name, ty) in defs {
+/// Decodes arguments one at a time, packing consecutive bits from shared octets.
+pub(crate) struct ArgDecoder {
+    bits: u8,
+    /// Bits of `bits` already used; 8 (or more) = no octet in use.
+    used: u8,
+}
+
+impl ArgDecoder {
+    /// A decoder at the start of an argument list.
+    pub(crate) fn new() -> Self {
+        ArgDecoder { bits: 0, used: 8 }
+    }
+
+    /// Decode the next argument, of type `ty`, called `name` (for error paths).
+    #[inline]
+    pub(crate) fn next(
+        &mut self,
+        r: &mut Reader,
+        name: &'static str,
+        ty: WireType,
+    ) -> Result<Value, DecodeError> {
         if ty != WireType::Bit {
-            bit_n = 8;
+            self.used = 8;
         }
         let v = match ty {
             WireType::Bit => {
-                if bit_n >= 8 {
-                    bits = r.u8().map_err(|e| e.within(name))?;
-                    bit_n = 0;
+                if self.used >= 8 {
+                    self.bits = r.u8().map_err(|e| e.within(name))?;
+                    self.used = 0;
                 }
-                let v = bits & (1 << bit_n) != 0;
-                bit_n += 1;
+                let v = self.bits & (1 << self.used) != 0;
+                self.used += 1;
                 Value::Bit(v)
             }
             WireType::Octet => Value::Octet(r.u8().map_err(|e| e.within(name))?),
@@ -361,9 +375,8 @@ pub(crate) fn decode_args(
             WireType::LongStr => Value::LongStr(longstr(r).map_err(|e| e.within(name))?),
             WireType::Table => Value::Table(FieldTable::decode(r).map_err(|e| e.within(name))?),
         };
-        args.push(v);
+        Ok(v)
     }
-    Ok(args)
 }
 
 /// Encode arguments, packing consecutive bits into octets (LSB first, 8 per octet).
