@@ -455,7 +455,16 @@ pub fn check_described(
             "map" | "annotations" => matches!(d.value, Value::Map(_)),
             "binary" => matches!(d.value, Value::Binary(_)),
             "list" => matches!(d.value, Value::List(_)),
-            _ => true,
+            _ => {
+                // `*` (amqp-value): check a known composite inside it.
+                if let Value::Described(inner) = &d.value {
+                    if let Some(idef) = lookup_descriptor(&inner.descriptor) {
+                        check_described(idef, inner, at, depth + 1)
+                            .map_err(|e| e.within(idef.name))?;
+                    }
+                }
+                true
+            }
         };
         if ok {
             Ok(())
