@@ -264,18 +264,19 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
                     })
                     .within(def.name));
             }
-            let mut sub = r.sub(size).map_err(|e| e.within(def.name))?;
+            let end = r.position() + size as usize;
             let count = if lc == code::LIST8 {
-                u64::from(sub.u8().map_err(|e| e.within(def.name))?)
+                u64::from(r.u8().map_err(|e| e.within(def.name))?)
             } else {
-                u64::from(sub.u32().map_err(|e| e.within(def.name))?)
+                u64::from(r.u32().map_err(|e| e.within(def.name))?)
             };
-            if count > sub.remaining() as u64 {
-                return Err(sub
+            let left = end.saturating_sub(r.position()) as u64;
+            if r.position() > end || count > left {
+                return Err(r
                     .error(ErrorKind::LengthExceedsInput {
                         what: "list count",
                         claimed: count,
-                        available: sub.remaining() as u64,
+                        available: left,
                     })
                     .within(def.name));
             }
@@ -283,22 +284,18 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
             fields.reserve_exact(count);
             spans.reserve_exact(count);
             for i in 0..count {
-                let fstart = sub.offset();
-                let v = value::decode_at(&mut sub, 2).map_err(|e| {
+                let fstart = r.offset();
+                let v = value::decode_at(r, 2).map_err(|e| {
                     let e = match def.fields.get(i) {
                         Some(f) => e.within(f.name),
                         None => e,
                     };
                     e.within(def.name)
                 })?;
-                spans.push(rel(fstart)..rel(sub.offset()));
+                spans.push(rel(fstart)..rel(r.offset()));
                 fields.push(v);
             }
-            if !sub.is_empty() {
-                return Err(sub
-                    .error(ErrorKind::TrailingBytes(sub.remaining() as u64))
-                    .within(def.name));
-            }
+            value::finish(r, end).map_err(|e| e.within(def.name))?;
         }
         other => {
             return Err(DecodeError::new(

@@ -547,57 +547,67 @@ pub fn decode_body(c: u8, r: &mut Reader, depth: usize) -> Result<Value, DecodeE
     })
 }
 
-/// Read a compound's size and count; returns a sub-reader over the elements and the count,
-/// having checked that `count` elements of at least `min_width` bytes can fit.
+/// Read a compound's size and count; returns the position where the compound ends and the
+/// count. Elements are then read from `r` itself (no sub-buffer) and [`finish`] checks that
+/// they ended exactly at the end.
 fn compound_header(
     c: u8,
     r: &mut Reader,
     what: &'static str,
-) -> Result<(Reader, usize), DecodeError> {
+) -> Result<(usize, usize), DecodeError> {
     let size = var_len(c, r)?;
-    let size_at = r.offset();
     if size > r.remaining() as u64 {
-        return Err(DecodeError::new(
-            size_at,
-            ErrorKind::LengthExceedsInput {
-                what,
-                claimed: size,
-                available: r.remaining() as u64,
-            },
-        ));
+        return Err(r.error(ErrorKind::LengthExceedsInput {
+            what,
+            claimed: size,
+            available: r.remaining() as u64,
+        }));
     }
-    let mut sub = r.sub(size)?;
-    let count = var_len(c, &mut sub)?;
-    Ok((sub, usize::try_from(count).unwrap_or(usize::MAX)))
+    let end = r.position() + size as usize;
+    let count = var_len(c, r)?;
+    if r.position() > end {
+        return Err(r.error(ErrorKind::InvalidEncoding(
+            "compound size smaller than its count field",
+        )));
+    }
+    Ok((end, usize::try_from(count).unwrap_or(usize::MAX)))
 }
 
 fn check_count(
-    sub: &Reader,
+    r: &Reader,
+    end: usize,
     count: usize,
     per_item: usize,
     what: &'static str,
 ) -> Result<(), DecodeError> {
+    let left = end.saturating_sub(r.position());
     let fits = if per_item == 0 {
-        count <= sub.remaining().max(MAX_ZERO_WIDTH_ELEMENTS)
+        count <= left.max(MAX_ZERO_WIDTH_ELEMENTS)
     } else {
-        count <= sub.remaining() / per_item
+        count <= left / per_item
     };
     if fits {
         Ok(())
     } else {
-        Err(sub.error(ErrorKind::LengthExceedsInput {
+        Err(r.error(ErrorKind::LengthExceedsInput {
             what,
             claimed: count as u64,
-            available: sub.remaining() as u64,
+            available: left as u64,
         }))
     }
 }
 
-fn finish(sub: &Reader) -> Result<(), DecodeError> {
-    if sub.is_empty() {
+/// Check that a compound's elements ended exactly at its declared end.
+pub(crate) fn finish(r: &Reader, end: usize) -> Result<(), DecodeError> {
+    let pos = r.position();
+    if pos == end {
         Ok(())
+    } else if pos < end {
+        Err(r.error(ErrorKind::TrailingBytes((end - pos) as u64)))
     } else {
-        Err(sub.error(ErrorKind::TrailingBytes(sub.remaining() as u64)))
+        Err(r.error(ErrorKind::InvalidEncoding(
+            "elements overrun the compound's size",
+        )))
     }
 }
 
@@ -606,13 +616,13 @@ pub fn decode_list_body(c: u8, r: &mut Reader, depth: usize) -> Result<Vec<Value
     if depth >= MAX_DEPTH {
         return Err(too_deep(r));
     }
-    let (mut sub, count) = compound_header(c, r, "list count")?;
-    check_count(&sub, count, 1, "list count")?;
+    let (end, count) = compound_header(c, r, "list count")?;
+    check_count(r, end, count, 1, "list count")?;
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
-        items.push(decode_at(&mut sub, depth + 1)?);
+        items.push(decode_at(r, depth + 1)?);
     }
-    finish(&sub)?;
+    finish(r, end)?;
     Ok(items)
 }
 
@@ -625,18 +635,18 @@ pub fn decode_map_body(
     if depth >= MAX_DEPTH {
         return Err(too_deep(r));
     }
-    let (mut sub, count) = compound_header(c, r, "map count")?;
+    let (end, count) = compound_header(c, r, "map count")?;
     if count % 2 != 0 {
-        return Err(sub.error(ErrorKind::InvalidEncoding("map count must be even")));
+        return Err(r.error(ErrorKind::InvalidEncoding("map count must be even")));
     }
-    check_count(&sub, count, 1, "map count")?;
+    check_count(r, end, count, 1, "map count")?;
     let mut items = Vec::with_capacity(count / 2);
     for _ in 0..count / 2 {
-        let k = decode_at(&mut sub, depth + 1)?;
-        let v = decode_at(&mut sub, depth + 1)?;
+        let k = decode_at(r, depth + 1)?;
+        let v = decode_at(r, depth + 1)?;
         items.push((k, v));
     }
-    finish(&sub)?;
+    finish(r, end)?;
     Ok(items)
 }
 
@@ -665,12 +675,12 @@ pub fn decode_array_body(c: u8, r: &mut Reader, depth: usize) -> Result<Array, D
     if depth >= MAX_DEPTH {
         return Err(too_deep(r));
     }
-    let (mut sub, count) = compound_header(c, r, "array count")?;
-    let ctor_at = sub.offset();
-    let mut ec = sub.u8()?;
+    let (end, count) = compound_header(c, r, "array count")?;
+    let ctor_at = r.offset();
+    let mut ec = r.u8()?;
     let descriptor = if ec == code::DESCRIBED {
-        let d = decode_descriptor(&mut sub, depth + 1)?;
-        ec = sub.u8()?;
+        let d = decode_descriptor(r, depth + 1)?;
+        ec = r.u8()?;
         if ec == code::DESCRIBED {
             return Err(DecodeError::new(
                 ctor_at,
@@ -683,16 +693,21 @@ pub fn decode_array_body(c: u8, r: &mut Reader, depth: usize) -> Result<Array, D
     };
     let kind = Kind::of_code(ec).ok_or_else(|| {
         DecodeError::new(
-            sub.offset().saturating_sub(1),
+            r.offset().saturating_sub(1),
             ErrorKind::InvalidFormatCode(ec),
         )
     })?;
-    check_count(&sub, count, element_width(ec), "array count")?;
+    if r.position() > end {
+        return Err(r.error(ErrorKind::InvalidEncoding(
+            "array constructor overruns the array's size",
+        )));
+    }
+    check_count(r, end, count, element_width(ec), "array count")?;
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
-        items.push(decode_body(ec, &mut sub, depth + 1)?);
+        items.push(decode_body(ec, r, depth + 1)?);
     }
-    finish(&sub)?;
+    finish(r, end)?;
     Ok(Array {
         descriptor,
         kind,
