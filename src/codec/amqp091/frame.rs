@@ -264,7 +264,7 @@ fn method_secrets(m: &Method, base: usize) -> Vec<Range<usize>> {
     let Some(start) = (value.as_ptr() as usize).checked_sub(base) else {
         return Vec::new();
     };
-    vec![start + inner.start..start + inner.end]
+    std::iter::once(start + inner.start..start + inner.end).collect()
 }
 
 /// Append a frame of `kind` on `channel` to `out`.

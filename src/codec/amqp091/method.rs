@@ -395,10 +395,8 @@ pub(crate) fn encode_args<'a>(args: impl IntoIterator<Item = &'a Value>, out: &m
                         (out.len() - 1, 0)
                     }
                 };
-                if *b {
-                    if let Some(o) = out.get_mut(at) {
-                        *o |= 1 << n;
-                    }
+                if let (true, Some(o)) = (*b, out.get_mut(at)) {
+                    *o |= 1 << n;
                 }
                 bit_at = Some((at, n + 1));
             }
