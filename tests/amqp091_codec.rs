@@ -672,6 +672,34 @@ fn assembler_caps_memory_per_message() {
 }
 
 #[test]
+fn builders_refuse_unknown_fields_and_wrong_types() {
+    let m = Method::with_defaults(MethodKind::BasicAck);
+    assert_eq!(
+        m.clone().set("no-such", Value::Bit(true)).unwrap_err(),
+        BuildError::NoSuchField("no-such".into())
+    );
+    assert!(matches!(
+        m.set("multiple", Value::Octet(1)).unwrap_err(),
+        BuildError::WrongType {
+            field: "multiple",
+            expected: WireType::Bit,
+            found: WireType::Octet
+        }
+    ));
+    assert!(
+        ContentHeader::basic(0)
+            .with("priority", Value::Short(1))
+            .is_err()
+    );
+    let mut h = ContentHeader::basic(0);
+    h.class_id = 99;
+    assert_eq!(
+        h.with("priority", Value::Octet(1)).unwrap_err(),
+        BuildError::UnknownClass(99)
+    );
+}
+
+#[test]
 fn reader_based_table_decoding_is_public() {
     let mut enc = Vec::new();
     FieldTable::new()
