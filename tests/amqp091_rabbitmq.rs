@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use amqpeek::codec::amqp091::{Frame, FrameKind, Message};
 use amqpeek::codec::{AnyFrame, AnyMessage, Item, ProtocolHeader, StreamDecoder};
+use amqpeek::pipeline::{InspectOptions, Inspector};
+use amqpeek::{Dir, EventKind, Timestamp};
 use bytes::Bytes;
 use lapin::message::DeliveryResult;
 use lapin::options::*;
