@@ -14,6 +14,7 @@ pub mod codec;
 pub mod event;
 pub mod pipeline;
 pub mod proxy;
+pub mod replay;
 pub mod sinks;
 pub mod state;
 

@@ -6,7 +6,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::codec::{Item, ProtocolHeader, StreamDecoder};
+use crate::codec::{Item, StreamDecoder};
 use crate::event::Violation;
 use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
 use crate::state::{ConnTracker, rules};
@@ -52,8 +52,8 @@ pub struct Inspector {
     items: Vec<Item>,
     tracker: ConnTracker,
     violations: Vec<Violation>,
-    /// The protocol header the client sent, once seen.
-    client_header: Option<ProtocolHeader>,
+    /// The client's first protocol header.
+    client_header: Option<crate::codec::ProtocolHeader>,
 }
 
 impl Inspector {
@@ -64,9 +64,9 @@ impl Inspector {
             opts,
             sides: Default::default(),
             items: Vec::new(),
-            client_header: None,
             tracker: ConnTracker::new(),
             violations: Vec::new(),
+            client_header: None,
         }
     }
 
@@ -83,16 +83,15 @@ impl Inspector {
     /// Take a chunk of relayed bytes; append the resulting events to `out`.
     pub fn chunk(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
         let conn = self.conn;
-        let side = &mut self.sides[dir.index()];
-        // An AMQP 0-9-1 server answers the client's header with connection.start, not a header
-        // of its own (it sends a header only to refuse the version): decode its side as 0-9-1.
+        // An AMQP 0-9-1 server answers the client's header with frames, never a header of its
+        // own (0-9-1 §4.2.2): once the client has asked for 0-9-1, expect its frames.
         if dir == Dir::S2C
-            && side.total == 0
-            && self.client_header == Some(ProtocolHeader::Amqp091)
-            && !bytes.starts_with(b"A")
+            && self.sides[1].decoder.at_start()
+            && self.client_header == Some(crate::codec::ProtocolHeader::Amqp091)
         {
-            side.decoder = StreamDecoder::assuming(ProtocolHeader::Amqp091);
+            self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091);
         }
+        let side = &mut self.sides[dir.index()];
         side.total += bytes.len() as u64;
         side.held.extend_from_slice(&bytes);
         self.items.clear();
@@ -223,6 +222,57 @@ impl Inspector {
         }
     }
 
+    /// Bytes of `dir` were not seen (capture loss, a capture starting mid-connection): emit a
+    /// gap, and continue decoding at `offset + len`. With `resync`, the bytes after the gap start
+    /// at a frame boundary of that protocol; without, a protocol header is expected. The state
+    /// tracker is told, so it does not invent violations for what it did not see.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gap(
+        &mut self,
+        dir: Dir,
+        ts: Timestamp,
+        offset: u64,
+        len: u64,
+        reason: String,
+        resync: Option<crate::codec::ProtocolHeader>,
+        out: &mut Vec<Event>,
+    ) {
+        let conn = self.conn;
+        let side = &mut self.sides[dir.index()];
+        if !side.held.is_empty() {
+            let held_offset = side.held_offset;
+            let bytes = side.held.split().freeze();
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Data {
+                    dir,
+                    offset: held_offset,
+                    bytes,
+                },
+            });
+        }
+        let resume = offset.saturating_add(len);
+        side.decoder = match resync {
+            Some(p) => StreamDecoder::assuming(p),
+            None => StreamDecoder::new(),
+        }
+        .starting_at(resume);
+        side.held_offset = resume;
+        side.total = side.total.saturating_add(len);
+        self.tracker.gap(dir);
+        out.push(Event {
+            conn,
+            ts,
+            kind: EventKind::Gap {
+                dir,
+                offset,
+                len,
+                reason,
+            },
+        });
+    }
+
     /// The state tracker (for display: state name, snapshot).
     pub fn tracker(&self) -> &ConnTracker {
         &self.tracker
@@ -281,6 +331,82 @@ impl Inspector {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_091_server_answering_without_a_header_is_decoded() {
+        let mut insp = Inspector::new(1, InspectOptions::default());
+        let mut out = Vec::new();
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(0),
+            Bytes::from_static(b"AMQP\x00\x00\x09\x01"),
+            &mut out,
+        );
+        // A heartbeat frame from the server.
+        insp.chunk(
+            Dir::S2C,
+            Timestamp(1),
+            Bytes::from_static(&[8, 0, 0, 0, 0, 0, 0, 0xce]),
+            &mut out,
+        );
+        let names: Vec<&str> = out
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Frame(f) => Some(f.frame.name()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, vec!["heartbeat"], "{out:?}");
+        assert!(
+            !out.iter()
+                .any(|e| matches!(e.kind, EventKind::Violation(_)))
+        );
+    }
+
+    #[test]
+    fn a_gap_resumes_decoding_at_the_right_offset() {
+        let mut insp = Inspector::new(1, InspectOptions::default());
+        let mut out = Vec::new();
+        // 100 bytes of AMQP 1.0 missed, then two empty frames.
+        insp.gap(
+            Dir::S2C,
+            Timestamp(0),
+            0,
+            100,
+            "mid-stream".into(),
+            Some(crate::codec::ProtocolHeader::Amqp10),
+            &mut out,
+        );
+        let frames = [0u8, 0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 8, 2, 0, 0, 0];
+        insp.chunk(
+            Dir::S2C,
+            Timestamp(1),
+            Bytes::copy_from_slice(&frames),
+            &mut out,
+        );
+        assert!(matches!(
+            out[0].kind,
+            EventKind::Gap {
+                offset: 0,
+                len: 100,
+                ..
+            }
+        ));
+        let data: Vec<u64> = out
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Data { offset, .. } => Some(*offset),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(data, vec![100]);
+        assert!(
+            !out.iter()
+                .any(|e| matches!(e.kind, EventKind::Violation(_))),
+            "{out:?}"
+        );
+        assert_eq!(insp.bytes_seen(Dir::S2C), 116);
+    }
+
     fn data_bytes(events: &[Event], dir: Dir) -> Vec<u8> {
         let mut out = Vec::new();
         for e in events {
@@ -330,37 +456,5 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn an_amqp091_server_side_without_header_is_decoded_as_091() {
-        let mut insp = Inspector::new(1, InspectOptions::default());
-        let mut out = Vec::new();
-        insp.chunk(
-            Dir::C2S,
-            Timestamp(0),
-            Bytes::from_static(b"AMQP\x00\x00\x09\x01"),
-            &mut out,
-        );
-        // A heartbeat frame: what matters is that it is framed as 0-9-1, not sniffed as a header.
-        insp.chunk(
-            Dir::S2C,
-            Timestamp(1),
-            Bytes::from_static(&[8, 0, 0, 0, 0, 0, 0, 0xce]),
-            &mut out,
-        );
-        let s2c: Vec<_> = out
-            .iter()
-            .filter(|e| match &e.kind {
-                EventKind::Header { dir, .. } => *dir == Dir::S2C,
-                EventKind::Violation(v) => v.dir == Dir::S2C,
-                _ => false,
-            })
-            .collect();
-        assert!(
-            !s2c.iter().any(|e| matches!(&e.kind, EventKind::Header { .. })
-                || matches!(&e.kind, EventKind::Violation(v) if v.rule == "codec.undecodable-stream")),
-            "{s2c:?}"
-        );
     }
 }

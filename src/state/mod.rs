@@ -5,9 +5,11 @@
 //! tokio, no clock. A tracker that did not see the start of a connection (a capture that begins
 //! mid-stream) starts in an "unknown" state and does not invent violations for what it missed.
 
+pub mod amqp091;
+pub mod amqp10;
 pub mod rules;
 
-pub use rules::{CATALOG, Rule};
+pub use rules::{Rule, catalog};
 
 use crate::codec::ProtocolHeader;
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
@@ -24,6 +26,11 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
         out: &mut Vec<Violation>,
     ) {
         let _ = (dir, offset, header, ts, out);
+    }
+    /// Bytes of `dir` were missed: from here on, state in that direction is unknown and the
+    /// tracker must not report what it cannot know.
+    fn gap(&mut self, dir: Dir) {
+        let _ = dir;
     }
     /// A decoded frame was seen.
     fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>);
@@ -42,6 +49,8 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
 #[derive(Debug, Default)]
 pub struct ConnTracker {
     inner: Option<Box<dyn ProtocolTracker>>,
+    /// A gap came before anything was seen: the tracker, once chosen, starts "unknown".
+    missed_start: bool,
 }
 
 impl ConnTracker {
@@ -71,9 +80,21 @@ impl ConnTracker {
     pub fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
         if self.inner.is_none() {
             self.inner = tracker_mid_stream(frame);
+            if let Some(t) = self.inner.as_mut() {
+                t.gap(frame.dir);
+                t.gap(frame.dir.flip());
+            }
         }
         if let Some(t) = self.inner.as_mut() {
             t.frame(frame, ts, out);
+        }
+    }
+
+    /// Bytes of `dir` were missed.
+    pub fn gap(&mut self, dir: Dir) {
+        self.missed_start = self.inner.is_none();
+        if let Some(t) = self.inner.as_mut() {
+            t.gap(dir);
         }
     }
 
@@ -103,12 +124,19 @@ impl ConnTracker {
 
 /// The tracker for a connection that starts with `header`.
 fn tracker_for_header(header: ProtocolHeader) -> Option<Box<dyn ProtocolTracker>> {
-    let _ = header;
-    None
+    match header {
+        ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl => {
+            Some(Box::new(amqp10::ConnectionTracker::new()))
+        }
+        ProtocolHeader::Amqp091 => Some(Box::new(amqp091::ConnectionTracker::new())),
+        _ => None,
+    }
 }
 
 /// The tracker for a connection first seen at `frame` (no header seen).
 fn tracker_mid_stream(frame: &FrameEvent) -> Option<Box<dyn ProtocolTracker>> {
-    let _ = frame;
-    None
+    match frame.frame {
+        crate::codec::AnyFrame::Amqp10(_) => Some(Box::new(amqp10::ConnectionTracker::new())),
+        crate::codec::AnyFrame::Amqp091(_) => Some(Box::new(amqp091::ConnectionTracker::new())),
+    }
 }
