@@ -179,6 +179,8 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
+    // `RTT_ONLY=1` skips the throughput workloads.
+    let rtt_only = std::env::var_os("RTT_ONLY").is_some();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -239,8 +241,13 @@ fn main() {
         }
         for round in 0..rounds {
             for (i, (_, c, e)) in targets.iter().enumerate() {
-                big_tp[i].push(throughput(*c, &big).await);
-                small_tp[i].push(throughput(*c, &small).await);
+                if !rtt_only {
+                    big_tp[i].push(throughput(*c, &big).await);
+                    small_tp[i].push(throughput(*c, &small).await);
+                } else {
+                    big_tp[i].push(1.0);
+                    small_tp[i].push(1.0);
+                }
                 rtt[i].push(round_trip(*e, 2000).await.as_secs_f64() * 1e6);
             }
             eprintln!("round {} done", round + 1);

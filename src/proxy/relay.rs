@@ -157,8 +157,9 @@ async fn pump(
 ) -> (End, Instant) {
     let mut killed = kill.subscribe();
     let mut buf = BytesMut::new();
+    let mut want = START_READ.min(size);
     let end = loop {
-        let bytes = match read_chunk(from, &mut buf, size, &mut killed).await {
+        let bytes = match read_chunk(from, &mut buf, &mut want, size, &mut killed).await {
             Ok(bytes) => bytes,
             Err(end) => break end,
         };
@@ -197,24 +198,45 @@ async fn pump(
     (end, Instant::now())
 }
 
-/// Read what is available (at most `size` bytes) and hand it out as `Bytes`.
+/// Reads start this large and double (up to the configured read size) while they fill the
+/// buffer; a connection that waits keeps at most this much buffer.
+const START_READ: usize = 16 * 1024;
+
+/// Below this much spare capacity a new buffer is taken instead of reading into the rest.
+const MIN_READ: usize = 2048;
+
+/// Read what is available and hand it out as `Bytes`.
 ///
-/// `buf` is reused while its previous chunk is already gone (no inspection, or the inspector
-/// was quick) and released whenever the socket has nothing to read, so an idle connection
-/// holds no buffer. Readiness and `kill` are only awaited when a read would block.
+/// Successive chunks are carved out of one allocation (`split` keeps the spare capacity), so
+/// small messages cost no allocation each even while the inspector still holds earlier chunks.
+/// The read size grows while reads fill the buffer (bulk transfer) and drops back when the
+/// socket runs dry; an idle connection keeps at most `START_READ` bytes of buffer. Readiness
+/// and `kill` are only awaited when a read would block.
 async fn read_chunk(
     from: &TcpStream,
     buf: &mut BytesMut,
+    want: &mut usize,
     size: usize,
     killed: &mut watch::Receiver<bool>,
 ) -> Result<Bytes, End> {
     loop {
-        buf.reserve(size);
+        if buf.capacity() < MIN_READ {
+            buf.reserve(*want);
+        }
+        let room = buf.capacity();
         match from.try_read_buf(buf) {
             Ok(0) => return Err(End::Eof),
-            Ok(_) => return Ok(buf.split().freeze()),
+            Ok(n) => {
+                if n == room {
+                    *want = (*want * 2).min(size);
+                }
+                return Ok(buf.split().freeze());
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                *buf = BytesMut::new();
+                *want = START_READ.min(size);
+                if buf.capacity() > START_READ {
+                    *buf = BytesMut::new();
+                }
                 tokio::select! {
                     biased;
                     _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
