@@ -165,6 +165,12 @@ async fn round_trip(addr: SocketAddr, trips: usize) -> Duration {
     start.elapsed() / trips as u32
 }
 
+/// Let an inspection side that is still catching up (up to a queue's worth of chunks) finish
+/// before the next measurement starts.
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(700)).await;
+}
+
 /// Small transfers per run.
 const SMALL: usize = 1_000_000;
 
@@ -243,12 +249,15 @@ fn main() {
             for (i, (_, c, e)) in targets.iter().enumerate() {
                 if !rtt_only {
                     big_tp[i].push(throughput(*c, &big).await);
+                    settle().await;
                     small_tp[i].push(throughput(*c, &small).await);
+                    settle().await;
                 } else {
                     big_tp[i].push(1.0);
                     small_tp[i].push(1.0);
                 }
                 rtt[i].push(round_trip(*e, 2000).await.as_secs_f64() * 1e6);
+                settle().await;
             }
             eprintln!("round {} done", round + 1);
         }
