@@ -14,5 +14,6 @@ pub mod event;
 pub mod pipeline;
 pub mod sinks;
 pub mod state;
+pub mod tui;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};
