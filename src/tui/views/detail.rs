@@ -299,13 +299,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             format!(" {} ", row.name),
             Style::new().add_modifier(Modifier::BOLD),
         ),
-        Span::raw(format!(
-            "conn {} {} @{}{} ",
-            row.conn,
-            dir,
-            row.offset,
-            row.channel.map_or(String::new(), |c| format!(" ch {c}"))
-        )),
+        Span::raw(match row.dir {
+            Some(_) => format!(
+                "conn {} {} @{}{} ",
+                row.conn,
+                dir,
+                row.offset,
+                row.channel.map_or(String::new(), |c| format!(" ch {c}"))
+            ),
+            None => format!("conn {} ", row.conn),
+        }),
     ]);
     // The hex dump takes the right side when there is room for 8 bytes a line.
     let hex_w: u16 = if area.width >= 150 {
