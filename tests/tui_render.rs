@@ -229,3 +229,185 @@ fn a_filter_narrows_the_list_and_the_title_counts_matches() {
     let s = screen(&app);
     assert!(s[6].starts_with("┏ Frames: all 7 ━"), "{}", s[6]);
 }
+
+#[test]
+fn help_overlay_lists_every_key() {
+    let mut app = app_with(broken_events(), 80, 24);
+    press(&mut app, KeyCode::Char('?'));
+    let s = screen(&app);
+    println!("{}", s.join("\n"));
+    assert_eq!(
+        s[0],
+        "┌ Connections 2 (1 open) ──────────────────────────────────────────────────────┐"
+    );
+    assert_eq!(
+        s[1],
+        "┌ amqpeek keys (Esc or ? closes) ──────────────────────────────────────────────┐"
+    );
+    assert_eq!(s[2], boxed("│", "Up/Down j/k    move the cursor", "│", 80));
+    assert_eq!(s[18], boxed("│", "Filter:", "│", 80));
+    assert_eq!(
+        s[19],
+        boxed(
+            "│",
+            "  name:transfer channel:1 link:orders dir:c2s conn:2",
+            "│",
+            80
+        )
+    );
+    assert_eq!(
+        s[23],
+        " FOLLOW                                                            ?:help q:quit"
+    );
+    for (k, what) in amqpeek::tui::input::KEYS {
+        assert!(
+            s.iter().any(|l| l.contains(&format!("{k:<15}{what}"))),
+            "{k} missing"
+        );
+    }
+    press(&mut app, KeyCode::Esc);
+    assert!(!screen(&app).iter().any(|l| l.contains("amqpeek keys")));
+}
+
+#[test]
+fn violations_pane_lists_rule_severity_and_spec() {
+    let mut app = app_with(broken_events(), 80, 24);
+    press(&mut app, KeyCode::Char('v'));
+    let s = screen(&app);
+    println!("{}", s.join("\n"));
+    assert_eq!(
+        s[15],
+        "┏ Violations 2 Enter: go to frame ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓"
+    );
+    assert_eq!(
+        s[16],
+        boxed(
+            "┃",
+            "time          #   dir sev   rule  [spec]  message",
+            "┃",
+            80
+        )
+    );
+    let msgs = messages(&broken_events());
+    assert_eq!(
+        s[17],
+        boxed(
+            "┃",
+            &format!(
+                "12:00:00.003   1 -> error codec.malformed-frame  [AMQP 1.0 §1, §2.3 / AMQP 0-9-1 §4.2]  {}",
+                msgs[0]
+            ),
+            "┃",
+            80
+        )
+    );
+    assert!(s[18].starts_with("┃12:00:00.102   2 -> error codec.malformed-frame"));
+}
+
+#[test]
+fn state_pane_draws_links_with_a_credit_sparkline_and_channels() {
+    let mut ev = broken_events();
+    for (i, credit) in [10u64, 8, 4, 0, 10].into_iter().enumerate() {
+        ev.push(AppEvent::State {
+            conn: 1,
+            ts: Timestamp(T0 + 300_000 + i as i64 * 100_000),
+            name: "OPENED".into(),
+            snapshot: serde_json::json!({
+                "container-id": "broker",
+                "links": [{
+                    "name": "orders", "handle": 0, "role": "receiver",
+                    "source": {"address": "q.orders"}, "target": {"address": null},
+                    "snd-settle-mode": "unsettled", "rcv-settle-mode": "first",
+                    "delivery-count": 3, "link-credit": credit, "available": 0,
+                    "drain": false, "unsettled": 2
+                }]
+            }),
+        });
+    }
+    ev.push(AppEvent::State {
+        conn: 2,
+        ts: Timestamp(T0 + 900_000),
+        name: "OPEN".into(),
+        snapshot: serde_json::json!({
+            "channels": [
+                {"channel": 1, "consumers": ["ctag-1"], "unacked": 5, "confirm": true, "pending-confirms": 2},
+                {"channel": 2, "consumers": [], "unacked": 0, "confirm": false, "pending-confirms": 0}
+            ]
+        }),
+    });
+    let mut app = app_with(ev, 130, 30);
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Down); // conn 1
+    press(&mut app, KeyCode::Char('s'));
+    let s = screen(&app);
+    println!("{}", s.join("\n"));
+    let top = s
+        .iter()
+        .position(|l| l.contains(" State: conn 1 OPENED "))
+        .unwrap();
+    assert_eq!(s[top + 1], boxed("┃", "container-id: broker", "┃", 130));
+    assert_eq!(s[top + 2], boxed("┃", "links (1)", "┃", 130));
+    assert_eq!(
+        s[top + 3],
+        format!(
+            "┃{:<111} {:<16}┃",
+            "name   handle role     source   target snd-settle rcv-settle dlv-count credit available drain unsettled",
+            "credit history"
+        )
+    );
+    // 10, 8, 4, 0, 10 credits.
+    assert_eq!(
+        s[top + 4],
+        format!(
+            "┃{:<111} {:<16}┃",
+            "orders 0      receiver q.orders -      unsettled  first      3         10     0         false 2",
+            "█▆▃ █"
+        )
+    );
+    // Connection 2's channels.
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Char('s'));
+    let s = screen(&app);
+    let top = s
+        .iter()
+        .position(|l| l.contains(" State: conn 2 OPEN "))
+        .unwrap();
+    assert_eq!(s[top + 1], boxed("┃", "channels (2)", "┃", 130));
+    assert_eq!(
+        s[top + 2],
+        boxed("┃", "channel consumers unacked confirm pending", "┃", 130)
+    );
+    assert_eq!(
+        s[top + 3],
+        boxed("┃", "1       1         5       true    2", "┃", 130)
+    );
+}
+
+#[test]
+fn dropped_events_and_evicted_frames_are_announced() {
+    let mut ev = broken_events();
+    ev.push(AppEvent::Dropped(1234));
+    let opts = amqpeek::tui::TuiOptions {
+        live: false,
+        max_frames_per_conn: 2,
+        ..Default::default()
+    };
+    let mut app = amqpeek::tui::App::new(opts, (80, 24));
+    for e in ev {
+        app.handle(e);
+    }
+    let s = screen(&app);
+    println!("{}", s.join("\n"));
+    assert!(
+        s[23].starts_with(" FOLLOW  1,234 events dropped from view "),
+        "{}",
+        s[23]
+    );
+    // Conn 1 had 4 rows (2 headers, 1 malformed, 1 gap), conn 2 had 3: 3 dropped.
+    assert_eq!(
+        s[14],
+        "┗ 3 older frames dropped from view (captures on disk remain complete) ━━━━━━━━━┛"
+    );
+    assert!(s[6].starts_with("┏ Frames: all 4 ━"), "{}", s[6]);
+}

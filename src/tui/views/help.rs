@@ -31,7 +31,7 @@ pub fn lines() -> Vec<Line<'static>> {
 /// Draw the overlay centred in `area`.
 pub fn render(f: &mut Frame, area: Rect) {
     let lines = lines();
-    let w = area.width.min(76);
+    let w = area.width.min(80);
     let h = area.height.min(lines.len() as u16 + 2);
     let r = Rect::new(
         area.x + (area.width - w) / 2,
