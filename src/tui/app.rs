@@ -1271,12 +1271,12 @@ impl App {
             return;
         };
         // Show the frame's connection, clearing a filter that hides it.
-        if let Some(pos) = self.conns.keys().position(|k| *k == v.conn) {
-            if self.selected_conn().is_some_and(|c| c != v.conn) {
-                self.conn_list.selected = pos + 1;
-                let h = self.page(Pane::Connections);
-                self.conn_list.clamp(self.conns.len() + 1, h);
-            }
+        if let Some(pos) = self.conns.keys().position(|k| *k == v.conn)
+            && self.selected_conn().is_some_and(|c| c != v.conn)
+        {
+            self.conn_list.selected = pos + 1;
+            let h = self.page(Pane::Connections);
+            self.conn_list.clamp(self.conns.len() + 1, h);
         }
         self.follow = false;
         self.rebuild_view();

@@ -28,9 +28,9 @@ pub mod views;
 
 use std::collections::HashMap;
 use std::io::{self, Stdout};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
@@ -66,6 +66,7 @@ impl App {
 pub struct TuiFeed {
     tx: SyncSender<AppEvent>,
     dropped: Arc<AtomicU64>,
+    overflow: Arc<Mutex<Vec<AppEvent>>>,
     lossless: bool,
     last_state: HashMap<ConnId, (String, Timestamp)>,
 }
@@ -75,20 +76,74 @@ pub struct TuiFeed {
 pub struct TuiReceiver {
     rx: Receiver<AppEvent>,
     dropped: Arc<AtomicU64>,
+    overflow: Arc<Mutex<Vec<AppEvent>>>,
+}
+
+impl TuiReceiver {
+    /// Everything available now, without waiting: the channel's events, then any connection
+    /// events that overflowed it. `None` once every feed is gone and nothing is left.
+    pub fn drain(&self, max: usize) -> Option<Vec<AppEvent>> {
+        let mut out = Vec::new();
+        let mut gone = false;
+        while out.len() < max {
+            match self.rx.try_recv() {
+                Ok(ev) => out.push(ev),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    gone = true;
+                    break;
+                }
+            }
+        }
+        if let Ok(mut o) = self.overflow.lock() {
+            out.append(&mut o);
+        }
+        if gone && out.is_empty() {
+            None
+        } else {
+            Some(out)
+        }
+    }
+
+    /// Events the feeds have dropped so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Connection structure the list cannot do without: kept even when the channel is full
+/// (there are few of them per connection).
+fn is_structural(ev: &AppEvent) -> bool {
+    matches!(
+        ev,
+        AppEvent::Pipeline(Event {
+            kind: EventKind::Connect { .. }
+                | EventKind::Close(_)
+                | EventKind::Header { .. }
+                | EventKind::Gap { .. },
+            ..
+        })
+    )
 }
 
 /// A bounded feed of `capacity` events.
 pub fn channel(capacity: usize) -> (TuiFeed, TuiReceiver) {
     let (tx, rx) = std::sync::mpsc::sync_channel(capacity.max(1));
     let dropped = Arc::new(AtomicU64::new(0));
+    let overflow = Arc::new(Mutex::new(Vec::new()));
     (
         TuiFeed {
             tx,
             dropped: dropped.clone(),
+            overflow: overflow.clone(),
             lossless: false,
             last_state: HashMap::new(),
         },
-        TuiReceiver { rx, dropped },
+        TuiReceiver {
+            rx,
+            dropped,
+            overflow,
+        },
     )
 }
 
@@ -104,14 +159,22 @@ impl TuiFeed {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Send one app event: never blocks unless lossless. Returns false when the UI is gone.
+    /// Send one app event: never blocks unless lossless. When the channel is full, connects,
+    /// closes, headers and gaps are kept aside (few per connection) and everything else is
+    /// dropped and counted. Returns false when the UI is gone.
     pub fn send(&self, ev: AppEvent) -> bool {
         if self.lossless {
             return self.tx.send(ev).is_ok();
         }
         match self.tx.try_send(ev) {
             Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
+            Err(TrySendError::Full(ev)) => {
+                if is_structural(&ev)
+                    && let Ok(mut o) = self.overflow.lock()
+                {
+                    o.push(ev);
+                    return true;
+                }
                 self.dropped.fetch_add(1, Ordering::Relaxed);
                 true
             }
@@ -128,10 +191,11 @@ impl TuiFeed {
     /// [`STATE_INTERVAL_US`] of event time passed since the last one. Call after every chunk.
     pub fn state(&mut self, conn: ConnId, ts: Timestamp, tracker: &ConnTracker) {
         let name = tracker.state_name();
-        if let Some((last, at)) = self.last_state.get(&conn) {
-            if *last == name && ts.0.saturating_sub(at.0) < STATE_INTERVAL_US {
-                return;
-            }
+        if let Some((last, at)) = self.last_state.get(&conn)
+            && *last == name
+            && ts.0.saturating_sub(at.0) < STATE_INTERVAL_US
+        {
+            return;
         }
         self.state_now(conn, ts, tracker);
         self.last_state.insert(conn, (name, ts));
@@ -161,6 +225,7 @@ impl Sink for TuiFeed {
 }
 
 static TUI_ACTIVE: AtomicBool = AtomicBool::new(false);
+static TUI_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
 static HOOK_INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// Put the terminal back: leave raw mode, the alternate screen and mouse capture.
@@ -186,9 +251,19 @@ impl TerminalGuard {
         if !HOOK_INSTALLED.swap(true, Ordering::SeqCst) {
             let prev = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
-                restore_terminal();
+                // A panic on the UI thread or the main thread ends the program: give the
+                // terminal back first. (A panicking relay task is caught by tokio; the UI
+                // carries on.)
+                let me = std::thread::current();
+                let ui = TUI_THREAD.lock().ok().and_then(|t| *t);
+                if ui == Some(me.id()) || me.name() == Some("main") {
+                    restore_terminal();
+                }
                 prev(info);
             }));
+        }
+        if let Ok(mut t) = TUI_THREAD.lock() {
+            *t = Some(std::thread::current().id());
         }
         enable_raw_mode()?;
         TUI_ACTIVE.store(true, Ordering::SeqCst);
@@ -258,17 +333,16 @@ fn event_loop(
     loop {
         // Drain the feed for at most half a frame so keys stay responsive.
         let start = Instant::now();
-        loop {
-            match rx.rx.try_recv() {
-                Ok(ev) => {
-                    app.handle(ev);
-                    dirty = true;
-                    if start.elapsed() > frame_time / 2 {
-                        break;
+        while start.elapsed() < frame_time / 2 {
+            match rx.drain(1024) {
+                Some(batch) if batch.is_empty() => break,
+                Some(batch) => {
+                    for ev in batch {
+                        app.handle(ev);
                     }
+                    dirty = true;
                 }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
+                None => {
                     if !app.feed_ended {
                         app.handle(AppEvent::FeedEnded);
                         dirty = true;

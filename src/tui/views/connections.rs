@@ -24,28 +24,19 @@ pub fn addresses(c: &Conn) -> String {
     }
 }
 
-/// One row, at `addr_w` for the address column.
-fn row_text(
-    num: &str,
-    addr: &str,
-    proto: &str,
-    state: &str,
-    age_s: &str,
-    b: &str,
-    fr: &str,
-    viol: &str,
-    addr_w: usize,
-) -> String {
+/// One row from its cells (number, addresses, proto, state, age, bytes, frames, violations),
+/// at `addr_w` for the address column.
+fn row_text(c: [&str; 8], addr_w: usize) -> String {
     format!(
         "{:>3} {} {} {} {:>5} {:>11} {:>12} {:>4}",
-        num,
-        fit(addr, addr_w),
-        fit(proto, 6),
-        fit(state, 10),
-        age_s,
-        b,
-        fr,
-        viol
+        c[0],
+        fit(c[1], addr_w),
+        fit(c[2], 6),
+        fit(c[3], 10),
+        c[4],
+        c[5],
+        c[6],
+        c[7]
     )
 }
 
@@ -67,14 +58,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let addr_w = (inner.width as usize).saturating_sub(58).max(8);
     let mut lines = vec![Line::styled(
         row_text(
-            "#",
-            "client -> upstream",
-            "proto",
-            "state",
-            "age",
-            "bytes ->/<-",
-            "frames ->/<-",
-            "viol",
+            [
+                "#",
+                "client -> upstream",
+                "proto",
+                "state",
+                "age",
+                "bytes ->/<-",
+                "frames ->/<-",
+                "viol",
+            ],
             addr_w,
         ),
         Style::new()
@@ -90,18 +83,20 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             let v = sum(&|c| c.violations);
             (
                 row_text(
-                    "*",
-                    "all connections",
-                    "",
-                    "",
-                    "",
-                    &format!(
-                        "{}/{}",
-                        bytes(sum(&|c| c.bytes[0])),
-                        bytes(sum(&|c| c.bytes[1]))
-                    ),
-                    &format!("{}/{}", sum(&|c| c.frames[0]), sum(&|c| c.frames[1])),
-                    &v.to_string(),
+                    [
+                        "*",
+                        "all connections",
+                        "",
+                        "",
+                        "",
+                        &format!(
+                            "{}/{}",
+                            bytes(sum(&|c| c.bytes[0])),
+                            bytes(sum(&|c| c.bytes[1]))
+                        ),
+                        &format!("{}/{}", sum(&|c| c.frames[0]), sum(&|c| c.frames[1])),
+                        &v.to_string(),
+                    ],
                     addr_w,
                 ),
                 if v > 0 {
@@ -133,14 +128,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             };
             (
                 row_text(
-                    &c.id.to_string(),
-                    &addresses(c),
-                    short_proto(&c.proto),
-                    &state,
-                    &age(end.0.saturating_sub(c.first_ts.0)),
-                    &format!("{}/{}", bytes(c.bytes[0]), bytes(c.bytes[1])),
-                    &format!("{}/{}", c.frames[0], c.frames[1]),
-                    &c.violations.to_string(),
+                    [
+                        &c.id.to_string(),
+                        &addresses(c),
+                        short_proto(&c.proto),
+                        &state,
+                        &age(end.0.saturating_sub(c.first_ts.0)),
+                        &format!("{}/{}", bytes(c.bytes[0]), bytes(c.bytes[1])),
+                        &format!("{}/{}", c.frames[0], c.frames[1]),
+                        &c.violations.to_string(),
+                    ],
                     addr_w,
                 ),
                 style,
