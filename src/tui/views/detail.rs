@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn hex_lines_show_offset_hex_and_ascii() {
-        let hl: &[Range<usize>] = &[0..4];
+        let hl: &[Range<usize>] = &[Range { start: 0, end: 4 }];
         let l = hex_lines(b"AMQP\x00\x01\x00\x00", 8, 0, 1, hl);
         let text: String = l[0].spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, "0000 41 4d 51 50 00 01 00 00 AMQP....");
