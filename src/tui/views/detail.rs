@@ -19,6 +19,10 @@ pub const OPEN_DEPTH: usize = 2;
 /// Nesting below this depth is not shown (hostile JSON cannot blow up the tree).
 pub const MAX_DEPTH: usize = 16;
 
+/// The span name of a frame's message bytes (after the performative): selecting any node of
+/// the message highlights them.
+pub const PAYLOAD_SPAN: &str = "$payload";
+
 /// One visible line of the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
@@ -142,11 +146,18 @@ pub fn tree_nodes(row: &Row, toggled: &HashSet<String>) -> Vec<Node> {
     let mut out = Vec::new();
     match row.fields_json() {
         serde_json::Value::Object(m) => {
-            for (k, v) in &m {
+            // Spec order when the codec gives spans (they come in field order), else the
+            // map's order.
+            let mut keys: Vec<&String> = m.keys().collect();
+            if let Some(spans) = &row.spans {
+                let pos = |k: &str| spans.iter().position(|(n, _)| n == k).unwrap_or(usize::MAX);
+                keys.sort_by_key(|k| pos(k));
+            }
+            for k in keys {
                 walk(
                     &mut out,
                     k.clone(),
-                    v,
+                    &m[k],
                     0,
                     k.clone(),
                     Some(k.clone()),
@@ -172,7 +183,7 @@ pub fn tree_nodes(row: &Row, toggled: &HashSet<String>) -> Vec<Node> {
             m,
             0,
             "$message".into(),
-            None,
+            Some(PAYLOAD_SPAN.into()),
             toggled,
         );
     }
@@ -360,7 +371,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 n.preview.clone()
             }
         );
-        let mut style = if n.depth == 0 && n.field_path.is_none() {
+        let mut style = if n.depth == 0 && n.path.starts_with('$') {
             Style::new().fg(Color::Yellow)
         } else {
             Style::new()
