@@ -388,3 +388,94 @@ fn a_gap_event_is_a_row_and_data_sizes_the_connection() {
     }));
     assert_eq!(app.conns[&9].bytes, [0, 104]);
 }
+
+#[test]
+fn frame_bytes_are_bounded_per_connection_too() {
+    let opts = amqpeek::tui::TuiOptions {
+        live: false,
+        max_bytes_per_conn: 30,
+        ..Default::default()
+    };
+    let mut app = App::new(opts, (80, 24));
+    // A header (8 bytes) and three 12-byte malformed frames: 44 bytes, over the budget.
+    for e in many_rows(3) {
+        app.handle(e);
+    }
+    let c = &app.conns[&1];
+    assert!(c.raw_bytes <= 30, "{}", c.raw_bytes);
+    assert_eq!(
+        c.raw_bytes,
+        c.rows.iter().map(|r| r.raw.len()).sum::<usize>()
+    );
+    assert!(c.evicted >= 1);
+    assert_eq!(
+        c.rows.back().unwrap().raw.len(),
+        12,
+        "the newest frame keeps its bytes"
+    );
+}
+
+#[test]
+fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
+    let opts = amqpeek::tui::TuiOptions {
+        live: false,
+        max_frames_per_conn: 10,
+        ..Default::default()
+    };
+    let mut app = App::new(opts, (80, 24));
+    for e in many_rows(8) {
+        app.handle(e);
+    }
+    // Conn 1: header + 8 rows = 9; conn 2: 1 row.
+    assert_eq!(app.view.len(), 10);
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Down); // conn 1 only
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Up);
+    press(&mut app, KeyCode::Up);
+    let (c, seq) = app.view[app.frame_list.selected];
+    // Five more malformed frames on conn 1: four of its oldest rows go.
+    let mut insp = amqpeek::pipeline::Inspector::new(1, Default::default());
+    let mut out = Vec::new();
+    insp.chunk(
+        Dir::C2S,
+        Timestamp(T0),
+        bytes::Bytes::from_static(amqp10::HEADER),
+        &mut out,
+    );
+    // (The same stream as before, so offsets continue.)
+    for _ in 0..8 {
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(T0),
+            bytes::Bytes::from(amqp10::frame(0, &[0x00, 0x53, 0x99, 0x45])),
+            &mut out,
+        );
+    }
+    out.clear();
+    for i in 0..5u64 {
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(T0 + 900_000 + i as i64),
+            bytes::Bytes::from(amqp10::frame(0, &[0x00, 0x53, 0x99, 0x45])),
+            &mut out,
+        );
+    }
+    for e in out {
+        app.handle(AppEvent::Pipeline(e));
+    }
+    assert_eq!(app.conns[&1].rows.len(), 10);
+    assert_eq!(app.conns[&1].evicted, 4);
+    assert_eq!(app.view.len(), 10, "no dropped entries linger in the list");
+    assert_eq!(
+        app.view[app.frame_list.selected],
+        (c, seq),
+        "cursor stays on its row"
+    );
+    let s = screen(&app);
+    assert!(
+        s[14].contains("4 older frames dropped from view (captures on disk remain complete)"),
+        "{}",
+        s.join("\n")
+    );
+}

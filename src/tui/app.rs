@@ -11,7 +11,7 @@ use std::ops::Range;
 use bytes::Bytes;
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::codec::{AnyFrame, AnyMessage, amqp10, amqp091};
+use crate::codec::{AnyFrame, amqp10, amqp091};
 use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
 
 use super::filter::{Filter, FrameFacts};
@@ -24,6 +24,9 @@ pub struct TuiOptions {
     /// Frames kept in memory per connection; older ones are dropped from view (captures on
     /// disk remain complete).
     pub max_frames_per_conn: usize,
+    /// Frame bytes kept in memory per connection (for the hex view); older frames are dropped
+    /// from view beyond this as beyond `max_frames_per_conn`.
+    pub max_bytes_per_conn: usize,
     /// Violations kept in memory in total.
     pub max_violations: usize,
     /// Message bodies are cut at this many bytes in the detail view.
@@ -45,6 +48,7 @@ impl Default for TuiOptions {
     fn default() -> Self {
         TuiOptions {
             max_frames_per_conn: 10_000,
+            max_bytes_per_conn: 32 * 1024 * 1024,
             max_violations: 50_000,
             max_body: 4096,
             max_raw_per_frame: 64 * 1024,
@@ -262,6 +266,8 @@ pub struct Conn {
     pub rows: VecDeque<Row>,
     /// Rows dropped from view to stay within the bound.
     pub evicted: u64,
+    /// Bytes of `raw` kept in `rows`.
+    pub raw_bytes: usize,
     /// Link credit samples per link key, oldest first.
     pub credit: BTreeMap<String, VecDeque<u64>>,
     link_names: HashMap<(Dir, u16, u64), String>,
@@ -363,7 +369,7 @@ pub struct App {
     /// Connection list cursor (0 = all connections).
     pub conn_list: ListState,
     /// The frame list: (conn, seq) of the rows passing the connection choice and the filter.
-    pub view: Vec<(ConnId, u64)>,
+    pub view: VecDeque<(ConnId, u64)>,
     view_dangling: usize,
     /// Frame list cursor.
     pub frame_list: ListState,
@@ -410,7 +416,7 @@ impl App {
             zoom: false,
             overlay: Overlay::None,
             conn_list: ListState::default(),
-            view: Vec::new(),
+            view: VecDeque::new(),
             view_dangling: 0,
             frame_list: ListState::default(),
             follow,
@@ -689,7 +695,6 @@ impl App {
             Ok(m) => m.to_json(self.opts.max_body),
             Err(e) => serde_json::json!({ "decode-error": e.to_string() }),
         });
-        let _: Option<&AnyMessage> = None;
         Row {
             seq: 0,
             conn,
@@ -719,34 +724,49 @@ impl App {
         let seq = row.seq;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
         let visible = in_scope && row.matches(&self.filter);
-        let max = self.opts.max_frames_per_conn.max(1);
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
+        c.raw_bytes += row.raw.len();
         c.rows.push_back(row);
-        let mut evicted_visible = 0;
-        while c.rows.len() > max {
-            if let Some(old) = c.rows.pop_front() {
-                c.evicted += 1;
-                if in_scope && old.matches(&self.filter) {
-                    evicted_visible += 1;
-                }
-            }
-        }
         if visible {
-            self.view.push((conn, seq));
+            self.view.push_back((conn, seq));
         }
-        if evicted_visible > 0 {
-            self.view_dangling += evicted_visible;
-            if self.view_dangling > 256 || self.view_dangling * 8 > self.view.len() {
-                self.compact_view();
-            }
-        }
+        self.evict(conn);
         if self.follow {
             self.frame_list.selected = self.view.len().saturating_sub(1);
         }
         let h = self.page(Pane::Frames);
         self.frame_list.clamp(self.view.len(), h);
+    }
+
+    /// Drop `conn`'s oldest rows beyond the frame and byte bounds, and their list entries.
+    fn evict(&mut self, conn: ConnId) {
+        let max = self.opts.max_frames_per_conn.max(1);
+        let max_bytes = self.opts.max_bytes_per_conn;
+        let in_scope = self.selected_conn().is_none_or(|c| c == conn);
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        while c.rows.len() > max || (c.raw_bytes > max_bytes && c.rows.len() > 1) {
+            let Some(old) = c.rows.pop_front() else { break };
+            c.raw_bytes = c.raw_bytes.saturating_sub(old.raw.len());
+            c.evicted += 1;
+            if !in_scope {
+                continue;
+            }
+            if self.view.front() == Some(&(conn, old.seq)) {
+                // The usual case: the oldest listed row goes; the cursor stays on its row.
+                self.view.pop_front();
+                self.frame_list.selected = self.frame_list.selected.saturating_sub(1);
+                self.frame_list.offset = self.frame_list.offset.saturating_sub(1);
+            } else if old.matches(&self.filter) {
+                self.view_dangling += 1;
+            }
+        }
+        if self.view_dangling > 256 || self.view_dangling * 8 > self.view.len() {
+            self.compact_view();
+        }
     }
 
     /// Drop view entries whose rows were evicted, keeping the cursor on its row.
@@ -864,9 +884,12 @@ impl App {
                 continue;
             }
             // The bytes run to the next row of this direction, or the end of the data.
+            // Rows after it in arrival order; only the next few can be its neighbour.
+            let at = c.rows.partition_point(|x| x.seq <= s);
             let next = c
                 .rows
-                .iter()
+                .range(at..)
+                .take(64)
                 .filter(|x| x.dir == Some(dir) && x.offset > r.offset)
                 .map(|x| x.offset)
                 .min()
@@ -878,12 +901,16 @@ impl App {
                 .min(bytes.len());
             let slice = Bytes::copy_from_slice(&bytes[from..to]);
             let len = (next - r.offset) as usize;
+            c.raw_bytes += slice.len();
             if let Some(r) = c.row_mut(s) {
                 r.raw = slice;
                 r.len = len;
             }
         }
         c.pending_raw = keep;
+        self.evict(conn);
+        let h = self.page(Pane::Frames);
+        self.frame_list.clamp(self.view.len(), h);
     }
 
     fn state(&mut self, conn: ConnId, ts: Timestamp, name: String, snapshot: serde_json::Value) {
@@ -919,7 +946,7 @@ impl App {
         if scope.is_none() {
             view.sort_unstable_by_key(|(_, s)| *s);
         }
-        self.view = view;
+        self.view = view.into();
         self.view_dangling = 0;
         self.frame_list.selected = if self.follow {
             self.view.len().saturating_sub(1)
