@@ -24,6 +24,12 @@ pub fn row_text(r: &Row, with_conn: bool) -> String {
     } else {
         String::new()
     };
+    // Summaries that repeat the name (0-9-1's `basic.publish exchange=...`) lose it here.
+    let summary = r
+        .summary
+        .strip_prefix(r.name.as_str())
+        .and_then(|s| s.strip_prefix(' '))
+        .unwrap_or(&r.summary);
     format!(
         "{} {}{} {:>3} {} {} {}",
         clock(r.ts),
@@ -32,7 +38,7 @@ pub fn row_text(r: &Row, with_conn: bool) -> String {
         ch,
         mark,
         fit(&r.name, NAME_W),
-        r.summary
+        summary
     )
 }
 
