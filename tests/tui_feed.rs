@@ -127,3 +127,35 @@ fn the_feed_is_a_sink() {
     let app = app_with(got, 80, 24);
     assert_eq!(app.conns[&7].proto, "amqp-1.0");
 }
+
+#[test]
+fn without_state_events_the_ui_tracks_state_itself_like_the_inspector() {
+    let all = conversation(1, 0, &amqp10_chunks(), true);
+    // What the inspector's own tracker said last.
+    let (name, snapshot) = all
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            AppEvent::State { name, snapshot, .. } => Some((name.clone(), snapshot.clone())),
+            _ => None,
+        })
+        .unwrap();
+    let events: Vec<AppEvent> = all
+        .into_iter()
+        .filter(|e| !matches!(e, AppEvent::State { .. }))
+        .collect();
+    let mut app = app_with(events, 80, 24);
+    app.handle(AppEvent::FeedEnded);
+    let c = &app.conns[&1];
+    assert_eq!(c.state, name);
+    assert_eq!(c.snapshot, snapshot);
+    // A feed that sends state wins: the UI stops tracking that connection.
+    app.handle(AppEvent::State {
+        conn: 1,
+        ts: Timestamp(T0 + 1),
+        name: "FROM-FEED".into(),
+        snapshot: serde_json::json!({"x": 1}),
+    });
+    app.handle(AppEvent::Tick(Timestamp(T0 + 10_000_000)));
+    assert_eq!(app.conns[&1].state, "FROM-FEED");
+}

@@ -13,6 +13,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::codec::{AnyFrame, amqp10, amqp091};
 use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
+use crate::state::ConnTracker;
 
 use super::filter::{Filter, FrameFacts};
 use super::input::{self, Action};
@@ -42,6 +43,9 @@ pub struct TuiOptions {
     pub title: String,
     /// Live traffic: ages grow with the wall clock (replay: ages end at the last event).
     pub live: bool,
+    /// Track each connection's protocol state in the UI from the frames it receives (a
+    /// second `ConnTracker`, off the relay path), unless the feed sends `AppEvent::State`.
+    pub track_state: bool,
 }
 
 impl Default for TuiOptions {
@@ -56,6 +60,7 @@ impl Default for TuiOptions {
             follow: true,
             title: "amqpeek".into(),
             live: true,
+            track_state: true,
         }
     }
 }
@@ -348,7 +353,7 @@ pub enum Overlay {
 }
 
 /// The whole UI state.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct App {
     /// Options.
     pub opts: TuiOptions,
@@ -400,6 +405,21 @@ pub struct App {
     /// The user asked to quit.
     pub quit: bool,
     next_seq: u64,
+    trackers: HashMap<ConnId, Tracked>,
+}
+
+/// The UI's own state tracker of a connection (when the feed sends no state).
+#[derive(Debug, Default)]
+struct Tracked {
+    tracker: ConnTracker,
+    /// The feed sends this connection's state: do not track it here.
+    external: bool,
+    /// Frames were tracked since the state was last published.
+    dirty: bool,
+    /// When the state was last published.
+    last: Option<Timestamp>,
+    /// The state name last published.
+    name: String,
 }
 
 impl App {
@@ -433,6 +453,7 @@ impl App {
             message: None,
             quit: false,
             next_seq: 0,
+            trackers: HashMap::new(),
         }
     }
 
@@ -486,10 +507,19 @@ impl App {
                 ts,
                 name,
                 snapshot,
-            } => self.state(conn, ts, name, snapshot),
+            } => {
+                self.trackers.entry(conn).or_default().external = true;
+                self.state(conn, ts, name, snapshot)
+            }
             AppEvent::Dropped(n) => self.dropped = self.dropped.max(n),
-            AppEvent::FeedEnded => self.feed_ended = true,
-            AppEvent::Tick(ts) => self.now = self.now.max(ts),
+            AppEvent::FeedEnded => {
+                self.feed_ended = true;
+                self.publish_dirty_states();
+            }
+            AppEvent::Tick(ts) => {
+                self.now = self.now.max(ts);
+                self.publish_dirty_states();
+            }
             AppEvent::Resize(w, h) => {
                 self.size = (w, h);
                 self.clamp_all();
@@ -521,7 +551,73 @@ impl App {
         c
     }
 
+    /// Track the connection's state here when the feed does not send it.
+    fn track(&mut self, e: &Event) {
+        if !self.opts.track_state {
+            return;
+        }
+        let t = self.trackers.entry(e.conn).or_default();
+        if t.external {
+            return;
+        }
+        // The inspector has reported these violations already.
+        let mut ignored = Vec::new();
+        let closing = match &e.kind {
+            EventKind::Header {
+                dir,
+                offset,
+                header,
+                ..
+            } => {
+                t.tracker.header(*dir, *offset, *header, e.ts, &mut ignored);
+                false
+            }
+            EventKind::Frame(f) => {
+                t.tracker.frame(f, e.ts, &mut ignored);
+                false
+            }
+            EventKind::Close(_) => {
+                t.tracker.close(e.ts, &mut ignored);
+                true
+            }
+            _ => return,
+        };
+        t.dirty = true;
+        let name = t.tracker.state_name();
+        let due = t
+            .last
+            .is_none_or(|l| e.ts.0.saturating_sub(l.0) >= super::STATE_INTERVAL_US);
+        if closing || due || name != t.name {
+            self.publish_state(e.conn, e.ts);
+        }
+    }
+
+    fn publish_state(&mut self, conn: ConnId, ts: Timestamp) {
+        let Some(t) = self.trackers.get_mut(&conn) else {
+            return;
+        };
+        t.dirty = false;
+        t.last = Some(ts);
+        t.name = t.tracker.state_name();
+        let (name, snapshot) = (t.name.clone(), t.tracker.snapshot());
+        self.state(conn, ts, name, snapshot);
+    }
+
+    fn publish_dirty_states(&mut self) {
+        let dirty: Vec<ConnId> = self
+            .trackers
+            .iter()
+            .filter(|(_, t)| t.dirty && !t.external)
+            .map(|(c, _)| *c)
+            .collect();
+        for c in dirty {
+            let ts = self.conns.get(&c).map_or(self.now, |c| c.last_ts);
+            self.publish_state(c, ts);
+        }
+    }
+
     fn pipeline(&mut self, e: Event) {
+        self.track(&e);
         self.now = self.now.max(e.ts);
         let (conn, ts) = (e.conn, e.ts);
         let before = self.conns.len();

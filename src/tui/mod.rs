@@ -4,22 +4,31 @@
 //! Wiring (the only entry points):
 //!
 //! ```text
+//! // live (proxy): the feed is a Sink; put it with the other sinks on the inspection thread.
 //! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
-//! // relay side, per connection (clone the feed): after each Inspector::chunk / close,
-//! //   for ev in &events { feed.event(ev) }        // never blocks: try_send, drops counted
-//! //   feed.state(conn, ts, inspector.tracker());  // throttled snapshot of the tracker
-//! // UI thread (blocking until the user quits):
-//! tui::run(rx, TuiOptions::default())?;
+//! sinks.push(Box::new(feed));                  // never blocks: try_send, drops counted
+//! tui::run(rx, TuiOptions::default())?;        // on the main thread, until the user quits
+//! // then stop the proxy (the UI returned: the user pressed q or Ctrl-C).
+//!
+//! // replay: nothing may be dropped, and the UI stays open after the last event.
+//! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+//! let feed = feed.lossless();                  // blocks instead of dropping
+//! thread::spawn(move || { for ev in capture { feed.event(&ev); } });  // feed dropped at end
+//! tui::run(rx, TuiOptions { live: false, ..Default::default() })?;
+//! // or, with every event in hand: tui::run_events(events.map(AppEvent::Pipeline), opts)
 //! ```
 //!
-//! For replay, make the feed lossless ([`TuiFeed::lossless`]) so nothing is dropped, send the
-//! whole capture, drop the feed: the UI shows "end of feed" and stays open until `q`. Or
-//! collect the events and call [`run_events`].
+//! Connection state (ConnTracker state name and snapshot) is tracked by the UI itself from the
+//! Header / Frame / Close events it receives (`TuiOptions::track_state`), off the relay path.
+//! A feeder that has the inspector's tracker at hand may send it instead with
+//! [`TuiFeed::state`] (throttled); the UI then stops tracking that connection itself.
 //!
 //! This module must never slow the relay: the feed only ever `try_send`s into a bounded
-//! channel; the UI drains it, keeps a bounded number of frames per connection, and redraws
-//! at most [`MAX_FPS`] times a second however fast events come. The terminal is restored on
-//! exit, on error, on panic (hook) and on Ctrl-C (a key in raw mode, mapped to quit).
+//! channel (connects, closes, headers and gaps are kept aside when it is full; everything else
+//! is dropped and counted, and the UI says so); the UI keeps a bounded number of frames and
+//! bytes per connection, and redraws at most [`MAX_FPS`] times a second however fast events
+//! come. The terminal is restored on exit, on error, on panic (hook) and on Ctrl-C (a key in
+//! raw mode, mapped to quit).
 
 pub mod app;
 pub mod filter;
