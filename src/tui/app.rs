@@ -500,6 +500,15 @@ impl App {
 
     /// Apply one event.
     pub fn handle(&mut self, ev: AppEvent) {
+        let conns_before = self.conns.len();
+        self.apply(ev);
+        if self.conns.len() != conns_before {
+            // The connection list grew: the panes below it may have shrunk.
+            self.clamp_all();
+        }
+    }
+
+    fn apply(&mut self, ev: AppEvent) {
         match ev {
             AppEvent::Pipeline(e) => self.pipeline(e),
             AppEvent::State {
