@@ -85,7 +85,7 @@ fn the_whole_80x24_screen_shows_every_pane() {
     println!("{}", s.join("\n"));
     let f = |t: &str| boxed("┃", t, "┃", 80);
     let mut expected: Vec<String> = [
-        "┌ Connections 2 (1 open) ──────────────────────────────────────────────────────┐",
+        "┌ Connections 2 (1 open) ───────────────────────────────────────────── amqpeek ┐",
         "│  # client -> upstream   proto  state        age bytes ->/<- frames ->/<- viol│",
         "│  * all connections                                     36/8          0/0    2│",
         "│  1 127.0.0.1:50001 -> … 1.0    -             0s        20/8          0/0    1│",
@@ -238,7 +238,7 @@ fn help_overlay_lists_every_key() {
     println!("{}", s.join("\n"));
     assert_eq!(
         s[0],
-        "┌ Connections 2 (1 open) ──────────────────────────────────────────────────────┐"
+        "┌ Connections 2 (1 open) ───────────────────────────────────────────── amqpeek ┐"
     );
     assert_eq!(
         s[1],

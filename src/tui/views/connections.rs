@@ -48,7 +48,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         format!(" Connections {} ({} open) ", app.conns.len(), live),
         Style::new().add_modifier(Modifier::BOLD),
     )]);
-    let block = pane_block(app, Pane::Connections, title);
+    let block = pane_block(app, Pane::Connections, title).title_top(
+        Line::styled(
+            format!(" {} ", app.opts.title),
+            Style::new().fg(Color::DarkGray),
+        )
+        .right_aligned(),
+    );
     let inner = block.inner(area);
     f.render_widget(block, area);
     if inner.height == 0 {
