@@ -411,3 +411,38 @@ fn dropped_events_and_evicted_frames_are_announced() {
     );
     assert!(s[6].starts_with("┏ Frames: all 4 ━"), "{}", s[6]);
 }
+
+#[test]
+fn zoom_gives_the_focused_pane_the_whole_screen() {
+    let mut app = app_with(broken_events(), 80, 24);
+    press(&mut app, KeyCode::Char('v'));
+    press(&mut app, KeyCode::Char('z'));
+    let s = screen(&app);
+    assert_eq!(
+        s[0],
+        "┏ Violations 2 Enter: go to frame ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓"
+    );
+    assert_eq!(
+        s[22],
+        "┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛"
+    );
+    // Keys still act on it; Esc leaves zoom.
+    // Enter jumps to the violation's frame: the zoomed pane is now the frame list.
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.focus, amqpeek::tui::Pane::Frames);
+    let s = screen(&app);
+    assert!(s[0].starts_with("┏ Frames: all 7 ━"), "{}", s[0]);
+    let msgs = messages(&broken_events());
+    assert_eq!(
+        s[3],
+        boxed(
+            "┃",
+            &format!("12:00:00.003   1 ->   - ! malformed      {}", msgs[0]),
+            "┃",
+            80
+        )
+    );
+    press(&mut app, KeyCode::Esc);
+    assert!(!app.zoom);
+    assert!(screen(&app)[0].starts_with("┌ Connections 2 (1 open) "));
+}
