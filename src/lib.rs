@@ -9,6 +9,7 @@
 //!
 //! [`codec`] (and later `state`) are sans-IO: no tokio, no clock; time is passed in.
 
+pub mod capture;
 pub mod codec;
 pub mod event;
 pub mod pipeline;

@@ -9,6 +9,7 @@ pub mod amqp091;
 pub mod amqp10;
 pub mod error;
 pub mod reader;
+pub mod resync;
 pub mod sniff;
 pub mod stream;
 

@@ -1,3 +1,4 @@
 //! Sinks: where events go; each sink knows one output.
 
 pub mod check;
+pub mod pcapng;

@@ -1,0 +1,256 @@
+//! Reading amqpeek's own JSONL capture back as a source: the base64 `raw` of `header` and
+//! `frame` lines rebuilds each direction's byte stream (credentials stay masked as written),
+//! `connect` / `close` / `gap` lines become their events, and holes in the offsets become gaps.
+//!
+//! Streams line by line; holds only per-connection offsets. A line that is not valid JSON or
+//! lacks a needed field yields an error naming its byte offset, and reading goes on.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::net::SocketAddr;
+
+use base64::Engine;
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::source::SourceEvent;
+use crate::codec::ProtocolHeader;
+use crate::event::{Chunk, ConnId, Dir, Timestamp};
+
+/// Longest line accepted (a frame's base64 can be large, but not unbounded).
+pub const MAX_LINE: usize = 512 * 1024 * 1024;
+
+#[derive(Debug, Default)]
+struct DirState {
+    /// Stream offset the next chunk must start at.
+    expected: u64,
+    /// A gap read from the file, waiting for the next frame to learn the protocol.
+    pending_gap: Option<(Timestamp, u64, u64, String)>,
+}
+
+/// Yields [`SourceEvent`]s from an amqpeek JSONL capture.
+pub struct JsonlSource<R: BufRead> {
+    src: R,
+    line: Vec<u8>,
+    file_offset: u64,
+    dirs: HashMap<(ConnId, Dir), DirState>,
+    out: std::collections::VecDeque<SourceEvent>,
+    done: bool,
+}
+
+fn proto_of(name: &str) -> Option<ProtocolHeader> {
+    match name {
+        "amqp-1.0" | "amqp-sasl" => Some(ProtocolHeader::Amqp10),
+        "amqp-0-9-1" => Some(ProtocolHeader::Amqp091),
+        _ => None,
+    }
+}
+
+impl<R: BufRead> JsonlSource<R> {
+    /// Read JSONL from `src`.
+    pub fn new(src: R) -> Self {
+        JsonlSource {
+            src,
+            line: Vec::new(),
+            file_offset: 0,
+            dirs: HashMap::new(),
+            out: Default::default(),
+            done: false,
+        }
+    }
+
+    fn read_line(&mut self) -> Option<(u64, Result<Value, String>)> {
+        self.line.clear();
+        let start = self.file_offset;
+        let n = match std::io::Read::take(&mut self.src, MAX_LINE as u64)
+            .read_until(b'\n', &mut self.line)
+        {
+            Ok(0) => return None,
+            Ok(n) => n,
+            Err(e) => {
+                self.done = true;
+                return Some((start, Err(format!("read error: {e}"))));
+            }
+        };
+        self.file_offset += n as u64;
+        if self.line.trim_ascii().is_empty() {
+            return Some((start, Ok(Value::Null)));
+        }
+        if n >= MAX_LINE && self.line.last() != Some(&b'\n') {
+            self.done = true;
+            return Some((start, Err("line too long".into())));
+        }
+        Some((
+            start,
+            serde_json::from_slice(&self.line).map_err(|e| format!("not a JSON line: {e}")),
+        ))
+    }
+
+    fn handle(&mut self, v: &Value) -> Result<(), String> {
+        let field = |k: &str| v.get(k).ok_or_else(|| format!("missing \"{k}\""));
+        let conn = field("conn")?.as_u64().ok_or("bad \"conn\"")?;
+        let ts = field("ts")?
+            .as_str()
+            .and_then(Timestamp::parse_rfc3339)
+            .ok_or("bad \"ts\"")?;
+        let event = field("event")?.as_str().ok_or("bad \"event\"")?;
+        let dir = || -> Result<Dir, String> {
+            match v.get("dir").and_then(Value::as_str) {
+                Some("c2s") => Ok(Dir::C2S),
+                Some("s2c") => Ok(Dir::S2C),
+                _ => Err("bad \"dir\"".into()),
+            }
+        };
+        let addr = |k: &str| -> Result<SocketAddr, String> {
+            v.get(k)
+                .and_then(Value::as_str)
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| format!("bad \"{k}\""))
+        };
+        let offset = || {
+            v.get("offset")
+                .and_then(Value::as_u64)
+                .ok_or("bad \"offset\"")
+        };
+        match event {
+            "connect" => {
+                self.out.push_back(SourceEvent::Connect {
+                    conn,
+                    ts,
+                    client: addr("client")?,
+                    server: addr("upstream")?,
+                });
+            }
+            "header" | "frame" => {
+                let dir = dir()?;
+                let offset = offset()?;
+                let raw = v.get("raw").and_then(Value::as_str).ok_or("bad \"raw\"")?;
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(raw)
+                    .map_err(|e| format!("bad base64 in \"raw\": {e}"))?;
+                let proto = if event == "header" {
+                    ProtocolHeader::sniff(&raw).filter(|_| raw.len() >= 8)
+                } else {
+                    v.get("proto").and_then(Value::as_str).and_then(proto_of)
+                };
+                let st = self.dirs.entry((conn, dir)).or_default();
+                let boundary_proto = if event == "header" { None } else { proto };
+                if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
+                    let end = (goff + glen).max(offset);
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts: gts,
+                        dir,
+                        offset: goff,
+                        len: end - goff,
+                        reason,
+                        resync: boundary_proto,
+                    });
+                    st.expected = end;
+                }
+                if offset > st.expected {
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts,
+                        dir,
+                        offset: st.expected,
+                        len: offset - st.expected,
+                        reason: format!("{} bytes not in the JSONL capture", offset - st.expected),
+                        resync: boundary_proto,
+                    });
+                    st.expected = offset;
+                }
+                let end = offset + raw.len() as u64;
+                if end <= st.expected {
+                    return Ok(()); // already delivered
+                }
+                let skip = (st.expected - offset) as usize;
+                st.expected = end;
+                let bytes = Bytes::from(raw).slice(skip..);
+                self.out.push_back(SourceEvent::Chunk(Chunk {
+                    conn,
+                    dir,
+                    ts,
+                    bytes,
+                }));
+            }
+            "gap" => {
+                let dir = dir()?;
+                let offset = offset()?;
+                let len = v.get("len").and_then(Value::as_u64).unwrap_or(0);
+                let reason = v
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("gap")
+                    .to_string();
+                let st = self.dirs.entry((conn, dir)).or_default();
+                if let Some((gts, goff, glen, r)) = st.pending_gap.take() {
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts: gts,
+                        dir,
+                        offset: goff,
+                        len: glen,
+                        reason: r,
+                        resync: None,
+                    });
+                    st.expected = goff + glen;
+                }
+                let offset = offset.max(st.expected);
+                st.pending_gap = Some((ts, offset, len, reason));
+            }
+            "close" => {
+                for dir in [Dir::C2S, Dir::S2C] {
+                    if let Some(st) = self.dirs.get_mut(&(conn, dir))
+                        && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
+                    {
+                        self.out.push_back(SourceEvent::Gap {
+                            conn,
+                            ts: gts,
+                            dir,
+                            offset: goff,
+                            len: glen,
+                            reason,
+                            resync: None,
+                        });
+                    }
+                    self.dirs.remove(&(conn, dir));
+                }
+                let reason = v
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("closed")
+                    .to_string();
+                self.out.push_back(SourceEvent::Close { conn, ts, reason });
+            }
+            _ => {} // violations and anything newer carry no bytes
+        }
+        Ok(())
+    }
+}
+
+impl<R: BufRead> Iterator for JsonlSource<R> {
+    type Item = SourceEvent;
+
+    fn next(&mut self) -> Option<SourceEvent> {
+        loop {
+            if let Some(e) = self.out.pop_front() {
+                return Some(e);
+            }
+            if self.done {
+                return None;
+            }
+            let Some((at, line)) = self.read_line() else {
+                self.done = true;
+                continue;
+            };
+            let res = line.and_then(|v| if v.is_null() { Ok(()) } else { self.handle(&v) });
+            if let Err(message) = res {
+                self.out.push_back(SourceEvent::Error {
+                    file_offset: at,
+                    message: format!("line at byte {at}: {message}"),
+                });
+            }
+        }
+    }
+}

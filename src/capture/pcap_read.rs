@@ -1,0 +1,469 @@
+//! Streaming packet reader for pcap (both byte orders, µs and ns) and pcapng (any section byte
+//! order, per-interface link type and `if_tsresol`) files.
+//!
+//! Reads through a fixed-size window, never the whole file; every record is bounds-checked
+//! before it is buffered, and a truncated or corrupt file ends with an error that names the
+//! byte offset where the damage starts. Block parsing is pcap-file's.
+
+use std::io::{self, Read};
+
+use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
+use pcap_file::pcapng::{Block, PcapNgParser};
+
+use crate::event::Timestamp;
+
+/// Largest record accepted; bigger lengths mean a corrupt file.
+pub const MAX_RECORD: usize = 64 * 1024 * 1024;
+
+const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
+
+/// The file formats recognised by their first four bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Classic pcap.
+    Pcap,
+    /// pcapng.
+    Pcapng,
+    /// amqpeek JSONL.
+    Jsonl,
+}
+
+/// Recognise a capture format from its first bytes.
+pub fn detect(head: &[u8]) -> Option<Format> {
+    let magic = head.get(..4)?;
+    match magic {
+        [0x0A, 0x0D, 0x0D, 0x0A] => Some(Format::Pcapng),
+        [0xA1, 0xB2, 0xC3, 0xD4]
+        | [0xD4, 0xC3, 0xB2, 0xA1]
+        | [0xA1, 0xB2, 0x3C, 0x4D]
+        | [0x4D, 0x3C, 0xB2, 0xA1] => Some(Format::Pcap),
+        _ => {
+            let first = head.iter().find(|b| !b.is_ascii_whitespace())?;
+            (*first == b'{').then_some(Format::Jsonl)
+        }
+    }
+}
+
+/// A packet, borrowed from the reader's window.
+#[derive(Debug)]
+pub struct Packet<'a> {
+    /// Capture time.
+    pub ts: Timestamp,
+    /// Link type of its interface.
+    pub linktype: u32,
+    /// Captured bytes.
+    pub data: &'a [u8],
+    /// Byte offset of its record in the file.
+    pub file_offset: u64,
+}
+
+/// Why reading stopped early.
+#[derive(Debug, thiserror::Error)]
+#[error("at byte {file_offset}: {message}")]
+pub struct ReadError {
+    /// Where the unreadable part starts.
+    pub file_offset: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Iface {
+    linktype: u32,
+    /// Timestamp units per second.
+    units_per_sec: u64,
+}
+
+enum Kind {
+    Pcap {
+        big_endian: bool,
+        nanos: bool,
+        linktype: u32,
+    },
+    Pcapng {
+        parser: Option<PcapNgParser>,
+        big_endian: bool,
+        ifaces: Vec<Iface>,
+    },
+}
+
+/// Reads packets one at a time from a pcap or pcapng stream.
+pub struct PacketReader<R: Read> {
+    src: R,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    /// File offset of `buf[pos]`.
+    file_offset: u64,
+    kind: Kind,
+    last_ts: Timestamp,
+    done: bool,
+}
+
+impl<R: Read> PacketReader<R> {
+    /// Start reading; `format` must be `Pcap` or `Pcapng` (see [`detect`]).
+    pub fn new(src: R, format: Format) -> Result<Self, ReadError> {
+        let kind = match format {
+            Format::Pcap => Kind::Pcap {
+                big_endian: false,
+                nanos: false,
+                linktype: 0,
+            },
+            _ => Kind::Pcapng {
+                parser: None,
+                big_endian: false,
+                ifaces: Vec::new(),
+            },
+        };
+        let mut r = PacketReader {
+            src,
+            buf: vec![0; 1 << 20],
+            pos: 0,
+            len: 0,
+            file_offset: 0,
+            kind,
+            last_ts: Timestamp(0),
+            done: false,
+        };
+        if format == Format::Pcap {
+            r.read_pcap_header()?;
+        }
+        Ok(r)
+    }
+
+    fn err(&mut self, message: impl Into<String>) -> ReadError {
+        self.done = true;
+        ReadError {
+            file_offset: self.file_offset,
+            message: message.into(),
+        }
+    }
+
+    /// Make at least `n` bytes available at `buf[pos..]`; false at end of input.
+    fn fill(&mut self, n: usize) -> io::Result<bool> {
+        if self.len - self.pos >= n {
+            return Ok(true);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n.next_power_of_two(), 0);
+        }
+        while self.len < n {
+            let got = match self.src.read(&mut self.buf[self.len..]) {
+                Ok(g) => g,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if got == 0 {
+                return Ok(false);
+            }
+            self.len += got;
+        }
+        Ok(true)
+    }
+
+    fn need(&mut self, n: usize, what: &str) -> Result<bool, ReadError> {
+        match self.fill(n) {
+            Ok(true) => Ok(true),
+            Ok(false) if self.len == self.pos => Ok(false),
+            Ok(false) => {
+                let have = self.len - self.pos;
+                Err(self.err(format!(
+                    "file truncated inside {what} ({have} of {n} bytes present)"
+                )))
+            }
+            Err(e) => Err(self.err(format!("read error: {e}"))),
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+        self.file_offset += n as u64;
+    }
+
+    fn read_pcap_header(&mut self) -> Result<(), ReadError> {
+        if !self.need(24, "the pcap file header")? {
+            return Err(self.err("empty file"));
+        }
+        let h = &self.buf[self.pos..self.pos + 24];
+        let (big_endian, nanos) = match [h[0], h[1], h[2], h[3]] {
+            [0xA1, 0xB2, 0xC3, 0xD4] => (true, false),
+            [0xD4, 0xC3, 0xB2, 0xA1] => (false, false),
+            [0xA1, 0xB2, 0x3C, 0x4D] => (true, true),
+            [0x4D, 0x3C, 0xB2, 0xA1] => (false, true),
+            _ => return Err(self.err("not a pcap file (bad magic)")),
+        };
+        let rd = |b: &[u8]| {
+            let a = [b[0], b[1], b[2], b[3]];
+            if big_endian {
+                u32::from_be_bytes(a)
+            } else {
+                u32::from_le_bytes(a)
+            }
+        };
+        // The link type is the low 16 bits; the top bits carry FCS information.
+        let linktype = rd(&h[20..24]) & 0xFFFF;
+        self.kind = Kind::Pcap {
+            big_endian,
+            nanos,
+            linktype,
+        };
+        self.consume(24);
+        Ok(())
+    }
+
+    /// The next packet, `None` at the end of the file. After an error, `None` forever.
+    pub fn next_packet(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
+        if self.done {
+            return None;
+        }
+        match &self.kind {
+            Kind::Pcap { .. } => self.next_pcap(),
+            Kind::Pcapng { .. } => self.next_pcapng(),
+        }
+    }
+
+    fn next_pcap(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
+        let Kind::Pcap {
+            big_endian,
+            nanos,
+            linktype,
+        } = self.kind
+        else {
+            return None;
+        };
+        match self.need(16, "a packet record header") {
+            Ok(true) => {}
+            Ok(false) => {
+                self.done = true;
+                return None;
+            }
+            Err(e) => return Some(Err(e)),
+        }
+        let h = &self.buf[self.pos..self.pos + 16];
+        let rd = |at: usize| {
+            let a = [h[at], h[at + 1], h[at + 2], h[at + 3]];
+            if big_endian {
+                u32::from_be_bytes(a)
+            } else {
+                u32::from_le_bytes(a)
+            }
+        };
+        let (sec, frac, incl) = (rd(0) as i64, rd(4) as i64, rd(8) as usize);
+        if incl > MAX_RECORD {
+            return Some(Err(
+                self.err(format!("corrupt packet record (captured length {incl})"))
+            ));
+        }
+        let micros = if nanos { frac / 1000 } else { frac };
+        let ts = Timestamp(sec * 1_000_000 + micros);
+        match self.need(16 + incl, "a packet record") {
+            Ok(true) => {}
+            Ok(false) => return Some(Err(self.err("file truncated inside a packet record"))),
+            Err(e) => return Some(Err(e)),
+        }
+        let file_offset = self.file_offset;
+        let start = self.pos + 16;
+        self.consume(16 + incl);
+        self.last_ts = ts;
+        Some(Ok(Packet {
+            ts,
+            linktype,
+            data: &self.buf[start..start + incl],
+            file_offset,
+        }))
+    }
+
+    fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
+        let (ts, linktype, off, n, file_offset) = match self.next_pcapng_packet()? {
+            Ok(found) => found,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(Ok(Packet {
+            ts,
+            linktype,
+            data: self.buf.get(off..off + n).unwrap_or_default(),
+            file_offset,
+        }))
+    }
+
+    /// The next packet block: (ts, linktype, data offset in `buf`, data length, file offset).
+    #[allow(clippy::type_complexity)]
+    fn next_pcapng_packet(
+        &mut self,
+    ) -> Option<Result<(Timestamp, u32, usize, usize, u64), ReadError>> {
+        loop {
+            match self.need(12, "a block header") {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => return Some(Err(e)),
+            }
+            let h = &self.buf[self.pos..self.pos + 12];
+            let btype_le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+            let is_shb = btype_le == PCAPNG_SHB;
+            let big_endian = if is_shb {
+                match [h[8], h[9], h[10], h[11]] {
+                    [0x1A, 0x2B, 0x3C, 0x4D] => true,
+                    [0x4D, 0x3C, 0x2B, 0x1A] => false,
+                    _ => return Some(Err(self.err("bad section header byte-order magic"))),
+                }
+            } else {
+                match &self.kind {
+                    Kind::Pcapng { big_endian, .. } => *big_endian,
+                    Kind::Pcap { .. } => false,
+                }
+            };
+            let rd = |b: &[u8]| {
+                let a = [b[0], b[1], b[2], b[3]];
+                if big_endian {
+                    u32::from_be_bytes(a)
+                } else {
+                    u32::from_le_bytes(a)
+                }
+            };
+            let btype = rd(&h[0..4]);
+            let blen = rd(&h[4..8]) as usize;
+            if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_RECORD {
+                return Some(Err(
+                    self.err(format!("corrupt block (type {btype:#x}, length {blen})"))
+                ));
+            }
+            match self.need(blen, "a block") {
+                Ok(true) => {}
+                Ok(false) => return Some(Err(self.err("file truncated inside a block"))),
+                Err(e) => return Some(Err(e)),
+            }
+            let file_offset = self.file_offset;
+            let (start, end) = (self.pos, self.pos + blen);
+            self.consume(blen);
+            let block_bytes = &self.buf[start..end];
+            let Kind::Pcapng {
+                parser,
+                big_endian: section_be,
+                ifaces,
+            } = &mut self.kind
+            else {
+                return None;
+            };
+            if is_shb {
+                match PcapNgParser::new(block_bytes) {
+                    Ok((_, p)) => {
+                        *parser = Some(p);
+                        *section_be = big_endian;
+                        ifaces.clear();
+                        continue;
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(ReadError {
+                            file_offset,
+                            message: format!("bad section header: {e}"),
+                        }));
+                    }
+                }
+            }
+            let Some(p) = parser.as_mut() else {
+                self.done = true;
+                return Some(Err(ReadError {
+                    file_offset,
+                    message: "pcapng block before any section header".into(),
+                }));
+            };
+            let block = match p.next_block(block_bytes) {
+                Ok((_, b)) => b,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(ReadError {
+                        file_offset,
+                        message: format!("corrupt block (type {btype:#x}): {e}"),
+                    }));
+                }
+            };
+            let (iface_id, raw_ts, data): (u32, Option<u64>, &[u8]) = match block {
+                Block::InterfaceDescription(idb) => {
+                    let mut units_per_sec = 1_000_000u64;
+                    for opt in &idb.options {
+                        if let InterfaceDescriptionOption::IfTsResol(r) = opt {
+                            units_per_sec = tsresol_units(*r);
+                        }
+                    }
+                    ifaces.push(Iface {
+                        linktype: u32::from(idb.linktype) & 0xFFFF,
+                        units_per_sec,
+                    });
+                    continue;
+                }
+                Block::EnhancedPacket(EnhancedPacketBlock {
+                    interface_id,
+                    timestamp,
+                    data,
+                    ..
+                }) => {
+                    // pcap-file hands the raw timestamp units over as "nanoseconds".
+                    let raw = timestamp.as_nanos() as u64;
+                    let d: &[u8] = match data {
+                        std::borrow::Cow::Borrowed(d) => d,
+                        std::borrow::Cow::Owned(_) => continue,
+                    };
+                    (interface_id, Some(raw), d)
+                }
+                Block::SimplePacket(spb) => {
+                    let d: &[u8] = match spb.data {
+                        std::borrow::Cow::Borrowed(d) => d,
+                        std::borrow::Cow::Owned(_) => continue,
+                    };
+                    (0, None, d)
+                }
+                Block::Packet(pb) => {
+                    let raw = pb.timestamp;
+                    let d: &[u8] = match pb.data {
+                        std::borrow::Cow::Borrowed(d) => d,
+                        std::borrow::Cow::Owned(_) => continue,
+                    };
+                    (u32::from(pb.interface_id), Some(raw), d)
+                }
+                _ => continue,
+            };
+            let Some(iface) = ifaces.get(iface_id as usize).copied() else {
+                self.done = true;
+                return Some(Err(ReadError {
+                    file_offset,
+                    message: format!("packet for undeclared interface {iface_id}"),
+                }));
+            };
+            let ts = match raw_ts {
+                Some(raw) => Timestamp(units_to_micros(raw, iface.units_per_sec)),
+                None => self.last_ts,
+            };
+            self.last_ts = ts;
+            let off = (data.as_ptr() as usize).saturating_sub(self.buf.as_ptr() as usize);
+            return Some(Ok((ts, iface.linktype, off, data.len(), file_offset)));
+        }
+    }
+}
+
+/// `if_tsresol` to units per second: bit 7 clear means 10^-v, set means 2^-v.
+fn tsresol_units(r: u8) -> u64 {
+    let v = u32::from(r & 0x7F);
+    if r & 0x80 == 0 {
+        10u64.checked_pow(v).unwrap_or(u64::MAX)
+    } else {
+        1u64.checked_shl(v).unwrap_or(u64::MAX)
+    }
+}
+
+fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
+    if units_per_sec == 1_000_000 {
+        return raw as i64;
+    }
+    let units_per_sec = units_per_sec.max(1) as u128;
+    ((raw as u128 * 1_000_000) / units_per_sec) as i64
+}

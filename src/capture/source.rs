@@ -1,0 +1,83 @@
+//! What a capture reader yields: [`SourceEvent`]s in capture order, the offline counterpart of
+//! what the proxy sees live (a connection appears, bytes flow per direction, bytes go missing,
+//! the connection ends), plus read errors positioned in the file.
+//!
+//! Only vocabulary lives here: no parsing, no I/O.
+
+use std::net::SocketAddr;
+
+use crate::codec::ProtocolHeader;
+use crate::event::{Chunk, ConnId, Dir, Timestamp};
+
+/// One thing a capture source found, in capture order.
+///
+/// Stream offsets: a direction's stream offset starts at 0 with its first byte (the byte after
+/// the SYN, or the first byte seen when the capture starts mid-connection). Each `Chunk`
+/// continues exactly where the previous `Chunk` or `Gap` of that direction ended, so a consumer
+/// can keep offsets by adding `bytes.len()` and `len`.
+#[derive(Clone, Debug)]
+pub enum SourceEvent {
+    /// A connection appeared (first sign of it that turned out to be AMQP).
+    Connect {
+        /// Connection number (from 1, unique within this capture).
+        conn: ConnId,
+        /// When.
+        ts: Timestamp,
+        /// The client (SYN sender, or see the orientation rules in [`crate::capture`]).
+        client: SocketAddr,
+        /// The server (broker).
+        server: SocketAddr,
+    },
+    /// Bytes of one direction, in stream order, with no hole before them.
+    Chunk(Chunk),
+    /// Bytes of one direction that the capture does not hold.
+    Gap {
+        /// Connection.
+        conn: ConnId,
+        /// When it was noticed.
+        ts: Timestamp,
+        /// Direction.
+        dir: Dir,
+        /// Stream offset where the missing bytes start.
+        offset: u64,
+        /// How many bytes are missing (0 when unknown, e.g. before a mid-connection start).
+        len: u64,
+        /// In plain words, e.g. `resynchronised at offset 8123 after skipping 35 bytes`.
+        reason: String,
+        /// When set, the next chunk of this direction starts at a frame boundary of this
+        /// protocol (found by [`crate::codec::resync`]): start a decoder with
+        /// `StreamDecoder::assuming(protocol)` there, protocol state unknown.
+        resync: Option<ProtocolHeader>,
+    },
+    /// The connection ended (FIN both ways, RST, or the capture ended with it still open).
+    Close {
+        /// Connection.
+        conn: ConnId,
+        /// When.
+        ts: Timestamp,
+        /// Plain words, e.g. `FIN both ways`, `reset by server`.
+        reason: String,
+    },
+    /// The file could not be read past this point (truncated or corrupt), or one record of it
+    /// was unusable. For packet captures this is the last item; for JSONL, reading goes on with
+    /// the next line.
+    Error {
+        /// Byte offset in the file where the unreadable part starts.
+        file_offset: u64,
+        /// What is wrong there.
+        message: String,
+    },
+}
+
+impl SourceEvent {
+    /// The connection this event belongs to (`None` for file errors).
+    pub fn conn(&self) -> Option<ConnId> {
+        match self {
+            SourceEvent::Connect { conn, .. }
+            | SourceEvent::Gap { conn, .. }
+            | SourceEvent::Close { conn, .. } => Some(*conn),
+            SourceEvent::Chunk(c) => Some(c.conn),
+            SourceEvent::Error { .. } => None,
+        }
+    }
+}

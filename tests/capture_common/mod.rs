@@ -1,0 +1,255 @@
+//! Shared helpers for the capture tests: a recording TCP relay in front of RabbitMQ, driving
+//! recorded chunks through the real `Inspector`, writing pcapng with `PcapngSink`, running
+//! tshark, and minimal frame delimiting of AMQP byte streams (independent of the codecs).
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use amqpeek::capture::pcapng_write::Conversation;
+use amqpeek::event::{Dir, Event, EventKind, Timestamp};
+use amqpeek::pipeline::{InspectOptions, Inspector, Sink};
+use amqpeek::sinks::pcapng::PcapngSink;
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+pub const BROKER: &str = "127.0.0.1:5672";
+
+fn ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+/// True when the broker answers; false (skip, with a note) when not and CI is unset.
+pub fn require_broker(test: &str) -> bool {
+    let ok = std::net::TcpStream::connect_timeout(
+        &BROKER.parse().unwrap(),
+        std::time::Duration::from_secs(2),
+    )
+    .is_ok();
+    if !ok {
+        assert!(
+            !ci(),
+            "{test}: RabbitMQ not reachable at {BROKER} and CI is set"
+        );
+        eprintln!("SKIP {test}: RabbitMQ not reachable at {BROKER}");
+    }
+    ok
+}
+
+/// True when tshark runs; false (skip, with a note) when not and CI is unset.
+pub fn require_tshark(test: &str) -> bool {
+    let ok = Command::new("tshark").arg("--version").output().is_ok();
+    if !ok {
+        assert!(!ci(), "{test}: tshark not installed and CI is set");
+        eprintln!("SKIP {test}: tshark not installed");
+    }
+    ok
+}
+
+/// Run tshark, return stdout (panics with stderr on failure).
+pub fn tshark(args: &[&str]) -> String {
+    let out = Command::new("tshark")
+        .args(args)
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// One relayed connection as recorded: every read, in the order observed, per direction.
+#[derive(Clone, Debug)]
+pub struct Recording {
+    pub client: SocketAddr,
+    pub upstream: SocketAddr,
+    pub chunks: Vec<(Dir, Timestamp, Vec<u8>)>,
+}
+
+impl Recording {
+    pub fn bytes(&self, dir: Dir) -> Vec<u8> {
+        self.chunks
+            .iter()
+            .filter(|c| c.0 == dir)
+            .flat_map(|c| c.2.iter().copied())
+            .collect()
+    }
+}
+
+type Log = Arc<Mutex<Vec<(Dir, Timestamp, Vec<u8>)>>>;
+
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    dir: Dir,
+    log: Log,
+) {
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        log.lock()
+            .unwrap()
+            .push((dir, Timestamp::now(), buf[..n].to_vec()));
+        if to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+/// Start a recording relay to the broker; returns its address and a handle yielding the
+/// recordings of the first `conns` connections once they have ended.
+pub async fn recording_relay(
+    conns: usize,
+) -> (SocketAddr, tokio::task::JoinHandle<Vec<Recording>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = tokio::spawn(async move {
+        let mut recs = Vec::new();
+        for _ in 0..conns {
+            let (client, client_addr) = listener.accept().await.unwrap();
+            let upstream = TcpStream::connect(BROKER).await.unwrap();
+            let upstream_addr = upstream.peer_addr().unwrap();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let (cr, cw) = client.into_split();
+            let (ur, uw) = upstream.into_split();
+            let a = tokio::spawn(pump(cr, uw, Dir::C2S, log.clone()));
+            let b = tokio::spawn(pump(ur, cw, Dir::S2C, log.clone()));
+            let _ = tokio::join!(a, b);
+            let chunks = std::mem::take(&mut *log.lock().unwrap());
+            recs.push(Recording {
+                client: client_addr,
+                upstream: upstream_addr,
+                chunks,
+            });
+        }
+        recs
+    });
+    (addr, handle)
+}
+
+/// Drive the real inspector over recordings (connection `i + 1` for recording `i`).
+pub fn inspect(recs: &[Recording]) -> Vec<Event> {
+    let mut events = Vec::new();
+    for (i, r) in recs.iter().enumerate() {
+        let conn = i as u64 + 1;
+        let ts0 = r.chunks.first().map(|c| c.1).unwrap_or(Timestamp(0));
+        events.push(Event {
+            conn,
+            ts: ts0,
+            kind: EventKind::Connect {
+                client: r.client,
+                upstream: r.upstream,
+            },
+        });
+        let mut insp = Inspector::new(conn, InspectOptions::default());
+        for (dir, ts, bytes) in &r.chunks {
+            insp.chunk(*dir, *ts, Bytes::copy_from_slice(bytes), &mut events);
+        }
+        let end = r.chunks.last().map(|c| c.1).unwrap_or(ts0);
+        insp.close(end, "client closed".into(), &mut events);
+    }
+    events
+}
+
+/// Write events through the pcapng sink to `path`.
+pub fn write_pcapng(events: &[Event], path: &Path) {
+    let mut sink = PcapngSink::create(path).unwrap();
+    for e in events {
+        sink.event(e).unwrap();
+    }
+    sink.flush().unwrap();
+}
+
+/// The Data bytes of one connection and direction, concatenated (masked as written).
+pub fn data_bytes(events: &[Event], conn: u64, dir: Dir) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e.conn == conn) {
+        if let EventKind::Data { dir: d, bytes, .. } = &e.kind
+            && *d == dir
+        {
+            out.extend_from_slice(bytes);
+        }
+    }
+    out
+}
+
+/// A frame found by minimal delimiting: (offset, type, identifying code).
+/// 0-9-1: code = class << 16 | method for method frames, else 0.
+/// 1.0: code = the performative / SASL descriptor code, or 0 for empty frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawFrame {
+    pub offset: usize,
+    pub len: usize,
+    pub ftype: u8,
+    pub code: u32,
+}
+
+/// Delimit an AMQP stream into frames (protocol headers skipped; `v091` says which framing
+/// applies before any header is seen).
+pub fn delimit(stream: &[u8], v091: bool) -> Vec<RawFrame> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    let mut v091 = v091;
+    while at + 8 <= stream.len() {
+        let s = &stream[at..];
+        if s.starts_with(b"AMQP") {
+            v091 = s[4..8] == [0, 0, 9, 1];
+            at += 8;
+            continue;
+        }
+        if v091 {
+            let size = u32::from_be_bytes([s[3], s[4], s[5], s[6]]) as usize;
+            let len = size + 8;
+            if s.len() < len {
+                break;
+            }
+            let code = if s[0] == 1 && size >= 4 {
+                (u32::from(u16::from_be_bytes([s[7], s[8]])) << 16)
+                    | u32::from(u16::from_be_bytes([s[9], s[10]]))
+            } else {
+                0
+            };
+            out.push(RawFrame {
+                offset: at,
+                len,
+                ftype: s[0],
+                code,
+            });
+            at += len;
+        } else {
+            let len = u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as usize;
+            if len < 8 || s.len() < len {
+                break;
+            }
+            let doff = s[4] as usize * 4;
+            let body = &s[doff.min(len)..len];
+            let code = if body.len() >= 3 && body[0] == 0 && body[1] == 0x53 {
+                u32::from(body[2])
+            } else {
+                0
+            };
+            out.push(RawFrame {
+                offset: at,
+                len,
+                ftype: s[5],
+                code,
+            });
+            at += len;
+        }
+    }
+    out
+}
+
+/// Write a bare pcapng with a single conversation made of the given chunks (no inspector).
+pub fn conversation_packets(client: SocketAddr, server: SocketAddr) -> Conversation {
+    Conversation::new(client, server, 1)
+}
