@@ -108,3 +108,35 @@ fn replay_in_tmux_at_80x24_shows_the_connection_help_and_quits() {
     assert!(!s.contains("Connections 1"), "alternate screen left: {s}");
     let _ = tmux(&["kill-session", "-t", &session]);
 }
+
+/// The capture the end-to-end test replays is one the capture reader reads: a connect, the
+/// bytes of both headers and both opens, in order, and the close.
+#[test]
+fn the_tiny_capture_reads_back_as_the_connection_it_describes() {
+    use amqpeek::capture::{self, SourceEvent};
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("tiny.jsonl");
+    capture(&cap);
+    let events: Vec<SourceEvent> = capture::open(&cap, Default::default())
+        .expect("opens")
+        .collect();
+    assert!(matches!(
+        events.first(),
+        Some(SourceEvent::Connect { conn: 1, .. })
+    ));
+    assert!(matches!(
+        events.last(),
+        Some(SourceEvent::Close { conn: 1, .. })
+    ));
+    let mut bytes = [Vec::new(), Vec::new()];
+    for e in &events {
+        if let SourceEvent::Chunk(c) = e {
+            bytes[c.dir.index()].extend_from_slice(&c.bytes);
+        }
+    }
+    for b in &bytes {
+        assert_eq!(&b[..8], b"AMQP\x00\x01\x00\x00");
+        // Header, then the open: frame header, descriptor, list32 (code, size, count), str8.
+        assert_eq!(b.len(), 8 + (8 + 3 + 1 + 4 + 4 + 2 + 8));
+    }
+}
