@@ -479,3 +479,64 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
         s.join("\n")
     );
 }
+
+/// Connection 1 open, then `closed` connections (from 2) that open and close.
+fn with_closed(app: &mut App, from: u64, to: u64) {
+    for c in from..=to {
+        for e in conversation(
+            c,
+            c as i64 * 10,
+            &[(Dir::C2S, amqp10::HEADER.to_vec())],
+            true,
+        ) {
+            app.handle(e);
+        }
+    }
+}
+
+fn forgetting_app() -> App {
+    let opts = amqpeek::tui::TuiOptions {
+        live: false,
+        max_closed_conns: 2,
+        ..Default::default()
+    };
+    let mut app = App::new(opts, (80, 24));
+    for e in conversation(1, 0, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
+        app.handle(e);
+    }
+    with_closed(&mut app, 2, 4);
+    press(&mut app, KeyCode::Char('c'));
+    app
+}
+
+#[test]
+fn old_closed_connections_are_forgotten_and_the_selection_kept() {
+    // Connection 1 selected: it stays selected when older closed ones go.
+    let mut app = forgetting_app();
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.selected_conn(), Some(1));
+    with_closed(&mut app, 5, 6);
+    // 5 closed > 2 (+10%): the three oldest closed go; the open one stays.
+    assert_eq!(app.conn_ids(), &[1, 5, 6][..]);
+    assert_eq!(app.conns_forgotten, 3);
+    assert_eq!(
+        app.selected_conn(),
+        Some(1),
+        "the selection stays on its connection"
+    );
+    assert!(!app.view.is_empty());
+    assert!(app.view.iter().all(|(c, _)| *c == 1));
+    let s = screen(&app);
+    assert!(
+        s[0].starts_with("┏ Connections 3 (1 open, 3 older closed ones forgotten) "),
+        "{}",
+        s[0]
+    );
+    // Connection 4 selected: forgotten, so the list shows all connections.
+    let mut app = forgetting_app();
+    press(&mut app, KeyCode::End);
+    assert_eq!(app.selected_conn(), Some(4));
+    with_closed(&mut app, 5, 6);
+    assert_eq!(app.selected_conn(), None);
+    assert!(app.view.iter().all(|(c, _)| [1, 5, 6].contains(c)));
+}

@@ -28,6 +28,8 @@ pub struct TuiOptions {
     /// Frame bytes kept in memory per connection (for the hex view); older frames are dropped
     /// from view beyond this as beyond `max_frames_per_conn`.
     pub max_bytes_per_conn: usize,
+    /// Closed connections kept (with their frames); older ones are forgotten.
+    pub max_closed_conns: usize,
     /// Violations kept in memory in total.
     pub max_violations: usize,
     /// Message bodies are cut at this many bytes in the detail view.
@@ -54,6 +56,7 @@ impl Default for TuiOptions {
             max_frames_per_conn: 10_000,
             max_bytes_per_conn: 32 * 1024 * 1024,
             max_violations: 50_000,
+            max_closed_conns: 1000,
             max_body: 4096,
             max_raw_per_frame: 64 * 1024,
             credit_history: 64,
@@ -406,6 +409,9 @@ pub struct App {
     pub quit: bool,
     next_seq: u64,
     trackers: HashMap<ConnId, Tracked>,
+    conn_ids: Vec<ConnId>,
+    /// Closed connections forgotten to stay within `max_closed_conns`.
+    pub conns_forgotten: u64,
 }
 
 /// The UI's own state tracker of a connection (when the feed sends no state).
@@ -454,6 +460,8 @@ impl App {
             quit: false,
             next_seq: 0,
             trackers: HashMap::new(),
+            conn_ids: Vec::new(),
+            conns_forgotten: 0,
         }
     }
 
@@ -461,8 +469,42 @@ impl App {
     pub fn selected_conn(&self) -> Option<ConnId> {
         match self.conn_list.selected {
             0 => None,
-            i => self.conns.keys().nth(i - 1).copied(),
+            i => self.conn_ids.get(i - 1).copied(),
         }
+    }
+
+    /// Connection numbers in list order.
+    pub fn conn_ids(&self) -> &[ConnId] {
+        &self.conn_ids
+    }
+
+    /// Forget the oldest closed connections once there are more than `max_closed_conns`
+    /// (a tenth more, so the list is compacted rarely).
+    fn forget_closed(&mut self) {
+        let max = self.opts.max_closed_conns.max(1);
+        let closed: Vec<ConnId> = self
+            .conn_ids
+            .iter()
+            .filter(|id| self.conns.get(id).is_some_and(|c| c.closed.is_some()))
+            .copied()
+            .collect();
+        if closed.len() <= max + max / 10 {
+            return;
+        }
+        let sel = self.selected_conn();
+        let gone: HashSet<ConnId> = closed[..closed.len() - max].iter().copied().collect();
+        for id in &gone {
+            self.conns.remove(id);
+            self.trackers.remove(id);
+        }
+        self.conns_forgotten += gone.len() as u64;
+        self.conn_ids.retain(|id| !gone.contains(id));
+        self.conn_list.selected = match sel {
+            Some(s) if !gone.contains(&s) => self.conn_ids.binary_search(&s).map_or(0, |p| p + 1),
+            _ => 0,
+        };
+        self.rebuild_view();
+        self.clamp_all();
     }
 
     /// Resolve a frame-list entry.
@@ -550,6 +592,10 @@ impl App {
     // ----- pipeline ------------------------------------------------------------------------
 
     fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
+        if !self.conns.contains_key(&id) {
+            let at = self.conn_ids.partition_point(|x| *x < id);
+            self.conn_ids.insert(at, id);
+        }
         let c = self.conns.entry(id).or_insert_with(|| Conn {
             id,
             state: "-".into(),
@@ -755,6 +801,7 @@ impl App {
                 };
                 c.closed = Some(info);
                 self.push_row(row);
+                self.forget_closed();
             }
         }
     }
@@ -1403,7 +1450,7 @@ impl App {
             return;
         };
         // Show the frame's connection, clearing a filter that hides it.
-        if let Some(pos) = self.conns.keys().position(|k| *k == v.conn)
+        if let Ok(pos) = self.conn_ids.binary_search(&v.conn)
             && self.selected_conn().is_some_and(|c| c != v.conn)
         {
             self.conn_list.selected = pos + 1;

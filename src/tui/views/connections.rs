@@ -45,7 +45,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Connections;
     let live = app.conns.values().filter(|c| c.closed.is_none()).count();
     let title = Line::from(vec![Span::styled(
-        format!(" Connections {} ({} open) ", app.conns.len(), live),
+        if app.conns_forgotten > 0 {
+            format!(
+                " Connections {} ({} open, {} older closed ones forgotten) ",
+                app.conns.len(),
+                live,
+                app.conns_forgotten
+            )
+        } else {
+            format!(" Connections {} ({} open) ", app.conns.len(), live)
+        },
         Style::new().add_modifier(Modifier::BOLD),
     )]);
     let block = pane_block(app, Pane::Connections, title).title_top(
@@ -112,7 +121,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 },
             )
         } else {
-            let Some(c) = app.conns.values().nth(i - 1) else {
+            let Some(c) = app.conn_ids().get(i - 1).and_then(|id| app.conns.get(id)) else {
                 break;
             };
             let end = if c.closed.is_some() {
