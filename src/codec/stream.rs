@@ -177,6 +177,12 @@ impl StreamDecoder {
         d
     }
 
+    /// Place the decoder at absolute `offset` in its stream (after a gap).
+    pub fn starting_at(mut self, offset: u64) -> Self {
+        self.offset = offset;
+        self
+    }
+
     /// Absolute offset of the next byte the decoder expects.
     pub fn offset(&self) -> u64 {
         self.offset + self.pending.len() as u64

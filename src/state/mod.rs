@@ -25,6 +25,11 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
     ) {
         let _ = (dir, offset, header, ts, out);
     }
+    /// Bytes of `dir` were missed: from here on, state in that direction is unknown and the
+    /// tracker must not report what it cannot know.
+    fn gap(&mut self, dir: Dir) {
+        let _ = dir;
+    }
     /// A decoded frame was seen.
     fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>);
     /// The TCP connection ended (after the last frame).
@@ -42,6 +47,8 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
 #[derive(Debug, Default)]
 pub struct ConnTracker {
     inner: Option<Box<dyn ProtocolTracker>>,
+    /// A gap came before anything was seen: the tracker, once chosen, starts "unknown".
+    missed_start: bool,
 }
 
 impl ConnTracker {
@@ -71,9 +78,21 @@ impl ConnTracker {
     pub fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
         if self.inner.is_none() {
             self.inner = tracker_mid_stream(frame);
+            if let Some(t) = self.inner.as_mut() {
+                t.gap(frame.dir);
+                t.gap(frame.dir.flip());
+            }
         }
         if let Some(t) = self.inner.as_mut() {
             t.frame(frame, ts, out);
+        }
+    }
+
+    /// Bytes of `dir` were missed.
+    pub fn gap(&mut self, dir: Dir) {
+        self.missed_start = self.inner.is_none();
+        if let Some(t) = self.inner.as_mut() {
+            t.gap(dir);
         }
     }
 

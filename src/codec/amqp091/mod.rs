@@ -1,90 +1,58 @@
 //! AMQP 0-9-1 (with RabbitMQ's extensions): frames, every class and method, field tables,
-//! content headers, and content assembly.
+//! content headers, SASL responses, content assembly, and an encoder for all of it.
 //!
-//! PLACEHOLDER: the contract below is what `codec::stream` and the sinks rely on; the
-//! implementation replaces the bodies.
+//! Sans-IO and panic-free on any input: `decode_frame` takes exactly one delimited frame
+//! (`frame_size` delimits), and every failure is a typed [`DecodeError`] at an absolute offset.
+//! The static class/method table is generated from RabbitMQ's JSON spec by
+//! `tools/gen_amqp091.py` into `generated.rs`.
+//!
+//! For the state trackers: [`Frame::kind`] is a [`FrameKind`]; a [`Method`] has
+//! [`Method::kind`] (a [`MethodKind`] to `match` on), [`Method::def`] (ids, names,
+//! synchronous/content flags, argument list), [`Method::arg`] by spec name and typed
+//! accessors (`delivery_tag`, `multiple`, `requeue`, `consumer_tag`, `frame_max`, ...).
 
-use std::ops::Range;
+mod assembler;
+mod auth;
+mod content;
+mod field_table;
+mod frame;
+mod generated;
+mod method;
+mod render;
+mod table;
 
-use bytes::Bytes;
+pub use assembler::{ContentAssembler, MAX_BUFFERED, MAX_MESSAGE, Message};
+pub use auth::{AuthResponse, decode_response};
+pub use content::{BASIC_CLASS_ID, ContentHeader};
+pub use field_table::{FieldTable, FieldValue, MAX_DEPTH};
+pub use frame::{
+    FRAME_END_OCTET, FRAME_HEADER_LEN, FRAME_OVERHEAD, Frame, FrameKind, decode_frame,
+    encode_frame, frame_size,
+};
+pub use generated::{CLASSES, METHODS, MethodKind, class_def, method_def};
+pub use method::{Method, Value};
+pub use render::{field_value_json, table_json, value_json};
+pub use table::{ArgDef, ClassDef, DefaultValue, MethodDef, WireType};
 
-use super::{DecodeError, ErrorKind};
-
-/// One decoded AMQP 0-9-1 frame.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Frame {
-    /// The channel from the frame header.
-    pub channel: u16,
+/// The spec's constants (frame types, FRAME-END, reply codes).
+pub mod constants {
+    pub use super::generated::{
+        ACCESS_REFUSED, CHANNEL_ERROR, COMMAND_INVALID, CONNECTION_FORCED, CONTENT_TOO_LARGE,
+        FRAME_BODY, FRAME_END, FRAME_ERROR, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD,
+        FRAME_MIN_SIZE, INTERNAL_ERROR, INVALID_PATH, NO_CONSUMERS, NO_ROUTE, NOT_ALLOWED,
+        NOT_FOUND, NOT_IMPLEMENTED, PRECONDITION_FAILED, REPLY_SUCCESS, RESOURCE_ERROR,
+        RESOURCE_LOCKED, SYNTAX_ERROR, UNEXPECTED_FRAME,
+    };
 }
 
 impl Frame {
-    /// The frame's channel.
-    pub fn channel(&self) -> u16 {
-        self.channel
-    }
-    /// `class.method` in the spec's spelling (`basic.publish`), or `content-header`,
-    /// `content-body`, `heartbeat`, `unknown`.
-    pub fn name(&self) -> &'static str {
-        "unknown"
-    }
-    /// One summary line, e.g. `basic.publish exchange="x" routing-key="a.b"`.
+    /// One summary line, e.g. `basic.publish exchange="x" routing-key="a.b" mandatory=false`.
     pub fn summary(&self) -> String {
-        String::new()
+        render::frame_summary(self)
     }
+
     /// The method's arguments (or the header's properties) keyed by the spec's names.
     pub fn fields_json(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-    /// Byte ranges (within the raw frame) holding credentials, to be masked.
-    pub fn secret_ranges(&self) -> Vec<Range<usize>> {
-        Vec::new()
-    }
-}
-
-/// Total size of the frame starting at `buf[0]` (7-byte header + payload + frame-end), once
-/// the header is visible.
-pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
-    if buf.len() < 7 {
-        return Ok(None);
-    }
-    let size = u32::from_be_bytes([buf[3], buf[4], buf[5], buf[6]]);
-    Ok(Some(size as usize + 8))
-}
-
-/// Decode one complete frame (`raw` is exactly one frame), found at absolute `offset`.
-pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
-    let _ = raw;
-    Err(DecodeError::new(
-        offset,
-        ErrorKind::Unknown {
-            what: "frame type",
-            id: 0,
-        },
-    ))
-}
-
-/// A complete message: the method that carries it, its content header and body.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Message {}
-
-impl Message {
-    /// Method, properties and body as JSON; bodies longer than `max_body` bytes are truncated
-    /// and their full size stated.
-    pub fn to_json(&self, max_body: usize) -> serde_json::Value {
-        let _ = max_body;
-        serde_json::Value::Null
-    }
-}
-
-/// Assembles method + content header + body frames into messages, per channel, for one
-/// direction of one connection.
-#[derive(Debug, Default)]
-pub struct ContentAssembler {}
-
-impl ContentAssembler {
-    /// Feed a frame; returns a message when this frame completes one.
-    pub fn push(&mut self, frame: &Frame) -> Option<Result<Message, DecodeError>> {
-        let _ = frame;
-        None
+        render::frame_fields_json(self)
     }
 }

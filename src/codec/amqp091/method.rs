@@ -1,0 +1,414 @@
+//! Method frames' payloads: class-id, method-id and the arguments, decoded by the static
+//! table into [`Value`]s addressable by spec name, and encoded back (bits packed as the spec
+//! packs them). Typed accessors for the state trackers live here too.
+//!
+//! Never panics on input, never trusts a claimed length.
+
+use bytes::{BufMut, Bytes};
+
+use super::field_table::{FieldTable, longstr, put_longstr, put_shortstr, shortstr};
+use super::generated::{MethodKind, class_def, method_def};
+use super::table::{DefaultValue, MethodDef, WireType};
+use crate::codec::{DecodeError, ErrorKind, Reader};
+
+/// One method argument's value, as its wire type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `bit`.
+    Bit(bool),
+    /// `octet`.
+    Octet(u8),
+    /// `short`.
+    Short(u16),
+    /// `long`.
+    Long(u32),
+    /// `longlong`.
+    LongLong(u64),
+    /// `shortstr` (bytes as on the wire; usually UTF-8).
+    ShortStr(Bytes),
+    /// `longstr`.
+    LongStr(Bytes),
+    /// `table`.
+    Table(FieldTable),
+    /// `timestamp` (seconds since the epoch).
+    Timestamp(u64),
+}
+
+impl Value {
+    /// The wire type this value has.
+    pub fn wire_type(&self) -> WireType {
+        match self {
+            Value::Bit(_) => WireType::Bit,
+            Value::Octet(_) => WireType::Octet,
+            Value::Short(_) => WireType::Short,
+            Value::Long(_) => WireType::Long,
+            Value::LongLong(_) => WireType::LongLong,
+            Value::ShortStr(_) => WireType::ShortStr,
+            Value::LongStr(_) => WireType::LongStr,
+            Value::Table(_) => WireType::Table,
+            Value::Timestamp(_) => WireType::Timestamp,
+        }
+    }
+
+    /// The spec default for an argument of type `ty` (or the type's zero).
+    pub fn default_for(ty: WireType, default: Option<DefaultValue>) -> Value {
+        let int = match default {
+            Some(DefaultValue::Int(v)) => v,
+            _ => 0,
+        };
+        let s = match default {
+            Some(DefaultValue::Str(s)) => Bytes::from_static(s.as_bytes()),
+            _ => Bytes::new(),
+        };
+        match ty {
+            WireType::Bit => Value::Bit(matches!(default, Some(DefaultValue::Bool(true)))),
+            WireType::Octet => Value::Octet(int as u8),
+            WireType::Short => Value::Short(int as u16),
+            WireType::Long => Value::Long(int as u32),
+            WireType::LongLong => Value::LongLong(int),
+            WireType::ShortStr => Value::ShortStr(s),
+            WireType::LongStr => Value::LongStr(s),
+            WireType::Table => Value::Table(FieldTable::new()),
+            WireType::Timestamp => Value::Timestamp(int),
+        }
+    }
+
+    /// Integer value widened to u64 (octet, short, long, longlong, timestamp).
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Value::Octet(v) => Some(v.into()),
+            Value::Short(v) => Some(v.into()),
+            Value::Long(v) => Some(v.into()),
+            Value::LongLong(v) | Value::Timestamp(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Bit value.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Bit(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// String bytes (shortstr or longstr).
+    pub fn as_bytes(&self) -> Option<&Bytes> {
+        match self {
+            Value::ShortStr(b) | Value::LongStr(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// String value when it is valid UTF-8.
+    pub fn as_str(&self) -> Option<&str> {
+        self.as_bytes().and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    /// Table value.
+    pub fn as_table(&self) -> Option<&FieldTable> {
+        match self {
+            Value::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A decoded method: its static definition and its arguments in wire order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Method {
+    /// The method's static definition (ids, names, flags, argument list).
+    pub def: &'static MethodDef,
+    /// One value per `def.args` entry, same order.
+    pub args: Vec<Value>,
+}
+
+impl Method {
+    /// A method with every argument at the spec's default (or zero).
+    pub fn with_defaults(kind: MethodKind) -> Method {
+        let def = kind.def();
+        Method {
+            def,
+            args: def
+                .args
+                .iter()
+                .map(|a| Value::default_for(a.ty, a.default))
+                .collect(),
+        }
+    }
+
+    /// Set argument `name` (builder style). Fails when the name is unknown or the value's
+    /// wire type differs from the argument's.
+    pub fn set(mut self, name: &str, value: Value) -> Result<Method, &'static str> {
+        let i = self.def.arg_index(name).ok_or("no such argument")?;
+        let slot = self.args.get_mut(i).ok_or("no such argument")?;
+        if self.def.args[i].ty != value.wire_type() {
+            return Err("wrong wire type for argument");
+        }
+        *slot = value;
+        Ok(self)
+    }
+
+    /// Which method this is.
+    pub fn kind(&self) -> MethodKind {
+        self.def.kind
+    }
+    /// Class id.
+    pub fn class_id(&self) -> u16 {
+        self.def.class_id
+    }
+    /// Method id.
+    pub fn method_id(&self) -> u16 {
+        self.def.method_id
+    }
+    /// `class.method` as the spec spells it.
+    pub fn name(&self) -> &'static str {
+        self.def.name
+    }
+
+    /// The argument called `name` (spec spelling, e.g. `delivery-tag`).
+    pub fn arg(&self, name: &str) -> Option<&Value> {
+        self.def
+            .args
+            .iter()
+            .position(|a| a.name == name)
+            .and_then(|i| self.args.get(i))
+    }
+    /// Argument `name` as an integer.
+    pub fn arg_u64(&self, name: &str) -> Option<u64> {
+        self.arg(name).and_then(Value::as_u64)
+    }
+    /// Argument `name` as a bit.
+    pub fn arg_bool(&self, name: &str) -> Option<bool> {
+        self.arg(name).and_then(Value::as_bool)
+    }
+    /// Argument `name` as string bytes.
+    pub fn arg_bytes(&self, name: &str) -> Option<&Bytes> {
+        self.arg(name).and_then(Value::as_bytes)
+    }
+    /// Argument `name` as UTF-8.
+    pub fn arg_str(&self, name: &str) -> Option<&str> {
+        self.arg(name).and_then(Value::as_str)
+    }
+    /// Argument `name` as a table.
+    pub fn arg_table(&self, name: &str) -> Option<&FieldTable> {
+        self.arg(name).and_then(Value::as_table)
+    }
+
+    /// `delivery-tag` (basic.deliver/get-ok/ack/nack/reject).
+    pub fn delivery_tag(&self) -> Option<u64> {
+        self.arg_u64("delivery-tag")
+    }
+    /// `multiple` (basic.ack/nack).
+    pub fn multiple(&self) -> Option<bool> {
+        self.arg_bool("multiple")
+    }
+    /// `requeue` (basic.nack/reject/recover).
+    pub fn requeue(&self) -> Option<bool> {
+        self.arg_bool("requeue")
+    }
+    /// `redelivered` (basic.deliver/get-ok).
+    pub fn redelivered(&self) -> Option<bool> {
+        self.arg_bool("redelivered")
+    }
+    /// `nowait` (declares, binds, consume, cancel, confirm.select...).
+    pub fn nowait(&self) -> Option<bool> {
+        self.arg_bool("nowait")
+    }
+    /// `no-ack` (basic.consume/get).
+    pub fn no_ack(&self) -> Option<bool> {
+        self.arg_bool("no-ack")
+    }
+    /// `active` (channel.flow/flow-ok).
+    pub fn active(&self) -> Option<bool> {
+        self.arg_bool("active")
+    }
+    /// `consumer-tag`.
+    pub fn consumer_tag(&self) -> Option<&Bytes> {
+        self.arg_bytes("consumer-tag")
+    }
+    /// `exchange`.
+    pub fn exchange(&self) -> Option<&Bytes> {
+        self.arg_bytes("exchange")
+    }
+    /// `routing-key`.
+    pub fn routing_key(&self) -> Option<&Bytes> {
+        self.arg_bytes("routing-key")
+    }
+    /// `queue`.
+    pub fn queue(&self) -> Option<&Bytes> {
+        self.arg_bytes("queue")
+    }
+    /// `frame-max` (connection.tune/tune-ok).
+    pub fn frame_max(&self) -> Option<u32> {
+        self.arg_u64("frame-max").map(|v| v as u32)
+    }
+    /// `channel-max` (connection.tune/tune-ok).
+    pub fn channel_max(&self) -> Option<u16> {
+        self.arg_u64("channel-max").map(|v| v as u16)
+    }
+    /// `heartbeat` (connection.tune/tune-ok), seconds.
+    pub fn heartbeat(&self) -> Option<u16> {
+        self.arg_u64("heartbeat").map(|v| v as u16)
+    }
+    /// `reply-code` (connection/channel.close, basic.return).
+    pub fn reply_code(&self) -> Option<u16> {
+        self.arg_u64("reply-code").map(|v| v as u16)
+    }
+    /// `reply-text`.
+    pub fn reply_text(&self) -> Option<&Bytes> {
+        self.arg_bytes("reply-text")
+    }
+    /// The failing method's (`class-id`, `method-id`) in connection/channel.close.
+    pub fn failing_method(&self) -> Option<(u16, u16)> {
+        Some((
+            self.arg_u64("class-id")? as u16,
+            self.arg_u64("method-id")? as u16,
+        ))
+    }
+    /// `prefetch-count` (basic.qos).
+    pub fn prefetch_count(&self) -> Option<u16> {
+        self.arg_u64("prefetch-count").map(|v| v as u16)
+    }
+    /// `message-count` (queue.declare-ok/purge-ok/delete-ok, basic.get-ok).
+    pub fn message_count(&self) -> Option<u32> {
+        self.arg_u64("message-count").map(|v| v as u32)
+    }
+    /// `mechanism` (connection.start-ok).
+    pub fn mechanism(&self) -> Option<&Bytes> {
+        self.arg_bytes("mechanism")
+    }
+    /// `arguments` table (declares, binds, consume).
+    pub fn arguments(&self) -> Option<&FieldTable> {
+        self.arg_table("arguments")
+    }
+
+    /// Decode a method payload (class-id, method-id, arguments). `r` covers exactly the
+    /// payload; bytes left over are an error.
+    pub fn decode(r: &mut Reader) -> Result<Method, DecodeError> {
+        let at = r.offset();
+        let class_id = r.u16().map_err(|e| e.within("class-id"))?;
+        let method_id = r.u16().map_err(|e| e.within("method-id"))?;
+        let def = match method_def(class_id, method_id) {
+            Some(d) => d,
+            None => {
+                return Err(match class_def(class_id) {
+                    Some(c) => DecodeError::new(
+                        at + 2,
+                        ErrorKind::Unknown {
+                            what: "method",
+                            id: method_id.into(),
+                        },
+                    )
+                    .within(c.name),
+                    None => DecodeError::new(
+                        at,
+                        ErrorKind::Unknown {
+                            what: "class",
+                            id: class_id.into(),
+                        },
+                    ),
+                });
+            }
+        };
+        let mut args = Vec::with_capacity(def.args.len());
+        let mut dec = ArgDecoder::new();
+        for a in def.args {
+            args.push(dec.next(r, a.name, a.ty).map_err(|e| e.within(def.name))?);
+        }
+        if !r.is_empty() {
+            return Err(r
+                .error(ErrorKind::TrailingBytes(r.remaining() as u64))
+                .within(def.name));
+        }
+        Ok(Method { def, args })
+    }
+
+    /// Append the payload (class-id, method-id, arguments) to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.put_u16(self.def.class_id);
+        out.put_u16(self.def.method_id);
+        encode_args(&self.args, out);
+    }
+}
+
+/// Decodes arguments one at a time, packing consecutive bits from shared octets.
+pub(crate) struct ArgDecoder {
+    bits: u8,
+    /// Bits of `bits` already used; 8 (or more) = no octet in use.
+    used: u8,
+}
+
+impl ArgDecoder {
+    /// A decoder at the start of an argument list.
+    pub(crate) fn new() -> Self {
+        ArgDecoder { bits: 0, used: 8 }
+    }
+
+    /// Decode the next argument, of type `ty`, called `name` (for error paths).
+    #[inline]
+    pub(crate) fn next(
+        &mut self,
+        r: &mut Reader,
+        name: &'static str,
+        ty: WireType,
+    ) -> Result<Value, DecodeError> {
+        if ty != WireType::Bit {
+            self.used = 8;
+        }
+        let v = match ty {
+            WireType::Bit => {
+                if self.used >= 8 {
+                    self.bits = r.u8().map_err(|e| e.within(name))?;
+                    self.used = 0;
+                }
+                let v = self.bits & (1 << self.used) != 0;
+                self.used += 1;
+                Value::Bit(v)
+            }
+            WireType::Octet => Value::Octet(r.u8().map_err(|e| e.within(name))?),
+            WireType::Short => Value::Short(r.u16().map_err(|e| e.within(name))?),
+            WireType::Long => Value::Long(r.u32().map_err(|e| e.within(name))?),
+            WireType::LongLong => Value::LongLong(r.u64().map_err(|e| e.within(name))?),
+            WireType::Timestamp => Value::Timestamp(r.u64().map_err(|e| e.within(name))?),
+            WireType::ShortStr => Value::ShortStr(shortstr(r).map_err(|e| e.within(name))?),
+            WireType::LongStr => Value::LongStr(longstr(r).map_err(|e| e.within(name))?),
+            WireType::Table => Value::Table(FieldTable::decode(r).map_err(|e| e.within(name))?),
+        };
+        Ok(v)
+    }
+}
+
+/// Encode arguments, packing consecutive bits into octets (LSB first, 8 per octet).
+pub(crate) fn encode_args<'a>(args: impl IntoIterator<Item = &'a Value>, out: &mut Vec<u8>) {
+    let mut bit_at: Option<(usize, u8)> = None;
+    for v in args {
+        if !matches!(v, Value::Bit(_)) {
+            bit_at = None;
+        }
+        match v {
+            Value::Bit(b) => {
+                let (at, n) = match bit_at {
+                    Some((at, n)) if n < 8 => (at, n),
+                    _ => {
+                        out.push(0);
+                        (out.len() - 1, 0)
+                    }
+                };
+                if *b {
+                    if let Some(o) = out.get_mut(at) {
+                        *o |= 1 << n;
+                    }
+                }
+                bit_at = Some((at, n + 1));
+            }
+            Value::Octet(x) => out.put_u8(*x),
+            Value::Short(x) => out.put_u16(*x),
+            Value::Long(x) => out.put_u32(*x),
+            Value::LongLong(x) | Value::Timestamp(x) => out.put_u64(*x),
+            Value::ShortStr(s) => put_shortstr(out, s),
+            Value::LongStr(s) => put_longstr(out, s),
+            Value::Table(t) => t.encode(out),
+        }
+    }
+}

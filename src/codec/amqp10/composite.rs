@@ -1,0 +1,480 @@
+//! The field tables of every described type of the spec ([`CompositeDef`], generated into
+//! `tables.rs`), lookup by descriptor, and the table-driven decode + check of a described list:
+//! field types, `multiple="true"` (single value or array), mandatory fields, per-field byte spans.
+//!
+//! Never panics and never trusts a count beyond the bytes present; errors carry the field path
+//! (`attach.source.filter`). Typed views live in `performative.rs` and friends.
+
+use std::ops::Range;
+
+use super::tables;
+use super::value::{self, Described, Descriptor, Kind, MAX_DEPTH, Value, code};
+use crate::codec::{DecodeError, ErrorKind, Reader};
+
+pub use super::tables::ALL;
+
+/// One allowed value of a restricted type (e.g. `sender-settle-mode` `mixed` = `2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The spec's name for it.
+    pub name: &'static str,
+    /// The value as the spec writes it (`"2"`, `"true"`, `"session-end"`).
+    pub value: &'static str,
+}
+
+/// What a field's value must be, its restricted types resolved down to the wire type.
+#[derive(Clone, Copy, Debug)]
+pub enum FieldType {
+    /// A primitive type (restricted types resolved: `handle` -> uint, `role` -> boolean ...).
+    Prim(Kind),
+    /// `fields`: a map with symbol keys.
+    Fields,
+    /// A specific composite (e.g. `error`).
+    Composite(&'static CompositeDef),
+    /// `*`: any value satisfying `requires`.
+    Any,
+}
+
+/// One field of a composite, as the spec defines it.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldDef {
+    /// Spec name (kebab-case).
+    pub name: &'static str,
+    /// The type as the spec writes it (`handle`, `*`, `fields` ...).
+    pub spec_type: &'static str,
+    /// The resolved type used for checking.
+    pub ty: FieldType,
+    /// The archetypes a `*` field requires (`source`, `delivery-state` ...).
+    pub requires: &'static [&'static str],
+    /// Must be present and non-null.
+    pub mandatory: bool,
+    /// May be a single value or an array of them.
+    pub multiple: bool,
+    /// The spec's default, as the spec writes it.
+    pub default: Option<&'static str>,
+    /// Allowed values (restricted types with choices).
+    pub choices: &'static [Choice],
+}
+
+impl FieldDef {
+    /// The spec name of a restricted value (`2` -> `mixed`), when the field has choices.
+    pub fn choice_name(&self, v: &Value) -> Option<&'static str> {
+        let text = match v {
+            Value::Bool(b) => b.to_string(),
+            Value::Ubyte(x) => x.to_string(),
+            Value::Uint(x) => x.to_string(),
+            Value::Symbol(s) => s.as_str().to_owned(),
+            _ => return None,
+        };
+        self.choices
+            .iter()
+            .find(|c| c.value == text)
+            .map(|c| c.name)
+    }
+}
+
+/// A described type of the spec: composite (a described list with named fields) or restricted
+/// with a descriptor (message sections).
+#[derive(Debug)]
+pub struct CompositeDef {
+    /// Spec name, e.g. `attach`.
+    pub name: &'static str,
+    /// Symbolic descriptor, e.g. `amqp:attach:list`.
+    pub descriptor_name: &'static str,
+    /// Numeric descriptor, e.g. `0x0000_0000_0000_0012`.
+    pub code: u64,
+    /// `composite` or `restricted`.
+    pub class: &'static str,
+    /// The underlying type: `list` for composites; `map`, `binary`, `annotations`, `*`...
+    pub source: &'static str,
+    /// The archetypes it provides (`frame`, `delivery-state`, `outcome`, `section` ...).
+    pub provides: &'static [&'static str],
+    /// The fields in order (empty for restricted types).
+    pub fields: &'static [FieldDef],
+}
+
+impl PartialEq for CompositeDef {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+    }
+}
+
+impl CompositeDef {
+    /// True for composites (described lists).
+    pub fn is_list(&self) -> bool {
+        self.class == "composite"
+    }
+    /// True when it provides `archetype`.
+    pub fn provides(&self, archetype: &str) -> bool {
+        self.provides.contains(&archetype)
+    }
+    /// Index of the field named `name`.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// The definition for a numeric descriptor.
+pub fn lookup(code: u64) -> Option<&'static CompositeDef> {
+    use tables::*;
+    Some(match code {
+        0x10 => &OPEN,
+        0x11 => &BEGIN,
+        0x12 => &ATTACH,
+        0x13 => &FLOW,
+        0x14 => &TRANSFER,
+        0x15 => &DISPOSITION,
+        0x16 => &DETACH,
+        0x17 => &END,
+        0x18 => &CLOSE,
+        0x1d => &ERROR,
+        0x23 => &RECEIVED,
+        0x24 => &ACCEPTED,
+        0x25 => &REJECTED,
+        0x26 => &RELEASED,
+        0x27 => &MODIFIED,
+        0x28 => &SOURCE,
+        0x29 => &TARGET,
+        0x2b => &DELETE_ON_CLOSE,
+        0x2c => &DELETE_ON_NO_LINKS,
+        0x2d => &DELETE_ON_NO_MESSAGES,
+        0x2e => &DELETE_ON_NO_LINKS_OR_MESSAGES,
+        0x30 => &COORDINATOR,
+        0x31 => &DECLARE,
+        0x32 => &DISCHARGE,
+        0x33 => &DECLARED,
+        0x34 => &TRANSACTIONAL_STATE,
+        0x40 => &SASL_MECHANISMS,
+        0x41 => &SASL_INIT,
+        0x42 => &SASL_CHALLENGE,
+        0x43 => &SASL_RESPONSE,
+        0x44 => &SASL_OUTCOME,
+        0x70 => &HEADER,
+        0x71 => &DELIVERY_ANNOTATIONS,
+        0x72 => &MESSAGE_ANNOTATIONS,
+        0x73 => &PROPERTIES,
+        0x74 => &APPLICATION_PROPERTIES,
+        0x75 => &DATA,
+        0x76 => &AMQP_SEQUENCE,
+        0x77 => &AMQP_VALUE,
+        0x78 => &FOOTER,
+        _ => return None,
+    })
+}
+
+/// The definition for a symbolic descriptor (`amqp:open:list`).
+pub fn lookup_name(name: &str) -> Option<&'static CompositeDef> {
+    ALL.iter().copied().find(|d| d.descriptor_name == name)
+}
+
+/// The definition a descriptor names, if the spec defines it.
+pub fn lookup_descriptor(d: &Descriptor) -> Option<&'static CompositeDef> {
+    match d {
+        Descriptor::Code(c) => lookup(*c),
+        Descriptor::Name(s) => lookup_name(s.as_str()),
+    }
+}
+
+/// A decoded top-level composite (a performative or SASL frame body) with per-field spans.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composite {
+    /// Its definition.
+    pub def: &'static CompositeDef,
+    /// The descriptor as it appeared on the wire.
+    pub descriptor: Descriptor,
+    /// The fields present on the wire, in order (`Null` for encoded-absent ones).
+    pub fields: Vec<Value>,
+    /// Each field's byte span (relative to the raw frame start), parallel to `fields`.
+    pub spans: Vec<Range<u32>>,
+    /// Span of the whole described list (relative to the raw frame start).
+    pub span: Range<u32>,
+}
+
+impl Composite {
+    /// Field `i`'s value, `None` when absent or null.
+    pub fn get(&self, i: usize) -> Option<&Value> {
+        self.fields.get(i).filter(|v| !v.is_null())
+    }
+    /// Field `name`'s value, `None` when absent or null.
+    pub fn get_named(&self, name: &str) -> Option<&Value> {
+        self.def.field_index(name).and_then(|i| self.get(i))
+    }
+    /// Field `i`'s byte span within the raw frame.
+    pub fn span(&self, i: usize) -> Option<Range<usize>> {
+        self.spans.get(i).map(|r| r.start as usize..r.end as usize)
+    }
+    /// Field `name`'s byte span within the raw frame.
+    pub fn span_named(&self, name: &str) -> Option<Range<usize>> {
+        self.def.field_index(name).and_then(|i| self.span(i))
+    }
+}
+
+/// Decode a described list that must be a known composite, recording each field's span
+/// (relative to `frame_start`, the absolute offset of the raw frame's first byte), and check it
+/// against its table.
+pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeError> {
+    let rel = |abs: u64| abs.saturating_sub(frame_start).min(u64::from(u32::MAX)) as u32;
+    let start = r.offset();
+    let at = r.offset();
+    let c = r.u8()?;
+    if c != code::DESCRIBED {
+        return Err(DecodeError::new(
+            at,
+            ErrorKind::UnexpectedType {
+                expected: "described performative",
+                found: Kind::of_code(c).map_or("invalid format code", Kind::name),
+            },
+        ));
+    }
+    let descriptor = value::decode_descriptor(r, 1)?;
+    let def = match lookup_descriptor(&descriptor) {
+        Some(d) if d.is_list() => d,
+        _ => {
+            let id = match &descriptor {
+                Descriptor::Code(c) => u32::try_from(*c).unwrap_or(u32::MAX),
+                Descriptor::Name(_) => u32::MAX,
+            };
+            return Err(DecodeError::new(
+                at,
+                ErrorKind::Unknown {
+                    what: "performative descriptor",
+                    id,
+                },
+            ));
+        }
+    };
+    let list_at = r.offset();
+    let lc = r.u8().map_err(|e| e.within(def.name))?;
+    let mut fields = Vec::new();
+    let mut spans = Vec::new();
+    match lc {
+        code::LIST0 => {}
+        code::LIST8 | code::LIST32 => {
+            let size = if lc == code::LIST8 {
+                u64::from(r.u8().map_err(|e| e.within(def.name))?)
+            } else {
+                u64::from(r.u32().map_err(|e| e.within(def.name))?)
+            };
+            if size > r.remaining() as u64 {
+                return Err(r
+                    .error(ErrorKind::LengthExceedsInput {
+                        what: "list size",
+                        claimed: size,
+                        available: r.remaining() as u64,
+                    })
+                    .within(def.name));
+            }
+            let end = r.position() + size as usize;
+            let count = if lc == code::LIST8 {
+                u64::from(r.u8().map_err(|e| e.within(def.name))?)
+            } else {
+                u64::from(r.u32().map_err(|e| e.within(def.name))?)
+            };
+            let left = end.saturating_sub(r.position()) as u64;
+            if r.position() > end || count > left {
+                return Err(r
+                    .error(ErrorKind::LengthExceedsInput {
+                        what: "list count",
+                        claimed: count,
+                        available: left,
+                    })
+                    .within(def.name));
+            }
+            let count = count as usize;
+            fields.reserve_exact(count);
+            spans.reserve_exact(count);
+            for i in 0..count {
+                let fstart = r.offset();
+                let v = value::decode_at(r, 2).map_err(|e| {
+                    let e = match def.fields.get(i) {
+                        Some(f) => e.within(f.name),
+                        None => e,
+                    };
+                    e.within(def.name)
+                })?;
+                spans.push(rel(fstart)..rel(r.offset()));
+                fields.push(v);
+            }
+            value::finish(r, end).map_err(|e| e.within(def.name))?;
+        }
+        other => {
+            return Err(DecodeError::new(
+                list_at,
+                ErrorKind::UnexpectedType {
+                    expected: "list",
+                    found: Kind::of_code(other).map_or("invalid format code", Kind::name),
+                },
+            )
+            .within(def.name));
+        }
+    }
+    check_fields(def, &fields, &spans, frame_start, 1).map_err(|e| e.within(def.name))?;
+    Ok(Composite {
+        def,
+        descriptor,
+        fields,
+        spans,
+        span: rel(start)..rel(r.offset()),
+    })
+}
+
+/// Check a composite's field values against its table. `spans` (relative to `base`) position
+/// errors when known; otherwise errors sit at `base`.
+fn check_fields(
+    def: &'static CompositeDef,
+    fields: &[Value],
+    spans: &[Range<u32>],
+    base: u64,
+    depth: usize,
+) -> Result<(), DecodeError> {
+    let at = |i: usize| base + spans.get(i).map_or(0, |s| u64::from(s.start));
+    if fields.len() > def.fields.len() {
+        return Err(DecodeError::new(
+            at(def.fields.len()),
+            ErrorKind::InvalidEncoding("more fields than the composite defines"),
+        ));
+    }
+    for (i, f) in def.fields.iter().enumerate() {
+        match fields.get(i) {
+            None | Some(Value::Null) => {
+                if f.mandatory {
+                    let pos = base
+                        + spans
+                            .get(i)
+                            .or(spans.last())
+                            .map_or(0, |s| u64::from(s.start));
+                    return Err(DecodeError::new(pos, ErrorKind::MissingMandatory).within(f.name));
+                }
+            }
+            Some(v) => check_field(f, v, at(i), depth).map_err(|e| e.within(f.name))?,
+        }
+    }
+    Ok(())
+}
+
+fn unexpected(at: u64, expected: &'static str, v: &Value) -> DecodeError {
+    DecodeError::new(
+        at,
+        ErrorKind::UnexpectedType {
+            expected,
+            found: v.type_name(),
+        },
+    )
+}
+
+/// Check one non-null field value.
+fn check_field(f: &FieldDef, v: &Value, at: u64, depth: usize) -> Result<(), DecodeError> {
+    if f.multiple {
+        if let Value::Array(a) = v {
+            for item in &a.items {
+                if a.descriptor.is_some() {
+                    // Arrays of described values: rebuild each to check it.
+                    continue;
+                }
+                check_single(f, item, at, depth)?;
+            }
+            return Ok(());
+        }
+    }
+    check_single(f, v, at, depth)
+}
+
+fn check_single(f: &FieldDef, v: &Value, at: u64, depth: usize) -> Result<(), DecodeError> {
+    match f.ty {
+        FieldType::Prim(k) => {
+            if v.kind() == Some(k) {
+                Ok(())
+            } else {
+                Err(unexpected(at, k.name(), v))
+            }
+        }
+        FieldType::Fields => match v {
+            Value::Map(_) => Ok(()),
+            _ => Err(unexpected(at, "map", v)),
+        },
+        FieldType::Composite(def) => match v {
+            Value::Described(d)
+                if lookup_descriptor(&d.descriptor).is_some_and(|x| std::ptr::eq(x, def)) =>
+            {
+                check_described(def, d, at, depth + 1)
+            }
+            _ => Err(unexpected(at, def.name, v)),
+        },
+        FieldType::Any => {
+            if let Value::Described(d) = v {
+                if let Some(def) = lookup_descriptor(&d.descriptor) {
+                    if !f.requires.is_empty()
+                        && !f.requires.iter().any(|r| def.provides(r))
+                        && f.requires.iter().any(|r| is_archetype_of_composites(r))
+                    {
+                        return Err(DecodeError::new(
+                            at,
+                            ErrorKind::UnexpectedType {
+                                expected: f.requires.first().copied().unwrap_or("*"),
+                                found: def.name,
+                            },
+                        ));
+                    }
+                    return check_described(def, d, at, depth + 1);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Archetypes only composites provide (a bare string can't be a `source`; it can be an
+/// `address` or a `message-id`).
+fn is_archetype_of_composites(r: &str) -> bool {
+    matches!(
+        r,
+        "source" | "target" | "delivery-state" | "outcome" | "lifetime-policy"
+    )
+}
+
+/// Check a described value against a known definition (recursively for nested composites).
+pub fn check_described(
+    def: &'static CompositeDef,
+    d: &Described,
+    at: u64,
+    depth: usize,
+) -> Result<(), DecodeError> {
+    if depth > MAX_DEPTH {
+        return Err(DecodeError::new(at, ErrorKind::TooDeep(MAX_DEPTH)));
+    }
+    if def.is_list() {
+        match &d.value {
+            Value::List(items) => check_fields(def, items, &[], at, depth),
+            other => Err(unexpected(at, "list", other)),
+        }
+    } else {
+        let ok = match def.source {
+            "map" | "annotations" => matches!(d.value, Value::Map(_)),
+            "binary" => matches!(d.value, Value::Binary(_)),
+            "list" => matches!(d.value, Value::List(_)),
+            _ => {
+                // `*` (amqp-value): check a known composite inside it.
+                if let Value::Described(inner) = &d.value {
+                    if let Some(idef) = lookup_descriptor(&inner.descriptor) {
+                        check_described(idef, inner, at, depth + 1)
+                            .map_err(|e| e.within(idef.name))?;
+                    }
+                }
+                true
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(unexpected(
+                at,
+                match def.source {
+                    "binary" => "binary",
+                    "list" => "list",
+                    _ => "map",
+                },
+                &d.value,
+            ))
+        }
+    }
+}

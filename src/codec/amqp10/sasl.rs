@@ -1,0 +1,155 @@
+//! The SASL frames as typed views (sasl-mechanisms, sasl-init, sasl-challenge, sasl-response,
+//! sasl-outcome) and where their credentials sit, for masking.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::composite::Composite;
+use super::fields::FieldList;
+use super::value::{Str, Symbol};
+
+/// `sasl-code` (ubyte): 0 ok, 1 auth, 2 sys, 3 sys-perm, 4 sys-temp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaslCode(pub u8);
+
+impl SaslCode {
+    /// The spec's name for the code, or `unknown`.
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            0 => "ok",
+            1 => "auth",
+            2 => "sys",
+            3 => "sys-perm",
+            4 => "sys-temp",
+            _ => "unknown",
+        }
+    }
+}
+
+/// One SASL frame body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SaslFrame {
+    /// `sasl-mechanisms` (0x40).
+    Mechanisms {
+        /// Normalised from single or array.
+        sasl_server_mechanisms: Vec<Symbol>,
+    },
+    /// `sasl-init` (0x41).
+    Init {
+        /// The chosen mechanism.
+        mechanism: Symbol,
+        /// The initial response (credentials for PLAIN).
+        initial_response: Option<Bytes>,
+        /// Virtual host.
+        hostname: Option<Str>,
+    },
+    /// `sasl-challenge` (0x42).
+    Challenge {
+        /// Challenge data.
+        challenge: Bytes,
+    },
+    /// `sasl-response` (0x43).
+    Response {
+        /// Response data.
+        response: Bytes,
+    },
+    /// `sasl-outcome` (0x44).
+    Outcome {
+        /// The result.
+        code: SaslCode,
+        /// Extra data.
+        additional_data: Option<Bytes>,
+    },
+}
+
+impl SaslFrame {
+    /// The typed view of a checked composite; `None` when it is not a SASL frame.
+    pub fn from_composite(c: &Composite) -> Option<Self> {
+        let f = FieldList(&c.fields);
+        Some(match c.def.code {
+            0x40 => SaslFrame::Mechanisms {
+                sasl_server_mechanisms: f.symbols(0),
+            },
+            0x41 => SaslFrame::Init {
+                mechanism: f.symbol(0).unwrap_or_default(),
+                initial_response: f.binary(1),
+                hostname: f.string(2),
+            },
+            0x42 => SaslFrame::Challenge {
+                challenge: f.binary(0).unwrap_or_default(),
+            },
+            0x43 => SaslFrame::Response {
+                response: f.binary(0).unwrap_or_default(),
+            },
+            0x44 => SaslFrame::Outcome {
+                code: SaslCode(f.ubyte(0).unwrap_or_default()),
+                additional_data: f.binary(1),
+            },
+            _ => return None,
+        })
+    }
+
+    /// The spec name (`sasl-init` ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SaslFrame::Mechanisms { .. } => "sasl-mechanisms",
+            SaslFrame::Init { .. } => "sasl-init",
+            SaslFrame::Challenge { .. } => "sasl-challenge",
+            SaslFrame::Response { .. } => "sasl-response",
+            SaslFrame::Outcome { .. } => "sasl-outcome",
+        }
+    }
+}
+
+/// The content bytes (after the vbin8/vbin32 constructor and length) of the binary encoded at
+/// `span` within `raw`.
+fn binary_content(raw: &[u8], span: Range<usize>) -> Option<Range<usize>> {
+    let header = match raw.get(span.start)? {
+        0xa0 => 2,
+        0xb0 => 5,
+        _ => return None,
+    };
+    let start = span.start.checked_add(header)?;
+    (start <= span.end && span.end <= raw.len()).then_some(start..span.end)
+}
+
+/// Credential ranges (relative to the raw frame) of a SASL frame: for sasl-init with PLAIN the
+/// password of `authzid NUL authcid NUL passwd`, for other mechanisms the whole
+/// initial-response; for sasl-response the whole response.
+pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &[u8]) -> Vec<Range<usize>> {
+    match sasl {
+        SaslFrame::Init {
+            mechanism,
+            initial_response: Some(resp),
+            ..
+        } => {
+            let Some(content) = c.span(1).and_then(|s| binary_content(raw, s)) else {
+                return Vec::new();
+            };
+            if mechanism.as_str().eq_ignore_ascii_case("PLAIN") {
+                let mut nuls = resp.iter().enumerate().filter(|(_, b)| **b == 0);
+                if let (Some(_), Some((second, _))) = (nuls.next(), nuls.next()) {
+                    let start = content.start + second + 1;
+                    return if start < content.end {
+                        vec![start..content.end]
+                    } else {
+                        Vec::new()
+                    };
+                }
+            }
+            if content.is_empty() {
+                Vec::new()
+            } else {
+                vec![content]
+            }
+        }
+        SaslFrame::Response { .. } => c
+            .span(0)
+            .and_then(|s| binary_content(raw, s))
+            .filter(|r| !r.is_empty())
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
