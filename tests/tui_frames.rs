@@ -1,7 +1,5 @@
-//! The UI on real decoded AMQP 1.0 frames: names, link names on transfers, the field tree and
-//! hex of a frame, filters by name / channel / link.
-//!
-//! Needs the AMQP 1.0 codec (on `main` once merged); until then frames decode as malformed.
+//! The UI on real decoded AMQP 1.0 and 0-9-1 frames: names, link names on transfers, the field
+//! tree and hex of a frame with the selected field's bytes lit, filters by name / channel / link.
 mod tui_support;
 
 use amqpeek::codec::{AnyFrame, StreamDecoder};
@@ -45,7 +43,6 @@ fn names(app: &App) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "needs the AMQP 1.0 codec: runs once main has it merged"]
 fn frames_are_listed_by_spec_name_with_direction_and_channel() {
     let app = app();
     assert_eq!(
@@ -76,7 +73,6 @@ fn frames_are_listed_by_spec_name_with_direction_and_channel() {
 }
 
 #[test]
-#[ignore = "needs the AMQP 1.0 codec: runs once main has it merged"]
 fn transfers_carry_the_name_of_their_link_so_link_filters_find_them() {
     let mut app = app();
     press(&mut app, KeyCode::Char('/'));
@@ -110,7 +106,6 @@ fn transfers_carry_the_name_of_their_link_so_link_filters_find_them() {
 }
 
 #[test]
-#[ignore = "needs the AMQP 1.0 codec: runs once main has it merged"]
 fn the_detail_pane_shows_fields_by_spec_name_and_the_frame_bytes() {
     let mut app = app();
     // Select the client's attach (row 6) and show the detail.
@@ -200,7 +195,6 @@ fn lit(app: &App, i: usize) -> bool {
 }
 
 #[test]
-#[ignore = "needs the AMQP 1.0 codec: runs once main has it merged"]
 fn the_selected_field_is_highlighted_in_the_hex_dump() {
     let mut app = app();
     // The client's first transfer (row 9).
@@ -256,7 +250,6 @@ fn f091(ty: u8, channel: u16, payload: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "needs the AMQP 0-9-1 codec: runs once main has it merged"]
 fn amqp091_publish_content_and_heartbeat() {
     // basic.publish (60, 40): reserved-1, exchange "", routing-key "orders", no flags.
     let mut publish = vec![0, 60, 0, 40, 0, 0, 0, 6];

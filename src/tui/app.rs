@@ -1510,10 +1510,28 @@ impl App {
     }
 }
 
-/// Per-field byte spans of a frame, when the codec provides them. The AMQP 1.0 codec is adding
-/// spans; wire them here (names are dot-joined field paths as in the detail tree, e.g.
-/// `source.address`; ranges are within the raw frame).
+/// Per-field byte spans of a frame, within its raw bytes: AMQP 1.0 performative and SASL fields
+/// by their spec names (in spec order), and `$payload` for a transfer's message bytes. AMQP
+/// 0-9-1 frames have none yet (the hex dump then highlights nothing).
 pub fn frame_spans(frame: &AnyFrame) -> Option<Vec<(String, Range<usize>)>> {
-    let _ = frame;
-    None
+    match frame {
+        AnyFrame::Amqp10(f) => {
+            let c = f.composite()?;
+            let mut out: Vec<(String, Range<usize>)> = c
+                .def
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, fd)| Some((fd.name.to_string(), c.span(i)?)))
+                .collect();
+            if !f.payload().is_empty() {
+                out.push((
+                    super::views::detail::PAYLOAD_SPAN.to_string(),
+                    f.payload_start..f.raw.len(),
+                ));
+            }
+            Some(out)
+        }
+        AnyFrame::Amqp091(_) => None,
+    }
 }
