@@ -51,11 +51,15 @@ fn is_inline(map: &serde_json::Map<String, serde_json::Value>) -> bool {
                 "symbol"
                     | "binary"
                     | "len"
+                    | "text"
                     | "timestamp"
                     | "utc"
                     | "decimal32"
                     | "decimal64"
                     | "decimal128"
+                    | "decimal"
+                    | "bytes"
+                    | "hex"
             )
         })
 }
@@ -70,6 +74,13 @@ pub fn preview(v: &serde_json::Value) -> String {
             }
             if let Some(V::String(s)) = m.get("utc") {
                 return s.clone();
+            }
+            if let Some(V::String(t)) = m.get("text") {
+                let t = serde_json::Value::String(t.clone()).to_string();
+                return match m.get("len") {
+                    Some(n) => format!("{t}… ({n} bytes)"),
+                    None => t,
+                };
             }
             if let Some(V::String(s)) = m.get("binary") {
                 return match m.get("len") {
@@ -460,6 +471,14 @@ mod tests {
             ":amqp:accepted"
         );
         assert_eq!(preview(&serde_json::json!({"binary": "00ff"})), "0x00ff");
+        assert_eq!(
+            preview(&serde_json::json!({"binary": "6869", "text": "hi"})),
+            "\"hi\""
+        );
+        assert_eq!(
+            preview(&serde_json::json!({"binary": "6869", "text": "hi", "len": 900})),
+            "\"hi\"… (900 bytes)"
+        );
         assert_eq!(preview(&serde_json::json!([1, 2])), "[2]");
         assert_eq!(preview(&serde_json::json!("x")), "\"x\"");
     }
