@@ -244,7 +244,7 @@ fn help_overlay_lists_every_key() {
         s[1],
         "┌ amqpeek keys (Esc or ? closes) ──────────────────────────────────────────────┐"
     );
-    assert_eq!(s[2], boxed("│", "Up/Down j/k    move the cursor", "│", 80));
+    assert_eq!(s[2], boxed("│", "Up/Down j/k     move the cursor", "│", 80));
     assert_eq!(s[18], boxed("│", "Filter:", "│", 80));
     assert_eq!(
         s[19],
@@ -261,7 +261,7 @@ fn help_overlay_lists_every_key() {
     );
     for (k, what) in amqpeek::tui::input::KEYS {
         assert!(
-            s.iter().any(|l| l.contains(&format!("{k:<15}{what}"))),
+            s.iter().any(|l| l.contains(&format!("{k:<16}{what}"))),
             "{k} missing"
         );
     }

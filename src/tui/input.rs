@@ -88,7 +88,7 @@ pub enum Action {
 /// Every key, as the help overlay shows it: (keys, what they do).
 pub const KEYS: &[(&str, &str)] = &[
     ("Up/Down j/k", "move the cursor"),
-    ("PgUp/PgDn", "a page up / down"),
+    ("PgUp/PgDn ^U/^D", "a page up / down"),
     ("g/Home G/End", "first / last row (End, G, F resume follow)"),
     ("F", "follow new frames (tail)"),
     ("Tab/Shift-Tab", "next / previous pane"),

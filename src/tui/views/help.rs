@@ -15,7 +15,7 @@ pub fn lines() -> Vec<Line<'static>> {
         .iter()
         .map(|(k, what)| {
             Line::from(vec![
-                Span::styled(format!("{k:<15}"), key),
+                Span::styled(format!("{k:<16}"), key),
                 Span::raw(*what),
             ])
         })
