@@ -5,9 +5,11 @@
 //! tokio, no clock. A tracker that did not see the start of a connection (a capture that begins
 //! mid-stream) starts in an "unknown" state and does not invent violations for what it missed.
 
+pub mod amqp091;
+pub mod amqp10;
 pub mod rules;
 
-pub use rules::{CATALOG, Rule};
+pub use rules::{Rule, catalog};
 
 use crate::codec::ProtocolHeader;
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
@@ -122,12 +124,19 @@ impl ConnTracker {
 
 /// The tracker for a connection that starts with `header`.
 fn tracker_for_header(header: ProtocolHeader) -> Option<Box<dyn ProtocolTracker>> {
-    let _ = header;
-    None
+    match header {
+        ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl => {
+            Some(Box::new(amqp10::ConnectionTracker::new()))
+        }
+        ProtocolHeader::Amqp091 => Some(Box::new(amqp091::ConnectionTracker::new())),
+        _ => None,
+    }
 }
 
 /// The tracker for a connection first seen at `frame` (no header seen).
 fn tracker_mid_stream(frame: &FrameEvent) -> Option<Box<dyn ProtocolTracker>> {
-    let _ = frame;
-    None
+    match frame.frame {
+        crate::codec::AnyFrame::Amqp10(_) => Some(Box::new(amqp10::ConnectionTracker::new())),
+        crate::codec::AnyFrame::Amqp091(_) => Some(Box::new(amqp091::ConnectionTracker::new())),
+    }
 }

@@ -68,16 +68,25 @@ pub const CODEC_TRUNCATED_FRAME: Rule = Rule {
     text: "the stream ended inside a frame",
 };
 
-/// Every rule, in the order the README's table lists them.
-pub const CATALOG: &[&Rule] = &[
+/// The codec's own rules (malformed bytes).
+pub const CODEC_RULES: &[&Rule] = &[
     &CODEC_MALFORMED_FRAME,
     &CODEC_UNDECODABLE_STREAM,
     &CODEC_TRUNCATED_FRAME,
 ];
 
+/// Every rule, in the order the README's table lists them: codec, AMQP 1.0, AMQP 0-9-1.
+pub fn catalog() -> impl Iterator<Item = &'static Rule> {
+    CODEC_RULES
+        .iter()
+        .chain(super::amqp10::rules::RULES)
+        .chain(super::amqp091::rules::RULES)
+        .copied()
+}
+
 /// Look a rule up by id.
 pub fn by_id(id: &str) -> Option<&'static Rule> {
-    CATALOG.iter().copied().find(|r| r.id == id)
+    catalog().find(|r| r.id == id)
 }
 
 #[cfg(test)]
@@ -87,7 +96,7 @@ mod tests {
     #[test]
     fn ids_are_unique_and_well_formed() {
         let mut seen = std::collections::HashSet::new();
-        for r in CATALOG {
+        for r in catalog() {
             assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
             assert!(
                 r.id.split('.').count() >= 2
@@ -109,7 +118,7 @@ mod tests {
     #[test]
     fn readme_lists_every_rule() {
         let readme = include_str!("../../README.md");
-        for r in CATALOG {
+        for r in catalog() {
             let row = format!("| `{}` | {} |", r.id, r.severity.as_str());
             assert!(
                 readme.contains(&row),
