@@ -1230,6 +1230,7 @@ impl App {
                     self.overlay = Overlay::None;
                 } else if self.zoom {
                     self.zoom = false;
+                    self.clamp_all();
                 } else if !self.filter.is_empty() {
                     self.filter = Filter::default();
                     self.rebuild_view();
@@ -1273,7 +1274,10 @@ impl App {
                 }
             }
             Action::FilterCancel => self.overlay = Overlay::None,
-            Action::Zoom => self.zoom = !self.zoom,
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                self.clamp_all();
+            }
             Action::FocusNext => self.focus(self.focus.next()),
             Action::FocusPrev => self.focus(self.focus.prev()),
             Action::FocusPane(p) => self.focus(p),
