@@ -18,6 +18,9 @@
 //! // or, with every event in hand: tui::run_events(events.map(AppEvent::Pipeline), opts)
 //! ```
 //!
+//! While the UI runs it owns the terminal: nothing else may write to stdout or stderr (no text
+//! trace sink, tracing to a file or off), or the screen is garbled.
+//!
 //! Connection state (ConnTracker state name and snapshot) is tracked by the UI itself from the
 //! Header / Frame / Close events it receives (`TuiOptions::track_state`), off the relay path.
 //! A feeder that has the inspector's tracker at hand may send it instead with
