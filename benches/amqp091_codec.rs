@@ -49,13 +49,13 @@ fn frames() -> Vec<Bytes> {
             .set("delivery-tag", Value::LongLong(i + 1))
             .unwrap();
         for (ch, kind) in [
-            (1, FrameKind::Method(publish.clone())),
-            (1, FrameKind::Header(header.clone())),
+            (1, FrameKind::Method(publish.clone().into())),
+            (1, FrameKind::Header(header.clone().into())),
             (1, FrameKind::Body(body.clone())),
-            (2, FrameKind::Method(deliver)),
-            (2, FrameKind::Header(header.clone())),
+            (2, FrameKind::Method(deliver.into())),
+            (2, FrameKind::Header(header.clone().into())),
             (2, FrameKind::Body(body.clone())),
-            (2, FrameKind::Method(ack)),
+            (2, FrameKind::Method(ack.into())),
         ] {
             let mut v = Vec::new();
             encode_frame(ch, &kind, &mut v);

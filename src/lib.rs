@@ -13,6 +13,7 @@ pub mod capture;
 pub mod codec;
 pub mod event;
 pub mod pipeline;
+pub mod replay;
 pub mod sinks;
 pub mod state;
 pub mod tui;

@@ -33,7 +33,7 @@ fn frame_bytes(channel: u16, kind: FrameKind) -> Bytes {
 }
 
 fn method_frame(channel: u16, m: Method) -> Bytes {
-    frame_bytes(channel, FrameKind::Method(m))
+    frame_bytes(channel, FrameKind::Method(m.into()))
 }
 
 /// A value of wire type `ty` that differs from the spec default, distinct per argument.
@@ -283,7 +283,7 @@ fn all_fourteen_basic_properties_round_trip() {
     for (i, p) in props.iter().enumerate().rev() {
         h = h.with(p.name, non_default(i, p)).unwrap();
     }
-    let raw = frame_bytes(3, FrameKind::Header(h.clone()));
+    let raw = frame_bytes(3, FrameKind::Header(h.clone().into()));
     let f = decode_frame(raw, 0).unwrap();
     let got = f.content_header().unwrap();
     assert_eq!(got, &h);
@@ -301,7 +301,7 @@ fn property_flag_continuation_words_are_honoured() {
         .with("priority", Value::Octet(9))
         .unwrap();
     h.extra_flag_words = 2;
-    let raw = frame_bytes(1, FrameKind::Header(h.clone()));
+    let raw = frame_bytes(1, FrameKind::Header(h.clone().into()));
     // flags word 0x0801 (priority + continuation), 0x0001, 0x0000, then priority 9
     assert_eq!(&raw[19..26], &[0x08, 0x01, 0x00, 0x01, 0x00, 0x00, 9]);
     let f = decode_frame(raw.clone(), 0).unwrap();
@@ -536,7 +536,7 @@ fn content(channel: u16, kind: MethodKind, body: &[u8], frame_max: usize) -> Vec
             Value::ShortStr(Bytes::from_static(b"text/plain")),
         )
         .unwrap();
-    frames.push(frame_bytes(channel, FrameKind::Header(h)));
+    frames.push(frame_bytes(channel, FrameKind::Header(h.into())));
     for chunk in body.chunks(frame_max) {
         frames.push(frame_bytes(
             channel,
@@ -669,6 +669,34 @@ fn assembler_caps_memory_per_message() {
     );
     assert_eq!(&out[1].as_ref().unwrap().body[..], b"ok");
     assert_eq!(a.buffered(), 0);
+}
+
+#[test]
+fn builders_refuse_unknown_fields_and_wrong_types() {
+    let m = Method::with_defaults(MethodKind::BasicAck);
+    assert_eq!(
+        m.clone().set("no-such", Value::Bit(true)).unwrap_err(),
+        BuildError::NoSuchField("no-such".into())
+    );
+    assert!(matches!(
+        m.set("multiple", Value::Octet(1)).unwrap_err(),
+        BuildError::WrongType {
+            field: "multiple",
+            expected: WireType::Bit,
+            found: WireType::Octet
+        }
+    ));
+    assert!(
+        ContentHeader::basic(0)
+            .with("priority", Value::Short(1))
+            .is_err()
+    );
+    let mut h = ContentHeader::basic(0);
+    h.class_id = 99;
+    assert_eq!(
+        h.with("priority", Value::Octet(1)).unwrap_err(),
+        BuildError::UnknownClass(99)
+    );
 }
 
 #[test]

@@ -40,24 +40,24 @@ fn corpus() -> Vec<Vec<u8>> {
             Value::LongStr(Bytes::from_static(b"\0guest\0guest")),
         )
         .unwrap();
-    frames.push(frame(0, FrameKind::Method(start_ok)));
+    frames.push(frame(0, FrameKind::Method(start_ok.into())));
     for def in METHODS.iter() {
         let mut m = Method::with_defaults(def.kind);
         if def.arg_index("arguments").is_some() {
             m = m.set("arguments", Value::Table(table.clone())).unwrap();
         }
-        frames.push(frame(1, FrameKind::Method(m)));
+        frames.push(frame(1, FrameKind::Method(m.into())));
     }
     frames.push(frame(
         1,
-        FrameKind::Method(Method::with_defaults(MethodKind::BasicPublish)),
+        FrameKind::Method(Method::with_defaults(MethodKind::BasicPublish).into()),
     ));
     let h = ContentHeader::basic(6)
         .with("headers", Value::Table(table))
         .unwrap()
         .with("delivery-mode", Value::Octet(2))
         .unwrap();
-    frames.push(frame(1, FrameKind::Header(h)));
+    frames.push(frame(1, FrameKind::Header(h.into())));
     frames.push(frame(1, FrameKind::Body(Bytes::from_static(b"abc"))));
     frames.push(frame(1, FrameKind::Body(Bytes::from_static(b"def"))));
     frames.push(frame(0, FrameKind::Heartbeat));

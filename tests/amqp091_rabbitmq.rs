@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use amqpeek::codec::amqp091::{Frame, FrameKind, Message};
 use amqpeek::codec::{AnyFrame, AnyMessage, Item, ProtocolHeader, StreamDecoder};
+use amqpeek::pipeline::{InspectOptions, Inspector};
+use amqpeek::{Dir, EventKind, Timestamp};
 use bytes::Bytes;
 use lapin::message::DeliveryResult;
 use lapin::options::*;
@@ -466,6 +468,38 @@ async fn lapin_through_recording_relay_decodes_cleanly() {
         .map(|(_, f)| f.secret_ranges().len())
         .sum();
     assert_eq!(others, 1);
+
+    // Through the pipeline's inspector the relayed bytes and the re-decoded frame are masked.
+    let mut insp = Inspector::new(1, InspectOptions::default());
+    let mut events = Vec::new();
+    for chunk in c2s.chunks(777) {
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(0),
+            Bytes::copy_from_slice(chunk),
+            &mut events,
+        );
+    }
+    let mut relayed = Vec::new();
+    let mut masked_response = None;
+    for e in &events {
+        match &e.kind {
+            EventKind::Data { bytes, .. } => relayed.extend_from_slice(bytes),
+            EventKind::Frame(fe) if fe.frame.name() == "connection.start-ok" => {
+                masked_response = Some(fe.frame.fields_json()["response"].clone());
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(relayed.len(), c2s.len());
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    assert!(find(&c2s, b"\0guest\0guest"));
+    assert!(!find(&relayed, b"\0guest\0guest"));
+    assert!(find(&relayed, b"\0guest\0*****"));
+    assert_eq!(
+        masked_response,
+        Some(json!({"authzid": "", "username": "guest", "password": "*****"}))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

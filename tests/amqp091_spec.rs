@@ -124,7 +124,7 @@ fn method_table_matches_rabbitmq_json_spec() {
             );
             assert_eq!(
                 method_def(m.class_id, m.method_id).map(|d| d.name),
-                Some(m.name.as_ref())
+                Some(m.name)
             );
             assert_eq!(m.kind.def().name, m.name);
             check_args(&sm["arguments"], domains, m.args, &what);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate src/codec/amqp091/generated.rs from RabbitMQ's amqp-rabbitmq-0.9.1.json.
 
-Usage: python3 tools/gen_amqp091.py ../shared/spec/amqp-0-9-1/amqp-rabbitmq-0.9.1.json > src/codec/amqp091/generated.rs
+Usage: python3 tools/gen_amqp091.py ../shared/spec/amqp-0-9-1/amqp-rabbitmq-0.9.1.json > src/codec/amqp091/generated.rs && rustfmt --edition 2024 src/codec/amqp091/generated.rs
 The output is committed; the build never needs the JSON.
 """
 import json

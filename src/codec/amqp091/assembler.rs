@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use base64::Engine;
 use bytes::{Bytes, BytesMut};
@@ -30,10 +31,10 @@ pub struct Message {
     pub channel: u16,
     /// Absolute offset of the carrying method frame.
     pub offset: u64,
-    /// basic.publish / deliver / get-ok / return.
-    pub method: Method,
-    /// The content header (properties, body size).
-    pub header: ContentHeader,
+    /// basic.publish / deliver / get-ok / return (shared with its frame).
+    pub method: Arc<Method>,
+    /// The content header (properties, body size; shared with its frame).
+    pub header: Arc<ContentHeader>,
     /// The body: zero-copy for single-frame bodies, one copy when assembled from several.
     pub body: Bytes,
 }
@@ -78,12 +79,12 @@ impl Message {
 #[derive(Debug)]
 enum Pending {
     /// A content method arrived; its header is next.
-    Header { method: Method, offset: u64 },
+    Header { method: Arc<Method>, offset: u64 },
     /// Header seen; body frames are being collected.
     Body {
-        method: Method,
+        method: Arc<Method>,
         offset: u64,
-        header: ContentHeader,
+        header: Arc<ContentHeader>,
         parts: Parts,
         received: u64,
     },

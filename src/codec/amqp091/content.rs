@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes};
 
 use super::field_table::FieldTable;
 use super::generated::class_def;
-use super::method::{ArgDecoder, Value, encode_args};
+use super::method::{ArgDecoder, BuildError, Value, encode_args};
 use super::table::{ArgDef, ClassDef};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 
@@ -53,15 +53,22 @@ impl ContentHeader {
 
     /// Set property `name` (builder style), keeping property-flag order. Fails when the class
     /// has no such property or the value's wire type differs.
-    pub fn with(mut self, name: &str, value: Value) -> Result<ContentHeader, &'static str> {
-        let defs = self.class().ok_or("unknown class")?.properties;
+    pub fn with(mut self, name: &str, value: Value) -> Result<ContentHeader, BuildError> {
+        let defs = self
+            .class()
+            .ok_or(BuildError::UnknownClass(self.class_id))?
+            .properties;
         let idx = defs
             .iter()
             .position(|d| d.name == name)
-            .ok_or("no such property")?;
+            .ok_or_else(|| BuildError::NoSuchField(name.to_owned()))?;
         let def = &defs[idx];
         if def.ty != value.wire_type() {
-            return Err("wrong wire type for property");
+            return Err(BuildError::WrongType {
+                field: def.name,
+                expected: def.ty,
+                found: value.wire_type(),
+            });
         }
         self.properties.retain(|(d, _)| d.name != name);
         let pos = self

@@ -5,6 +5,7 @@
 //! stays delimited by its size so the stream decoder can skip it.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use bytes::{Buf, BufMut, Bytes};
 
@@ -26,10 +27,10 @@ pub const FRAME_END_OCTET: u8 = FRAME_END as u8;
 /// What a frame carries.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FrameKind {
-    /// Type 1: a method.
-    Method(Method),
-    /// Type 2: a content header.
-    Header(ContentHeader),
+    /// Type 1: a method (shared, so a message assembled from it costs no copy).
+    Method(Arc<Method>),
+    /// Type 2: a content header (shared likewise).
+    Header(Arc<ContentHeader>),
     /// Type 3: (part of) a content body, zero-copy.
     Body(Bytes),
     /// Type 8: a heartbeat.
@@ -91,7 +92,7 @@ impl Frame {
     /// The method, if this is a method frame.
     pub fn method(&self) -> Option<&Method> {
         match &self.kind {
-            FrameKind::Method(m) => Some(m),
+            FrameKind::Method(m) => Some(m.as_ref()),
             _ => None,
         }
     }
@@ -104,7 +105,7 @@ impl Frame {
     /// The content header, if this is one.
     pub fn content_header(&self) -> Option<&ContentHeader> {
         match &self.kind {
-            FrameKind::Header(h) => Some(h),
+            FrameKind::Header(h) => Some(h.as_ref()),
             _ => None,
         }
     }
@@ -213,9 +214,9 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
             ) {
                 secrets = method_secrets(&m, base);
             }
-            FrameKind::Method(m)
+            FrameKind::Method(Arc::new(m))
         }
-        FRAME_HEADER => FrameKind::Header(ContentHeader::decode(&mut payload)?),
+        FRAME_HEADER => FrameKind::Header(Arc::new(ContentHeader::decode(&mut payload)?)),
         FRAME_HEARTBEAT => {
             if !payload.is_empty() {
                 return Err(payload
@@ -264,7 +265,7 @@ fn method_secrets(m: &Method, base: usize) -> Vec<Range<usize>> {
     let Some(start) = (value.as_ptr() as usize).checked_sub(base) else {
         return Vec::new();
     };
-    vec![start + inner.start..start + inner.end]
+    std::iter::once(start + inner.start..start + inner.end).collect()
 }
 
 /// Append a frame of `kind` on `channel` to `out`.

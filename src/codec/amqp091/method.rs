@@ -114,6 +114,27 @@ impl Value {
     }
 }
 
+/// Why building a method or content header (for encoding) was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The method/class has no argument/property of that name.
+    #[error("no argument or property named {0:?}")]
+    NoSuchField(String),
+    /// The value's wire type is not the field's.
+    #[error("{field} is a {expected:?}, not a {found:?}")]
+    WrongType {
+        /// The field.
+        field: &'static str,
+        /// Its wire type.
+        expected: WireType,
+        /// The value's.
+        found: WireType,
+    },
+    /// The content header's class id is not defined by the spec.
+    #[error("unknown class {0}")]
+    UnknownClass(u16),
+}
+
 /// A decoded method: its static definition and its arguments in wire order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Method {
@@ -139,11 +160,17 @@ impl Method {
 
     /// Set argument `name` (builder style). Fails when the name is unknown or the value's
     /// wire type differs from the argument's.
-    pub fn set(mut self, name: &str, value: Value) -> Result<Method, &'static str> {
-        let i = self.def.arg_index(name).ok_or("no such argument")?;
-        let slot = self.args.get_mut(i).ok_or("no such argument")?;
-        if self.def.args[i].ty != value.wire_type() {
-            return Err("wrong wire type for argument");
+    pub fn set(mut self, name: &str, value: Value) -> Result<Method, BuildError> {
+        let missing = || BuildError::NoSuchField(name.to_owned());
+        let i = self.def.arg_index(name).ok_or_else(missing)?;
+        let def = self.def.args.get(i).ok_or_else(missing)?;
+        let slot = self.args.get_mut(i).ok_or_else(missing)?;
+        if def.ty != value.wire_type() {
+            return Err(BuildError::WrongType {
+                field: def.name,
+                expected: def.ty,
+                found: value.wire_type(),
+            });
         }
         *slot = value;
         Ok(self)
@@ -395,10 +422,8 @@ pub(crate) fn encode_args<'a>(args: impl IntoIterator<Item = &'a Value>, out: &m
                         (out.len() - 1, 0)
                     }
                 };
-                if *b {
-                    if let Some(o) = out.get_mut(at) {
-                        *o |= 1 << n;
-                    }
+                if let (true, Some(o)) = (*b, out.get_mut(at)) {
+                    *o |= 1 << n;
                 }
                 bit_at = Some((at, n + 1));
             }

@@ -30,7 +30,7 @@ pub use frame::{
     encode_frame, frame_size,
 };
 pub use generated::{CLASSES, METHODS, MethodKind, class_def, method_def};
-pub use method::{Method, Value};
+pub use method::{BuildError, Method, Value};
 pub use render::{field_value_json, table_json, value_json};
 pub use table::{ArgDef, ClassDef, DefaultValue, MethodDef, WireType};
 
