@@ -262,9 +262,8 @@ fn amqp091_publish_content_and_heartbeat() {
         (Dir::C2S, f091(1, 1, &publish)),
         (Dir::C2S, f091(2, 1, &header)),
         (Dir::C2S, f091(3, 1, b"hello")),
-        // (A client heartbeat: the server direction of 0-9-1 starts without a protocol
-        // header, which the inspector does not follow yet.)
-        (Dir::C2S, hex("08 0000 00000000 ce")),
+        // The server answers without a protocol header.
+        (Dir::S2C, hex("08 0000 00000000 ce")),
     ];
     let mut app = app_with(conversation(3, 0, &chunks, false), 80, 24);
     assert_eq!(
@@ -285,7 +284,7 @@ fn amqp091_publish_content_and_heartbeat() {
         s[7]
     );
     assert!(
-        s[10].starts_with("┃12:00:00.005   3 ->   0   heartbeat "),
+        s[10].starts_with("┃12:00:00.005   3 <-   0   heartbeat "),
         "{}",
         s[10]
     );
