@@ -24,12 +24,19 @@ pub fn row_text(r: &Row, with_conn: bool) -> String {
     } else {
         String::new()
     };
-    // Summaries that repeat the name (0-9-1's `basic.publish exchange=...`) lose it here.
-    let summary = r
-        .summary
-        .strip_prefix(r.name.as_str())
-        .and_then(|s| s.strip_prefix(' '))
-        .unwrap_or(&r.summary);
+    // Summaries that repeat the name (0-9-1's `basic.publish exchange=...`) lose it here, and
+    // then the name is shown whole even when longer than its column.
+    let rest = r.summary.strip_prefix(r.name.as_str()).and_then(|s| {
+        if s.is_empty() {
+            Some(s)
+        } else {
+            s.strip_prefix(' ')
+        }
+    });
+    let (name, summary) = match rest {
+        Some(rest) => (format!("{:<NAME_W$}", r.name), rest),
+        None => (fit(&r.name, NAME_W), r.summary.as_str()),
+    };
     format!(
         "{} {}{} {:>3} {} {} {}",
         clock(r.ts),
@@ -37,7 +44,7 @@ pub fn row_text(r: &Row, with_conn: bool) -> String {
         dir,
         ch,
         mark,
-        fit(&r.name, NAME_W),
+        name,
         summary
     )
 }
