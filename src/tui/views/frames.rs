@@ -131,3 +131,50 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Timestamp;
+    use crate::tui::app::Proto;
+
+    fn row(name: &str, summary: &str) -> Row {
+        Row {
+            seq: 0,
+            conn: 3,
+            ts: Timestamp(1_764_417_600_123_456),
+            dir: Some(Dir::S2C),
+            offset: 0,
+            kind: RowKind::Frame,
+            channel: Some(1),
+            name: name.into(),
+            proto: "amqp-0-9-1",
+            summary: summary.into(),
+            link: None,
+            raw: bytes::Bytes::new(),
+            len: 0,
+            decode_as: Proto::None,
+            fields: None,
+            message: None,
+            spans: None,
+            violations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_summary_repeating_the_name_shows_the_whole_name_once() {
+        assert_eq!(
+            row_text(&row("channel.close-ok", "channel.close-ok"), false),
+            "12:00:00.123 <-   1   channel.close-ok "
+        );
+        assert_eq!(
+            row_text(&row("basic.ack", "basic.ack delivery-tag=4"), true),
+            "12:00:00.123   3 <-   1   basic.ack      delivery-tag=4"
+        );
+        // Otherwise the name is cut to its column.
+        assert_eq!(
+            row_text(&row("sasl-mechanisms", "@sasl-mechanisms(64) [..]"), false),
+            "12:00:00.123 <-   1   sasl-mechanis… @sasl-mechanisms(64) [..]"
+        );
+    }
+}
