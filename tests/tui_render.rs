@@ -446,3 +446,44 @@ fn zoom_gives_the_focused_pane_the_whole_screen() {
     assert!(!app.zoom);
     assert!(screen(&app)[0].starts_with("┌ Connections 2 (1 open) "));
 }
+
+#[test]
+fn state_pane_fits_80x24_with_the_sparkline_kept() {
+    let mut ev = broken_events();
+    for (i, credit) in [4u64, 2, 1].into_iter().enumerate() {
+        ev.push(AppEvent::State {
+            conn: 1,
+            ts: Timestamp(T0 + 300_000 + i as i64),
+            name: "OPENED".into(),
+            snapshot: serde_json::json!({
+                "links": [{"name": "orders", "handle": 0, "role": "receiver",
+                           "link-credit": credit, "delivery-count": 7}]
+            }),
+        });
+    }
+    let mut app = app_with(ev, 80, 24);
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Char('s'));
+    let s = screen(&app);
+    println!("{}", s.join("\n"));
+    assert_eq!(
+        s[15],
+        format!("┏ State: conn 1 OPENED {}┓", "━".repeat(78 - 22))
+    );
+    assert_eq!(s[16], boxed("┃", "links (1)", "┃", 80));
+    assert_eq!(
+        s[17],
+        format!(
+            "┃{:<61} {:<16}┃",
+            "name   handle role     dlv-count credit", "credit history"
+        )
+    );
+    assert_eq!(
+        s[18],
+        format!(
+            "┃{:<61} {:<16}┃",
+            "orders 0      receiver 7         1", "█▄▂"
+        )
+    );
+}
