@@ -52,6 +52,8 @@ pub struct Inspector {
     items: Vec<Item>,
     tracker: ConnTracker,
     violations: Vec<Violation>,
+    /// The client's first protocol header.
+    client_header: Option<crate::codec::ProtocolHeader>,
 }
 
 impl Inspector {
@@ -64,6 +66,7 @@ impl Inspector {
             items: Vec::new(),
             tracker: ConnTracker::new(),
             violations: Vec::new(),
+            client_header: None,
         }
     }
 
@@ -80,6 +83,14 @@ impl Inspector {
     /// Take a chunk of relayed bytes; append the resulting events to `out`.
     pub fn chunk(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
         let conn = self.conn;
+        // An AMQP 0-9-1 server answers the client's header with frames, never a header of its
+        // own (0-9-1 §4.2.2): once the client has asked for 0-9-1, expect its frames.
+        if dir == Dir::S2C
+            && self.sides[1].decoder.at_start()
+            && self.client_header == Some(crate::codec::ProtocolHeader::Amqp091)
+        {
+            self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091);
+        }
         let side = &mut self.sides[dir.index()];
         side.total += bytes.len() as u64;
         side.held.extend_from_slice(&bytes);
@@ -93,12 +104,17 @@ impl Inspector {
                     offset,
                     raw,
                     header,
-                } => EventKind::Header {
-                    dir,
-                    offset,
-                    header,
-                    raw,
-                },
+                } => {
+                    if dir == Dir::C2S && self.client_header.is_none() {
+                        self.client_header = Some(header);
+                    }
+                    EventKind::Header {
+                        dir,
+                        offset,
+                        header,
+                        raw,
+                    }
+                }
                 Item::Frame {
                     offset,
                     raw,
@@ -314,6 +330,37 @@ impl Inspector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_091_server_answering_without_a_header_is_decoded() {
+        let mut insp = Inspector::new(1, InspectOptions::default());
+        let mut out = Vec::new();
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(0),
+            Bytes::from_static(b"AMQP\x00\x00\x09\x01"),
+            &mut out,
+        );
+        // A heartbeat frame from the server.
+        insp.chunk(
+            Dir::S2C,
+            Timestamp(1),
+            Bytes::from_static(&[8, 0, 0, 0, 0, 0, 0, 0xce]),
+            &mut out,
+        );
+        let names: Vec<&str> = out
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Frame(f) => Some(f.frame.name()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, vec!["heartbeat"], "{out:?}");
+        assert!(
+            !out.iter()
+                .any(|e| matches!(e.kind, EventKind::Violation(_)))
+        );
+    }
 
     #[test]
     fn a_gap_resumes_decoding_at_the_right_offset() {

@@ -183,6 +183,11 @@ impl StreamDecoder {
         self
     }
 
+    /// True before the decoder has consumed any byte.
+    pub fn at_start(&self) -> bool {
+        self.offset == 0 && self.pending.is_empty()
+    }
+
     /// Absolute offset of the next byte the decoder expects.
     pub fn offset(&self) -> u64 {
         self.offset + self.pending.len() as u64
@@ -254,9 +259,11 @@ impl StreamDecoder {
         }
         // A protocol header where one is expected, or (AMQP 1.0 after SASL) where the next
         // four bytes spell AMQP — a 1.09 GB frame size nobody negotiates.
-        let header_here =
-            self.mode == Mode::Header || (self.mode == Mode::Amqp10 && buf.starts_with(b"AMQP"));
-        if header_here || (self.mode == Mode::Amqp10 && buf.len() < 4 && b"AMQP".starts_with(buf)) {
+        // (An `A` is never a valid first byte of a 0-9-1 frame either, so a server's header
+        // after the decoder assumed 0-9-1 is recognised too.)
+        let framed = matches!(self.mode, Mode::Amqp10 | Mode::Amqp091);
+        let header_here = self.mode == Mode::Header || (framed && buf.starts_with(b"AMQP"));
+        if header_here || (framed && buf.len() < 4 && b"AMQP".starts_with(buf)) {
             let header = ProtocolHeader::sniff(buf)?;
             let len = super::sniff::HEADER_LEN.min(buf.len());
             let raw = buf.slice(..len);
