@@ -301,23 +301,19 @@ impl Channel {
             self.pending.push_back((at.dir, kind));
         }
         match kind {
-            MethodKind::ChannelOpen => {
-                if judge {
-                    out.push(rules::CHANNEL_ALREADY_OPEN.violation(
-                        at.dir,
-                        at.offset,
-                        format!("channel.open on channel {n}, which is already open"),
-                    ));
-                }
+            MethodKind::ChannelOpen if judge => {
+                out.push(rules::CHANNEL_ALREADY_OPEN.violation(
+                    at.dir,
+                    at.offset,
+                    format!("channel.open on channel {n}, which is already open"),
+                ));
             }
-            MethodKind::ChannelOpenOk => {
-                if judge {
-                    out.push(rules::UNEXPECTED_REPLY.violation(
-                        at.dir,
-                        at.offset,
-                        format!("channel.open-ok on channel {n}, which is already open"),
-                    ));
-                }
+            MethodKind::ChannelOpenOk if judge => {
+                out.push(rules::UNEXPECTED_REPLY.violation(
+                    at.dir,
+                    at.offset,
+                    format!("channel.open-ok on channel {n}, which is already open"),
+                ));
             }
             MethodKind::ChannelClose => {
                 let mut by = [false; 2];
@@ -411,15 +407,13 @@ impl Channel {
                 self.unacked.clear();
                 self.tx_settled.clear();
             }
-            MethodKind::BasicPublish => {
-                if self.confirm {
-                    let seq = self.next_seq;
-                    self.next_seq = seq.saturating_add(1);
-                    if !self.uncertain {
-                        self.unconfirmed.insert(seq);
-                        if self.unconfirmed.len() > MAX_OUTSTANDING {
-                            self.forget();
-                        }
+            MethodKind::BasicPublish if self.confirm => {
+                let seq = self.next_seq;
+                self.next_seq = seq.saturating_add(1);
+                if !self.uncertain {
+                    self.unconfirmed.insert(seq);
+                    if self.unconfirmed.len() > MAX_OUTSTANDING {
+                        self.forget();
                     }
                 }
             }
@@ -587,16 +581,6 @@ impl Channel {
         out: &mut Vec<Violation>,
     ) {
         let n = self.number;
-        if name == "basic.reject" {
-            if !self.uncertain {
-                out.push(rules::WRONG_DIRECTION.violation(
-                    at.dir,
-                    at.offset,
-                    format!("basic.reject from the server on channel {n}"),
-                ));
-            }
-            return;
-        }
         if !self.confirm {
             if self.uncertain {
                 self.confirm = true;

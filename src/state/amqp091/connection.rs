@@ -287,31 +287,31 @@ impl Connection {
             property(m, "client-properties", "product"),
             property(m, "client-properties", "version"),
         ];
-        if let (Some(offered), Some(chosen)) = (&self.mechanisms, m.mechanism()) {
-            if !offers(offered, chosen) {
-                out.push(rules::MECHANISM_NOT_OFFERED.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "mechanism {:?} is not among those offered: {:?}",
-                        String::from_utf8_lossy(chosen),
-                        String::from_utf8_lossy(offered)
-                    ),
-                ));
-            }
+        if let (Some(offered), Some(chosen)) = (&self.mechanisms, m.mechanism())
+            && !offers(offered, chosen)
+        {
+            out.push(rules::MECHANISM_NOT_OFFERED.violation(
+                dir,
+                offset,
+                format!(
+                    "mechanism {:?} is not among those offered: {:?}",
+                    String::from_utf8_lossy(chosen),
+                    String::from_utf8_lossy(offered)
+                ),
+            ));
         }
-        if let (Some(offered), Some(chosen)) = (&self.locales, m.arg_bytes("locale")) {
-            if !offers(offered, chosen) {
-                out.push(rules::LOCALE_NOT_OFFERED.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "locale {:?} is not among those offered: {:?}",
-                        String::from_utf8_lossy(chosen),
-                        String::from_utf8_lossy(offered)
-                    ),
-                ));
-            }
+        if let (Some(offered), Some(chosen)) = (&self.locales, m.arg_bytes("locale"))
+            && !offers(offered, chosen)
+        {
+            out.push(rules::LOCALE_NOT_OFFERED.violation(
+                dir,
+                offset,
+                format!(
+                    "locale {:?} is not among those offered: {:?}",
+                    String::from_utf8_lossy(chosen),
+                    String::from_utf8_lossy(offered)
+                ),
+            ));
         }
     }
 

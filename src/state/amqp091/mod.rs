@@ -108,34 +108,35 @@ impl ConnectionTracker {
             }
         }
         let ch = f.channel;
-        if let Some(max) = self.conn.channel_limit() {
-            if ch > max && self.above_max_reported.insert(ch) {
-                out.push(rules::ABOVE_CHANNEL_MAX.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "{} on channel {ch}, above the negotiated channel-max {max}",
-                        f.name()
-                    ),
-                ));
-            }
+        if let Some(max) = self.conn.channel_limit()
+            && ch > max
+            && self.above_max_reported.insert(ch)
+        {
+            out.push(rules::ABOVE_CHANNEL_MAX.violation(
+                dir,
+                offset,
+                format!(
+                    "{} on channel {ch}, above the negotiated channel-max {max}",
+                    f.name()
+                ),
+            ));
         }
 
         let method = f.method();
-        if let Some(m) = method {
-            if !methods::sender(m.kind()).allows(dir) {
-                out.push(rules::WRONG_DIRECTION.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "{} sent by the {}; only the {} sends it",
-                        m.name(),
-                        peer(dir),
-                        peer(dir.flip())
-                    ),
-                ));
-                return;
-            }
+        if let Some(m) = method
+            && !methods::sender(m.kind()).allows(dir)
+        {
+            out.push(rules::WRONG_DIRECTION.violation(
+                dir,
+                offset,
+                format!(
+                    "{} sent by the {}; only the {} sends it",
+                    m.name(),
+                    peer(dir),
+                    peer(dir.flip())
+                ),
+            ));
+            return;
         }
 
         // Channel 0 belongs to the connection class (and heartbeats).
@@ -228,19 +229,18 @@ impl ConnectionTracker {
             }
         }
 
-        if method.is_some_and(|m| m.kind() == MethodKind::BasicPublish) {
-            if let Some(reason) = &self.conn.blocked {
-                if !self.blocked_reported {
-                    self.blocked_reported = true;
-                    out.push(rules::PUBLISH_WHILE_BLOCKED.violation(
+        if method.is_some_and(|m| m.kind() == MethodKind::BasicPublish)
+            && let Some(reason) = &self.conn.blocked
+            && !self.blocked_reported
+        {
+            self.blocked_reported = true;
+            out.push(rules::PUBLISH_WHILE_BLOCKED.violation(
                         dir,
                         offset,
                         format!(
                             "basic.publish on channel {ch} while the broker has the connection blocked ({reason:?}); it will not be read until unblocked"
                         ),
                     ));
-                }
-            }
         }
 
         let at = At { dir, offset };
