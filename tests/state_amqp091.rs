@@ -132,7 +132,11 @@ fn connection_methods_live_on_channel_zero_and_only_there() {
     c.handshake().open(1);
     c.s(1, K::ConnectionBlocked, &[("reason", sstr("low memory"))]);
     c.c(0, K::BasicQos, &[]);
-    c.frame(Dir::C2S, 0, FrameKind::Header(ContentHeader::basic(1)));
+    c.frame(
+        Dir::C2S,
+        0,
+        FrameKind::Header(ContentHeader::basic(1).into()),
+    );
     c.expect(&[
         "amqp091.connection.channel-zero",
         "amqp091.connection.channel-zero",
@@ -459,7 +463,7 @@ fn a_header_of_another_class_is_a_class_mismatch() {
     let mut h = ContentHeader::basic(0);
     h.class_id = 50;
     // class 50 (queue) has no properties: the header still decodes
-    c.frame(Dir::C2S, 1, FrameKind::Header(h));
+    c.frame(Dir::C2S, 1, FrameKind::Header(h.into()));
     c.expect(&["amqp091.content.class-mismatch"]);
 }
 

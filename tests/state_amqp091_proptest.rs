@@ -101,12 +101,12 @@ proptest! {
         for s in steps {
             match s {
                 Step::Method { c2s, channel, method: i, int, flag, text } => {
-                    c.frame(dir(c2s), channel, FrameKind::Method(method(i, int, flag, text)));
+                    c.frame(dir(c2s), channel, FrameKind::Method(method(i, int, flag, text).into()));
                 }
                 Step::Header { c2s, channel, class, size } => {
                     let mut h = ContentHeader::basic(size);
                     h.class_id = class;
-                    c.frame(dir(c2s), channel, FrameKind::Header(h));
+                    c.frame(dir(c2s), channel, FrameKind::Header(h.into()));
                 }
                 Step::Body { c2s, channel, len } => {
                     c.frame(dir(c2s), channel, FrameKind::Body(Bytes::from(vec![7u8; len])));

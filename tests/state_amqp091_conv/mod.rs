@@ -105,17 +105,21 @@ impl Conv {
 
     /// The client sends method `kind` with `args` on `ch`.
     pub fn c(&mut self, ch: u16, kind: MethodKind, args: &[(&str, Value)]) -> &mut Self {
-        self.frame(Dir::C2S, ch, FrameKind::Method(m(kind, args)))
+        self.frame(Dir::C2S, ch, FrameKind::Method(m(kind, args).into()))
     }
 
     /// The server sends method `kind` with `args` on `ch`.
     pub fn s(&mut self, ch: u16, kind: MethodKind, args: &[(&str, Value)]) -> &mut Self {
-        self.frame(Dir::S2C, ch, FrameKind::Method(m(kind, args)))
+        self.frame(Dir::S2C, ch, FrameKind::Method(m(kind, args).into()))
     }
 
     /// A content header announcing `size` and body frames of `parts` bytes, in `dir`.
     pub fn content(&mut self, dir: Dir, ch: u16, size: u64, parts: &[usize]) -> &mut Self {
-        self.frame(dir, ch, FrameKind::Header(ContentHeader::basic(size)));
+        self.frame(
+            dir,
+            ch,
+            FrameKind::Header(ContentHeader::basic(size).into()),
+        );
         for &p in parts {
             self.frame(dir, ch, FrameKind::Body(Bytes::from(vec![b'x'; p])));
         }

@@ -165,7 +165,7 @@ impl Channel {
     pub fn frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
         let n = self.number;
         let method = match kind {
-            FrameKind::Method(m) => Some(m),
+            FrameKind::Method(m) => Some(&**m),
             _ => None,
         };
         let mk = method.map(Method::kind);
