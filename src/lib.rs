@@ -17,5 +17,6 @@ pub mod proxy;
 pub mod replay;
 pub mod sinks;
 pub mod state;
+pub mod tui;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};

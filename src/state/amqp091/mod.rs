@@ -1,31 +1,380 @@
-//! AMQP 0-9-1 state tracking: the connection tracker and its rules.
+//! AMQP 0-9-1 state tracking: one [`ConnectionTracker`] per connection watches both directions
+//! at once — the handshake and negotiated limits ([`connection`]), every channel
+//! ([`channel`]: open/close, content framing, confirms, deliveries, consumers, flow,
+//! transactions), heartbeats — and reports each place a peer breaks the spec ([`rules`]).
 //!
-//! PLACEHOLDER: the tracker below tracks nothing yet; it is replaced by the real one.
+//! Sans-IO: no clock (time comes with each frame), no I/O. Never panics on any frame
+//! sequence. After a gap (or when the capture starts mid-stream) it learns channels, tags and
+//! state instead of reporting what it could not see.
 
+pub mod channel;
+pub mod connection;
+pub mod content;
+pub mod methods;
 pub mod rules;
 
-use crate::event::{FrameEvent, Timestamp, Violation};
+use std::collections::BTreeMap;
+
+use channel::{At, Channel};
+use connection::{ConnState, Connection};
+
+use crate::codec::amqp091::{Frame, FrameKind, MethodKind};
+use crate::codec::{AnyFrame, ProtocolHeader};
+use crate::event::{Dir, FrameEvent, Timestamp, Violation};
 use crate::state::ProtocolTracker;
+
+/// The connection class id.
+const CONNECTION_CLASS: u16 = 10;
+
+/// Per-direction liveness, for heartbeats.
+#[derive(Clone, Copy, Debug, Default)]
+struct Liveness {
+    /// Time of the last frame seen in this direction (None: unknown, e.g. after a gap).
+    last: Option<Timestamp>,
+    /// Offset just past that frame.
+    end: u64,
+}
 
 /// Tracks one AMQP 0-9-1 connection from both directions.
 #[derive(Debug, Default)]
-pub struct ConnectionTracker {}
+pub struct ConnectionTracker {
+    conn: Connection,
+    channels: BTreeMap<u16, Channel>,
+    /// Bytes were missed at some point: judge only what was seen afresh.
+    uncertain: bool,
+    live: [Liveness; 2],
+    /// Channel numbers already reported above channel-max (reported once each).
+    above_max_reported: std::collections::BTreeSet<u16>,
+    /// A publish while blocked was reported during the current blocked period.
+    blocked_reported: bool,
+}
 
 impl ConnectionTracker {
     /// A tracker that has seen the connection from its start.
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn liveness(&mut self, dir: Dir, ev: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
+        let hb = self.conn.heartbeat();
+        let watching = matches!(
+            self.conn.state,
+            ConnState::AwaitingOpen | ConnState::AwaitingOpenOk | ConnState::Open
+        );
+        let l = &mut self.live[dir.index()];
+        if let (Some(hb), Some(last), true) = (hb, l.last, watching) {
+            let silent = ts.0.saturating_sub(last.0);
+            if silent > i64::from(hb) * 2_000_000 {
+                out.push(rules::HEARTBEAT_MISSED.violation(
+                    dir,
+                    ev.offset,
+                    format!(
+                        "{} sent nothing for {:.1} s; negotiated heartbeat is {hb} s (limit {} s)",
+                        peer(dir),
+                        silent as f64 / 1e6,
+                        u32::from(hb) * 2
+                    ),
+                ));
+            }
+        }
+        l.last = Some(ts);
+        l.end = ev.offset.saturating_add(ev.raw.len() as u64);
+    }
+
+    fn frame091(&mut self, ev: &FrameEvent, f: &Frame, ts: Timestamp, out: &mut Vec<Violation>) {
+        let dir = ev.dir;
+        let offset = ev.offset;
+        let was_tuned = self.conn.state.tuned();
+        self.liveness(dir, ev, ts, out);
+
+        // Frame size against frame-max (frame-min-size before tune-ok).
+        if let Some(limit) = self.conn.frame_limit() {
+            let size = ev.raw.len() as u64;
+            if size > u64::from(limit) {
+                out.push(rules::FRAME_TOO_LARGE.violation(
+                    dir,
+                    offset,
+                    format!(
+                        "{} frame of {size} bytes on channel {} exceeds {} {limit}",
+                        f.name(),
+                        f.channel,
+                        if was_tuned {
+                            "the negotiated frame-max"
+                        } else {
+                            "frame-min-size (frame-max not yet negotiated)"
+                        }
+                    ),
+                ));
+            }
+        }
+        let ch = f.channel;
+        if let Some(max) = self.conn.channel_limit()
+            && ch > max
+            && self.above_max_reported.insert(ch)
+        {
+            out.push(rules::ABOVE_CHANNEL_MAX.violation(
+                dir,
+                offset,
+                format!(
+                    "{} on channel {ch}, above the negotiated channel-max {max}",
+                    f.name()
+                ),
+            ));
+        }
+
+        let method = f.method();
+        if let Some(m) = method
+            && !methods::sender(m.kind()).allows(dir)
+        {
+            out.push(rules::WRONG_DIRECTION.violation(
+                dir,
+                offset,
+                format!(
+                    "{} sent by the {}; only the {} sends it",
+                    m.name(),
+                    peer(dir),
+                    peer(dir.flip())
+                ),
+            ));
+            return;
+        }
+
+        // Channel 0 belongs to the connection class (and heartbeats).
+        let connection_method = method.is_some_and(|m| m.class_id() == CONNECTION_CLASS);
+        match (&f.kind, ch, connection_method) {
+            (FrameKind::Heartbeat, 0, _) => return,
+            (FrameKind::Heartbeat, _, _) => {
+                out.push(rules::HEARTBEAT_CHANNEL.violation(
+                    dir,
+                    offset,
+                    format!("heartbeat frame on channel {ch}"),
+                ));
+                return;
+            }
+            (_, 0, true) => {
+                if let Some(m) = method {
+                    self.conn.method(dir, offset, m, out);
+                    if self.conn.state == ConnState::Closed {
+                        self.channels.clear();
+                    }
+                    if m.kind() == MethodKind::ConnectionUnblocked {
+                        self.blocked_reported = false;
+                    }
+                }
+                return;
+            }
+            (_, _, true) | (_, 0, false) => {
+                out.push(rules::CHANNEL_ZERO.violation(
+                    dir,
+                    offset,
+                    if ch == 0 {
+                        format!(
+                            "{} on channel 0, which carries only connection methods",
+                            f.name()
+                        )
+                    } else {
+                        format!(
+                            "{} on channel {ch}; connection methods belong on channel 0",
+                            f.name()
+                        )
+                    },
+                ));
+                return;
+            }
+            _ => {}
+        }
+
+        // A channel frame: the connection must be open.
+        match self.conn.state {
+            ConnState::Open | ConnState::Unknown => {}
+            ConnState::Closing { by } => {
+                if by[dir.index()] {
+                    out.push(rules::CONNECTION_AFTER_CLOSE.violation(
+                        dir,
+                        offset,
+                        format!(
+                            "{} on channel {ch} after this peer sent connection.close",
+                            f.name()
+                        ),
+                    ));
+                }
+                // From the receiver: in flight, discarded by the closer.
+                return;
+            }
+            ConnState::Closed => {
+                out.push(rules::CONNECTION_AFTER_CLOSE.violation(
+                    dir,
+                    offset,
+                    format!("{} on channel {ch} after connection.close-ok", f.name()),
+                ));
+                return;
+            }
+            state @ (ConnState::AwaitingStart
+            | ConnState::AwaitingStartOk
+            | ConnState::AwaitingTune
+            | ConnState::AwaitingSecureOk
+            | ConnState::AwaitingTuneOk
+            | ConnState::AwaitingOpen
+            | ConnState::AwaitingOpenOk) => {
+                out.push(rules::CONNECTION_NOT_OPEN.violation(
+                    dir,
+                    offset,
+                    format!(
+                        "{} on channel {ch} in connection state {} (before connection.open-ok)",
+                        f.name(),
+                        state.name()
+                    ),
+                ));
+                return;
+            }
+        }
+
+        if method.is_some_and(|m| m.kind() == MethodKind::BasicPublish)
+            && let Some(reason) = &self.conn.blocked
+            && !self.blocked_reported
+        {
+            self.blocked_reported = true;
+            out.push(rules::PUBLISH_WHILE_BLOCKED.violation(
+                        dir,
+                        offset,
+                        format!(
+                            "basic.publish on channel {ch} while the broker has the connection blocked ({reason:?}); it will not be read until unblocked"
+                        ),
+                    ));
+        }
+
+        let at = At { dir, offset };
+        let uncertain = self.uncertain;
+        let channel = match self.channels.get_mut(&ch) {
+            Some(c) => c,
+            None => {
+                let opening = method.is_some_and(|m| m.kind() == MethodKind::ChannelOpen);
+                if opening {
+                    self.channels.insert(ch, Channel::opening(ch));
+                    return;
+                }
+                if !uncertain {
+                    out.push(rules::CHANNEL_NOT_OPEN.violation(
+                        dir,
+                        offset,
+                        format!("{} on channel {ch}, which was never opened", f.name()),
+                    ));
+                    return;
+                }
+                self.channels
+                    .entry(ch)
+                    .or_insert_with(|| Channel::learned(ch))
+            }
+        };
+        if let Some(m) = method {
+            let content_method = matches!(
+                m.kind(),
+                MethodKind::BasicPublish | MethodKind::BasicDeliver
+            );
+            if content_method && channel.flow_stopped(dir) && !channel.uncertain {
+                out.push(rules::FLOW_STOPPED.violation(
+                    dir,
+                    offset,
+                    format!(
+                        "{} on channel {ch} after the {} confirmed channel.flow active=false",
+                        m.name(),
+                        peer(dir)
+                    ),
+                ));
+            }
+        }
+        channel.frame(at, &f.kind, out);
+    }
+}
+
+/// "client" / "server" for the peer sending `dir`.
+fn peer(dir: Dir) -> &'static str {
+    match dir {
+        Dir::C2S => "client",
+        Dir::S2C => "server",
+    }
 }
 
 impl ProtocolTracker for ConnectionTracker {
+    fn header(
+        &mut self,
+        dir: Dir,
+        _offset: u64,
+        header: ProtocolHeader,
+        ts: Timestamp,
+        _out: &mut Vec<Violation>,
+    ) {
+        let _ = header;
+        self.live[dir.index()].last = Some(ts);
+    }
+
+    fn gap(&mut self, dir: Dir) {
+        self.uncertain = true;
+        self.live[dir.index()].last = None;
+        if matches!(
+            self.conn.state,
+            ConnState::AwaitingStart
+                | ConnState::AwaitingStartOk
+                | ConnState::AwaitingTune
+                | ConnState::AwaitingSecureOk
+                | ConnState::AwaitingTuneOk
+                | ConnState::AwaitingOpen
+                | ConnState::AwaitingOpenOk
+        ) {
+            self.conn.state = ConnState::Unknown;
+        }
+        for c in self.channels.values_mut() {
+            c.forget();
+        }
+    }
+
     fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
-        let _ = (frame, ts, out);
+        if let AnyFrame::Amqp091(f) = &frame.frame {
+            self.frame091(frame, f, ts, out);
+        }
     }
+
+    fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
+        let Some(hb) = self.conn.heartbeat() else {
+            return;
+        };
+        if !matches!(
+            self.conn.state,
+            ConnState::AwaitingOpen | ConnState::AwaitingOpenOk | ConnState::Open
+        ) {
+            return;
+        }
+        for dir in [Dir::C2S, Dir::S2C] {
+            let l = self.live[dir.index()];
+            if let Some(last) = l.last {
+                let silent = ts.0.saturating_sub(last.0);
+                if silent > i64::from(hb) * 2_000_000 {
+                    out.push(rules::HEARTBEAT_MISSED.violation(
+                        dir,
+                        l.end,
+                        format!(
+                            "{} sent nothing for the last {:.1} s before the connection ended; negotiated heartbeat is {hb} s",
+                            peer(dir),
+                            silent as f64 / 1e6
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
     fn state_name(&self) -> String {
-        "-".into()
+        self.conn.state.name().to_string()
     }
+
     fn snapshot(&self) -> serde_json::Value {
-        serde_json::Value::Null
+        let mut conn = self.conn.snapshot();
+        if let Some(o) = conn.as_object_mut() {
+            o.insert("uncertain".into(), self.uncertain.into());
+        }
+        serde_json::json!({
+            "connection": conn,
+            "channels": self.channels.values().map(Channel::snapshot).collect::<Vec<_>>(),
+        })
     }
 }

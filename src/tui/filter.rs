@@ -1,0 +1,438 @@
+//! The frame filter language: what the user types after `/`.
+//!
+//! ```text
+//! filter := term (' ' term)*          every term must match (and)
+//! term   := '!' term                  not
+//!         | key ':' value ('|' value)*  any of the values
+//!         | 'violations'              frames with at least one violation
+//!         | word | "quoted words"     case-insensitive text search in name and summary
+//! key    := name | channel | ch | link | dir | conn | proto | rule
+//! ```
+//!
+//! Parsing never panics; a bad filter is a [`FilterError`] the UI shows in place. This module
+//! only knows [`FrameFacts`], never the app's storage.
+
+use crate::event::Dir;
+
+/// What a filter can ask about one row of the frame list.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameFacts<'a> {
+    /// Connection number.
+    pub conn: u64,
+    /// Direction, when the row has one.
+    pub dir: Option<Dir>,
+    /// Channel, when the row has one.
+    pub channel: Option<u16>,
+    /// Frame name (`transfer`, `basic.publish`, `header`, ...).
+    pub name: &'a str,
+    /// The one-line summary.
+    pub summary: &'a str,
+    /// Link name this frame belongs to (AMQP 1.0 attach/flow/transfer/detach), when known.
+    pub link: Option<&'a str>,
+    /// Protocol name (`amqp-1.0`, `amqp-0-9-1`, ...).
+    pub proto: &'a str,
+    /// Rule ids of the violations attached to the row.
+    pub rules: &'a [String],
+}
+
+/// Why a filter does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    /// `foo:bar` with an unknown key.
+    #[error("unknown filter key '{0}' (try name: channel: link: dir: conn: proto: rule:)")]
+    UnknownKey(String),
+    /// `channel:x` / `conn:x` with a value that is not a number.
+    #[error("{key}: wants a number, got '{value}'")]
+    NotANumber {
+        /// The key.
+        key: &'static str,
+        /// What was given.
+        value: String,
+    },
+    /// `dir:` with something other than c2s / s2c / -> / <-.
+    #[error("dir: wants c2s or s2c, got '{0}'")]
+    BadDir(String),
+    /// `key:` with nothing after it.
+    #[error("{0}: needs a value")]
+    EmptyValue(String),
+    /// `!` with nothing after it.
+    #[error("'!' needs something to negate")]
+    DanglingNot,
+    /// A quote that is never closed.
+    #[error("unterminated quote")]
+    UnterminatedQuote,
+}
+
+/// One test of a row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Term {
+    /// Negation.
+    Not(Box<Term>),
+    /// Name contains any of these (lower-case).
+    Name(Vec<String>),
+    /// Channel is one of these.
+    Channel(Vec<u16>),
+    /// Link name (or summary) contains any of these (lower-case).
+    Link(Vec<String>),
+    /// Direction.
+    Dir(Dir),
+    /// Connection is one of these.
+    Conn(Vec<u64>),
+    /// Protocol name contains any of these (lower-case).
+    Proto(Vec<String>),
+    /// A violation whose rule id contains any of these (lower-case).
+    Rule(Vec<String>),
+    /// Has at least one violation.
+    Violations,
+    /// Name or summary contains this (lower-case).
+    Text(String),
+}
+
+/// A parsed filter: all terms must match. The empty filter matches everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// The terms, and-ed.
+    pub terms: Vec<Term>,
+    /// The text it was parsed from.
+    pub source: String,
+}
+
+fn contains_ci(hay: &str, needle_lower: &str) -> bool {
+    if needle_lower.is_empty() {
+        return true;
+    }
+    if hay.is_ascii() && needle_lower.is_ascii() {
+        let h = hay.as_bytes();
+        let n = needle_lower.as_bytes();
+        return h
+            .windows(n.len())
+            .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b));
+    }
+    hay.to_lowercase().contains(needle_lower)
+}
+
+impl Term {
+    /// Does this term match the row?
+    pub fn matches(&self, f: &FrameFacts<'_>) -> bool {
+        match self {
+            Term::Not(t) => !t.matches(f),
+            Term::Name(v) => v.iter().any(|s| contains_ci(f.name, s)),
+            Term::Channel(v) => f.channel.is_some_and(|c| v.contains(&c)),
+            Term::Link(v) => v
+                .iter()
+                .any(|s| f.link.is_some_and(|l| contains_ci(l, s)) || contains_ci(f.summary, s)),
+            Term::Dir(d) => f.dir == Some(*d),
+            Term::Conn(v) => v.contains(&f.conn),
+            Term::Proto(v) => v.iter().any(|s| contains_ci(f.proto, s)),
+            Term::Rule(v) => f.rules.iter().any(|r| v.iter().any(|s| contains_ci(r, s))),
+            Term::Violations => !f.rules.is_empty(),
+            Term::Text(s) => contains_ci(f.summary, s) || contains_ci(f.name, s),
+        }
+    }
+}
+
+impl Filter {
+    /// Parse `src`. Whitespace-only input is the empty filter.
+    pub fn parse(src: &str) -> Result<Filter, FilterError> {
+        let mut terms = Vec::new();
+        for tok in tokenize(src)? {
+            terms.push(parse_term(&tok)?);
+        }
+        Ok(Filter {
+            terms,
+            source: src.trim().to_string(),
+        })
+    }
+
+    /// True when the filter has no terms.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// Does every term match the row?
+    pub fn matches(&self, f: &FrameFacts<'_>) -> bool {
+        self.terms.iter().all(|t| t.matches(f))
+    }
+}
+
+/// A token: its text with quotes removed, and whether any part was quoted (quoted text is
+/// always a text search, never a key or keyword).
+#[derive(Debug)]
+struct Token {
+    text: String,
+    quoted: bool,
+}
+
+fn tokenize(src: &str) -> Result<Vec<Token>, FilterError> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut in_quote = false;
+    let mut any = false;
+    for c in src.chars() {
+        if in_quote {
+            if c == '"' {
+                in_quote = false;
+            } else {
+                cur.push(c);
+            }
+        } else if c == '"' {
+            in_quote = true;
+            // Quoted from the start (after any '!'): a word, never a key or keyword.
+            if cur.chars().all(|x| x == '!') {
+                quoted = true;
+            }
+            any = true;
+        } else if c.is_whitespace() {
+            if any {
+                out.push(Token {
+                    text: std::mem::take(&mut cur),
+                    quoted,
+                });
+            }
+            quoted = false;
+            any = false;
+        } else {
+            cur.push(c);
+            any = true;
+        }
+    }
+    if in_quote {
+        return Err(FilterError::UnterminatedQuote);
+    }
+    if any {
+        out.push(Token { text: cur, quoted });
+    }
+    Ok(out)
+}
+
+fn parse_term(tok: &Token) -> Result<Term, FilterError> {
+    let text = tok.text.as_str();
+    if let Some(rest) = text.strip_prefix('!') {
+        if rest.is_empty() && !tok.quoted {
+            return Err(FilterError::DanglingNot);
+        }
+        let inner = Token {
+            text: rest.to_string(),
+            quoted: tok.quoted,
+        };
+        return Ok(Term::Not(Box::new(parse_term(&inner)?)));
+    }
+    if tok.quoted {
+        return Ok(Term::Text(text.to_lowercase()));
+    }
+    if let Some((key, value)) = text.split_once(':') {
+        let key_l = key.to_ascii_lowercase();
+        let canon: &'static str = match key_l.as_str() {
+            "name" | "n" => "name",
+            "channel" | "ch" => "channel",
+            "link" | "l" => "link",
+            "dir" | "d" => "dir",
+            "conn" | "c" => "conn",
+            "proto" | "p" => "proto",
+            "rule" | "r" => "rule",
+            _ => return Err(FilterError::UnknownKey(key.to_string())),
+        };
+        let values: Vec<&str> = value.split('|').filter(|s| !s.is_empty()).collect();
+        if values.is_empty() {
+            return Err(FilterError::EmptyValue(canon.to_string()));
+        }
+        let lower = || values.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
+        return Ok(match canon {
+            "name" => Term::Name(lower()),
+            "link" => Term::Link(lower()),
+            "proto" => Term::Proto(lower()),
+            "rule" => Term::Rule(lower()),
+            "channel" => Term::Channel(numbers(canon, &values)?),
+            "conn" => Term::Conn(numbers(canon, &values)?),
+            _ => {
+                let d = match value.to_ascii_lowercase().as_str() {
+                    "c2s" | "->" | "in" | "client" => Dir::C2S,
+                    "s2c" | "<-" | "out" | "server" => Dir::S2C,
+                    other => return Err(FilterError::BadDir(other.to_string())),
+                };
+                Term::Dir(d)
+            }
+        });
+    }
+    match text.to_ascii_lowercase().as_str() {
+        "violations" | "violation" | "viol" => Ok(Term::Violations),
+        other => Ok(Term::Text(other.to_string())),
+    }
+}
+
+fn numbers<T: std::str::FromStr>(
+    key: &'static str,
+    values: &[&str],
+) -> Result<Vec<T>, FilterError> {
+    values
+        .iter()
+        .map(|v| {
+            v.parse::<T>().map_err(|_| FilterError::NotANumber {
+                key,
+                value: v.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(name: &'a str, summary: &'a str, rules: &'a [String]) -> FrameFacts<'a> {
+        FrameFacts {
+            conn: 2,
+            dir: Some(Dir::C2S),
+            channel: Some(1),
+            name,
+            summary,
+            link: Some("orders-sender"),
+            proto: "amqp-1.0",
+            rules,
+        }
+    }
+
+    #[test]
+    fn empty_filter_matches_everything() {
+        let f = Filter::parse("   ").unwrap();
+        assert!(f.is_empty());
+        assert!(f.matches(&facts("open", "", &[])));
+    }
+
+    #[test]
+    fn keys_parse_to_their_terms() {
+        let f = Filter::parse("name:transfer channel:1|3 link:orders dir:c2s conn:7 violations")
+            .unwrap();
+        assert_eq!(
+            f.terms,
+            vec![
+                Term::Name(vec!["transfer".into()]),
+                Term::Channel(vec![1, 3]),
+                Term::Link(vec!["orders".into()]),
+                Term::Dir(Dir::C2S),
+                Term::Conn(vec![7]),
+                Term::Violations,
+            ]
+        );
+    }
+
+    #[test]
+    fn terms_are_anded_and_negated() {
+        let rules = vec!["amqp10.link.credit-exceeded".to_string()];
+        let t = facts("transfer", "@transfer handle=0 delivery-id=4", &rules);
+        assert!(Filter::parse("name:transfer").unwrap().matches(&t));
+        assert!(
+            Filter::parse("name:transfer channel:1")
+                .unwrap()
+                .matches(&t)
+        );
+        assert!(
+            !Filter::parse("name:transfer channel:2")
+                .unwrap()
+                .matches(&t)
+        );
+        assert!(!Filter::parse("!name:transfer").unwrap().matches(&t));
+        assert!(Filter::parse("!dir:s2c").unwrap().matches(&t));
+        assert!(Filter::parse("violations").unwrap().matches(&t));
+        assert!(!Filter::parse("!violations").unwrap().matches(&t));
+        assert!(Filter::parse("rule:credit").unwrap().matches(&t));
+        assert!(!Filter::parse("rule:frame-after").unwrap().matches(&t));
+        assert!(
+            !Filter::parse("violations")
+                .unwrap()
+                .matches(&facts("flow", "", &[]))
+        );
+    }
+
+    #[test]
+    fn link_matches_link_name_or_summary() {
+        let t = facts("transfer", "handle=0", &[]);
+        assert!(Filter::parse("link:ORDERS").unwrap().matches(&t));
+        assert!(!Filter::parse("link:invoices").unwrap().matches(&t));
+        let mut q = facts("basic.consume", "basic.consume queue=\"invoices\"", &[]);
+        q.link = None;
+        assert!(Filter::parse("link:invoices").unwrap().matches(&q));
+    }
+
+    #[test]
+    fn free_words_search_summary_and_name_case_insensitively() {
+        let t = facts("attach", "@attach name=\"Orders-Sender\" role=sender", &[]);
+        assert!(Filter::parse("orders role").unwrap().matches(&t));
+        assert!(Filter::parse("ATTACH").unwrap().matches(&t));
+        assert!(!Filter::parse("orders receiver").unwrap().matches(&t));
+        assert!(Filter::parse("\"role=sender\"").unwrap().matches(&t));
+        assert_eq!(
+            Filter::parse("link:\"my orders\"").unwrap().terms,
+            vec![Term::Link(vec!["my orders".into()])]
+        );
+        assert_eq!(
+            Filter::parse("!\"violations\"").unwrap().terms,
+            vec![Term::Not(Box::new(Term::Text("violations".into())))]
+        );
+        // A quoted keyword is a word, not the keyword.
+        assert_eq!(
+            Filter::parse("\"violations\"").unwrap().terms,
+            vec![Term::Text("violations".into())]
+        );
+    }
+
+    #[test]
+    fn dir_accepts_arrows_and_rows_without_direction_never_match() {
+        assert_eq!(
+            Filter::parse("dir:<-").unwrap().terms,
+            vec![Term::Dir(Dir::S2C)]
+        );
+        let mut t = facts("close", "", &[]);
+        t.dir = None;
+        t.channel = None;
+        assert!(!Filter::parse("dir:c2s").unwrap().matches(&t));
+        assert!(!Filter::parse("channel:0").unwrap().matches(&t));
+    }
+
+    #[test]
+    fn bad_filters_are_errors_not_panics() {
+        assert_eq!(
+            Filter::parse("colour:red"),
+            Err(FilterError::UnknownKey("colour".into()))
+        );
+        assert!(matches!(
+            Filter::parse("channel:one"),
+            Err(FilterError::NotANumber { key: "channel", .. })
+        ));
+        assert!(matches!(
+            Filter::parse("channel:99999"),
+            Err(FilterError::NotANumber { .. })
+        ));
+        assert_eq!(
+            Filter::parse("dir:up"),
+            Err(FilterError::BadDir("up".into()))
+        );
+        assert_eq!(
+            Filter::parse("name:"),
+            Err(FilterError::EmptyValue("name".into()))
+        );
+        assert_eq!(Filter::parse("!"), Err(FilterError::DanglingNot));
+        assert_eq!(Filter::parse("\"open"), Err(FilterError::UnterminatedQuote));
+        // Arbitrary junk never panics.
+        for s in [
+            "::",
+            "!!",
+            "!:",
+            ":x",
+            "a:b:c",
+            "\u{1F600}:x",
+            "!\"\"",
+            "ch:|",
+        ] {
+            let _ = Filter::parse(s);
+        }
+    }
+
+    #[test]
+    fn non_ascii_text_search_works() {
+        let t = facts("transfer", "body=\"Grüße\"", &[]);
+        assert!(Filter::parse("GRÜSSE").is_ok());
+        assert!(Filter::parse("grüße").unwrap().matches(&t));
+    }
+}

@@ -1,0 +1,219 @@
+//! Keys and mouse -> [`Action`]s. Pure mapping: no state beyond "is the filter line open".
+//!
+//! The help overlay (`views::help`) lists [`KEYS`]; keep the two in step.
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+
+use super::app::Pane;
+
+/// What the user asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Leave.
+    Quit,
+    /// Toggle the help overlay.
+    Help,
+    /// Close the overlay, leave zoom, or clear the filter.
+    Escape,
+    /// Start typing a filter.
+    OpenFilter,
+    /// A character typed into the filter line.
+    FilterChar(char),
+    /// Backspace in the filter line.
+    FilterBackspace,
+    /// Apply the typed filter.
+    FilterSubmit,
+    /// Close the filter line without applying.
+    FilterCancel,
+    /// The focused pane fills the screen (toggle).
+    Zoom,
+    /// Focus the next pane.
+    FocusNext,
+    /// Focus the previous pane.
+    FocusPrev,
+    /// Focus a given pane.
+    FocusPane(Pane),
+    /// Cursor up.
+    Up,
+    /// Cursor down.
+    Down,
+    /// A page up.
+    PageUp,
+    /// A page down.
+    PageDown,
+    /// First row.
+    Home,
+    /// Last row (and follow, in the frame list).
+    End,
+    /// Follow new frames.
+    Follow,
+    /// Open / jump / expand, depending on the pane.
+    Enter,
+    /// Collapse the tree node.
+    Collapse,
+    /// Expand the tree node.
+    Expand,
+    /// Toggle the tree node.
+    ToggleNode,
+    /// Show frames of all connections.
+    AllConnections,
+    /// Next frame with a violation.
+    NextViolation,
+    /// Previous frame with a violation.
+    PrevViolation,
+    /// Scroll the hex dump up.
+    HexUp,
+    /// Scroll the hex dump down.
+    HexDown,
+    /// Mouse wheel over a pane.
+    Scroll {
+        /// Column.
+        x: u16,
+        /// Row.
+        y: u16,
+        /// Towards later rows.
+        down: bool,
+    },
+    /// Left click.
+    Click {
+        /// Column.
+        x: u16,
+        /// Row.
+        y: u16,
+    },
+}
+
+/// Every key, as the help overlay shows it: (keys, what they do).
+pub const KEYS: &[(&str, &str)] = &[
+    ("Up/Down j/k", "move the cursor"),
+    ("PgUp/PgDn ^U/^D", "a page up / down"),
+    ("g/Home G/End", "first / last row (End, G, F resume follow)"),
+    ("F", "follow new frames (tail)"),
+    ("Tab/Shift-Tab", "next / previous pane"),
+    ("c d s v", "focus connections / detail / state / violations"),
+    (
+        "Enter",
+        "open: conn->frames, frame->detail, violation->its frame",
+    ),
+    (
+        "Left/Right h/l",
+        "collapse / expand a detail node (Space toggles)",
+    ),
+    ("/ or f", "filter frames (Enter applies, Esc cancels)"),
+    ("Esc", "close overlay, leave zoom, clear filter"),
+    ("n / N", "next / previous frame with a violation"),
+    ("a", "frames of all connections"),
+    ("z", "zoom the focused pane"),
+    ("[ / ]", "scroll the hex dump"),
+    ("mouse", "wheel scrolls, click selects"),
+    ("? / q Ctrl-C", "this help / quit"),
+];
+
+/// Filter syntax lines for the help overlay.
+pub const FILTER_HELP: &[&str] = &[
+    "name:transfer channel:1 link:orders dir:c2s conn:2",
+    "proto:0-9-1 rule:credit violations  words  \"quoted words\"",
+    "terms are and-ed; !term negates; key:a|b matches either",
+];
+
+/// The action for a key press (`filtering`: the filter line is open).
+pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && matches!(key.code, KeyCode::Char('c')) {
+        return Some(Action::Quit);
+    }
+    if filtering {
+        return match key.code {
+            KeyCode::Enter => Some(Action::FilterSubmit),
+            KeyCode::Esc => Some(Action::FilterCancel),
+            KeyCode::Backspace => Some(Action::FilterBackspace),
+            KeyCode::Char(c) if !ctrl => Some(Action::FilterChar(c)),
+            _ => None,
+        };
+    }
+    Some(match key.code {
+        KeyCode::Char('q') => Action::Quit,
+        KeyCode::Char('?') => Action::Help,
+        KeyCode::Esc => Action::Escape,
+        KeyCode::Char('/') | KeyCode::Char('f') => Action::OpenFilter,
+        KeyCode::Up | KeyCode::Char('k') => Action::Up,
+        KeyCode::Down | KeyCode::Char('j') => Action::Down,
+        KeyCode::Char('u') if ctrl => Action::PageUp,
+        KeyCode::Char('d') if ctrl => Action::PageDown,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::Home | KeyCode::Char('g') => Action::Home,
+        KeyCode::End | KeyCode::Char('G') => Action::End,
+        KeyCode::Char('F') => Action::Follow,
+        KeyCode::Tab => Action::FocusNext,
+        KeyCode::BackTab => Action::FocusPrev,
+        KeyCode::Enter => Action::Enter,
+        KeyCode::Left | KeyCode::Char('h') => Action::Collapse,
+        KeyCode::Right | KeyCode::Char('l') => Action::Expand,
+        KeyCode::Char(' ') => Action::ToggleNode,
+        KeyCode::Char('a') => Action::AllConnections,
+        KeyCode::Char('n') => Action::NextViolation,
+        KeyCode::Char('N') => Action::PrevViolation,
+        KeyCode::Char('z') => Action::Zoom,
+        KeyCode::Char('[') => Action::HexUp,
+        KeyCode::Char(']') => Action::HexDown,
+        KeyCode::Char('c') => Action::FocusPane(Pane::Connections),
+        KeyCode::Char('d') => Action::FocusPane(Pane::Detail),
+        KeyCode::Char('s') => Action::FocusPane(Pane::State),
+        KeyCode::Char('v') => Action::FocusPane(Pane::Violations),
+        _ => return None,
+    })
+}
+
+/// The action for a mouse event.
+pub fn mouse_action(m: MouseEvent) -> Option<Action> {
+    let (x, y) = (m.column, m.row);
+    match m.kind {
+        MouseEventKind::ScrollDown => Some(Action::Scroll { x, y, down: true }),
+        MouseEventKind::ScrollUp => Some(Action::Scroll { x, y, down: false }),
+        MouseEventKind::Down(MouseButton::Left) => Some(Action::Click { x, y }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn letters_are_commands_outside_the_filter_line_and_text_inside_it() {
+        assert_eq!(key_action(k(KeyCode::Char('q')), false), Some(Action::Quit));
+        assert_eq!(
+            key_action(k(KeyCode::Char('q')), true),
+            Some(Action::FilterChar('q'))
+        );
+        assert_eq!(
+            key_action(k(KeyCode::Esc), true),
+            Some(Action::FilterCancel)
+        );
+        assert_eq!(key_action(k(KeyCode::Esc), false), Some(Action::Escape));
+    }
+
+    #[test]
+    fn ctrl_c_quits_even_while_typing_a_filter() {
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(key_action(ctrl_c, true), Some(Action::Quit));
+        assert_eq!(key_action(ctrl_c, false), Some(Action::Quit));
+    }
+
+    #[test]
+    fn key_releases_are_ignored() {
+        let mut e = k(KeyCode::Char('j'));
+        e.kind = KeyEventKind::Release;
+        assert_eq!(key_action(e, false), None);
+    }
+}

@@ -1,0 +1,408 @@
+//! The live terminal UI (ratatui + crossterm): connections, frames, frame detail with hex,
+//! sessions/links/channels, violations, a filter language, keys and mouse.
+//!
+//! Wiring (the only entry points):
+//!
+//! ```text
+//! // live (proxy): the feed is a Sink; put it with the other sinks on the inspection thread.
+//! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+//! sinks.push(Box::new(feed));                  // never blocks: try_send, drops counted
+//! tui::run(rx, TuiOptions::default())?;        // on the main thread, until the user quits
+//! // then stop the proxy (the UI returned: the user pressed q or Ctrl-C).
+//!
+//! // replay: nothing may be dropped, and the UI stays open after the last event.
+//! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+//! let feed = feed.lossless();                  // blocks instead of dropping
+//! thread::spawn(move || { for ev in capture { feed.event(&ev); } });  // feed dropped at end
+//! tui::run(rx, TuiOptions { live: false, ..Default::default() })?;
+//! // or, with every event in hand: tui::run_events(events.map(AppEvent::Pipeline), opts)
+//! ```
+//!
+//! While the UI runs it owns the terminal: nothing else may write to stdout or stderr (no text
+//! trace sink, tracing to a file or off), or the screen is garbled.
+//!
+//! Connection state (ConnTracker state name and snapshot) is tracked by the UI itself from the
+//! Header / Frame / Close events it receives (`TuiOptions::track_state`), off the relay path.
+//! A feeder that has the inspector's tracker at hand may send it instead with
+//! [`TuiFeed::state`] (throttled); the UI then stops tracking that connection itself.
+//!
+//! This module must never slow the relay: the feed only ever `try_send`s into a bounded
+//! channel (connects, closes, headers and gaps are kept aside when it is full; everything else
+//! is dropped and counted, and the UI says so); the UI keeps a bounded number of frames and
+//! bytes per connection, and redraws at most [`MAX_FPS`] times a second however fast events
+//! come. The terminal is restored on exit, on error, on panic (hook) and on Ctrl-C (a key in
+//! raw mode, mapped to quit).
+
+pub mod app;
+pub mod filter;
+pub mod input;
+pub mod views;
+
+use std::collections::HashMap;
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub use app::{App, AppEvent, Pane, TuiOptions};
+
+use crate::event::{ConnId, Event, EventKind, Timestamp};
+use crate::pipeline::Sink;
+use crate::state::ConnTracker;
+
+/// Redraws per second, at most.
+pub const MAX_FPS: u64 = 30;
+/// A good channel capacity for live use.
+pub const DEFAULT_CAPACITY: usize = 65_536;
+/// The least time between two state snapshots of one connection (event time, µs), unless
+/// its state name changes.
+pub const STATE_INTERVAL_US: i64 = 50_000;
+
+impl App {
+    /// Draw the whole screen. Pure: reads `self` only.
+    pub fn render(&self, frame: &mut ratatui::Frame) {
+        views::render(self, frame)
+    }
+}
+
+/// The sending side, held by the relay (clone it per connection task).
+#[derive(Clone, Debug)]
+pub struct TuiFeed {
+    tx: SyncSender<AppEvent>,
+    dropped: Arc<AtomicU64>,
+    overflow: Arc<Mutex<Vec<AppEvent>>>,
+    lossless: bool,
+    last_state: HashMap<ConnId, (String, Timestamp)>,
+}
+
+/// The receiving side, given to [`run`].
+#[derive(Debug)]
+pub struct TuiReceiver {
+    rx: Receiver<AppEvent>,
+    dropped: Arc<AtomicU64>,
+    overflow: Arc<Mutex<Vec<AppEvent>>>,
+}
+
+impl TuiReceiver {
+    /// Everything available now, without waiting: the channel's events, then any connection
+    /// events that overflowed it. `None` once every feed is gone and nothing is left.
+    pub fn drain(&self, max: usize) -> Option<Vec<AppEvent>> {
+        let mut out = Vec::new();
+        let mut gone = false;
+        while out.len() < max {
+            match self.rx.try_recv() {
+                Ok(ev) => out.push(ev),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    gone = true;
+                    break;
+                }
+            }
+        }
+        if let Ok(mut o) = self.overflow.lock() {
+            out.append(&mut o);
+        }
+        if gone && out.is_empty() {
+            None
+        } else {
+            Some(out)
+        }
+    }
+
+    /// Events the feeds have dropped so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Connection structure the list cannot do without: kept even when the channel is full
+/// (there are few of them per connection).
+fn is_structural(ev: &AppEvent) -> bool {
+    matches!(
+        ev,
+        AppEvent::Pipeline(Event {
+            kind: EventKind::Connect { .. }
+                | EventKind::Close(_)
+                | EventKind::Header { .. }
+                | EventKind::Gap { .. },
+            ..
+        })
+    )
+}
+
+/// A bounded feed of `capacity` events.
+pub fn channel(capacity: usize) -> (TuiFeed, TuiReceiver) {
+    let (tx, rx) = std::sync::mpsc::sync_channel(capacity.max(1));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let overflow = Arc::new(Mutex::new(Vec::new()));
+    (
+        TuiFeed {
+            tx,
+            dropped: dropped.clone(),
+            overflow: overflow.clone(),
+            lossless: false,
+            last_state: HashMap::new(),
+        },
+        TuiReceiver {
+            rx,
+            dropped,
+            overflow,
+        },
+    )
+}
+
+impl TuiFeed {
+    /// Block instead of dropping when the UI is behind (replay: never drop).
+    pub fn lossless(mut self) -> Self {
+        self.lossless = true;
+        self
+    }
+
+    /// Events dropped so far because the UI was behind.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Send one app event: never blocks unless lossless. When the channel is full, connects,
+    /// closes, headers and gaps are kept aside (few per connection) and everything else is
+    /// dropped and counted. Returns false when the UI is gone.
+    pub fn send(&self, ev: AppEvent) -> bool {
+        if self.lossless {
+            return self.tx.send(ev).is_ok();
+        }
+        match self.tx.try_send(ev) {
+            Ok(()) => true,
+            Err(TrySendError::Full(ev)) => {
+                if is_structural(&ev)
+                    && let Ok(mut o) = self.overflow.lock()
+                {
+                    o.push(ev);
+                    return true;
+                }
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    /// Send a pipeline event.
+    pub fn event(&self, ev: &Event) -> bool {
+        self.send(AppEvent::Pipeline(ev.clone()))
+    }
+
+    /// Send `tracker`'s state name and snapshot for `conn` if its name changed or
+    /// [`STATE_INTERVAL_US`] of event time passed since the last one. Call after every chunk.
+    pub fn state(&mut self, conn: ConnId, ts: Timestamp, tracker: &ConnTracker) {
+        let name = tracker.state_name();
+        if let Some((last, at)) = self.last_state.get(&conn)
+            && *last == name
+            && ts.0.saturating_sub(at.0) < STATE_INTERVAL_US
+        {
+            return;
+        }
+        self.state_now(conn, ts, tracker);
+        self.last_state.insert(conn, (name, ts));
+    }
+
+    /// Send the state now (at close, or from a periodic timer).
+    pub fn state_now(&mut self, conn: ConnId, ts: Timestamp, tracker: &ConnTracker) {
+        let name = tracker.state_name();
+        self.last_state.insert(conn, (name.clone(), ts));
+        self.send(AppEvent::State {
+            conn,
+            ts,
+            name,
+            snapshot: tracker.snapshot(),
+        });
+    }
+}
+
+impl Sink for TuiFeed {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        if let EventKind::Close(_) = ev.kind {
+            self.last_state.remove(&ev.conn);
+        }
+        TuiFeed::event(self, ev);
+        Ok(())
+    }
+}
+
+static TUI_ACTIVE: AtomicBool = AtomicBool::new(false);
+static TUI_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
+static HOOK_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Put the terminal back: leave raw mode, the alternate screen and mouse capture.
+fn restore_terminal() {
+    if TUI_ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = disable_raw_mode();
+        let _ = crossterm::execute!(
+            io::stdout(),
+            DisableMouseCapture,
+            LeaveAlternateScreen,
+            crossterm::cursor::Show
+        );
+    }
+}
+
+/// Owns the terminal while the UI runs; restores it when dropped (also while unwinding).
+struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    fn enter() -> io::Result<Self> {
+        if !HOOK_INSTALLED.swap(true, Ordering::SeqCst) {
+            let prev = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                // A panic on the UI thread or the main thread ends the program: give the
+                // terminal back first. (A panicking relay task is caught by tokio; the UI
+                // carries on.)
+                let me = std::thread::current();
+                let ui = TUI_THREAD.lock().ok().and_then(|t| *t);
+                if ui == Some(me.id()) || me.name() == Some("main") {
+                    restore_terminal();
+                }
+                prev(info);
+            }));
+        }
+        if let Ok(mut t) = TUI_THREAD.lock() {
+            *t = Some(std::thread::current().id());
+        }
+        enable_raw_mode()?;
+        TUI_ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = io::stdout();
+        if let Err(e) = crossterm::execute!(out, EnterAlternateScreen, EnableMouseCapture) {
+            restore_terminal();
+            return Err(e);
+        }
+        match Terminal::new(CrosstermBackend::new(out)) {
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Err(e) => {
+                restore_terminal();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Run the UI on this thread until the user quits. Events come from `rx`; when every feed
+/// has been dropped the UI says "end of feed" and stays open.
+pub fn run(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
+    run_app(rx, opts, Vec::new())
+}
+
+/// Run the UI over a finite list of events (replay): all are shown, the UI stays open until
+/// the user quits.
+pub fn run_events(
+    events: impl IntoIterator<Item = AppEvent>,
+    mut opts: TuiOptions,
+) -> io::Result<()> {
+    opts.live = false;
+    let (feed, rx) = channel(1);
+    drop(feed);
+    run_app(rx, opts, events.into_iter().collect())
+}
+
+fn run_app(rx: TuiReceiver, opts: TuiOptions, initial: Vec<AppEvent>) -> io::Result<()> {
+    let mut guard = TerminalGuard::enter()?;
+    let size = guard.terminal.size()?;
+    let live = opts.live;
+    let mut app = App::new(opts, (size.width, size.height));
+    if live {
+        app.handle(AppEvent::Tick(Timestamp::now()));
+    }
+    for ev in initial {
+        app.handle(ev);
+    }
+    event_loop(&mut guard.terminal, &mut app, &rx, live)
+}
+
+fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    rx: &TuiReceiver,
+    live: bool,
+) -> io::Result<()> {
+    let frame_time = Duration::from_millis(1000 / MAX_FPS);
+    let mut last_draw: Option<Instant> = None;
+    let mut last_tick = Instant::now();
+    let mut dirty = true;
+    loop {
+        // Drain the feed for at most half a frame so keys stay responsive.
+        let start = Instant::now();
+        while start.elapsed() < frame_time / 2 {
+            match rx.drain(1024) {
+                Some(batch) if batch.is_empty() => break,
+                Some(batch) => {
+                    for ev in batch {
+                        app.handle(ev);
+                    }
+                    dirty = true;
+                }
+                None => {
+                    if !app.feed_ended {
+                        app.handle(AppEvent::FeedEnded);
+                        dirty = true;
+                    }
+                    break;
+                }
+            }
+        }
+        let dropped = rx.dropped.load(Ordering::Relaxed);
+        if dropped != app.dropped {
+            app.handle(AppEvent::Dropped(dropped));
+            dirty = true;
+        }
+        if live && last_tick.elapsed() >= Duration::from_secs(1) {
+            app.handle(AppEvent::Tick(Timestamp::now()));
+            last_tick = Instant::now();
+            dirty = true;
+        }
+        let due = last_draw.is_none_or(|t| t.elapsed() >= frame_time);
+        if dirty && due {
+            terminal.draw(|f| app.render(f))?;
+            last_draw = Some(Instant::now());
+            dirty = false;
+        }
+        // Wait for input until the next frame is due (or a little while when idle).
+        let wait = match (dirty, last_draw) {
+            (true, Some(t)) => frame_time.saturating_sub(t.elapsed()),
+            _ => Duration::from_millis(15),
+        };
+        if crossterm::event::poll(wait)? {
+            loop {
+                match crossterm::event::read()? {
+                    crossterm::event::Event::Key(k) => app.handle(AppEvent::Key(k)),
+                    crossterm::event::Event::Mouse(m) => app.handle(AppEvent::Mouse(m)),
+                    crossterm::event::Event::Resize(w, h) => {
+                        app.handle(AppEvent::Resize(w, h));
+                        terminal.autoresize()?;
+                    }
+                    _ => {}
+                }
+                dirty = true;
+                if app.quit || !crossterm::event::poll(Duration::ZERO)? {
+                    break;
+                }
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+    }
+}

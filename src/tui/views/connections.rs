@@ -1,0 +1,169 @@
+//! The connection list: one row per connection (number, client -> upstream, protocol, state,
+//! age, bytes and frames each way, violations), after an "all connections" row.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{age, bytes, fit, pane_block, selected_style};
+use crate::tui::app::{App, Conn, Pane};
+
+/// `amqp-1.0` -> `1.0`, `amqp-0-9-1` -> `0-9-1`.
+fn short_proto(p: &str) -> &str {
+    p.strip_prefix("amqp-").unwrap_or(p)
+}
+
+/// The address column: `client -> upstream`.
+pub fn addresses(c: &Conn) -> String {
+    match (c.client, c.upstream) {
+        (Some(a), Some(b)) => format!("{a} -> {b}"),
+        (Some(a), None) => a.to_string(),
+        _ => "?".into(),
+    }
+}
+
+/// One row from its cells (number, addresses, proto, state, age, bytes, frames, violations),
+/// at `addr_w` for the address column.
+fn row_text(c: [&str; 8], addr_w: usize) -> String {
+    format!(
+        "{:>3} {} {} {} {:>5} {:>11} {:>12} {:>4}",
+        c[0],
+        fit(c[1], addr_w),
+        fit(c[2], 6),
+        fit(c[3], 10),
+        c[4],
+        c[5],
+        c[6],
+        c[7]
+    )
+}
+
+/// Draw the connection list.
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Pane::Connections;
+    let live = app.conns.values().filter(|c| c.closed.is_none()).count();
+    let title = Line::from(vec![Span::styled(
+        if app.conns_forgotten > 0 {
+            format!(
+                " Connections {} ({} open, {} older closed ones forgotten) ",
+                app.conns.len(),
+                live,
+                app.conns_forgotten
+            )
+        } else {
+            format!(" Connections {} ({} open) ", app.conns.len(), live)
+        },
+        Style::new().add_modifier(Modifier::BOLD),
+    )]);
+    let block = pane_block(app, Pane::Connections, title).title_top(
+        Line::styled(
+            format!(" {} ", app.opts.title),
+            Style::new().fg(Color::DarkGray),
+        )
+        .right_aligned(),
+    );
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    // Fixed columns take 58 characters with their separators; the addresses get the rest.
+    let addr_w = (inner.width as usize).saturating_sub(58).max(8);
+    let mut lines = vec![Line::styled(
+        row_text(
+            [
+                "#",
+                "client -> upstream",
+                "proto",
+                "state",
+                "age",
+                "bytes ->/<-",
+                "frames ->/<-",
+                "viol",
+            ],
+            addr_w,
+        ),
+        Style::new()
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::BOLD),
+    )];
+    let height = inner.height.saturating_sub(1) as usize;
+    let total = app.conns.len() + 1;
+    let start = app.conn_list.offset.min(total.saturating_sub(1));
+    for i in start..(start + height).min(total) {
+        let (text, style) = if i == 0 {
+            let sum = |g: &dyn Fn(&Conn) -> u64| app.conns.values().map(g).sum::<u64>();
+            let v = sum(&|c| c.violations);
+            (
+                row_text(
+                    [
+                        "*",
+                        "all connections",
+                        "",
+                        "",
+                        "",
+                        &format!(
+                            "{}/{}",
+                            bytes(sum(&|c| c.bytes[0])),
+                            bytes(sum(&|c| c.bytes[1]))
+                        ),
+                        &format!("{}/{}", sum(&|c| c.frames[0]), sum(&|c| c.frames[1])),
+                        &v.to_string(),
+                    ],
+                    addr_w,
+                ),
+                if v > 0 {
+                    Style::new().fg(Color::Red)
+                } else {
+                    Style::new()
+                },
+            )
+        } else {
+            let Some(c) = app.conn_ids().get(i - 1).and_then(|id| app.conns.get(id)) else {
+                break;
+            };
+            let end = if c.closed.is_some() {
+                c.last_ts
+            } else {
+                app.now.max(c.last_ts)
+            };
+            let state = if c.closed.is_some() && c.state == "-" {
+                "closed".to_string()
+            } else {
+                c.state.clone()
+            };
+            let style = if c.violations > 0 {
+                Style::new().fg(Color::Red)
+            } else if c.closed.is_some() {
+                Style::new().fg(Color::DarkGray)
+            } else {
+                Style::new()
+            };
+            (
+                row_text(
+                    [
+                        &c.id.to_string(),
+                        &addresses(c),
+                        short_proto(&c.proto),
+                        &state,
+                        &age(end.0.saturating_sub(c.first_ts.0)),
+                        &format!("{}/{}", bytes(c.bytes[0]), bytes(c.bytes[1])),
+                        &format!("{}/{}", c.frames[0], c.frames[1]),
+                        &c.violations.to_string(),
+                    ],
+                    addr_w,
+                ),
+                style,
+            )
+        };
+        let style = if i == app.conn_list.selected {
+            style.patch(selected_style(focused))
+        } else {
+            style
+        };
+        lines.push(Line::styled(text, style));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

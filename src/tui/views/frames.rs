@@ -1,0 +1,180 @@
+//! The frame list: time, direction, channel, a violation marker, name and summary of each row
+//! of the selected connection (or all), after the filter.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{clock, count, fit, pane_block, selected_style};
+use crate::event::Dir;
+use crate::tui::app::{App, Pane, Row, RowKind};
+
+/// Width of the name column.
+pub const NAME_W: usize = 14;
+
+/// The text of one row; `with_conn` adds the connection number (all-connections view).
+pub fn row_text(r: &Row, with_conn: bool) -> String {
+    let dir = r.dir.map_or("  ", Dir::arrow);
+    let ch = r.channel.map_or("-".to_string(), |c| c.to_string());
+    let mark = if r.violations.is_empty() { ' ' } else { '!' };
+    let conn = if with_conn {
+        format!("{:>3} ", r.conn)
+    } else {
+        String::new()
+    };
+    // Summaries that repeat the name (0-9-1's `basic.publish exchange=...`) lose it here, and
+    // then the name is shown whole even when longer than its column.
+    let rest = r.summary.strip_prefix(r.name.as_str()).and_then(|s| {
+        if s.is_empty() {
+            Some(s)
+        } else {
+            s.strip_prefix(' ')
+        }
+    });
+    let (name, summary) = match rest {
+        Some(rest) => (format!("{:<NAME_W$}", r.name), rest),
+        None => (fit(&r.name, NAME_W), r.summary.as_str()),
+    };
+    format!(
+        "{} {}{} {:>3} {} {} {}",
+        clock(r.ts),
+        conn,
+        dir,
+        ch,
+        mark,
+        name,
+        summary
+    )
+}
+
+fn row_style(r: &Row) -> Style {
+    if !r.violations.is_empty() {
+        return Style::new().fg(Color::Red);
+    }
+    match r.kind {
+        RowKind::Header => Style::new().fg(Color::Magenta),
+        RowKind::Malformed => Style::new().fg(Color::Red),
+        RowKind::Gap => Style::new().fg(Color::Yellow),
+        RowKind::Close => Style::new().fg(Color::DarkGray),
+        RowKind::Frame => match r.dir {
+            Some(Dir::C2S) => Style::new().fg(Color::Cyan),
+            _ => Style::new().fg(Color::Green),
+        },
+    }
+}
+
+/// Draw the frame list.
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Pane::Frames;
+    let scope = match app.selected_conn() {
+        Some(c) => format!("conn {c}"),
+        None => "all".to_string(),
+    };
+    let total = app.rows_in_scope();
+    let mut title = vec![Span::styled(
+        format!(" Frames: {scope} "),
+        Style::new().add_modifier(Modifier::BOLD),
+    )];
+    if app.filter.is_empty() {
+        title.push(Span::raw(format!("{} ", count(total as u64))));
+    } else {
+        title.push(Span::styled(
+            format!(
+                "{} of {} match /{} ",
+                count(app.view.len() as u64),
+                count(total as u64),
+                app.filter.source
+            ),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    let mut block = pane_block(app, Pane::Frames, Line::from(title));
+    let evicted = app.evicted_in_scope();
+    if evicted > 0 {
+        block = block.title_bottom(Line::styled(
+            format!(
+                " {} older frames dropped from view (captures on disk remain complete) ",
+                count(evicted)
+            ),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let h = inner.height as usize;
+    let with_conn = app.selected_conn().is_none();
+    let mut lines = Vec::with_capacity(h);
+    let start = app.frame_list.offset.min(app.view.len());
+    for (i, (c, s)) in app.view.iter().enumerate().skip(start).take(h) {
+        let Some(r) = app.row(*c, *s) else {
+            lines.push(Line::styled(
+                "   (dropped)",
+                Style::new().fg(Color::DarkGray),
+            ));
+            continue;
+        };
+        let mut style = row_style(r);
+        if i == app.frame_list.selected {
+            style = style.patch(selected_style(focused));
+        }
+        lines.push(Line::styled(row_text(r, with_conn), style));
+    }
+    if lines.is_empty() {
+        let msg = if total == 0 {
+            "no frames yet"
+        } else {
+            "no frame matches the filter (Esc clears it)"
+        };
+        lines.push(Line::styled(msg, Style::new().fg(Color::DarkGray)));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Timestamp;
+    use crate::tui::app::Proto;
+
+    fn row(name: &str, summary: &str) -> Row {
+        Row {
+            seq: 0,
+            conn: 3,
+            ts: Timestamp(1_764_417_600_123_456),
+            dir: Some(Dir::S2C),
+            offset: 0,
+            kind: RowKind::Frame,
+            channel: Some(1),
+            name: name.into(),
+            proto: "amqp-0-9-1",
+            summary: summary.into(),
+            link: None,
+            raw: bytes::Bytes::new(),
+            len: 0,
+            decode_as: Proto::None,
+            fields: None,
+            message: None,
+            spans: None,
+            violations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_summary_repeating_the_name_shows_the_whole_name_once() {
+        assert_eq!(
+            row_text(&row("channel.close-ok", "channel.close-ok"), false),
+            "12:00:00.123 <-   1   channel.close-ok "
+        );
+        assert_eq!(
+            row_text(&row("basic.ack", "basic.ack delivery-tag=4"), true),
+            "12:00:00.123   3 <-   1   basic.ack      delivery-tag=4"
+        );
+        // Otherwise the name is cut to its column.
+        assert_eq!(
+            row_text(&row("sasl-mechanisms", "@sasl-mechanisms(64) [..]"), false),
+            "12:00:00.123 <-   1   sasl-mechanis… @sasl-mechanisms(64) [..]"
+        );
+    }
+}

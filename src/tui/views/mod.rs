@@ -1,0 +1,297 @@
+//! Drawing: the screen layout and every pane, from `&App` only.
+//!
+//! Rendering never mutates the app and does no I/O; the same app state always draws the same
+//! screen. [`layout`] is shared with the app so that mouse clicks and page sizes agree with
+//! what is drawn.
+
+pub mod connections;
+pub mod detail;
+pub mod frames;
+pub mod help;
+pub mod links;
+pub mod violations;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph};
+
+use super::app::{App, Overlay, Pane};
+use crate::event::Timestamp;
+
+/// Where each pane goes on a screen of a given size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Areas {
+    /// Connection list.
+    pub conns: Rect,
+    /// Frame list.
+    pub frames: Rect,
+    /// The bottom pane.
+    pub bottom: Rect,
+    /// Which pane the bottom area shows.
+    pub bottom_pane: Pane,
+    /// Status line.
+    pub status: Rect,
+}
+
+impl Areas {
+    /// The rectangle of `pane` (empty when not shown).
+    pub fn rect(&self, pane: Pane) -> Rect {
+        match pane {
+            Pane::Connections => self.conns,
+            Pane::Frames => self.frames,
+            p if p == self.bottom_pane => self.bottom,
+            _ => Rect::default(),
+        }
+    }
+}
+
+/// The layout for `app` on a `size` (columns, rows) screen.
+pub fn layout(app: &App, size: (u16, u16)) -> Areas {
+    let (w, h) = size;
+    let status = Rect::new(0, h.saturating_sub(1), w, h.min(1));
+    let rest = h.saturating_sub(1);
+    let mut a = Areas {
+        status,
+        bottom_pane: app.bottom,
+        ..Default::default()
+    };
+    if app.zoom {
+        let full = Rect::new(0, 0, w, rest);
+        match app.focus {
+            Pane::Connections => a.conns = full,
+            Pane::Frames => a.frames = full,
+            p => {
+                a.bottom_pane = p;
+                a.bottom = full;
+            }
+        }
+        return a;
+    }
+    let wanted = app.conns.len() as u16 + 1 + 3;
+    let conns_h = wanted.clamp(4, (rest * 3 / 10).max(4)).min(rest);
+    let remaining = rest - conns_h;
+    let bottom_h = remaining / 2;
+    let frames_h = remaining - bottom_h;
+    a.conns = Rect::new(0, 0, w, conns_h);
+    a.frames = Rect::new(0, conns_h, w, frames_h);
+    a.bottom = Rect::new(0, conns_h + frames_h, w, bottom_h);
+    a
+}
+
+/// Does `pane` draw a column header row under its top border?
+fn has_header(pane: Pane) -> bool {
+    matches!(pane, Pane::Connections | Pane::Violations)
+}
+
+/// How many list rows `pane` shows in `rect`.
+pub fn list_height(rect: Rect, pane: Pane) -> usize {
+    let chrome = 2 + u16::from(has_header(pane));
+    rect.height.saturating_sub(chrome) as usize
+}
+
+/// The screen row of the first list row of `pane` in `rect`.
+pub fn first_row_y(rect: Rect, pane: Pane) -> Option<u16> {
+    if rect.height <= 2 {
+        return None;
+    }
+    Some(rect.y + 1 + u16::from(has_header(pane)))
+}
+
+/// Draw the whole screen.
+pub fn render(app: &App, f: &mut Frame) {
+    let area = f.area();
+    let areas = layout(app, (area.width, area.height));
+    if areas.conns.height > 0 {
+        connections::render(app, f, areas.conns);
+    }
+    if areas.frames.height > 0 {
+        frames::render(app, f, areas.frames);
+    }
+    if areas.bottom.height > 0 {
+        match areas.bottom_pane {
+            Pane::State => links::render(app, f, areas.bottom),
+            Pane::Violations => violations::render(app, f, areas.bottom),
+            _ => detail::render(app, f, areas.bottom),
+        }
+    }
+    status(app, f, areas.status);
+    if app.overlay == Overlay::Help {
+        help::render(f, area);
+    }
+}
+
+/// A bordered block, highlighted when focused.
+pub fn pane_block<'a>(app: &App, pane: Pane, title: Line<'a>) -> Block<'a> {
+    let focused = app.focus == pane;
+    let (style, kind) = if focused {
+        (Style::new().fg(Color::Cyan), BorderType::Thick)
+    } else {
+        (Style::new().fg(Color::DarkGray), BorderType::Plain)
+    };
+    Block::bordered()
+        .border_type(kind)
+        .border_style(style)
+        .title(title)
+}
+
+/// Style of the selected row (brighter in the focused pane).
+pub fn selected_style(focused: bool) -> Style {
+    if focused {
+        Style::new().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::new().bg(Color::DarkGray)
+    }
+}
+
+/// `s` cut or padded to exactly `w` characters (an ellipsis marks a cut).
+pub fn fit(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        let mut out = String::with_capacity(w);
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', w - n));
+        out
+    } else if w == 0 {
+        String::new()
+    } else {
+        let mut out: String = s.chars().take(w - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// `HH:MM:SS.mmm` UTC.
+pub fn clock(ts: Timestamp) -> String {
+    let us = ts.0.rem_euclid(86_400_000_000);
+    let ms = us / 1000;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
+}
+
+/// A duration in micro seconds, short: `42s`, `12m`, `3h04m`, `2d03h`.
+pub fn age(us: i64) -> String {
+    let s = us.max(0) / 1_000_000;
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m{:02}", s / 60, s % 60)
+    } else if s < 86_400 {
+        format!("{}h{:02}m", s / 3600, s / 60 % 60)
+    } else {
+        format!("{}d{:02}h", s / 86_400, s / 3600 % 24)
+    }
+}
+
+/// A byte count, short: `812`, `12.3k`, `4.5M`, `1.2G`.
+pub fn bytes(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.1}k", n as f64 / 1e3)
+    } else if n < 1_000_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else {
+        format!("{:.1}G", n as f64 / 1e9)
+    }
+}
+
+/// A number with thousands separators.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn status(app: &App, f: &mut Frame, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    if let Overlay::FilterInput { text, error } = &app.overlay {
+        spans.push(Span::styled("filter: ", Style::new().fg(Color::Yellow)));
+        spans.push(Span::raw(text.clone()));
+        spans.push(Span::styled("█", Style::new().fg(Color::Yellow)));
+        if let Some(e) = error {
+            spans.push(Span::styled(format!("  {e}"), Style::new().fg(Color::Red)));
+        } else {
+            spans.push(Span::styled(
+                "  Enter apply, Esc cancel",
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        f.render_widget(Paragraph::new(Line::from(spans)), area);
+        return;
+    }
+    if app.follow {
+        spans.push(Span::styled(
+            " FOLLOW ",
+            Style::new().fg(Color::Black).bg(Color::Green),
+        ));
+    } else {
+        spans.push(Span::styled(
+            " PAUSED F:follow ",
+            Style::new().fg(Color::Black).bg(Color::Yellow),
+        ));
+    }
+    if !app.filter.is_empty() {
+        spans.push(Span::styled(
+            format!(" /{}", app.filter.source),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    if app.dropped > 0 {
+        spans.push(Span::styled(
+            format!(" {} events dropped from view", count(app.dropped)),
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    }
+    if let Some(m) = &app.message {
+        spans.push(Span::styled(format!(" {m}"), Style::new().fg(Color::Cyan)));
+    } else if app.feed_ended {
+        spans.push(Span::styled(
+            " end of feed",
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    let hint = " ?:help q:quit";
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let pad = (area.width as usize).saturating_sub(used + hint.len());
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_pads_and_cuts_with_an_ellipsis() {
+        assert_eq!(fit("abc", 5), "abc  ");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abc", 0), "");
+    }
+
+    #[test]
+    fn short_formats() {
+        assert_eq!(clock(Timestamp(1_764_417_600_123_456)), "12:00:00.123");
+        assert_eq!(age(42_000_000), "42s");
+        assert_eq!(age(3_723_000_000), "1h02m");
+        assert_eq!(bytes(999), "999");
+        assert_eq!(bytes(12_345), "12.3k");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
+}

@@ -1,0 +1,236 @@
+//! Shared helpers for the TUI tests: real bytes through the real pipeline into `App`, and the
+//! rendered screen as text lines.
+#![allow(dead_code)]
+
+use amqpeek::event::{Dir, Event, EventKind, Timestamp};
+use amqpeek::pipeline::{InspectOptions, Inspector};
+use amqpeek::tui::{App, AppEvent, TuiOptions};
+use bytes::Bytes;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// 2025-11-29T12:00:00Z.
+pub const T0: i64 = 1_764_417_600_000_000;
+
+/// Minimal AMQP 1.0 encoders for building frames in tests.
+pub mod amqp10 {
+    pub fn null() -> Vec<u8> {
+        vec![0x40]
+    }
+    pub fn boolean(b: bool) -> Vec<u8> {
+        vec![if b { 0x41 } else { 0x42 }]
+    }
+    pub fn uint(n: u32) -> Vec<u8> {
+        let mut v = vec![0x70];
+        v.extend_from_slice(&n.to_be_bytes());
+        v
+    }
+    pub fn str8(s: &str) -> Vec<u8> {
+        let mut v = vec![0xa1, s.len() as u8];
+        v.extend_from_slice(s.as_bytes());
+        v
+    }
+    pub fn bin8(b: &[u8]) -> Vec<u8> {
+        let mut v = vec![0xa0, b.len() as u8];
+        v.extend_from_slice(b);
+        v
+    }
+    pub fn list(items: &[Vec<u8>]) -> Vec<u8> {
+        let body: Vec<u8> = items.concat();
+        let mut v = vec![0xd0];
+        v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        v.extend_from_slice(&(items.len() as u32).to_be_bytes());
+        v.extend_from_slice(&body);
+        v
+    }
+    pub fn described(code: u8, body: Vec<u8>) -> Vec<u8> {
+        let mut v = vec![0x00, 0x53, code];
+        v.extend_from_slice(&body);
+        v
+    }
+    /// An AMQP frame (type 0) on `channel` carrying `body`.
+    pub fn frame(channel: u16, body: &[u8]) -> Vec<u8> {
+        let mut v = ((body.len() + 8) as u32).to_be_bytes().to_vec();
+        v.extend_from_slice(&[2, 0]);
+        v.extend_from_slice(&channel.to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+    pub fn open(container: &str) -> Vec<u8> {
+        frame(0, &described(0x10, list(&[str8(container)])))
+    }
+    pub fn begin(channel: u16) -> Vec<u8> {
+        frame(
+            channel,
+            &described(0x11, list(&[null(), uint(0), uint(100), uint(100)])),
+        )
+    }
+    /// A sender (`role` false) or receiver attach.
+    pub fn attach(channel: u16, name: &str, handle: u32, receiver: bool, addr: &str) -> Vec<u8> {
+        let source = described(0x28, list(&[str8(addr)]));
+        let target = described(0x29, list(&[str8(addr)]));
+        let mut fields = vec![
+            str8(name),
+            uint(handle),
+            boolean(receiver),
+            null(),
+            null(),
+            source,
+            target,
+        ];
+        if !receiver {
+            fields.extend([null(), null(), uint(0)]);
+        }
+        frame(channel, &described(0x12, list(&fields)))
+    }
+    pub fn flow(channel: u16, handle: u32, credit: u32) -> Vec<u8> {
+        frame(
+            channel,
+            &described(
+                0x13,
+                list(&[
+                    uint(0),
+                    uint(100),
+                    uint(0),
+                    uint(100),
+                    uint(handle),
+                    uint(0),
+                    uint(credit),
+                ]),
+            ),
+        )
+    }
+    pub fn transfer(channel: u16, handle: u32, id: u32, body: &[u8]) -> Vec<u8> {
+        let mut b = described(
+            0x14,
+            list(&[uint(handle), uint(id), bin8(&id.to_be_bytes()), uint(0)]),
+        );
+        b.extend(described(0x75, {
+            let mut d = vec![0xa0, body.len() as u8];
+            d.extend_from_slice(body);
+            d
+        }));
+        frame(channel, &b)
+    }
+    pub const HEADER: &[u8] = b"AMQP\x00\x01\x00\x00";
+    pub const EMPTY: &[u8] = &[0, 0, 0, 8, 2, 0, 0, 0];
+}
+
+/// Bytes from a hex string (spaces allowed).
+pub fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    hex::decode(s).expect("test hex")
+}
+
+/// The events one connection produces for `chunks` (each 1 ms after the last, starting at
+/// `T0 + start_ms`), after a connect event, through the real inspector.
+pub fn conversation(
+    conn: u64,
+    start_ms: i64,
+    chunks: &[(Dir, Vec<u8>)],
+    close: bool,
+) -> Vec<AppEvent> {
+    let mut insp = Inspector::new(conn, InspectOptions::default());
+    let mut out: Vec<Event> = vec![Event {
+        conn,
+        ts: Timestamp(T0 + start_ms * 1000),
+        kind: EventKind::Connect {
+            client: format!("127.0.0.1:{}", 50000 + conn).parse().unwrap(),
+            upstream: "127.0.0.1:5672".parse().unwrap(),
+        },
+    }];
+    let mut apps = Vec::new();
+    let mut ts = T0 + start_ms * 1000;
+    for (dir, bytes) in chunks {
+        ts += 1000;
+        insp.chunk(*dir, Timestamp(ts), Bytes::copy_from_slice(bytes), &mut out);
+        apps.extend(out.drain(..).map(AppEvent::Pipeline));
+        apps.push(AppEvent::State {
+            conn,
+            ts: Timestamp(ts),
+            name: insp.tracker().state_name(),
+            snapshot: insp.tracker().snapshot(),
+        });
+    }
+    if close {
+        ts += 1000;
+        insp.close(Timestamp(ts), "client closed".into(), &mut out);
+        apps.extend(out.drain(..).map(AppEvent::Pipeline));
+    }
+    apps
+}
+
+/// A typical AMQP 1.0 client: header, open, begin, attach `orders` (sender), transfers.
+pub fn amqp10_chunks() -> Vec<(Dir, Vec<u8>)> {
+    use amqp10::*;
+    vec![
+        (Dir::C2S, HEADER.to_vec()),
+        (Dir::S2C, HEADER.to_vec()),
+        (Dir::C2S, open("client")),
+        (Dir::S2C, open("broker")),
+        (Dir::C2S, begin(0)),
+        (Dir::S2C, begin(0)),
+        (Dir::C2S, attach(0, "orders", 0, false, "orders")),
+        (Dir::S2C, attach(0, "orders", 0, true, "orders")),
+        (Dir::S2C, flow(0, 0, 10)),
+        (Dir::C2S, transfer(0, 0, 0, b"hello")),
+        (Dir::C2S, transfer(0, 0, 1, b"world")),
+        (Dir::C2S, EMPTY.to_vec()),
+    ]
+}
+
+/// An app of `w` x `h` fed `events`.
+pub fn app_with(events: Vec<AppEvent>, w: u16, h: u16) -> App {
+    let opts = TuiOptions {
+        live: false,
+        ..TuiOptions::default()
+    };
+    let mut app = App::new(opts, (w, h));
+    for e in events {
+        app.handle(e);
+    }
+    app
+}
+
+/// The screen as text lines (trailing spaces trimmed).
+pub fn screen(app: &App) -> Vec<String> {
+    let (w, h) = app.size;
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| app.render(f)).unwrap();
+    let buf = t.backend().buffer();
+    (0..h)
+        .map(|y| {
+            let mut s = String::new();
+            for x in 0..w {
+                s.push_str(buf[(x, y)].symbol());
+            }
+            s.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// The rendered buffer (for style checks).
+pub fn buffer(app: &App) -> ratatui::buffer::Buffer {
+    let (w, h) = app.size;
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| app.render(f)).unwrap();
+    t.backend().buffer().clone()
+}
+
+/// Print the screen (shown by `cargo test -- --nocapture` when a test fails).
+pub fn dump(app: &App) -> String {
+    screen(app).join("\n")
+}
+
+/// Press a key.
+pub fn press(app: &mut App, code: KeyCode) {
+    app.handle(AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+/// Type text into the app (e.g. a filter).
+pub fn type_str(app: &mut App, s: &str) {
+    for c in s.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
