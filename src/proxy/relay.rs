@@ -116,7 +116,9 @@ async fn close(inspect: &Option<mpsc::Sender<InspectMsg>>, conn: ConnId, reason:
     }
 }
 
-/// The close reason in plain words: a failure wins over a clean end, else who closed first.
+/// The close reason in plain words: a failure wins over a clean end (naming the clean end
+/// first when it came first, e.g. `client closed, then upstream reset: ...`), else who closed
+/// first.
 fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
     fn failure(e: &io::Error, whose: &str) -> String {
         match e.kind() {
@@ -126,15 +128,45 @@ fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
             _ => format!("{whose} error: {e}"),
         }
     }
-    match (&c2s, &s2c) {
-        (End::ReadFailed(e), _) | (_, End::WriteFailed(e)) => return failure(e, "client"),
-        (End::WriteFailed(e), _) | (_, End::ReadFailed(e)) => return failure(e, "upstream"),
-        _ => {}
+    let failed = match (&c2s, &s2c) {
+        (End::ReadFailed(e), _) | (_, End::WriteFailed(e)) => Some(failure(e, "client")),
+        (End::WriteFailed(e), _) | (_, End::ReadFailed(e)) => Some(failure(e, "upstream")),
+        _ => None,
+    };
+    if let Some(failed) = failed {
+        let clean_first = match (&c2s, &s2c) {
+            (End::Eof, _) if c2s_at <= s2c_at => Some("client closed"),
+            (_, End::Eof) if s2c_at <= c2s_at => Some("upstream closed"),
+            _ => None,
+        };
+        return match clean_first {
+            Some(clean) => format!("{clean}, then {failed}"),
+            None => failed,
+        };
     }
     match (c2s, s2c) {
         (End::Eof, End::Eof) if c2s_at <= s2c_at => "client closed".into(),
         (End::Eof, End::Eof) => "upstream closed".into(),
         _ => "proxy stopped".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_name_failures_and_who_closed_first() {
+        let t0 = Instant::now();
+        let t1 = t0 + std::time::Duration::from_millis(1);
+        let reset = || End::ReadFailed(io::ErrorKind::ConnectionReset.into());
+        assert_eq!(reason(End::Eof, t0, End::Eof, t1), "client closed");
+        assert_eq!(reason(End::Eof, t1, End::Eof, t0), "upstream closed");
+        assert!(reason(reset(), t0, End::Killed, t1).starts_with("client reset: "));
+        assert!(
+            reason(End::Eof, t0, reset(), t1).starts_with("client closed, then upstream reset: ")
+        );
+        assert_eq!(reason(End::Killed, t0, End::Killed, t1), "proxy stopped");
     }
 }
 
