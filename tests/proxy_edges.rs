@@ -372,3 +372,41 @@ async fn a_slow_inspection_side_slows_the_relay_but_loses_nothing() {
     );
     assert_eq!(close_of(&events, 1).bytes_c2s, sent.len() as u64);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_keeps_replies_after_their_requests() {
+    // An echo upstream: every reply byte is caused by a request byte.
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        let (mut r, mut w) = s.split();
+        let _ = tokio::io::copy(&mut r, &mut w).await;
+    });
+    let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), up);
+    config.queue_chunks = 1;
+    let proxy = common::start_proxy_with(config, vec![Box::new(SlowSink)]).await;
+    let mut c = TcpStream::connect(proxy.addr).await.unwrap();
+    c.set_nodelay(true).unwrap();
+    let mut buf = [0u8; 16];
+    for i in 0..200u32 {
+        let msg = format!("ping {i:>10}\n");
+        c.write_all(msg.as_bytes()).await.unwrap();
+        c.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, msg.as_bytes());
+    }
+    drop(c);
+    proxy.wait_closed(1).await;
+    let (_, events) = proxy.stop().await;
+    let (mut sent, mut echoed) = (0usize, 0usize);
+    for e in &events {
+        if let EventKind::Data { dir, bytes, .. } = &e.kind {
+            match dir {
+                Dir::C2S => sent += bytes.len(),
+                Dir::S2C => echoed += bytes.len(),
+            }
+            assert!(echoed <= sent, "a reply was inspected before its request");
+        }
+    }
+    assert_eq!((sent, echoed), (3200, 3200));
+}

@@ -80,12 +80,19 @@ pub(crate) async fn connection(
     tracing::debug!("#{conn} {client_addr} => {}", config.upstream);
 
     let (kill, _) = watch::channel(false);
-    let size = config.read_buffer.max(1);
+    let order = tokio::sync::Mutex::new(());
+    let shared = Shared {
+        conn,
+        size: config.read_buffer.max(1),
+        inspect: &inspect,
+        order: &order,
+        kill: &kill,
+    };
     let ((c2s, c2s_at), (s2c, s2c_at)) = {
         let both = async {
             tokio::join!(
-                pump(&client, &upstream, Dir::C2S, conn, size, &inspect, &kill),
-                pump(&upstream, &client, Dir::S2C, conn, size, &inspect, &kill),
+                pump(&client, &upstream, Dir::C2S, &shared),
+                pump(&upstream, &client, Dir::S2C, &shared),
             )
         };
         let mut both = std::pin::pin!(both);
@@ -151,25 +158,6 @@ fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reasons_name_failures_and_who_closed_first() {
-        let t0 = Instant::now();
-        let t1 = t0 + std::time::Duration::from_millis(1);
-        let reset = || End::ReadFailed(io::ErrorKind::ConnectionReset.into());
-        assert_eq!(reason(End::Eof, t0, End::Eof, t1), "client closed");
-        assert_eq!(reason(End::Eof, t1, End::Eof, t0), "upstream closed");
-        assert!(reason(reset(), t0, End::Killed, t1).starts_with("client reset: "));
-        assert!(
-            reason(End::Eof, t0, reset(), t1).starts_with("client closed, then upstream reset: ")
-        );
-        assert_eq!(reason(End::Killed, t0, End::Killed, t1), "proxy stopped");
-    }
-}
-
 /// Cut the connection: every socket resets its peer on drop, both pumps stop.
 fn cut(a: &TcpStream, b: &TcpStream, kill: &watch::Sender<bool>) {
     let _ = a.set_zero_linger();
@@ -177,16 +165,27 @@ fn cut(a: &TcpStream, b: &TcpStream, kill: &watch::Sender<bool>) {
     kill.send_replace(true);
 }
 
-/// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
-async fn pump(
-    from: &TcpStream,
-    to: &TcpStream,
-    dir: Dir,
+/// What both directions of one connection share.
+struct Shared<'a> {
     conn: ConnId,
+    /// Largest read.
     size: usize,
-    inspect: &Option<mpsc::Sender<InspectMsg>>,
-    kill: &watch::Sender<bool>,
-) -> (End, Instant) {
+    inspect: &'a Option<mpsc::Sender<InspectMsg>>,
+    /// Keeps queued chunks in causal order across directions (see `pump`).
+    order: &'a tokio::sync::Mutex<()>,
+    /// Cuts both directions.
+    kill: &'a watch::Sender<bool>,
+}
+
+/// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
+async fn pump(from: &TcpStream, to: &TcpStream, dir: Dir, shared: &Shared<'_>) -> (End, Instant) {
+    let Shared {
+        conn,
+        size,
+        inspect,
+        order,
+        kill,
+    } = *shared;
     let mut killed = kill.subscribe();
     let mut buf = BytesMut::new();
     let mut want = START_READ.min(size);
@@ -199,7 +198,9 @@ async fn pump(
         // Queue the chunk before writing it when the queue has room, so the inspection side
         // sees cause before effect across the two directions (a reply can only follow the
         // write). When the queue is full, write first and then wait for room: the wait may
-        // delay the next read, never this write.
+        // delay the next read, never this write. `order` keeps the two directions' chunks in
+        // causal order while one of them waits: whoever finds it taken writes first and queues
+        // after the waiting chunk.
         let mut late = None;
         if let Some(tx) = inspect {
             let msg = InspectMsg::Chunk {
@@ -208,14 +209,23 @@ async fn pump(
                 ts,
                 bytes: bytes.clone(),
             };
-            if let Err(mpsc::error::TrySendError::Full(msg)) = tx.try_send(msg) {
-                late = Some(msg);
+            match order.try_lock() {
+                Ok(guard) => {
+                    if let Err(mpsc::error::TrySendError::Full(msg)) = tx.try_send(msg) {
+                        late = Some((msg, Some(guard)));
+                    }
+                }
+                Err(_) => late = Some((msg, None)),
             }
         }
         if let Err(end) = write_all(to, &bytes, &mut killed).await {
             break end;
         }
-        if let (Some(tx), Some(msg)) = (inspect, late) {
+        if let (Some(tx), Some((msg, guard))) = (inspect, late) {
+            let _guard = match guard {
+                Some(g) => g,
+                None => order.lock().await,
+            };
             let _ = tx.send(msg).await;
         }
     };
@@ -302,4 +312,23 @@ async fn write_all(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_name_failures_and_who_closed_first() {
+        let t0 = Instant::now();
+        let t1 = t0 + std::time::Duration::from_millis(1);
+        let reset = || End::ReadFailed(io::ErrorKind::ConnectionReset.into());
+        assert_eq!(reason(End::Eof, t0, End::Eof, t1), "client closed");
+        assert_eq!(reason(End::Eof, t1, End::Eof, t0), "upstream closed");
+        assert!(reason(reset(), t0, End::Killed, t1).starts_with("client reset: "));
+        assert!(
+            reason(End::Eof, t0, reset(), t1).starts_with("client closed, then upstream reset: ")
+        );
+        assert_eq!(reason(End::Killed, t0, End::Killed, t1), "proxy stopped");
+    }
 }
