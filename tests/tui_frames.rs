@@ -277,9 +277,10 @@ fn amqp091_publish_content_and_heartbeat() {
         ]
     );
     let s = screen(&app);
-    // One connection: the list starts at row 6. Summaries lose a repeated name.
+    // One connection: the list starts at row 6. Summaries lose a repeated name. The publish
+    // carries a violation marker: the state tracker saw no handshake before it.
     assert!(
-        s[7].starts_with("┃12:00:00.002   3 ->   1   basic.publish  exchange=\"\" routing-key"),
+        s[7].starts_with("┃12:00:00.002   3 ->   1 ! basic.publish  exchange=\"\" routing-key"),
         "{}",
         s[7]
     );
