@@ -215,6 +215,19 @@ impl ConnectionTracker {
             return;
         };
         self.drain_check(lid, d, fe.offset, "detach", out);
+        if let Some(l) = self.links.get(&lid) {
+            if l.detached[d.flip().index()] == Some(true) && !x.closed && l.known {
+                out.push(rules::LINK_DETACH_NOT_CLOSED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "link {:?}: the {} answered a closing detach (closed=true) with a detach without closed=true",
+                        l.name,
+                        peer_name(d)
+                    ),
+                ));
+            }
+        }
         if let Some(s) = self.sessions.get_mut(&sid) {
             s.handles[d.index()].remove(&x.handle);
         }

@@ -265,6 +265,19 @@ pub const LINK_DRAIN_NOT_HONOURED: Rule = rule(
     "after a drain request the sender detached/ended/closed without consuming the credit",
 );
 
+/// AMQP 1.0 §2.6.6: "A peer closes a link by sending the detach frame with the handle for the
+/// specified link, and the closed flag set to true. The partner will destroy the corresponding
+/// link endpoint, and reply with its own detach frame with the closed flag set to true." "Note
+/// that one peer MAY send a closing detach while its partner is sending a non-closing detach.
+/// In this case, the partner MUST signal that it has closed the link by reattaching and then
+/// sending a closing detach."
+pub const LINK_DETACH_NOT_CLOSED: Rule = rule(
+    "amqp10.link.detach-not-closed",
+    Warning,
+    "AMQP 1.0 §2.6.6",
+    "a closing detach was answered with a non-closing detach",
+);
+
 /// AMQP 1.0 §2.7.3 (attach, incomplete-unsettled): "On receipt of an incomplete unsettled map
 /// a sending endpoint MUST NOT send any new deliveries (i.e. deliveries where resume is not set
 /// to true) to its partner".
@@ -458,6 +471,7 @@ pub const RULES: &[&Rule] = &[
     &LINK_TRANSFER_WITHOUT_CREDIT,
     &LINK_TRANSFER_FROM_RECEIVER,
     &LINK_DRAIN_NOT_HONOURED,
+    &LINK_DETACH_NOT_CLOSED,
     &LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED,
     &FLOW_LINK_FIELDS_WITHOUT_HANDLE,
     &FLOW_SENDER_DELIVERY_COUNT_MISSING,
