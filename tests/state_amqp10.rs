@@ -110,7 +110,7 @@ fn client_pipelines_a_frame_above_512_before_the_servers_open() {
 
 #[test]
 fn server_announces_max_frame_size_below_512() {
-    let mut c = Convo::opened_with(&[(2, u(100))]);
+    let c = Convo::opened_with(&[(2, u(100))]);
     c.expect(&["amqp10.connection.max-frame-size-too-small"]);
     Convo::opened_with(&[(2, u(512))]).expect_clean();
 }
