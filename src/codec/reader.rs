@@ -23,6 +23,19 @@ impl Reader {
         Reader { buf, pos: 0, base }
     }
 
+    /// A reader over `buf` positioned at `pos` (clamped to its length), where `buf[0]` sits at
+    /// absolute offset `base`. Lets a decoder read a frame's body in place, without slicing
+    /// (and refcounting) a sub-buffer; [`Reader::into_buffer`] hands `buf` back afterwards.
+    pub fn at(buf: Bytes, pos: usize, base: u64) -> Self {
+        let pos = pos.min(buf.len());
+        Reader { buf, pos, base }
+    }
+
+    /// The underlying buffer, given back.
+    pub fn into_buffer(self) -> Bytes {
+        self.buf
+    }
+
     /// Absolute offset of the next byte to be read.
     pub fn offset(&self) -> u64 {
         self.base + self.pos as u64
