@@ -180,6 +180,30 @@ fn main() {
                 black_box(&items);
             }
         }
+        "sizes" => {
+            use std::mem::size_of;
+            println!("Item {}", size_of::<amqpeek::codec::stream::Item>());
+            println!("AnyFrame {}", size_of::<amqpeek::codec::stream::AnyFrame>());
+            println!(
+                "AnyMessage {}",
+                size_of::<amqpeek::codec::stream::AnyMessage>()
+            );
+            println!("amqp10::Frame {}", size_of::<amqp10::Frame>());
+            println!("amqp10::FrameBody {}", size_of::<amqp10::FrameBody>());
+            println!("amqp10::Composite {}", size_of::<amqp10::Composite>());
+            println!("amqp10::Performative {}", size_of::<amqp10::Performative>());
+            println!("amqp10::SaslFrame {}", size_of::<amqp10::SaslFrame>());
+            println!("amqp10::Message {}", size_of::<amqp10::Message>());
+            println!(
+                "amqp091::Frame {}",
+                size_of::<amqpeek::codec::amqp091::Frame>()
+            );
+            println!(
+                "amqp091::Message {}",
+                size_of::<amqpeek::codec::amqp091::Message>()
+            );
+            println!("DecodeError {}", size_of::<amqpeek::codec::DecodeError>());
+        }
         other => panic!("unknown mix {other}"),
     }
     println!("{frames} frames");

@@ -56,6 +56,13 @@ impl Reader {
         self.remaining() == 0
     }
 
+    /// The bytes not yet read (a borrow: no refcount), for decoders that parse small
+    /// fixed-width values straight from the slice and then [`Reader::skip`] them.
+    #[inline]
+    pub fn unread(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
     /// The whole underlying buffer (zero-copy clone).
     pub fn buffer(&self) -> &Bytes {
         &self.buf
