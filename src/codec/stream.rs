@@ -211,37 +211,37 @@ impl StreamDecoder {
         }
         if self.pending.is_empty() {
             // Fast path: decode straight out of the chunk, buffer only the incomplete tail.
-            let mut buf = chunk;
-            let consumed = self.drain(&mut buf, out);
-            if self.mode != Mode::Opaque && !buf.is_empty() {
-                self.pending.extend_from_slice(&buf);
+            let consumed = self.drain(&chunk, out);
+            if self.mode != Mode::Opaque {
+                if let Some(rest) = chunk.get(consumed..).filter(|r| !r.is_empty()) {
+                    self.pending.extend_from_slice(rest);
+                }
             }
-            let _ = consumed;
         } else {
             self.pending.extend_from_slice(&chunk);
-            let mut buf = std::mem::take(&mut self.pending).freeze();
-            self.drain(&mut buf, out);
-            if self.mode != Mode::Opaque && !buf.is_empty() {
-                self.pending.extend_from_slice(&buf);
+            let buf = std::mem::take(&mut self.pending).freeze();
+            let consumed = self.drain(&buf, out);
+            if self.mode != Mode::Opaque {
+                if let Some(rest) = buf.get(consumed..).filter(|r| !r.is_empty()) {
+                    self.pending.extend_from_slice(rest);
+                }
             }
         }
     }
 
     /// Decode as many complete units from the front of `buf` as possible, advancing
-    /// `self.offset` past them. Leaves the incomplete rest in `buf`.
-    fn drain(&mut self, buf: &mut Bytes, out: &mut Vec<Item>) -> usize {
+    /// `self.offset` past them; returns how many bytes were consumed (the incomplete rest is
+    /// the caller's to keep). Walks `buf` by index: no per-frame `split_to`.
+    fn drain(&mut self, buf: &Bytes, out: &mut Vec<Item>) -> usize {
         let mut consumed = 0;
         loop {
             if self.mode == Mode::Opaque {
-                self.offset += buf.len() as u64;
-                consumed += buf.len();
-                buf.clear();
-                return consumed;
+                let rest = buf.len().saturating_sub(consumed);
+                self.offset += rest as u64;
+                return buf.len();
             }
-            let step = self.step(buf, out);
-            match step {
+            match self.step(buf, consumed, out) {
                 Some(n) => {
-                    let _ = buf.split_to(n);
                     self.offset += n as u64;
                     consumed += n;
                 }
@@ -250,10 +250,11 @@ impl StreamDecoder {
         }
     }
 
-    /// Try to decode one unit at the front of `buf`; returns how many bytes it took, or `None`
+    /// Try to decode one unit at `buf[at..]`; returns how many bytes it took, or `None`
     /// when more input is needed.
-    fn step(&mut self, buf: &Bytes, out: &mut Vec<Item>) -> Option<usize> {
+    fn step(&mut self, whole: &Bytes, at: usize, out: &mut Vec<Item>) -> Option<usize> {
         let offset = self.offset;
+        let buf: &[u8] = whole.get(at..)?;
         if buf.is_empty() {
             return None;
         }
@@ -266,7 +267,7 @@ impl StreamDecoder {
         if header_here || (framed && buf.len() < 4 && b"AMQP".starts_with(buf)) {
             let header = ProtocolHeader::sniff(buf)?;
             let len = super::sniff::HEADER_LEN.min(buf.len());
-            let raw = buf.slice(..len);
+            let raw = whole.slice(at..at + len);
             out.push(Item::Header {
                 offset,
                 raw,
@@ -328,7 +329,7 @@ impl StreamDecoder {
         if buf.len() < size {
             return None;
         }
-        let raw = buf.slice(..size);
+        let raw = whole.slice(at..at + size);
         let decoded = match self.mode {
             Mode::Amqp10 => amqp10::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp10),
             _ => amqp091::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp091),
