@@ -255,6 +255,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     config.connect_timeout = Duration::from_secs_f64(net.connect_timeout);
     config.inspect = InspectOptions {
         show_secrets: output.show_secrets,
+        emit_data: tui || output.pcap.is_some(),
     };
 
     let mut sinks = file_sinks(&output)?;
@@ -343,6 +344,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     };
     let inspect = InspectOptions {
         show_secrets: args.output.show_secrets,
+        emit_data: tui || args.output.pcap.is_some(),
     };
     let mut sinks = file_sinks(&args.output)?;
     let stats = if tui {
@@ -389,7 +391,10 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let mut report = CheckReport::new();
-    let mut replayer = Replayer::new(InspectOptions::default());
+    let mut replayer = Replayer::new(InspectOptions {
+        show_secrets: false,
+        emit_data: false,
+    });
     let mut out = Vec::with_capacity(4096);
     for ev in source {
         replayer.feed(ev, &mut out);
