@@ -180,11 +180,17 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing else to parse.
-    let rounds: usize = std::env::var("ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5);
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it:
+    // then one small round only, as a smoke test that every path still relays.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let rounds: usize = if smoke {
+        1
+    } else {
+        std::env::var("ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(5)
+    };
     // `RTT_ONLY=1` skips the throughput workloads.
     let rtt_only = std::env::var_os("RTT_ONLY").is_some();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -227,12 +233,17 @@ fn main() {
                 amqpeek_relay(echo, jsonl("e.jsonl")).await,
             ),
         ];
-        let big = stream(256, 1 << 20);
-        let small = stream(SMALL, 32);
+        let (big_n, small_n, rtt_n) = if smoke {
+            (4, 2_000, 20)
+        } else {
+            (256, SMALL, 2000)
+        };
+        let big = stream(big_n, 1 << 20);
+        let small = stream(small_n, 32);
         println!(
             "workloads: {} MiB of 1 MiB transfers; {} small transfers ({} MiB); {} rounds",
             big.len() >> 20,
-            SMALL,
+            small_n,
             small.len() >> 20,
             rounds
         );
@@ -243,7 +254,7 @@ fn main() {
         // Warm up every path once.
         for (_, c, e) in &targets {
             throughput(*c, &small[..small.len() / 10]).await;
-            round_trip(*e, 100).await;
+            round_trip(*e, rtt_n.min(100)).await;
         }
         for round in 0..rounds {
             for (i, (_, c, e)) in targets.iter().enumerate() {
@@ -256,7 +267,7 @@ fn main() {
                     big_tp[i].push(1.0);
                     small_tp[i].push(1.0);
                 }
-                rtt[i].push(round_trip(*e, 2000).await.as_secs_f64() * 1e6);
+                rtt[i].push(round_trip(*e, rtt_n).await.as_secs_f64() * 1e6);
                 settle().await;
             }
             eprintln!("round {} done", round + 1);
