@@ -178,8 +178,9 @@ fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn proxy_async(args: ProxyArgs) -> anyhow::Result<ExitCode> {
-    let ProxyArgs { net, output } = args;
-    let upstream = tokio::net::lookup_host(&net.upstream)
+    let ProxyArgs { net, output, tls } = args;
+    let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
+    let upstream = tokio::net::lookup_host(&spec.address)
         .await
         .with_context(|| format!("resolving upstream {}", net.upstream))?
         .next()
@@ -192,6 +193,7 @@ async fn proxy_async(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     config.inspect = InspectOptions {
         show_secrets: output.show_secrets,
     };
+    config.tls = tls_config(&spec, &tls)?;
 
     let mut sinks: Vec<BoxSink> = Vec::new();
     // No TUI yet: the text trace is the live view, with or without --no-tui.
@@ -219,6 +221,32 @@ async fn proxy_async(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let summary = proxy.run(sinks, shutdown::first_signal()).await?;
     tracing::info!("stopped after {} connection(s)", summary.connections);
     Ok(ExitCode::SUCCESS)
+}
+
+/// TLS set-up from the command line: the config, plus start-up notes on stderr.
+fn tls_config(
+    spec: &amqpeek::proxy::tls::UpstreamSpec,
+    args: &cli::TlsArgs,
+) -> anyhow::Result<Option<std::sync::Arc<amqpeek::proxy::tls::TlsConfig>>> {
+    let (config, generated) = amqpeek::proxy::tls::TlsConfig::from_options(spec, &args.options())
+        .context("setting up TLS")?;
+    if let Some(g) = generated {
+        tracing::info!(
+            "clients: trust the generated certificate {} (for localhost, 127.0.0.1, ::1)",
+            g.pem_path.display()
+        );
+    }
+    if let Some(c) = &config {
+        if c.insecure {
+            tracing::warn!(
+                "--insecure: the upstream's TLS certificate is NOT verified; anyone on the path can read and change this traffic"
+            );
+        }
+        if let Some(k) = &args.keylog {
+            tracing::info!("writing the upstream leg's TLS secrets to {}", k.display());
+        }
+    }
+    Ok(config.map(std::sync::Arc::new))
 }
 
 #[cfg(test)]
