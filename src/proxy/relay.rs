@@ -12,7 +12,9 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -57,12 +59,50 @@ impl Leg {
         match self {
             Leg::Tcp(s) => {
                 let (r, w) = s.into_split();
-                (Box::new(r), Box::new(w))
+                (Box::new(r), Box::new(TcpWrite(Some(w))))
             }
             Leg::Tls(s) => {
                 let (r, w) = tokio::io::split(s);
                 (Box::new(r), Box::new(w))
             }
+        }
+    }
+}
+
+/// A TCP write half that does not send FIN when dropped (tokio's does): a cut connection must
+/// reset its peers, and a FIN first would let them see a clean end.
+struct TcpWrite(Option<tokio::net::tcp::OwnedWriteHalf>);
+
+impl TcpWrite {
+    fn half(&mut self) -> Pin<&mut tokio::net::tcp::OwnedWriteHalf> {
+        match self.0.as_mut() {
+            Some(w) => Pin::new(w),
+            // Only `drop` takes it out.
+            None => unreachable!("write half used after drop"),
+        }
+    }
+}
+
+impl AsyncWrite for TcpWrite {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.half().poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.half().poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.half().poll_shutdown(cx)
+    }
+}
+
+impl Drop for TcpWrite {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.take() {
+            w.forget();
         }
     }
 }
