@@ -28,6 +28,74 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Relay clients to a broker, decoding every frame in both directions.
     Proxy(ProxyArgs),
+    /// Replay a capture (JSONL, pcap, pcapng) through the same pipeline: TUI or text trace,
+    /// and `--jsonl` / `--pcap` to convert.
+    Replay(ReplayArgs),
+    /// Read a capture and give a CI verdict: exit 0 clean, 1 on violations at or above
+    /// `--fail-on`, 2 when the input cannot be read.
+    Check(CheckArgs),
+}
+
+/// A violation severity, for `--fail-on`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Any MUST / MUST NOT broken (or malformed bytes).
+    Error,
+    /// Also SHOULD / SHOULD NOT.
+    Warning,
+    /// Anything reported.
+    Info,
+}
+
+/// Output format of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Human-readable.
+    Text,
+    /// One JSON document.
+    Json,
+    /// JUnit XML (one test case per rule).
+    Junit,
+}
+
+/// Which capture to read and how to find AMQP in it.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The capture: amqpeek JSONL, pcap or pcapng (tcpdump, Wireshark, amqpeek --pcap).
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+    /// TCP ports whose streams are AMQP even without a protocol header in sight (captures that
+    /// start mid-connection); 5672 and 5671 always are.
+    #[arg(long = "port", value_name = "PORT")]
+    pub ports: Vec<u16>,
+}
+
+/// `amqpeek replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Input.
+    #[command(flatten)]
+    pub input: CaptureArgs,
+    /// Outputs.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `amqpeek check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Input.
+    #[command(flatten)]
+    pub input: CaptureArgs,
+    /// Exit 1 when a violation at or above this severity was found.
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+    /// Verdict format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+    /// Write the verdict to PATH instead of stdout.
+    #[arg(long, short, value_name = "PATH")]
+    pub output: Option<PathBuf>,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.
@@ -70,8 +138,7 @@ pub struct NetArgs {
 /// What is shown and captured (shared by every command that produces events).
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Never start the TUI: print the text trace (the TUI is not there yet, so this is always
-    /// the case for now).
+    /// Never start the TUI: print the text trace (the default when stdout is not a terminal).
     #[arg(long)]
     pub no_tui: bool,
     /// No text trace on stdout.
@@ -80,6 +147,9 @@ pub struct OutputArgs {
     /// Write a JSON Lines capture to PATH.
     #[arg(long, value_name = "PATH")]
     pub jsonl: Option<PathBuf>,
+    /// Write a pcapng capture to PATH (opens in Wireshark; violations as packet comments).
+    #[arg(long, value_name = "PATH")]
+    pub pcap: Option<PathBuf>,
     /// Show credentials instead of masking them with '*'.
     #[arg(long)]
     pub show_secrets: bool,
@@ -97,6 +167,10 @@ pub struct ProxyArgs {
     /// Outputs.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// At shutdown, exit 1 if a violation at or above this severity was seen (for running a
+    /// CI job's integration tests through the proxy).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
     /// TLS.
     #[command(flatten)]
     pub tls: TlsArgs,

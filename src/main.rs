@@ -12,21 +12,37 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use clap::Parser;
 
+use amqpeek::capture::{self, CaptureOptions};
 use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
-use amqpeek::pipeline::InspectOptions;
+use amqpeek::event::Severity;
+use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
+use amqpeek::replay::Replayer;
+use amqpeek::sinks::check::{CheckReport, Format, ViolationCounter};
+use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink, jsonl};
-use cli::{Cli, Command, DecodeArgs, Protocol, ProxyArgs};
+use amqpeek::tui::{self, TuiOptions};
+use cli::{
+    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, DecodeArgs, FailOn, OutputArgs, Protocol,
+    ProxyArgs, ReplayArgs,
+};
 
 /// Exit status for input the tool cannot decode.
 const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.verbose);
+    let tui = match &cli.command {
+        Command::Proxy(a) => use_tui(&a.output),
+        Command::Replay(a) => use_tui(&a.output),
+        Command::Decode(_) | Command::Check(_) => false,
+    };
+    init_tracing(cli.verbose, tui);
     let result = match cli.command {
         Command::Decode(args) => decode(args),
-        Command::Proxy(args) => proxy(args),
+        Command::Proxy(args) => proxy(args, tui),
+        Command::Replay(args) => replay(args, tui),
+        Command::Check(args) => check(args),
     };
     match result {
         Ok(code) => code,
@@ -37,7 +53,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing(verbose: u8) {
+/// The TUI is the live view when stdout is a terminal, unless `--no-tui` or `--quiet`.
+fn use_tui(output: &OutputArgs) -> bool {
+    use std::io::IsTerminal;
+    !output.no_tui && !output.quiet && io::stdout().is_terminal()
+}
+
+fn init_tracing(verbose: u8, tui: bool) {
     let default = match verbose {
         0 => "amqpeek=info",
         1 => "amqpeek=debug",
@@ -45,11 +67,16 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    // While the TUI owns the terminal, diagnostics would garble it: only errors, and only
+    // after the UI is gone would they be readable, so they are dropped.
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_target(false)
-        .init();
+        .with_target(false);
+    if tui {
+        builder.with_writer(io::sink).init();
+    } else {
+        builder.with_writer(io::stderr).init();
+    }
 }
 
 /// Hex digits from every argument, concatenated; whitespace and ':' ignored.
@@ -172,16 +199,54 @@ fn decode(args: DecodeArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn proxy(args: ProxyArgs) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    rt.block_on(proxy_async(args))
+fn severity(f: FailOn) -> Severity {
+    match f {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+        FailOn::Info => Severity::Info,
+    }
 }
 
-async fn proxy_async(args: ProxyArgs) -> anyhow::Result<ExitCode> {
-    let ProxyArgs { net, output, tls } = args;
+/// The capture files asked for (`--jsonl`, `--pcap`).
+fn file_sinks(output: &OutputArgs) -> anyhow::Result<Vec<BoxSink>> {
+    let mut sinks: Vec<BoxSink> = Vec::new();
+    if let Some(path) = &output.jsonl {
+        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        sinks.push(Box::new(JsonlSink::new(
+            BufWriter::with_capacity(256 * 1024, file),
+            JsonOptions {
+                max_body: output.max_body,
+            },
+        )));
+    }
+    if let Some(path) = &output.pcap {
+        let sink =
+            PcapngSink::create(path).with_context(|| format!("creating {}", path.display()))?;
+        sinks.push(Box::new(sink));
+    }
+    Ok(sinks)
+}
+
+fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
+    TuiOptions {
+        title,
+        live,
+        max_body: output.max_body,
+        ..TuiOptions::default()
+    }
+}
+
+fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let ProxyArgs {
+        net,
+        output,
+        fail_on,
+        tls,
+    } = args;
     let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
-    let upstream = tokio::net::lookup_host(&spec.address)
-        .await
+    let upstream = rt
+        .block_on(tokio::net::lookup_host(&spec.address))
         .with_context(|| format!("resolving upstream {}", net.upstream))?
         .next()
         .with_context(|| format!("upstream {} has no address", net.upstream))?;
@@ -192,35 +257,181 @@ async fn proxy_async(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     config.connect_timeout = Duration::from_secs_f64(net.connect_timeout);
     config.inspect = InspectOptions {
         show_secrets: output.show_secrets,
+        emit_data: tui || output.pcap.is_some(),
     };
     config.tls = tls_config(&spec, &tls)?;
 
-    let mut sinks: Vec<BoxSink> = Vec::new();
-    // No TUI yet: the text trace is the live view, with or without --no-tui.
-    let _ = output.no_tui;
-    if !output.quiet {
+    let mut sinks = file_sinks(&output)?;
+    let mut feed_rx = None;
+    if tui {
+        let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+        sinks.push(Box::new(feed));
+        feed_rx = Some(rx);
+    } else if !output.quiet {
         sinks.push(Box::new(TraceSink::new(BufWriter::new(io::stdout()))));
     }
-    if let Some(path) = &output.jsonl {
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        sinks.push(Box::new(JsonlSink::new(
-            BufWriter::with_capacity(256 * 1024, file),
-            JsonOptions {
-                max_body: output.max_body,
-            },
-        )));
-    }
+    let counter = fail_on.map(|f| {
+        let (sink, count) = ViolationCounter::new(severity(f));
+        sinks.push(Box::new(sink));
+        count
+    });
 
-    let proxy = Proxy::bind(config)
-        .await
+    let proxy = rt
+        .block_on(Proxy::bind(config))
         .with_context(|| format!("listening on {}", net.listen))?;
-    tracing::info!(
-        "listening on {}, relaying to {upstream}",
-        proxy.local_addr()?
-    );
-    let summary = proxy.run(sinks, shutdown::first_signal()).await?;
+    let local = proxy.local_addr()?;
+    tracing::info!("listening on {local}, relaying to {upstream}");
+
+    let summary = match feed_rx {
+        Some(rx) => {
+            // The proxy runs on the runtime's threads; the UI owns this one. Quitting the UI
+            // stops the proxy, which then flushes and closes every capture.
+            let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+            let stop_proxy = stop.clone();
+            let handle = std::thread::spawn(move || {
+                rt.block_on(proxy.run(sinks, async move {
+                    tokio::select! {
+                        _ = shutdown::first_signal() => {}
+                        _ = stop_proxy.notified() => {}
+                    }
+                }))
+            });
+            let opts = tui_options(&output, format!("proxy {local} -> {upstream}"), true);
+            let ui = tui::run(rx, opts);
+            stop.notify_one();
+            let summary = handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("the proxy thread panicked"))??;
+            ui.context("terminal UI")?;
+            summary
+        }
+        None => rt.block_on(proxy.run(sinks, shutdown::first_signal()))?,
+    };
     tracing::info!("stopped after {} connection(s)", summary.connections);
+    if let (Some(count), Some(f)) = (counter, fail_on) {
+        let n = count.load(std::sync::atomic::Ordering::Relaxed);
+        if n > 0 {
+            eprintln!(
+                "amqpeek: {n} violation(s) at or above {} (--fail-on)",
+                severity(f).as_str()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode> {
+    let mut opts = CaptureOptions::default();
+    for p in &input.ports {
+        if !opts.ports.contains(p) {
+            opts.ports.push(*p);
+        }
+    }
+    capture::open(&input.capture, opts).map_err(|e| {
+        eprintln!("amqpeek: {e}");
+        ExitCode::from(EXIT_BAD_INPUT)
+    })
+}
+
+fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
+    for (offset, message) in &stats.read_errors {
+        eprintln!("amqpeek: capture unreadable from byte {offset}: {message}");
+    }
+}
+
+fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
+    let source = match open_capture(&args.input) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let inspect = InspectOptions {
+        show_secrets: args.output.show_secrets,
+        emit_data: tui || args.output.pcap.is_some(),
+    };
+    let mut sinks = file_sinks(&args.output)?;
+    let stats = if tui {
+        // The capture is decoded on a worker thread into the UI without loss; the UI stays
+        // open until the user quits.
+        let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+        let mut feed = feed.lossless();
+        let worker = std::thread::spawn(move || {
+            let mut refs: Vec<&mut dyn Sink> = sinks
+                .iter_mut()
+                .map(|s| &mut **s as &mut dyn Sink)
+                .collect();
+            refs.push(&mut feed);
+            amqpeek::replay::run(source, inspect, &mut refs)
+        });
+        let title = format!("replay {}", args.input.capture.display());
+        let ui = tui::run(rx, tui_options(&args.output, title, false));
+        let stats = worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
+        ui.context("terminal UI")?;
+        stats
+    } else {
+        let mut trace = (!args.output.quiet).then(|| TraceSink::new(BufWriter::new(io::stdout())));
+        let mut refs: Vec<&mut dyn Sink> = sinks
+            .iter_mut()
+            .map(|s| &mut **s as &mut dyn Sink)
+            .collect();
+        if let Some(t) = trace.as_mut() {
+            refs.push(t);
+        }
+        amqpeek::replay::run(source, inspect, &mut refs)?
+    };
+    report_read_errors(&stats);
+    if stats.nothing_readable() {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let source = match open_capture(&args.input) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let mut report = CheckReport::new();
+    let mut replayer = Replayer::new(InspectOptions {
+        show_secrets: false,
+        emit_data: false,
+    });
+    let mut out = Vec::with_capacity(4096);
+    for ev in source {
+        replayer.feed(ev, &mut out);
+        for e in out.drain(..) {
+            report.event(&e)?;
+        }
+    }
+    replayer.finish(&mut out);
+    for e in out.drain(..) {
+        report.event(&e)?;
+    }
+    let stats = replayer.stats().clone();
+    report_read_errors(&stats);
+    if stats.nothing_readable() {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    let format = match args.format {
+        CheckFormat::Text => Format::Text,
+        CheckFormat::Json => Format::Json,
+        CheckFormat::Junit => Format::Junit,
+    };
+    let fail_on = severity(args.fail_on);
+    let text = report.render(format, &args.input.capture.display().to_string(), fail_on);
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => io::stdout().write_all(text.as_bytes())?,
+    }
+    Ok(if report.fails(fail_on) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// TLS set-up from the command line: the config, plus start-up notes on stderr.

@@ -15,10 +15,74 @@ use crate::state::{ConnTracker, rules};
 pub const MASK_BYTE: u8 = b'*';
 
 /// Options that change what the inspector emits.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct InspectOptions {
     /// Emit credentials unmasked (`--show-secrets`).
     pub show_secrets: bool,
+    /// Emit `Data` events (the relayed bytes, masked). Only the pcap sink and the TUI use them;
+    /// without them the inspector holds no bytes at all.
+    pub emit_data: bool,
+}
+
+impl Default for InspectOptions {
+    fn default() -> Self {
+        InspectOptions {
+            show_secrets: false,
+            emit_data: true,
+        }
+    }
+}
+
+/// Relayed bytes not yet emitted as `Data`, kept as the chunks they arrived in (no copy).
+#[derive(Debug, Default)]
+struct Held {
+    chunks: std::collections::VecDeque<Bytes>,
+    len: usize,
+}
+
+impl Held {
+    fn push(&mut self, b: Bytes) {
+        if !b.is_empty() {
+            self.len += b.len();
+            self.chunks.push_back(b);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first `n` bytes: zero-copy when they lie in one chunk, one copy when they span
+    /// several (a frame that straddled reads).
+    fn take(&mut self, n: usize) -> Bytes {
+        let n = n.min(self.len);
+        self.len -= n;
+        if let Some(front) = self.chunks.front_mut() {
+            if front.len() >= n {
+                let out = front.split_to(n);
+                if front.is_empty() {
+                    self.chunks.pop_front();
+                }
+                return out;
+            }
+        }
+        let mut out = BytesMut::with_capacity(n);
+        while out.len() < n {
+            let Some(mut c) = self.chunks.pop_front() else {
+                break;
+            };
+            let want = n - out.len();
+            if c.len() > want {
+                self.chunks.push_front(c.split_off(want));
+            }
+            out.extend_from_slice(&c);
+        }
+        out.freeze()
+    }
+
+    fn take_all(&mut self) -> Bytes {
+        self.take(self.len)
+    }
 }
 
 /// Where events go. One sink knows one output.
@@ -60,7 +124,7 @@ fn mask_message(
 struct Side {
     decoder: StreamDecoder,
     /// Bytes received but not yet emitted as `Data` (the tail of an incomplete frame).
-    held: BytesMut,
+    held: Held,
     /// Absolute offset of `held[0]`.
     held_offset: u64,
     /// Total bytes seen.
@@ -117,7 +181,9 @@ impl Inspector {
         }
         let side = &mut self.sides[dir.index()];
         side.total += bytes.len() as u64;
-        side.held.extend_from_slice(&bytes);
+        if self.opts.emit_data {
+            side.held.push(bytes.clone());
+        }
         self.items.clear();
         side.decoder.push(bytes, &mut self.items);
 
@@ -221,27 +287,34 @@ impl Inspector {
         // Emit every byte the decoder has finished with; hold back an incomplete frame so a
         // secret inside it can still be masked once the frame is complete.
         let committed = side.decoder.offset() - side.decoder.buffered() as u64;
+        if !self.opts.emit_data {
+            side.held_offset = committed;
+            return;
+        }
         let n = committed.saturating_sub(side.held_offset) as usize;
         if n > 0 {
-            let mut data = side.held.split_to(n.min(side.held.len()));
-            if !self.opts.show_secrets {
+            let mut data = side.held.take(n);
+            let start = side.held_offset;
+            let end = start + data.len() as u64;
+            if !self.opts.show_secrets && secrets.iter().any(|&(s, e)| s < end && e > start) {
+                let mut masked = BytesMut::from(&data[..]);
                 for (s, e) in secrets {
-                    let s = s.saturating_sub(side.held_offset) as usize;
-                    let e = (e.saturating_sub(side.held_offset) as usize).min(data.len());
+                    let s = s.saturating_sub(start) as usize;
+                    let e = (e.saturating_sub(start) as usize).min(masked.len());
                     if s < e {
-                        data[s..e].fill(MASK_BYTE);
+                        masked[s..e].fill(MASK_BYTE);
                     }
                 }
+                data = masked.freeze();
             }
-            let offset = side.held_offset;
-            side.held_offset += data.len() as u64;
+            side.held_offset = end;
             out.push(Event {
                 conn,
                 ts,
                 kind: EventKind::Data {
                     dir,
-                    offset,
-                    bytes: data.freeze(),
+                    offset: start,
+                    bytes: data,
                 },
             });
         }
@@ -256,13 +329,14 @@ impl Inspector {
         // Whatever was held before (nothing, for a well-behaved peer) goes out as it is.
         if !side.held.is_empty() {
             let offset = side.held_offset;
-            let bytes = side.held.split().freeze();
+            let bytes = side.held.take_all();
             out.push(Event {
                 conn,
                 ts,
                 kind: EventKind::Data { dir, offset, bytes },
             });
         }
+        let emit_data = self.opts.emit_data;
         let offset = side.total;
         let header = crate::codec::ProtocolHeader::sniff(&raw)
             .unwrap_or(crate::codec::ProtocolHeader::Amqp10Tls);
@@ -279,15 +353,17 @@ impl Inspector {
                 raw: raw.clone(),
             },
         });
-        out.push(Event {
-            conn,
-            ts,
-            kind: EventKind::Data {
-                dir,
-                offset,
-                bytes: raw,
-            },
-        });
+        if emit_data {
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Data {
+                    dir,
+                    offset,
+                    bytes: raw,
+                },
+            });
+        }
     }
 
     /// Bytes of `dir` were not seen (capture loss, a capture starting mid-connection): emit a
@@ -309,7 +385,7 @@ impl Inspector {
         let side = &mut self.sides[dir.index()];
         if !side.held.is_empty() {
             let held_offset = side.held_offset;
-            let bytes = side.held.split().freeze();
+            let bytes = side.held.take_all();
             out.push(Event {
                 conn,
                 ts,
@@ -360,7 +436,7 @@ impl Inspector {
             let side = &mut self.sides[dir.index()];
             if !side.held.is_empty() {
                 let offset = side.held_offset;
-                let bytes = side.held.split().freeze();
+                let bytes = side.held.take_all();
                 side.held_offset += bytes.len() as u64;
                 if side.decoder.buffered() > 0 {
                     out.push(Event {
@@ -428,6 +504,38 @@ mod tests {
             !out.iter()
                 .any(|e| matches!(e.kind, EventKind::Violation(_)))
         );
+    }
+
+    #[test]
+    fn without_emit_data_no_bytes_are_held_or_emitted() {
+        let opts = InspectOptions {
+            show_secrets: false,
+            emit_data: false,
+        };
+        let mut insp = Inspector::new(1, opts);
+        let mut out = Vec::new();
+        let mut stream = b"AMQP\x00\x01\x00\x00".to_vec();
+        stream.extend_from_slice(&[0, 0, 0, 8, 2, 0, 0, 0]);
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(0),
+            Bytes::copy_from_slice(&stream[..11]),
+            &mut out,
+        );
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(1),
+            Bytes::copy_from_slice(&stream[11..]),
+            &mut out,
+        );
+        assert!(!out.iter().any(|e| matches!(e.kind, EventKind::Data { .. })));
+        assert_eq!(
+            out.iter()
+                .filter(|e| matches!(e.kind, EventKind::Frame(_)))
+                .count(),
+            1
+        );
+        assert!(insp.sides[0].held.is_empty());
     }
 
     #[test]

@@ -23,6 +23,19 @@ impl Reader {
         Reader { buf, pos: 0, base }
     }
 
+    /// A reader over `buf` positioned at `pos` (clamped to its length), where `buf[0]` sits at
+    /// absolute offset `base`. Lets a decoder read a frame's body in place, without slicing
+    /// (and refcounting) a sub-buffer; [`Reader::into_buffer`] hands `buf` back afterwards.
+    pub fn at(buf: Bytes, pos: usize, base: u64) -> Self {
+        let pos = pos.min(buf.len());
+        Reader { buf, pos, base }
+    }
+
+    /// The underlying buffer, given back.
+    pub fn into_buffer(self) -> Bytes {
+        self.buf
+    }
+
     /// Absolute offset of the next byte to be read.
     pub fn offset(&self) -> u64 {
         self.base + self.pos as u64
@@ -41,6 +54,13 @@ impl Reader {
     /// True when nothing is left.
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
+    }
+
+    /// The bytes not yet read (a borrow: no refcount), for decoders that parse small
+    /// fixed-width values straight from the slice and then [`Reader::skip`] them.
+    #[inline]
+    pub fn unread(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
     }
 
     /// The whole underlying buffer (zero-copy clone).

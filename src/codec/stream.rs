@@ -141,6 +141,8 @@ pub struct StreamDecoder {
     mode: Mode,
     /// Bytes of an incomplete frame/header carried over from earlier chunks.
     pending: BytesMut,
+    /// Size of the incomplete frame in `pending`, once its header was seen (0: unknown).
+    need: usize,
     /// Absolute offset of the first byte not yet consumed (start of `pending`).
     offset: u64,
     amqp10_messages: amqp10::MessageAssembler,
@@ -159,6 +161,7 @@ impl StreamDecoder {
         StreamDecoder {
             mode: Mode::Header,
             pending: BytesMut::new(),
+            need: 0,
             offset: 0,
             amqp10_messages: amqp10::MessageAssembler::default(),
             amqp091_messages: amqp091::ContentAssembler::default(),
@@ -211,37 +214,52 @@ impl StreamDecoder {
         }
         if self.pending.is_empty() {
             // Fast path: decode straight out of the chunk, buffer only the incomplete tail.
-            let mut buf = chunk;
-            let consumed = self.drain(&mut buf, out);
-            if self.mode != Mode::Opaque && !buf.is_empty() {
-                self.pending.extend_from_slice(&buf);
-            }
-            let _ = consumed;
+            let consumed = self.drain(&chunk, out);
+            self.keep_rest(&chunk, consumed);
+        } else if self.pending.len() + chunk.len() < self.need {
+            // Still inside a large frame: copy each byte once, decode nothing yet.
+            self.pending.extend_from_slice(&chunk);
         } else {
             self.pending.extend_from_slice(&chunk);
-            let mut buf = std::mem::take(&mut self.pending).freeze();
-            self.drain(&mut buf, out);
-            if self.mode != Mode::Opaque && !buf.is_empty() {
-                self.pending.extend_from_slice(&buf);
+            let buf = std::mem::take(&mut self.pending).freeze();
+            let consumed = self.drain(&buf, out);
+            self.keep_rest(&buf, consumed);
+        }
+    }
+
+    /// Keep the incomplete tail of `buf` (from `consumed`) and note how many bytes the unit it
+    /// starts needs, so that a large frame is not re-examined (and re-copied) per chunk.
+    fn keep_rest(&mut self, buf: &Bytes, consumed: usize) {
+        self.need = 0;
+        if self.mode == Mode::Opaque {
+            return;
+        }
+        if let Some(rest) = buf.get(consumed..).filter(|r| !r.is_empty()) {
+            self.pending.extend_from_slice(rest);
+            let size = match self.mode {
+                Mode::Amqp10 => amqp10::frame_size(rest),
+                Mode::Amqp091 => amqp091::frame_size(rest),
+                Mode::Header | Mode::Opaque => Ok(None),
+            };
+            if let Ok(Some(size)) = size {
+                self.need = size;
             }
         }
     }
 
     /// Decode as many complete units from the front of `buf` as possible, advancing
-    /// `self.offset` past them. Leaves the incomplete rest in `buf`.
-    fn drain(&mut self, buf: &mut Bytes, out: &mut Vec<Item>) -> usize {
+    /// `self.offset` past them; returns how many bytes were consumed (the incomplete rest is
+    /// the caller's to keep). Walks `buf` by index: no per-frame `split_to`.
+    fn drain(&mut self, buf: &Bytes, out: &mut Vec<Item>) -> usize {
         let mut consumed = 0;
         loop {
             if self.mode == Mode::Opaque {
-                self.offset += buf.len() as u64;
-                consumed += buf.len();
-                buf.clear();
-                return consumed;
+                let rest = buf.len().saturating_sub(consumed);
+                self.offset += rest as u64;
+                return buf.len();
             }
-            let step = self.step(buf, out);
-            match step {
+            match self.step(buf, consumed, out) {
                 Some(n) => {
-                    let _ = buf.split_to(n);
                     self.offset += n as u64;
                     consumed += n;
                 }
@@ -250,10 +268,11 @@ impl StreamDecoder {
         }
     }
 
-    /// Try to decode one unit at the front of `buf`; returns how many bytes it took, or `None`
+    /// Try to decode one unit at `buf[at..]`; returns how many bytes it took, or `None`
     /// when more input is needed.
-    fn step(&mut self, buf: &Bytes, out: &mut Vec<Item>) -> Option<usize> {
+    fn step(&mut self, whole: &Bytes, at: usize, out: &mut Vec<Item>) -> Option<usize> {
         let offset = self.offset;
+        let buf: &[u8] = whole.get(at..)?;
         if buf.is_empty() {
             return None;
         }
@@ -266,7 +285,7 @@ impl StreamDecoder {
         if header_here || (framed && buf.len() < 4 && b"AMQP".starts_with(buf)) {
             let header = ProtocolHeader::sniff(buf)?;
             let len = super::sniff::HEADER_LEN.min(buf.len());
-            let raw = buf.slice(..len);
+            let raw = whole.slice(at..at + len);
             out.push(Item::Header {
                 offset,
                 raw,
@@ -328,7 +347,7 @@ impl StreamDecoder {
         if buf.len() < size {
             return None;
         }
-        let raw = buf.slice(..size);
+        let raw = whole.slice(at..at + size);
         let decoded = match self.mode {
             Mode::Amqp10 => amqp10::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp10),
             _ => amqp091::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp091),
@@ -428,6 +447,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_large_frame_in_many_chunks_is_decoded_once_complete() {
+        // An AMQP 1.0 frame of 100,000 bytes: empty performative space filled with an
+        // extended header (doff covers the whole frame), sent in 1,000-byte chunks.
+        let size = 100_000u32;
+        let mut frame = size.to_be_bytes().to_vec();
+        frame.extend_from_slice(&[2, 0, 0, 0]);
+        frame.resize(size as usize, 0);
+        let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp10);
+        let mut out = Vec::new();
+        for c in frame.chunks(1000) {
+            d.push(Bytes::copy_from_slice(c), &mut out);
+            if out.is_empty() {
+                assert!(d.buffered() < size as usize);
+            }
+        }
+        assert_eq!(
+            out.len(),
+            1,
+            "{:?}",
+            out.first().map(|i| std::mem::discriminant(i))
+        );
+        assert_eq!(d.buffered(), 0);
+        assert_eq!(d.offset(), size as u64);
     }
 
     #[test]

@@ -386,3 +386,58 @@ mod tests {
         assert!(!xml.contains("<bad"));
     }
 }
+
+/// Counts violations at or above a severity, shared with whoever holds the counter (the proxy's
+/// `--fail-on`: the sink runs on the inspection thread, the verdict is read at shutdown).
+#[derive(Debug)]
+pub struct ViolationCounter {
+    threshold: Severity,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl ViolationCounter {
+    /// A counter of violations at or above `threshold`, and the shared count it updates.
+    pub fn new(threshold: Severity) -> (Self, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        (
+            ViolationCounter {
+                threshold,
+                count: count.clone(),
+            },
+            count,
+        )
+    }
+}
+
+impl Sink for ViolationCounter {
+    fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+        if let EventKind::Violation(v) = &ev.kind {
+            if v.severity >= self.threshold {
+                self.count
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use super::*;
+    use crate::event::Timestamp;
+
+    #[test]
+    fn counts_only_at_or_above_the_threshold() {
+        let (mut c, n) = ViolationCounter::new(Severity::Error);
+        for rule in [&rules::CODEC_TRUNCATED_FRAME, &rules::CODEC_MALFORMED_FRAME] {
+            let kind = EventKind::Violation(rule.violation(Dir::S2C, 0, "x"));
+            c.event(&Event {
+                conn: 1,
+                ts: Timestamp(0),
+                kind,
+            })
+            .unwrap();
+        }
+        assert_eq!(n.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
+}

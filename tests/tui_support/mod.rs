@@ -66,6 +66,15 @@ pub mod amqp10 {
             &described(0x11, list(&[null(), uint(0), uint(100), uint(100)])),
         )
     }
+    /// The answering begin: remote-channel names the begin it answers (§2.7.2).
+    pub fn begin_reply(channel: u16, remote: u16) -> Vec<u8> {
+        let mut remote_channel = vec![0x60];
+        remote_channel.extend_from_slice(&remote.to_be_bytes());
+        frame(
+            channel,
+            &described(0x11, list(&[remote_channel, uint(0), uint(100), uint(100)])),
+        )
+    }
     /// A sender (`role` false) or receiver attach.
     pub fn attach(channel: u16, name: &str, handle: u32, receiver: bool, addr: &str) -> Vec<u8> {
         let source = described(0x28, list(&[str8(addr)]));
@@ -170,7 +179,7 @@ pub fn amqp10_chunks() -> Vec<(Dir, Vec<u8>)> {
         (Dir::C2S, open("client")),
         (Dir::S2C, open("broker")),
         (Dir::C2S, begin(0)),
-        (Dir::S2C, begin(0)),
+        (Dir::S2C, begin_reply(0, 0)),
         (Dir::C2S, attach(0, "orders", 0, false, "orders")),
         (Dir::S2C, attach(0, "orders", 0, true, "orders")),
         (Dir::S2C, flow(0, 0, 10)),

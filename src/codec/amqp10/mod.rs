@@ -221,7 +221,6 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let h = frame::parse_header(&raw, offset)?;
     let body_start = h.body_offset();
-    let body_bytes = raw.slice(body_start..);
     let mut frame = Frame {
         channel: h.channel,
         frame_type: h.frame_type,
@@ -230,14 +229,16 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
         body: FrameBody::Empty,
         payload: Bytes::new(),
         payload_start: raw.len(),
-        raw,
+        raw: Bytes::new(),
     };
-    if body_bytes.is_empty() {
+    if body_start >= raw.len() {
+        frame.raw = raw;
         return Ok(frame);
     }
     match h.frame_type {
         TYPE_AMQP | TYPE_SASL => {
-            let mut r = Reader::new(body_bytes, offset + body_start as u64);
+            // Read the body in place (the reader owns `raw` meanwhile; no sub-buffer).
+            let mut r = Reader::at(raw, body_start, offset);
             let composite = composite::decode_top(&mut r, offset)?;
             let wrong = |expected| {
                 DecodeError::new(
@@ -260,10 +261,16 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
                     SaslFrame::from_composite(&composite).ok_or_else(|| wrong("SASL frame"))?;
                 FrameBody::Sasl { composite, sasl }
             };
-            frame.payload_start = body_start + r.position();
+            frame.payload_start = r.position();
             frame.payload = r.rest();
+            frame.raw = r.into_buffer();
         }
-        _ => frame.body = FrameBody::Unknown { body: body_bytes },
+        _ => {
+            frame.body = FrameBody::Unknown {
+                body: raw.slice(body_start..),
+            };
+            frame.raw = raw;
+        }
     }
     Ok(frame)
 }

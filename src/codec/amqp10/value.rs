@@ -423,6 +423,10 @@ pub fn decode_at(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
     if depth > MAX_DEPTH {
         return Err(too_deep(r));
     }
+    if let Some((v, n)) = fixed_scalar(r.unread()) {
+        r.skip(n)?;
+        return Ok(v);
+    }
     let c = r.u8()?;
     if c == code::DESCRIBED {
         let descriptor = decode_descriptor(r, depth + 1)?;
@@ -430,6 +434,35 @@ pub fn decode_at(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
         return Ok(Value::Described(Box::new(Described { descriptor, value })));
     }
     decode_body(c, r, depth)
+}
+
+/// The common fixed-width scalars (null, booleans, unsigned integers: what performatives are
+/// mostly made of) decoded straight from the front of `b`: the value and its encoded length.
+/// `None` for anything else, including truncated or invalid input, which the general path then
+/// decodes (and reports) as usual.
+#[inline]
+fn fixed_scalar(b: &[u8]) -> Option<(Value, usize)> {
+    use code::*;
+    let (&c, rest) = b.split_first()?;
+    Some(match c {
+        NULL => (Value::Null, 1),
+        TRUE => (Value::Bool(true), 1),
+        FALSE => (Value::Bool(false), 1),
+        UINT0 => (Value::Uint(0), 1),
+        ULONG0 => (Value::Ulong(0), 1),
+        BOOLEAN => match rest.first()? {
+            0 => (Value::Bool(false), 2),
+            1 => (Value::Bool(true), 2),
+            _ => return None,
+        },
+        SMALLUINT => (Value::Uint(u32::from(*rest.first()?)), 2),
+        SMALLULONG => (Value::Ulong(u64::from(*rest.first()?)), 2),
+        UBYTE => (Value::Ubyte(*rest.first()?), 2),
+        USHORT => (Value::Ushort(u16::from_be_bytes(*rest.first_chunk()?)), 3),
+        UINT => (Value::Uint(u32::from_be_bytes(*rest.first_chunk()?)), 5),
+        ULONG => (Value::Ulong(u64::from_be_bytes(*rest.first_chunk()?)), 9),
+        _ => return None,
+    })
 }
 
 /// Decode a descriptor (after the 0x00 constructor): a ulong or a symbol.
@@ -1325,5 +1358,58 @@ impl Value {
             },
             Value::Described(d) => super::render::described_json(d),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fixed-width fast path must decode exactly what the general path decodes, and leave
+    /// truncated or invalid encodings to it (so errors keep their kind and offset).
+    #[test]
+    fn fixed_scalar_fast_path_agrees_with_the_general_decoder() {
+        let cases: &[&[u8]] = &[
+            &[0x40],
+            &[0x41],
+            &[0x42],
+            &[0x43],
+            &[0x44],
+            &[0x56, 0],
+            &[0x56, 1],
+            &[0x52, 7],
+            &[0x53, 9],
+            &[0x50, 0xff],
+            &[0x60, 1, 2],
+            &[0x70, 0xde, 0xad, 0xbe, 0xef],
+            &[0x80, 1, 2, 3, 4, 5, 6, 7, 8],
+        ];
+        for bytes in cases {
+            let (fast, n) = fixed_scalar(bytes).expect("a fixed scalar");
+            assert_eq!(n, bytes.len(), "{bytes:02x?}");
+            let mut r = Reader::new(Bytes::copy_from_slice(&bytes[1..]), 1);
+            assert_eq!(
+                decode_body(bytes[0], &mut r, 0).unwrap(),
+                fast,
+                "{bytes:02x?}"
+            );
+        }
+        // Truncated or invalid: not taken by the fast path; the general path reports it.
+        for bytes in [&[0x70, 1, 2][..], &[0x56, 2], &[0x80], &[0x60, 1]] {
+            assert!(fixed_scalar(bytes).is_none(), "{bytes:02x?}");
+            let mut r = Reader::new(Bytes::copy_from_slice(bytes), 100);
+            let e = decode(&mut r).unwrap_err();
+            assert!(e.offset >= 100, "{e:?}");
+        }
+        let mut r = Reader::new(Bytes::from_static(&[0x70, 1, 2]), 100);
+        let e = decode(&mut r).unwrap_err();
+        assert_eq!(e.offset, 101);
+        assert!(matches!(
+            e.kind,
+            ErrorKind::Truncated {
+                needed: 4,
+                available: 2
+            }
+        ));
     }
 }

@@ -1,31 +1,441 @@
-//! AMQP 1.0 state tracking: the connection tracker and its rules.
+//! AMQP 1.0 state tracking: [`ConnectionTracker`] follows one connection from both directions
+//! at once, modelling the client endpoint and the server endpoint each with its own view (the
+//! proxy sees what each sent and, a moment earlier than the peer, what each received), and
+//! reports every place a peer breaks the spec ([`rules`]).
 //!
-//! PLACEHOLDER: the tracker below tracks nothing yet; it is replaced by the real one.
+//! - [`connection`]: header exchange and the spec's connection states, the open's limits.
+//! - [`sasl`]: the SASL layer's order and outcome.
+//! - [`session`], [`link`], [`delivery`]: the session/link/delivery state and their frames
+//!   (handled in `session_frames.rs`, `link_frames.rs`, `delivery_frames.rs`).
+//! - [`serial`]: RFC-1982 arithmetic and grants (windows, credit).
+//!
+//! Sans-IO, no clock (frame timestamps only), never panics on input, memory bounded by what was
+//! seen. After a gap (missed bytes, mid-stream start) state the tracker did not see is unknown:
+//! it learns channels and handles instead of reporting them, and does not judge windows, credit
+//! or delivery sequencing of what existed across the gap.
 
+pub mod connection;
+pub mod delivery;
+mod delivery_frames;
+pub mod link;
+mod link_frames;
 pub mod rules;
+pub mod sasl;
+pub mod serial;
+pub mod session;
+mod session_frames;
+mod snapshot;
 
-use crate::event::{FrameEvent, Timestamp, Violation};
+use std::collections::HashMap;
+
+use crate::codec::amqp10::{Frame, FrameBody, Performative, TYPE_AMQP};
+use crate::codec::{AnyFrame, AnyMessage, ProtocolHeader};
+use crate::event::{Dir, FrameEvent, Timestamp, Violation};
 use crate::state::ProtocolTracker;
+
+use connection::{MIN_MAX_FRAME_SIZE, OpenInfo, Peer, SendCheck, may_send, state_of};
+use link::Link;
+use sasl::Sasl;
+use session::Session;
 
 /// Tracks one AMQP 1.0 connection from both directions.
 #[derive(Debug, Default)]
-pub struct ConnectionTracker {}
+pub struct ConnectionTracker {
+    /// What each peer sent, indexed by the direction it sends in ([`Dir::index`]).
+    pub(crate) peers: [Peer; 2],
+    /// The SASL layer.
+    pub(crate) sasl: Sasl,
+    /// The two protocol headers differ.
+    pub(crate) header_mismatch: bool,
+    /// Sessions by id.
+    pub(crate) sessions: HashMap<u64, Session>,
+    /// Channel -> session id, per sending peer.
+    pub(crate) channels: [HashMap<u16, u64>; 2],
+    /// Links by id.
+    pub(crate) links: HashMap<u64, Link>,
+    /// Next session/link id.
+    pub(crate) next_id: u64,
+}
 
 impl ConnectionTracker {
     /// A tracker that has seen the connection from its start.
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The spec state of the client's endpoint (the one the connection list shows).
+    pub fn client_state(&self) -> connection::ConnState {
+        state_of(&self.peers[0], &self.peers[1])
+    }
+
+    /// The spec state of the server's endpoint.
+    pub fn server_state(&self) -> connection::ConnState {
+        state_of(&self.peers[1], &self.peers[0])
+    }
+
+    pub(crate) fn new_id(&mut self) -> u64 {
+        self.next_id = self.next_id.wrapping_add(1);
+        self.next_id
+    }
+
+    pub(crate) fn peer(&self, d: Dir) -> &Peer {
+        &self.peers[d.index()]
+    }
+
+    /// A frame from `d` went unanswered for longer than the partner's idle-time-out?
+    fn idle_check(&self, d: Dir, now: Timestamp, offset: u64, out: &mut Vec<Violation>) {
+        let me = self.peer(d);
+        let partner = self.peer(d.flip());
+        let Some(t) = partner
+            .open
+            .as_ref()
+            .and_then(|o| o.idle_time_out)
+            .filter(|t| *t > 0)
+        else {
+            return;
+        };
+        let Some(opened) = partner.open_ts else {
+            return;
+        };
+        let since = me.last_frame.map_or(opened, |(ts, _)| ts.max(opened));
+        let silent_us = now.0.saturating_sub(since.0);
+        if silent_us > i64::from(t).saturating_mul(1000) {
+            out.push(rules::CONNECTION_IDLE_TIMEOUT_EXCEEDED.violation(
+                d,
+                offset,
+                format!(
+                    "the {} sent no frame for {:.3} s; the {}'s open asked for an idle-time-out of {} ms",
+                    peer_name(d),
+                    silent_us as f64 / 1e6,
+                    peer_name(d.flip()),
+                    t
+                ),
+            ));
+        }
+    }
+
+    /// Connection-level checks of an AMQP (type 0) or empty frame; false when the frame must not
+    /// be processed further.
+    fn connection_checks(
+        &mut self,
+        d: Dir,
+        fe: &FrameEvent,
+        f: &Frame,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let p = d.flip();
+        let offset = fe.offset;
+        if self.header_mismatch {
+            if !self.peers[d.index()].mismatch_reported {
+                self.peers[d.index()].mismatch_reported = true;
+                out.push(rules::CONNECTION_FRAME_AFTER_HEADER_MISMATCH.violation(
+                    d,
+                    offset,
+                    format!(
+                        "{} after the protocol headers differed (client {:?}, server {:?})",
+                        f.name(),
+                        self.peer(Dir::C2S).headers.last(),
+                        self.peer(Dir::S2C).headers.last()
+                    ),
+                ));
+            }
+            return false;
+        }
+        let me = self.peer(d);
+        if self.sasl.used && !me.amqp_header && !me.unknown {
+            out.push(rules::SASL_HEADER_BEFORE_SUCCESS.violation(
+                d,
+                offset,
+                format!(
+                    "{} frame inside the SASL layer (no AMQP protocol header sent after a successful sasl-outcome)",
+                    f.name()
+                ),
+            ));
+            return false;
+        }
+        let is_open = matches!(f.performative(), Some(Performative::Open(_)));
+        let state = state_of(me, self.peer(p));
+        let check = if is_open && me.unknown && me.open.is_none() {
+            SendCheck::Ok
+        } else {
+            may_send(state, is_open)
+        };
+        match check {
+            SendCheck::Ok => {}
+            SendCheck::NotOpenFirst => out.push(rules::CONNECTION_FIRST_FRAME_NOT_OPEN.violation(
+                d,
+                offset,
+                format!(
+                    "the {}'s first frame is {} (state {}), not open",
+                    peer_name(d),
+                    f.name(),
+                    state.name()
+                ),
+            )),
+            SendCheck::AfterClose => {
+                out.push(rules::CONNECTION_FRAME_AFTER_CLOSE.violation(
+                    d,
+                    offset,
+                    format!(
+                        "the {} sent {} on channel {} after its close (state {})",
+                        peer_name(d),
+                        f.name(),
+                        f.channel,
+                        state.name()
+                    ),
+                ));
+                return false;
+            }
+            SendCheck::Illegal => {
+                out.push(rules::CONNECTION_ILLEGAL_FRAME_FOR_STATE.violation(
+                    d,
+                    offset,
+                    format!(
+                        "the {} sent {} in state {}{}",
+                        peer_name(d),
+                        f.name(),
+                        state.name(),
+                        if is_open {
+                            " (it already sent its open)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+                if is_open {
+                    return false;
+                }
+            }
+        }
+        // Limits the partner announced (or the pre-negotiation ones).
+        let partner = self.peer(p);
+        let (max_frame, channel_max) = match (&partner.open, partner.unknown) {
+            (Some(o), _) => (Some(o.max_frame_size), Some(o.channel_max)),
+            (None, true) => (None, None),
+            (None, false) => (Some(MIN_MAX_FRAME_SIZE), Some(0)),
+        };
+        if let Some(max) = max_frame {
+            if fe.raw.len() as u64 > u64::from(max) {
+                out.push(rules::CONNECTION_FRAME_TOO_LARGE.violation(
+                    d,
+                    offset,
+                    format!(
+                        "{} frame of {} bytes; the {}'s max-frame-size is {}{}",
+                        f.name(),
+                        fe.raw.len(),
+                        peer_name(p),
+                        max,
+                        if partner.open.is_none() {
+                            " (no open received yet)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+        }
+        let empty = matches!(f.body, FrameBody::Empty);
+        if empty && f.channel != 0 && partner.open.is_none() && !partner.unknown {
+            out.push(rules::CONNECTION_EMPTY_FRAME_CHANNEL.violation(
+                d,
+                offset,
+                format!(
+                    "empty frame on channel {} before the {}'s open was received",
+                    f.channel,
+                    peer_name(p)
+                ),
+            ));
+        } else if let Some(cmax) = channel_max {
+            if f.channel > cmax {
+                out.push(rules::CONNECTION_CHANNEL_MAX_EXCEEDED.violation(
+                    d,
+                    offset,
+                    format!(
+                        "{} on channel {}; the {}'s channel-max is {}{}",
+                        f.name(),
+                        f.channel,
+                        peer_name(p),
+                        cmax,
+                        if partner.open.is_none() {
+                            " (no open received yet)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+        }
+        true
+    }
+
+    fn on_open(
+        &mut self,
+        d: Dir,
+        fe: &FrameEvent,
+        o: &crate::codec::amqp10::Open,
+        ts: Timestamp,
+        out: &mut Vec<Violation>,
+    ) {
+        if o.max_frame_size < MIN_MAX_FRAME_SIZE {
+            out.push(rules::CONNECTION_MAX_FRAME_SIZE_TOO_SMALL.violation(
+                d,
+                fe.offset,
+                format!(
+                    "open announces max-frame-size {} (minimum 512)",
+                    o.max_frame_size
+                ),
+            ));
+        }
+        let me = &mut self.peers[d.index()];
+        me.open = Some(OpenInfo::of(o));
+        me.open_ts = Some(ts);
+    }
+
+    fn on_close(
+        &mut self,
+        d: Dir,
+        fe: &FrameEvent,
+        c: &crate::codec::amqp10::Close,
+        out: &mut Vec<Violation>,
+    ) {
+        self.peers[d.index()].close = Some(c.error.is_some());
+        let ids: Vec<u64> = self.links.keys().copied().collect();
+        for id in ids {
+            self.drain_check(id, d, fe.offset, "close", out);
+        }
+    }
+}
+
+/// `client` / `server`.
+pub(crate) fn peer_name(d: Dir) -> &'static str {
+    match d {
+        Dir::C2S => "client",
+        Dir::S2C => "server",
+    }
 }
 
 impl ProtocolTracker for ConnectionTracker {
-    fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
-        let _ = (frame, ts, out);
+    fn header(
+        &mut self,
+        dir: Dir,
+        offset: u64,
+        header: ProtocolHeader,
+        _ts: Timestamp,
+        out: &mut Vec<Violation>,
+    ) {
+        let d = dir.index();
+        self.peers[d].headers.push(header);
+        match header {
+            ProtocolHeader::Amqp10Sasl => self.sasl.used = true,
+            ProtocolHeader::Amqp10 => {
+                if self.sasl.used && !self.sasl.succeeded() && !self.peers[d].unknown {
+                    out.push(rules::SASL_HEADER_BEFORE_SUCCESS.violation(
+                        dir,
+                        offset,
+                        format!(
+                            "AMQP protocol header from the {} with the SASL layer {}",
+                            peer_name(dir),
+                            match self.sasl.outcome_name {
+                                Some(n) => format!("ended with outcome {n}"),
+                                None => "not finished (no sasl-outcome)".into(),
+                            }
+                        ),
+                    ));
+                }
+                self.peers[d].amqp_header = true;
+            }
+            _ => {}
+        }
+        let k = self.peers[d].headers.len() - 1;
+        if let Some(other) = self.peers[dir.flip().index()].headers.get(k) {
+            if *other != header {
+                self.header_mismatch = true;
+            }
+        }
     }
+
+    fn gap(&mut self, dir: Dir) {
+        let p = &mut self.peers[dir.index()];
+        p.unknown = true;
+        p.last_frame = None;
+        for s in self.sessions.values_mut() {
+            s.known = false;
+        }
+        for l in self.links.values_mut() {
+            l.known = false;
+            l.partial = None;
+            l.pending_drain = None;
+        }
+    }
+
+    fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
+        let AnyFrame::Amqp10(f) = &fe.frame else {
+            return;
+        };
+        let d = fe.dir;
+        self.idle_check(d, ts, fe.offset, out);
+        self.peers[d.index()].last_frame = Some((ts, fe.offset));
+        if let Some(s) = f.sasl() {
+            let unknown = self.peer(d).unknown;
+            if self.peer(d).amqp_header && !unknown {
+                out.push(rules::SASL_UNEXPECTED_FRAME.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "{} after the {}'s AMQP protocol header",
+                        s.name(),
+                        peer_name(d)
+                    ),
+                ));
+                return;
+            }
+            self.sasl.frame(d, fe.offset, s, unknown, out);
+            return;
+        }
+        if f.frame_type != TYPE_AMQP {
+            return;
+        }
+        if !self.connection_checks(d, fe, f, out) {
+            return;
+        }
+        let Some(perf) = f.performative() else {
+            return; // an empty frame
+        };
+        let ch = f.channel;
+        match perf {
+            Performative::Open(o) => self.on_open(d, fe, o, ts, out),
+            Performative::Close(c) => self.on_close(d, fe, c, out),
+            Performative::Begin(b) => self.on_begin(d, fe, ch, b, out),
+            Performative::End(_) => self.on_end(d, fe, ch, out),
+            Performative::Attach(a) => self.on_attach(d, fe, ch, a, out),
+            Performative::Detach(x) => self.on_detach(d, fe, ch, x, out),
+            Performative::Flow(x) => self.on_flow(d, fe, ch, x, ts, out),
+            Performative::Transfer(t) => self.on_transfer(d, fe, ch, t, ts, out),
+            Performative::Disposition(x) => self.on_disposition(d, fe, ch, x, out),
+        }
+        if let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message {
+            self.on_message(d, fe, m, out);
+        }
+    }
+
+    fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
+        for d in [Dir::C2S, Dir::S2C] {
+            if self.peer(d).close.is_some() || self.peer(d.flip()).close.is_some() {
+                continue;
+            }
+            let offset = self.peer(d).last_frame.map_or(0, |(_, o)| o);
+            self.idle_check(d, ts, offset, out);
+        }
+    }
+
     fn state_name(&self) -> String {
-        "-".into()
+        if self.sasl.used && !self.peers[0].amqp_header && !self.peers[1].amqp_header {
+            return "SASL".into();
+        }
+        self.client_state().name().into()
     }
+
     fn snapshot(&self) -> serde_json::Value {
-        serde_json::Value::Null
+        snapshot::snapshot(self)
     }
 }

@@ -1,7 +1,491 @@
 //! The AMQP 1.0 rules of the violation catalog. Each rule's doc comment quotes the spec sentence
-//! it enforces; ids are stable.
+//! it enforces (AMQP 1.0 transport, part 2; security, part 5; the Anonymous Terminus
+//! specification); ids are stable and never renamed.
+//!
+//! Only what the spec makes a MUST / MUST NOT is an `error`; a SHOULD / SHOULD NOT (or a
+//! declarative "will") is a `warning`.
 
+use crate::event::Severity;
 use crate::state::rules::Rule;
 
+const fn rule(
+    id: &'static str,
+    severity: Severity,
+    spec: &'static str,
+    text: &'static str,
+) -> Rule {
+    Rule {
+        id,
+        severity,
+        spec,
+        text,
+    }
+}
+
+use Severity::{Error, Warning};
+
+// ---- connection -------------------------------------------------------------------------
+
+/// AMQP 1.0 §2.7.1 (open): "The first frame sent on a connection in either direction MUST
+/// contain an open performative. Note that the connection header which is sent first on the
+/// connection is not a frame." (§2.4.5: "Empty frames can only be sent after the open frame is
+/// sent.")
+pub const CONNECTION_FIRST_FRAME_NOT_OPEN: Rule = rule(
+    "amqp10.connection.first-frame-not-open",
+    Error,
+    "AMQP 1.0 §2.7.1",
+    "the first frame a peer sends after its protocol header is not an open",
+);
+
+/// AMQP 1.0 §2.7.9 (close): "Sending a close signals that the sender will not be sending any
+/// more frames (or bytes of any other kind) on the connection. [...] It is illegal to send any
+/// more frames (or bytes of any other kind) after sending a close frame."
+pub const CONNECTION_FRAME_AFTER_CLOSE: Rule = rule(
+    "amqp10.connection.frame-after-close",
+    Error,
+    "AMQP 1.0 §2.7.9",
+    "a peer sent a frame after its own close",
+);
+
+/// AMQP 1.0 §2.4.6 / §2.4.7 (connection states): each endpoint follows the state diagram; e.g.
+/// an open is sent once, in HDR_SENT, HDR_EXCH or OPEN_RCVD. A frame the diagram does not allow
+/// in the sender's state is a violation (this is the state machine's fallback arm).
+pub const CONNECTION_ILLEGAL_FRAME_FOR_STATE: Rule = rule(
+    "amqp10.connection.illegal-frame-for-state",
+    Error,
+    "AMQP 1.0 §2.4.6",
+    "a frame the connection state diagram does not allow in the sender's state (e.g. a second open)",
+);
+
+/// AMQP 1.0 §2.2: "Any data appearing beyond the protocol header MUST match the version
+/// indicated by the protocol header. If the incoming and outgoing protocol headers do not
+/// match, both peers MUST close their outgoing stream".
+pub const CONNECTION_FRAME_AFTER_HEADER_MISMATCH: Rule = rule(
+    "amqp10.connection.frame-after-header-mismatch",
+    Error,
+    "AMQP 1.0 §2.2",
+    "a peer sent frames although the two protocol headers differ",
+);
+
+/// AMQP 1.0 §2.7.1 (open, max-frame-size): "A peer MUST NOT send frames larger than its partner
+/// can handle." §2.4.1: "Prior to any explicit negotiation, the maximum frame size is 512
+/// (MIN-MAX-FRAME-SIZE)".
+pub const CONNECTION_FRAME_TOO_LARGE: Rule = rule(
+    "amqp10.connection.frame-too-large",
+    Error,
+    "AMQP 1.0 §2.7.1",
+    "a frame larger than the partner's max-frame-size (512 before the partner's open)",
+);
+
+/// AMQP 1.0 §2.7.1 (open, max-frame-size): "Both peers MUST accept frames of up to 512
+/// (MIN-MAX-FRAME-SIZE) octets."
+pub const CONNECTION_MAX_FRAME_SIZE_TOO_SMALL: Rule = rule(
+    "amqp10.connection.max-frame-size-too-small",
+    Error,
+    "AMQP 1.0 §2.7.1",
+    "an open announces a max-frame-size below 512",
+);
+
+/// AMQP 1.0 §2.7.1 (open, channel-max): "A peer MUST not use channel numbers outside the range
+/// that its partner can handle." §2.4.1: before negotiation "the maximum channel number is 0".
+pub const CONNECTION_CHANNEL_MAX_EXCEEDED: Rule = rule(
+    "amqp10.connection.channel-max-exceeded",
+    Error,
+    "AMQP 1.0 §2.7.1",
+    "a frame on a channel above the partner's channel-max (0 before the partner's open)",
+);
+
+/// AMQP 1.0 §2.4.5: "implementations SHOULD use channel 0 when sending empty frames, and MUST
+/// use channel 0 if a maximum channel number has not yet been negotiated (i.e., before an open
+/// frame has been received)".
+pub const CONNECTION_EMPTY_FRAME_CHANNEL: Rule = rule(
+    "amqp10.connection.empty-frame-channel",
+    Error,
+    "AMQP 1.0 §2.4.5",
+    "an empty frame on a nonzero channel before the partner's open was received",
+);
+
+/// AMQP 1.0 §2.4.5: "Each peer has its own (independent) idle timeout. At connection open each
+/// peer communicates the maximum period between activity (frames) on the connection that it
+/// desires from its partner." "If during operation a peer exceeds the remote peer's idle
+/// timeout's threshold, e.g., because it is heavily loaded, it SHOULD gracefully close the
+/// connection".
+pub const CONNECTION_IDLE_TIMEOUT_EXCEEDED: Rule = rule(
+    "amqp10.connection.idle-timeout-exceeded",
+    Warning,
+    "AMQP 1.0 §2.4.5",
+    "a peer stayed silent for longer than the idle-time-out its partner asked for",
+);
+
+// ---- SASL -------------------------------------------------------------------------------
+
+/// AMQP 1.0 §5.3.2 (SASL negotiation): "The peer acting as the SASL server MUST announce
+/// supported authentication mechanisms using the sasl-mechanisms frame. The partner MUST then
+/// choose one of the supported mechanisms and initiate a sasl exchange." The exchange is
+/// mechanisms (server), init (client), challenge/response, outcome (server), in that order,
+/// and only inside the SASL layer.
+pub const SASL_UNEXPECTED_FRAME: Rule = rule(
+    "amqp10.sasl.unexpected-frame",
+    Error,
+    "AMQP 1.0 §5.3.2",
+    "a SASL frame out of the mechanisms/init/challenge/response/outcome order, or from the wrong peer",
+);
+
+/// AMQP 1.0 §5.3.2: "The partner MUST then choose one of the supported mechanisms". §5.3.3.2
+/// (sasl-init, mechanism): "The name of the SASL mechanism used for the SASL exchange."
+pub const SASL_MECHANISM_NOT_OFFERED: Rule = rule(
+    "amqp10.sasl.mechanism-not-offered",
+    Error,
+    "AMQP 1.0 §5.3.2",
+    "sasl-init names a mechanism the server did not offer in sasl-mechanisms",
+);
+
+/// AMQP 1.0 §5.3.2 / §5.1: the SASL layer ends with a sasl-outcome; only after an outcome with
+/// code ok does the next layer (the AMQP protocol header) start. "Any data appearing beyond the
+/// protocol header MUST match the version indicated by the protocol header" (§2.2).
+pub const SASL_HEADER_BEFORE_SUCCESS: Rule = rule(
+    "amqp10.sasl.header-before-success",
+    Error,
+    "AMQP 1.0 §5.3.2",
+    "an AMQP protocol header (or AMQP frame) inside the SASL layer before a successful sasl-outcome",
+);
+
+// ---- sessions ---------------------------------------------------------------------------
+
+/// AMQP 1.0 §2.7.2 (begin, remote-channel): "If a session is locally initiated, the
+/// remote-channel MUST NOT be set. When an endpoint responds to a remotely initiated session,
+/// the remote-channel MUST be set to the channel on which the remote session sent the begin."
+pub const SESSION_REMOTE_CHANNEL_ON_LOCAL_BEGIN: Rule = rule(
+    "amqp10.session.remote-channel-on-local-begin",
+    Error,
+    "AMQP 1.0 §2.7.2",
+    "a begin's remote-channel names no partner begin awaiting an answer",
+);
+
+/// AMQP 1.0 §2.5.1: "Sessions are established by creating a session endpoint, assigning it to
+/// an unused channel number, and sending a begin".
+pub const SESSION_BEGIN_ON_CHANNEL_IN_USE: Rule = rule(
+    "amqp10.session.begin-on-channel-in-use",
+    Error,
+    "AMQP 1.0 §2.5.1",
+    "a begin on a channel the sender already uses for a session it has not ended",
+);
+
+/// AMQP 1.0 §2.5.5 (session states): "In the UNMAPPED state, the session endpoint is not mapped
+/// to any incoming or outgoing channel on the connection endpoint. In this state an endpoint
+/// cannot send or receive frames." (and in BEGIN_RCVD / END_SENT it "cannot send them").
+pub const SESSION_FRAME_ON_UNMAPPED_CHANNEL: Rule = rule(
+    "amqp10.session.frame-on-unmapped-channel",
+    Error,
+    "AMQP 1.0 §2.5.5",
+    "a session frame on a channel the sender has not begun (or has already ended)",
+);
+
+/// AMQP 1.0 §2.5.6: "The remote-incoming-window reflects the maximum number of outgoing
+/// transfers that can be sent without exceeding the remote endpoint's incoming-window."
+/// (session-error `amqp:session:window-violation`, §2.8.17: "The peer violated incoming window
+/// for the session.")
+pub const SESSION_INCOMING_WINDOW_EXCEEDED: Rule = rule(
+    "amqp10.session.incoming-window-exceeded",
+    Error,
+    "AMQP 1.0 §2.5.6",
+    "a transfer beyond the partner's session incoming-window",
+);
+
+/// AMQP 1.0 §2.7.2 (begin, handle-max): "A peer MUST NOT attempt to attach a link using a
+/// handle value outside the range that its partner can handle."
+pub const SESSION_HANDLE_MAX_EXCEEDED: Rule = rule(
+    "amqp10.session.handle-max-exceeded",
+    Error,
+    "AMQP 1.0 §2.7.2",
+    "an attach with a handle above the partner's handle-max",
+);
+
+// ---- links ------------------------------------------------------------------------------
+
+/// AMQP 1.0 §2.7.3 (attach, handle): "The handle MUST NOT be used for other open links. An
+/// attempt to attach using a handle which is already associated with a link MUST be responded
+/// to with an immediate close carrying a handle-in-use session-error."
+pub const LINK_HANDLE_IN_USE: Rule = rule(
+    "amqp10.link.handle-in-use",
+    Error,
+    "AMQP 1.0 §2.7.3",
+    "an attach on a handle the sender still uses for another link",
+);
+
+/// AMQP 1.0 §2.8.17 (session-error `amqp:session:unattached-handle`): "An attach was received
+/// using a handle that is already in use for an attached link" is handle-in-use; a frame
+/// referring to a handle that is not attached is unattached-handle. §2.6.2: the handle is used
+/// "to refer to the link in all frames that reference the link".
+pub const LINK_UNATTACHED_HANDLE: Rule = rule(
+    "amqp10.link.unattached-handle",
+    Error,
+    "AMQP 1.0 §2.6.2, §2.8.17",
+    "a transfer, flow or detach on a handle the sender has not attached",
+);
+
+/// AMQP 1.0 §2.6.1: "Link names MUST uniquely identify the link amongst all links of the same
+/// direction between the two participating containers." §2.6.1: a second attach of an active
+/// link "succeeds and the first attach MUST then be closed with a link error of stolen".
+pub const LINK_NAME_IN_USE: Rule = rule(
+    "amqp10.link.name-in-use",
+    Error,
+    "AMQP 1.0 §2.6.1",
+    "an attach reuses the name and direction of a link the sender still has attached",
+);
+
+/// AMQP 1.0 §2.6.7: "If the link-credit is less than or equal to zero, i.e., the
+/// delivery-count is the same as or greater than the delivery-limit, a sender MUST NOT send
+/// more messages."
+pub const LINK_TRANSFER_WITHOUT_CREDIT: Rule = rule(
+    "amqp10.link.transfer-without-credit",
+    Error,
+    "AMQP 1.0 §2.6.7",
+    "a sender started a delivery with link-credit <= 0",
+);
+
+/// AMQP 1.0 §2.6 / §2.7.3 (attach, role): a link is a unidirectional route; "Messages only
+/// travel along a link if they meet the entry criteria at the source" — only the sending end
+/// (role sender) transfers.
+pub const LINK_TRANSFER_FROM_RECEIVER: Rule = rule(
+    "amqp10.link.transfer-from-receiver",
+    Error,
+    "AMQP 1.0 §2.6.7, §2.7.3",
+    "a transfer from the endpoint that attached the link as receiver",
+);
+
+/// AMQP 1.0 §2.6.7: "The drain flag indicates how the sender SHOULD behave when insufficient
+/// messages are available to consume the current link-credit. If set, the sender will (after
+/// sending all available messages) advance the delivery-count as much as possible, consuming
+/// all link-credit, and send the flow state to the receiver."
+pub const LINK_DRAIN_NOT_HONOURED: Rule = rule(
+    "amqp10.link.drain-not-honoured",
+    Warning,
+    "AMQP 1.0 §2.6.7",
+    "after a drain request the sender detached/ended/closed without consuming the credit",
+);
+
+/// AMQP 1.0 §2.6.6: "A peer closes a link by sending the detach frame with the handle for the
+/// specified link, and the closed flag set to true. The partner will destroy the corresponding
+/// link endpoint, and reply with its own detach frame with the closed flag set to true." "Note
+/// that one peer MAY send a closing detach while its partner is sending a non-closing detach.
+/// In this case, the partner MUST signal that it has closed the link by reattaching and then
+/// sending a closing detach."
+pub const LINK_DETACH_NOT_CLOSED: Rule = rule(
+    "amqp10.link.detach-not-closed",
+    Warning,
+    "AMQP 1.0 §2.6.6",
+    "a closing detach was answered with a non-closing detach",
+);
+
+/// AMQP 1.0 §2.7.3 (attach, incomplete-unsettled): "On receipt of an incomplete unsettled map
+/// a sending endpoint MUST NOT send any new deliveries (i.e. deliveries where resume is not set
+/// to true) to its partner".
+pub const LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED: Rule = rule(
+    "amqp10.link.new-delivery-after-incomplete-unsettled",
+    Error,
+    "AMQP 1.0 §2.7.3",
+    "a new (non-resume) delivery on a link whose receiver sent an incomplete unsettled map",
+);
+
+/// AMQP 1.0 §2.7.4 (flow, delivery-count / link-credit / available / drain): "When the handle
+/// field is not set, this field MUST NOT be set."
+pub const FLOW_LINK_FIELDS_WITHOUT_HANDLE: Rule = rule(
+    "amqp10.flow.link-fields-without-handle",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a flow without handle sets delivery-count, link-credit, available or drain",
+);
+
+/// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the handle identifies that the flow state is
+/// being sent from the sender link endpoint to receiver link endpoint this field MUST be set
+/// to the current delivery-count of the link endpoint."
+pub const FLOW_SENDER_DELIVERY_COUNT_MISSING: Rule = rule(
+    "amqp10.flow.sender-delivery-count-missing",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a sender's link flow without delivery-count",
+);
+
+// ---- deliveries -------------------------------------------------------------------------
+
+/// AMQP 1.0 §2.7.5 (transfer): delivery-id "MUST be supplied on the first transfer of a
+/// multi-transfer delivery"; delivery-tag "MUST be specified for the first transfer of a
+/// multi-transfer message and can only be omitted for continuation transfers"; message-format
+/// likewise.
+pub const DELIVERY_FIRST_TRANSFER_INCOMPLETE: Rule = rule(
+    "amqp10.delivery.first-transfer-incomplete",
+    Error,
+    "AMQP 1.0 §2.7.5",
+    "the first transfer of a delivery lacks delivery-id, delivery-tag or message-format",
+);
+
+/// AMQP 1.0 §2.7.5 (transfer): "It is an error if the delivery-id on a continuation transfer
+/// differs from the delivery-id on the first transfer of a delivery." (and the same for
+/// delivery-tag and message-format).
+pub const DELIVERY_CONTINUATION_MISMATCH: Rule = rule(
+    "amqp10.delivery.continuation-mismatch",
+    Error,
+    "AMQP 1.0 §2.7.5",
+    "a continuation transfer's delivery-id, delivery-tag or message-format differs from the first",
+);
+
+/// AMQP 1.0 §2.6.12: "the delivery-tag is also associated with a delivery-id assigned by the
+/// session. The delivery-id is then used to refer to the delivery-tag in all subsequent
+/// interactions on that session." A delivery-id still naming an unsettled delivery cannot name
+/// a second one.
+pub const DELIVERY_ID_REUSED: Rule = rule(
+    "amqp10.delivery.id-reused",
+    Error,
+    "AMQP 1.0 §2.6.12",
+    "a new delivery reuses the delivery-id of a delivery still unsettled on the session",
+);
+
+/// AMQP 1.0 §2.8.8 / §2.8.10: delivery-ids are delivery-numbers, RFC-1982 sequence numbers
+/// assigned by the session; each new delivery's id follows the previous one (implementations
+/// use consecutive ids or the session's next-outgoing-id, both increasing).
+pub const DELIVERY_ID_NOT_INCREASING: Rule = rule(
+    "amqp10.delivery.id-not-increasing",
+    Warning,
+    "AMQP 1.0 §2.6.12, §2.8.8",
+    "a new delivery's id does not follow the previous delivery-id of the session (RFC-1982)",
+);
+
+/// AMQP 1.0 §2.6.12: "Each delivery MUST be identified by a delivery-tag chosen by the sending
+/// application. The delivery-tag MUST be unique amongst all deliveries that could be considered
+/// unsettled by either end of the link."
+pub const DELIVERY_TAG_REUSED: Rule = rule(
+    "amqp10.delivery.tag-reused",
+    Error,
+    "AMQP 1.0 §2.6.12",
+    "a new delivery reuses the tag of a delivery on the link that neither end has settled",
+);
+
+/// AMQP 1.0 §2.7.5 (transfer, aborted): "A sender SHOULD NOT set the more flag to true if it
+/// also sets the aborted flag to true."
+pub const DELIVERY_MORE_WITH_ABORTED: Rule = rule(
+    "amqp10.delivery.more-with-aborted",
+    Warning,
+    "AMQP 1.0 §2.7.5",
+    "a transfer sets both more and aborted",
+);
+
+/// AMQP 1.0 §2.7.5 (transfer, resume): "The sender MUST NOT send resumed transfers for
+/// deliveries not in its local unsettled map."
+pub const DELIVERY_RESUME_NOT_UNSETTLED: Rule = rule(
+    "amqp10.delivery.resume-not-unsettled",
+    Error,
+    "AMQP 1.0 §2.7.5",
+    "a resumed transfer whose tag is not in the sender's (complete) attach unsettled map",
+);
+
+/// AMQP 1.0 §2.7.5 (transfer, rcv-settle-mode): "If the negotiated link value is first, then it
+/// is illegal to set this field to second."
+pub const DELIVERY_RCV_SETTLE_MODE_ILLEGAL: Rule = rule(
+    "amqp10.delivery.rcv-settle-mode-illegal",
+    Error,
+    "AMQP 1.0 §2.7.5",
+    "a transfer asks for rcv-settle-mode second on a link negotiated as first",
+);
+
+/// AMQP 1.0 §2.8.2 / §2.8.3: sender-settle-mode unsettled: "The sender will send all deliveries
+/// initially unsettled to the receiver."; settled: "The sender will send all deliveries settled
+/// to the receiver."; receiver-settle-mode second: "The receiver will only settle after sending
+/// the disposition to the sender and receiving a disposition indicating settlement of the
+/// delivery from the sender."
+pub const DELIVERY_SETTLE_MODE_BROKEN: Rule = rule(
+    "amqp10.delivery.settle-mode-broken",
+    Warning,
+    "AMQP 1.0 §2.8.2, §2.8.3",
+    "a delivery settled against the link's settle mode (snd-settle-mode, or receiver settling first in mode second)",
+);
+
+/// AMQP 1.0 §2.7.6 (disposition): "The disposition frame MAY reference deliveries from many
+/// different links associated with a session, although all links MUST have the directionality
+/// indicated by the specified role." (Referencing deliveries that are unknown, or on links no
+/// longer attached, is allowed: "The disposition performative MAY refer to deliveries on links
+/// that are no longer attached.")
+pub const DISPOSITION_ROLE_MISMATCH: Rule = rule(
+    "amqp10.disposition.role-mismatch",
+    Error,
+    "AMQP 1.0 §2.7.6",
+    "a disposition's role does not match the direction of any link its sender has on the session",
+);
+
+// ---- anonymous terminus -----------------------------------------------------------------
+
+/// AMQP Anonymous Terminus for Message Routing v1.0 §2: with a null target address, "Messages
+/// sent over links into a routing node will be forwarded to the node referenced in the to
+/// field of properties"; a message without `to` cannot be routed.
+pub const ANONYMOUS_MESSAGE_WITHOUT_TO: Rule = rule(
+    "amqp10.anonymous.message-without-to",
+    Error,
+    "AMQP Anonymous Terminus v1.0 §2",
+    "a message on an anonymous (null target address) link has no properties.to",
+);
+
+/// AMQP Anonymous Terminus v1.0 §3: "A container acting as a provider of the anonymous terminus
+/// MUST indicate this by supplying the relevant capability [ANONYMOUS-RELAY] in offered-capabilities".
+/// A peer that attaches an anonymous link to a partner that did not offer it relies on a
+/// capability the partner does not claim.
+pub const ANONYMOUS_RELAY_NOT_OFFERED: Rule = rule(
+    "amqp10.anonymous.relay-not-offered",
+    Warning,
+    "AMQP Anonymous Terminus v1.0 §3",
+    "an anonymous sending link to a partner whose open did not offer ANONYMOUS-RELAY",
+);
+
+/// AMQP Anonymous Terminus v1.0 §3: "A container acting as a user of the anonymous terminus
+/// MUST indicate this by supplying the relevant capability [ANONYMOUS-RELAY] in
+/// desired-capabilities". AMQP 1.0 §2.7.1: "The sender MUST NOT attempt to use any capabilities
+/// it did not declare in the desired-capabilities field."
+pub const ANONYMOUS_RELAY_NOT_DESIRED: Rule = rule(
+    "amqp10.anonymous.relay-not-desired",
+    Error,
+    "AMQP Anonymous Terminus v1.0 §3",
+    "a peer attached an anonymous sending link without ANONYMOUS-RELAY in its open's desired-capabilities",
+);
+
 /// Every AMQP 1.0 rule, in the order the README lists them.
-pub const RULES: &[&Rule] = &[];
+pub const RULES: &[&Rule] = &[
+    &CONNECTION_FIRST_FRAME_NOT_OPEN,
+    &CONNECTION_FRAME_AFTER_CLOSE,
+    &CONNECTION_ILLEGAL_FRAME_FOR_STATE,
+    &CONNECTION_FRAME_AFTER_HEADER_MISMATCH,
+    &CONNECTION_FRAME_TOO_LARGE,
+    &CONNECTION_MAX_FRAME_SIZE_TOO_SMALL,
+    &CONNECTION_CHANNEL_MAX_EXCEEDED,
+    &CONNECTION_EMPTY_FRAME_CHANNEL,
+    &CONNECTION_IDLE_TIMEOUT_EXCEEDED,
+    &SASL_UNEXPECTED_FRAME,
+    &SASL_MECHANISM_NOT_OFFERED,
+    &SASL_HEADER_BEFORE_SUCCESS,
+    &SESSION_REMOTE_CHANNEL_ON_LOCAL_BEGIN,
+    &SESSION_BEGIN_ON_CHANNEL_IN_USE,
+    &SESSION_FRAME_ON_UNMAPPED_CHANNEL,
+    &SESSION_INCOMING_WINDOW_EXCEEDED,
+    &SESSION_HANDLE_MAX_EXCEEDED,
+    &LINK_HANDLE_IN_USE,
+    &LINK_UNATTACHED_HANDLE,
+    &LINK_NAME_IN_USE,
+    &LINK_TRANSFER_WITHOUT_CREDIT,
+    &LINK_TRANSFER_FROM_RECEIVER,
+    &LINK_DRAIN_NOT_HONOURED,
+    &LINK_DETACH_NOT_CLOSED,
+    &LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED,
+    &FLOW_LINK_FIELDS_WITHOUT_HANDLE,
+    &FLOW_SENDER_DELIVERY_COUNT_MISSING,
+    &DELIVERY_FIRST_TRANSFER_INCOMPLETE,
+    &DELIVERY_CONTINUATION_MISMATCH,
+    &DELIVERY_ID_REUSED,
+    &DELIVERY_ID_NOT_INCREASING,
+    &DELIVERY_TAG_REUSED,
+    &DELIVERY_MORE_WITH_ABORTED,
+    &DELIVERY_RESUME_NOT_UNSETTLED,
+    &DELIVERY_RCV_SETTLE_MODE_ILLEGAL,
+    &DELIVERY_SETTLE_MODE_BROKEN,
+    &DISPOSITION_ROLE_MISMATCH,
+    &ANONYMOUS_MESSAGE_WITHOUT_TO,
+    &ANONYMOUS_RELAY_NOT_OFFERED,
+    &ANONYMOUS_RELAY_NOT_DESIRED,
+];

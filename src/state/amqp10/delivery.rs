@@ -1,0 +1,38 @@
+//! Deliveries (AMQP 1.0 §2.6.12 - §2.6.14): an unsettled delivery as the session tracks it, and
+//! the delivery in progress on a link (a multi-transfer delivery, `more=true`).
+//!
+//! Pure data; bytes are zero-copy slices of the frames.
+
+use bytes::Bytes;
+
+use crate::codec::amqp10::ReceiverSettleMode;
+
+/// One unsettled delivery (sent unsettled, not yet settled by either end).
+#[derive(Clone, Debug)]
+pub struct Delivery {
+    /// The link it travels on.
+    pub link: u64,
+    /// Its delivery-tag.
+    pub tag: Bytes,
+    /// The transfer asked for this receiver settle mode.
+    pub rcv_settle_mode: Option<ReceiverSettleMode>,
+    /// The last delivery state either end reported (`accepted` ...).
+    pub state: Option<&'static str>,
+    /// All its transfers have been sent.
+    pub complete: bool,
+}
+
+/// The delivery whose transfers are still coming (`more=true` so far).
+#[derive(Clone, Debug)]
+pub struct Partial {
+    /// From the first transfer.
+    pub delivery_id: Option<u32>,
+    /// From the first transfer.
+    pub tag: Option<Bytes>,
+    /// From the first transfer.
+    pub message_format: Option<u32>,
+    /// Any transfer so far was settled.
+    pub settled: bool,
+    /// Transfers so far.
+    pub transfers: u32,
+}

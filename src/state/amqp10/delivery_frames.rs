@@ -1,0 +1,465 @@
+//! Delivery frames (AMQP 1.0 §2.6.12 - §2.6.14, §2.7.5, §2.7.6): transfers (session window,
+//! link credit, delivery-id/tag/format across `more` transfers, settlement, abort, resume),
+//! dispositions (ranges, role, settlement modes) and completed messages (the anonymous
+//! terminus's `to`).
+
+use crate::codec::amqp10::{
+    Disposition, Message, ReceiverSettleMode, Role, SenderSettleMode, Transfer,
+};
+use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+
+use super::delivery::{Delivery, Partial};
+use super::link::Link;
+use super::serial::{after, in_range};
+use super::session::MAX_TRACKED_DELIVERIES;
+use super::{ConnectionTracker, peer_name, rules};
+
+fn hex(b: &[u8]) -> String {
+    let mut s = hex::encode(b.get(..32).unwrap_or(b));
+    if b.len() > 32 {
+        s.push_str("...");
+    }
+    s
+}
+
+impl ConnectionTracker {
+    pub(crate) fn on_transfer(
+        &mut self,
+        d: Dir,
+        fe: &FrameEvent,
+        channel: u16,
+        t: &Transfer,
+        ts: Timestamp,
+        out: &mut Vec<Violation>,
+    ) {
+        let Some(sid) = self.session_for(d, channel, fe, "transfer", out) else {
+            return;
+        };
+        let lid = match self
+            .sessions
+            .get(&sid)
+            .and_then(|s| s.handles[d.index()].get(&t.handle))
+        {
+            Some(l) => *l,
+            None if self.peer(d).unknown => {
+                // Learn the link: d sends on it, so d is its sender.
+                let lid = self.new_id();
+                self.links.insert(
+                    lid,
+                    Link::new(sid, format!("(handle {})", t.handle), d, false),
+                );
+                if let Some(l) = self.links.get_mut(&lid) {
+                    l.handle[d.index()] = Some(t.handle);
+                }
+                if let Some(s) = self.sessions.get_mut(&sid) {
+                    s.handles[d.index()].insert(t.handle, lid);
+                    s.roles[d.index()][0] = true;
+                    s.roles[d.flip().index()][1] = true;
+                }
+                lid
+            }
+            None => {
+                let _ = self.link_for(d, sid, t.handle, fe, "transfer", out);
+                return;
+            }
+        };
+        let (Some(s), Some(l)) = (self.sessions.get_mut(&sid), self.links.get_mut(&lid)) else {
+            return;
+        };
+        if l.sender != d {
+            out.push(rules::LINK_TRANSFER_FROM_RECEIVER.violation(
+                d,
+                fe.offset,
+                format!(
+                    "transfer on link {:?} (handle {}) from the {}, which attached it as receiver",
+                    l.name,
+                    t.handle,
+                    peer_name(d)
+                ),
+            ));
+            return;
+        }
+        // Session flow control (§2.5.6): one transfer-id per transfer frame.
+        let side = &mut s.side[d.index()];
+        if let Some(tid) = side.next_outgoing_id {
+            if s.known && side.limit.exceeded_by(tid, false) {
+                let g = side.limit.cur.unwrap_or(super::serial::Grant {
+                    base: tid,
+                    amount: 0,
+                });
+                out.push(rules::SESSION_INCOMING_WINDOW_EXCEEDED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "transfer-id {tid} on channel {channel}: the {} allowed transfer-ids {}..{} (next-incoming-id {} + incoming-window {})",
+                        peer_name(d.flip()),
+                        g.base,
+                        g.base.wrapping_add(g.amount),
+                        g.base,
+                        g.amount
+                    ),
+                ));
+            }
+            side.next_outgoing_id = Some(tid.wrapping_add(1));
+        }
+        if t.more && t.aborted {
+            out.push(rules::DELIVERY_MORE_WITH_ABORTED.violation(
+                d,
+                fe.offset,
+                format!(
+                    "transfer on link {:?} sets more=true and aborted=true",
+                    l.name
+                ),
+            ));
+        }
+        let settled_here = t.settled == Some(true);
+        let last = !t.more || t.aborted;
+        let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
+            // A continuation: the first transfer's values must not change.
+            let mut diffs = Vec::new();
+            if let (Some(a), Some(b)) = (p.delivery_id, t.delivery_id) {
+                if a != b {
+                    diffs.push(format!("delivery-id {b} (first transfer: {a})"));
+                }
+            }
+            if let (Some(a), Some(b)) = (&p.tag, &t.delivery_tag) {
+                if a != b {
+                    diffs.push(format!(
+                        "delivery-tag {} (first transfer: {})",
+                        hex(b),
+                        hex(a)
+                    ));
+                }
+            }
+            if let (Some(a), Some(b)) = (p.message_format, t.message_format) {
+                if a != b {
+                    diffs.push(format!("message-format {b} (first transfer: {a})"));
+                }
+            }
+            if !diffs.is_empty() {
+                out.push(rules::DELIVERY_CONTINUATION_MISMATCH.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "continuation transfer {} of link {:?} has {}",
+                        p.transfers + 1,
+                        l.name,
+                        diffs.join(", ")
+                    ),
+                ));
+            }
+            p.transfers = p.transfers.saturating_add(1);
+            p.settled |= settled_here;
+            (p.delivery_id, p.settled)
+        } else {
+            // The first transfer of a new delivery.
+            if l.known {
+                let missing: Vec<&str> = [
+                    ("delivery-id", t.delivery_id.is_none()),
+                    ("delivery-tag", t.delivery_tag.is_none()),
+                    ("message-format", t.message_format.is_none()),
+                ]
+                .iter()
+                .filter(|(_, m)| *m)
+                .map(|(n, _)| *n)
+                .collect();
+                if !missing.is_empty() {
+                    out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "first transfer of a delivery on link {:?} lacks {}",
+                            l.name,
+                            missing.join(", ")
+                        ),
+                    ));
+                }
+            }
+            let known = l.known && s.known;
+            if known {
+                if t.resume {
+                    if let Some(a) = l.sender_attach().filter(|a| !a.incomplete_unsettled) {
+                        let listed = match (&a.unsettled, &t.delivery_tag) {
+                            (Some(tags), Some(tag)) => tags.iter().any(|x| x == tag),
+                            _ => false,
+                        };
+                        if !listed {
+                            out.push(rules::DELIVERY_RESUME_NOT_UNSETTLED.violation(
+                                d,
+                                fe.offset,
+                                format!(
+                                    "resumed transfer on link {:?} with tag {} that the sender's attach unsettled map does not list",
+                                    l.name,
+                                    t.delivery_tag.as_deref().map_or("(none)".into(), hex)
+                                ),
+                            ));
+                        }
+                    }
+                } else if l.receiver_attach().is_some_and(|a| a.incomplete_unsettled) {
+                    out.push(rules::LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "new delivery on link {:?} although the receiver's attach set incomplete-unsettled",
+                            l.name
+                        ),
+                    ));
+                }
+                if let Some(dc) = l.delivery_count {
+                    if l.credit.exceeded_by(dc, true) {
+                        out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
+                            d,
+                            fe.offset,
+                            match l.credit.cur {
+                                Some(g) => format!(
+                                    "link {:?}: delivery-count {dc} reached the receiver's limit {} (delivery-count {} + link-credit {}): link-credit {}",
+                                    l.name,
+                                    g.base.wrapping_add(g.amount),
+                                    g.base,
+                                    g.amount,
+                                    g.remaining(dc)
+                                ),
+                                None => format!(
+                                    "link {:?}: transfer before the receiver granted any link-credit",
+                                    l.name
+                                ),
+                            },
+                        ));
+                    }
+                }
+                if t.rcv_settle_mode == Some(ReceiverSettleMode::Second)
+                    && l.rcv_settle_mode() == Some(ReceiverSettleMode::First)
+                {
+                    out.push(rules::DELIVERY_RCV_SETTLE_MODE_ILLEGAL.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "transfer on link {:?} sets rcv-settle-mode second; the receiver attached with first",
+                            l.name
+                        ),
+                    ));
+                }
+            }
+            l.delivery_count = l.delivery_count.map(|c| c.wrapping_add(1));
+            l.deliveries = l.deliveries.saturating_add(1);
+            if let Some(id) = t.delivery_id {
+                let dd = d.index();
+                if known {
+                    if s.deliveries[dd].contains_key(&id) {
+                        out.push(rules::DELIVERY_ID_REUSED.violation(
+                            d,
+                            fe.offset,
+                            format!(
+                                "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
+                                l.name
+                            ),
+                        ));
+                    } else if let Some(prev) = s.last_delivery_id[dd] {
+                        if !after(id, prev) {
+                            out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
+                                d,
+                                fe.offset,
+                                format!(
+                                    "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
+                                    l.name
+                                ),
+                            ));
+                        }
+                    }
+                    if let Some(tag) = &t.delivery_tag {
+                        if let Some(other) = s.tags[dd].get(&(lid, tag.clone())) {
+                            out.push(rules::DELIVERY_TAG_REUSED.violation(
+                                d,
+                                fe.offset,
+                                format!(
+                                    "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
+                                    hex(tag),
+                                    l.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                s.last_delivery_id[dd] = Some(id);
+                if !settled_here && !t.aborted && s.deliveries[dd].len() < MAX_TRACKED_DELIVERIES {
+                    let tag = t.delivery_tag.clone().unwrap_or_default();
+                    if let Some(old) = s.deliveries[dd].insert(
+                        id,
+                        Delivery {
+                            link: lid,
+                            tag: tag.clone(),
+                            rcv_settle_mode: t.rcv_settle_mode,
+                            state: t.state.as_ref().map(|x| x.name()),
+                            complete: !t.more,
+                        },
+                    ) {
+                        s.tags[dd].remove(&(old.link, old.tag));
+                    }
+                    s.tags[dd].insert((lid, tag), id);
+                }
+            }
+            if t.more && !t.aborted {
+                l.partial = Some(Partial {
+                    delivery_id: t.delivery_id,
+                    tag: t.delivery_tag.clone(),
+                    message_format: t.message_format,
+                    settled: settled_here,
+                    transfers: 1,
+                });
+            }
+            (t.delivery_id, settled_here)
+        };
+        if last {
+            l.partial = None;
+            if l.known {
+                let mode = l.snd_settle_mode();
+                let broken = match mode {
+                    SenderSettleMode::Settled => !complete_settled && !t.aborted,
+                    SenderSettleMode::Unsettled => complete_settled,
+                    SenderSettleMode::Mixed | SenderSettleMode::Other(_) => false,
+                };
+                if broken {
+                    out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "delivery {} on link {:?} sent {} although the sender's snd-settle-mode is {}",
+                            delivery_id.map_or("?".into(), |i| i.to_string()),
+                            l.name,
+                            if complete_settled { "settled" } else { "unsettled" },
+                            super::link::snd_mode_name(mode)
+                        ),
+                    ));
+                }
+            }
+        }
+        // Settled (or aborted, implicitly settled): forget it.
+        if let Some(id) = delivery_id {
+            let dd = d.index();
+            if settled_here || t.aborted {
+                if let Some(old) = s.deliveries[dd].remove(&id) {
+                    s.tags[dd].remove(&(old.link, old.tag));
+                }
+            } else if last {
+                if let Some(x) = s.deliveries[dd].get_mut(&id) {
+                    x.complete = true;
+                }
+            }
+        }
+        l.sample(ts);
+    }
+
+    pub(crate) fn on_disposition(
+        &mut self,
+        d: Dir,
+        fe: &FrameEvent,
+        channel: u16,
+        x: &Disposition,
+        out: &mut Vec<Violation>,
+    ) {
+        let Some(sid) = self.session_for(d, channel, fe, "disposition", out) else {
+            return;
+        };
+        let Some(s) = self.sessions.get_mut(&sid) else {
+            return;
+        };
+        let r = usize::from(x.role == Role::Receiver);
+        let role = super::link::role_name(x.role);
+        if s.known && !self.peers[d.index()].unknown && !s.roles[d.index()][r] {
+            out.push(rules::DISPOSITION_ROLE_MISMATCH.violation(
+                d,
+                fe.offset,
+                format!(
+                    "disposition role={role} for deliveries {}..{} from the {}, which has no {role} link on this session",
+                    x.first,
+                    x.last.unwrap_or(x.first),
+                    peer_name(d)
+                ),
+            ));
+            return;
+        }
+        // A receiver's disposition is about deliveries its partner sent, and vice versa.
+        let sent_by = if x.role == Role::Receiver {
+            d.flip()
+        } else {
+            d
+        };
+        let last = x.last.unwrap_or(x.first);
+        let ids: Vec<u32> = s.deliveries[sent_by.index()]
+            .keys()
+            .copied()
+            .filter(|id| in_range(*id, x.first, last))
+            .collect();
+        let state = x.state.as_ref().map(|st| st.name());
+        let mut second_early = Vec::new();
+        for id in ids {
+            let Some(del) = s.deliveries[sent_by.index()].get_mut(&id) else {
+                continue;
+            };
+            if state.is_some() {
+                del.state = state;
+            }
+            if !x.settled {
+                continue;
+            }
+            if x.role == Role::Receiver {
+                let mode = del
+                    .rcv_settle_mode
+                    .or_else(|| self.links.get(&del.link).and_then(|l| l.rcv_settle_mode()));
+                let known = self.links.get(&del.link).is_some_and(|l| l.known);
+                if mode == Some(ReceiverSettleMode::Second) && known {
+                    second_early.push(id);
+                }
+            }
+            if let Some(old) = s.deliveries[sent_by.index()].remove(&id) {
+                s.tags[sent_by.index()].remove(&(old.link, old.tag));
+            }
+        }
+        if !second_early.is_empty() {
+            out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
+                d,
+                fe.offset,
+                format!(
+                    "the receiver settled deliveries {:?} in rcv-settle-mode second before the sender settled them",
+                    second_early
+                ),
+            ));
+        }
+    }
+
+    pub(crate) fn on_message(
+        &mut self,
+        d: Dir,
+        fe: &FrameEvent,
+        m: &Message,
+        out: &mut Vec<Violation>,
+    ) {
+        let Some(sid) = self.channels[d.index()].get(&m.channel) else {
+            return;
+        };
+        let Some(lid) = self
+            .sessions
+            .get(sid)
+            .and_then(|s| s.handles[d.index()].get(&m.handle))
+        else {
+            return;
+        };
+        let Some(l) = self.links.get(lid) else {
+            return;
+        };
+        if l.is_anonymous() && l.sender == d {
+            let to = m.properties().and_then(|p| p.to).filter(|v| !v.is_null());
+            if to.is_none() {
+                out.push(rules::ANONYMOUS_MESSAGE_WITHOUT_TO.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "message (delivery-id {}) on anonymous link {:?} has no properties.to: the routing node cannot route it",
+                        m.delivery_id.map_or("?".into(), |i| i.to_string()),
+                        l.name
+                    ),
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! A link as both endpoints see it (AMQP 1.0 §2.6): name, which peer sends, each peer's handle
+//! and attach (settle modes, termini, initial delivery-count, unsettled map), the flow-control
+//! state of §2.6.7 (delivery-count, the receiver's grant, available, drain), the delivery in
+//! progress, and a bounded history of link-credit for display.
+//!
+//! Pure state; never panics on input; the history is capped at [`CREDIT_HISTORY`] samples.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+
+use crate::codec::amqp10::{AnyTarget, Attach, ReceiverSettleMode, Role, SenderSettleMode, Value};
+use crate::event::{Dir, Timestamp};
+
+use super::delivery::Partial;
+use super::serial::Limit;
+
+/// Samples of link-credit kept per link.
+pub const CREDIT_HISTORY: usize = 120;
+
+/// What one peer's attach said.
+#[derive(Clone, Debug)]
+pub struct AttachInfo {
+    /// Its role.
+    pub role: Role,
+    /// snd-settle-mode.
+    pub snd_settle_mode: SenderSettleMode,
+    /// rcv-settle-mode.
+    pub rcv_settle_mode: ReceiverSettleMode,
+    /// Source address (rendered), if any.
+    pub source_address: Option<String>,
+    /// Source is dynamic.
+    pub source_dynamic: bool,
+    /// Target address (rendered), if any.
+    pub target_address: Option<String>,
+    /// Target is dynamic.
+    pub target_dynamic: bool,
+    /// The target is a `target` (not null, not a coordinator).
+    pub target_is_terminus: bool,
+    /// initial-delivery-count.
+    pub initial_delivery_count: Option<u32>,
+    /// Tags of the unsettled map (None: no map).
+    pub unsettled: Option<Vec<Bytes>>,
+    /// incomplete-unsettled.
+    pub incomplete_unsettled: bool,
+}
+
+fn address(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Null => None,
+        Value::String(s) => Some(s.as_str().to_owned()),
+        Value::Symbol(s) => Some(s.as_str().to_owned()),
+        other => Some(other.render()),
+    }
+}
+
+impl AttachInfo {
+    /// From the typed attach.
+    pub fn of(a: &Attach) -> Self {
+        let (target_address, target_dynamic, target_is_terminus) = match &a.target {
+            Some(AnyTarget::Target(t)) => (address(t.address.as_ref()), t.dynamic, true),
+            Some(AnyTarget::Coordinator(_)) => (None, false, false),
+            Some(AnyTarget::Other(v)) => (address(Some(v)), false, false),
+            None => (None, false, false),
+        };
+        AttachInfo {
+            role: a.role,
+            snd_settle_mode: a.snd_settle_mode,
+            rcv_settle_mode: a.rcv_settle_mode,
+            source_address: a.source.as_ref().and_then(|s| address(s.address.as_ref())),
+            source_dynamic: a.source.as_ref().is_some_and(|s| s.dynamic),
+            target_address,
+            target_dynamic,
+            target_is_terminus,
+            initial_delivery_count: a.initial_delivery_count,
+            unsettled: a.unsettled.as_ref().map(|m| {
+                m.iter()
+                    .filter_map(|(k, _)| match k {
+                        Value::Binary(b) => Some(b.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            }),
+            incomplete_unsettled: a.incomplete_unsettled,
+        }
+    }
+
+    /// A sending link to the anonymous terminus: a target with a null address, not dynamic.
+    pub fn is_anonymous_sender(&self) -> bool {
+        self.role == Role::Sender
+            && self.target_is_terminus
+            && self.target_address.is_none()
+            && !self.target_dynamic
+    }
+}
+
+/// One link, both endpoints.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// The session it belongs to.
+    pub session: u64,
+    /// Link name.
+    pub name: String,
+    /// The peer holding the sending end (its frames go in this direction).
+    pub sender: Dir,
+    /// Each peer's handle while attached.
+    pub handle: [Option<u32>; 2],
+    /// Each peer's attach.
+    pub attach: [Option<AttachInfo>; 2],
+    /// Each peer's detach (`Some(closed)`).
+    pub detached: [Option<bool>; 2],
+    /// False when part of its history was missed.
+    pub known: bool,
+    /// The sender's delivery-count (initial-delivery-count, +1 per delivery, sender flows).
+    pub delivery_count: Option<u32>,
+    /// The receiver's grant: delivery-count_rcv + link-credit_rcv.
+    pub credit: Limit,
+    /// The receiver's last link-credit.
+    pub rcv_link_credit: Option<u32>,
+    /// The sender's last `available`.
+    pub available: Option<u32>,
+    /// The receiver's last drain flag.
+    pub drain: bool,
+    /// Offset of a receiver flow with drain=true the sender has not answered yet.
+    pub pending_drain: Option<u64>,
+    /// The delivery in progress.
+    pub partial: Option<Partial>,
+    /// (time, link-credit as the sender sees it) after each flow and transfer.
+    pub credit_history: VecDeque<(Timestamp, i64)>,
+    /// Deliveries started on the link.
+    pub deliveries: u64,
+}
+
+impl Link {
+    /// A link first seen from `dir`'s attach (or learned after a gap).
+    pub fn new(session: u64, name: String, sender: Dir, known: bool) -> Self {
+        Link {
+            session,
+            name,
+            sender,
+            handle: [None; 2],
+            attach: [None, None],
+            detached: [None; 2],
+            known,
+            delivery_count: None,
+            credit: Limit::default(),
+            rcv_link_credit: None,
+            available: None,
+            drain: false,
+            pending_drain: None,
+            partial: None,
+            credit_history: VecDeque::new(),
+            deliveries: 0,
+        }
+    }
+
+    /// The sender's attach.
+    pub fn sender_attach(&self) -> Option<&AttachInfo> {
+        self.attach[self.sender.index()].as_ref()
+    }
+
+    /// The receiver's attach.
+    pub fn receiver_attach(&self) -> Option<&AttachInfo> {
+        self.attach[self.sender.flip().index()].as_ref()
+    }
+
+    /// The link carries messages to the anonymous terminus: the sender attached with a null
+    /// target address and the receiver (when it answered with a target) kept it null.
+    pub fn is_anonymous(&self) -> bool {
+        let Some(s) = self.sender_attach() else {
+            return false;
+        };
+        if !s.is_anonymous_sender() {
+            return false;
+        }
+        match self.receiver_attach() {
+            Some(r) if r.target_is_terminus => r.target_address.is_none(),
+            _ => true,
+        }
+    }
+
+    /// link-credit as the sender must compute it (§2.6.7): delivery-count_rcv + link-credit_rcv
+    /// - delivery-count_snd.
+    pub fn link_credit(&self) -> Option<i64> {
+        Some(self.credit.cur?.remaining(self.delivery_count?))
+    }
+
+    /// The actual sender settle mode (the sender's attach), default mixed.
+    pub fn snd_settle_mode(&self) -> SenderSettleMode {
+        self.sender_attach()
+            .map_or(SenderSettleMode::Mixed, |a| a.snd_settle_mode)
+    }
+
+    /// The actual receiver settle mode (the receiver's attach), if it attached.
+    pub fn rcv_settle_mode(&self) -> Option<ReceiverSettleMode> {
+        self.receiver_attach().map(|a| a.rcv_settle_mode)
+    }
+
+    /// Record a credit sample, keeping the last [`CREDIT_HISTORY`].
+    pub fn sample(&mut self, ts: Timestamp) {
+        if let Some(c) = self.link_credit() {
+            if self.credit_history.len() >= CREDIT_HISTORY {
+                self.credit_history.pop_front();
+            }
+            self.credit_history.push_back((ts, c));
+        }
+    }
+
+    /// A link state name for display.
+    pub fn state_name(&self) -> &'static str {
+        let (c, s) = (Dir::C2S.index(), Dir::S2C.index());
+        match (self.handle[c].is_some(), self.handle[s].is_some()) {
+            (true, true) => "ATTACHED",
+            (true, false) if self.detached[s].is_some() => "DETACH_RCVD",
+            (true, false) => "ATTACH_SENT",
+            (false, true) if self.detached[c].is_some() => "DETACH_SENT",
+            (false, true) => "ATTACH_RCVD",
+            (false, false) => "DETACHED",
+        }
+    }
+}
+
+/// `sender` / `receiver`.
+pub fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Sender => "sender",
+        Role::Receiver => "receiver",
+    }
+}
+
+/// Settle mode names as the spec spells them.
+pub fn snd_mode_name(m: SenderSettleMode) -> String {
+    match m {
+        SenderSettleMode::Unsettled => "unsettled".into(),
+        SenderSettleMode::Settled => "settled".into(),
+        SenderSettleMode::Mixed => "mixed".into(),
+        SenderSettleMode::Other(x) => format!("unknown({x})"),
+    }
+}
+
+/// Receiver settle mode names as the spec spells them.
+pub fn rcv_mode_name(m: ReceiverSettleMode) -> String {
+    match m {
+        ReceiverSettleMode::First => "first".into(),
+        ReceiverSettleMode::Second => "second".into(),
+        ReceiverSettleMode::Other(x) => format!("unknown({x})"),
+    }
+}

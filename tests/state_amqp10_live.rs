@@ -1,0 +1,402 @@
+//! Real traffic, zero false reports: fe2o3-amqp (SASL PLAIN guest/guest) talks to RabbitMQ
+//! through a recording TCP relay that keeps the order and time of every chunk in both
+//! directions; the recording is replayed through `Inspector`, and the AMQP 1.0 state tracker
+//! must report nothing except the spec breaches we determined RabbitMQ really commits
+//! (listed in `KNOWN_BROKER_BREACHES`, each asserted to come from the server). Also checks the
+//! snapshot's documented keys.
+//!
+//! Without a broker: FAILS when env `CI` is set, otherwise skips with a note.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use amqpeek::event::{Dir, EventKind, Timestamp, Violation};
+use amqpeek::pipeline::{InspectOptions, Inspector};
+use bytes::Bytes;
+use fe2o3_amqp::link::receiver::CreditMode;
+use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
+use fe2o3_amqp::types::messaging::{Body, Message};
+use fe2o3_amqp::types::primitives::{Binary, Value};
+use fe2o3_amqp::{Connection, Receiver, Sender, Session};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const BROKER: &str = "127.0.0.1:5672";
+
+/// Rules RabbitMQ 3.10 really breaks in this conversation, all from the server:
+/// - `transfer-without-credit`: after fe2o3's flows (delivery-count 2, link-credit 4) then
+///   (delivery-count 4, link-credit 4), RabbitMQ's own flow says delivery-count 4,
+///   link-credit 4, and it then sends 6 transfers (delivery-count 4 -> 10, limit 8): its classic
+///   queue adds up credit grants instead of applying §2.6.7's formula.
+/// - `drain-not-honoured`: on fe2o3's drain RabbitMQ 3.10 crashes internally
+///   (`function_clause` in `rabbit_classic_queue:handle_event({send_drained, ...})`) and ends
+///   the session with amqp:internal-error instead of advancing delivery-count.
+/// - `detach-not-closed`: RabbitMQ answers a closing detach with a detach without closed=true.
+const KNOWN_BROKER_BREACHES: &[&str] = &[
+    "amqp10.link.transfer-without-credit",
+    "amqp10.link.drain-not-honoured",
+    "amqp10.link.detach-not-closed",
+];
+
+async fn broker_or_skip() -> bool {
+    let up = tokio::time::timeout(Duration::from_secs(3), TcpStream::connect(BROKER))
+        .await
+        .is_ok_and(|r| r.is_ok());
+    if !up {
+        if std::env::var_os("CI").is_some() {
+            panic!("RabbitMQ not reachable at {BROKER} and CI is set");
+        }
+        eprintln!("note: RabbitMQ not reachable at {BROKER}; skipping AMQP 1.0 state live test");
+    }
+    up
+}
+
+type Recording = Arc<Mutex<Vec<(Dir, Timestamp, Vec<u8>)>>>;
+
+async fn pump(
+    dir: Dir,
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    rec: Recording,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                rec.lock()
+                    .unwrap()
+                    .push((dir, Timestamp::now(), buf[..n].to_vec()));
+                if to.write_all(&buf[..n]).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+async fn relay() -> (u16, Recording, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let rec: Recording = Arc::default();
+    let r = rec.clone();
+    let task = tokio::spawn(async move {
+        let (client, _) = listener.accept().await.unwrap();
+        let upstream = TcpStream::connect(BROKER).await.unwrap();
+        let (cr, cw) = client.into_split();
+        let (ur, uw) = upstream.into_split();
+        let up = tokio::spawn(pump(Dir::C2S, cr, uw, r.clone()));
+        let down = tokio::spawn(pump(Dir::S2C, ur, cw, r));
+        let _ = tokio::join!(up, down);
+    });
+    (port, rec, task)
+}
+
+/// Replay the recording through an inspector: (violations, frame names, snapshot).
+fn replay(rec: &[(Dir, Timestamp, Vec<u8>)]) -> (Vec<Violation>, Vec<String>, serde_json::Value) {
+    let mut insp = Inspector::new(1, InspectOptions::default());
+    let mut out = Vec::new();
+    for (dir, ts, bytes) in rec {
+        insp.chunk(*dir, *ts, Bytes::copy_from_slice(bytes), &mut out);
+    }
+    let snapshot = insp.tracker().snapshot();
+    let end = rec.last().map_or(Timestamp(0), |r| r.1);
+    insp.close(end, "test".into(), &mut out);
+    let mut v = Vec::new();
+    let mut names = Vec::new();
+    for e in out {
+        match e.kind {
+            EventKind::Violation(x) => v.push(x),
+            EventKind::Frame(f) => {
+                if std::env::var_os("AMQPEEK_DUMP").is_some() {
+                    if let amqpeek::codec::AnyFrame::Amqp10(x) = &f.frame {
+                        eprintln!(
+                            "{} {} @{} {}",
+                            e.ts.0,
+                            f.dir.as_str(),
+                            f.offset,
+                            x.summary()
+                        );
+                    }
+                }
+                names.push(format!("{} {}", f.dir.as_str(), f.frame.name()))
+            }
+            _ => {}
+        }
+    }
+    (v, names, snapshot)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fe2o3_and_rabbitmq_produce_no_false_reports() {
+    if !broker_or_skip().await {
+        return;
+    }
+    let (port, rec, relay_task) = relay().await;
+    let pid = std::process::id();
+    let q1 = format!("/queue/amqpeek-state10-a-{pid}");
+    let q2 = format!("/queue/amqpeek-state10-b-{pid}");
+    let url = format!("amqp://guest:guest@127.0.0.1:{port}");
+    let mut connection = Connection::open("amqpeek-state10", url.as_str())
+        .await
+        .unwrap();
+    let mut session = Session::begin(&mut connection).await.unwrap();
+
+    // An unsettled sender (every delivery gets an outcome) and a pre-settled one.
+    let mut unsettled = Sender::builder()
+        .name("amqpeek-unsettled")
+        .target(q1.as_str())
+        .sender_settle_mode(SenderSettleMode::Unsettled)
+        .attach(&mut session)
+        .await
+        .unwrap();
+    let mut settled = Sender::builder()
+        .name("amqpeek-settled")
+        .target(q2.as_str())
+        .sender_settle_mode(SenderSettleMode::Settled)
+        .attach(&mut session)
+        .await
+        .unwrap();
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    for i in 0..20u32 {
+        let body = if i == 5 {
+            big.clone()
+        } else {
+            format!("m{i}").into_bytes()
+        };
+        let msg = Message::builder().data(Binary::from(body)).build();
+        let outcome = unsettled.send(msg).await.unwrap();
+        assert!(outcome.is_accepted(), "{outcome:?}");
+        let msg = Message::builder()
+            .data(Binary::from(format!("s{i}").into_bytes()))
+            .build();
+        settled.send(msg).await.unwrap();
+    }
+
+    // A receiver with automatic credit (small window, so credit is re-granted several times)
+    // that accepts, releases and rejects; and one with manual credit and a drain.
+    let mut r1 = Receiver::builder()
+        .name("amqpeek-auto")
+        .source(q1.as_str())
+        .receiver_settle_mode(ReceiverSettleMode::First)
+        .credit_mode(CreditMode::Auto(4))
+        .attach(&mut session)
+        .await
+        .unwrap();
+    let mut accepted = 0;
+    let mut released = false;
+    while accepted < 20 {
+        let d = tokio::time::timeout(Duration::from_secs(10), r1.recv::<Body<Value>>())
+            .await
+            .expect("receive in time")
+            .unwrap();
+        if accepted == 3 && !released {
+            // Released once; it comes back.
+            r1.release(&d).await.unwrap();
+            released = true;
+        } else {
+            r1.accept(&d).await.unwrap();
+            accepted += 1;
+        }
+    }
+    let mut r2 = Receiver::builder()
+        .name("amqpeek-manual")
+        .source(q2.as_str())
+        .credit_mode(CreditMode::Manual)
+        .attach(&mut session)
+        .await
+        .unwrap();
+    r2.set_credit(10).await.unwrap();
+    for _ in 0..10 {
+        let d = tokio::time::timeout(Duration::from_secs(10), r2.recv::<Body<Value>>())
+            .await
+            .expect("receive in time")
+            .unwrap();
+        r2.accept(&d).await.unwrap();
+    }
+    r2.set_credit(15).await.unwrap();
+    for _ in 0..10 {
+        let d = tokio::time::timeout(Duration::from_secs(10), r2.recv::<Body<Value>>())
+            .await
+            .expect("receive in time")
+            .unwrap();
+        r2.accept(&d).await.unwrap();
+    }
+    // 5 credits left, queue empty: drain them.
+    let _ = tokio::time::timeout(Duration::from_secs(5), r2.drain()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // A second session, so channel pairing is exercised beyond channel 0.
+    let mut session2 = Session::begin(&mut connection).await.unwrap();
+    let mut s3 = Sender::attach(&mut session2, "amqpeek-s2", q1.as_str())
+        .await
+        .unwrap();
+    let outcome = s3
+        .send(Message::builder().data(Binary::from(b"x".to_vec())).build())
+        .await
+        .unwrap();
+    assert!(outcome.is_accepted());
+
+    for r in [r1.close().await, r2.close().await] {
+        if let Err(e) = r {
+            eprintln!("receiver close: {e:?}");
+        }
+    }
+    for s in [
+        unsettled.close().await,
+        settled.close().await,
+        s3.close().await,
+    ] {
+        if let Err(e) = s {
+            eprintln!("sender close: {e:?}");
+        }
+    }
+    let _ = session2.end().await;
+    let _ = session.end().await;
+    let _ = connection.close().await;
+    tokio::time::timeout(Duration::from_secs(10), relay_task)
+        .await
+        .expect("relay finishes")
+        .unwrap();
+
+    let rec = rec.lock().unwrap().clone();
+    let (violations, names, snapshot) = replay(&rec);
+    for v in &violations {
+        eprintln!(
+            "{} {} @{} {}: {}",
+            v.dir.as_str(),
+            v.rule,
+            v.offset,
+            v.severity.as_str(),
+            v.message
+        );
+    }
+    let unexpected: Vec<&Violation> = violations
+        .iter()
+        .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.as_str()) && v.dir == Dir::S2C))
+        .collect();
+    assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
+    // The conversation really was what we think it was.
+    for want in [
+        "c2s sasl-init",
+        "s2c sasl-outcome",
+        "c2s open",
+        "s2c begin",
+        "c2s attach",
+        "s2c transfer",
+        "c2s disposition",
+        "c2s flow",
+        "c2s close",
+    ] {
+        assert!(names.iter().any(|n| n == want), "no {want} in {names:?}");
+    }
+
+    // Snapshot shape (taken before the close frames were fed would lose links, so it is
+    // taken after the last chunk: the connection is closed, sessions ended).
+    let c = &snapshot["connection"];
+    assert_eq!(c["state"], "END");
+    assert_eq!(c["sasl"]["mechanism"], "PLAIN");
+    assert_eq!(c["sasl"]["outcome"], "ok");
+    assert_eq!(c["client"]["container-id"], "amqpeek-state10");
+    assert!(c["server"]["container-id"].is_string());
+    for k in ["max-frame-size", "channel-max", "idle-time-out"] {
+        assert!(
+            c[k].get("c2s").is_some() && c[k].get("s2c").is_some(),
+            "{k}: {c}"
+        );
+    }
+    assert!(snapshot["sessions"].is_array() && snapshot["links"].is_array());
+}
+
+/// The same conversation stopped half way: the snapshot shows live sessions and links, with
+/// credit history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_of_a_live_session_has_the_documented_keys() {
+    if !broker_or_skip().await {
+        return;
+    }
+    let (port, rec, relay_task) = relay().await;
+    let q = format!("/queue/amqpeek-state10-snap-{}", std::process::id());
+    let url = format!("amqp://guest:guest@127.0.0.1:{port}");
+    let mut connection = Connection::open("amqpeek-snap", url.as_str())
+        .await
+        .unwrap();
+    let mut session = Session::begin(&mut connection).await.unwrap();
+    let mut sender = Sender::attach(&mut session, "snap-sender", q.as_str())
+        .await
+        .unwrap();
+    for i in 0..5 {
+        sender
+            .send(Message::builder().data(Binary::from(vec![i; 10])).build())
+            .await
+            .unwrap();
+    }
+    let mut receiver = Receiver::attach(&mut session, "snap-receiver", q.as_str())
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        let d = tokio::time::timeout(Duration::from_secs(10), receiver.recv::<Body<Value>>())
+            .await
+            .expect("receive in time")
+            .unwrap();
+        receiver.accept(&d).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let live = rec.lock().unwrap().clone();
+    let _ = receiver.close().await;
+    let _ = sender.close().await;
+    let _ = session.end().await;
+    let _ = connection.close().await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), relay_task).await;
+
+    let (violations, _, snap) = replay(&live);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_eq!(snap["connection"]["state"], "OPENED");
+    let sessions = snap["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{snap}");
+    let s = &sessions[0];
+    assert_eq!(s["state"], "MAPPED");
+    for side in ["c2s", "s2c"] {
+        for k in [
+            "next-outgoing-id",
+            "next-incoming-id",
+            "incoming-window",
+            "outgoing-window",
+            "handle-max",
+            "remote-incoming-window",
+        ] {
+            assert!(s[side].get(k).is_some(), "{side}.{k} missing: {s}");
+        }
+    }
+    let links = snap["links"].as_array().unwrap();
+    assert_eq!(links.len(), 2, "{snap}");
+    let rcv = links.iter().find(|l| l["name"] == "snap-receiver").unwrap();
+    assert_eq!(rcv["role"], "receiver");
+    assert_eq!(rcv["sender"], "s2c");
+    assert_eq!(rcv["state"], "ATTACHED");
+    assert_eq!(rcv["source-address"], q.as_str());
+    assert_eq!(rcv["deliveries"], 5);
+    for k in [
+        "handle",
+        "target-address",
+        "snd-settle-mode",
+        "rcv-settle-mode",
+        "delivery-count",
+        "link-credit",
+        "available",
+        "drain",
+        "unsettled",
+    ] {
+        assert!(rcv.get(k).is_some(), "{k} missing: {rcv}");
+    }
+    let hist = rcv["credit_history"].as_array().unwrap();
+    assert!(!hist.is_empty(), "{rcv}");
+    let snd = links.iter().find(|l| l["name"] == "snap-sender").unwrap();
+    assert_eq!(snd["role"], "sender");
+    assert_eq!(snd["target-address"], q.as_str());
+    assert_eq!(
+        snd["unsettled"], 0,
+        "every delivery was accepted and settled: {snd}"
+    );
+}
