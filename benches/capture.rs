@@ -5,13 +5,12 @@
 //!
 //! `AMQPEEK_BENCH_MB` sets the file size (default 200); `AMQPEEK_BENCH_TSHARK=0` skips tshark.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
-use amqpeek::pipeline::{InspectOptions, Inspector, Sink};
+use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::sinks::pcapng::PcapngSink;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -162,34 +161,25 @@ fn read_all(path: &Path) -> u64 {
     bytes
 }
 
+/// What `amqpeek check` does: read, reassemble, decode, track state, collect the verdict.
 fn read_and_inspect(path: &Path) -> u64 {
-    let mut inspectors: HashMap<u64, Inspector> = HashMap::new();
+    let opts = InspectOptions {
+        show_secrets: false,
+        emit_data: false,
+    };
+    let mut replayer = amqpeek::replay::Replayer::new(opts);
+    let mut report = amqpeek::sinks::check::CheckReport::new();
     let mut out = Vec::new();
     let mut events = 0u64;
     for ev in capture::open(path, CaptureOptions::default()).unwrap() {
-        match ev {
-            SourceEvent::Connect { conn, .. } => {
-                inspectors.insert(conn, Inspector::new(conn, InspectOptions::default()));
-            }
-            SourceEvent::Chunk(c) => {
-                if let Some(i) = inspectors.get_mut(&c.conn) {
-                    i.chunk(c.dir, c.ts, c.bytes, &mut out);
-                }
-            }
-            SourceEvent::Close { conn, ts, reason } => {
-                if let Some(mut i) = inspectors.remove(&conn) {
-                    i.close(ts, reason, &mut out);
-                }
-            }
-            _ => {}
+        replayer.feed(ev, &mut out);
+        for e in out.drain(..) {
+            events += 1;
+            let _ = report.event(&e);
         }
-        events += out
-            .iter()
-            .filter(|e| !matches!(e.kind, EventKind::Data { .. }))
-            .count() as u64;
-        out.clear();
     }
-    events
+    replayer.finish(&mut out);
+    events + out.len() as u64
 }
 
 fn bench(c: &mut Criterion) {
@@ -219,7 +209,7 @@ fn bench(c: &mut Criterion) {
     let _ = read_and_inspect(&path);
     let ours_insp = t.elapsed().as_secs_f64();
     eprintln!(
-        "amqpeek read+reassemble+inspect: {:.2} s, {:.0} MB/s, {:.0} frames/s",
+        "amqpeek read+reassemble+decode+track+verdict (check): {:.2} s, {:.0} MB/s, {:.0} frames/s",
         ours_insp,
         size as f64 / 1e6 / ours_insp,
         frames as f64 / ours_insp

@@ -143,6 +143,9 @@ pub struct Violation {
     pub dir: Dir,
     /// Byte offset of the offending frame in that direction's stream.
     pub offset: u64,
+    /// The offending frame's summary line, when the violation is about a decoded frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
 }
 
 /// Why a connection ended.

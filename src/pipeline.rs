@@ -271,7 +271,15 @@ impl Inspector {
                 } => self
                     .tracker
                     .header(*dir, *offset, *header, ts, &mut self.violations),
-                EventKind::Frame(f) => self.tracker.frame(f, ts, &mut self.violations),
+                EventKind::Frame(f) => {
+                    self.tracker.frame(f, ts, &mut self.violations);
+                    if !self.violations.is_empty() {
+                        let summary = f.frame.summary();
+                        for v in &mut self.violations {
+                            v.frame.get_or_insert_with(|| summary.clone());
+                        }
+                    }
+                }
                 _ => {}
             }
             out.push(Event { conn, ts, kind });

@@ -354,6 +354,7 @@ fn violation_comment_lands_on_the_packet_holding_its_frame() {
             message: "second heartbeat flagged".into(),
             dir: Dir::C2S,
             offset: 16,
+            frame: None,
         }),
     ));
     for (i, off) in [8u64, 16].iter().enumerate() {

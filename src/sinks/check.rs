@@ -1,7 +1,7 @@
 //! The CI verdict: collects violations (grouped by rule, with the frames involved) and renders
 //! a report as text, JSON or JUnit XML. Used by `amqpeek check` and `amqpeek proxy --fail-on`.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -9,9 +9,6 @@ use serde::Serialize;
 use crate::event::{ConnId, Dir, Event, EventKind, Severity, Violation};
 use crate::pipeline::Sink;
 use crate::state::rules;
-
-/// How many recent frames per connection are remembered to name the frame a violation is about.
-const RECENT_FRAMES: usize = 256;
 
 /// One reported violation, with where it happened.
 #[derive(Clone, Debug, Serialize)]
@@ -49,7 +46,6 @@ pub struct RuleGroup {
 #[derive(Debug, Default)]
 pub struct CheckReport {
     groups: BTreeMap<String, RuleGroup>,
-    recent: HashMap<ConnId, VecDeque<(Dir, u64, String)>>,
     connections: u64,
     frames: u64,
 }
@@ -73,13 +69,7 @@ impl CheckReport {
 
     /// Record one violation directly (also done by [`Sink::event`]).
     pub fn record(&mut self, conn: ConnId, ts: String, v: &Violation) {
-        let frame = self.recent.get(&conn).and_then(|frames| {
-            frames
-                .iter()
-                .rev()
-                .find(|(d, o, _)| *d == v.dir && *o == v.offset)
-                .map(|(_, _, s)| s.clone())
-        });
+        let frame = v.frame.clone();
         let group = self
             .groups
             .entry(v.rule.clone())
@@ -307,19 +297,12 @@ impl Sink for CheckReport {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
         match &ev.kind {
             EventKind::Connect { .. } => self.connections += 1,
-            EventKind::Frame(f) => {
-                self.frames += 1;
-                let recent = self.recent.entry(ev.conn).or_default();
-                if recent.len() == RECENT_FRAMES {
-                    recent.pop_front();
-                }
-                recent.push_back((f.dir, f.offset, f.frame.summary()));
-            }
+            EventKind::Frame(_) => self.frames += 1,
             EventKind::Violation(v) => self.record(ev.conn, ev.ts.rfc3339(), v),
-            EventKind::Close(_) => {
-                self.recent.remove(&ev.conn);
-            }
-            EventKind::Header { .. } | EventKind::Data { .. } | EventKind::Gap { .. } => {}
+            EventKind::Close(_)
+            | EventKind::Header { .. }
+            | EventKind::Data { .. }
+            | EventKind::Gap { .. } => {}
         }
         Ok(())
     }

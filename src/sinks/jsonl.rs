@@ -75,6 +75,8 @@ pub mod keys {
     pub const HEADER: &str = "header";
     /// `"event"` value for a frame.
     pub const FRAME: &str = "frame";
+    /// Violation: the offending frame's summary line (when there is a decoded frame).
+    pub const VIOLATION_FRAME: &str = "frame_summary";
     /// `"event"` value for a violation.
     pub const VIOLATION: &str = "violation";
     /// `"event"` value for a close.
@@ -172,6 +174,9 @@ pub fn violation_json(v: &Violation) -> Map<String, Value> {
     m.insert(keys::SEVERITY.into(), v.severity.as_str().into());
     m.insert(keys::SPEC.into(), v.spec.clone().into());
     m.insert(keys::MESSAGE.into(), v.message.clone().into());
+    if let Some(f) = &v.frame {
+        m.insert(keys::VIOLATION_FRAME.into(), f.clone().into());
+    }
     m
 }
 
@@ -344,6 +349,7 @@ mod tests {
                 message: "m".into(),
                 dir: Dir::S2C,
                 offset: 9,
+                frame: None,
             })),
             &o,
         )

@@ -143,6 +143,7 @@ mod tests {
             message: "bad".into(),
             dir: Dir::S2C,
             offset: 8,
+            frame: None,
         })))
         .unwrap();
         assert_eq!(

@@ -29,6 +29,7 @@ impl Rule {
             message: message.into(),
             dir,
             offset,
+            frame: None,
         }
     }
 }
