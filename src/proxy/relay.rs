@@ -406,6 +406,7 @@ fn insecure_notice() -> Violation {
                 .into(),
         dir: Dir::S2C,
         offset: 0,
+        frame: None,
     }
 }
 
