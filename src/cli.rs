@@ -171,4 +171,57 @@ pub struct ProxyArgs {
     /// CI job's integration tests through the proxy).
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
+    /// TLS.
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
+/// TLS on either leg of the proxy (AMQPS, Azure Service Bus / Event Hubs).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "TLS")]
+pub struct TlsArgs {
+    /// Connect to the broker over TLS (implied by an `amqps://host:port` upstream).
+    #[arg(long)]
+    pub upstream_tls: bool,
+    /// Also trust this CA certificate (PEM) for the broker, besides the system roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// Do not verify the broker's certificate (warned about on every connection).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Server name to send (SNI) and verify [default: the upstream host].
+    #[arg(long, value_name = "NAME")]
+    pub sni: Option<String>,
+    /// Accept TLS from clients (with --cert/--key, or a certificate generated for localhost).
+    #[arg(long)]
+    pub listen_tls: bool,
+    /// Certificate chain (PEM) shown to clients; also enables AMQP's TLS upgrade (AMQP 2 1 0 0).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM) for --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Where to write the generated certificate (PEM) for clients to trust.
+    #[arg(long, value_name = "PATH")]
+    pub cert_out: Option<PathBuf>,
+    /// Write the upstream leg's TLS secrets to FILE (SSLKEYLOGFILE format, for Wireshark).
+    #[arg(long, value_name = "FILE")]
+    pub keylog: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The library's view of these options.
+    pub fn options(&self) -> amqpeek::proxy::tls::TlsOptions {
+        amqpeek::proxy::tls::TlsOptions {
+            upstream_tls: self.upstream_tls,
+            ca: self.ca.clone(),
+            insecure: self.insecure,
+            sni: self.sni.clone(),
+            listen_tls: self.listen_tls,
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+            cert_out: self.cert_out.clone(),
+            keylog: self.keylog.clone(),
+        }
+    }
 }

@@ -242,9 +242,11 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         net,
         output,
         fail_on,
+        tls,
     } = args;
+    let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
     let upstream = rt
-        .block_on(tokio::net::lookup_host(&net.upstream))
+        .block_on(tokio::net::lookup_host(&spec.address))
         .with_context(|| format!("resolving upstream {}", net.upstream))?
         .next()
         .with_context(|| format!("upstream {} has no address", net.upstream))?;
@@ -257,6 +259,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         show_secrets: output.show_secrets,
         emit_data: tui || output.pcap.is_some(),
     };
+    config.tls = tls_config(&spec, &tls)?;
 
     let mut sinks = file_sinks(&output)?;
     let mut feed_rx = None;
@@ -429,6 +432,32 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// TLS set-up from the command line: the config, plus start-up notes on stderr.
+fn tls_config(
+    spec: &amqpeek::proxy::tls::UpstreamSpec,
+    args: &cli::TlsArgs,
+) -> anyhow::Result<Option<std::sync::Arc<amqpeek::proxy::tls::TlsConfig>>> {
+    let (config, generated) = amqpeek::proxy::tls::TlsConfig::from_options(spec, &args.options())
+        .context("setting up TLS")?;
+    if let Some(g) = generated {
+        tracing::info!(
+            "clients: trust the generated certificate {} (for localhost, 127.0.0.1, ::1)",
+            g.pem_path.display()
+        );
+    }
+    if let Some(c) = &config {
+        if c.insecure {
+            tracing::warn!(
+                "--insecure: the upstream's TLS certificate is NOT verified; anyone on the path can read and change this traffic"
+            );
+        }
+        if let Some(k) = &args.keylog {
+            tracing::info!("writing the upstream leg's TLS secrets to {}", k.display());
+        }
+    }
+    Ok(config.map(std::sync::Arc::new))
 }
 
 #[cfg(test)]

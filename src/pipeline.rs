@@ -95,6 +95,30 @@ pub trait Sink {
     }
 }
 
+/// The message a masked frame completes, rebuilt from the masked frame's payload so the secret
+/// (a `$cbs` put-token's token) does not show in the message either. Only single-transfer
+/// messages can be rebuilt; the frame's masked bytes are the whole message then.
+fn mask_message(
+    message: Option<Result<crate::codec::AnyMessage, crate::codec::DecodeError>>,
+    masked: &crate::codec::AnyFrame,
+) -> Option<Result<crate::codec::AnyMessage, crate::codec::DecodeError>> {
+    use crate::codec::{AnyFrame, AnyMessage, amqp10};
+    match (message, masked) {
+        (Some(Ok(AnyMessage::Amqp10(mut m))), AnyFrame::Amqp10(f)) if m.transfers == 1 => {
+            let payload = f.payload().clone();
+            match amqp10::Message::decode_sections(&payload, f.payload_abs_offset()) {
+                Ok(sections) => {
+                    m.payload = payload;
+                    m.sections = sections;
+                    Some(Ok(AnyMessage::Amqp10(m)))
+                }
+                Err(e) => Some(Err(e)),
+            }
+        }
+        (other, _) => other,
+    }
+}
+
 /// Per-direction state of the inspector.
 #[derive(Debug, Default)]
 struct Side {
@@ -204,6 +228,7 @@ impl Inspector {
                                 Some(f) => f,
                                 None => frame,
                             };
+                        let message = mask_message(message, &frame);
                         EventKind::Frame(Box::new(FrameEvent {
                             dir,
                             offset,
@@ -298,6 +323,52 @@ impl Inspector {
                     dir,
                     offset: start,
                     bytes: data,
+                },
+            });
+        }
+    }
+
+    /// AMQP's TLS upgrade: `raw` (the `AMQP 2 1 0 0` header) was relayed in `dir` and TLS
+    /// follows. The proxy terminates that TLS and hands over the plaintext, which starts with a
+    /// protocol header of its own: report the TLS header, then expect a header again.
+    pub fn tls_header(&mut self, dir: Dir, ts: Timestamp, raw: Bytes, out: &mut Vec<Event>) {
+        let conn = self.conn;
+        let side = &mut self.sides[dir.index()];
+        // Whatever was held before (nothing, for a well-behaved peer) goes out as it is.
+        if !side.held.is_empty() {
+            let offset = side.held_offset;
+            let bytes = side.held.take_all();
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Data { dir, offset, bytes },
+            });
+        }
+        let emit_data = self.opts.emit_data;
+        let offset = side.total;
+        let header = crate::codec::ProtocolHeader::sniff(&raw)
+            .unwrap_or(crate::codec::ProtocolHeader::Amqp10Tls);
+        side.total += raw.len() as u64;
+        side.held_offset = side.total;
+        side.decoder = StreamDecoder::new().starting_at(side.total);
+        out.push(Event {
+            conn,
+            ts,
+            kind: EventKind::Header {
+                dir,
+                offset,
+                header,
+                raw: raw.clone(),
+            },
+        });
+        if emit_data {
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Data {
+                    dir,
+                    offset,
+                    bytes: raw,
                 },
             });
         }

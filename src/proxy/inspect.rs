@@ -41,6 +41,28 @@ pub enum InspectMsg {
         /// The bytes, shared with the relay (no copy).
         bytes: Bytes,
     },
+    /// AMQP's TLS upgrade header (`AMQP 2 1 0 0`) was relayed in `dir`; what follows on this
+    /// direction is the plaintext inside TLS, starting with a protocol header again.
+    TlsHeader {
+        /// Connection.
+        conn: ConnId,
+        /// Direction.
+        dir: Dir,
+        /// When.
+        ts: Timestamp,
+        /// The header's bytes.
+        bytes: Bytes,
+    },
+    /// Something about the connection worth a warning (e.g. an unverified upstream
+    /// certificate), shown as a violation event.
+    Notice {
+        /// Connection.
+        conn: ConnId,
+        /// When.
+        ts: Timestamp,
+        /// What.
+        violation: crate::event::Violation,
+    },
     /// The connection is over.
     Close {
         /// Connection.
@@ -158,6 +180,28 @@ pub(crate) fn run(
                         }
                     }
                 }
+                InspectMsg::TlsHeader {
+                    conn,
+                    dir,
+                    ts,
+                    bytes,
+                } => {
+                    if !poisoned.contains(&conn) {
+                        conns
+                            .entry(conn)
+                            .or_insert_with(|| Inspector::new(conn, opts.clone()))
+                            .tls_header(dir, ts, bytes, &mut events);
+                    }
+                }
+                InspectMsg::Notice {
+                    conn,
+                    ts,
+                    violation,
+                } => events.push(Event {
+                    conn,
+                    ts,
+                    kind: EventKind::Violation(violation),
+                }),
                 InspectMsg::Close { conn, ts, reason } => {
                     poisoned.remove(&conn);
                     let mut insp = conns

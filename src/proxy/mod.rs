@@ -8,6 +8,10 @@
 //!          inspection thread: Inspector per connection -> sinks
 //! ```
 //!
+//! With TLS configured (see [`tls`]), either leg may be TLS and the inspector gets the
+//! plaintext; AMQP's own TLS upgrade (`AMQP 2 1 0 0`) is terminated on both legs when there is
+//! certificate material for the client side.
+//!
 //! The relay is sacred: it forwards bytes exactly as they came, immediately, propagating
 //! half-close and reset; it never waits on decoding except through the bounded queue
 //! (back-pressure, so captures are lossless) and never lets one connection hold up another.
@@ -15,6 +19,7 @@
 mod inspect;
 mod relay;
 pub mod shutdown;
+pub mod tls;
 
 use std::future::Future;
 use std::io;
@@ -48,6 +53,8 @@ pub struct ProxyConfig {
     pub queue_chunks: usize,
     /// On shutdown, how long open connections get to finish before they are cut.
     pub drain_timeout: Duration,
+    /// TLS on either leg (`None`: plain TCP both ways).
+    pub tls: Option<Arc<tls::TlsConfig>>,
 }
 
 impl ProxyConfig {
@@ -61,6 +68,7 @@ impl ProxyConfig {
             read_buffer: 64 * 1024,
             queue_chunks: 256,
             drain_timeout: Duration::from_secs(2),
+            tls: None,
         }
     }
 }

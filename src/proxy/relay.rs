@@ -1,29 +1,35 @@
-//! One relayed connection: connect upstream, then pump bytes both ways until both directions
-//! end, propagating half-close (FIN) and reset (RST).
+//! One relayed connection: connect upstream (and do TLS where configured: see `tls.rs`), then
+//! pump bytes both ways until both directions end, propagating half-close (FIN, and TLS
+//! close_notify) and reset (RST).
 //!
-//! Each read goes into a buffer of its own, is frozen into `Bytes`, and the same `Bytes` (no
+//! The pumps work over any `AsyncRead`/`AsyncWrite` halves, so plain TCP and TLS legs share
+//! them. Each read goes into a buffer of its own, is frozen into `Bytes`, and the same `Bytes` (no
 //! copy) is written to the peer and handed to the inspection queue: queued first when the queue
 //! has room (so the inspector sees cause before effect across directions), else written first
 //! and queued after. The queue may delay the next read (back-pressure), never the write of the
-//! current chunk. This module must never decode,
+//! current chunk. On a TLS leg the inspector sees the plaintext. This module must never decode,
 //! format or log per chunk: that is the inspection side's job.
 
 use std::io;
-use std::net::{Shutdown, SocketAddr};
+use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
+use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use super::{InspectMsg, ProxyConfig};
-use crate::event::{ConnId, Dir, Timestamp};
+use crate::event::{ConnId, Dir, Severity, Timestamp, Violation};
 
 /// How one direction ended.
 #[derive(Debug)]
 enum End {
-    /// The source sent FIN; it was passed on.
+    /// The source sent FIN (or TLS close_notify); it was passed on.
     Eof,
     /// Reading the source failed (typically a reset).
     ReadFailed(io::Error),
@@ -31,6 +37,74 @@ enum End {
     WriteFailed(io::Error),
     /// The connection was cut (the other direction failed, or the proxy is stopping).
     Killed,
+}
+
+/// Anything a leg can be: a TCP stream, or TLS over one.
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
+
+type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
+type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// One leg of a connection once set up.
+enum Leg {
+    /// Plain TCP.
+    Tcp(TcpStream),
+    /// TLS (either side) over TCP.
+    Tls(Box<dyn Stream>),
+}
+
+impl Leg {
+    fn split(self) -> (BoxRead, BoxWrite) {
+        match self {
+            Leg::Tcp(s) => {
+                let (r, w) = s.into_split();
+                (Box::new(r), Box::new(TcpWrite(Some(w))))
+            }
+            Leg::Tls(s) => {
+                let (r, w) = tokio::io::split(s);
+                (Box::new(r), Box::new(w))
+            }
+        }
+    }
+}
+
+/// A TCP write half that does not send FIN when dropped (tokio's does): a cut connection must
+/// reset its peers, and a FIN first would let them see a clean end.
+struct TcpWrite(Option<tokio::net::tcp::OwnedWriteHalf>);
+
+impl TcpWrite {
+    fn half(&mut self) -> Pin<&mut tokio::net::tcp::OwnedWriteHalf> {
+        match self.0.as_mut() {
+            Some(w) => Pin::new(w),
+            // Only `drop` takes it out.
+            None => unreachable!("write half used after drop"),
+        }
+    }
+}
+
+impl AsyncWrite for TcpWrite {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.half().poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.half().poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.half().poll_shutdown(cx)
+    }
+}
+
+impl Drop for TcpWrite {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.take() {
+            w.forget();
+        }
+    }
 }
 
 /// Relay one accepted client connection to the upstream, reporting to `inspect` (when
@@ -79,6 +153,32 @@ pub(crate) async fn connection(
     let _ = upstream.set_nodelay(true);
     tracing::debug!("#{conn} {client_addr} => {}", config.upstream);
 
+    // Second handles on both sockets, to reset them (zero linger) whatever wraps them.
+    let sockets = [
+        socket2::SockRef::from(&client).try_clone().ok(),
+        socket2::SockRef::from(&upstream).try_clone().ok(),
+    ];
+    let legs = match config.tls.as_ref() {
+        None => Ok((Leg::Tcp(client), Leg::Tcp(upstream))),
+        Some(tls) => {
+            let setup = establish(conn, client, upstream, tls, &inspect);
+            tokio::select! {
+                r = setup => r,
+                _ = async { let _ = stop.wait_for(|s| *s).await; } => Err("proxy stopped".into()),
+            }
+        }
+    };
+    let (client, upstream) = match legs {
+        Ok(legs) => legs,
+        Err(reason) => {
+            tracing::warn!("#{conn} {client_addr}: {reason}");
+            close(&inspect, conn, reason).await;
+            return;
+        }
+    };
+    let (mut client_r, mut client_w) = client.split();
+    let (mut upstream_r, mut upstream_w) = upstream.split();
+
     let (kill, _) = watch::channel(false);
     let order = tokio::sync::Mutex::new(());
     let shared = Shared {
@@ -87,12 +187,13 @@ pub(crate) async fn connection(
         inspect: &inspect,
         order: &order,
         kill: &kill,
+        sockets: &sockets,
     };
     let ((c2s, c2s_at), (s2c, s2c_at)) = {
         let both = async {
             tokio::join!(
-                pump(&client, &upstream, Dir::C2S, &shared),
-                pump(&upstream, &client, Dir::S2C, &shared),
+                pump(&mut client_r, &mut upstream_w, Dir::C2S, &shared),
+                pump(&mut upstream_r, &mut client_w, Dir::S2C, &shared),
             )
         };
         let mut both = std::pin::pin!(both);
@@ -106,21 +207,219 @@ pub(crate) async fn connection(
     };
     let reason = reason(c2s, c2s_at, s2c, s2c_at);
     tracing::debug!("#{conn} {client_addr}: {reason}");
-    drop(client);
-    drop(upstream);
+    drop((client_r, client_w, upstream_r, upstream_w));
+    drop(sockets);
     close(&inspect, conn, reason).await;
 }
 
-async fn close(inspect: &Option<mpsc::Sender<InspectMsg>>, conn: ConnId, reason: String) {
+async fn send(inspect: &Option<mpsc::Sender<InspectMsg>>, msg: InspectMsg) {
     if let Some(tx) = inspect {
-        let _ = tx
-            .send(InspectMsg::Close {
-                conn,
-                ts: Timestamp::now(),
-                reason,
-            })
-            .await;
+        let _ = tx.send(msg).await;
     }
+}
+
+/// Put TLS where it belongs on both legs; errors are close reasons in plain words.
+async fn establish(
+    conn: ConnId,
+    mut client: TcpStream,
+    mut upstream: TcpStream,
+    tls: &TlsConfig,
+    inspect: &Option<mpsc::Sender<InspectMsg>>,
+) -> Result<(Leg, Leg), String> {
+    let client_tls = tls.listen_tls && tls.server.is_some();
+    // AMQP's own TLS upgrade: a client that starts with `AMQP 2 1 0 0` on a plain leg, when
+    // there is certificate material to answer it with.
+    let mut upgrade = false;
+    if !client_tls && tls.server.is_some() {
+        let mut head = [0u8; 8];
+        let mut n = 0;
+        while n < head.len() {
+            let read = client
+                .read(&mut head[n..])
+                .await
+                .map_err(|e| format!("client error: {e}"))?;
+            if read == 0 {
+                break;
+            }
+            n += read;
+            if !AMQP_TLS_HEADER.starts_with(&head[..n]) {
+                break;
+            }
+        }
+        if n == head.len() && head == AMQP_TLS_HEADER {
+            upgrade = true;
+            let raw = Bytes::copy_from_slice(&head);
+            send(
+                inspect,
+                InspectMsg::TlsHeader {
+                    conn,
+                    dir: Dir::C2S,
+                    ts: Timestamp::now(),
+                    bytes: raw.clone(),
+                },
+            )
+            .await;
+            if !tls.upstream_tls {
+                // Ask the broker for the same, and pass its answer on.
+                upstream
+                    .write_all(&raw)
+                    .await
+                    .map_err(|e| format!("upstream error: {e}"))?;
+                let mut reply = [0u8; 8];
+                tokio::time::timeout(tls.handshake_timeout, upstream.read_exact(&mut reply))
+                    .await
+                    .map_err(|_| "upstream did not answer the TLS upgrade header".to_owned())?
+                    .map_err(|e| format!("upstream closed during the TLS upgrade: {e}"))?;
+                client
+                    .write_all(&reply)
+                    .await
+                    .map_err(|e| format!("client error: {e}"))?;
+                let bytes = Bytes::copy_from_slice(&reply);
+                let ts = Timestamp::now();
+                if reply != AMQP_TLS_HEADER {
+                    // The broker refuses TLS (answers with the header it wants): relay on
+                    // untouched, the client will give up or retry.
+                    send(
+                        inspect,
+                        InspectMsg::Chunk {
+                            conn,
+                            dir: Dir::S2C,
+                            ts,
+                            bytes,
+                        },
+                    )
+                    .await;
+                    return Ok((Leg::Tcp(client), Leg::Tcp(upstream)));
+                }
+                send(
+                    inspect,
+                    InspectMsg::TlsHeader {
+                        conn,
+                        dir: Dir::S2C,
+                        ts,
+                        bytes,
+                    },
+                )
+                .await;
+            } else {
+                // The broker's leg is TLS already: answer the upgrade here.
+                client
+                    .write_all(&AMQP_TLS_HEADER)
+                    .await
+                    .map_err(|e| format!("client error: {e}"))?;
+                let bytes = Bytes::from_static(&AMQP_TLS_HEADER);
+                let ts = Timestamp::now();
+                send(
+                    inspect,
+                    InspectMsg::TlsHeader {
+                        conn,
+                        dir: Dir::S2C,
+                        ts,
+                        bytes,
+                    },
+                )
+                .await;
+            }
+        } else if n > 0 {
+            // Not an upgrade: these are the first bytes of the conversation.
+            let bytes = Bytes::copy_from_slice(&head[..n]);
+            let ts = Timestamp::now();
+            send(
+                inspect,
+                InspectMsg::Chunk {
+                    conn,
+                    dir: Dir::C2S,
+                    ts,
+                    bytes: bytes.clone(),
+                },
+            )
+            .await;
+            upstream
+                .write_all(&bytes)
+                .await
+                .map_err(|e| format!("upstream error: {e}"))?;
+        }
+    }
+
+    let accept_client = async {
+        match (&tls.server, client_tls || upgrade) {
+            (Some(server), true) => {
+                let acceptor = tokio_rustls::TlsAcceptor::from(server.clone());
+                match tokio::time::timeout(tls.handshake_timeout, acceptor.accept(client)).await {
+                    Ok(Ok(s)) => Ok(Leg::Tls(Box::new(s))),
+                    Ok(Err(e)) => Err(format!("client TLS handshake failed: {e}")),
+                    Err(_) => Err(format!(
+                        "client TLS handshake failed: no answer within {:?}",
+                        tls.handshake_timeout
+                    )),
+                }
+            }
+            _ => Ok(Leg::Tcp(client)),
+        }
+    };
+    let connect_upstream = async {
+        if !(tls.upstream_tls || upgrade) {
+            return Ok(Leg::Tcp(upstream));
+        }
+        if tls.insecure {
+            tracing::warn!(
+                "#{conn}: upstream certificate NOT verified (--insecure): anyone on the path can read this connection"
+            );
+            send(
+                inspect,
+                InspectMsg::Notice {
+                    conn,
+                    ts: Timestamp::now(),
+                    violation: insecure_notice(),
+                },
+            )
+            .await;
+        }
+        let connector = tokio_rustls::TlsConnector::from(tls.client.clone());
+        let name = tls.server_name.clone();
+        match tokio::time::timeout(tls.handshake_timeout, connector.connect(name, upstream)).await {
+            Ok(Ok(s)) => Ok(Leg::Tls(Box::new(s))),
+            Ok(Err(e)) => Err(format!("upstream TLS handshake failed: {e}")),
+            Err(_) => Err(format!(
+                "upstream TLS handshake failed: no answer within {:?}",
+                tls.handshake_timeout
+            )),
+        }
+    };
+    let (client, upstream) = tokio::join!(accept_client, connect_upstream);
+    match (client, upstream) {
+        (Ok(c), Ok(u)) => Ok((c, u)),
+        // The upstream's failure is the more telling one: the client side usually fails
+        // only because its peer went away.
+        (_, Err(e)) | (Err(e), _) => Err(e),
+    }
+}
+
+/// The warning shown on every connection relayed with `--insecure`.
+fn insecure_notice() -> Violation {
+    Violation {
+        rule: "proxy.tls.insecure".into(),
+        severity: Severity::Warning,
+        spec: "RFC 8446 §4.4.2.4 (--insecure)".into(),
+        message:
+            "upstream TLS certificate NOT verified (--insecure): the broker's identity is unchecked"
+                .into(),
+        dir: Dir::S2C,
+        offset: 0,
+        frame: None,
+    }
+}
+
+async fn close(inspect: &Option<mpsc::Sender<InspectMsg>>, conn: ConnId, reason: String) {
+    send(
+        inspect,
+        InspectMsg::Close {
+            conn,
+            ts: Timestamp::now(),
+            reason,
+        },
+    )
+    .await;
 }
 
 /// The close reason in plain words: a failure wins over a clean end (naming the clean end
@@ -158,10 +457,11 @@ fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
     }
 }
 
-/// Cut the connection: every socket resets its peer on drop, both pumps stop.
-fn cut(a: &TcpStream, b: &TcpStream, kill: &watch::Sender<bool>) {
-    let _ = a.set_zero_linger();
-    let _ = b.set_zero_linger();
+/// Cut the connection: every socket resets its peer when closed, both pumps stop.
+fn cut(sockets: &[Option<socket2::Socket>; 2], kill: &watch::Sender<bool>) {
+    for s in sockets.iter().flatten() {
+        let _ = s.set_linger(Some(Duration::ZERO));
+    }
     kill.send_replace(true);
 }
 
@@ -175,16 +475,24 @@ struct Shared<'a> {
     order: &'a tokio::sync::Mutex<()>,
     /// Cuts both directions.
     kill: &'a watch::Sender<bool>,
+    /// Client and upstream sockets (second handles), to reset them.
+    sockets: &'a [Option<socket2::Socket>; 2],
 }
 
 /// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
-async fn pump(from: &TcpStream, to: &TcpStream, dir: Dir, shared: &Shared<'_>) -> (End, Instant) {
+async fn pump(
+    from: &mut BoxRead,
+    to: &mut BoxWrite,
+    dir: Dir,
+    shared: &Shared<'_>,
+) -> (End, Instant) {
     let Shared {
         conn,
         size,
         inspect,
         order,
         kill,
+        sockets,
     } = *shared;
     let mut killed = kill.subscribe();
     let mut buf = BytesMut::new();
@@ -230,11 +538,16 @@ async fn pump(from: &TcpStream, to: &TcpStream, dir: Dir, shared: &Shared<'_>) -
         }
     };
     match &end {
-        // Half-close: pass the FIN on and keep the other direction flowing.
+        // Half-close: pass the FIN (after TLS close_notify) on and keep the other direction
+        // flowing.
         End::Eof => {
-            let _ = socket2::SockRef::from(to).shutdown(Shutdown::Write);
+            tokio::select! {
+                biased;
+                _ = async { let _ = killed.wait_for(|k| *k).await; } => {}
+                _ = to.shutdown() => {}
+            }
         }
-        End::ReadFailed(_) | End::WriteFailed(_) => cut(from, to, kill),
+        End::ReadFailed(_) | End::WriteFailed(_) => cut(sockets, kill),
         End::Killed => {}
     }
     (end, Instant::now())
@@ -251,67 +564,60 @@ const MIN_READ: usize = 2048;
 ///
 /// Successive chunks are carved out of one allocation (`split` keeps the spare capacity), so
 /// small messages cost no allocation each even while the inspector still holds earlier chunks.
-/// The read size grows while reads fill the buffer (bulk transfer) and drops back when the
-/// socket runs dry; an idle connection keeps at most `START_READ` bytes of buffer. Readiness
-/// and `kill` are only awaited when a read would block.
+/// The read size grows while reads fill the buffer (bulk transfer) and drops back after a
+/// read that did not (the source ran dry); a dry connection keeps at most `START_READ` bytes of
+/// buffer while it waits.
 async fn read_chunk(
-    from: &TcpStream,
+    from: &mut BoxRead,
     buf: &mut BytesMut,
     want: &mut usize,
     size: usize,
     killed: &mut watch::Receiver<bool>,
 ) -> Result<Bytes, End> {
-    loop {
-        if buf.capacity() < MIN_READ {
-            buf.reserve(*want);
-        }
-        let room = buf.capacity();
-        match from.try_read_buf(buf) {
-            Ok(0) => return Err(End::Eof),
-            Ok(n) => {
-                if n == room {
-                    *want = (*want * 2).min(size);
-                }
-                return Ok(buf.split().freeze());
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+    if buf.capacity() < MIN_READ {
+        buf.reserve(*want);
+    }
+    let room = buf.capacity();
+    let read = tokio::select! {
+        biased;
+        _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
+        r = from.read_buf(buf) => r,
+    };
+    match read {
+        Ok(0) => Err(End::Eof),
+        Ok(n) => {
+            if n == room {
+                *want = (*want * 2).min(size);
+            } else {
                 *want = START_READ.min(size);
-                if buf.capacity() > START_READ {
-                    *buf = BytesMut::new();
-                }
-                tokio::select! {
-                    biased;
-                    _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
-                    ready = from.readable() => ready.map_err(End::ReadFailed)?,
-                }
             }
-            Err(e) => return Err(End::ReadFailed(e)),
+            let bytes = buf.split().freeze();
+            if n < room && buf.capacity() > START_READ {
+                *buf = BytesMut::new();
+            }
+            Ok(bytes)
         }
+        // A TLS peer that closes TCP without close_notify (common: RabbitMQ, many clients)
+        // ends its stream like a FIN does.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(End::Eof),
+        Err(e) => Err(End::ReadFailed(e)),
     }
 }
 
-/// Write all of `bytes`, trying at once and waiting for writability only when the socket's
-/// send buffer is full.
+/// Write all of `bytes` (and flush, so TLS records leave at once).
 async fn write_all(
-    to: &TcpStream,
-    mut bytes: &[u8],
+    to: &mut BoxWrite,
+    bytes: &[u8],
     killed: &mut watch::Receiver<bool>,
 ) -> Result<(), End> {
-    while !bytes.is_empty() {
-        match to.try_write(bytes) {
-            Ok(0) => return Err(End::WriteFailed(io::ErrorKind::WriteZero.into())),
-            Ok(n) => bytes = &bytes[n..],
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                tokio::select! {
-                    biased;
-                    _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
-                    ready = to.writable() => ready.map_err(End::WriteFailed)?,
-                }
-            }
-            Err(e) => return Err(End::WriteFailed(e)),
-        }
+    tokio::select! {
+        biased;
+        _ = async { let _ = killed.wait_for(|k| *k).await; } => Err(End::Killed),
+        r = async {
+            to.write_all(bytes).await?;
+            to.flush().await
+        } => r.map_err(End::WriteFailed),
     }
-    Ok(())
 }
 
 #[cfg(test)]

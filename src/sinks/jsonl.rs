@@ -117,7 +117,15 @@ pub fn frame_proto(frame: &AnyFrame) -> &'static str {
 /// when the frames completing it did not assemble into a message.
 pub fn message_json(message: &Result<AnyMessage, DecodeError>, opts: &JsonOptions) -> Value {
     match message {
-        Ok(m) => m.to_json(opts.max_body),
+        Ok(m) => {
+            let mut j = m.to_json(opts.max_body);
+            if let (AnyMessage::Amqp10(m), Value::Object(obj)) = (m, &mut j)
+                && let Some(cbs) = crate::codec::amqp10::cbs::summary_json(m)
+            {
+                obj.insert("cbs".into(), cbs);
+            }
+            j
+        }
         Err(e) => json!({
             "error": e.kind.to_string(),
             "offset": e.offset,

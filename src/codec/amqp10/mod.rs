@@ -8,6 +8,7 @@
 //! justifies.
 
 pub mod amqp_error;
+pub mod cbs;
 pub mod composite;
 pub mod delivery_state;
 pub mod fields;
@@ -199,10 +200,12 @@ impl Frame {
         }
     }
 
-    /// Byte ranges (within the raw frame) holding credentials, to be masked.
+    /// Byte ranges (within the raw frame) holding credentials, to be masked: SASL responses and
+    /// the token of a `$cbs` put-token request carried by one transfer.
     pub fn secret_ranges(&self) -> Vec<Range<usize>> {
         match &self.body {
             FrameBody::Sasl { composite, sasl } => sasl::secret_ranges(sasl, composite, &self.raw),
+            FrameBody::Amqp { .. } => cbs::put_token_ranges(self),
             _ => Vec::new(),
         }
     }

@@ -1,0 +1,196 @@
+//! Claims-based security (`$cbs`, Azure Service Bus / Event Hubs): recognise put-token requests
+//! and their responses, and find the token's bytes so they can be masked.
+//!
+//! A put-token request is a message whose application-properties hold `operation` =
+//! `put-token`, `type`, `name` (the audience) and `expiration`, with the token as the
+//! `amqp-value` body; the response carries `status-code` and `status-description`. This module
+//! only reads already decoded values: it never allocates beyond them and never panics.
+
+use std::ops::Range;
+
+use super::message::{Message, Section};
+use super::value::Value;
+use super::{Frame, Map};
+
+/// `application-properties` descriptor code.
+const APPLICATION_PROPERTIES: u64 = 0x74;
+/// `amqp-value` descriptor code.
+const AMQP_VALUE: u64 = 0x77;
+
+/// The string (or symbol) an application-property holds under `key`.
+fn prop<'a>(props: &'a Map, key: &str) -> Option<&'a Value> {
+    props.iter().find_map(|(k, v)| match k {
+        Value::String(s) if s.as_str() == key => Some(v),
+        Value::Symbol(s) if s.as_str() == key => Some(v),
+        _ => None,
+    })
+}
+
+fn text(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) => Some(s.as_str()),
+        Value::Symbol(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+fn app_props(sections: &[Section]) -> Option<&Map> {
+    match &sections
+        .iter()
+        .find(|s| s.code == APPLICATION_PROPERTIES)?
+        .value
+    {
+        Value::Map(m) => Some(m),
+        _ => None,
+    }
+}
+
+/// True when these application-properties ask for `put-token`.
+pub fn is_put_token(props: &Map) -> bool {
+    prop(props, "operation").and_then(text) == Some("put-token")
+}
+
+/// The byte range (within `section`'s span, relative to the message payload) of the token: the
+/// content bytes of the `amqp-value` string or binary, which end the section.
+fn token_span(section: &Section) -> Option<Range<usize>> {
+    let len = match &section.value {
+        Value::String(s) => s.as_bytes().len(),
+        Value::Binary(b) => b.len(),
+        _ => return None,
+    };
+    let start = section.span.end.checked_sub(len)?;
+    (start >= section.span.start && len > 0).then_some(start..section.span.end)
+}
+
+/// Byte ranges (within the raw frame) of the token of a put-token request carried whole by this
+/// transfer frame. Empty for anything else, including a put-token split over several transfers
+/// (the token is then not masked).
+pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
+    let Some(t) = frame.transfer() else {
+        return Vec::new();
+    };
+    let payload = frame.payload();
+    // Cheap pre-check: most transfers are not CBS; only decode the sections when they can be.
+    if t.more || t.aborted || !contains(payload, b"put-token") {
+        return Vec::new();
+    }
+    let Ok(sections) = Message::decode_sections(payload, frame.payload_abs_offset()) else {
+        return Vec::new();
+    };
+    if !app_props(&sections).is_some_and(is_put_token) {
+        return Vec::new();
+    }
+    sections
+        .iter()
+        .filter(|s| s.code == AMQP_VALUE)
+        .filter_map(token_span)
+        .filter_map(|r| {
+            Some(
+                frame.payload_start.checked_add(r.start)?
+                    ..frame.payload_start.checked_add(r.end)?,
+            )
+        })
+        .filter(|r| r.end <= frame.raw.len())
+        .collect()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A summary of a CBS message for the JSON `"cbs"` key: a put-token request
+/// (`operation`, `type`, `name`, `expiration`) or a response (`status-code`,
+/// `status-description`). `None` for other messages.
+pub fn summary_json(msg: &Message) -> Option<serde_json::Value> {
+    let props = msg.application_properties()?;
+    let mut out = serde_json::Map::new();
+    let keys: &[&str] = if is_put_token(props) {
+        &["operation", "type", "name", "expiration"]
+    } else if prop(props, "status-code").is_some() && prop(props, "operation").is_none() {
+        &["status-code", "status-description"]
+    } else {
+        return None;
+    };
+    for k in keys {
+        if let Some(v) = prop(props, k) {
+            out.insert((*k).into(), v.to_json());
+        }
+    }
+    Some(serde_json::Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::value::{Described, Descriptor};
+    use super::super::{decode_frame, described_list, encode_frame};
+    use super::*;
+
+    fn section(code: u64, value: Value) -> Value {
+        Value::Described(Box::new(Described {
+            descriptor: Descriptor::Code(code),
+            value,
+        }))
+    }
+
+    fn s(t: &str) -> Value {
+        Value::String(t.into())
+    }
+
+    /// A transfer frame carrying a put-token request with `token`.
+    pub(crate) fn put_token_frame(token: &str, more: bool) -> Vec<u8> {
+        let transfer = described_list(
+            0x14,
+            vec![
+                Value::Uint(0),
+                Value::Uint(0),
+                Value::Binary(bytes::Bytes::from_static(b"\x00")),
+                Value::Uint(0),
+                Value::Bool(false),
+                Value::Bool(more),
+            ],
+        );
+        let mut payload = Vec::new();
+        section(
+            APPLICATION_PROPERTIES,
+            Value::Map(vec![
+                (s("operation"), s("put-token")),
+                (s("type"), s("servicebus.windows.net:sastoken")),
+                (s("name"), s("amqp://ns.servicebus.windows.net/q")),
+                (s("expiration"), Value::Timestamp(1_700_000_000_000)),
+            ]),
+        )
+        .encode(&mut payload)
+        .unwrap();
+        section(AMQP_VALUE, s(token)).encode(&mut payload).unwrap();
+        encode_frame(0, 0, Some(&transfer), &payload).unwrap()
+    }
+
+    #[test]
+    fn put_token_range_covers_exactly_the_token() {
+        for token in ["SharedAccessSignature sr=x&sig=abc", &"t".repeat(300)] {
+            let raw = bytes::Bytes::from(put_token_frame(token, false));
+            let frame = decode_frame(raw.clone(), 0).unwrap();
+            let ranges = frame.secret_ranges();
+            assert_eq!(ranges.len(), 1);
+            assert_eq!(&raw[ranges[0].clone()], token.as_bytes());
+        }
+    }
+
+    #[test]
+    fn other_transfers_and_split_put_tokens_report_nothing() {
+        let raw = bytes::Bytes::from(put_token_frame("secret", true));
+        assert!(decode_frame(raw, 0).unwrap().secret_ranges().is_empty());
+        let transfer = described_list(0x14, vec![Value::Uint(0)]);
+        let mut payload = Vec::new();
+        section(AMQP_VALUE, s("put-token but no properties"))
+            .encode(&mut payload)
+            .unwrap();
+        let raw = encode_frame(0, 0, Some(&transfer), &payload).unwrap();
+        assert!(
+            decode_frame(raw.into(), 0)
+                .unwrap()
+                .secret_ranges()
+                .is_empty()
+        );
+    }
+}
