@@ -88,7 +88,7 @@ fn the_whole_80x24_screen_shows_every_pane() {
         "┌ Connections 2 (1 open) ───────────────────────────────────────────── amqpeek ┐",
         "│  # client -> upstream   proto  state        age bytes ->/<- frames ->/<- viol│",
         "│  * all connections                                     36/8          0/0    2│",
-        "│  1 127.0.0.1:50001 -> … 1.0    -             0s        20/8          0/0    1│",
+        "│  1 127.0.0.1:50001 -> … 1.0    HDR_EXCH      0s        20/8          0/0    1│",
         // A closed connection keeps the state it died in (greyed): here, before the handshake.
         "│  2 127.0.0.1:50002 -> … 0-9-1  AWAITING_…    0s        16/0          0/0    1│",
         "└──────────────────────────────────────────────────────────────────────────────┘",
