@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use super::{InspectMsg, ProxyConfig};
-use crate::event::{ConnId, Dir, Severity, Timestamp, Violation};
+use crate::event::{ConnId, Dir, Timestamp, Violation};
 
 /// How one direction ended.
 #[derive(Debug)]
@@ -397,17 +397,11 @@ async fn establish(
 
 /// The warning shown on every connection relayed with `--insecure`.
 fn insecure_notice() -> Violation {
-    Violation {
-        rule: "proxy.tls.insecure".into(),
-        severity: Severity::Warning,
-        spec: "RFC 8446 §4.4.2.4 (--insecure)".into(),
-        message:
-            "upstream TLS certificate NOT verified (--insecure): the broker's identity is unchecked"
-                .into(),
-        dir: Dir::S2C,
-        offset: 0,
-        frame: None,
-    }
+    crate::state::rules::PROXY_TLS_INSECURE.violation(
+        Dir::S2C,
+        0,
+        "upstream TLS certificate NOT verified (--insecure): the broker's identity is unchecked",
+    )
 }
 
 async fn close(inspect: &Option<mpsc::Sender<InspectMsg>>, conn: ConnId, reason: String) {

@@ -69,11 +69,23 @@ pub const CODEC_TRUNCATED_FRAME: Rule = Rule {
     text: "the stream ended inside a frame",
 };
 
+/// The proxy relayed a connection whose upstream certificate it did not verify.
+///
+/// RFC 8446 §4.4.2.4: "the client MUST ... verify the server's certificate" — skipped on the
+/// user's request with `--insecure`; every such connection says so.
+pub const PROXY_TLS_INSECURE: Rule = Rule {
+    id: "proxy.tls.insecure",
+    severity: Severity::Warning,
+    spec: "RFC 8446 §4.4.2.4 (--insecure)",
+    text: "the broker's TLS certificate was not verified (--insecure)",
+};
+
 /// The codec's own rules (malformed bytes).
 pub const CODEC_RULES: &[&Rule] = &[
     &CODEC_MALFORMED_FRAME,
     &CODEC_UNDECODABLE_STREAM,
     &CODEC_TRUNCATED_FRAME,
+    &PROXY_TLS_INSECURE,
 ];
 
 /// Every rule, in the order the README's table lists them: codec, AMQP 1.0, AMQP 0-9-1.
