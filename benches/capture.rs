@@ -665,6 +665,50 @@ fn tshark(path: &Path) -> Option<(f64, u64)> {
     Some((secs, pdus))
 }
 
+/// The one-shot timings of (a), (c) and (d), printed next to (b)'s, with the ratios to tshark.
+fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
+    let size = std::fs::metadata(path).unwrap().len();
+    let mbs = |secs: f64| size as f64 / 1e6 / secs;
+    let fps = |secs: f64| frames as f64 / secs;
+    let t = Instant::now();
+    let payload = read_all(path);
+    let read_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let jsonl_bytes = replay_jsonl(path, jsonl_out);
+    let jsonl_secs = t.elapsed().as_secs_f64();
+    let line = |what: &str, secs: f64| {
+        eprintln!(
+            "{what:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s",
+            mbs(secs),
+            fps(secs)
+        )
+    };
+    line("(a) read+reassemble", read_secs);
+    line("(b) check", check_secs);
+    line("(c) replay --jsonl", jsonl_secs);
+    eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
+    if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
+        match tshark(path) {
+            Some((secs, pdus)) => {
+                eprintln!(
+                    "{:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s ({pdus} AMQP PDUs dissected)",
+                    "(d) tshark -Y amqp",
+                    mbs(secs),
+                    pdus as f64 / secs
+                );
+                let theirs = pdus as f64 / secs;
+                eprintln!(
+                    "frames/s vs tshark: read {:.0}x, check {:.0}x, replay --jsonl {:.0}x",
+                    fps(read_secs) / theirs,
+                    fps(check_secs) / theirs,
+                    fps(jsonl_secs) / theirs
+                );
+            }
+            None => eprintln!("tshark not available: comparison skipped"),
+        }
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let mb: usize = std::env::var("AMQPEEK_BENCH_MB")
         .ok()
@@ -673,8 +717,6 @@ fn bench(c: &mut Criterion) {
     let (path, frames) = generate(mb);
     let size = std::fs::metadata(&path).unwrap().len();
     let jsonl_out = path.with_extension("jsonl");
-    let mbs = |secs: f64| size as f64 / 1e6 / secs;
-    let fps = |secs: f64| frames as f64 / secs;
     eprintln!(
         "capture: {} ({:.1} MB, {frames} AMQP frames)",
         path.display(),
@@ -696,43 +738,10 @@ fn bench(c: &mut Criterion) {
     );
     assert_eq!(decoded, frames, "every generated frame is decoded");
 
-    // One timed pass each, for figures next to tshark's.
-    let t = Instant::now();
-    let payload = read_all(&path);
-    let read_secs = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let jsonl_bytes = replay_jsonl(&path, &jsonl_out);
-    let jsonl_secs = t.elapsed().as_secs_f64();
-    let line = |what: &str, secs: f64| {
-        eprintln!(
-            "{what:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s",
-            mbs(secs),
-            fps(secs)
-        )
-    };
-    line("(a) read+reassemble", read_secs);
-    line("(b) check", check_secs);
-    line("(c) replay --jsonl", jsonl_secs);
-    eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
-    if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
-        match tshark(&path) {
-            Some((secs, pdus)) => {
-                eprintln!(
-                    "{:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s ({pdus} AMQP PDUs dissected)",
-                    "(d) tshark -Y amqp",
-                    mbs(secs),
-                    pdus as f64 / secs
-                );
-                let theirs = pdus as f64 / secs;
-                eprintln!(
-                    "frames/s vs tshark: read {:.0}x, check {:.0}x, replay --jsonl {:.0}x",
-                    fps(read_secs) / theirs,
-                    fps(check_secs) / theirs,
-                    fps(jsonl_secs) / theirs
-                );
-            }
-            None => eprintln!("tshark not available: comparison skipped"),
-        }
+    // One timed pass each, for figures next to tshark's (`AMQPEEK_BENCH_ONESHOT=0` skips them,
+    // e.g. under a profiler).
+    if std::env::var("AMQPEEK_BENCH_ONESHOT").as_deref() != Ok("0") {
+        oneshot(&path, &jsonl_out, frames, check_secs);
     }
 
     let mut g = c.benchmark_group("capture");
