@@ -7,7 +7,8 @@
 //! The setup asserts that the generated capture checks clean (zero violations), so the numbers
 //! measure real traffic, never the violation path.
 //!
-//! `AMQPEEK_BENCH_MB` sets the file size (default 150); `AMQPEEK_BENCH_TSHARK=0` skips tshark.
+//! `AMQPEEK_BENCH_MB` sets the file size (default 150; 2 under `cargo test`);
+//! `AMQPEEK_BENCH_TSHARK=0` skips tshark; `AMQPEEK_BENCH_ONESHOT=0` skips the printed timings.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -718,10 +719,13 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
 }
 
 fn bench(c: &mut Criterion) {
+    let bench_mode = std::env::args().any(|a| a == "--bench");
     let mb: usize = std::env::var("AMQPEEK_BENCH_MB")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(150);
+        // Under `cargo test --all-targets` (no `--bench`), a small capture only checks the
+        // generator stays violation-free.
+        .unwrap_or(if bench_mode { 150 } else { 2 });
     let (path, frames) = generate(mb);
     let size = std::fs::metadata(&path).unwrap().len();
     let jsonl_out = path.with_extension("jsonl");
@@ -748,7 +752,7 @@ fn bench(c: &mut Criterion) {
 
     // One timed pass each, for figures next to tshark's (`AMQPEEK_BENCH_ONESHOT=0` skips them,
     // e.g. under a profiler).
-    if std::env::var("AMQPEEK_BENCH_ONESHOT").as_deref() != Ok("0") {
+    if bench_mode && std::env::var("AMQPEEK_BENCH_ONESHOT").as_deref() != Ok("0") {
         oneshot(&path, &jsonl_out, frames, check_secs);
     }
 
