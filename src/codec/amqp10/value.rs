@@ -1253,10 +1253,21 @@ pub const JSON_BINARY_MAX: usize = 64;
 /// `{"binary": "<hex>"}`, or `{"binary": "<hex of first max>", "len": N}` when longer.
 pub fn binary_json(b: &[u8], max: usize) -> serde_json::Value {
     if b.len() <= max {
-        serde_json::json!({ "binary": hex::encode(b) })
+        serde_json::json!({ "binary": lower_hex(b) })
     } else {
-        serde_json::json!({ "binary": hex::encode(b.get(..max).unwrap_or_default()), "len": b.len() })
+        serde_json::json!({ "binary": lower_hex(b.get(..max).unwrap_or_default()), "len": b.len() })
     }
+}
+
+/// Lower-case hex of `b`, as `hex::encode` gives, through a byte buffer: message bodies are
+/// hexed for every JSONL line, and `hex::encode` collects a `char` iterator (several times
+/// slower).
+fn lower_hex(b: &[u8]) -> String {
+    let mut buf = vec![0u8; b.len().saturating_mul(2)];
+    if hex::encode_to_slice(b, &mut buf).is_err() {
+        return hex::encode(b);
+    }
+    String::from_utf8(buf).unwrap_or_else(|_| hex::encode(b))
 }
 
 fn float_json(v: f64) -> serde_json::Value {
@@ -1411,5 +1422,20 @@ mod tests {
                 available: 2
             }
         ));
+    }
+
+    #[test]
+    fn binary_json_hex_matches_hex_encode_and_truncates_at_max() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        assert_eq!(lower_hex(&all), hex::encode(&all));
+        assert_eq!(lower_hex(&[]), "");
+        assert_eq!(
+            binary_json(&all[..3], 64),
+            serde_json::json!({ "binary": "000102" })
+        );
+        assert_eq!(
+            binary_json(&all, 2),
+            serde_json::json!({ "binary": "0001", "len": 256 })
+        );
     }
 }
