@@ -57,14 +57,14 @@ impl Held {
     fn take(&mut self, n: usize) -> Bytes {
         let n = n.min(self.len);
         self.len -= n;
-        if let Some(front) = self.chunks.front_mut() {
-            if front.len() >= n {
-                let out = front.split_to(n);
-                if front.is_empty() {
-                    self.chunks.pop_front();
-                }
-                return out;
+        if let Some(front) = self.chunks.front_mut()
+            && front.len() >= n
+        {
+            let out = front.split_to(n);
+            if front.is_empty() {
+                self.chunks.pop_front();
             }
+            return out;
         }
         let mut out = BytesMut::with_capacity(n);
         while out.len() < n {
@@ -599,11 +599,10 @@ mod tests {
                 offset,
                 bytes,
             } = &e.kind
+                && *d == dir
             {
-                if *d == dir {
-                    assert_eq!(*offset as usize, out.len(), "data events are contiguous");
-                    out.extend_from_slice(bytes);
-                }
+                assert_eq!(*offset as usize, out.len(), "data events are contiguous");
+                out.extend_from_slice(bytes);
             }
         }
         out

@@ -109,16 +109,16 @@ fn replay(rec: &[(Dir, Timestamp, Vec<u8>)]) -> (Vec<Violation>, Vec<String>, se
         match e.kind {
             EventKind::Violation(x) => v.push(x),
             EventKind::Frame(f) => {
-                if std::env::var_os("AMQPEEK_DUMP").is_some() {
-                    if let amqpeek::codec::AnyFrame::Amqp10(x) = &f.frame {
-                        eprintln!(
-                            "{} {} @{} {}",
-                            e.ts.0,
-                            f.dir.as_str(),
-                            f.offset,
-                            x.summary()
-                        );
-                    }
+                if std::env::var_os("AMQPEEK_DUMP").is_some()
+                    && let amqpeek::codec::AnyFrame::Amqp10(x) = &f.frame
+                {
+                    eprintln!(
+                        "{} {} @{} {}",
+                        e.ts.0,
+                        f.dir.as_str(),
+                        f.offset,
+                        x.summary()
+                    );
                 }
                 names.push(format!("{} {}", f.dir.as_str(), f.frame.name()))
             }

@@ -469,7 +469,7 @@ mod tests {
             out.len(),
             1,
             "{:?}",
-            out.first().map(|i| std::mem::discriminant(i))
+            out.first().map(std::mem::discriminant)
         );
         assert_eq!(d.buffered(), 0);
         assert_eq!(d.offset(), size as u64);

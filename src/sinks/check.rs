@@ -394,11 +394,11 @@ impl ViolationCounter {
 
 impl Sink for ViolationCounter {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        if let EventKind::Violation(v) = &ev.kind {
-            if v.severity >= self.threshold {
-                self.count
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+        if let EventKind::Violation(v) = &ev.kind
+            && v.severity >= self.threshold
+        {
+            self.count
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
     }

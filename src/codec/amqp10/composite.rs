@@ -364,17 +364,17 @@ fn unexpected(at: u64, expected: &'static str, v: &Value) -> DecodeError {
 
 /// Check one non-null field value.
 fn check_field(f: &FieldDef, v: &Value, at: u64, depth: usize) -> Result<(), DecodeError> {
-    if f.multiple {
-        if let Value::Array(a) = v {
-            for item in &a.items {
-                if a.descriptor.is_some() {
-                    // Arrays of described values: rebuild each to check it.
-                    continue;
-                }
-                check_single(f, item, at, depth)?;
+    if f.multiple
+        && let Value::Array(a) = v
+    {
+        for item in &a.items {
+            if a.descriptor.is_some() {
+                // Arrays of described values: rebuild each to check it.
+                continue;
             }
-            return Ok(());
+            check_single(f, item, at, depth)?;
         }
+        return Ok(());
     }
     check_single(f, v, at, depth)
 }
@@ -401,22 +401,22 @@ fn check_single(f: &FieldDef, v: &Value, at: u64, depth: usize) -> Result<(), De
             _ => Err(unexpected(at, def.name, v)),
         },
         FieldType::Any => {
-            if let Value::Described(d) = v {
-                if let Some(def) = lookup_descriptor(&d.descriptor) {
-                    if !f.requires.is_empty()
-                        && !f.requires.iter().any(|r| def.provides(r))
-                        && f.requires.iter().any(|r| is_archetype_of_composites(r))
-                    {
-                        return Err(DecodeError::new(
-                            at,
-                            ErrorKind::UnexpectedType {
-                                expected: f.requires.first().copied().unwrap_or("*"),
-                                found: def.name,
-                            },
-                        ));
-                    }
-                    return check_described(def, d, at, depth + 1);
+            if let Value::Described(d) = v
+                && let Some(def) = lookup_descriptor(&d.descriptor)
+            {
+                if !f.requires.is_empty()
+                    && !f.requires.iter().any(|r| def.provides(r))
+                    && f.requires.iter().any(|r| is_archetype_of_composites(r))
+                {
+                    return Err(DecodeError::new(
+                        at,
+                        ErrorKind::UnexpectedType {
+                            expected: f.requires.first().copied().unwrap_or("*"),
+                            found: def.name,
+                        },
+                    ));
                 }
+                return check_described(def, d, at, depth + 1);
             }
             Ok(())
         }
@@ -454,11 +454,10 @@ pub fn check_described(
             "list" => matches!(d.value, Value::List(_)),
             _ => {
                 // `*` (amqp-value): check a known composite inside it.
-                if let Value::Described(inner) = &d.value {
-                    if let Some(idef) = lookup_descriptor(&inner.descriptor) {
-                        check_described(idef, inner, at, depth + 1)
-                            .map_err(|e| e.within(idef.name))?;
-                    }
+                if let Value::Described(inner) = &d.value
+                    && let Some(idef) = lookup_descriptor(&inner.descriptor)
+                {
+                    check_described(idef, inner, at, depth + 1).map_err(|e| e.within(idef.name))?;
                 }
                 true
             }

@@ -1058,21 +1058,19 @@ pub const TEXT_BINARY_MAX: usize = 64;
 
 fn quote_into(out: &mut String, bytes: &[u8], is_text: bool) {
     out.push('"');
-    if is_text {
-        if let Ok(s) = std::str::from_utf8(bytes) {
-            for ch in s.chars() {
-                match ch {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                        let _ = write!(out, "\\x{:02x}", c as u32);
-                    }
-                    c => out.push(c),
+    if is_text && let Ok(s) = std::str::from_utf8(bytes) {
+        for ch in s.chars() {
+            match ch {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    let _ = write!(out, "\\x{:02x}", c as u32);
                 }
+                c => out.push(c),
             }
-            out.push('"');
-            return;
         }
+        out.push('"');
+        return;
     }
     for &b in bytes {
         match b {

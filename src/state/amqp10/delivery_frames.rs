@@ -117,24 +117,24 @@ impl ConnectionTracker {
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
             // A continuation: the first transfer's values must not change.
             let mut diffs = Vec::new();
-            if let (Some(a), Some(b)) = (p.delivery_id, t.delivery_id) {
-                if a != b {
-                    diffs.push(format!("delivery-id {b} (first transfer: {a})"));
-                }
+            if let (Some(a), Some(b)) = (p.delivery_id, t.delivery_id)
+                && a != b
+            {
+                diffs.push(format!("delivery-id {b} (first transfer: {a})"));
             }
-            if let (Some(a), Some(b)) = (&p.tag, &t.delivery_tag) {
-                if a != b {
-                    diffs.push(format!(
-                        "delivery-tag {} (first transfer: {})",
-                        hex(b),
-                        hex(a)
-                    ));
-                }
+            if let (Some(a), Some(b)) = (&p.tag, &t.delivery_tag)
+                && a != b
+            {
+                diffs.push(format!(
+                    "delivery-tag {} (first transfer: {})",
+                    hex(b),
+                    hex(a)
+                ));
             }
-            if let (Some(a), Some(b)) = (p.message_format, t.message_format) {
-                if a != b {
-                    diffs.push(format!("message-format {b} (first transfer: {a})"));
-                }
+            if let (Some(a), Some(b)) = (p.message_format, t.message_format)
+                && a != b
+            {
+                diffs.push(format!("message-format {b} (first transfer: {a})"));
             }
             if !diffs.is_empty() {
                 out.push(rules::DELIVERY_CONTINUATION_MISMATCH.violation(
@@ -205,9 +205,10 @@ impl ConnectionTracker {
                         ),
                     ));
                 }
-                if let Some(dc) = l.delivery_count {
-                    if l.credit.exceeded_by(dc, true) {
-                        out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
+                if let Some(dc) = l.delivery_count
+                    && l.credit.exceeded_by(dc, true)
+                {
+                    out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
                             d,
                             fe.offset,
                             match l.credit.cur {
@@ -225,7 +226,6 @@ impl ConnectionTracker {
                                 ),
                             },
                         ));
-                    }
                 }
                 if t.rcv_settle_mode == Some(ReceiverSettleMode::Second)
                     && l.rcv_settle_mode() == Some(ReceiverSettleMode::First)
@@ -254,9 +254,10 @@ impl ConnectionTracker {
                                 l.name
                             ),
                         ));
-                    } else if let Some(prev) = s.last_delivery_id[dd] {
-                        if !after(id, prev) {
-                            out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
+                    } else if let Some(prev) = s.last_delivery_id[dd]
+                        && !after(id, prev)
+                    {
+                        out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
                                 d,
                                 fe.offset,
                                 format!(
@@ -264,11 +265,11 @@ impl ConnectionTracker {
                                     l.name
                                 ),
                             ));
-                        }
                     }
-                    if let Some(tag) = &t.delivery_tag {
-                        if let Some(other) = s.tags[dd].get(&(lid, tag.clone())) {
-                            out.push(rules::DELIVERY_TAG_REUSED.violation(
+                    if let Some(tag) = &t.delivery_tag
+                        && let Some(other) = s.tags[dd].get(&(lid, tag.clone()))
+                    {
+                        out.push(rules::DELIVERY_TAG_REUSED.violation(
                                 d,
                                 fe.offset,
                                 format!(
@@ -277,7 +278,6 @@ impl ConnectionTracker {
                                     l.name
                                 ),
                             ));
-                        }
                     }
                 }
                 s.last_delivery_id[dd] = Some(id);
@@ -340,10 +340,8 @@ impl ConnectionTracker {
                 if let Some(old) = s.deliveries[dd].remove(&id) {
                     s.tags[dd].remove(&(old.link, old.tag));
                 }
-            } else if last {
-                if let Some(x) = s.deliveries[dd].get_mut(&id) {
-                    x.complete = true;
-                }
+            } else if last && let Some(x) = s.deliveries[dd].get_mut(&id) {
+                x.complete = true;
             }
         }
         l.sample(ts);

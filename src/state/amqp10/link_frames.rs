@@ -59,18 +59,18 @@ impl ConnectionTracker {
             return;
         };
         let session_known = s.known;
-        if let Some(hm) = s.side[p.index()].handle_max {
-            if a.handle > hm {
-                out.push(rules::SESSION_HANDLE_MAX_EXCEEDED.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "attach {name:?} on handle {}; the {}'s begin set handle-max {hm}",
-                        a.handle,
-                        peer_name(p)
-                    ),
-                ));
-            }
+        if let Some(hm) = s.side[p.index()].handle_max
+            && a.handle > hm
+        {
+            out.push(rules::SESSION_HANDLE_MAX_EXCEEDED.violation(
+                d,
+                fe.offset,
+                format!(
+                    "attach {name:?} on handle {}; the {}'s begin set handle-max {hm}",
+                    a.handle,
+                    peer_name(p)
+                ),
+            ));
         }
         if let Some(old) = s.handles[d.index()].get(&a.handle).copied() {
             out.push(rules::LINK_HANDLE_IN_USE.violation(
@@ -127,9 +127,10 @@ impl ConnectionTracker {
         let info = AttachInfo::of(a);
         // The anonymous terminus (ANONYMOUS-RELAY).
         if info.is_anonymous_sender() {
-            if let Some(po) = &self.peer(p).open {
-                if !po.offered.iter().any(|c| c == "ANONYMOUS-RELAY") {
-                    out.push(rules::ANONYMOUS_RELAY_NOT_OFFERED.violation(
+            if let Some(po) = &self.peer(p).open
+                && !po.offered.iter().any(|c| c == "ANONYMOUS-RELAY")
+            {
+                out.push(rules::ANONYMOUS_RELAY_NOT_OFFERED.violation(
                         d,
                         fe.offset,
                         format!(
@@ -138,11 +139,11 @@ impl ConnectionTracker {
                             po.offered
                         ),
                     ));
-                }
             }
-            if let Some(mo) = &self.peer(d).open {
-                if !mo.desired.iter().any(|c| c == "ANONYMOUS-RELAY") {
-                    out.push(rules::ANONYMOUS_RELAY_NOT_DESIRED.violation(
+            if let Some(mo) = &self.peer(d).open
+                && !mo.desired.iter().any(|c| c == "ANONYMOUS-RELAY")
+            {
+                out.push(rules::ANONYMOUS_RELAY_NOT_DESIRED.violation(
                         d,
                         fe.offset,
                         format!(
@@ -151,7 +152,6 @@ impl ConnectionTracker {
                             mo.desired
                         ),
                     ));
-                }
             }
         }
         if let Some(s) = self.sessions.get_mut(&sid) {
@@ -215,9 +215,12 @@ impl ConnectionTracker {
             return;
         };
         self.drain_check(lid, d, fe.offset, "detach", out);
-        if let Some(l) = self.links.get(&lid) {
-            if l.detached[d.flip().index()] == Some(true) && !x.closed && l.known {
-                out.push(rules::LINK_DETACH_NOT_CLOSED.violation(
+        if let Some(l) = self.links.get(&lid)
+            && l.detached[d.flip().index()] == Some(true)
+            && !x.closed
+            && l.known
+        {
+            out.push(rules::LINK_DETACH_NOT_CLOSED.violation(
                     d,
                     fe.offset,
                     format!(
@@ -226,7 +229,6 @@ impl ConnectionTracker {
                         peer_name(d)
                     ),
                 ));
-            }
         }
         if let Some(s) = self.sessions.get_mut(&sid) {
             s.handles[d.index()].remove(&x.handle);
@@ -330,10 +332,10 @@ impl ConnectionTracker {
                     });
                 }
                 l.pending_drain = (f.drain && credit > 0).then_some(fe.offset);
-                if let (Some(_), Some(dc)) = (l.pending_drain, l.delivery_count) {
-                    if l.credit.cur.is_some_and(|g| g.exceeded_by(dc)) {
-                        l.pending_drain = None;
-                    }
+                if let (Some(_), Some(dc)) = (l.pending_drain, l.delivery_count)
+                    && l.credit.cur.is_some_and(|g| g.exceeded_by(dc))
+                {
+                    l.pending_drain = None;
                 }
             } else if !f.drain {
                 l.pending_drain = None;

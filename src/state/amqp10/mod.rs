@@ -214,25 +214,25 @@ impl ConnectionTracker {
             (None, true) => (None, None),
             (None, false) => (Some(MIN_MAX_FRAME_SIZE), Some(0)),
         };
-        if let Some(max) = max_frame {
-            if fe.raw.len() as u64 > u64::from(max) {
-                out.push(rules::CONNECTION_FRAME_TOO_LARGE.violation(
-                    d,
-                    offset,
-                    format!(
-                        "{} frame of {} bytes; the {}'s max-frame-size is {}{}",
-                        f.name(),
-                        fe.raw.len(),
-                        peer_name(p),
-                        max,
-                        if partner.open.is_none() {
-                            " (no open received yet)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
+        if let Some(max) = max_frame
+            && fe.raw.len() as u64 > u64::from(max)
+        {
+            out.push(rules::CONNECTION_FRAME_TOO_LARGE.violation(
+                d,
+                offset,
+                format!(
+                    "{} frame of {} bytes; the {}'s max-frame-size is {}{}",
+                    f.name(),
+                    fe.raw.len(),
+                    peer_name(p),
+                    max,
+                    if partner.open.is_none() {
+                        " (no open received yet)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
         }
         let empty = matches!(f.body, FrameBody::Empty);
         if empty && f.channel != 0 && partner.open.is_none() && !partner.unknown {
@@ -245,25 +245,25 @@ impl ConnectionTracker {
                     peer_name(p)
                 ),
             ));
-        } else if let Some(cmax) = channel_max {
-            if f.channel > cmax {
-                out.push(rules::CONNECTION_CHANNEL_MAX_EXCEEDED.violation(
-                    d,
-                    offset,
-                    format!(
-                        "{} on channel {}; the {}'s channel-max is {}{}",
-                        f.name(),
-                        f.channel,
-                        peer_name(p),
-                        cmax,
-                        if partner.open.is_none() {
-                            " (no open received yet)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
+        } else if let Some(cmax) = channel_max
+            && f.channel > cmax
+        {
+            out.push(rules::CONNECTION_CHANNEL_MAX_EXCEEDED.violation(
+                d,
+                offset,
+                format!(
+                    "{} on channel {}; the {}'s channel-max is {}{}",
+                    f.name(),
+                    f.channel,
+                    peer_name(p),
+                    cmax,
+                    if partner.open.is_none() {
+                        " (no open received yet)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
         }
         true
     }
@@ -347,10 +347,10 @@ impl ProtocolTracker for ConnectionTracker {
             _ => {}
         }
         let k = self.peers[d].headers.len() - 1;
-        if let Some(other) = self.peers[dir.flip().index()].headers.get(k) {
-            if *other != header {
-                self.header_mismatch = true;
-            }
+        if let Some(other) = self.peers[dir.flip().index()].headers.get(k)
+            && *other != header
+        {
+            self.header_mismatch = true;
         }
     }
 

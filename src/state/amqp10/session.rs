@@ -87,16 +87,16 @@ impl Session {
     pub fn begin_grants(&mut self) {
         for d in [Dir::C2S, Dir::S2C] {
             let (me, other) = (d.index(), d.flip().index());
-            if self.side[me].limit.cur.is_none() {
-                if let (Some(base), Some(amount), true) = (
+            if self.side[me].limit.cur.is_none()
+                && let (Some(base), Some(amount), true) = (
                     self.side[me].initial_outgoing_id,
                     self.side[other].incoming_window,
                     self.side[other].begun,
-                ) {
-                    self.side[me]
-                        .limit
-                        .update(super::serial::Grant { base, amount });
-                }
+                )
+            {
+                self.side[me]
+                    .limit
+                    .update(super::serial::Grant { base, amount });
             }
         }
     }

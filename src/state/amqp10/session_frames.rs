@@ -132,10 +132,10 @@ impl ConnectionTracker {
             .collect();
         for lid in &link_ids {
             self.drain_check(*lid, d, fe.offset, "end", out);
-            if let Some(l) = self.links.get_mut(lid) {
-                if l.handle[d.index()].take().is_some() {
-                    l.detached[d.index()] = Some(false);
-                }
+            if let Some(l) = self.links.get_mut(lid)
+                && l.handle[d.index()].take().is_some()
+            {
+                l.detached[d.index()] = Some(false);
             }
         }
         let done = match self.sessions.get_mut(&id) {
