@@ -101,7 +101,8 @@ struct Flow {
 /// Tracks every TCP connection of a capture.
 pub struct ConnTable {
     opts: CaptureOptions,
-    flows: HashMap<(SocketAddr, SocketAddr), Flow>,
+    /// Boxed: a flow moves out of the map and back for every segment (`piece` needs `&mut self`).
+    flows: HashMap<(SocketAddr, SocketAddr), Box<Flow>>,
     next_conn: ConnId,
     tick: u64,
     out: VecDeque<SourceEvent>,
@@ -146,37 +147,41 @@ impl ConnTable {
                 .get(&key)
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
             if stale && let Some(flow) = self.flows.remove(&key) {
-                self.finish(flow, ts, "superseded by a new connection on the same ports");
+                self.finish(
+                    *flow,
+                    ts,
+                    "superseded by a new connection on the same ports",
+                );
             }
         }
-        if !self.flows.contains_key(&key) {
-            if !seg.syn && seg.payload.is_empty() {
-                return; // a bare ACK / FIN / RST: the tail of a connection already gone
+        // One lookup to take the flow out (or make it), one to put it back.
+        let mut flow = match self.flows.remove(&key) {
+            Some(flow) => flow,
+            None => {
+                if !seg.syn && seg.payload.is_empty() {
+                    return; // a bare ACK / FIN / RST: the tail of a connection already gone
+                }
+                if self.flows.len() >= self.opts.max_connections {
+                    self.evict(ts);
+                }
+                Box::new(Flow {
+                    addrs: [key.0, key.1],
+                    class: Class::Undecided,
+                    client: None,
+                    syn_from: None,
+                    reasm: [
+                        Reassembler::new(self.opts.max_out_of_order),
+                        Reassembler::new(self.opts.max_out_of_order),
+                    ],
+                    sync: [Sync::Start, Sync::Start],
+                    undecided: Vec::new(),
+                    undecided_bytes: 0,
+                    head: [Vec::new(), Vec::new()],
+                    first_sender: None,
+                    fin: [false, false],
+                    last_seen: 0,
+                })
             }
-            if self.flows.len() >= self.opts.max_connections {
-                self.evict(ts);
-            }
-            let flow = Flow {
-                addrs: [key.0, key.1],
-                class: Class::Undecided,
-                client: None,
-                syn_from: None,
-                reasm: [
-                    Reassembler::new(self.opts.max_out_of_order),
-                    Reassembler::new(self.opts.max_out_of_order),
-                ],
-                sync: [Sync::Start, Sync::Start],
-                undecided: Vec::new(),
-                undecided_bytes: 0,
-                head: [Vec::new(), Vec::new()],
-                first_sender: None,
-                fin: [false, false],
-                last_seen: 0,
-            };
-            self.flows.insert(key, flow);
-        }
-        let Some(mut flow) = self.flows.remove(&key) else {
-            return;
         };
         flow.last_seen = self.tick;
         if seg.syn {
@@ -205,13 +210,13 @@ impl ConnTable {
                 Some(_) => "reset by server",
                 None => "reset",
             };
-            self.finish(flow, ts, who);
+            self.finish(*flow, ts, who);
             return;
         }
         if seg.fin {
             flow.fin[idx] = true;
             if flow.fin[0] && flow.fin[1] {
-                self.finish(flow, ts, "FIN both ways");
+                self.finish(*flow, ts, "FIN both ways");
                 return;
             }
         }
@@ -221,7 +226,7 @@ impl ConnTable {
 
     /// The capture ended: flush and close every open AMQP connection, in connection order.
     pub fn finish_all(&mut self, ts: Timestamp) {
-        let mut flows: Vec<Flow> = self.flows.drain().map(|(_, f)| f).collect();
+        let mut flows: Vec<Flow> = self.flows.drain().map(|(_, f)| *f).collect();
         flows.sort_by_key(|f| match f.class {
             Class::Amqp(c) => c,
             _ => ConnId::MAX,
@@ -244,7 +249,7 @@ impl ConnTable {
             .collect();
         for k in old {
             if let Some(f) = self.flows.remove(&k) {
-                self.finish(f, ts, "evicted: too many connections tracked at once");
+                self.finish(*f, ts, "evicted: too many connections tracked at once");
             }
         }
     }
