@@ -6,8 +6,8 @@
 //!
 //! With env CI set, an unreachable broker fails the test; otherwise it is skipped with a note.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
 use amqpeek::codec::amqp091::{Frame, FrameKind, Message};
@@ -20,69 +20,7 @@ use lapin::options::*;
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Connection, ConnectionProperties};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-const BROKER: &str = "127.0.0.1:5672";
-
-/// Whether the broker answers; panics when it does not and CI is set.
-async fn broker_available() -> bool {
-    let ok = matches!(
-        tokio::time::timeout(Duration::from_secs(3), TcpStream::connect(BROKER)).await,
-        Ok(Ok(_))
-    );
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("RabbitMQ is not reachable on {BROKER} and CI is set");
-        }
-        eprintln!("note: RabbitMQ not reachable on {BROKER}; skipping");
-    }
-    ok
-}
-
-type Recorded = Arc<Mutex<Vec<u8>>>;
-
-/// Copy `from` to `to`, appending everything to `rec`; shut `to` down at EOF.
-async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    rec: Recorded,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                rec.lock().unwrap().extend_from_slice(&buf[..n]);
-                if to.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown().await;
-}
-
-/// A one-connection recording relay to the broker; resolves to (client->server, server->client).
-async fn relay() -> (SocketAddr, tokio::task::JoinHandle<(Vec<u8>, Vec<u8>)>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let (client, _) = listener.accept().await.unwrap();
-        let upstream = TcpStream::connect(BROKER).await.unwrap();
-        let (cr, cw) = client.into_split();
-        let (ur, uw) = upstream.into_split();
-        let c2s: Recorded = Default::default();
-        let s2c: Recorded = Default::default();
-        let a = tokio::spawn(pump(cr, uw, c2s.clone()));
-        let b = tokio::spawn(pump(ur, cw, s2c.clone()));
-        let _ = tokio::join!(a, b);
-        let c2s = std::mem::take(&mut *c2s.lock().unwrap());
-        let s2c = std::mem::take(&mut *s2c.lock().unwrap());
-        (c2s, s2c)
-    });
-    (addr, task)
-}
+use support::{Relay, broker_or_skip};
 
 struct Decoded {
     frames: Vec<(Bytes, Frame)>,
@@ -307,19 +245,17 @@ async fn traffic(uri: &str, queue: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lapin_through_recording_relay_decodes_cleanly() {
-    if !broker_available().await {
+    if !broker_or_skip().await {
         return;
     }
-    let (addr, rec) = relay().await;
+    let relay = Relay::start().await;
+    let addr = relay.addr;
     let queue = format!("amqpeek-091-{}", std::process::id());
     let uri = format!("amqp://guest:guest@{addr}/%2f?frame_max=4096");
     tokio::time::timeout(Duration::from_secs(60), traffic(&uri, &queue))
         .await
         .expect("traffic in time");
-    let (c2s, s2c) = tokio::time::timeout(Duration::from_secs(10), rec)
-        .await
-        .expect("relay ends")
-        .unwrap();
+    let (c2s, s2c) = relay.finish_one(Duration::from_secs(10)).await.split();
     let c = decode(&c2s);
     let s = decode(&s2c);
     let cn = names(&c);
@@ -504,10 +440,11 @@ async fn lapin_through_recording_relay_decodes_cleanly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lapin_amqplain_login_secret_is_the_password_value() {
-    if !broker_available().await {
+    if !broker_or_skip().await {
         return;
     }
-    let (addr, rec) = relay().await;
+    let relay = Relay::start().await;
+    let addr = relay.addr;
     let uri = format!("amqp://guest:guest@{addr}/%2f?auth_mechanism=amqplain");
     tokio::time::timeout(Duration::from_secs(30), async {
         let conn = Connection::connect(&uri, ConnectionProperties::default())
@@ -517,10 +454,7 @@ async fn lapin_amqplain_login_secret_is_the_password_value() {
     })
     .await
     .expect("in time");
-    let (c2s, s2c) = tokio::time::timeout(Duration::from_secs(10), rec)
-        .await
-        .unwrap()
-        .unwrap();
+    let (c2s, s2c) = relay.finish_one(Duration::from_secs(10)).await.split();
     let c = decode(&c2s);
     decode(&s2c);
     let (raw, f) = start_ok(&c);

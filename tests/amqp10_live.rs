@@ -6,73 +6,18 @@
 //!
 //! Without a broker: FAILS when env `CI` is set, otherwise skips with a note.
 
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
 use amqpeek::codec::amqp10::MessageBody;
 use amqpeek::codec::{AnyFrame, AnyMessage, Item, StreamDecoder};
+use amqpeek::event::Dir;
 use bytes::Bytes;
 use fe2o3_amqp::types::messaging::{Body, Message};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-const BROKER: &str = "127.0.0.1:5672";
-
-async fn broker_or_skip() -> bool {
-    let up = tokio::time::timeout(Duration::from_secs(3), TcpStream::connect(BROKER))
-        .await
-        .is_ok_and(|r| r.is_ok());
-    if !up {
-        if std::env::var_os("CI").is_some() {
-            panic!("RabbitMQ not reachable at {BROKER} and CI is set");
-        }
-        eprintln!("note: RabbitMQ not reachable at {BROKER}; skipping live AMQP 1.0 test");
-    }
-    up
-}
-
-type Recording = Arc<Mutex<Vec<u8>>>;
-
-async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    rec: Recording,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                rec.lock().unwrap().extend_from_slice(&buf[..n]);
-                if to.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown().await;
-}
-
-/// Accept one client, connect upstream, copy both ways while recording each direction.
-async fn relay() -> (u16, Recording, Recording, tokio::task::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let c2s: Recording = Arc::default();
-    let s2c: Recording = Arc::default();
-    let (a, b) = (c2s.clone(), s2c.clone());
-    let task = tokio::spawn(async move {
-        let (client, _) = listener.accept().await.unwrap();
-        let upstream = TcpStream::connect(BROKER).await.unwrap();
-        let (cr, cw) = client.into_split();
-        let (ur, uw) = upstream.into_split();
-        let up = tokio::spawn(pump(cr, uw, a));
-        let down = tokio::spawn(pump(ur, cw, b));
-        let _ = tokio::join!(up, down);
-    });
-    (port, c2s, s2c, task)
-}
+use support::{Relay, broker_or_skip, bytes_of};
 
 fn decode_stream(bytes: &[u8]) -> Vec<Item> {
     let mut d = StreamDecoder::new();
@@ -119,7 +64,8 @@ async fn fe2o3_through_recording_relay_to_rabbitmq() {
     if !broker_or_skip().await {
         return;
     }
-    let (port, c2s, s2c, relay_task) = relay().await;
+    let relay = Relay::start().await;
+    let port = relay.port();
     let queue = format!("/queue/amqpeek-amqp10-live-{}", std::process::id());
     let bodies: Vec<Vec<u8>> = vec![
         b"hello amqpeek".to_vec(),
@@ -172,13 +118,10 @@ async fn fe2o3_through_recording_relay_to_rabbitmq() {
     if let Err(e) = connection.close().await {
         eprintln!("connection close: {e:?}");
     }
-    tokio::time::timeout(Duration::from_secs(10), relay_task)
-        .await
-        .expect("relay finishes")
-        .unwrap();
+    let chunks = relay.finish_one(Duration::from_secs(10)).await.chunks;
 
-    let c2s = c2s.lock().unwrap().clone();
-    let s2c = s2c.lock().unwrap().clone();
+    let c2s = bytes_of(&chunks, Dir::C2S);
+    let s2c = bytes_of(&chunks, Dir::S2C);
     for (dir, stream) in [("c2s", &c2s), ("s2c", &s2c)] {
         let items = decode_stream(stream);
         for i in &items {

@@ -4,6 +4,7 @@
 //! mid-connection (resync), non-AMQP traffic, a truncated file, and JSONL.
 
 mod capture_common;
+mod support;
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -5,12 +5,14 @@
 //! bytes equal to what was relayed (secrets masked), and violations as packet comments.
 
 mod capture_common;
+mod support;
 
 use std::collections::BTreeMap;
 
 use amqpeek::event::{Dir, Event, EventKind, Severity, Timestamp, Violation};
 use amqpeek::pipeline::MASK_BYTE;
 use capture_common::*;
+use support::{Relay, broker_or_skip};
 
 async fn lapin_session(port: u16) {
     use lapin::options::{BasicGetOptions, BasicPublishOptions, QueueDeclareOptions};
@@ -301,23 +303,23 @@ fn check_session(recs: &[capture_common::Recording], v091: bool, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lapin_091_session_dissects_identically_in_tshark() {
-    if !require_broker("lapin tshark") || !require_tshark("lapin tshark") {
+    if !broker_or_skip().await || !require_tshark("lapin tshark") {
         return;
     }
-    let (addr, recs) = recording_relay(1).await;
-    lapin_session(addr.port()).await;
-    let recs = recs.await.unwrap();
+    let relay = Relay::start().await;
+    lapin_session(relay.port()).await;
+    let recs = relay.finish(1, std::time::Duration::from_secs(10)).await;
     check_session(&recs, true, "lapin");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fe2o3_10_sasl_session_dissects_identically_in_tshark() {
-    if !require_broker("fe2o3 tshark") || !require_tshark("fe2o3 tshark") {
+    if !broker_or_skip().await || !require_tshark("fe2o3 tshark") {
         return;
     }
-    let (addr, recs) = recording_relay(1).await;
-    fe2o3_session(addr.port()).await;
-    let recs = recs.await.unwrap();
+    let relay = Relay::start().await;
+    fe2o3_session(relay.port()).await;
+    let recs = relay.finish(1, std::time::Duration::from_secs(10)).await;
     check_session(&recs, false, "fe2o3");
 }
 
@@ -407,13 +409,13 @@ fn violation_comment_lands_on_the_packet_holding_its_frame() {
 #[ignore = "writes /tmp/amqpeek-sample-*.pcapng for manual inspection"]
 async fn write_samples_for_inspection() {
     for (v091, name) in [(true, "lapin"), (false, "fe2o3")] {
-        let (addr, recs) = recording_relay(1).await;
+        let relay = Relay::start().await;
         if v091 {
-            lapin_session(addr.port()).await;
+            lapin_session(relay.port()).await;
         } else {
-            fe2o3_session(addr.port()).await;
+            fe2o3_session(relay.port()).await;
         }
-        let recs = recs.await.unwrap();
+        let recs = relay.finish(1, std::time::Duration::from_secs(10)).await;
         write_pcapng(
             &inspect(&recs),
             std::path::Path::new(&format!("/tmp/amqpeek-sample-{name}.pcapng")),

@@ -6,6 +6,7 @@
 //! against the recorded bytes, and neither the capture nor the trace contains the password.
 
 mod common;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -14,8 +15,9 @@ use std::time::Duration;
 use amqpeek::proxy::BoxSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink};
 use base64::Engine;
-use common::{Recorded, Running, SharedBuf, broker, recording_relay, start_proxy};
+use common::{Running, SharedBuf, broker, start_proxy};
 use serde_json::Value;
+use support::{Recording, Relay};
 
 const PASSWORD_FORMS: &[&[u8]] = &[
     b"\x00guest\x00guest",
@@ -28,14 +30,15 @@ const PASSWORD_FORMS: &[&[u8]] = &[
 struct Harness {
     client_addr: SocketAddr,
     proxy: Running,
-    near: Recorded,
-    far: Recorded,
+    near: Relay,
+    far: Relay,
     jsonl: tempfile::TempPath,
     trace: SharedBuf,
 }
 
 async fn harness(broker: SocketAddr) -> Harness {
-    let (far_addr, far) = recording_relay(broker).await;
+    let far = Relay::to(broker).await;
+    let far_addr = far.addr;
     let jsonl = tempfile::NamedTempFile::new().unwrap().into_temp_path();
     let trace = SharedBuf::default();
     let sinks: Vec<BoxSink> = vec![
@@ -46,7 +49,8 @@ async fn harness(broker: SocketAddr) -> Harness {
         Box::new(TraceSink::new(trace.clone())),
     ];
     let proxy = start_proxy(far_addr, sinks).await;
-    let (client_addr, near) = recording_relay(proxy.addr).await;
+    let near = Relay::to(proxy.addr).await;
+    let client_addr = near.addr;
     Harness {
         client_addr,
         proxy,
@@ -67,7 +71,7 @@ struct Outcome {
 /// byte-exact: what the client side sent/received equals what the broker side received/sent.
 async fn finish(h: Harness, n: usize) -> Outcome {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while h.near.lock().unwrap().len() < n || h.far.lock().unwrap().len() < n {
+    while h.near.ended().len() < n || h.far.ended().len() < n {
         assert!(
             tokio::time::Instant::now() < deadline,
             "connections did not all end"
@@ -79,8 +83,8 @@ async fn finish(h: Harness, n: usize) -> Outcome {
     }
     let (summary, _) = h.proxy.stop().await;
     assert_eq!(summary.connections, n as u64);
-    let mut near = h.near.lock().unwrap().clone();
-    let mut far = h.far.lock().unwrap().clone();
+    let mut near: Vec<_> = h.near.ended().iter().map(Recording::split).collect();
+    let mut far: Vec<_> = h.far.ended().iter().map(Recording::split).collect();
     near.sort();
     far.sort();
     assert_eq!(near.len(), n);

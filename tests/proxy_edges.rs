@@ -2,6 +2,7 @@
 //! non-AMQP client, 1-byte writes, half-close and reset propagation.
 
 mod common;
+mod support;
 
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};

@@ -5,8 +5,8 @@
 //!
 //! With env CI set, an unreachable broker fails the test; otherwise it is skipped with a note.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
 use amqpeek::event::{EventKind, Violation};
@@ -17,80 +17,15 @@ use lapin::message::{Delivery, DeliveryResult};
 use lapin::options::*;
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-const BROKER: &str = "127.0.0.1:5672";
-
-async fn broker_available() -> bool {
-    let ok = matches!(
-        tokio::time::timeout(Duration::from_secs(3), TcpStream::connect(BROKER)).await,
-        Ok(Ok(_))
-    );
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("RabbitMQ is not reachable on {BROKER} and CI is set");
-        }
-        eprintln!("note: RabbitMQ not reachable on {BROKER}; skipping");
-    }
-    ok
-}
-
-type Log = Arc<Mutex<Vec<(Dir, Timestamp, Bytes)>>>;
-
-async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    dir: Dir,
-    log: Log,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                log.lock().unwrap().push((
-                    dir,
-                    Timestamp::now(),
-                    Bytes::copy_from_slice(&buf[..n]),
-                ));
-                if to.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown().await;
-}
-
-/// A one-connection recording relay; resolves to the chunks in relay order.
-async fn relay() -> (
-    SocketAddr,
-    tokio::task::JoinHandle<Vec<(Dir, Timestamp, Bytes)>>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let (client, _) = listener.accept().await.unwrap();
-        let upstream = TcpStream::connect(BROKER).await.unwrap();
-        let (cr, cw) = client.into_split();
-        let (ur, uw) = upstream.into_split();
-        let log: Log = Default::default();
-        let a = tokio::spawn(pump(cr, uw, Dir::C2S, log.clone()));
-        let b = tokio::spawn(pump(ur, cw, Dir::S2C, log.clone()));
-        let _ = tokio::join!(a, b);
-        std::mem::take(&mut *log.lock().unwrap())
-    });
-    (addr, task)
-}
+use support::{Chunk, Relay, broker_or_skip};
 
 /// Replay the chunks through an inspector; the violations and the frame names seen.
-fn replay(chunks: &[(Dir, Timestamp, Bytes)]) -> (Vec<Violation>, Vec<String>) {
+fn replay(chunks: &[Chunk]) -> (Vec<Violation>, Vec<String>) {
     let mut insp = Inspector::new(1, InspectOptions::default());
     let mut out = Vec::new();
     let mut last = Timestamp(0);
     for (dir, ts, bytes) in chunks {
-        insp.chunk(*dir, *ts, bytes.clone(), &mut out);
+        insp.chunk(*dir, *ts, Bytes::copy_from_slice(bytes), &mut out);
         last = *ts;
     }
     insp.close(last, "test".into(), &mut out);
@@ -292,19 +227,17 @@ async fn correct_traffic(uri: &str, q: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lapin_and_rabbitmq_correct_traffic_has_no_violations() {
-    if !broker_available().await {
+    if !broker_or_skip().await {
         return;
     }
-    let (addr, rec) = relay().await;
+    let relay = Relay::start().await;
+    let addr = relay.addr;
     let q = format!("amqpeek-state091-{}", std::process::id());
     let uri = format!("amqp://guest:guest@{addr}/%2f?frame_max=4096");
     tokio::time::timeout(Duration::from_secs(60), correct_traffic(&uri, &q))
         .await
         .expect("traffic in time");
-    let chunks = tokio::time::timeout(Duration::from_secs(10), rec)
-        .await
-        .expect("relay ends")
-        .unwrap();
+    let chunks = relay.finish_one(Duration::from_secs(10)).await.chunks;
     let (violations, names) = replay(&chunks);
     assert!(violations.is_empty(), "false reports: {violations:#?}");
     // the traffic really exercised what the tracker judges
@@ -329,10 +262,11 @@ async fn lapin_and_rabbitmq_correct_traffic_has_no_violations() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lapin_acking_an_unknown_tag_is_reported_once() {
-    if !broker_available().await {
+    if !broker_or_skip().await {
         return;
     }
-    let (addr, rec) = relay().await;
+    let relay = Relay::start().await;
+    let addr = relay.addr;
     let uri = format!("amqp://guest:guest@{addr}/%2f");
     tokio::time::timeout(Duration::from_secs(30), async {
         let conn = Connection::connect(&uri, ConnectionProperties::default())
@@ -352,10 +286,7 @@ async fn lapin_acking_an_unknown_tag_is_reported_once() {
     })
     .await
     .expect("in time");
-    let chunks = tokio::time::timeout(Duration::from_secs(10), rec)
-        .await
-        .unwrap()
-        .unwrap();
+    let chunks = relay.finish_one(Duration::from_secs(10)).await.chunks;
     let (violations, names) = replay(&chunks);
     assert!(names.iter().any(|n| n == "channel.close"), "{names:?}");
     let rules: Vec<&str> = violations.iter().map(|v| v.rule.as_str()).collect();

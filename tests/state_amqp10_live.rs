@@ -7,7 +7,8 @@
 //!
 //! Without a broker: FAILS when env `CI` is set, otherwise skips with a note.
 
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
 use amqpeek::event::{Dir, EventKind, Timestamp, Violation};
@@ -18,10 +19,7 @@ use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
 use fe2o3_amqp::types::messaging::{Body, Message};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-const BROKER: &str = "127.0.0.1:5672";
+use support::{Chunk, Relay, broker_or_skip};
 
 /// Rules RabbitMQ 3.10 really breaks in this conversation, all from the server:
 /// - `transfer-without-credit`: after fe2o3's flows (delivery-count 2, link-credit 4) then
@@ -38,63 +36,8 @@ const KNOWN_BROKER_BREACHES: &[&str] = &[
     "amqp10.link.detach-not-closed",
 ];
 
-async fn broker_or_skip() -> bool {
-    let up = tokio::time::timeout(Duration::from_secs(3), TcpStream::connect(BROKER))
-        .await
-        .is_ok_and(|r| r.is_ok());
-    if !up {
-        if std::env::var_os("CI").is_some() {
-            panic!("RabbitMQ not reachable at {BROKER} and CI is set");
-        }
-        eprintln!("note: RabbitMQ not reachable at {BROKER}; skipping AMQP 1.0 state live test");
-    }
-    up
-}
-
-type Recording = Arc<Mutex<Vec<(Dir, Timestamp, Vec<u8>)>>>;
-
-async fn pump(
-    dir: Dir,
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    rec: Recording,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                rec.lock()
-                    .unwrap()
-                    .push((dir, Timestamp::now(), buf[..n].to_vec()));
-                if to.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown().await;
-}
-
-async fn relay() -> (u16, Recording, tokio::task::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let rec: Recording = Arc::default();
-    let r = rec.clone();
-    let task = tokio::spawn(async move {
-        let (client, _) = listener.accept().await.unwrap();
-        let upstream = TcpStream::connect(BROKER).await.unwrap();
-        let (cr, cw) = client.into_split();
-        let (ur, uw) = upstream.into_split();
-        let up = tokio::spawn(pump(Dir::C2S, cr, uw, r.clone()));
-        let down = tokio::spawn(pump(Dir::S2C, ur, cw, r));
-        let _ = tokio::join!(up, down);
-    });
-    (port, rec, task)
-}
-
 /// Replay the recording through an inspector: (violations, frame names, snapshot).
-fn replay(rec: &[(Dir, Timestamp, Vec<u8>)]) -> (Vec<Violation>, Vec<String>, serde_json::Value) {
+fn replay(rec: &[Chunk]) -> (Vec<Violation>, Vec<String>, serde_json::Value) {
     let mut insp = Inspector::new(1, InspectOptions::default());
     let mut out = Vec::new();
     for (dir, ts, bytes) in rec {
@@ -133,7 +76,8 @@ async fn fe2o3_and_rabbitmq_produce_no_false_reports() {
     if !broker_or_skip().await {
         return;
     }
-    let (port, rec, relay_task) = relay().await;
+    let relay = Relay::start().await;
+    let port = relay.port();
     let pid = std::process::id();
     let q1 = format!("/queue/amqpeek-state10-a-{pid}");
     let q2 = format!("/queue/amqpeek-state10-b-{pid}");
@@ -264,12 +208,8 @@ async fn fe2o3_and_rabbitmq_produce_no_false_reports() {
     let _ = tokio::time::timeout(t, session2.end()).await;
     let _ = tokio::time::timeout(t, session.end()).await;
     let _ = tokio::time::timeout(t, connection.close()).await;
-    tokio::time::timeout(Duration::from_secs(10), relay_task)
-        .await
-        .expect("relay finishes")
-        .unwrap();
+    let rec = relay.finish_one(Duration::from_secs(10)).await.chunks;
 
-    let rec = rec.lock().unwrap().clone();
     let (violations, names, snapshot) = replay(&rec);
     for v in &violations {
         eprintln!(
@@ -325,7 +265,8 @@ async fn snapshot_of_a_live_session_has_the_documented_keys() {
     if !broker_or_skip().await {
         return;
     }
-    let (port, rec, relay_task) = relay().await;
+    let relay = Relay::start().await;
+    let port = relay.port();
     let q = format!("/queue/amqpeek-state10-snap-{}", std::process::id());
     let url = format!("amqp://guest:guest@127.0.0.1:{port}");
     let mut connection = Connection::open("amqpeek-snap", url.as_str())
@@ -352,13 +293,13 @@ async fn snapshot_of_a_live_session_has_the_documented_keys() {
         receiver.accept(&d).await.unwrap();
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let live = rec.lock().unwrap().clone();
+    let live = relay.chunks_so_far();
     let t = Duration::from_secs(5);
     let _ = tokio::time::timeout(t, receiver.close()).await;
     let _ = tokio::time::timeout(t, sender.close()).await;
     let _ = tokio::time::timeout(t, session.end()).await;
     let _ = tokio::time::timeout(t, connection.close()).await;
-    let _ = tokio::time::timeout(Duration::from_secs(10), relay_task).await;
+    let _ = relay.wait(1, Duration::from_secs(10)).await;
 
     let (violations, _, snap) = replay(&live);
     assert!(violations.is_empty(), "{violations:#?}");

@@ -3,6 +3,7 @@
 //! with a generated certificate; and the key log decrypting the upstream leg in tshark.
 
 mod common;
+mod support;
 mod tls_common;
 
 use std::io::{BufRead, BufReader};

@@ -3,6 +3,7 @@
 //! put-token tokens masked in JSONL and pcapng unless secrets are shown.
 
 mod common;
+mod support;
 mod tls_common;
 
 use std::sync::Arc;

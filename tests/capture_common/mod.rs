@@ -1,42 +1,21 @@
-//! Shared helpers for the capture tests: a recording TCP relay in front of RabbitMQ, driving
-//! recorded chunks through the real `Inspector`, writing pcapng with `PcapngSink`, running
+//! Shared helpers for the capture tests (the recording relay and the broker check are in
+//! `support`, which every test crate using this module declares too): driving recorded chunks through the real `Inspector`, writing pcapng with `PcapngSink`, running
 //! tshark, and minimal frame delimiting of AMQP byte streams (independent of the codecs).
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
+pub use crate::support::Recording;
 use amqpeek::capture::pcapng_write::Conversation;
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Inspector, Sink};
 use amqpeek::sinks::pcapng::PcapngSink;
 use bytes::Bytes;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-pub const BROKER: &str = "127.0.0.1:5672";
 
 fn ci() -> bool {
     std::env::var_os("CI").is_some()
-}
-
-/// True when the broker answers; false (skip, with a note) when not and CI is unset.
-pub fn require_broker(test: &str) -> bool {
-    let ok = std::net::TcpStream::connect_timeout(
-        &BROKER.parse().unwrap(),
-        std::time::Duration::from_secs(2),
-    )
-    .is_ok();
-    if !ok {
-        assert!(
-            !ci(),
-            "{test}: RabbitMQ not reachable at {BROKER} and CI is set"
-        );
-        eprintln!("SKIP {test}: RabbitMQ not reachable at {BROKER}");
-    }
-    ok
 }
 
 /// True when tshark runs; false (skip, with a note) when not and CI is unset.
@@ -61,79 +40,6 @@ pub fn tshark(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("utf-8")
-}
-
-/// One relayed connection as recorded: every read, in the order observed, per direction.
-#[derive(Clone, Debug)]
-pub struct Recording {
-    pub client: SocketAddr,
-    pub upstream: SocketAddr,
-    pub chunks: Vec<(Dir, Timestamp, Vec<u8>)>,
-}
-
-impl Recording {
-    pub fn bytes(&self, dir: Dir) -> Vec<u8> {
-        self.chunks
-            .iter()
-            .filter(|c| c.0 == dir)
-            .flat_map(|c| c.2.iter().copied())
-            .collect()
-    }
-}
-
-type Log = Arc<Mutex<Vec<(Dir, Timestamp, Vec<u8>)>>>;
-
-async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    dir: Dir,
-    log: Log,
-) {
-    let mut buf = vec![0u8; 65536];
-    loop {
-        let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        log.lock()
-            .unwrap()
-            .push((dir, Timestamp::now(), buf[..n].to_vec()));
-        if to.write_all(&buf[..n]).await.is_err() {
-            break;
-        }
-    }
-    let _ = to.shutdown().await;
-}
-
-/// Start a recording relay to the broker; returns its address and a handle yielding the
-/// recordings of the first `conns` connections once they have ended.
-pub async fn recording_relay(
-    conns: usize,
-) -> (SocketAddr, tokio::task::JoinHandle<Vec<Recording>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handle = tokio::spawn(async move {
-        let mut recs = Vec::new();
-        for _ in 0..conns {
-            let (client, client_addr) = listener.accept().await.unwrap();
-            let upstream = TcpStream::connect(BROKER).await.unwrap();
-            let upstream_addr = upstream.peer_addr().unwrap();
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let (cr, cw) = client.into_split();
-            let (ur, uw) = upstream.into_split();
-            let a = tokio::spawn(pump(cr, uw, Dir::C2S, log.clone()));
-            let b = tokio::spawn(pump(ur, cw, Dir::S2C, log.clone()));
-            let _ = tokio::join!(a, b);
-            let chunks = std::mem::take(&mut *log.lock().unwrap());
-            recs.push(Recording {
-                client: client_addr,
-                upstream: upstream_addr,
-                chunks,
-            });
-        }
-        recs
-    });
-    (addr, handle)
 }
 
 /// Drive the real inspector over recordings (connection `i + 1` for recording `i`).

@@ -1,5 +1,6 @@
-//! Helpers shared by the proxy tests: an in-process proxy with an event collector, a recording
-//! relay, and broker reachability.
+//! Helpers shared by the proxy tests: an in-process proxy with an event collector, and broker
+//! reachability (the recording relay and the broker check live in `support`, which every test
+//! crate using this module declares too).
 #![allow(dead_code)]
 
 use std::io::{self, Write};
@@ -10,8 +11,6 @@ use std::time::Duration;
 use amqpeek::event::{Dir, Event, EventKind};
 use amqpeek::pipeline::Sink;
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, RunSummary};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -109,73 +108,12 @@ pub fn data_of(events: &[Event], conn: u64, dir: Dir) -> Vec<u8> {
     out
 }
 
-/// What a recording relay saw on one connection: (client to server, server to client).
-pub type Recorded = Arc<Mutex<Vec<(Vec<u8>, Vec<u8>)>>>;
-
-/// A plain relay from a fresh port to `target` that records every connection's bytes (each
-/// entry complete once both directions ended). Returns its address and the recordings.
-pub async fn recording_relay(target: SocketAddr) -> (SocketAddr, Recorded) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let rec: Recorded = Default::default();
-    let rec2 = rec.clone();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let rec = rec2.clone();
-            tokio::spawn(async move {
-                let Ok(server) = TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = client.set_nodelay(true);
-                let _ = server.set_nodelay(true);
-                let (mut cr, mut cw) = client.into_split();
-                let (mut sr, mut sw) = server.into_split();
-                let up = async move {
-                    let mut seen = Vec::new();
-                    let mut buf = vec![0u8; 65536];
-                    while let Ok(n) = cr.read(&mut buf).await {
-                        if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
-                            break;
-                        }
-                        seen.extend_from_slice(&buf[..n]);
-                    }
-                    let _ = sw.shutdown().await;
-                    seen
-                };
-                let down = async move {
-                    let mut seen = Vec::new();
-                    let mut buf = vec![0u8; 65536];
-                    while let Ok(n) = sr.read(&mut buf).await {
-                        if n == 0 || cw.write_all(&buf[..n]).await.is_err() {
-                            break;
-                        }
-                        seen.extend_from_slice(&buf[..n]);
-                    }
-                    let _ = cw.shutdown().await;
-                    seen
-                };
-                let (a, b) = tokio::join!(up, down);
-                rec.lock().unwrap().push((a, b));
-            });
-        }
-    });
-    (addr, rec)
-}
-
 /// The broker address for end-to-end tests, or `None` (with a note) when it is unreachable
 /// and CI is not set. Panics when CI is set and the broker is down.
 pub async fn broker() -> Option<SocketAddr> {
-    let addr: SocketAddr = "127.0.0.1:5672".parse().unwrap();
-    match tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(addr)).await {
-        Ok(Ok(_)) => Some(addr),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("CI is set and RabbitMQ is not reachable on {addr}")
-        }
-        _ => {
-            eprintln!("note: RabbitMQ not reachable on {addr}; skipping");
-            None
-        }
-    }
+    crate::support::broker_or_skip()
+        .await
+        .then(crate::support::broker_addr)
 }
 
 impl Running {
