@@ -1,0 +1,158 @@
+//! `amqpeek check` and `amqpeek replay`, run as the built binary on the captures shipped in
+//! `captures/` (real lapin and fe2o3-amqp sessions with RabbitMQ).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn amqpeek(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .output()
+        .expect("amqpeek runs")
+}
+
+fn capture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_clean_capture_passes_and_a_broken_one_fails_with_its_rule_in_every_format() {
+    for file in ["amqp091-lapin.jsonl", "amqp091-lapin.pcapng"] {
+        let out = amqpeek(&["check", &capture(file)]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains("-> PASS"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    for file in ["amqp091-bad-ack.jsonl", "amqp091-bad-ack.pcapng"] {
+        let out = amqpeek(&["check", &capture(file)]);
+        assert_eq!(out.status.code(), Some(1), "{file}: {}", text(&out.stdout));
+        let report = text(&out.stdout);
+        assert!(
+            report.contains("amqp091.basic.unknown-delivery-tag"),
+            "{report}"
+        );
+        assert!(report.contains("delivery-tag=999"), "{report}");
+
+        let out = amqpeek(&["check", "--format", "json", &capture(file)]);
+        assert_eq!(out.status.code(), Some(1));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["verdict"], "fail");
+        assert_eq!(v["errors"], 1);
+        assert_eq!(v["rules"][0]["rule"], "amqp091.basic.unknown-delivery-tag");
+        assert_eq!(v["rules"][0]["occurrences"][0]["dir"], "c2s");
+
+        let out = amqpeek(&["check", "--format", "junit", &capture(file)]);
+        let xml = text(&out.stdout);
+        assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+        assert!(xml.contains("name=\"amqp091.basic.unknown-delivery-tag\""));
+    }
+}
+
+#[test]
+fn warnings_fail_only_when_asked() {
+    // RabbitMQ 3.10 answers a closing detach without closed=true: a SHOULD, so a warning.
+    let cap = capture("amqp10-fe2o3.jsonl");
+    let out = amqpeek(&["check", &cap]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("amqp10.link.detach-not-closed"));
+    let out = amqpeek(&["check", "--fail-on", "warning", &cap]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn unreadable_input_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, b"this is not a capture at all\n").unwrap();
+    let junk = junk.to_str().unwrap();
+    for args in [vec!["check", junk], vec!["replay", "--no-tui", junk]] {
+        let out = amqpeek(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = amqpeek(&["check", dir.path().join("missing.pcap").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn replay_converts_pcapng_to_jsonl_and_back_with_the_same_frames_and_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl: PathBuf = dir.path().join("from-pcap.jsonl");
+    let pcap: PathBuf = dir.path().join("from-jsonl.pcapng");
+    let out = amqpeek(&[
+        "replay",
+        "--no-tui",
+        "--quiet",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+        &capture("amqp10-fe2o3.pcapng"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = amqpeek(&[
+        "replay",
+        "--no-tui",
+        "--quiet",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        jsonl.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // The frames (direction, offset, name) are the same in the shipped JSONL and in the
+    // JSONL converted from the shipped pcapng.
+    let frames = |p: &str| -> Vec<(String, u64, String)> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["event"] == "frame")
+            .map(|v| {
+                (
+                    v["dir"].as_str().unwrap().to_string(),
+                    v["offset"].as_u64().unwrap(),
+                    v["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let shipped = frames(&capture("amqp10-fe2o3.jsonl"));
+    assert!(shipped.len() > 20, "{shipped:?}");
+    assert_eq!(frames(jsonl.to_str().unwrap()), shipped);
+
+    // And the pcapng rebuilt from that JSONL gets the same verdict.
+    let a = amqpeek(&["check", "--format", "json", &capture("amqp10-fe2o3.jsonl")]);
+    let b = amqpeek(&["check", "--format", "json", pcap.to_str().unwrap()]);
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&a.stdout).unwrap(),
+        serde_json::from_slice(&b.stdout).unwrap(),
+    );
+    assert_eq!(a["frames"], b["frames"]);
+    assert_eq!(a["warnings"], b["warnings"]);
+    assert_eq!(a["errors"], b["errors"]);
+}
+
+#[test]
+fn replay_without_a_terminal_prints_the_trace_with_credentials_masked() {
+    let out = amqpeek(&["replay", &capture("amqp091-lapin.pcapng")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trace = text(&out.stdout);
+    assert!(trace.contains("-> ch0 connection.start-ok"), "{trace}");
+    assert!(trace.contains("password=\"*****\""), "{trace}");
+    assert!(!trace.contains("password=\"guest\""));
+    assert!(trace.contains("basic.publish"));
+}
