@@ -1,10 +1,13 @@
 //! Relay benchmark: amqpeek (decoding on; decoding + JSONL capture) against a plain
 //! `tokio::io::copy_bidirectional` relay and a direct connection, in the same run, alternating.
 //!
-//! Workloads (AMQP 1.0 traffic built from literal bytes):
-//! - 1 MiB messages, one transfer frame each (throughput, client to server);
-//! - a flood of small transfers (throughput);
-//! - round trips of one small transfer through an echo server (latency).
+//! Workloads: spec-correct AMQP 1.0 connections (header, open, begin, attach, credit from the
+//! server, closing frames), so the inspector decodes and tracks state as for real traffic and
+//! reports nothing (asserted):
+//! - 1 MiB messages, one settled transfer frame each (throughput, client to server);
+//! - a flood of small settled transfers (throughput);
+//! - round trips of one small unsettled transfer and the server's accepting disposition
+//!   (latency).
 //!
 //! Run: `cargo bench --bench relay` (env `ROUNDS`, default 5). Prints medians and the ratios
 //! amqpeek / plain relay.
@@ -13,90 +16,93 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use amqpeek::event::Event;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::Sink;
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig};
 use amqpeek::sinks::{JsonOptions, JsonlSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Decodes (the Inspector runs) but writes nothing.
-struct NullSink;
+#[path = "support/mixes.rs"]
+mod mixes;
+
+/// Decodes (the Inspector runs) but writes nothing; counts the violations it is handed (the
+/// traffic is spec-correct, so any is a bug in the benchmark or the tracker).
+struct NullSink(Arc<AtomicU64>);
 impl Sink for NullSink {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
+        if let EventKind::Violation(v) = &ev.kind {
+            eprintln!("unexpected violation: {v:?}");
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
         std::hint::black_box(ev);
         Ok(())
     }
 }
 
-/// An AMQP 1.0 transfer frame on channel 0 carrying `payload` as one data section.
-fn transfer(delivery_id: u32, payload: &[u8]) -> Vec<u8> {
-    let mut perf = vec![0x00, 0x53, 0x14]; // described: transfer
-    let tag = delivery_id.to_be_bytes();
-    let mut fields = vec![0x43]; // handle: uint0
-    fields.push(0x70); // delivery-id: uint
-    fields.extend_from_slice(&delivery_id.to_be_bytes());
-    fields.extend_from_slice(&[0xa0, 4]); // delivery-tag: vbin8
-    fields.extend_from_slice(&tag);
-    fields.push(0x43); // message-format: uint0
-    fields.push(0x41); // settled: true
-    perf.push(0xc0); // list8
-    perf.push((fields.len() + 1) as u8);
-    perf.push(5);
-    perf.extend_from_slice(&fields);
-    let mut section = vec![0x00, 0x53, 0x75, 0xb0]; // data, vbin32
-    section.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    let size = 8 + perf.len() + section.len() + payload.len();
-    let mut f = Vec::with_capacity(size);
-    f.extend_from_slice(&(size as u32).to_be_bytes());
-    f.extend_from_slice(&[2, 0, 0, 0]);
-    f.extend_from_slice(&perf);
-    f.extend_from_slice(&section);
-    f.extend_from_slice(payload);
-    f
-}
+/// Bytes the counting server read on its last connection.
+static COUNTED: AtomicU64 = AtomicU64::new(0);
 
-fn stream(messages: usize, payload: usize) -> Vec<u8> {
-    let body = vec![0x5a; payload];
-    let mut s = b"AMQP\x00\x01\x00\x00".to_vec();
-    for i in 0..messages {
-        s.extend_from_slice(&transfer(i as u32, &body));
-    }
-    s
-}
-
-/// Reads to EOF, answers with the byte count, closes.
-async fn counting_server() -> SocketAddr {
+/// The AMQP 1.0 peer of a flood: reads the client's opening frames, answers with its own
+/// (granting `credit`), reads to EOF counting bytes, answers the client's closing frames, closes.
+async fn counting_server(credit: u32) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
+    let open_len = mixes::amqp10_client_open().len();
+    let server_open = mixes::amqp10_server_open(credit);
+    let server_close = mixes::amqp10_closing();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
             let _ = s.set_nodelay(true);
+            let (server_open, server_close) = (server_open.clone(), server_close.clone());
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 256 * 1024];
-                let mut total = 0u64;
+                if s.read_exact(&mut buf[..open_len]).await.is_err() {
+                    return;
+                }
+                let mut total = open_len as u64;
+                let _ = s.write_all(&server_open).await;
                 loop {
                     match s.read(&mut buf).await {
                         Ok(0) | Err(_) => break,
                         Ok(n) => total += n as u64,
                     }
                 }
-                let _ = s.write_all(&total.to_be_bytes()).await;
+                COUNTED.store(total, Ordering::SeqCst);
+                let _ = s.write_all(&server_close).await;
             });
         }
     });
     addr
 }
 
-async fn echo_server() -> SocketAddr {
+/// The AMQP 1.0 peer of the round trips: after the opening frames, answers every (unsettled,
+/// fixed-size) transfer with a disposition accepting it.
+async fn accepting_server(transfer_len: usize, credit: u32) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
+    let open_len = mixes::amqp10_client_open().len();
+    let server_open = mixes::amqp10_server_open(credit);
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
             let _ = s.set_nodelay(true);
+            let server_open = server_open.clone();
             tokio::spawn(async move {
-                let (mut r, mut w) = s.split();
-                let _ = tokio::io::copy(&mut r, &mut w).await;
+                let mut buf = vec![0u8; open_len.max(transfer_len)];
+                if s.read_exact(&mut buf[..open_len]).await.is_err() {
+                    return;
+                }
+                let _ = s.write_all(&server_open).await;
+                let mut id = 0u32;
+                while s.read_exact(&mut buf[..transfer_len]).await.is_ok() {
+                    if s.write_all(&mixes::amqp10_accept(id)).await.is_err() {
+                        return;
+                    }
+                    id += 1;
+                }
             });
         }
     });
@@ -130,40 +136,54 @@ async fn amqpeek_relay(target: SocketAddr, sinks: Vec<BoxSink>) -> SocketAddr {
     addr
 }
 
-/// Send `data`, half-close, wait for the server's count: bytes per second.
-async fn throughput(addr: SocketAddr, data: &[u8]) -> f64 {
+/// Run one flood: open, wait for the server's credit, send every transfer and the closing
+/// frames, half-close, read the server's closing frames. Bytes per second.
+async fn throughput(addr: SocketAddr, flood: &mixes::Flood) -> f64 {
     let start = Instant::now();
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.set_nodelay(true).unwrap();
-    s.write_all(data).await.unwrap();
+    let open_len = mixes::amqp10_client_open().len();
+    s.write_all(&flood.client[..open_len]).await.unwrap();
+    let mut back = vec![0u8; flood.server_open.len()];
+    s.read_exact(&mut back).await.unwrap();
+    s.write_all(&flood.client[open_len..]).await.unwrap();
     s.shutdown().await.unwrap();
-    let mut n = [0u8; 8];
-    s.read_exact(&mut n).await.unwrap();
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).await.unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(rest, flood.server_close, "the server's closing frames");
     assert_eq!(
-        u64::from_be_bytes(n),
-        data.len() as u64,
+        COUNTED.load(Ordering::SeqCst),
+        flood.client.len() as u64,
         "every byte relayed"
     );
-    data.len() as f64 / start.elapsed().as_secs_f64()
+    (flood.client.len() + flood.server_open.len() + rest.len()) as f64 / secs
 }
 
-/// Mean round-trip time of one small transfer through an echo server.
+/// Mean round-trip time of one small unsettled transfer and the disposition settling it.
 async fn round_trip(addr: SocketAddr, trips: usize) -> Duration {
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.set_nodelay(true).unwrap();
-    let hdr = b"AMQP\x00\x01\x00\x00";
-    s.write_all(hdr).await.unwrap();
-    let mut back = [0u8; 8];
+    s.write_all(&mixes::amqp10_client_open()).await.unwrap();
+    let mut back = vec![0u8; mixes::amqp10_server_open(RTT_CREDIT).len()];
     s.read_exact(&mut back).await.unwrap();
-    let frame = transfer(1, &[0x5a; 32]);
-    let mut buf = vec![0u8; frame.len()];
+    let mut buf = Vec::new();
     let start = Instant::now();
-    for _ in 0..trips {
+    for i in 0..trips as u32 {
+        let frame = mixes::amqp10_transfer_with(i, false, &RTT_PAYLOAD);
+        let answer = mixes::amqp10_accept(i);
         s.write_all(&frame).await.unwrap();
+        buf.resize(answer.len(), 0);
         s.read_exact(&mut buf).await.unwrap();
+        assert_eq!(buf, answer);
     }
     start.elapsed() / trips as u32
 }
+
+/// Payload of a round-trip transfer.
+const RTT_PAYLOAD: [u8; 32] = [0x5a; 32];
+/// Credit the round-trip server grants (more than any run's trips).
+const RTT_CREDIT: u32 = 1 << 20;
 
 /// Let an inspection side that is still catching up (up to a queue's worth of chunks) finish
 /// before the next measurement starts.
@@ -199,8 +219,18 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async move {
-        let counting = counting_server().await;
-        let echo = echo_server().await;
+        let (big_n, small_n, rtt_n) = if smoke {
+            (4, 2_000, 20)
+        } else {
+            (256, SMALL, 2000)
+        };
+        let counting = counting_server(mixes::FLOOD_CREDIT).await;
+        let echo = accepting_server(
+            mixes::amqp10_transfer_with(0, false, &RTT_PAYLOAD).len(),
+            RTT_CREDIT,
+        )
+        .await;
+        let violations = Arc::new(AtomicU64::new(0));
         let dir = tempfile::tempdir().unwrap();
         let jsonl = |name: &str| -> Vec<BoxSink> {
             let f = std::fs::File::create(dir.path().join(name)).unwrap();
@@ -209,7 +239,7 @@ fn main() {
                 JsonOptions::default(),
             ))]
         };
-        let null = || -> Vec<BoxSink> { vec![Box::new(NullSink)] };
+        let null = || -> Vec<BoxSink> { vec![Box::new(NullSink(violations.clone()))] };
         let targets: Vec<(&str, SocketAddr, SocketAddr)> = vec![
             ("direct", counting, echo),
             (
@@ -233,18 +263,14 @@ fn main() {
                 amqpeek_relay(echo, jsonl("e.jsonl")).await,
             ),
         ];
-        let (big_n, small_n, rtt_n) = if smoke {
-            (4, 2_000, 20)
-        } else {
-            (256, SMALL, 2000)
-        };
-        let big = stream(big_n, 1 << 20);
-        let small = stream(small_n, 32);
+        let big = mixes::amqp10_flood(big_n, 1 << 20);
+        let small = mixes::amqp10_flood(small_n, 32);
+        let warm = mixes::amqp10_flood(small_n / 10, 32);
         println!(
             "workloads: {} MiB of 1 MiB transfers; {} small transfers ({} MiB); {} rounds",
-            big.len() >> 20,
+            big.client.len() >> 20,
             small_n,
-            small.len() >> 20,
+            small.client.len() >> 20,
             rounds
         );
         let n = targets.len();
@@ -253,7 +279,7 @@ fn main() {
         let mut rtt = vec![Vec::new(); n];
         // Warm up every path once.
         for (_, c, e) in &targets {
-            throughput(*c, &small[..small.len() / 10]).await;
+            throughput(*c, &warm).await;
             round_trip(*e, rtt_n.min(100)).await;
         }
         for round in 0..rounds {
@@ -305,5 +331,13 @@ fn main() {
                 med[i].2 / plain.2
             );
         }
+        // Give the inspection threads time to finish the last run, then check the
+        // decode-only paths saw a spec-correct conversation.
+        settle().await;
+        assert_eq!(
+            violations.load(Ordering::Relaxed),
+            0,
+            "the benchmark traffic is spec-correct: the inspector must report nothing"
+        );
     });
 }
