@@ -5,7 +5,7 @@
 //! per batch. It must never be on the forwarding path: the relay writes a chunk to the peer
 //! before queueing it here.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::io;
 use std::net::SocketAddr;
 
@@ -90,8 +90,8 @@ pub(crate) fn run(
     mut sinks: Vec<BoxSink>,
     opts: InspectOptions,
 ) -> io::Result<()> {
-    let mut conns: HashMap<ConnId, Inspector> = HashMap::new();
-    let mut poisoned: HashSet<ConnId> = HashSet::new();
+    let mut conns: HashMap<ConnId, Inspector> = HashMap::default();
+    let mut poisoned: HashSet<ConnId> = HashSet::default();
     let mut events = Vec::new();
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut idle_polls = 0u32;

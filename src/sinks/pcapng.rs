@@ -6,8 +6,8 @@
 //! Complete blocks reach the file at each `flush`, so a reader sees a valid file between
 //! batches.
 
+use crate::hash::HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
@@ -66,7 +66,7 @@ impl<W: Write> PcapngSink<W> {
         writer.write_pcapng_block(idb).map_err(io_err)?;
         Ok(PcapngSink {
             writer,
-            conns: HashMap::new(),
+            conns: HashMap::default(),
             packets: Vec::new(),
         })
     }

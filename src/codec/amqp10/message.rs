@@ -8,7 +8,7 @@
 //! [`MAX_DELIVERY_BYTES`]; all in-progress deliveries together are capped at
 //! [`MAX_ASSEMBLING_BYTES`].
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use bytes::{Bytes, BytesMut};
 

@@ -26,7 +26,7 @@ pub mod session;
 mod session_frames;
 mod snapshot;
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::codec::amqp10::{Frame, FrameBody, Performative, TYPE_AMQP};
 use crate::codec::{AnyFrame, AnyMessage, ProtocolHeader};

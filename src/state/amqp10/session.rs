@@ -4,7 +4,7 @@
 //!
 //! Pure state; never panics on input; bounded by the frames seen.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use bytes::Bytes;
 
