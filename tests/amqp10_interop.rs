@@ -217,7 +217,7 @@ fn attach_with_source_target_and_filter() {
     let c = f.composite().unwrap();
     assert_eq!(c.fields.len(), 13); // trailing null properties omitted by fe2o3
     for (i, v) in c.fields.iter().enumerate() {
-        let span = c.span(i).unwrap();
+        let span = c.span(&f.raw, i).unwrap();
         let mut r = amqpeek::codec::Reader::new(f.raw.slice(span), 0);
         assert_eq!(&amqp10::value::decode(&mut r).unwrap(), v, "field {i}");
         assert!(r.is_empty());

@@ -332,8 +332,10 @@ proptest! {
                 prop_assert_eq!(c.def.name, def.name);
                 let Value::Described(d) = &v else { unreachable!() };
                 prop_assert_eq!(&Value::List(c.fields.clone()), &d.value);
-                // Spans tile the list body in order.
-                for w in c.spans.windows(2) {
+                // One span per field, tiling the list body in order.
+                let spans = c.spans(&f.raw);
+                prop_assert_eq!(spans.len(), c.fields.len());
+                for w in spans.windows(2) {
                     prop_assert_eq!(w[0].end, w[1].start);
                 }
                 prop_assert_eq!(f.name(), def.name);

@@ -1521,12 +1521,13 @@ pub fn frame_spans(frame: &AnyFrame) -> Option<Vec<(String, Range<usize>)>> {
     match frame {
         AnyFrame::Amqp10(f) => {
             let c = f.composite()?;
+            let spans = c.spans(&f.raw);
             let mut out: Vec<(String, Range<usize>)> = c
                 .def
                 .fields
                 .iter()
-                .enumerate()
-                .filter_map(|(i, fd)| Some((fd.name.to_string(), c.span(i)?)))
+                .zip(spans)
+                .map(|(fd, span)| (fd.name.to_string(), span))
                 .collect();
             if !f.payload().is_empty() {
                 out.push((

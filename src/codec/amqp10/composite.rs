@@ -7,6 +7,8 @@
 
 use std::ops::Range;
 
+use bytes::Bytes;
+
 use super::tables;
 use super::value::{self, Described, Descriptor, Kind, MAX_DEPTH, Value, code};
 use crate::codec::{DecodeError, ErrorKind, Reader};
@@ -184,8 +186,6 @@ pub struct Composite {
     pub descriptor: Descriptor,
     /// The fields present on the wire, in order (`Null` for encoded-absent ones).
     pub fields: Vec<Value>,
-    /// Each field's byte span (relative to the raw frame start), parallel to `fields`.
-    pub spans: Vec<Range<u32>>,
     /// Span of the whole described list (relative to the raw frame start).
     pub span: Range<u32>,
 }
@@ -199,14 +199,49 @@ impl Composite {
     pub fn get_named(&self, name: &str) -> Option<&Value> {
         self.def.field_index(name).and_then(|i| self.get(i))
     }
-    /// Field `i`'s byte span within the raw frame.
-    pub fn span(&self, i: usize) -> Option<Range<usize>> {
-        self.spans.get(i).map(|r| r.start as usize..r.end as usize)
+    /// Each field's byte span within `raw`, the frame this composite was decoded from.
+    ///
+    /// Decoding keeps no per-field positions (only the hex highlight, secret masking of rare
+    /// frames and error reports need them); they are found again by re-reading the list.
+    pub fn spans(&self, raw: &Bytes) -> Vec<Range<usize>> {
+        scan_field_spans(raw, self.span.start as usize).unwrap_or_default()
     }
-    /// Field `name`'s byte span within the raw frame.
-    pub fn span_named(&self, name: &str) -> Option<Range<usize>> {
-        self.def.field_index(name).and_then(|i| self.span(i))
+    /// Field `i`'s byte span within `raw`, the frame this composite was decoded from.
+    pub fn span(&self, raw: &Bytes, i: usize) -> Option<Range<usize>> {
+        self.spans(raw).get(i).cloned()
     }
+    /// Field `name`'s byte span within `raw`, the frame this composite was decoded from.
+    pub fn span_named(&self, raw: &Bytes, name: &str) -> Option<Range<usize>> {
+        self.def.field_index(name).and_then(|i| self.span(raw, i))
+    }
+}
+
+/// The byte span (within `raw`) of each field of the described list starting at `raw[start]`.
+fn scan_field_spans(raw: &Bytes, start: usize) -> Result<Vec<Range<usize>>, DecodeError> {
+    let mut r = Reader::at(raw.clone(), start, 0);
+    if r.u8()? != code::DESCRIBED {
+        return Ok(Vec::new());
+    }
+    value::decode_descriptor(&mut r, 1)?;
+    let count = match r.u8()? {
+        code::LIST8 => {
+            r.u8()?;
+            usize::from(r.u8()?)
+        }
+        code::LIST32 => {
+            r.u32()?;
+            r.u32()? as usize
+        }
+        _ => 0,
+    };
+    // Each field takes at least one byte: never reserve beyond what the bytes can hold.
+    let mut out = Vec::with_capacity(count.min(r.remaining()));
+    for _ in 0..count {
+        let s = r.position();
+        value::decode_at(&mut r, 2)?;
+        out.push(s..r.position());
+    }
+    Ok(out)
 }
 
 /// Decode a described list that must be a known composite, recording each field's span
@@ -246,7 +281,6 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
     let list_at = r.offset();
     let lc = r.u8().map_err(|e| e.within(def.name))?;
     let mut fields = Vec::new();
-    let mut spans = Vec::new();
     match lc {
         code::LIST0 => {}
         code::LIST8 | code::LIST32 => {
@@ -282,9 +316,7 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
             }
             let count = count as usize;
             fields.reserve_exact(count);
-            spans.reserve_exact(count);
             for i in 0..count {
-                let fstart = r.offset();
                 let v = value::decode_at(r, 2).map_err(|e| {
                     let e = match def.fields.get(i) {
                         Some(f) => e.within(f.name),
@@ -292,7 +324,6 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
                     };
                     e.within(def.name)
                 })?;
-                spans.push(rel(fstart)..rel(r.offset()));
                 fields.push(v);
             }
             value::finish(r, end).map_err(|e| e.within(def.name))?;
@@ -308,12 +339,20 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
             .within(def.name));
         }
     }
-    check_fields(def, &fields, &spans, frame_start, 1).map_err(|e| e.within(def.name))?;
+    if check_fields(def, &fields, &[], frame_start, 1).is_err() {
+        // Check again with each field's position, so the error points at the field.
+        let start = start.saturating_sub(frame_start) as usize;
+        let spans: Vec<Range<u32>> = scan_field_spans(r.buffer(), start)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.start as u32..s.end as u32)
+            .collect();
+        check_fields(def, &fields, &spans, frame_start, 1).map_err(|e| e.within(def.name))?;
+    }
     Ok(Composite {
         def,
         descriptor,
         fields,
-        spans,
         span: rel(start)..rel(r.offset()),
     })
 }
@@ -439,22 +478,33 @@ pub fn check_described(
     at: u64,
     depth: usize,
 ) -> Result<(), DecodeError> {
+    check_value(def, &d.value, at, depth)
+}
+
+/// Check the value of a described type (its descriptor already resolved to `def`) against the
+/// definition, recursively for nested composites.
+pub fn check_value(
+    def: &'static CompositeDef,
+    value: &Value,
+    at: u64,
+    depth: usize,
+) -> Result<(), DecodeError> {
     if depth > MAX_DEPTH {
         return Err(DecodeError::new(at, ErrorKind::TooDeep(MAX_DEPTH)));
     }
     if def.is_list() {
-        match &d.value {
+        match value {
             Value::List(items) => check_fields(def, items, &[], at, depth),
             other => Err(unexpected(at, "list", other)),
         }
     } else {
         let ok = match def.source {
-            "map" | "annotations" => matches!(d.value, Value::Map(_)),
-            "binary" => matches!(d.value, Value::Binary(_)),
-            "list" => matches!(d.value, Value::List(_)),
+            "map" | "annotations" => matches!(value, Value::Map(_)),
+            "binary" => matches!(value, Value::Binary(_)),
+            "list" => matches!(value, Value::List(_)),
             _ => {
                 // `*` (amqp-value): check a known composite inside it.
-                if let Value::Described(inner) = &d.value
+                if let Value::Described(inner) = value
                     && let Some(idef) = lookup_descriptor(&inner.descriptor)
                 {
                     check_described(idef, inner, at, depth + 1).map_err(|e| e.within(idef.name))?;
@@ -472,7 +522,7 @@ pub fn check_described(
                     "list" => "list",
                     _ => "map",
                 },
-                &d.value,
+                value,
             ))
         }
     }

@@ -13,7 +13,7 @@ use crate::hash::HashMap;
 use bytes::{Bytes, BytesMut};
 
 use super::Frame;
-use super::composite::{check_described, lookup_descriptor};
+use super::composite::{check_value, lookup_descriptor};
 use super::fields::{FieldList, Map};
 use super::performative::Performative;
 use super::render::fields_json;
@@ -110,30 +110,40 @@ impl Message {
     /// Decode `payload` (whose first byte sits at absolute `offset`) into sections.
     pub fn decode_sections(payload: &Bytes, offset: u64) -> Result<Vec<Section>, DecodeError> {
         let mut r = Reader::new(payload.clone(), offset);
-        let mut sections = Vec::new();
+        // Most messages are one to three sections.
+        let mut sections = Vec::with_capacity(2);
         while !r.is_empty() {
             let start = r.position();
             let at = r.offset();
-            let v = value::decode(&mut r).map_err(|e| e.within("message"))?;
-            let def = v
-                .as_described()
-                .and_then(|d| lookup_descriptor(&d.descriptor))
-                .filter(|def| def.provides("section"));
-            let (Some(def), Value::Described(d)) = (def, v) else {
-                return Err(DecodeError::new(
+            let not_a_section = || {
+                DecodeError::new(
                     at,
                     ErrorKind::UnexpectedType {
                         expected: "message section",
                         found: "other value",
                     },
                 )
-                .within("message"));
+                .within("message")
             };
-            check_described(def, &d, at, 1).map_err(|e| e.within(def.name).within("message"))?;
+            if r.peek_u8()? != value::code::DESCRIBED {
+                // Not a described value: decode it (its own errors first), then refuse it.
+                value::decode(&mut r).map_err(|e| e.within("message"))?;
+                return Err(not_a_section());
+            }
+            r.u8()?;
+            // Decoded in place: descriptor, then the value, with no boxed `Described`.
+            let descriptor =
+                value::decode_descriptor(&mut r, 1).map_err(|e| e.within("message"))?;
+            let def = lookup_descriptor(&descriptor).filter(|def| def.provides("section"));
+            let v = value::decode_at(&mut r, 1).map_err(|e| e.within("message"))?;
+            let Some(def) = def else {
+                return Err(not_a_section());
+            };
+            check_value(def, &v, at, 1).map_err(|e| e.within(def.name).within("message"))?;
             sections.push(Section {
                 name: def.name,
                 code: def.code,
-                value: d.value,
+                value: v,
                 span: start..r.position(),
             });
         }

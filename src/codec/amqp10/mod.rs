@@ -157,7 +157,7 @@ impl Frame {
 
     /// Byte span (within the raw frame) of the top-level field `name`, for hex highlighting.
     pub fn field_span(&self, name: &str) -> Option<Range<usize>> {
-        self.composite()?.span_named(name)
+        self.composite()?.span_named(&self.raw, name)
     }
 
     /// One line in the shape of Qpid Proton's frame trace, e.g.

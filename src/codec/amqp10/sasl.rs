@@ -117,14 +117,14 @@ fn binary_content(raw: &[u8], span: Range<usize>) -> Option<Range<usize>> {
 /// Credential ranges (relative to the raw frame) of a SASL frame: for sasl-init with PLAIN the
 /// password of `authzid NUL authcid NUL passwd`, for other mechanisms the whole
 /// initial-response; for sasl-response the whole response.
-pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &[u8]) -> Vec<Range<usize>> {
+pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &Bytes) -> Vec<Range<usize>> {
     match sasl {
         SaslFrame::Init {
             mechanism,
             initial_response: Some(resp),
             ..
         } => {
-            let Some(content) = c.span(1).and_then(|s| binary_content(raw, s)) else {
+            let Some(content) = c.span(raw, 1).and_then(|s| binary_content(raw, s)) else {
                 return Vec::new();
             };
             if mechanism.as_str().eq_ignore_ascii_case("PLAIN") {
@@ -145,7 +145,7 @@ pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &[u8]) -> Vec<Range<u
             }
         }
         SaslFrame::Response { .. } => c
-            .span(0)
+            .span(raw, 0)
             .and_then(|s| binary_content(raw, s))
             .filter(|r| !r.is_empty())
             .into_iter()
