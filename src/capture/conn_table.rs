@@ -7,10 +7,12 @@
 //! once closed. Memory is bounded per connection (reassembly and resync buffers) and by the
 //! number of connections tracked.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use bytes::{Bytes, BytesMut};
+
+use crate::hash::HashMap;
 
 use super::link::TcpSegment;
 use super::source::SourceEvent;
@@ -114,7 +116,7 @@ impl ConnTable {
     pub fn new(opts: CaptureOptions) -> Self {
         ConnTable {
             opts,
-            flows: HashMap::new(),
+            flows: HashMap::default(),
             next_conn: 1,
             tick: 0,
             out: VecDeque::new(),

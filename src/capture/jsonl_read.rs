@@ -5,7 +5,7 @@
 //! Streams line by line; holds only per-connection offsets. A line that is not valid JSON or
 //! lacks a needed field yields an error naming its byte offset, and reading goes on.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::io::BufRead;
 use std::net::SocketAddr;
 
@@ -53,7 +53,7 @@ impl<R: BufRead> JsonlSource<R> {
             src,
             line: Vec::new(),
             file_offset: 0,
-            dirs: HashMap::new(),
+            dirs: HashMap::default(),
             out: Default::default(),
             done: false,
         }

@@ -71,7 +71,7 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
     };
     let payload = frame.payload();
     // Cheap pre-check: most transfers are not CBS; only decode the sections when they can be.
-    if t.more || t.aborted || !contains(payload, b"put-token") {
+    if t.more || t.aborted || !contains_put_token(payload) {
         return Vec::new();
     }
     let Ok(sections) = Message::decode_sections(payload, frame.payload_abs_offset()) else {
@@ -94,8 +94,11 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
         .collect()
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// True when `hay` holds `put-token` (a SIMD substring search: this runs on every transfer).
+fn contains_put_token(hay: &[u8]) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"put-token"));
+    FINDER.find(hay).is_some()
 }
 
 /// A summary of a CBS message for the JSON `"cbs"` key: a put-token request
