@@ -230,12 +230,13 @@ impl StreamDecoder {
     /// Keep the incomplete tail of `buf` (from `consumed`) and note how many bytes the unit it
     /// starts needs, so that a large frame is not re-examined (and re-copied) per chunk.
     fn keep_rest(&mut self, buf: &Bytes, consumed: usize) {
+        /// Most bytes reserved for an incomplete frame beyond those already received.
+        const MAX_AHEAD: usize = 64 * 1024;
         self.need = 0;
         if self.mode == Mode::Opaque {
             return;
         }
         if let Some(rest) = buf.get(consumed..).filter(|r| !r.is_empty()) {
-            self.pending.extend_from_slice(rest);
             let size = match self.mode {
                 Mode::Amqp10 => amqp10::frame_size(rest),
                 Mode::Amqp091 => amqp091::frame_size(rest),
@@ -243,7 +244,13 @@ impl StreamDecoder {
             };
             if let Ok(Some(size)) = size {
                 self.need = size;
+                // Room for the whole frame up front (one allocation instead of a realloc per
+                // chunk), but never more than a read's worth beyond the bytes present: a
+                // claimed size is not trusted.
+                self.pending
+                    .reserve(size.clamp(rest.len(), rest.len() + MAX_AHEAD));
             }
+            self.pending.extend_from_slice(rest);
         }
     }
 
