@@ -8,6 +8,10 @@
 //! `BODY`, bytes per message, default 1024). Under `cargo test` it runs one small round as a
 //! smoke test; without a broker it skips, unless `CI` is set, where it fails.
 
+/// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{self, BufWriter};
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -12,6 +12,10 @@
 //! Run: `cargo bench --bench relay` (env `ROUNDS`, default 5). Prints medians and the ratios
 //! amqpeek / plain relay.
 
+/// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -5,6 +5,10 @@
 //! `codec_profile <amqp10|amqp091|amqp091-stream> [rounds]` prints the frames decoded; divide
 //! the instruction count of the run (minus a run with 0 rounds, for setup) by it.
 
+/// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 
 #[path = "../benches/support/mixes.rs"]
