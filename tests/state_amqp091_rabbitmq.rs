@@ -282,6 +282,21 @@ async fn lapin_acking_an_unknown_tag_is_reported_once() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(!ch.status().connected(), "the broker closed the channel");
+        // lapin reports the channel closed when the broker's channel.close arrives, before
+        // its close-ok is on the wire; closing the connection at once can put connection.close
+        // ahead of channel.close-ok (a real frame-after-close by lapin, seen once). Wait until
+        // the relay has carried the close-ok, so the test judges one deterministic exchange.
+        for _ in 0..100 {
+            let c2s: Vec<_> = relay
+                .chunks_so_far()
+                .into_iter()
+                .filter(|c| c.0 == Dir::C2S)
+                .collect();
+            if replay(&c2s).1.iter().any(|n| n == "channel.close-ok") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         conn.close(200, "bye".into()).await.unwrap();
     })
     .await
