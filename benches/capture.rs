@@ -1,6 +1,7 @@
 //! Capture throughput: a large generated pcapng of realistic, spec-correct AMQP 0-9-1 and 1.0
 //! conversations (written by `PcapngSink`), read back (a) through `capture::open` alone (block
-//! parsing, link/IP/TCP decoding, reassembly), (b) as `amqpeek check` does (Replayer + CheckReport),
+//! parsing, link/IP/TCP decoding, reassembly), (b) as `amqpeek check` does, by the same code
+//! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
 //! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (Replayer + JsonlSink to a file), and
 //! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, timed once in the same run.
 //!
@@ -12,6 +13,7 @@
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -22,6 +24,7 @@ use amqpeek::codec::amqp091::{
 };
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
+use amqpeek::replay::parallel;
 use amqpeek::sinks::check::CheckReport;
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink};
@@ -591,27 +594,13 @@ fn read_all(path: &Path) -> u64 {
     bytes
 }
 
-/// (b) What `amqpeek check` does: read, reassemble, decode, track state, collect the verdict.
-/// Returns the report and the frames decoded.
-fn check(path: &Path) -> (CheckReport, u64) {
-    let mut replayer = amqpeek::replay::Replayer::new(InspectOptions {
-        show_secrets: false,
-        emit_data: false,
-    });
-    let mut report = CheckReport::new();
-    let mut out = Vec::with_capacity(4096);
-    for ev in capture::open(path, CaptureOptions::default()).unwrap() {
-        replayer.feed(ev, &mut out);
-        for e in out.drain(..) {
-            report.event(&e).unwrap();
-        }
-    }
-    replayer.finish(&mut out);
-    for e in out.drain(..) {
-        report.event(&e).unwrap();
-    }
-    let frames = replayer.stats().frames;
-    (report, frames)
+/// (b) What `amqpeek check [--jobs N]` does, by the same code: read, reassemble, decode, track
+/// state, collect the verdict, with the connections spread over `jobs` threads. Returns the
+/// report and the frames decoded.
+fn check(path: &Path, jobs: NonZeroUsize) -> (CheckReport, u64) {
+    let source = capture::open(path, CaptureOptions::default()).unwrap();
+    let run = parallel::check(source, jobs);
+    (run.report, run.stats.frames)
 }
 
 /// (c) What `amqpeek replay CAPTURE --no-tui --quiet --jsonl OUT` does; returns bytes written.
@@ -668,6 +657,7 @@ fn tshark(path: &Path) -> Option<(f64, u64)> {
 
 /// Best-of-a-few timings of (a), (b), (c) and one of (d), printed next to (b)'s, with the ratios to tshark.
 fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
+    let jobs = parallel::default_jobs();
     let size = std::fs::metadata(path).unwrap().len();
     let mbs = |secs: f64| size as f64 / 1e6 / secs;
     let fps = |secs: f64| frames as f64 / secs;
@@ -682,8 +672,9 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
             .fold((f64::MAX, 0), |a, b| if b.0 < a.0 { b } else { a })
     };
     let (read_secs, payload) = best(3, &mut || read_all(path));
-    let (c, _) = best(2, &mut || check(path).1);
+    let (c, _) = best(2, &mut || check(path, jobs).1);
     let check_secs = check_secs.min(c);
+    let (check1_secs, _) = best(2, &mut || check(path, NonZeroUsize::MIN).1);
     let (jsonl_secs, jsonl_bytes) = best(2, &mut || replay_jsonl(path, jsonl_out));
     let line = |what: &str, secs: f64| {
         eprintln!(
@@ -693,7 +684,8 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
         )
     };
     line("(a) read+reassemble", read_secs);
-    line("(b) check", check_secs);
+    line(&format!("(b) check (--jobs {jobs})"), check_secs);
+    line("(b1) check --jobs 1", check1_secs);
     line("(c) replay --jsonl", jsonl_secs);
     eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
     if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
@@ -735,10 +727,19 @@ fn bench(c: &mut Criterion) {
         size as f64 / 1e6
     );
 
-    // The capture must be clean traffic: every frame decoded, no violation at all.
+    // The capture must be clean traffic: every frame decoded, no violation at all, whatever
+    // the number of threads.
+    let jobs = parallel::default_jobs();
+    eprintln!("check uses --jobs {jobs} (the available parallelism)");
     let t = Instant::now();
-    let (report, decoded) = check(&path);
+    let (report, decoded) = check(&path, jobs);
     let check_secs = t.elapsed().as_secs_f64();
+    let (report1, decoded1) = check(&path, NonZeroUsize::MIN);
+    assert_eq!(
+        (report1.totals(), decoded1, report1.groups().len()),
+        (report.totals(), decoded, report.groups().len()),
+        "one thread and {jobs} threads disagree"
+    );
     assert!(
         report.groups().is_empty(),
         "the generated capture has violations:\n{}",
@@ -760,7 +761,10 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Bytes(size));
     g.bench_function("read_reassemble", |b| b.iter(|| read_all(&path)));
-    g.bench_function("check", |b| b.iter(|| check(&path).1));
+    g.bench_function("check", |b| b.iter(|| check(&path, jobs).1));
+    g.bench_function("check_jobs1", |b| {
+        b.iter(|| check(&path, NonZeroUsize::MIN).1)
+    });
     g.bench_function("replay_jsonl", |b| {
         b.iter(|| replay_jsonl(&path, &jsonl_out))
     });

@@ -96,6 +96,10 @@ pub struct CheckArgs {
     /// Write the verdict to PATH instead of stdout.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Threads inspecting connections [default: the number of CPUs]; 1 does everything on one
+    /// thread. The verdict is the same whatever the number.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.

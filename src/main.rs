@@ -17,8 +17,8 @@ use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
 use amqpeek::event::Severity;
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
-use amqpeek::replay::Replayer;
-use amqpeek::sinks::check::{CheckReport, Format, ViolationCounter};
+use amqpeek::replay::parallel;
+use amqpeek::sinks::check::{Format, ViolationCounter};
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink, jsonl};
 use amqpeek::tui::{self, TuiOptions};
@@ -393,23 +393,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let mut report = CheckReport::new();
-    let mut replayer = Replayer::new(InspectOptions {
-        show_secrets: false,
-        emit_data: false,
-    });
-    let mut out = Vec::with_capacity(4096);
-    for ev in source {
-        replayer.feed(ev, &mut out);
-        for e in out.drain(..) {
-            report.event(&e)?;
-        }
-    }
-    replayer.finish(&mut out);
-    for e in out.drain(..) {
-        report.event(&e)?;
-    }
-    let stats = replayer.stats().clone();
+    let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
+    let parallel::CheckRun { report, stats, .. } = parallel::check(source, jobs);
     report_read_errors(&stats);
     if stats.nothing_readable() {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
