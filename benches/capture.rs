@@ -2,7 +2,8 @@
 //! conversations (written by `PcapngSink`), read back (a) through `capture::open` alone (block
 //! parsing, link/IP/TCP decoding, reassembly), (b) as `amqpeek check` does, by the same code
 //! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
-//! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (Replayer + JsonlSink to a file), and
+//! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`replay::ordered::replay`, JSONL to
+//! a file, with the default `--jobs` and with `--jobs 1`), and
 //! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, timed once in the same run.
 //!
 //! The setup asserts that the generated capture checks clean (zero violations), so the numbers
@@ -24,10 +25,11 @@ use amqpeek::codec::amqp091::{
 };
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
+use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel;
+use amqpeek::sinks::JsonOptions;
 use amqpeek::sinks::check::CheckReport;
 use amqpeek::sinks::pcapng::PcapngSink;
-use amqpeek::sinks::{JsonOptions, JsonlSink};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -603,20 +605,21 @@ fn check(path: &Path, jobs: NonZeroUsize) -> (CheckReport, u64) {
     (run.report, run.stats.frames)
 }
 
-/// (c) What `amqpeek replay CAPTURE --no-tui --quiet --jsonl OUT` does; returns bytes written.
-fn replay_jsonl(path: &Path, out: &Path) -> u64 {
-    let file = File::create(out).unwrap();
-    let mut sink = JsonlSink::new(
-        BufWriter::with_capacity(256 * 1024, file),
-        JsonOptions::default(),
-    );
+/// (c) What `amqpeek replay CAPTURE --no-tui --quiet --jsonl OUT [--jobs N]` does, by the same
+/// code (`replay::ordered::replay`); returns bytes written.
+fn replay_jsonl(path: &Path, out: &Path, jobs: NonZeroUsize) -> u64 {
+    let mut file = BufWriter::with_capacity(256 * 1024, File::create(out).unwrap());
     let source = capture::open(path, CaptureOptions::default()).unwrap();
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: false,
     };
-    amqpeek::replay::run(source, opts, &mut [&mut sink]).unwrap();
-    drop(sink);
+    let mut outputs = [Output {
+        render: Render::Jsonl(JsonOptions::default()),
+        out: &mut file,
+    }];
+    ordered::replay(source, opts, jobs, &mut outputs).unwrap();
+    drop(file);
     std::fs::metadata(out).unwrap().len()
 }
 
@@ -675,7 +678,8 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
     let (c, _) = best(2, &mut || check(path, jobs).1);
     let check_secs = check_secs.min(c);
     let (check1_secs, _) = best(2, &mut || check(path, NonZeroUsize::MIN).1);
-    let (jsonl_secs, jsonl_bytes) = best(2, &mut || replay_jsonl(path, jsonl_out));
+    let (jsonl_secs, jsonl_bytes) = best(2, &mut || replay_jsonl(path, jsonl_out, jobs));
+    let (jsonl1_secs, _) = best(2, &mut || replay_jsonl(path, jsonl_out, NonZeroUsize::MIN));
     let line = |what: &str, secs: f64| {
         eprintln!(
             "{what:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s",
@@ -686,7 +690,8 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
     line("(a) read+reassemble", read_secs);
     line(&format!("(b) check (--jobs {jobs})"), check_secs);
     line("(b1) check --jobs 1", check1_secs);
-    line("(c) replay --jsonl", jsonl_secs);
+    line(&format!("(c) replay --jsonl (--jobs {jobs})"), jsonl_secs);
+    line("(c1) replay --jsonl --jobs 1", jsonl1_secs);
     eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
     if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
         match tshark(path) {
@@ -766,7 +771,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| check(&path, NonZeroUsize::MIN).1)
     });
     g.bench_function("replay_jsonl", |b| {
-        b.iter(|| replay_jsonl(&path, &jsonl_out))
+        b.iter(|| replay_jsonl(&path, &jsonl_out, jobs))
     });
     g.finish();
 }

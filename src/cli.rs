@@ -79,6 +79,11 @@ pub struct ReplayArgs {
     /// Outputs.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Threads decoding connections when writing only `--jsonl` and/or the trace [default: the
+    /// number of CPUs]; 1 does everything on one thread. The output is the same whatever the
+    /// number.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// `amqpeek check`.

@@ -4,8 +4,11 @@
 //! exactly as a live connection does, and the resulting [`Event`]s go to the sinks. A bug
 //! reproduced from a capture is the same bug.
 //!
-//! [`parallel`] runs `amqpeek check` over several threads, one [`Replayer`] per thread.
+//! [`parallel`] runs `amqpeek check` over several threads, one [`Replayer`] per thread;
+//! [`ordered`] does the same for a replay into outputs that need capture order (JSONL, trace).
 
+pub mod deal;
+pub mod ordered;
 pub mod parallel;
 
 use std::collections::HashMap;

@@ -112,6 +112,30 @@ fn jobs_change_nothing_in_the_verdict_or_the_exit_status() {
 }
 
 #[test]
+fn replay_writes_the_same_jsonl_and_trace_whatever_the_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["amqp10-fe2o3.pcapng", "amqp091-bad-ack.jsonl"] {
+        let mut seen = Vec::new();
+        for jobs in ["1", "3"] {
+            let jsonl = dir.path().join(format!("{jobs}.jsonl"));
+            let out = amqpeek(&[
+                "replay",
+                "--no-tui",
+                "--jobs",
+                jobs,
+                "--jsonl",
+                jsonl.to_str().unwrap(),
+                &capture(file),
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            seen.push((text(&out.stdout), std::fs::read(&jsonl).unwrap()));
+        }
+        assert!(seen[0].0.lines().count() > 40, "{file}: {}", seen[0].0);
+        assert!(seen[0] == seen[1], "{file}: 1 and 3 jobs differ");
+    }
+}
+
+#[test]
 fn replay_converts_pcapng_to_jsonl_and_back_with_the_same_frames_and_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let jsonl: PathBuf = dir.path().join("from-pcap.jsonl");

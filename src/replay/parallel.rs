@@ -10,29 +10,19 @@
 //! the number of threads and however the connections were dealt.
 //!
 //! Memory stays bounded: events travel in batches over bounded channels, and the reader waits
-//! when a worker is behind. A new connection goes to the worker with the least work queued.
+//! when a worker is behind (see [`super::deal`]).
 
-use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, sync_channel};
 
+use super::deal::{Dealer, QUEUE_BATCHES, ToWorker};
 use super::{ReplayStats, Replayer};
 use crate::capture::SourceEvent;
 use crate::event::{ConnId, Event, EventKind, Timestamp, Violation};
 use crate::pipeline::InspectOptions;
 use crate::sinks::check::CheckReport;
 
-/// Events per batch at most.
-const BATCH_EVENTS: usize = 512;
-/// Weight (payload bytes plus [`EVENT_WEIGHT`] per event) at which a batch is sent.
-const BATCH_WEIGHT: usize = 256 * 1024;
-/// What an event weighs besides its payload bytes.
-const EVENT_WEIGHT: usize = 64;
-/// Batches queued per worker before the reader waits: with [`BATCH_WEIGHT`], about 4 MB of
-/// capture per worker, enough to keep every worker busy on a capture whose connections come
-/// one after another.
-const QUEUE_BATCHES: usize = 16;
 /// The source event number given to what the end of the capture produces (after every event).
 const AT_END: u64 = u64::MAX;
 
@@ -97,21 +87,6 @@ fn sequential(source: impl IntoIterator<Item = SourceEvent>) -> CheckRun {
     }
 }
 
-/// Source events for one worker, with their numbers in the capture.
-#[derive(Default)]
-struct Batch {
-    events: Vec<(u64, SourceEvent)>,
-    weight: usize,
-}
-
-/// What the reader sends a worker.
-enum ToWorker {
-    /// Events of the worker's connections, in capture order.
-    Batch(Batch),
-    /// The capture ended at this time: close what is still open, and stop.
-    End(Timestamp),
-}
-
 /// What one worker found.
 #[derive(Default)]
 struct Shard {
@@ -167,98 +142,6 @@ fn work(rx: Receiver<ToWorker>, load: &AtomicUsize) -> Shard {
     shard
 }
 
-/// Deals source events to the workers, a connection's events always to the same one.
-struct Dealer<'a> {
-    txs: Vec<SyncSender<ToWorker>>,
-    /// Weight sent to each worker and not yet replayed.
-    loads: &'a [AtomicUsize],
-    pending: Vec<Batch>,
-    routes: HashMap<ConnId, usize>,
-    /// The last connection routed and its worker (consecutive events are often one
-    /// connection's).
-    last: Option<(ConnId, usize)>,
-}
-
-impl<'a> Dealer<'a> {
-    fn new(txs: Vec<SyncSender<ToWorker>>, loads: &'a [AtomicUsize]) -> Self {
-        Dealer {
-            pending: txs.iter().map(|_| Batch::default()).collect(),
-            txs,
-            loads,
-            routes: HashMap::new(),
-            last: None,
-        }
-    }
-
-    /// The worker of `conn`; a new connection goes to the one with the least work waiting.
-    fn route(&mut self, conn: ConnId) -> usize {
-        if let Some((c, w)) = self.last
-            && c == conn
-        {
-            return w;
-        }
-        let w = match self.routes.get(&conn) {
-            Some(&w) => w,
-            None => {
-                let w = (0..self.txs.len())
-                    .min_by_key(|&w| self.loads[w].load(Ordering::Relaxed) + self.pending[w].weight)
-                    .unwrap_or(0);
-                self.routes.insert(conn, w);
-                w
-            }
-        };
-        self.last = Some((conn, w));
-        w
-    }
-
-    /// Queue source event `seq` of connection `conn` for its worker; false when the worker is
-    /// gone (it panicked).
-    fn deal(&mut self, seq: u64, conn: ConnId, ev: SourceEvent) -> bool {
-        let w = self.route(conn);
-        let weight = EVENT_WEIGHT
-            + match &ev {
-                SourceEvent::Chunk(c) => c.bytes.len(),
-                _ => 0,
-            };
-        if matches!(ev, SourceEvent::Close { .. }) {
-            // Its inspector is gone: should the connection number come back, it starts afresh,
-            // on whichever worker.
-            self.routes.remove(&conn);
-            self.last = None;
-        }
-        let batch = &mut self.pending[w];
-        if batch.events.capacity() == 0 {
-            batch.events.reserve(BATCH_EVENTS);
-        }
-        batch.events.push((seq, ev));
-        batch.weight += weight;
-        if batch.events.len() >= BATCH_EVENTS || batch.weight >= BATCH_WEIGHT {
-            return self.send(w);
-        }
-        true
-    }
-
-    /// Send worker `w` its pending batch; false when the worker is gone.
-    fn send(&mut self, w: usize) -> bool {
-        let batch = std::mem::take(&mut self.pending[w]);
-        if batch.events.is_empty() {
-            return true;
-        }
-        self.loads[w].fetch_add(batch.weight, Ordering::Relaxed);
-        self.txs[w].send(ToWorker::Batch(batch)).is_ok()
-    }
-
-    /// Send every pending batch, then the end of the capture.
-    fn end(mut self, last_ts: Timestamp) {
-        for w in 0..self.txs.len() {
-            // A worker that is gone is noticed when joined.
-            if self.send(w) {
-                let _ = self.txs[w].send(ToWorker::End(last_ts));
-            }
-        }
-    }
-}
-
 /// `jobs` workers fed by the calling thread.
 fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -> CheckRun {
     let loads: Vec<AtomicUsize> = (0..jobs.get()).map(|_| AtomicUsize::new(0)).collect();
@@ -280,7 +163,7 @@ fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -
             }
             match ev.conn() {
                 Some(conn) => {
-                    if !dealer.deal(seq as u64, conn, ev) {
+                    if dealer.deal(seq as u64, conn, ev).is_err() {
                         break;
                     }
                 }
@@ -295,7 +178,11 @@ fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -
                 }
             }
         }
-        dealer.end(last_ts);
+        // The workers' channels close here; a worker that is gone is noticed when joined.
+        match dealer.send_round() {
+            Ok(_) => dealer.end(last_ts),
+            Err(_) => drop(dealer),
+        }
         let shards: Vec<Shard> = workers
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))

@@ -1,7 +1,8 @@
-//! `check` with several threads gives exactly the single-threaded verdict and statistics: on
-//! the shipped captures, and on a generated capture of many interleaved connections (copies of
-//! the shipped conversations, some corrupted, cut short, missing bytes or reset), as pcapng
-//! and as JSONL (with some connections never closed and an unreadable line).
+//! `check` and `replay` with several threads give exactly the single-threaded verdict, outputs
+//! (JSONL and trace, byte for byte) and statistics: on the shipped captures, and on a generated
+//! capture of many interleaved connections (copies of the shipped conversations, some
+//! corrupted, cut short, missing bytes or reset), as pcapng and as JSONL (with some
+//! connections never closed and an unreadable line).
 
 use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
@@ -11,6 +12,8 @@ use std::path::{Path, PathBuf};
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
 use amqpeek::event::{CloseInfo, ConnId, Dir, Event, EventKind, Severity, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
+use amqpeek::replay::ReplayStats;
+use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel::{self, CheckRun};
 use amqpeek::sinks::check::Format;
 use amqpeek::sinks::pcapng::PcapngSink;
@@ -48,18 +51,55 @@ fn assert_same(one: &CheckRun, many: &CheckRun, what: &str) {
     }
 }
 
+/// A replay into JSONL and the trace: (stats, JSONL, trace).
+fn replay(path: &Path, jobs: usize) -> (ReplayStats, Vec<u8>, Vec<u8>) {
+    let source = capture::open(path, CaptureOptions::default()).expect("capture opens");
+    let (mut jsonl, mut trace) = (Vec::new(), Vec::new());
+    let mut outputs = [
+        Output {
+            render: Render::Jsonl(JsonOptions { max_body: 64 }),
+            out: &mut jsonl,
+        },
+        Output {
+            render: Render::Trace,
+            out: &mut trace,
+        },
+    ];
+    let opts = InspectOptions {
+        show_secrets: false,
+        emit_data: false,
+    };
+    let stats = ordered::replay(source, opts, NonZeroUsize::new(jobs).unwrap(), &mut outputs)
+        .expect("replay");
+    (stats, jsonl, trace)
+}
+
+/// Check and replay agree across 1, 2 and 4 jobs; returns the single-threaded check.
 fn assert_jobs_agree(path: &Path) -> CheckRun {
     let one = run(path, 1);
+    let replayed = replay(path, 1);
+    assert_eq!(
+        replayed.0,
+        one.stats,
+        "{}: replay and check",
+        path.display()
+    );
+    assert!(!replayed.1.is_empty() && !replayed.2.is_empty());
     for jobs in [2, 4] {
+        let what = format!("{} with {jobs} jobs", path.display());
         let many = run(path, jobs);
         assert_eq!(many.jobs.get(), jobs);
-        assert_same(&one, &many, &format!("{} with {jobs} jobs", path.display()));
+        assert_same(&one, &many, &what);
+        let (stats, jsonl, trace) = replay(path, jobs);
+        assert_eq!(stats, replayed.0, "{what}: replay stats");
+        assert!(jsonl == replayed.1, "{what}: JSONL differs");
+        assert!(trace == replayed.2, "{what}: trace differs");
     }
     one
 }
 
 #[test]
-fn shipped_captures_check_the_same_with_1_2_and_4_jobs() {
+fn shipped_captures_check_and_replay_the_same_with_1_2_and_4_jobs() {
     for name in [
         "amqp091-bad-ack.jsonl",
         "amqp091-bad-ack.pcapng",
@@ -261,11 +301,12 @@ fn to_jsonl(pcapng: &Path, dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_generated_capture_of_interleaved_broken_connections_checks_the_same_with_1_2_and_4_jobs() {
+fn generated_interleaved_broken_connections_check_and_replay_the_same_with_1_2_and_4_jobs() {
     let dir = tempfile::tempdir().unwrap();
-    let pcapng = generate(dir.path(), 40);
+    // About 5,000 source events: several rounds of dealing.
+    let pcapng = generate(dir.path(), 100);
     let one = assert_jobs_agree(&pcapng);
-    assert_eq!(one.stats.connections, 40);
+    assert_eq!(one.stats.connections, 100);
     // The capture exercises the merge: several rules, each hit on many connections.
     let groups = one.report.groups();
     assert!(groups.len() >= 3, "{} rules", groups.len());
@@ -284,6 +325,6 @@ fn a_generated_capture_of_interleaved_broken_connections_checks_the_same_with_1_
 
     let jsonl = to_jsonl(&pcapng, dir.path());
     let one = assert_jobs_agree(&jsonl);
-    assert_eq!(one.stats.connections, 40);
+    assert_eq!(one.stats.connections, 100);
     assert_eq!(one.stats.read_errors.len(), 1);
 }
