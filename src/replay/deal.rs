@@ -124,6 +124,9 @@ impl<'a> Dealer<'a> {
             _ => self.route.push((w, 1)),
         }
         let batch = &mut self.pending[w];
+        if batch.events.capacity() == 0 {
+            batch.events.reserve(ROUND_EVENTS / 4);
+        }
         batch.events.push((seq, ev));
         batch.weight += weight;
         self.round_events += 1;
