@@ -1,13 +1,13 @@
 //! Offline replay: drive the same pipeline the proxy drives, from a capture file.
 //!
-//! `capture::open` yields [`SourceEvent`]s; each connection gets a [`pipeline::Inspector`]
+//! `capture::open` yields [`SourceEvent`]s; each connection gets an [`Inspector`]
 //! exactly as a live connection does, and the resulting [`Event`]s go to the sinks. A bug
 //! reproduced from a capture is the same bug.
 //!
 //! [`parallel`] runs `amqpeek check` over several threads, one [`Replayer`] per thread;
 //! [`ordered`] does the same for a replay into outputs that need capture order (JSONL, trace).
 
-pub mod deal;
+mod deal;
 pub mod ordered;
 pub mod parallel;
 

@@ -23,7 +23,7 @@ const ROUND_EVENTS: usize = 1024;
 const ROUND_WEIGHT: usize = 256 * 1024;
 /// What an event weighs besides its payload bytes.
 const EVENT_WEIGHT: usize = 64;
-/// Batches queued per worker before the reader waits: with [`ROUND_WEIGHT`], up to about 4 MB
+/// Batches queued per worker before the reader waits: with rounds of 256 KB, up to about 4 MB
 /// of capture per worker, enough to keep every worker busy on a capture whose connections come
 /// one after another.
 pub const QUEUE_BATCHES: usize = 16;

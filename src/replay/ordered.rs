@@ -1,7 +1,7 @@
 //! `amqpeek replay` into outputs that need capture order (JSONL, the text trace), on every core.
 //!
 //! As for `check` ([`super::parallel`]), a reader thread deals the capture's connections to
-//! worker threads, each a [`Replayer`] of its own (see [`super::deal`]). A worker also turns its
+//! worker threads, each a [`Replayer`] of its own (see `replay/deal.rs`). A worker also turns its
 //! events into the outputs' bytes (a JSONL line or a trace line depends on its event alone), so
 //! the expensive part runs in parallel too. The calling thread is the sequencer: it follows the
 //! reader's routes round by round, takes each event's bytes from the worker that made them, and

@@ -10,7 +10,7 @@
 //! the number of threads and however the connections were dealt.
 //!
 //! Memory stays bounded: events travel in batches over bounded channels, and the reader waits
-//! when a worker is behind (see [`super::deal`]).
+//! when a worker is behind (see `replay/deal.rs`).
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
