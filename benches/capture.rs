@@ -1,7 +1,9 @@
 //! Capture throughput: a large generated pcapng of realistic, spec-correct AMQP 0-9-1 and 1.0
 //! conversations (written by `PcapngSink`), read back (a) through `capture::open` alone (block
-//! parsing, link/IP/TCP decoding, reassembly), (b) as `amqpeek check` does (Replayer + CheckReport),
-//! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (Replayer + JsonlSink to a file), and
+//! parsing, link/IP/TCP decoding, reassembly), (b) as `amqpeek check` does, by the same code
+//! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
+//! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`replay::ordered::replay`, JSONL to
+//! a file, with the default `--jobs` and with `--jobs 1`), and
 //! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, timed once in the same run.
 //!
 //! The setup asserts that the generated capture checks clean (zero violations), so the numbers
@@ -12,6 +14,7 @@
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -22,9 +25,11 @@ use amqpeek::codec::amqp091::{
 };
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
+use amqpeek::replay::ordered::{self, Output, Render};
+use amqpeek::replay::parallel;
+use amqpeek::sinks::JsonOptions;
 use amqpeek::sinks::check::CheckReport;
 use amqpeek::sinks::pcapng::PcapngSink;
-use amqpeek::sinks::{JsonOptions, JsonlSink};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -591,43 +596,30 @@ fn read_all(path: &Path) -> u64 {
     bytes
 }
 
-/// (b) What `amqpeek check` does: read, reassemble, decode, track state, collect the verdict.
-/// Returns the report and the frames decoded.
-fn check(path: &Path) -> (CheckReport, u64) {
-    let mut replayer = amqpeek::replay::Replayer::new(InspectOptions {
-        show_secrets: false,
-        emit_data: false,
-    });
-    let mut report = CheckReport::new();
-    let mut out = Vec::with_capacity(4096);
-    for ev in capture::open(path, CaptureOptions::default()).unwrap() {
-        replayer.feed(ev, &mut out);
-        for e in out.drain(..) {
-            report.event(&e).unwrap();
-        }
-    }
-    replayer.finish(&mut out);
-    for e in out.drain(..) {
-        report.event(&e).unwrap();
-    }
-    let frames = replayer.stats().frames;
-    (report, frames)
+/// (b) What `amqpeek check [--jobs N]` does, by the same code: read, reassemble, decode, track
+/// state, collect the verdict, with the connections spread over `jobs` threads. Returns the
+/// report and the frames decoded.
+fn check(path: &Path, jobs: NonZeroUsize) -> (CheckReport, u64) {
+    let source = capture::open(path, CaptureOptions::default()).unwrap();
+    let run = parallel::check(source, jobs);
+    (run.report, run.stats.frames)
 }
 
-/// (c) What `amqpeek replay CAPTURE --no-tui --quiet --jsonl OUT` does; returns bytes written.
-fn replay_jsonl(path: &Path, out: &Path) -> u64 {
-    let file = File::create(out).unwrap();
-    let mut sink = JsonlSink::new(
-        BufWriter::with_capacity(256 * 1024, file),
-        JsonOptions::default(),
-    );
+/// (c) What `amqpeek replay CAPTURE --no-tui --quiet --jsonl OUT [--jobs N]` does, by the same
+/// code (`replay::ordered::replay`); returns bytes written.
+fn replay_jsonl(path: &Path, out: &Path, jobs: NonZeroUsize) -> u64 {
+    let mut file = BufWriter::with_capacity(256 * 1024, File::create(out).unwrap());
     let source = capture::open(path, CaptureOptions::default()).unwrap();
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: false,
     };
-    amqpeek::replay::run(source, opts, &mut [&mut sink]).unwrap();
-    drop(sink);
+    let mut outputs = [Output {
+        render: Render::Jsonl(JsonOptions::default()),
+        out: &mut file,
+    }];
+    ordered::replay(source, opts, jobs, &mut outputs).unwrap();
+    drop(file);
     std::fs::metadata(out).unwrap().len()
 }
 
@@ -668,6 +660,7 @@ fn tshark(path: &Path) -> Option<(f64, u64)> {
 
 /// Best-of-a-few timings of (a), (b), (c) and one of (d), printed next to (b)'s, with the ratios to tshark.
 fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
+    let jobs = parallel::default_jobs();
     let size = std::fs::metadata(path).unwrap().len();
     let mbs = |secs: f64| size as f64 / 1e6 / secs;
     let fps = |secs: f64| frames as f64 / secs;
@@ -682,9 +675,11 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
             .fold((f64::MAX, 0), |a, b| if b.0 < a.0 { b } else { a })
     };
     let (read_secs, payload) = best(3, &mut || read_all(path));
-    let (c, _) = best(2, &mut || check(path).1);
+    let (c, _) = best(2, &mut || check(path, jobs).1);
     let check_secs = check_secs.min(c);
-    let (jsonl_secs, jsonl_bytes) = best(2, &mut || replay_jsonl(path, jsonl_out));
+    let (check1_secs, _) = best(2, &mut || check(path, NonZeroUsize::MIN).1);
+    let (jsonl_secs, jsonl_bytes) = best(2, &mut || replay_jsonl(path, jsonl_out, jobs));
+    let (jsonl1_secs, _) = best(2, &mut || replay_jsonl(path, jsonl_out, NonZeroUsize::MIN));
     let line = |what: &str, secs: f64| {
         eprintln!(
             "{what:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s",
@@ -693,8 +688,10 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
         )
     };
     line("(a) read+reassemble", read_secs);
-    line("(b) check", check_secs);
-    line("(c) replay --jsonl", jsonl_secs);
+    line(&format!("(b) check (--jobs {jobs})"), check_secs);
+    line("(b1) check --jobs 1", check1_secs);
+    line(&format!("(c) replay --jsonl (--jobs {jobs})"), jsonl_secs);
+    line("(c1) replay --jsonl --jobs 1", jsonl1_secs);
     eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
     if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
         match tshark(path) {
@@ -735,10 +732,19 @@ fn bench(c: &mut Criterion) {
         size as f64 / 1e6
     );
 
-    // The capture must be clean traffic: every frame decoded, no violation at all.
+    // The capture must be clean traffic: every frame decoded, no violation at all, whatever
+    // the number of threads.
+    let jobs = parallel::default_jobs();
+    eprintln!("check uses --jobs {jobs} (the available parallelism)");
     let t = Instant::now();
-    let (report, decoded) = check(&path);
+    let (report, decoded) = check(&path, jobs);
     let check_secs = t.elapsed().as_secs_f64();
+    let (report1, decoded1) = check(&path, NonZeroUsize::MIN);
+    assert_eq!(
+        (report1.totals(), decoded1, report1.groups().len()),
+        (report.totals(), decoded, report.groups().len()),
+        "one thread and {jobs} threads disagree"
+    );
     assert!(
         report.groups().is_empty(),
         "the generated capture has violations:\n{}",
@@ -760,9 +766,12 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Bytes(size));
     g.bench_function("read_reassemble", |b| b.iter(|| read_all(&path)));
-    g.bench_function("check", |b| b.iter(|| check(&path).1));
+    g.bench_function("check", |b| b.iter(|| check(&path, jobs).1));
+    g.bench_function("check_jobs1", |b| {
+        b.iter(|| check(&path, NonZeroUsize::MIN).1)
+    });
     g.bench_function("replay_jsonl", |b| {
-        b.iter(|| replay_jsonl(&path, &jsonl_out))
+        b.iter(|| replay_jsonl(&path, &jsonl_out, jobs))
     });
     g.finish();
 }

@@ -79,6 +79,11 @@ pub struct ReplayArgs {
     /// Outputs.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Threads decoding connections when writing only `--jsonl` and/or the trace [default: the
+    /// number of CPUs]; 1 does everything on one thread. The output is the same whatever the
+    /// number.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// `amqpeek check`.
@@ -96,6 +101,10 @@ pub struct CheckArgs {
     /// Write the verdict to PATH instead of stdout.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Threads inspecting connections [default: the number of CPUs]; 1 does everything on one
+    /// thread. The verdict is the same whatever the number.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.

@@ -22,8 +22,9 @@ use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
 use amqpeek::event::Severity;
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
-use amqpeek::replay::Replayer;
-use amqpeek::sinks::check::{CheckReport, Format, ViolationCounter};
+use amqpeek::replay::ordered::{self, Output, Render};
+use amqpeek::replay::parallel;
+use amqpeek::sinks::check::{Format, ViolationCounter};
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink, jsonl};
 use amqpeek::tui::{self, TuiOptions};
@@ -354,10 +355,10 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         show_secrets: args.output.show_secrets,
         emit_data: tui || args.output.pcap.is_some(),
     };
-    let mut sinks = file_sinks(&args.output)?;
     let stats = if tui {
         // The capture is decoded on a worker thread into the UI without loss; the UI stays
         // open until the user quits.
+        let mut sinks = file_sinks(&args.output)?;
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
         let mut feed = feed.lossless();
         let worker = std::thread::spawn(move || {
@@ -375,7 +376,36 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
             .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
         ui.context("terminal UI")?;
         stats
+    } else if args.output.pcap.is_none() {
+        // JSONL and the trace: decoded and rendered on every core, written in capture order.
+        let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
+        let mut jsonl = match &args.output.jsonl {
+            Some(path) => Some(BufWriter::with_capacity(
+                256 * 1024,
+                File::create(path).with_context(|| format!("creating {}", path.display()))?,
+            )),
+            None => None,
+        };
+        let mut stdout = (!args.output.quiet).then(|| BufWriter::new(io::stdout()));
+        let mut outputs = Vec::new();
+        if let Some(out) = jsonl.as_mut() {
+            outputs.push(Output {
+                render: Render::Jsonl(JsonOptions {
+                    max_body: args.output.max_body,
+                }),
+                out,
+            });
+        }
+        if let Some(out) = stdout.as_mut() {
+            outputs.push(Output {
+                render: Render::Trace,
+                out,
+            });
+        }
+        ordered::replay(source, inspect, jobs, &mut outputs)?
     } else {
+        // A pcapng capture is written by one stateful sink: one thread.
+        let mut sinks = file_sinks(&args.output)?;
         let mut trace = (!args.output.quiet).then(|| TraceSink::new(BufWriter::new(io::stdout())));
         let mut refs: Vec<&mut dyn Sink> = sinks
             .iter_mut()
@@ -398,23 +428,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let mut report = CheckReport::new();
-    let mut replayer = Replayer::new(InspectOptions {
-        show_secrets: false,
-        emit_data: false,
-    });
-    let mut out = Vec::with_capacity(4096);
-    for ev in source {
-        replayer.feed(ev, &mut out);
-        for e in out.drain(..) {
-            report.event(&e)?;
-        }
-    }
-    replayer.finish(&mut out);
-    for e in out.drain(..) {
-        report.event(&e)?;
-    }
-    let stats = replayer.stats().clone();
+    let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
+    let parallel::CheckRun { report, stats, .. } = parallel::check(source, jobs);
     report_read_errors(&stats);
     if stats.nothing_readable() {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));

@@ -1,8 +1,15 @@
 //! Offline replay: drive the same pipeline the proxy drives, from a capture file.
 //!
-//! `capture::open` yields [`SourceEvent`]s; each connection gets a [`pipeline::Inspector`]
+//! `capture::open` yields [`SourceEvent`]s; each connection gets an [`Inspector`]
 //! exactly as a live connection does, and the resulting [`Event`]s go to the sinks. A bug
 //! reproduced from a capture is the same bug.
+//!
+//! [`parallel`] runs `amqpeek check` over several threads, one [`Replayer`] per thread;
+//! [`ordered`] does the same for a replay into outputs that need capture order (JSONL, trace).
+
+mod deal;
+pub mod ordered;
+pub mod parallel;
 
 use std::collections::HashMap;
 
@@ -75,6 +82,9 @@ impl Replayer {
     /// Turn one source event into pipeline events appended to `out`.
     pub fn feed(&mut self, ev: SourceEvent, out: &mut Vec<Event>) {
         let start = out.len();
+        if let Some(ts) = ev.ts() {
+            self.last_ts = ts;
+        }
         match ev {
             SourceEvent::Connect {
                 conn,
@@ -82,7 +92,6 @@ impl Replayer {
                 client,
                 server,
             } => {
-                self.last_ts = ts;
                 self.stats.connections += 1;
                 self.inspector_mut(conn);
                 out.push(Event {
@@ -95,7 +104,6 @@ impl Replayer {
                 });
             }
             SourceEvent::Chunk(c) => {
-                self.last_ts = c.ts;
                 self.stats.bytes += c.bytes.len() as u64;
                 self.inspector_mut(c.conn).chunk(c.dir, c.ts, c.bytes, out);
             }
@@ -108,12 +116,10 @@ impl Replayer {
                 reason,
                 resync,
             } => {
-                self.last_ts = ts;
                 self.inspector_mut(conn)
                     .gap(dir, ts, offset, len, reason, resync, out);
             }
             SourceEvent::Close { conn, ts, reason } => {
-                self.last_ts = ts;
                 if let Some(mut insp) = self.inspectors.remove(&conn) {
                     insp.close(ts, reason, out);
                 }
@@ -134,18 +140,20 @@ impl Replayer {
         }
     }
 
-    /// Close every connection still open (the capture ended).
+    /// Close every connection still open (the capture ended), as of the last source event.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
+        self.finish_at(self.last_ts, out);
+    }
+
+    /// Close every connection still open as of `ts`: the capture's last time, for a replayer
+    /// that was fed only some of the capture's connections (one shard of a parallel run).
+    pub fn finish_at(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
         let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
         conns.sort_unstable();
         for conn in conns {
             if let Some(mut insp) = self.inspectors.remove(&conn) {
                 let start = out.len();
-                insp.close(
-                    self.last_ts,
-                    "capture ended with the connection open".into(),
-                    out,
-                );
+                insp.close(ts, "capture ended with the connection open".into(), out);
                 self.stats.violations += out[start..]
                     .iter()
                     .filter(|e| matches!(e.kind, EventKind::Violation(_)))

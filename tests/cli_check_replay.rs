@@ -90,6 +90,52 @@ fn unreadable_input_exits_2() {
 }
 
 #[test]
+fn jobs_change_nothing_in_the_verdict_or_the_exit_status() {
+    for file in [
+        "amqp091-bad-ack.pcapng",
+        "amqp10-fe2o3.jsonl",
+        "amqp091-lapin.pcapng",
+    ] {
+        for format in ["text", "json", "junit"] {
+            let base = ["check", "--fail-on", "warning", "--format", format];
+            let one = amqpeek(&[&base[..], &["--jobs", "1", &capture(file)]].concat());
+            let three = amqpeek(&[&base[..], &["-j", "3", &capture(file)]].concat());
+            let default = amqpeek(&[&base[..], &[capture(file).as_str()]].concat());
+            for other in [&three, &default] {
+                assert_eq!(other.status.code(), one.status.code(), "{file} {format}");
+                assert_eq!(text(&other.stdout), text(&one.stdout), "{file} {format}");
+            }
+        }
+    }
+    let out = amqpeek(&["check", "--jobs", "0", &capture("amqp091-lapin.jsonl")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn replay_writes_the_same_jsonl_and_trace_whatever_the_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["amqp10-fe2o3.pcapng", "amqp091-bad-ack.jsonl"] {
+        let mut seen = Vec::new();
+        for jobs in ["1", "3"] {
+            let jsonl = dir.path().join(format!("{jobs}.jsonl"));
+            let out = amqpeek(&[
+                "replay",
+                "--no-tui",
+                "--jobs",
+                jobs,
+                "--jsonl",
+                jsonl.to_str().unwrap(),
+                &capture(file),
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            seen.push((text(&out.stdout), std::fs::read(&jsonl).unwrap()));
+        }
+        assert!(seen[0].0.lines().count() > 40, "{file}: {}", seen[0].0);
+        assert!(seen[0] == seen[1], "{file}: 1 and 3 jobs differ");
+    }
+}
+
+#[test]
 fn replay_converts_pcapng_to_jsonl_and_back_with_the_same_frames_and_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let jsonl: PathBuf = dir.path().join("from-pcap.jsonl");

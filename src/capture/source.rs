@@ -80,4 +80,15 @@ impl SourceEvent {
             SourceEvent::Error { .. } => None,
         }
     }
+
+    /// When it happened (`None` for file errors, which carry no time).
+    pub fn ts(&self) -> Option<Timestamp> {
+        match self {
+            SourceEvent::Connect { ts, .. }
+            | SourceEvent::Gap { ts, .. }
+            | SourceEvent::Close { ts, .. } => Some(*ts),
+            SourceEvent::Chunk(c) => Some(c.ts),
+            SourceEvent::Error { .. } => None,
+        }
+    }
 }

@@ -92,6 +92,27 @@ impl CheckReport {
         });
     }
 
+    /// Take one pipeline event: count connections and frames, record violations (what
+    /// [`Sink::event`] does, without its `io::Result`: this never fails).
+    pub fn tally(&mut self, ev: &Event) {
+        match &ev.kind {
+            EventKind::Connect { .. } => self.connections += 1,
+            EventKind::Frame(_) => self.frames += 1,
+            EventKind::Violation(v) => self.record(ev.conn, ev.ts.rfc3339(), v),
+            EventKind::Close(_)
+            | EventKind::Header { .. }
+            | EventKind::Data { .. }
+            | EventKind::Gap { .. } => {}
+        }
+    }
+
+    /// Add connections and frames counted elsewhere (by the threads of a parallel check,
+    /// whose violations arrive through [`CheckReport::record`]).
+    pub fn add_totals(&mut self, connections: u64, frames: u64) {
+        self.connections += connections;
+        self.frames += frames;
+    }
+
     /// Groups, ordered by severity (errors first) then rule id.
     pub fn groups(&self) -> Vec<&RuleGroup> {
         let mut g: Vec<&RuleGroup> = self.groups.values().collect();
@@ -295,15 +316,7 @@ fn xml_escape(s: &str) -> String {
 
 impl Sink for CheckReport {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        match &ev.kind {
-            EventKind::Connect { .. } => self.connections += 1,
-            EventKind::Frame(_) => self.frames += 1,
-            EventKind::Violation(v) => self.record(ev.conn, ev.ts.rfc3339(), v),
-            EventKind::Close(_)
-            | EventKind::Header { .. }
-            | EventKind::Data { .. }
-            | EventKind::Gap { .. } => {}
-        }
+        self.tally(ev);
         Ok(())
     }
 }

@@ -268,6 +268,11 @@ impl<W: Write> JsonlSink<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+
+    /// The writer (a parallel replay takes the bytes written to memory so far).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
 }
 
 impl<W: Write> Sink for JsonlSink<W> {

@@ -32,6 +32,11 @@ impl<W: Write> TraceSink<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+
+    /// The writer (a parallel replay takes the bytes written to memory so far).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
 }
 
 /// `HH:MM:SS.uuuuuu` (UTC) of a timestamp.

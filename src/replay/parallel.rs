@@ -1,0 +1,291 @@
+//! `amqpeek check` on every core.
+//!
+//! A capture's connections are independent (one [`Inspector`](crate::pipeline::Inspector)
+//! each), so the calling thread reads the capture (block parsing and TCP reassembly: the fast
+//! part) and deals each connection's source events to one of N worker threads, each a
+//! [`Replayer`] of its own. A worker keeps only what the verdict needs: connection and frame
+//! counts, and the violations, each keyed by where the single-threaded run would have produced
+//! it (source event number, connection, position). Sorting by those keys puts the violations
+//! back in the single-threaded order, so the verdict and the statistics are the same whatever
+//! the number of threads and however the connections were dealt.
+//!
+//! Memory stays bounded: events travel in batches over bounded channels, and the reader waits
+//! when a worker is behind (see `replay/deal.rs`).
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use super::deal::{Dealer, QUEUE_BATCHES, ToWorker};
+use super::{ReplayStats, Replayer};
+use crate::capture::SourceEvent;
+use crate::event::{ConnId, Event, EventKind, Timestamp, Violation};
+use crate::pipeline::InspectOptions;
+use crate::sinks::check::CheckReport;
+
+/// The source event number given to what the end of the capture produces (after every event).
+const AT_END: u64 = u64::MAX;
+
+/// What `check` asks of the inspectors: no bytes held, credentials masked.
+const CHECK_OPTIONS: InspectOptions = InspectOptions {
+    show_secrets: false,
+    emit_data: false,
+};
+
+/// Where the single-threaded run produces an event: (source event number, connection, position
+/// among the events that source event produced).
+type Key = (u64, ConnId, u64);
+
+/// The threads `check` uses unless told otherwise: the available parallelism, at least 1.
+pub fn default_jobs() -> NonZeroUsize {
+    std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
+}
+
+/// What a check of a capture found.
+#[derive(Debug)]
+pub struct CheckRun {
+    /// The verdict.
+    pub report: CheckReport,
+    /// Connections, frames, bytes, violations and read errors.
+    pub stats: ReplayStats,
+    /// Worker threads used (1: everything on the calling thread).
+    pub jobs: NonZeroUsize,
+}
+
+/// Check every connection of `source` with `jobs` worker threads (1: on the calling thread,
+/// no threads started). The result does not depend on `jobs`.
+///
+/// A panic in a worker (a bug) is resumed on the calling thread, as it would have happened
+/// there with one thread.
+pub fn check(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -> CheckRun {
+    if jobs.get() == 1 {
+        sequential(source)
+    } else {
+        parallel(source, jobs)
+    }
+}
+
+/// One thread: every source event through one [`Replayer`] into the report.
+fn sequential(source: impl IntoIterator<Item = SourceEvent>) -> CheckRun {
+    let mut report = CheckReport::new();
+    let mut replayer = Replayer::new(CHECK_OPTIONS);
+    let mut out = Vec::with_capacity(4096);
+    for ev in source {
+        replayer.feed(ev, &mut out);
+        for e in out.drain(..) {
+            report.tally(&e);
+        }
+    }
+    replayer.finish(&mut out);
+    for e in out.drain(..) {
+        report.tally(&e);
+    }
+    CheckRun {
+        report,
+        stats: replayer.stats().clone(),
+        jobs: NonZeroUsize::MIN,
+    }
+}
+
+/// What one worker found.
+#[derive(Default)]
+struct Shard {
+    stats: ReplayStats,
+    connections: u64,
+    frames: u64,
+    /// Violations with their keys (increasing) and times (RFC 3339).
+    violations: Vec<(Key, String, Violation)>,
+}
+
+impl Shard {
+    /// Keep what the report needs of the events source event `seq` produced; empties `out`.
+    fn take(&mut self, seq: u64, out: &mut Vec<Event>) {
+        for (i, e) in out.drain(..).enumerate() {
+            match e.kind {
+                EventKind::Connect { .. } => self.connections += 1,
+                EventKind::Frame(_) => self.frames += 1,
+                EventKind::Violation(v) => {
+                    self.violations
+                        .push(((seq, e.conn, i as u64), e.ts.rfc3339(), v))
+                }
+                EventKind::Close(_)
+                | EventKind::Header { .. }
+                | EventKind::Data { .. }
+                | EventKind::Gap { .. } => {}
+            }
+        }
+    }
+}
+
+/// A worker: replays the batches it is given until told the capture ended.
+fn work(rx: Receiver<ToWorker>, load: &AtomicUsize) -> Shard {
+    let mut replayer = Replayer::new(CHECK_OPTIONS);
+    let mut shard = Shard::default();
+    let mut out = Vec::with_capacity(256);
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            ToWorker::Batch(batch) => {
+                for (seq, ev) in batch.events {
+                    replayer.feed(ev, &mut out);
+                    shard.take(seq, &mut out);
+                }
+                load.fetch_sub(batch.weight, Ordering::Relaxed);
+            }
+            ToWorker::End(ts) => {
+                replayer.finish_at(ts, &mut out);
+                shard.take(AT_END, &mut out);
+                break;
+            }
+        }
+    }
+    shard.stats = replayer.stats().clone();
+    shard
+}
+
+/// `jobs` workers fed by the calling thread.
+fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -> CheckRun {
+    let loads: Vec<AtomicUsize> = (0..jobs.get()).map(|_| AtomicUsize::new(0)).collect();
+    let (shards, read_errors) = std::thread::scope(|scope| {
+        let mut txs = Vec::with_capacity(loads.len());
+        let mut workers = Vec::with_capacity(loads.len());
+        for load in &loads {
+            let (tx, rx) = sync_channel(QUEUE_BATCHES);
+            txs.push(tx);
+            workers.push(scope.spawn(move || work(rx, load)));
+        }
+        let mut dealer = Dealer::new(txs, &loads);
+        let mut read_errors = Vec::new();
+        // The time the single-threaded replayer would close still-open connections at.
+        let mut last_ts = Timestamp(0);
+        for (seq, ev) in source.into_iter().enumerate() {
+            if let Some(ts) = ev.ts() {
+                last_ts = ts;
+            }
+            match ev.conn() {
+                Some(conn) => {
+                    if dealer.deal(seq as u64, conn, ev).is_err() {
+                        break;
+                    }
+                }
+                None => {
+                    if let SourceEvent::Error {
+                        file_offset,
+                        message,
+                    } = ev
+                    {
+                        read_errors.push((file_offset, message));
+                    }
+                }
+            }
+        }
+        // The workers' channels close here; a worker that is gone is noticed when joined.
+        match dealer.send_round() {
+            Ok(_) => dealer.end(last_ts),
+            Err(_) => drop(dealer),
+        }
+        let shards: Vec<Shard> = workers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        (shards, read_errors)
+    });
+    merge(shards, read_errors, jobs)
+}
+
+/// The report and statistics of the workers' shards, violations in single-threaded order.
+fn merge(shards: Vec<Shard>, read_errors: Vec<(u64, String)>, jobs: NonZeroUsize) -> CheckRun {
+    let mut stats = ReplayStats::default();
+    let mut report = CheckReport::new();
+    let mut violations = Vec::new();
+    for s in shards {
+        stats.connections += s.stats.connections;
+        stats.frames += s.stats.frames;
+        stats.bytes += s.stats.bytes;
+        stats.violations += s.stats.violations;
+        report.add_totals(s.connections, s.frames);
+        violations.extend(s.violations);
+    }
+    stats.read_errors = read_errors;
+    // Keys are unique: one source event's events all went to one worker, and what the end
+    // produced is keyed by connection, each open on one worker only.
+    violations.sort_unstable_by_key(|(k, ..)| *k);
+    for ((_, conn, _), ts, v) in &violations {
+        report.record(*conn, ts.clone(), v);
+    }
+    CheckRun {
+        report,
+        stats,
+        jobs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Chunk, Dir};
+    use crate::sinks::check::Format;
+    use bytes::Bytes;
+
+    /// Connections 1..=n interleaved, each with a protocol header then a frame size below 8
+    /// (framing lost: one violation each), some closed, and a read error in the middle.
+    fn events(n: u64) -> Vec<SourceEvent> {
+        let client = "127.0.0.1:40000".parse().unwrap();
+        let server = "127.0.0.1:5672".parse().unwrap();
+        let mut evs = Vec::new();
+        for conn in 1..=n {
+            evs.push(SourceEvent::Connect {
+                conn,
+                ts: Timestamp(conn as i64),
+                client,
+                server,
+            });
+        }
+        for conn in 1..=n {
+            evs.push(SourceEvent::Chunk(Chunk {
+                conn,
+                dir: Dir::C2S,
+                ts: Timestamp(100 + conn as i64),
+                bytes: Bytes::from_static(b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03"),
+            }));
+            if conn == n / 2 {
+                evs.push(SourceEvent::Error {
+                    file_offset: 99,
+                    message: "bad record".into(),
+                });
+            }
+        }
+        for conn in (1..=n).filter(|c| c % 3 == 0) {
+            evs.push(SourceEvent::Close {
+                conn,
+                ts: Timestamp(1000 + conn as i64),
+                reason: "FIN both ways".into(),
+            });
+        }
+        evs
+    }
+
+    #[test]
+    fn any_number_of_jobs_gives_the_single_threaded_report() {
+        let one = check(events(40), NonZeroUsize::MIN);
+        assert_eq!(one.stats.connections, 40);
+        assert_eq!(one.report.totals().0, 40);
+        assert_eq!(one.report.groups()[0].occurrences.len(), 40);
+        let text = |r: &CheckRun| {
+            r.report
+                .render(Format::Json, "x", crate::event::Severity::Info)
+        };
+        for jobs in [2, 3, 8] {
+            let many = check(events(40), NonZeroUsize::new(jobs).unwrap());
+            assert_eq!(many.jobs.get(), jobs);
+            assert_eq!(many.stats, one.stats, "jobs {jobs}");
+            assert_eq!(text(&many), text(&one), "jobs {jobs}");
+        }
+    }
+
+    #[test]
+    fn an_empty_source_gives_an_empty_report() {
+        let run = check(Vec::new(), NonZeroUsize::new(2).unwrap());
+        assert_eq!(run.stats, ReplayStats::default());
+        assert!(run.report.groups().is_empty());
+    }
+}
