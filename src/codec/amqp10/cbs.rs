@@ -11,6 +11,7 @@ use std::ops::Range;
 use super::message::{Message, Section};
 use super::value::Value;
 use super::{Frame, Map};
+use crate::json::JsonOut;
 
 /// `application-properties` descriptor code.
 const APPLICATION_PROPERTIES: u64 = 0x74;
@@ -71,7 +72,7 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
     };
     let payload = frame.payload();
     // Cheap pre-check: most transfers are not CBS; only decode the sections when they can be.
-    if t.more || t.aborted || !contains(payload, b"put-token") {
+    if t.more || t.aborted || memchr::memmem::find(payload, b"put-token").is_none() {
         return Vec::new();
     }
     let Ok(sections) = Message::decode_sections(payload, frame.payload_abs_offset()) else {
@@ -94,29 +95,40 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
         .collect()
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// The summary of a CBS message for the JSON `"cbs"` key: a put-token request
+/// (`operation`, `type`, `name`, `expiration`) or a response (`status-code`,
+/// `status-description`).
+#[derive(Clone, Copy, Debug)]
+pub struct Summary<'a> {
+    props: &'a Map,
+    keys: &'static [&'static str],
 }
 
-/// A summary of a CBS message for the JSON `"cbs"` key: a put-token request
-/// (`operation`, `type`, `name`, `expiration`) or a response (`status-code`,
-/// `status-description`). `None` for other messages.
-pub fn summary_json(msg: &Message) -> Option<serde_json::Value> {
+/// The CBS summary of `msg`; `None` for messages that are not CBS requests or responses.
+pub fn summary(msg: &Message) -> Option<Summary<'_>> {
     let props = msg.application_properties()?;
-    let mut out = serde_json::Map::new();
-    let keys: &[&str] = if is_put_token(props) {
+    let keys: &'static [&'static str] = if is_put_token(props) {
         &["operation", "type", "name", "expiration"]
     } else if prop(props, "status-code").is_some() && prop(props, "operation").is_none() {
         &["status-code", "status-description"]
     } else {
         return None;
     };
-    for k in keys {
-        if let Some(v) = prop(props, k) {
-            out.insert((*k).into(), v.to_json());
+    Some(Summary { props, keys })
+}
+
+impl Summary<'_> {
+    /// The summary as a JSON object (properties that are absent are left out).
+    pub fn write_json<O: JsonOut + ?Sized>(&self, o: &mut O) {
+        o.begin_object();
+        for k in self.keys {
+            if let Some(v) = prop(self.props, k) {
+                o.key(k);
+                v.write_json(o);
+            }
         }
+        o.end_object();
     }
-    Some(serde_json::Value::Object(out))
 }
 
 #[cfg(test)]
