@@ -180,6 +180,24 @@ mod tests {
     }
 
     #[test]
+    fn every_escaped_byte_is_found_at_every_position_and_length() {
+        for len in 1..40 {
+            for at in 0..len {
+                for b in [0u8, 0x1f, b'"', b'\\'] {
+                    let mut text = vec![b'a'; len];
+                    text[at] = b;
+                    // A second one further on: both escaped (the scan resumes after the first).
+                    if at + 3 < len {
+                        text[at + 3] = b'\n';
+                    }
+                    let s = std::str::from_utf8(&text).unwrap();
+                    assert_eq!(esc(s), serde_json::to_string(s).unwrap(), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unescape_inverts_push_str() {
         let all: String = (0u8..0x80).map(char::from).chain(['é', '😀']).collect();
         for s in [&all[..], "plain", "", "\\", "\"q\""] {
