@@ -13,6 +13,7 @@ pub mod capture;
 pub mod codec;
 pub mod event;
 pub mod hash;
+pub mod json;
 pub mod pipeline;
 pub mod proxy;
 pub mod replay;

@@ -1,9 +1,11 @@
 //! JSON Lines capture: one JSON object per event, the public capture format (documented in
 //! README.md, "JSON Lines capture format").
 //!
-//! Every field name of the format is written here and only here: [`event_json`] turns an
-//! [`Event`] into its JSON object, and the `*_json` helpers build the parts the `decode`
-//! command shares. A JSONL reader or checker should use the [`keys`] constants.
+//! Every field name of the format is written here and only here: [`write_event`] writes an
+//! [`Event`]'s JSON object to any [`JsonOut`] — the sink's text writer, or [`event_json`]'s
+//! `serde_json::Value` — and [`header_json`] / [`frame_json`] give the `decode` command the
+//! same objects without the event keys. A JSONL reader or checker should use the [`keys`]
+//! constants.
 //!
 //! The sink writes through a buffer and flushes once per batch, so the file is a valid prefix
 //! of complete lines whenever a reader looks at it. It never writes unmasked credentials unless
@@ -11,13 +13,14 @@
 
 use std::io::{self, Write};
 
-use base64::Engine;
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
-use crate::event::{Dir, Event, EventKind, Timestamp, Violation};
+use crate::event::{ConnId, Dir, Event, EventKind, Violation};
+use crate::json::{JsonOut, TextWriter, ValueBuilder, to_value};
 use crate::pipeline::Sink;
+use crate::sinks::ts_text::TsText;
 
 /// The format version written as `"v"`.
 pub const FORMAT_VERSION: u64 = 1;
@@ -98,11 +101,6 @@ impl Default for JsonOptions {
     }
 }
 
-/// Base64 (standard alphabet, padded) of `bytes`.
-pub fn base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
 /// The JSONL `"proto"` of a frame: `amqp-sasl` for AMQP 1.0 SASL frames, `amqp-1.0` for other
 /// 1.0 frames, `amqp-0-9-1`.
 pub fn frame_proto(frame: &AnyFrame) -> &'static str {
@@ -113,34 +111,127 @@ pub fn frame_proto(frame: &AnyFrame) -> &'static str {
     }
 }
 
-/// The JSON of a message result: the codec's message JSON, or `{"error", "offset", "path"}`
-/// when the frames completing it did not assemble into a message.
-pub fn message_json(message: &Result<AnyMessage, DecodeError>, opts: &JsonOptions) -> Value {
+/// The JSON of a message result: the codec's message JSON (with `"cbs"` for an AMQP 1.0 CBS
+/// request or response), or `{"error", "offset", "path"}` when the frames completing it did
+/// not assemble into a message.
+pub fn write_message<O: JsonOut + ?Sized>(
+    o: &mut O,
+    message: &Result<AnyMessage, DecodeError>,
+    opts: &JsonOptions,
+) {
+    o.begin_object();
     match message {
-        Ok(m) => {
-            let mut j = m.to_json(opts.max_body);
-            if let (AnyMessage::Amqp10(m), Value::Object(obj)) = (m, &mut j)
-                && let Some(cbs) = crate::codec::amqp10::cbs::summary_json(m)
-            {
-                obj.insert("cbs".into(), cbs);
+        Ok(AnyMessage::Amqp10(m)) => {
+            m.write_json_entries(o, opts.max_body);
+            if let Some(cbs) = crate::codec::amqp10::cbs::summary(m) {
+                o.key("cbs");
+                cbs.write_json(o);
             }
-            j
         }
-        Err(e) => json!({
-            "error": e.kind.to_string(),
-            "offset": e.offset,
-            "path": e.path_string(),
-        }),
+        Ok(AnyMessage::Amqp091(m)) => m.write_json_entries(o, opts.max_body),
+        Err(e) => {
+            o.key("error");
+            o.str_fmt(format_args!("{}", e.kind));
+            o.entry_u64("offset", e.offset);
+            o.entry_str("path", &e.path_string());
+        }
     }
+    o.end_object();
+}
+
+/// The keys every event object has. Each object writes them in their byte-order place among
+/// its own keys, so the text writer never has to move a key (it would sort them anyway).
+#[derive(Clone, Copy, Debug)]
+struct Envelope<'a> {
+    conn: ConnId,
+    /// For events about one direction.
+    dir: Option<Dir>,
+    event: &'static str,
+    ts: &'a str,
+}
+
+/// `conn`, `dir`, `event` (nothing without an envelope: `decode --json`).
+fn head<O: JsonOut + ?Sized>(o: &mut O, env: Option<&Envelope>) {
+    if let Some(e) = env {
+        o.entry_u64(keys::CONN, e.conn);
+        if let Some(dir) = e.dir {
+            o.entry_str(keys::DIR, dir.as_str());
+        }
+        o.entry_str(keys::EVENT, e.event);
+    }
+}
+
+/// `ts`, `v` (nothing without an envelope).
+fn tail<O: JsonOut + ?Sized>(o: &mut O, env: Option<&Envelope>) {
+    if let Some(e) = env {
+        o.entry_str(keys::TS, e.ts);
+        o.entry_u64(keys::V, FORMAT_VERSION);
+    }
+}
+
+/// A `header` object.
+fn write_header<O: JsonOut + ?Sized>(
+    o: &mut O,
+    env: Option<&Envelope>,
+    offset: u64,
+    header: ProtocolHeader,
+    raw: &[u8],
+) {
+    o.begin_object();
+    head(o, env);
+    o.entry_u64(keys::OFFSET, offset);
+    o.entry_str(keys::PROTO, header.proto_name());
+    o.key(keys::RAW);
+    o.base64(raw);
+    tail(o, env);
+    o.end_object();
 }
 
 /// The fields of a `header` object (without `v`/`ts`/`conn`/`event`/`dir`).
 pub fn header_json(offset: u64, header: ProtocolHeader, raw: &[u8]) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(keys::PROTO.into(), header.proto_name().into());
-    m.insert(keys::OFFSET.into(), offset.into());
-    m.insert(keys::RAW.into(), base64(raw).into());
-    m
+    object(|o| write_header(o, None, offset, header, raw))
+}
+
+/// A `frame` object.
+fn write_frame<O: JsonOut + ?Sized>(
+    o: &mut O,
+    env: Option<&Envelope>,
+    f: FrameParts,
+    opts: &JsonOptions,
+) {
+    o.begin_object();
+    o.entry_u64(keys::CHANNEL, f.frame.channel().into());
+    head(o, env);
+    o.key(keys::FIELDS);
+    match f.frame {
+        AnyFrame::Amqp10(f) => f.write_fields_json(o),
+        AnyFrame::Amqp091(f) => f.write_fields_json(o),
+    }
+    if let Some(msg) = f.message {
+        o.key(keys::MESSAGE);
+        write_message(o, msg, opts);
+    }
+    o.entry_str(keys::NAME, f.frame.name());
+    o.entry_u64(keys::OFFSET, f.offset);
+    o.entry_str(keys::PROTO, frame_proto(f.frame));
+    o.key(keys::RAW);
+    o.base64(f.raw);
+    o.key(keys::SUMMARY);
+    o.str_with(&mut |out| match f.frame {
+        AnyFrame::Amqp10(f) => f.summary_into(out),
+        AnyFrame::Amqp091(f) => f.summary_into(out),
+    });
+    tail(o, env);
+    o.end_object();
+}
+
+/// What a `frame` object shows.
+#[derive(Clone, Copy)]
+struct FrameParts<'a> {
+    offset: u64,
+    raw: &'a [u8],
+    frame: &'a AnyFrame,
+    message: Option<&'a Result<AnyMessage, DecodeError>>,
 }
 
 /// The fields of a `frame` object (without `v`/`ts`/`conn`/`event`/`dir`).
@@ -151,107 +242,133 @@ pub fn frame_json(
     message: Option<&Result<AnyMessage, DecodeError>>,
     opts: &JsonOptions,
 ) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(keys::PROTO.into(), frame_proto(frame).into());
-    m.insert(keys::OFFSET.into(), offset.into());
-    m.insert(keys::RAW.into(), base64(raw).into());
-    m.insert(keys::CHANNEL.into(), frame.channel().into());
-    m.insert(keys::NAME.into(), frame.name().into());
-    m.insert(keys::FIELDS.into(), frame.fields_json());
-    m.insert(keys::SUMMARY.into(), frame.summary().into());
-    if let Some(msg) = message {
-        m.insert(keys::MESSAGE.into(), message_json(msg, opts));
-    }
-    m
+    let parts = FrameParts {
+        offset,
+        raw,
+        frame,
+        message,
+    };
+    object(|o| write_frame(o, None, parts, opts))
 }
 
-/// The fields of a `violation` object (without `v`/`ts`/`conn`/`event`).
-pub fn violation_json(v: &Violation) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(keys::DIR.into(), v.dir.as_str().into());
-    m.insert(keys::OFFSET.into(), v.offset.into());
-    m.insert(keys::RULE.into(), v.rule.clone().into());
-    m.insert(keys::SEVERITY.into(), v.severity.as_str().into());
-    m.insert(keys::SPEC.into(), v.spec.clone().into());
-    m.insert(keys::MESSAGE.into(), v.message.clone().into());
+/// A `violation` object.
+fn write_violation<O: JsonOut + ?Sized>(o: &mut O, env: &Envelope, v: &Violation) {
+    o.begin_object();
+    head(o, Some(env));
     if let Some(f) = &v.frame {
-        m.insert(keys::VIOLATION_FRAME.into(), f.clone().into());
+        o.entry_str(keys::VIOLATION_FRAME, f);
     }
-    m
+    o.entry_str(keys::MESSAGE, &v.message);
+    o.entry_u64(keys::OFFSET, v.offset);
+    o.entry_str(keys::RULE, &v.rule);
+    o.entry_str(keys::SEVERITY, v.severity.as_str());
+    o.entry_str(keys::SPEC, &v.spec);
+    tail(o, Some(env));
+    o.end_object();
 }
 
-fn with_dir(dir: Dir, mut m: Map<String, Value>) -> Map<String, Value> {
-    m.insert(keys::DIR.into(), dir.as_str().into());
-    m
+/// The object `write` writes, as a map.
+fn object(write: impl FnOnce(&mut ValueBuilder)) -> Map<String, Value> {
+    match to_value(write) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
 }
 
-/// The JSONL object for an event, or `None` for `Data` events (not part of the format).
-pub fn event_json(ev: &Event, opts: &JsonOptions) -> Option<Value> {
-    event_json_at(ev, ev.ts.rfc3339(), opts)
-}
-
-/// [`event_json`] with the event's time already formatted (events of one chunk share it).
-fn event_json_at(ev: &Event, ts: String, opts: &JsonOptions) -> Option<Value> {
-    let (name, body) = match &ev.kind {
+/// Write the JSONL object for an event, its time already formatted as `ts` (events of one
+/// chunk share it); `false`, with nothing written, for `Data` events (not part of the format).
+pub fn write_event<O: JsonOut + ?Sized>(
+    o: &mut O,
+    ev: &Event,
+    ts: &str,
+    opts: &JsonOptions,
+) -> bool {
+    let env = |dir, event| Envelope {
+        conn: ev.conn,
+        dir,
+        event,
+        ts,
+    };
+    match &ev.kind {
         EventKind::Connect { client, upstream } => {
-            let mut m = Map::new();
-            m.insert(keys::CLIENT.into(), client.to_string().into());
-            m.insert(keys::UPSTREAM.into(), upstream.to_string().into());
-            (keys::CONNECT, m)
+            o.begin_object();
+            o.key(keys::CLIENT);
+            o.str_fmt(format_args!("{client}"));
+            let env = env(None, keys::CONNECT);
+            head(o, Some(&env));
+            tail(o, Some(&env));
+            o.key(keys::UPSTREAM);
+            o.str_fmt(format_args!("{upstream}"));
+            o.end_object();
         }
         EventKind::Header {
             dir,
             offset,
             header,
             raw,
-        } => (
-            keys::HEADER,
-            with_dir(*dir, header_json(*offset, *header, raw)),
+        } => write_header(
+            o,
+            Some(&env(Some(*dir), keys::HEADER)),
+            *offset,
+            *header,
+            raw,
         ),
-        EventKind::Frame(f) => (
-            keys::FRAME,
-            with_dir(
-                f.dir,
-                frame_json(f.offset, &f.raw, &f.frame, f.message.as_ref(), opts),
-            ),
-        ),
-        EventKind::Violation(v) => (keys::VIOLATION, violation_json(v)),
+        EventKind::Frame(f) => {
+            let parts = FrameParts {
+                offset: f.offset,
+                raw: &f.raw,
+                frame: &f.frame,
+                message: f.message.as_ref(),
+            };
+            write_frame(o, Some(&env(Some(f.dir), keys::FRAME)), parts, opts);
+        }
+        EventKind::Violation(v) => write_violation(o, &env(Some(v.dir), keys::VIOLATION), v),
         EventKind::Gap {
             dir,
             offset,
             len,
             reason,
         } => {
-            let mut m = Map::new();
-            m.insert(keys::OFFSET.into(), (*offset).into());
-            m.insert(keys::LEN.into(), (*len).into());
-            m.insert(keys::REASON.into(), reason.clone().into());
-            (keys::GAP, with_dir(*dir, m))
+            let env = env(Some(*dir), keys::GAP);
+            o.begin_object();
+            head(o, Some(&env));
+            o.entry_u64(keys::LEN, *len);
+            o.entry_u64(keys::OFFSET, *offset);
+            o.entry_str(keys::REASON, reason);
+            tail(o, Some(&env));
+            o.end_object();
         }
         EventKind::Close(c) => {
-            let mut m = Map::new();
-            m.insert(keys::REASON.into(), c.reason.clone().into());
-            m.insert(keys::BYTES_C2S.into(), c.bytes_c2s.into());
-            m.insert(keys::BYTES_S2C.into(), c.bytes_s2c.into());
-            (keys::CLOSE, m)
+            let env = env(None, keys::CLOSE);
+            o.begin_object();
+            o.entry_u64(keys::BYTES_C2S, c.bytes_c2s);
+            o.entry_u64(keys::BYTES_S2C, c.bytes_s2c);
+            head(o, Some(&env));
+            o.entry_str(keys::REASON, &c.reason);
+            tail(o, Some(&env));
+            o.end_object();
         }
-        EventKind::Data { .. } => return None,
-    };
-    let mut m = body;
-    m.insert(keys::V.into(), FORMAT_VERSION.into());
-    m.insert(keys::TS.into(), ts.into());
-    m.insert(keys::CONN.into(), ev.conn.into());
-    m.insert(keys::EVENT.into(), name.into());
-    Some(Value::Object(m))
+        EventKind::Data { .. } => return false,
+    }
+    true
 }
 
-/// Writes one JSON object per line to `W` (a buffered file in the CLI).
+/// The JSONL object for an event, or `None` for `Data` events (not part of the format).
+pub fn event_json(ev: &Event, opts: &JsonOptions) -> Option<Value> {
+    let mut o = ValueBuilder::default();
+    write_event(&mut o, ev, &ev.ts.rfc3339(), opts).then(|| o.finish())
+}
+
+/// Writes one JSON object per line to `W` (a buffered file in the CLI), straight from the
+/// events (no `serde_json::Value` in between).
 #[derive(Debug)]
 pub struct JsonlSink<W: Write> {
     out: W,
     opts: JsonOptions,
-    /// The last timestamp formatted, and its text.
-    last_ts: Option<(Timestamp, String)>,
+    /// Event times as text.
+    ts: TsText,
+    /// The line being written (reused).
+    line: TextWriter,
 }
 
 impl<W: Write> JsonlSink<W> {
@@ -260,7 +377,8 @@ impl<W: Write> JsonlSink<W> {
         JsonlSink {
             out,
             opts,
-            last_ts: None,
+            ts: TsText::default(),
+            line: TextWriter::new(),
         }
     }
 
@@ -280,17 +398,11 @@ impl<W: Write> Sink for JsonlSink<W> {
         if matches!(ev.kind, EventKind::Data { .. }) {
             return Ok(());
         }
-        let ts = match &self.last_ts {
-            Some((t, text)) if *t == ev.ts => text.clone(),
-            _ => {
-                let text = ev.ts.rfc3339();
-                self.last_ts = Some((ev.ts, text.clone()));
-                text
-            }
-        };
-        if let Some(v) = event_json_at(ev, ts, &self.opts) {
-            serde_json::to_writer(&mut self.out, &v)?;
-            self.out.write_all(b"\n")?;
+        let ts = self.ts.get(ev.ts);
+        self.line.clear();
+        if write_event(&mut self.line, ev, ts, &self.opts) {
+            self.line.newline();
+            self.out.write_all(self.line.as_bytes())?;
         }
         Ok(())
     }
@@ -303,7 +415,8 @@ impl<W: Write> Sink for JsonlSink<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{CloseInfo, Severity};
+    use crate::event::{CloseInfo, Severity, Timestamp};
+    use serde_json::json;
 
     fn ev(kind: EventKind) -> Event {
         Event {

@@ -10,6 +10,7 @@ pub mod check;
 pub mod jsonl;
 pub mod pcapng;
 pub mod trace;
+pub mod ts_text;
 
 pub use jsonl::{JsonOptions, JsonlSink, event_json};
 pub use trace::TraceSink;

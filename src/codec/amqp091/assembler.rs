@@ -9,15 +9,15 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use base64::Engine;
 use bytes::{Bytes, BytesMut};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use super::content::ContentHeader;
 use super::frame::{Frame, FrameKind};
 use super::method::Method;
-use super::render::{method_fields_json, properties_json};
+use super::render::{write_method_fields, write_properties};
 use crate::codec::{DecodeError, ErrorKind};
+use crate::json::{JsonOut, to_value};
 
 /// Largest single message body assembled (larger ones are reported and skipped).
 pub const MAX_MESSAGE: u64 = 64 * 1024 * 1024;
@@ -44,13 +44,17 @@ impl Message {
     /// and their full size stated. Text bodies (valid UTF-8) appear as `"body"`, others as
     /// `"body-base64"`.
     pub fn to_json(&self, max_body: usize) -> Json {
-        let mut m = Map::new();
-        m.insert("channel".into(), self.channel.into());
-        m.insert("method".into(), self.method.def.name.into());
-        m.insert("arguments".into(), method_fields_json(&self.method));
-        m.insert("class".into(), self.header.class_name().into());
-        m.insert("properties".into(), properties_json(&self.header));
-        m.insert("body-size".into(), self.body.len().into());
+        to_value(|o| {
+            o.begin_object();
+            self.write_json_entries(o, max_body);
+            o.end_object();
+        })
+    }
+
+    /// The entries of [`Message::to_json`], written into an object open in `o`.
+    pub fn write_json_entries<O: JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
+        o.key("arguments");
+        write_method_fields(o, &self.method);
         let cut = self.body.len().min(max_body);
         let shown = self.body.get(..cut).unwrap_or(&self.body[..]);
         let text = match std::str::from_utf8(shown) {
@@ -62,16 +66,20 @@ impl Message {
             Err(_) => None,
         };
         match text {
-            Some(s) => m.insert("body".into(), s.into()),
-            None => m.insert(
-                "body-base64".into(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(shown)
-                    .into(),
-            ),
-        };
-        m.insert("truncated".into(), (cut < self.body.len()).into());
-        Json::Object(m)
+            Some(s) => o.entry_str("body", s),
+            None => {
+                o.key("body-base64");
+                o.base64(shown);
+            }
+        }
+        o.entry_u64("body-size", self.body.len() as u64);
+        o.entry_u64("channel", self.channel.into());
+        o.entry_str("class", self.header.class_name());
+        o.entry_str("method", self.method.def.name);
+        o.key("properties");
+        write_properties(o, &self.header);
+        o.key("truncated");
+        o.bool(cut < self.body.len());
     }
 }
 

@@ -48,11 +48,23 @@ pub mod constants {
 impl Frame {
     /// One summary line, e.g. `basic.publish exchange="x" routing-key="a.b" mandatory=false`.
     pub fn summary(&self) -> String {
-        render::frame_summary(self)
+        let mut out = String::new();
+        self.summary_into(&mut out);
+        out
+    }
+
+    /// [`Frame::summary`], appended to `out`.
+    pub fn summary_into(&self, out: &mut String) {
+        render::frame_summary_into(self, out);
     }
 
     /// The method's arguments (or the header's properties) keyed by the spec's names.
     pub fn fields_json(&self) -> serde_json::Value {
-        render::frame_fields_json(self)
+        crate::json::to_value(|o| self.write_fields_json(o))
+    }
+
+    /// [`Frame::fields_json`], written to `o`.
+    pub fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O) {
+        render::write_frame_fields(o, self);
     }
 }

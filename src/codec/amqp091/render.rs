@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use bytes::Bytes;
-use serde_json::{Map, Value as Json, json};
+use serde_json::Value as Json;
 
 use super::auth::{AuthResponse, decode_response};
 use super::content::ContentHeader;
@@ -14,6 +14,7 @@ use super::field_table::{FieldTable, FieldValue};
 use super::frame::{Frame, FrameKind};
 use super::generated::MethodKind;
 use super::method::{Method, Value};
+use crate::json::{JsonOut, key_buf, sort_keys, to_value};
 
 /// Longest string shown in a summary before it is cut with `...`.
 const SUMMARY_STR_MAX: usize = 64;
@@ -31,17 +32,22 @@ const SUMMARY_SKIP: &[&str] = &[
 ];
 
 /// A string's JSON: the text when UTF-8, else `{"hex": ...}`.
-pub fn bytes_json(b: &[u8]) -> Json {
+pub fn write_bytes<O: JsonOut + ?Sized>(o: &mut O, b: &[u8]) {
     match std::str::from_utf8(b) {
-        Ok(s) => Json::String(s.to_owned()),
-        Err(_) => json!({ "hex": hex::encode(b) }),
+        Ok(s) => o.str(s),
+        Err(_) => {
+            o.begin_object();
+            o.key("hex");
+            o.hex(b);
+            o.end_object();
+        }
     }
 }
 
 /// A timestamp's JSON: `{"timestamp": secs, "utc": "<RFC 3339>"}` (no `utc` when out of range).
-pub fn timestamp_json(secs: u64) -> Json {
-    let mut m = Map::new();
-    m.insert("timestamp".into(), secs.into());
+pub fn write_timestamp<O: JsonOut + ?Sized>(o: &mut O, secs: u64) {
+    o.begin_object();
+    o.entry_u64("timestamp", secs);
     let utc = i64::try_from(secs)
         .ok()
         .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
@@ -50,18 +56,18 @@ pub fn timestamp_json(secs: u64) -> Json {
                 .ok()
         });
     if let Some(utc) = utc {
-        m.insert("utc".into(), utc.into());
+        o.entry_str("utc", &utc);
     }
-    Json::Object(m)
+    o.end_object();
 }
 
-fn float_json(v: f64) -> Json {
+fn write_float<O: JsonOut + ?Sized>(o: &mut O, v: f64) {
     if v.is_nan() {
-        "NaN".into()
+        o.str("NaN");
     } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.into()
+        o.str(if v > 0.0 { "inf" } else { "-inf" });
     } else {
-        json!(v)
+        o.f64(v);
     }
 }
 
@@ -84,66 +90,100 @@ pub fn decimal_string(scale: u8, value: i32) -> String {
 /// A field value's JSON: scalars for bool/integers/floats/UTF-8 strings; `{"decimal": "1.23"}`,
 /// `{"timestamp": .., "utc": ..}`, `{"bytes": hex}` (x), `{"hex": ..}` (non-UTF-8 S), arrays
 /// as arrays, tables as objects, void as null.
-pub fn field_value_json(v: &FieldValue) -> Json {
+pub fn write_field_value<O: JsonOut + ?Sized>(o: &mut O, v: &FieldValue) {
     match v {
-        FieldValue::Bool(b) => (*b).into(),
-        FieldValue::I8(x) => (*x).into(),
-        FieldValue::U8(x) => (*x).into(),
-        FieldValue::I16(x) => (*x).into(),
-        FieldValue::U16(x) => (*x).into(),
-        FieldValue::I32(x) => (*x).into(),
-        FieldValue::U32(x) => (*x).into(),
-        FieldValue::I64(x) => (*x).into(),
-        FieldValue::F32(x) => float_json(f64::from(*x)),
-        FieldValue::F64(x) => float_json(*x),
+        FieldValue::Bool(b) => o.bool(*b),
+        FieldValue::I8(x) => o.i64((*x).into()),
+        FieldValue::U8(x) => o.u64((*x).into()),
+        FieldValue::I16(x) => o.i64((*x).into()),
+        FieldValue::U16(x) => o.u64((*x).into()),
+        FieldValue::I32(x) => o.i64((*x).into()),
+        FieldValue::U32(x) => o.u64((*x).into()),
+        FieldValue::I64(x) => o.i64(*x),
+        FieldValue::F32(x) => write_float(o, f64::from(*x)),
+        FieldValue::F64(x) => write_float(o, *x),
         FieldValue::Decimal { scale, value } => {
-            json!({ "decimal": decimal_string(*scale, *value) })
+            o.begin_object();
+            o.entry_str("decimal", &decimal_string(*scale, *value));
+            o.end_object();
         }
-        FieldValue::LongStr(b) => bytes_json(b),
-        FieldValue::Bytes(b) => json!({ "bytes": hex::encode(b) }),
-        FieldValue::Array(items) => Json::Array(items.iter().map(field_value_json).collect()),
-        FieldValue::Timestamp(t) => timestamp_json(*t),
-        FieldValue::Table(t) => table_json(t),
-        FieldValue::Void => Json::Null,
+        FieldValue::LongStr(b) => write_bytes(o, b),
+        FieldValue::Bytes(b) => {
+            o.begin_object();
+            o.key("bytes");
+            o.hex(b);
+            o.end_object();
+        }
+        FieldValue::Array(items) => {
+            o.begin_array();
+            for item in items {
+                write_field_value(o, item);
+            }
+            o.end_array();
+        }
+        FieldValue::Timestamp(t) => write_timestamp(o, *t),
+        FieldValue::Table(t) => write_table(o, t),
+        FieldValue::Void => o.null(),
     }
+}
+
+/// [`write_field_value`] as a `serde_json::Value`.
+pub fn field_value_json(v: &FieldValue) -> Json {
+    to_value(|o| write_field_value(o, v))
 }
 
 /// A field table as a JSON object (keys as text, lossily for non-UTF-8 keys).
-pub fn table_json(t: &FieldTable) -> Json {
-    let mut m = Map::new();
+pub fn write_table<O: JsonOut + ?Sized>(o: &mut O, t: &FieldTable) {
+    o.begin_object();
     for (k, v) in &t.0 {
-        m.insert(String::from_utf8_lossy(k).into_owned(), field_value_json(v));
+        o.key(&String::from_utf8_lossy(k));
+        write_field_value(o, v);
     }
-    Json::Object(m)
+    o.end_object();
+}
+
+/// [`write_table`] as a `serde_json::Value`.
+pub fn table_json(t: &FieldTable) -> Json {
+    to_value(|o| write_table(o, t))
 }
 
 /// An argument/property value's JSON.
-pub fn value_json(v: &Value) -> Json {
+pub fn write_value<O: JsonOut + ?Sized>(o: &mut O, v: &Value) {
     match v {
-        Value::Bit(b) => (*b).into(),
-        Value::Octet(x) => (*x).into(),
-        Value::Short(x) => (*x).into(),
-        Value::Long(x) => (*x).into(),
-        Value::LongLong(x) => (*x).into(),
-        Value::ShortStr(b) | Value::LongStr(b) => bytes_json(b),
-        Value::Table(t) => table_json(t),
-        Value::Timestamp(t) => timestamp_json(*t),
+        Value::Bit(b) => o.bool(*b),
+        Value::Octet(x) => o.u64((*x).into()),
+        Value::Short(x) => o.u64((*x).into()),
+        Value::Long(x) => o.u64((*x).into()),
+        Value::LongLong(x) => o.u64(*x),
+        Value::ShortStr(b) | Value::LongStr(b) => write_bytes(o, b),
+        Value::Table(t) => write_table(o, t),
+        Value::Timestamp(t) => write_timestamp(o, *t),
     }
 }
 
-fn auth_json(a: &AuthResponse) -> Json {
+/// [`write_value`] as a `serde_json::Value`.
+pub fn value_json(v: &Value) -> Json {
+    to_value(|o| write_value(o, v))
+}
+
+fn write_auth<O: JsonOut + ?Sized>(o: &mut O, a: &AuthResponse) {
     match a {
         AuthResponse::Plain {
             authzid,
             username,
             password,
-        } => json!({
-            "authzid": bytes_json(authzid),
-            "username": bytes_json(username),
-            "password": bytes_json(password),
-        }),
-        AuthResponse::AmqPlain(t) => table_json(t),
-        AuthResponse::Opaque(b) => bytes_json(b),
+        } => {
+            o.begin_object();
+            o.key("authzid");
+            write_bytes(o, authzid);
+            o.key("username");
+            write_bytes(o, username);
+            o.key("password");
+            write_bytes(o, password);
+            o.end_object();
+        }
+        AuthResponse::AmqPlain(t) => write_table(o, t),
+        AuthResponse::Opaque(b) => write_bytes(o, b),
     }
 }
 
@@ -157,55 +197,130 @@ fn start_ok_response(m: &Method) -> Option<AuthResponse> {
 }
 
 /// A method's arguments as a JSON object keyed by spec names.
-pub fn method_fields_json(m: &Method) -> Json {
+pub fn write_method_fields<O: JsonOut + ?Sized>(o: &mut O, m: &Method) {
     let auth = start_ok_response(m);
-    let mut obj = Map::new();
-    for (def, v) in m.def.args.iter().zip(&m.args) {
-        let j = match (&auth, def.name) {
-            (Some(a), "response") => auth_json(a),
-            _ => value_json(v),
+    let write = |o: &mut O, i: usize| {
+        let (Some(def), Some(v)) = (m.def.args.get(i), m.args.get(i)) else {
+            return;
         };
-        obj.insert(def.name.to_owned(), j);
-    }
-    Json::Object(obj)
+        o.key(def.name);
+        match (&auth, def.name) {
+            (Some(a), "response") => write_auth(o, a),
+            _ => write_value(o, v),
+        }
+    };
+    let n = m.def.args.len().min(m.args.len());
+    let names = m.def.args.iter().take(n).map(|a| a.name).zip(0..);
+    o.begin_object();
+    write_in_key_order(o, names, n, write);
+    o.end_object();
 }
 
 /// A content header's properties as a JSON object keyed by spec names.
-pub fn properties_json(h: &ContentHeader) -> Json {
-    let mut obj = Map::new();
-    for (def, v) in &h.properties {
-        obj.insert(def.name.to_owned(), value_json(v));
+pub fn write_properties<O: JsonOut + ?Sized>(o: &mut O, h: &ContentHeader) {
+    let write = |o: &mut O, i: usize| {
+        if let Some((def, v)) = h.properties.get(i) {
+            o.key(def.name);
+            write_value(o, v);
+        }
+    };
+    let names = h.properties.iter().map(|(def, _)| def.name).zip(0..);
+    o.begin_object();
+    write_in_key_order(o, names, h.properties.len(), write);
+    o.end_object();
+}
+
+/// Write entries `0..n` (named by `names`) with `write`, in the order of their names.
+fn write_in_key_order<'a, O: JsonOut + ?Sized>(
+    o: &mut O,
+    names: impl Iterator<Item = (&'a str, usize)>,
+    n: usize,
+    write: impl Fn(&mut O, usize),
+) {
+    let mut buf = key_buf();
+    match sort_keys(names, &mut buf) {
+        Some(sorted) => sorted.iter().for_each(|&(_, i)| write(o, i)),
+        None => (0..n).for_each(|i| write(o, i)),
     }
-    Json::Object(obj)
 }
 
 /// The `fields` object of a frame.
-pub fn frame_fields_json(f: &Frame) -> Json {
+pub fn write_frame_fields<O: JsonOut + ?Sized>(o: &mut O, f: &Frame) {
     match &f.kind {
-        FrameKind::Method(m) => method_fields_json(m),
-        FrameKind::Header(h) => json!({
-            "class-id": h.class_id,
-            "weight": h.weight,
-            "body-size": h.body_size,
-            "properties": properties_json(h),
-        }),
-        FrameKind::Body(b) => json!({ "size": b.len() }),
-        FrameKind::Heartbeat => json!({}),
+        FrameKind::Method(m) => write_method_fields(o, m),
+        FrameKind::Header(h) => {
+            o.begin_object();
+            o.entry_u64("body-size", h.body_size);
+            o.entry_u64("class-id", h.class_id.into());
+            o.key("properties");
+            write_properties(o, h);
+            o.entry_u64("weight", h.weight.into());
+            o.end_object();
+        }
+        FrameKind::Body(b) => {
+            o.begin_object();
+            o.entry_u64("size", b.len() as u64);
+            o.end_object();
+        }
+        FrameKind::Heartbeat => {
+            o.begin_object();
+            o.end_object();
+        }
     }
+}
+
+/// `s` as `{s:?}` shows it; plain printable ASCII (the usual case) without the formatter.
+fn push_debug_str(out: &mut String, s: &str) {
+    if s.bytes()
+        .all(|b| matches!(b, 0x20..=0x7e) && b != b'"' && b != b'\\')
+    {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        let _ = write!(out, "{s:?}");
+    }
+}
+
+/// `b` as `b.escape_ascii()` shows it; plain printable ASCII without the formatter.
+fn push_escape_ascii(out: &mut String, b: &[u8]) {
+    let plain = b
+        .iter()
+        .all(|&c| matches!(c, 0x20..=0x7e) && !matches!(c, b'"' | b'\'' | b'\\'));
+    match std::str::from_utf8(b) {
+        Ok(s) if plain => out.push_str(s),
+        _ => {
+            let _ = write!(out, "{}", b.escape_ascii());
+        }
+    }
+}
+
+fn push_u64(out: &mut String, v: u64) {
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 fn push_str(out: &mut String, b: &[u8]) {
     match std::str::from_utf8(b) {
         Ok(s) => {
-            let cut: String = s.chars().take(SUMMARY_STR_MAX).collect();
-            let _ = write!(out, "{cut:?}");
+            // The first SUMMARY_STR_MAX chars (a string of at most that many bytes is whole).
+            let cut = if s.len() <= SUMMARY_STR_MAX {
+                s
+            } else {
+                s.char_indices()
+                    .nth(SUMMARY_STR_MAX)
+                    .and_then(|(i, _)| s.get(..i))
+                    .unwrap_or(s)
+            };
+            push_debug_str(out, cut);
             if cut.len() < s.len() {
                 out.push_str("...");
             }
         }
         Err(_) => {
             let n = b.len().min(SUMMARY_STR_MAX);
-            let _ = write!(out, "\"{}\"", b.get(..n).unwrap_or(b).escape_ascii());
+            out.push('"');
+            push_escape_ascii(out, b.get(..n).unwrap_or(b));
+            out.push('"');
             if n < b.len() {
                 out.push_str("...");
             }
@@ -263,12 +378,8 @@ fn push_value(out: &mut String, v: &Value) {
             let limit = out.len() + SUMMARY_TABLE_MAX;
             push_table(out, t, limit);
         }
-        Value::Bit(b) => {
-            let _ = write!(out, "{b}");
-        }
-        other => {
-            let _ = write!(out, "{}", other.as_u64().unwrap_or(0));
-        }
+        Value::Bit(b) => out.push_str(if *b { "true" } else { "false" }),
+        other => push_u64(out, other.as_u64().unwrap_or(0)),
     }
 }
 
@@ -295,9 +406,9 @@ fn push_auth(out: &mut String, a: &AuthResponse) {
     }
 }
 
-/// One summary line for a method: `basic.publish exchange="x" routing-key="a.b" ...`.
-pub fn method_summary(m: &Method) -> String {
-    let mut out = String::from(m.def.name);
+/// Append the summary line of a method: `basic.publish exchange="x" routing-key="a.b" ...`.
+fn method_summary_into(m: &Method, out: &mut String) {
+    out.push_str(m.def.name);
     let auth = start_ok_response(m);
     for (def, v) in m.def.args.iter().zip(&m.args) {
         if SUMMARY_SKIP.contains(&def.name) {
@@ -307,56 +418,53 @@ pub fn method_summary(m: &Method) -> String {
         out.push_str(def.name);
         out.push('=');
         match (&auth, def.name) {
-            (Some(a), "response") => push_auth(&mut out, a),
-            _ => push_value(&mut out, v),
+            (Some(a), "response") => push_auth(out, a),
+            _ => push_value(out, v),
         }
     }
-    out
 }
 
-/// One summary line for a content header.
-pub fn header_summary(h: &ContentHeader) -> String {
-    let mut out = format!(
-        "content-header class={} body-size={}",
-        h.class_name(),
-        h.body_size
-    );
+/// Append the summary line of a content header.
+fn header_summary_into(h: &ContentHeader, out: &mut String) {
+    out.push_str("content-header class=");
+    out.push_str(h.class_name());
+    out.push_str(" body-size=");
+    push_u64(out, h.body_size);
     for (def, v) in &h.properties {
         out.push(' ');
         out.push_str(def.name);
         out.push('=');
-        push_value(&mut out, v);
+        push_value(out, v);
     }
-    out
 }
 
-/// One summary line for a content body: size and an escaped, truncated preview.
-pub fn body_summary(b: &Bytes) -> String {
+/// Append the summary line of a content body: size and an escaped, truncated preview.
+fn body_summary_into(b: &Bytes, out: &mut String) {
     let n = b.len().min(SUMMARY_BODY_MAX);
-    let mut out = format!(
-        "content-body {} bytes \"{}\"",
-        b.len(),
-        b.get(..n).unwrap_or(&b[..]).escape_ascii()
-    );
+    out.push_str("content-body ");
+    push_u64(out, b.len() as u64);
+    out.push_str(" bytes \"");
+    push_escape_ascii(out, b.get(..n).unwrap_or(&b[..]));
+    out.push('"');
     if n < b.len() {
         out.push_str("...");
     }
-    out
 }
 
-/// The frame's summary line.
-pub fn frame_summary(f: &Frame) -> String {
+/// Append the frame's summary line to `out`.
+pub fn frame_summary_into(f: &Frame, out: &mut String) {
     match &f.kind {
-        FrameKind::Method(m) => method_summary(m),
-        FrameKind::Header(h) => header_summary(h),
-        FrameKind::Body(b) => body_summary(b),
-        FrameKind::Heartbeat => "heartbeat".to_owned(),
+        FrameKind::Method(m) => method_summary_into(m, out),
+        FrameKind::Header(h) => header_summary_into(h, out),
+        FrameKind::Body(b) => body_summary_into(b, out),
+        FrameKind::Heartbeat => out.push_str("heartbeat"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn decimals_render_exactly() {
@@ -368,17 +476,52 @@ mod tests {
 
     #[test]
     fn timestamps_carry_utc() {
+        let ts = |secs| to_value(|o| write_timestamp(o, secs));
         assert_eq!(
-            timestamp_json(1_700_000_000),
+            ts(1_700_000_000),
             json!({"timestamp": 1_700_000_000u64, "utc": "2023-11-14T22:13:20Z"})
         );
-        assert_eq!(timestamp_json(u64::MAX), json!({"timestamp": u64::MAX}));
+        assert_eq!(ts(u64::MAX), json!({"timestamp": u64::MAX}));
+    }
+
+    #[test]
+    fn plain_ascii_fast_paths_match_the_formatter() {
+        for b in 0..=0x7fu8 {
+            for text in [vec![b], vec![b'a', b, b'z']] {
+                let s = std::str::from_utf8(&text).unwrap();
+                let mut out = String::new();
+                push_debug_str(&mut out, s);
+                assert_eq!(out, format!("{s:?}"), "{b:#x}");
+                out.clear();
+                push_escape_ascii(&mut out, &text);
+                assert_eq!(out, text.escape_ascii().to_string(), "{b:#x}");
+            }
+        }
+        let mut out = String::new();
+        push_debug_str(&mut out, "é\u{301}\u{0}");
+        assert_eq!(out, format!("{:?}", "é\u{301}\u{0}"));
+        out.clear();
+        push_escape_ascii(&mut out, b"\xff\x80");
+        assert_eq!(out, "\\xff\\x80");
+    }
+
+    #[test]
+    fn long_strings_are_cut_at_the_char_limit() {
+        let s = "é".repeat(SUMMARY_STR_MAX + 1);
+        let mut out = String::new();
+        push_str(&mut out, s.as_bytes());
+        let cut: String = s.chars().take(SUMMARY_STR_MAX).collect();
+        assert_eq!(out, format!("{cut:?}..."));
+        out.clear();
+        push_str(&mut out, "é".repeat(SUMMARY_STR_MAX).as_bytes());
+        assert_eq!(out, format!("{:?}", "é".repeat(SUMMARY_STR_MAX)));
     }
 
     #[test]
     fn body_summary_escapes_and_truncates() {
         let b = Bytes::from_static(b"hello\n\x00world, this is longer than thirty-two bytes");
-        let s = body_summary(&b);
+        let mut s = String::new();
+        body_summary_into(&b, &mut s);
         assert!(
             s.starts_with("content-body 50 bytes \"hello\\n\\x00world"),
             "{s}"

@@ -11,6 +11,7 @@ use std::ops::Range;
 use super::message::{Message, Section};
 use super::value::Value;
 use super::{Frame, Map};
+use crate::json::JsonOut;
 
 /// `application-properties` descriptor code.
 const APPLICATION_PROPERTIES: u64 = 0x74;
@@ -101,25 +102,40 @@ fn contains_put_token(hay: &[u8]) -> bool {
     FINDER.find(hay).is_some()
 }
 
-/// A summary of a CBS message for the JSON `"cbs"` key: a put-token request
+/// The summary of a CBS message for the JSON `"cbs"` key: a put-token request
 /// (`operation`, `type`, `name`, `expiration`) or a response (`status-code`,
-/// `status-description`). `None` for other messages.
-pub fn summary_json(msg: &Message) -> Option<serde_json::Value> {
+/// `status-description`).
+#[derive(Clone, Copy, Debug)]
+pub struct Summary<'a> {
+    props: &'a Map,
+    keys: &'static [&'static str],
+}
+
+/// The CBS summary of `msg`; `None` for messages that are not CBS requests or responses.
+pub fn summary(msg: &Message) -> Option<Summary<'_>> {
     let props = msg.application_properties()?;
-    let mut out = serde_json::Map::new();
-    let keys: &[&str] = if is_put_token(props) {
+    let keys: &'static [&'static str] = if is_put_token(props) {
         &["operation", "type", "name", "expiration"]
     } else if prop(props, "status-code").is_some() && prop(props, "operation").is_none() {
         &["status-code", "status-description"]
     } else {
         return None;
     };
-    for k in keys {
-        if let Some(v) = prop(props, k) {
-            out.insert((*k).into(), v.to_json());
+    Some(Summary { props, keys })
+}
+
+impl Summary<'_> {
+    /// The summary as a JSON object (properties that are absent are left out).
+    pub fn write_json<O: JsonOut + ?Sized>(&self, o: &mut O) {
+        o.begin_object();
+        for k in self.keys {
+            if let Some(v) = prop(self.props, k) {
+                o.key(k);
+                v.write_json(o);
+            }
         }
+        o.end_object();
     }
-    Some(serde_json::Value::Object(out))
 }
 
 #[cfg(test)]

@@ -16,9 +16,10 @@ use super::Frame;
 use super::composite::{check_value, lookup_descriptor};
 use super::fields::{FieldList, Map};
 use super::performative::Performative;
-use super::render::fields_json;
-use super::value::{self, Described, Str, Symbol, Value, binary_json, fields_map_json};
+use super::render::write_fields_entries;
+use super::value::{self, Described, Str, Symbol, Value, write_fields_map};
 use crate::codec::{DecodeError, ErrorKind, Reader};
+use crate::json::{JsonOut, to_value};
 
 /// Largest single delivery the assembler will hold (64 MiB).
 pub const MAX_DELIVERY_BYTES: usize = 64 * 1024 * 1024;
@@ -246,49 +247,116 @@ impl Message {
     /// The decoded sections as JSON; bodies longer than `max_body` bytes are truncated and
     /// their full size stated (`len`).
     pub fn to_json(&self, max_body: usize) -> serde_json::Value {
-        use serde_json::{Value as J, json};
-        let mut obj = serde_json::Map::new();
-        let mut data = Vec::new();
-        let mut seq = Vec::new();
-        for s in &self.sections {
-            let j = match (s.code, &s.value) {
-                (0x75, Value::Binary(b)) => {
-                    let mut d = binary_json(b, max_body);
-                    if let (J::Object(m), Ok(text)) = (&mut d, std::str::from_utf8(b)) {
-                        let mut cut = text.len().min(max_body);
-                        while !text.is_char_boundary(cut) {
-                            cut -= 1;
-                        }
-                        m.insert("text".into(), text.get(..cut).unwrap_or_default().into());
-                    }
-                    data.push(d);
-                    continue;
-                }
-                (0x76, v) => {
-                    seq.push(v.to_json());
-                    continue;
-                }
-                (_, Value::List(items)) => {
-                    match lookup_descriptor(&value::Descriptor::Code(s.code)) {
-                        Some(def) => J::Object(fields_json(def, items)),
-                        None => s.value.to_json(),
-                    }
-                }
-                (_, Value::Map(pairs)) => fields_map_json(pairs),
-                (_, v) => v.to_json(),
-            };
-            obj.insert(s.name.to_owned(), j);
-        }
-        if !data.is_empty() {
-            obj.insert("data".into(), J::Array(data));
-        }
-        if !seq.is_empty() {
-            obj.insert("amqp-sequence".into(), J::Array(seq));
-        }
-        obj.insert("size".into(), json!(self.payload.len()));
-        obj.insert("transfers".into(), json!(self.transfers));
-        J::Object(obj)
+        to_value(|o| {
+            o.begin_object();
+            self.write_json_entries(o, max_body);
+            o.end_object();
+        })
     }
+
+    /// The entries of [`Message::to_json`], written into an object open in `o`: each section
+    /// under its name, all `data` sections as one array, all `amqp-sequence` sections as one
+    /// array, then `size` and `transfers`.
+    pub fn write_json_entries<O: JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
+        for code in SECTIONS_BY_NAME {
+            let mut of_code = self.sections.iter().filter(|s| s.code == code).peekable();
+            if of_code.peek().is_none() {
+                continue;
+            }
+            match code {
+                AMQP_SEQUENCE => {
+                    o.key("amqp-sequence");
+                    o.begin_array();
+                    for s in of_code {
+                        s.value.write_json(o);
+                    }
+                    o.end_array();
+                }
+                DATA => {
+                    // Binary data sections make the array; anything else would be shown as a
+                    // section of its own, under the same key (so the array wins).
+                    let mut binary = false;
+                    for s in of_code {
+                        if matches!(s.value, Value::Binary(_)) {
+                            binary = true;
+                        } else {
+                            o.key(s.name);
+                            write_section_value(o, s);
+                        }
+                    }
+                    if binary {
+                        o.key("data");
+                        o.begin_array();
+                        for s in self.sections.iter().filter(|s| s.code == DATA) {
+                            if let Value::Binary(b) = &s.value {
+                                write_data(o, b, max_body);
+                            }
+                        }
+                        o.end_array();
+                    }
+                }
+                _ => {
+                    for s in of_code {
+                        o.key(s.name);
+                        write_section_value(o, s);
+                    }
+                }
+            }
+        }
+        o.entry_u64("size", self.payload.len() as u64);
+        o.entry_u64("transfers", self.transfers as u64);
+    }
+}
+
+/// `data` section code.
+const DATA: u64 = 0x75;
+/// `amqp-sequence` section code.
+const AMQP_SEQUENCE: u64 = 0x76;
+/// The section codes in the byte order of their names (`amqp-sequence`, `amqp-value`,
+/// `application-properties`, `data`, `delivery-annotations`, `footer`, `header`,
+/// `message-annotations`, `properties`), so the JSON keys are written in order.
+const SECTIONS_BY_NAME: [u64; 9] = [
+    AMQP_SEQUENCE,
+    0x77,
+    0x74,
+    DATA,
+    0x71,
+    0x78,
+    0x70,
+    0x72,
+    0x73,
+];
+
+/// A section's value: known composites (header, properties) as objects keyed by field name,
+/// symbol/string-keyed maps as objects, anything else as a value.
+fn write_section_value<O: JsonOut + ?Sized>(o: &mut O, s: &Section) {
+    match &s.value {
+        Value::List(items) => match lookup_descriptor(&value::Descriptor::Code(s.code)) {
+            Some(def) => {
+                o.begin_object();
+                write_fields_entries(o, def, items);
+                o.end_object();
+            }
+            None => s.value.write_json(o),
+        },
+        Value::Map(pairs) => write_fields_map(o, pairs),
+        v => v.write_json(o),
+    }
+}
+
+/// A data section: `{"binary", "len"}` as for any binary (cut at `max_body`), and `"text"`,
+/// cut at the same length on a char boundary, when the whole body is UTF-8.
+fn write_data<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], max_body: usize) {
+    o.begin_object();
+    value::write_binary_entries(o, b, max_body);
+    if let Ok(text) = std::str::from_utf8(b) {
+        let mut cut = text.len().min(max_body);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        o.entry_str("text", text.get(..cut).unwrap_or_default());
+    }
+    o.end_object();
 }
 
 /// An in-progress delivery.
@@ -447,5 +515,30 @@ pub fn section_described(s: &Section) -> Described {
     Described {
         descriptor: value::Descriptor::Code(s.code),
         value: s.value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_by_name_lists_every_section_in_name_order() {
+        let names: Vec<&str> = SECTIONS_BY_NAME
+            .iter()
+            .map(|&c| lookup_descriptor(&value::Descriptor::Code(c)).unwrap().name)
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+        let mut codes = SECTIONS_BY_NAME.to_vec();
+        codes.sort_unstable();
+        let all: Vec<u64> = (0x70..=0x78)
+            .filter(|&c| {
+                lookup_descriptor(&value::Descriptor::Code(c))
+                    .is_some_and(|d| d.provides("section"))
+            })
+            .collect();
+        assert_eq!(codes, all);
     }
 }

@@ -164,17 +164,22 @@ impl Frame {
     /// `@attach(18) [name="x", handle=0, role=false, ...]`; transfers add a payload note.
     pub fn summary(&self) -> String {
         let mut out = String::new();
+        self.summary_into(&mut out);
+        out
+    }
+
+    /// [`Frame::summary`], appended to `out`.
+    pub fn summary_into(&self, out: &mut String) {
+        use std::fmt::Write as _;
         match &self.body {
             FrameBody::Empty => out.push_str("(empty frame)"),
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
-                render::composite_into(composite.def, &composite.fields, &mut out);
+                render::composite_into(composite.def, &composite.fields, out);
                 if !self.payload.is_empty() {
-                    use std::fmt::Write as _;
                     let _ = write!(out, " (payload {} bytes)", self.payload.len());
                 }
             }
             FrameBody::Unknown { body } => {
-                use std::fmt::Write as _;
                 let _ = write!(
                     out,
                     "(unknown frame type {}, {} byte body)",
@@ -183,21 +188,28 @@ impl Frame {
                 );
             }
         }
-        out
     }
 
     /// The performative's fields as a JSON object keyed by the spec's (kebab-case) field names.
     pub fn fields_json(&self) -> serde_json::Value {
+        crate::json::to_value(|o| self.write_fields_json(o))
+    }
+
+    /// [`Frame::fields_json`], written to `o`.
+    pub fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O) {
+        o.begin_object();
         match &self.body {
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
-                serde_json::Value::Object(render::fields_json(composite.def, &composite.fields))
+                render::write_fields_entries(o, composite.def, &composite.fields);
             }
-            FrameBody::Empty => serde_json::Value::Object(Default::default()),
-            FrameBody::Unknown { body } => serde_json::json!({
-                "frame-type": self.frame_type,
-                "body": value::binary_json(body, value::JSON_BINARY_MAX),
-            }),
+            FrameBody::Empty => {}
+            FrameBody::Unknown { body } => {
+                o.key("body");
+                value::write_binary(o, body, value::JSON_BINARY_MAX);
+                o.entry_u64("frame-type", self.frame_type.into());
+            }
         }
+        o.end_object();
     }
 
     /// Byte ranges (within the raw frame) holding credentials, to be masked: SASL responses and

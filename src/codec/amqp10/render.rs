@@ -6,10 +6,9 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Map as JMap, Value as J};
-
 use super::composite::{CompositeDef, FieldDef, FieldType, lookup_descriptor};
-use super::value::{Described, Kind, Value, fields_map_json};
+use super::value::{Described, Descriptor, Kind, Value, write_fields_map};
+use crate::json::{JsonOut, key_buf, sort_keys};
 
 /// Append `@name(code) [field=value, ...]` (null fields omitted) for a composite.
 pub fn composite_into(def: &CompositeDef, fields: &[Value], out: &mut String) {
@@ -54,62 +53,90 @@ pub fn described_into(d: &Described, out: &mut String) {
 
 /// One field's value as JSON: multiple fields normalised to arrays, maps with symbol/string
 /// keys as plain objects, nested composites as objects with `$type`.
-pub fn field_json(f: &FieldDef, v: &Value) -> J {
+pub fn write_field<O: JsonOut + ?Sized>(o: &mut O, f: &FieldDef, v: &Value) {
     if f.multiple {
         return match v {
             Value::Array(a) if a.descriptor.is_none() => {
-                J::Array(a.items.iter().map(|x| single_json(f, x)).collect())
+                o.begin_array();
+                for x in &a.items {
+                    write_single(o, f, x);
+                }
+                o.end_array();
             }
-            Value::Array(_) => v.to_json(),
-            other => J::Array(vec![single_json(f, other)]),
+            Value::Array(_) => v.write_json(o),
+            other => {
+                o.begin_array();
+                write_single(o, f, other);
+                o.end_array();
+            }
         };
     }
-    single_json(f, v)
+    write_single(o, f, v);
 }
 
-fn single_json(f: &FieldDef, v: &Value) -> J {
+fn write_single<O: JsonOut + ?Sized>(o: &mut O, f: &FieldDef, v: &Value) {
     match (f.ty, v) {
         (FieldType::Fields | FieldType::Prim(Kind::Map), Value::Map(pairs)) => {
-            fields_map_json(pairs)
+            write_fields_map(o, pairs)
         }
-        _ => v.to_json(),
+        _ => v.write_json(o),
     }
 }
 
-/// A composite's fields as a JSON object keyed by spec names (absent/null fields omitted).
-pub fn fields_json(def: &CompositeDef, fields: &[Value]) -> JMap<String, J> {
-    let mut obj = JMap::with_capacity(fields.len());
-    for (i, v) in fields.iter().enumerate() {
-        if v.is_null() {
-            continue;
+/// A composite's fields as the entries of a JSON object keyed by spec names (absent/null
+/// fields omitted), written into an object open in `o` in key order.
+pub fn write_fields_entries<O: JsonOut + ?Sized>(o: &mut O, def: &CompositeDef, fields: &[Value]) {
+    let known = fields.len().min(def.fields.len());
+    let present = def
+        .fields
+        .iter()
+        .zip(fields)
+        .enumerate()
+        .filter(|(_, (_, v))| !v.is_null())
+        .map(|(i, (f, _))| (f.name, i));
+    let mut buf = key_buf();
+    let write = |o: &mut O, i: usize| {
+        if let (Some(f), Some(v)) = (def.fields.get(i), fields.get(i)) {
+            o.key(f.name);
+            write_field(o, f, v);
         }
-        match def.fields.get(i) {
-            Some(f) => obj.insert(f.name.to_owned(), field_json(f, v)),
-            None => obj.insert(i.to_string(), v.to_json()),
-        };
+    };
+    match sort_keys(present.clone(), &mut buf) {
+        Some(sorted) => sorted.iter().for_each(|&(_, i)| write(o, i)),
+        None => present.for_each(|(_, i)| write(o, i)),
     }
-    obj
+    // Fields beyond the definition, keyed by position.
+    for (i, v) in fields.iter().enumerate().skip(known) {
+        if !v.is_null() {
+            o.key(itoa::Buffer::new().format(i));
+            v.write_json(o);
+        }
+    }
 }
 
 /// A described value as JSON: known composites as `{"$type": name, fields...}`, known
 /// restricted types as `{"$type": name, "value": ...}`, others `{"descriptor", "value"}`.
-pub fn described_json(d: &Described) -> J {
-    match (lookup_descriptor(&d.descriptor), &d.value) {
+pub fn write_described<O: JsonOut + ?Sized>(o: &mut O, descriptor: &Descriptor, value: &Value) {
+    o.begin_object();
+    match (lookup_descriptor(descriptor), value) {
         (Some(def), Value::List(items)) if def.is_list() => {
-            let mut obj = JMap::with_capacity(items.len() + 1);
-            obj.insert("$type".into(), def.name.into());
-            obj.extend(fields_json(def, items));
-            J::Object(obj)
+            o.entry_str("$type", def.name);
+            write_fields_entries(o, def, items);
         }
         (Some(def), v) => {
-            let value = match v {
-                Value::Map(pairs) => fields_map_json(pairs),
-                other => other.to_json(),
-            };
-            serde_json::json!({ "$type": def.name, "value": value })
+            o.entry_str("$type", def.name);
+            o.key("value");
+            match v {
+                Value::Map(pairs) => write_fields_map(o, pairs),
+                other => other.write_json(o),
+            }
         }
         (None, v) => {
-            serde_json::json!({ "descriptor": d.descriptor.to_json(), "value": v.to_json() })
+            o.key("descriptor");
+            descriptor.write_json(o);
+            o.key("value");
+            v.write_json(o);
         }
     }
+    o.end_object();
 }

@@ -11,6 +11,7 @@ use std::fmt::{self, Write as _};
 use bytes::Bytes;
 
 use crate::codec::{DecodeError, ErrorKind, Reader};
+use crate::json::{JsonOut, to_value};
 
 /// Deepest nesting of lists, maps, arrays and described values the decoder accepts.
 pub const MAX_DEPTH: usize = 32;
@@ -1059,16 +1060,24 @@ pub const TEXT_BINARY_MAX: usize = 64;
 fn quote_into(out: &mut String, bytes: &[u8], is_text: bool) {
     out.push('"');
     if is_text && let Ok(s) = std::str::from_utf8(bytes) {
-        for ch in s.chars() {
-            match ch {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    let _ = write!(out, "\\x{:02x}", c as u32);
-                }
-                c => out.push(c),
+        // Runs of plain text go in whole; the escaped characters are all ASCII, so the runs
+        // split on char boundaries.
+        let mut start = 0;
+        for (i, b) in s.bytes().enumerate() {
+            if !(b < 0x20 || b == 0x7f || b == b'"' || b == b'\\') {
+                continue;
             }
+            out.push_str(s.get(start..i).unwrap_or_default());
+            match b {
+                b'"' => out.push_str("\\\""),
+                b'\\' => out.push_str("\\\\"),
+                _ => {
+                    let _ = write!(out, "\\x{b:02x}");
+                }
+            }
+            start = i + 1;
         }
+        out.push_str(s.get(start..).unwrap_or_default());
         out.push('"');
         return;
     }
@@ -1128,30 +1137,14 @@ impl Value {
         match self {
             Value::Null => out.push_str("null"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Ubyte(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Ushort(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Uint(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Ulong(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Byte(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Short(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Int(v) => {
-                let _ = write!(out, "{v}");
-            }
-            Value::Long(v) => {
-                let _ = write!(out, "{v}");
-            }
+            Value::Ubyte(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Ushort(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Uint(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Ulong(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Byte(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Short(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
+            Value::Long(v) => out.push_str(itoa::Buffer::new().format(*v)),
             Value::Float(v) => {
                 let _ = write!(out, "{v}");
             }
@@ -1249,32 +1242,28 @@ impl fmt::Display for Value {
 pub const JSON_BINARY_MAX: usize = 64;
 
 /// `{"binary": "<hex>"}`, or `{"binary": "<hex of first max>", "len": N}` when longer.
-pub fn binary_json(b: &[u8], max: usize) -> serde_json::Value {
-    if b.len() <= max {
-        serde_json::json!({ "binary": lower_hex(b) })
-    } else {
-        serde_json::json!({ "binary": lower_hex(b.get(..max).unwrap_or_default()), "len": b.len() })
+pub fn write_binary<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], max: usize) {
+    o.begin_object();
+    write_binary_entries(o, b, max);
+    o.end_object();
+}
+
+/// The entries of [`write_binary`], written into an object open in `o`.
+pub fn write_binary_entries<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], max: usize) {
+    o.key("binary");
+    o.hex(b.get(..max).unwrap_or(b));
+    if b.len() > max {
+        o.entry_u64("len", b.len() as u64);
     }
 }
 
-/// Lower-case hex of `b`, as `hex::encode` gives, through a byte buffer: message bodies are
-/// hexed for every JSONL line, and `hex::encode` collects a `char` iterator (several times
-/// slower).
-fn lower_hex(b: &[u8]) -> String {
-    let mut buf = vec![0u8; b.len().saturating_mul(2)];
-    if hex::encode_to_slice(b, &mut buf).is_err() {
-        return hex::encode(b);
-    }
-    String::from_utf8(buf).unwrap_or_else(|_| hex::encode(b))
-}
-
-fn float_json(v: f64) -> serde_json::Value {
+fn write_float<O: JsonOut + ?Sized>(o: &mut O, v: f64) {
     if v.is_nan() {
-        "NaN".into()
+        o.str("NaN");
     } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.into()
+        o.str(if v > 0.0 { "inf" } else { "-inf" });
     } else {
-        serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)
+        o.f64(v);
     }
 }
 
@@ -1292,80 +1281,124 @@ pub fn timestamp_utc(ms: i64) -> String {
 
 impl Descriptor {
     /// The descriptor as JSON: its code as a number, or its symbol as a string.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn write_json<O: JsonOut + ?Sized>(&self, o: &mut O) {
         match self {
-            Descriptor::Code(c) => (*c).into(),
-            Descriptor::Name(s) => s.as_str().into(),
+            Descriptor::Code(c) => o.u64(*c),
+            Descriptor::Name(s) => o.str(s.as_str()),
         }
     }
 }
 
 /// A map whose keys are all symbols or strings as a plain JSON object; otherwise the generic
 /// `{"map": [[k, v], ...]}` form.
-pub fn fields_map_json(pairs: &[(Value, Value)]) -> serde_json::Value {
+pub fn write_fields_map<O: JsonOut + ?Sized>(o: &mut O, pairs: &[(Value, Value)]) {
     let keyed = pairs
         .iter()
         .all(|(k, _)| matches!(k, Value::Symbol(_) | Value::String(_)));
     if !keyed {
-        return Value::Map(pairs.to_vec()).to_json();
+        return write_map(o, pairs);
     }
-    let mut obj = serde_json::Map::with_capacity(pairs.len());
+    o.begin_object();
     for (k, v) in pairs {
-        let key = match k {
+        o.key(match k {
             Value::Symbol(s) => s.as_str(),
             Value::String(s) => s.as_str(),
             _ => "",
-        };
-        obj.insert(key.to_owned(), v.to_json());
+        });
+        v.write_json(o);
     }
-    serde_json::Value::Object(obj)
+    o.end_object();
+}
+
+/// `{"map": [[k, v], ...]}`.
+fn write_map<O: JsonOut + ?Sized>(o: &mut O, pairs: &[(Value, Value)]) {
+    o.begin_object();
+    o.key("map");
+    o.begin_array();
+    for (k, v) in pairs {
+        o.begin_array();
+        k.write_json(o);
+        v.write_json(o);
+        o.end_array();
+    }
+    o.end_array();
+    o.end_object();
 }
 
 impl Value {
     /// The value as JSON, per the project's JSON shape (HELPERS.md).
     pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::{Value as J, json};
+        to_value(|o| self.write_json(o))
+    }
+
+    /// [`Value::to_json`], written to `o`.
+    pub fn write_json<O: JsonOut + ?Sized>(&self, o: &mut O) {
         match self {
-            Value::Null => J::Null,
-            Value::Bool(b) => J::Bool(*b),
-            Value::Ubyte(v) => (*v).into(),
-            Value::Ushort(v) => (*v).into(),
-            Value::Uint(v) => (*v).into(),
-            Value::Ulong(v) => (*v).into(),
-            Value::Byte(v) => (*v).into(),
-            Value::Short(v) => (*v).into(),
-            Value::Int(v) => (*v).into(),
-            Value::Long(v) => (*v).into(),
-            Value::Float(v) => float_json(f64::from(*v)),
-            Value::Double(v) => float_json(*v),
-            Value::Decimal32(v) => json!({ "decimal32": format!("0x{v:08x}") }),
-            Value::Decimal64(v) => json!({ "decimal64": format!("0x{v:016x}") }),
-            Value::Decimal128(v) => json!({ "decimal128": format!("0x{}", hex::encode(v)) }),
-            Value::Char(c) => J::String(c.to_string()),
-            Value::Timestamp(t) => json!({ "timestamp": t, "utc": timestamp_utc(*t) }),
-            Value::Uuid(u) => J::String(uuid_string(u)),
-            Value::Binary(b) => binary_json(b, JSON_BINARY_MAX),
-            Value::String(s) => J::String(s.as_str().to_owned()),
-            Value::Symbol(s) => json!({ "symbol": s.as_str() }),
-            Value::List(items) => J::Array(items.iter().map(Value::to_json).collect()),
-            Value::Map(pairs) => json!({
-                "map": pairs.iter().map(|(k, v)| json!([k.to_json(), v.to_json()])).collect::<Vec<_>>()
-            }),
-            Value::Array(a) => match &a.descriptor {
-                None => J::Array(a.items.iter().map(Value::to_json).collect()),
-                Some(d) => J::Array(
-                    a.items
-                        .iter()
-                        .map(|v| {
-                            super::render::described_json(&Described {
-                                descriptor: d.clone(),
-                                value: v.clone(),
-                            })
-                        })
-                        .collect(),
-                ),
-            },
-            Value::Described(d) => super::render::described_json(d),
+            Value::Null => o.null(),
+            Value::Bool(b) => o.bool(*b),
+            Value::Ubyte(v) => o.u64((*v).into()),
+            Value::Ushort(v) => o.u64((*v).into()),
+            Value::Uint(v) => o.u64((*v).into()),
+            Value::Ulong(v) => o.u64(*v),
+            Value::Byte(v) => o.i64((*v).into()),
+            Value::Short(v) => o.i64((*v).into()),
+            Value::Int(v) => o.i64((*v).into()),
+            Value::Long(v) => o.i64(*v),
+            Value::Float(v) => write_float(o, f64::from(*v)),
+            Value::Double(v) => write_float(o, *v),
+            Value::Decimal32(v) => {
+                o.begin_object();
+                o.key("decimal32");
+                o.str_fmt(format_args!("0x{v:08x}"));
+                o.end_object();
+            }
+            Value::Decimal64(v) => {
+                o.begin_object();
+                o.key("decimal64");
+                o.str_fmt(format_args!("0x{v:016x}"));
+                o.end_object();
+            }
+            Value::Decimal128(v) => {
+                o.begin_object();
+                o.key("decimal128");
+                o.str_fmt(format_args!("0x{}", hex::encode(v)));
+                o.end_object();
+            }
+            Value::Char(c) => o.str(c.encode_utf8(&mut [0; 4])),
+            Value::Timestamp(t) => {
+                o.begin_object();
+                o.key("timestamp");
+                o.i64(*t);
+                o.entry_str("utc", &timestamp_utc(*t));
+                o.end_object();
+            }
+            Value::Uuid(u) => o.str(&uuid_string(u)),
+            Value::Binary(b) => write_binary(o, b, JSON_BINARY_MAX),
+            Value::String(s) => o.str(s.as_str()),
+            Value::Symbol(s) => {
+                o.begin_object();
+                o.entry_str("symbol", s.as_str());
+                o.end_object();
+            }
+            Value::List(items) => {
+                o.begin_array();
+                for v in items {
+                    v.write_json(o);
+                }
+                o.end_array();
+            }
+            Value::Map(pairs) => write_map(o, pairs),
+            Value::Array(a) => {
+                o.begin_array();
+                for v in &a.items {
+                    match &a.descriptor {
+                        None => v.write_json(o),
+                        Some(d) => super::render::write_described(o, d, v),
+                    }
+                }
+                o.end_array();
+            }
+            Value::Described(d) => super::render::write_described(o, &d.descriptor, &d.value),
         }
     }
 }
@@ -1424,9 +1457,13 @@ mod tests {
 
     #[test]
     fn binary_json_hex_matches_hex_encode_and_truncates_at_max() {
+        let binary_json = |b: &[u8], max| to_value(|o| write_binary(o, b, max));
         let all: Vec<u8> = (0..=255u8).collect();
-        assert_eq!(lower_hex(&all), hex::encode(&all));
-        assert_eq!(lower_hex(&[]), "");
+        assert_eq!(
+            binary_json(&all, 256),
+            serde_json::json!({ "binary": hex::encode(&all) })
+        );
+        assert_eq!(binary_json(&[], 0), serde_json::json!({ "binary": "" }));
         assert_eq!(
             binary_json(&all[..3], 64),
             serde_json::json!({ "binary": "000102" })
