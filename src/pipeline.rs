@@ -442,24 +442,24 @@ impl Inspector {
         }
         for dir in [Dir::C2S, Dir::S2C] {
             let side = &mut self.sides[dir.index()];
+            // Judged from the decoder, not from the held bytes: without `Data` events
+            // (`check`) nothing is held, and a stream cut inside a frame is still a finding.
+            let partial = side.decoder.buffered();
+            if partial > 0 {
+                out.push(Event {
+                    conn: self.conn,
+                    ts,
+                    kind: EventKind::Violation(rules::CODEC_TRUNCATED_FRAME.violation(
+                        dir,
+                        side.decoder.offset() - partial as u64,
+                        format!("stream ended inside a frame ({partial} bytes of it seen)"),
+                    )),
+                });
+            }
             if !side.held.is_empty() {
                 let offset = side.held_offset;
                 let bytes = side.held.take_all();
                 side.held_offset += bytes.len() as u64;
-                if side.decoder.buffered() > 0 {
-                    out.push(Event {
-                        conn: self.conn,
-                        ts,
-                        kind: EventKind::Violation(rules::CODEC_TRUNCATED_FRAME.violation(
-                            dir,
-                            offset,
-                            format!(
-                                "stream ended inside a frame ({} bytes of it seen)",
-                                side.decoder.buffered()
-                            ),
-                        )),
-                    });
-                }
                 out.push(Event {
                     conn: self.conn,
                     ts,
@@ -639,5 +639,35 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_stream_cut_inside_a_frame_is_reported_without_data_events_too() {
+        // What `check` runs: no `Data` events, so the inspector holds no bytes.
+        let mut stream = b"AMQP\x00\x01\x00\x00".to_vec();
+        stream.extend_from_slice(&[0, 0, 0, 8, 2, 0, 0, 0]);
+        stream.extend_from_slice(&[0, 0, 0, 20, 2, 0]); // 6 bytes of a 20-byte frame
+        let opts = InspectOptions {
+            show_secrets: false,
+            emit_data: false,
+        };
+        let mut insp = Inspector::new(1, opts);
+        let mut out = Vec::new();
+        insp.chunk(Dir::C2S, Timestamp(0), Bytes::from(stream), &mut out);
+        insp.close(Timestamp(1), "test".into(), &mut out);
+        let v: Vec<_> = out
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Violation(v) if v.rule == "codec.truncated-frame" => Some(v),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(v.len(), 1, "{out:?}");
+        assert_eq!(
+            v[0].offset, 16,
+            "the cut frame starts after the header and one frame"
+        );
+        assert!(v[0].message.contains("6 bytes"), "{}", v[0].message);
+        assert!(!out.iter().any(|e| matches!(e.kind, EventKind::Data { .. })));
     }
 }
