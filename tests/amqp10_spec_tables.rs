@@ -58,6 +58,9 @@ fn spec_dir() -> Option<PathBuf> {
     p.join("types.xml").exists().then_some(p)
 }
 
+/// A `<type>` being read: itself, its `<descriptor>`, its `<field>`s and its `<choice>`s.
+type TypeElems = (Elem, Option<Elem>, Vec<Elem>, Vec<Elem>);
+
 #[test]
 fn tables_match_the_spec_xml() {
     let Some(dir) = spec_dir() else {
@@ -73,7 +76,7 @@ fn tables_match_the_spec_xml() {
         "transactions.xml",
     ] {
         let xml = std::fs::read_to_string(dir.join(f)).unwrap();
-        let mut current: Option<(Elem, Option<Elem>, Vec<Elem>, Vec<Elem>)> = None;
+        let mut current: Option<TypeElems> = None;
         for e in elements(&xml) {
             match e.tag.as_str() {
                 "type" => current = Some((e, None, vec![], vec![])),

@@ -233,6 +233,8 @@ async fn the_key_log_decrypts_the_upstream_leg_in_tshark() {
     );
     let outer = start_proxy_with(outer_cfg, vec![]).await;
 
+    // Killed and waited for below, on every path that gets that far.
+    #[allow(clippy::zombie_processes)]
     let mut tshark = Command::new("tshark")
         .args(["-i", "lo", "-f", &format!("tcp port {port}"), "-w"])
         .arg(&cap)

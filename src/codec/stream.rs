@@ -17,6 +17,8 @@ use super::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091};
 pub const MAX_BUFFERED_FRAME: usize = 256 * 1024 * 1024;
 
 /// A decoded frame of either protocol.
+// Unboxed on purpose: a box would cost an allocation per decoded frame on the hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyFrame {
     /// AMQP 1.0 (including SASL frames).
@@ -83,6 +85,8 @@ impl AnyMessage {
 }
 
 /// What the decoder found in the stream, in stream order.
+// Unboxed on purpose: items are moved into events once; a box would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// A protocol header.

@@ -72,6 +72,8 @@ where
 }
 
 /// A worker's renderer of one output, writing to memory.
+// One or two per worker: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Renderer {
     Jsonl(JsonlSink<Vec<u8>>),
     Trace(TraceSink<Vec<u8>>),

@@ -615,10 +615,10 @@ fn check_count(
     what: &'static str,
 ) -> Result<(), DecodeError> {
     let left = end.saturating_sub(r.position());
-    let fits = if per_item == 0 {
-        count <= left.max(MAX_ZERO_WIDTH_ELEMENTS)
-    } else {
-        count <= left / per_item
+    let fits = match left.checked_div(per_item) {
+        Some(most) => count <= most,
+        // Zero-width elements (e.g. an array of nulls): bounded by a fixed count.
+        None => count <= left.max(MAX_ZERO_WIDTH_ELEMENTS),
     };
     if fits {
         Ok(())
