@@ -132,7 +132,7 @@ pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &Bytes) -> Vec<Range<
                 if let (Some(_), Some((second, _))) = (nuls.next(), nuls.next()) {
                     let start = content.start + second + 1;
                     return if start < content.end {
-                        Vec::from([start..content.end])
+                        std::iter::once(start..content.end).collect()
                     } else {
                         Vec::new()
                     };
