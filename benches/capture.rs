@@ -12,6 +12,10 @@
 //! `AMQPEEK_BENCH_MB` sets the file size (default 150; 2 under `cargo test`);
 //! `AMQPEEK_BENCH_TSHARK=0` skips tshark; `AMQPEEK_BENCH_ONESHOT=0` skips the printed timings.
 
+/// The allocator the `amqpeek` binary uses, so check and replay run as shipped.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::fs::File;
 use std::io::BufWriter;
 use std::num::NonZeroUsize;
