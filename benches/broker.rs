@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::Sink;
-use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig};
+use amqpeek::proxy::BoxSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink};
 use lapin::message::DeliveryResult;
 use lapin::options::{
@@ -29,7 +29,11 @@ use lapin::options::{
 };
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Connection, ConnectionProperties};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
+
+#[path = "support/relays.rs"]
+mod relays;
+use relays::{amqpeek_relay, plain_relay};
 
 const BROKER: &str = "127.0.0.1:5672";
 
@@ -53,33 +57,6 @@ impl Sink for CountingSink {
         }
         Ok(())
     }
-}
-
-async fn plain_relay(target: SocketAddr) -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut c, _)) = l.accept().await {
-            tokio::spawn(async move {
-                let Ok(mut u) = TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = c.set_nodelay(true);
-                let _ = u.set_nodelay(true);
-                let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
-            });
-        }
-    });
-    addr
-}
-
-async fn amqpeek_relay(target: SocketAddr, sinks: Vec<BoxSink>) -> SocketAddr {
-    let p = Proxy::bind(ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target))
-        .await
-        .unwrap();
-    let addr = p.local_addr().unwrap();
-    tokio::spawn(p.run(sinks, std::future::pending()));
-    addr
 }
 
 /// Publish `n` messages of `body` bytes with confirms on one channel while a consumer on

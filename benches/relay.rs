@@ -25,13 +25,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::Sink;
-use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig};
+use amqpeek::proxy::BoxSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 #[path = "support/mixes.rs"]
 mod mixes;
+
+#[path = "support/relays.rs"]
+mod relays;
+use relays::{amqpeek_relay, plain_relay};
 
 /// Decodes (the Inspector runs) but writes nothing; counts the violations it is handed (the
 /// traffic is spec-correct, so any is a bug in the benchmark or the tracker).
@@ -110,33 +114,6 @@ async fn accepting_server(transfer_len: usize, credit: u32) -> SocketAddr {
             });
         }
     });
-    addr
-}
-
-async fn plain_relay(target: SocketAddr) -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut c, _)) = l.accept().await {
-            tokio::spawn(async move {
-                let Ok(mut u) = TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = c.set_nodelay(true);
-                let _ = u.set_nodelay(true);
-                let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
-            });
-        }
-    });
-    addr
-}
-
-async fn amqpeek_relay(target: SocketAddr, sinks: Vec<BoxSink>) -> SocketAddr {
-    let p = Proxy::bind(ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target))
-        .await
-        .unwrap();
-    let addr = p.local_addr().unwrap();
-    tokio::spawn(p.run(sinks, std::future::pending()));
     addr
 }
 
