@@ -237,3 +237,50 @@ mod tests {
         assert_eq!(report.totals().0, 1);
     }
 }
+
+/// Source events the parallel replay tests share.
+#[cfg(test)]
+pub(crate) mod test_events {
+    use bytes::Bytes;
+
+    use crate::capture::SourceEvent;
+    use crate::event::{Chunk, Dir, Timestamp};
+
+    /// Connections 1..=n interleaved: all connect, then each sends `bytes(conn)` client to
+    /// server (a read error after connection n/2), then every third closes.
+    pub(crate) fn interleaved(n: u64, bytes: impl Fn(u64) -> &'static [u8]) -> Vec<SourceEvent> {
+        let client = "127.0.0.1:40000".parse().unwrap();
+        let server = "127.0.0.1:5672".parse().unwrap();
+        let mut evs = Vec::new();
+        for conn in 1..=n {
+            evs.push(SourceEvent::Connect {
+                conn,
+                ts: Timestamp(conn as i64),
+                client,
+                server,
+            });
+        }
+        for conn in 1..=n {
+            evs.push(SourceEvent::Chunk(Chunk {
+                conn,
+                dir: Dir::C2S,
+                ts: Timestamp(100 + conn as i64),
+                bytes: Bytes::from_static(bytes(conn)),
+            }));
+            if conn == n / 2 {
+                evs.push(SourceEvent::Error {
+                    file_offset: 99,
+                    message: "bad record".into(),
+                });
+            }
+        }
+        for conn in (1..=n).filter(|c| c % 3 == 0) {
+            evs.push(SourceEvent::Close {
+                conn,
+                ts: Timestamp(1000 + conn as i64),
+                reason: "FIN both ways".into(),
+            });
+        }
+        evs
+    }
+}

@@ -423,50 +423,17 @@ fn parallel(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Chunk, Dir};
-    use bytes::Bytes;
 
     /// Connections 1..=n interleaved: a protocol header each, then a frame size below 8 on
-    /// some (a violation), a read error, and every third closed.
+    /// the even ones (a violation), a read error, and every third closed.
     fn events(n: u64) -> Vec<SourceEvent> {
-        let client = "127.0.0.1:40000".parse().unwrap();
-        let server = "127.0.0.1:5672".parse().unwrap();
-        let mut evs = Vec::new();
-        for conn in 1..=n {
-            evs.push(SourceEvent::Connect {
-                conn,
-                ts: Timestamp(conn as i64),
-                client,
-                server,
-            });
-        }
-        for conn in 1..=n {
-            let bytes: &'static [u8] = if conn % 2 == 0 {
+        crate::replay::test_events::interleaved(n, |conn| {
+            if conn % 2 == 0 {
                 b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03"
             } else {
                 b"AMQP\x00\x00\x09\x01"
-            };
-            evs.push(SourceEvent::Chunk(Chunk {
-                conn,
-                dir: Dir::C2S,
-                ts: Timestamp(100 + conn as i64),
-                bytes: Bytes::from_static(bytes),
-            }));
-            if conn == n / 2 {
-                evs.push(SourceEvent::Error {
-                    file_offset: 99,
-                    message: "bad record".into(),
-                });
             }
-        }
-        for conn in (1..=n).filter(|c| c % 3 == 0) {
-            evs.push(SourceEvent::Close {
-                conn,
-                ts: Timestamp(1000 + conn as i64),
-                reason: "FIN both ways".into(),
-            });
-        }
-        evs
+        })
     }
 
     fn run(jobs: usize) -> (ReplayStats, Vec<u8>, Vec<u8>) {

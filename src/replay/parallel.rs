@@ -222,46 +222,12 @@ fn merge(shards: Vec<Shard>, read_errors: Vec<(u64, String)>, jobs: NonZeroUsize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Chunk, Dir};
     use crate::sinks::check::Format;
-    use bytes::Bytes;
 
     /// Connections 1..=n interleaved, each with a protocol header then a frame size below 8
     /// (framing lost: one violation each), some closed, and a read error in the middle.
     fn events(n: u64) -> Vec<SourceEvent> {
-        let client = "127.0.0.1:40000".parse().unwrap();
-        let server = "127.0.0.1:5672".parse().unwrap();
-        let mut evs = Vec::new();
-        for conn in 1..=n {
-            evs.push(SourceEvent::Connect {
-                conn,
-                ts: Timestamp(conn as i64),
-                client,
-                server,
-            });
-        }
-        for conn in 1..=n {
-            evs.push(SourceEvent::Chunk(Chunk {
-                conn,
-                dir: Dir::C2S,
-                ts: Timestamp(100 + conn as i64),
-                bytes: Bytes::from_static(b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03"),
-            }));
-            if conn == n / 2 {
-                evs.push(SourceEvent::Error {
-                    file_offset: 99,
-                    message: "bad record".into(),
-                });
-            }
-        }
-        for conn in (1..=n).filter(|c| c % 3 == 0) {
-            evs.push(SourceEvent::Close {
-                conn,
-                ts: Timestamp(1000 + conn as i64),
-                reason: "FIN both ways".into(),
-            });
-        }
-        evs
+        crate::replay::test_events::interleaved(n, |_| b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03")
     }
 
     #[test]
