@@ -2,7 +2,6 @@
 //!
 //! ```text
 //! cargo build --release
-//! ulimit -n 20000   # the proxy needs two descriptors per connection
 //! cargo run --release --example idle_rss -- target/release/amqpeek 9900
 //! ```
 //!
@@ -39,6 +38,10 @@ fn holder() {
 }
 
 fn main() {
+    // This process, the holder and the proxy each hold one descriptor per connection (the
+    // proxy two): raise the soft limit to the hard one for all three (the proxy also does it
+    // itself).
+    let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1024);
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("holder") {
         return holder();
@@ -47,6 +50,11 @@ fn main() {
         .get(1)
         .expect("usage: idle_rss <path to amqpeek> [connections]");
     let n: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(9900);
+    assert!(
+        2 * n as u64 + 64 <= limit,
+        "{n} connections need {} open files in the proxy; the hard limit is {limit}",
+        2 * n + 64
+    );
 
     let mut holder = Command::new(std::env::current_exe().unwrap())
         .arg("holder")

@@ -242,7 +242,17 @@ fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
     }
 }
 
+/// Raise the soft limit on open files to the hard limit: every relayed connection takes two
+/// descriptors, and the usual soft limit (1,024) would cap the proxy near 500 connections.
+fn raise_open_files_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => tracing::debug!("open files limit: {n}"),
+        Err(e) => tracing::warn!("could not raise the open files limit: {e}"),
+    }
+}
+
 fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
+    raise_open_files_limit();
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let ProxyArgs {
         net,

@@ -43,7 +43,27 @@ enum End {
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
 
-type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
+type BoxRead = Box<dyn LegRead>;
+
+/// A leg's read half, which can say when a read would find something without being given a
+/// buffer: an idle connection then holds no read buffer while it waits.
+trait LegRead: AsyncRead + Send + Unpin {
+    /// Ready when a read may find data, EOF or an error; always ready where that is unknown.
+    fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+}
+
+impl LegRead for tokio::net::tcp::OwnedReadHalf {
+    fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.as_ref().poll_read_ready(cx)
+    }
+}
+
+impl LegRead for tokio::io::ReadHalf<Box<dyn Stream>> {
+    /// TLS: the socket being readable says nothing certain about plaintext; read at once.
+    fn poll_read_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
 type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// One leg of a connection once set up.
@@ -153,11 +173,10 @@ pub(crate) async fn connection(
     let _ = upstream.set_nodelay(true);
     tracing::debug!("#{conn} {client_addr} => {}", config.upstream);
 
-    // Second handles on both sockets, to reset them (zero linger) whatever wraps them.
-    let sockets = [
-        socket2::SockRef::from(&client).try_clone().ok(),
-        socket2::SockRef::from(&upstream).try_clone().ok(),
-    ];
+    // Both sockets' descriptors, to reset them (zero linger) whatever wraps them. Not
+    // duplicated: a second descriptor per socket would double the proxy's descriptors per
+    // connection (4 instead of 2) and halve how many connections fit under `ulimit -n`.
+    let sockets = Resetter::new(&client, &upstream);
     let legs = match config.tls.as_ref() {
         None => Ok((Leg::Tcp(client), Leg::Tcp(upstream))),
         Some(tls) => {
@@ -452,11 +471,37 @@ fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
 }
 
 /// Cut the connection: every socket resets its peer when closed, both pumps stop.
-fn cut(sockets: &[Option<socket2::Socket>; 2], kill: &watch::Sender<bool>) {
-    for s in sockets.iter().flatten() {
-        let _ = s.set_linger(Some(Duration::ZERO));
-    }
+fn cut(sockets: &Resetter, kill: &watch::Sender<bool>) {
+    sockets.arm();
     kill.send_replace(true);
+}
+
+/// The client and upstream sockets' descriptors, borrowed (not duplicated) from the streams the
+/// legs own, so that a failure on either leg can make both close with a reset.
+///
+/// Only used while the legs are alive: `relay` drops it after the pump halves, and `cut` is
+/// only called from a pump, which holds its halves.
+struct Resetter {
+    fds: [std::os::fd::RawFd; 2],
+}
+
+impl Resetter {
+    fn new(client: &TcpStream, upstream: &TcpStream) -> Self {
+        use std::os::fd::AsRawFd;
+        Resetter {
+            fds: [client.as_raw_fd(), upstream.as_raw_fd()],
+        }
+    }
+
+    /// Zero linger on both sockets: their close sends RST instead of FIN.
+    fn arm(&self) {
+        for &fd in &self.fds {
+            // SAFETY: the descriptor belongs to a stream that the calling pump's halves keep
+            // open (see the type's comment), so it is open and refers to that socket.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            let _ = socket2::SockRef::from(&fd).set_linger(Some(Duration::ZERO));
+        }
+    }
 }
 
 /// What both directions of one connection share.
@@ -469,8 +514,8 @@ struct Shared<'a> {
     order: &'a tokio::sync::Mutex<()>,
     /// Cuts both directions.
     kill: &'a watch::Sender<bool>,
-    /// Client and upstream sockets (second handles), to reset them.
-    sockets: &'a [Option<socket2::Socket>; 2],
+    /// Client and upstream sockets, to reset them.
+    sockets: &'a Resetter,
 }
 
 /// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
@@ -548,7 +593,7 @@ async fn pump(
 }
 
 /// Reads start this large and double (up to the configured read size) while they fill the
-/// buffer; a connection that waits keeps at most this much buffer.
+/// buffer.
 const START_READ: usize = 16 * 1024;
 
 /// Below this much spare capacity a new buffer is taken instead of reading into the rest.
@@ -559,8 +604,7 @@ const MIN_READ: usize = 2048;
 /// Successive chunks are carved out of one allocation (`split` keeps the spare capacity), so
 /// small messages cost no allocation each even while the inspector still holds earlier chunks.
 /// The read size grows while reads fill the buffer (bulk transfer) and drops back after a
-/// read that did not (the source ran dry); a dry connection keeps at most `START_READ` bytes of
-/// buffer while it waits.
+/// read that did not (the source ran dry); a connection waiting for data holds no buffer.
 async fn read_chunk(
     from: &mut BoxRead,
     buf: &mut BytesMut,
@@ -568,6 +612,24 @@ async fn read_chunk(
     size: usize,
     killed: &mut watch::Receiver<bool>,
 ) -> Result<Bytes, End> {
+    // Wait until there is something to read before holding a buffer for it: when the source
+    // has run dry, the spare capacity is let go (chunks already handed out keep their part),
+    // so a connection that waits holds no read buffer.
+    let mut dry = false;
+    let ready = std::future::poll_fn(|cx| {
+        let ready = from.poll_read_ready(cx);
+        if ready.is_pending() && !dry {
+            dry = true;
+            *buf = BytesMut::new();
+        }
+        ready
+    });
+    tokio::select! {
+        biased;
+        _ = async { let _ = killed.wait_for(|k| *k).await; } => return Err(End::Killed),
+        // An error here is met again by the read.
+        _ = ready => {}
+    }
     if buf.capacity() < MIN_READ {
         buf.reserve(*want);
     }
