@@ -227,7 +227,6 @@ pub(crate) async fn connection(
     let reason = reason(c2s, c2s_at, s2c, s2c_at);
     tracing::debug!("#{conn} {client_addr}: {reason}");
     drop((client_r, client_w, upstream_r, upstream_w));
-    drop(sockets);
     close(&inspect, conn, reason).await;
 }
 
