@@ -93,6 +93,13 @@ pub trait Sink {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+    /// False for a sink that can do without frames the inspection had no time to decode (a
+    /// live view). When every sink says so, the proxy's inspection skims what it cannot keep up
+    /// with ([`Inspector::skim`]) instead of making the relay wait; captures and checks keep
+    /// the default, and are lossless.
+    fn needs_every_frame(&self) -> bool {
+        true
+    }
 }
 
 /// The message a masked frame completes, rebuilt from the masked frame's payload so the secret
@@ -129,6 +136,41 @@ struct Side {
     held_offset: u64,
     /// Total bytes seen.
     total: u64,
+    /// The run of skimmed bytes not yet reported (see [`Inspector::skim`]).
+    skim: Option<SkimRun>,
+}
+
+/// Bytes of one direction passed over undecoded, reported as one `Gap` event.
+#[derive(Debug)]
+struct SkimRun {
+    offset: u64,
+    len: u64,
+    frames: u64,
+    since: Timestamp,
+}
+
+/// Longest a run of skimmed bytes goes unreported while skimming lasts (µs).
+const SKIM_REPORT_EVERY_US: i64 = 1_000_000;
+
+impl Side {
+    /// Report the run of skimmed bytes, if any, as a `Gap`.
+    fn end_skim(&mut self, conn: ConnId, dir: Dir, ts: Timestamp, out: &mut Vec<Event>) {
+        if let Some(run) = self.skim.take().filter(|r| r.len > 0) {
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Gap {
+                    dir,
+                    offset: run.offset,
+                    len: run.len,
+                    reason: format!(
+                        "not decoded: the inspection fell behind the relay ({} frame(s) relayed unseen)",
+                        run.frames
+                    ),
+                },
+            });
+        }
+    }
 }
 
 /// Decodes both directions of one connection and turns them into events.
@@ -181,11 +223,22 @@ impl Inspector {
         }
         let side = &mut self.sides[dir.index()];
         side.total += bytes.len() as u64;
+        // The end of a skimmed frame is passed over, not decoded, nor shown.
+        let skip = side.decoder.skipping().min(bytes.len() as u64);
+        if let Some(run) = side.skim.as_mut() {
+            run.len += skip;
+        }
+        side.held_offset += skip;
         if self.opts.emit_data {
-            side.held.push(bytes.clone());
+            side.held.push(bytes.slice(skip as usize..));
         }
         self.items.clear();
         side.decoder.push(bytes, &mut self.items);
+        // Decoding resumed: report what was skimmed before it (a chunk that only completes
+        // nothing, e.g. a frame header cut short, does not end the run).
+        if !self.items.is_empty() {
+            side.end_skim(conn, dir, ts, out);
+        }
 
         let mut secrets: Vec<(u64, u64)> = Vec::new();
         for item in self.items.drain(..) {
@@ -328,6 +381,48 @@ impl Inspector {
         }
     }
 
+    /// Take a chunk of relayed bytes without decoding the frames in it, for when the inspection
+    /// is behind the relay and every sink can do without some frames (the TUI alone). Frames
+    /// are passed over by their sizes, so decoding resumes exactly at the next frame the
+    /// inspection has time for; the state tracker is told, as for a capture gap, so it invents
+    /// nothing; a `Gap` event says how much went undecoded (when decoding resumes, at close,
+    /// and at least once a second meanwhile). Nothing of a skimmed frame is emitted, so no
+    /// secret in it can show. What cannot be skimmed (a protocol header, a malformed frame,
+    /// the rest of an incomplete frame) is decoded as by [`Inspector::chunk`].
+    pub fn skim(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
+        let conn = self.conn;
+        let side = &mut self.sides[dir.index()];
+        let skimmed = side.decoder.skim(&bytes);
+        if skimmed.bytes > 0 || skimmed.pending > 0 {
+            // The incomplete frame held from before is passed over too: not shown either.
+            let before = skimmed.pending as u64;
+            let n = skimmed.bytes as u64;
+            if side.skim.is_none() {
+                self.tracker.gap(dir);
+            }
+            let run = side.skim.get_or_insert(SkimRun {
+                offset: side.total - before,
+                len: 0,
+                frames: 0,
+                since: ts,
+            });
+            run.len += before + n;
+            run.frames += skimmed.frames;
+            let overdue = ts.0.saturating_sub(run.since.0) >= SKIM_REPORT_EVERY_US;
+            side.total += n;
+            if self.opts.emit_data {
+                side.held.take(skimmed.pending);
+            }
+            side.held_offset += before + n;
+            if overdue {
+                side.end_skim(conn, dir, ts, out);
+            }
+        }
+        if skimmed.bytes < bytes.len() {
+            self.chunk(dir, ts, bytes.slice(skimmed.bytes..), out);
+        }
+    }
+
     /// AMQP's TLS upgrade: `raw` (the `AMQP 2 1 0 0` header) was relayed in `dir` and TLS
     /// follows. The proxy terminates that TLS and hands over the plaintext, which starts with a
     /// protocol header of its own: report the TLS header, then expect a header again.
@@ -432,6 +527,9 @@ impl Inspector {
 
     /// The connection ended; flush held bytes and emit the close event.
     pub fn close(&mut self, ts: Timestamp, reason: String, out: &mut Vec<Event>) {
+        for dir in [Dir::C2S, Dir::S2C] {
+            self.sides[dir.index()].end_skim(self.conn, dir, ts, out);
+        }
         self.tracker.close(ts, &mut self.violations);
         for v in self.violations.drain(..) {
             out.push(Event {

@@ -56,7 +56,10 @@ async fn a_relayed_connection_costs_the_proxy_two_descriptors() {
         "{N} connections added {added} descriptors: the proxy takes {} per connection, not 2",
         (added - 2 * N) as f64 / N as f64
     );
-    assert!(added >= 4 * N, "{N} connections added only {added} descriptors");
+    assert!(
+        added >= 4 * N,
+        "{N} connections added only {added} descriptors"
+    );
     drop((clients, upstreams, warm, warm_up));
     proxy.stop().await;
 }

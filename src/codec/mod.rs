@@ -16,4 +16,4 @@ pub mod stream;
 pub use error::{DecodeError, ErrorKind};
 pub use reader::Reader;
 pub use sniff::ProtocolHeader;
-pub use stream::{AnyFrame, AnyMessage, Item, StreamDecoder};
+pub use stream::{AnyFrame, AnyMessage, Item, Skimmed, StreamDecoder};

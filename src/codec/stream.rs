@@ -9,6 +9,7 @@
 
 use bytes::{Bytes, BytesMut};
 
+use super::resync::{Plausible, plausible_amqp10, plausible_amqp091};
 use super::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091};
 
 /// The largest frame the inspector will buffer (AMQP 1.0 allows up to 4 GiB; nobody sane
@@ -139,6 +140,18 @@ enum Mode {
     Opaque,
 }
 
+/// What [`StreamDecoder::skim`] passed over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skimmed {
+    /// Frames that start in the bytes passed over.
+    pub frames: u64,
+    /// Bytes passed over, from the front of the chunk.
+    pub bytes: usize,
+    /// Bytes of an incomplete frame that the decoder held from earlier chunks and passed over
+    /// (they come before the chunk).
+    pub pending: usize,
+}
+
 /// Decoder for one direction of one connection.
 #[derive(Debug)]
 pub struct StreamDecoder {
@@ -149,6 +162,8 @@ pub struct StreamDecoder {
     need: usize,
     /// Absolute offset of the first byte not yet consumed (start of `pending`).
     offset: u64,
+    /// Bytes still to pass over of a frame that was skimmed (see [`StreamDecoder::skim`]).
+    skip: u64,
     amqp10_messages: amqp10::MessageAssembler,
     amqp091_messages: amqp091::ContentAssembler,
 }
@@ -167,6 +182,7 @@ impl StreamDecoder {
             pending: BytesMut::new(),
             need: 0,
             offset: 0,
+            skip: 0,
             amqp10_messages: amqp10::MessageAssembler::default(),
             amqp091_messages: amqp091::ContentAssembler::default(),
         }
@@ -210,8 +226,96 @@ impl StreamDecoder {
         self.pending.len()
     }
 
+    /// Bytes at the front of the next chunk that belong to a skimmed frame (passed over by the
+    /// next [`StreamDecoder::push`] without being decoded).
+    pub fn skipping(&self) -> u64 {
+        self.skip
+    }
+
+    /// Pass over the front of `chunk` following the frame sizes only, decoding nothing (for when
+    /// the inspection falls behind and nothing downstream needs every frame); an incomplete
+    /// frame held from earlier chunks is passed over with it. Framing stays
+    /// exact, so decoding resumes with the next frame, byte for byte where it would have;
+    /// messages under way are forgotten, since frames of theirs are not seen. Stops before
+    /// anything but a plain run of well-shaped frames (a protocol header, a frame size the
+    /// decoder refuses, a header cut by the chunk's end): the caller pushes the rest
+    /// (`chunk.slice(skimmed.bytes..)`), so it is decoded and reported as usual.
+    pub fn skim(&mut self, chunk: &Bytes) -> Skimmed {
+        let mut done = Skimmed::default();
+        if !matches!(self.mode, Mode::Amqp10 | Mode::Amqp091) {
+            return done;
+        }
+        if !self.pending.is_empty() {
+            // An incomplete frame is held: pass over it too, once its size is known (from the
+            // chunk's first bytes when the held ones are too few to tell).
+            let size = if self.need > 0 {
+                self.need
+            } else {
+                let mut head = [0u8; 8];
+                let held = self.pending.len().min(head.len());
+                head[..held].copy_from_slice(&self.pending[..held]);
+                let more = (head.len() - held).min(chunk.len());
+                head[held..held + more].copy_from_slice(&chunk[..more]);
+                let size = match self.mode {
+                    Mode::Amqp10 => amqp10::frame_size(&head[..held + more]),
+                    _ => amqp091::frame_size(&head[..held + more]),
+                };
+                match size {
+                    Ok(Some(size)) if size <= MAX_BUFFERED_FRAME => size,
+                    _ => return done,
+                }
+            };
+            if size <= self.pending.len() {
+                return done;
+            }
+            done.pending = self.pending.len();
+            done.frames += 1;
+            self.skip = (size - self.pending.len()) as u64;
+            self.offset += self.pending.len() as u64;
+            self.pending = BytesMut::new();
+            self.need = 0;
+        }
+        self.amqp10_messages = amqp10::MessageAssembler::default();
+        self.amqp091_messages = amqp091::ContentAssembler::default();
+        let mut at = (self.skip.min(chunk.len() as u64)) as usize;
+        self.skip -= at as u64;
+        while let Some(rest) = chunk.get(at..).filter(|r| !r.is_empty()) {
+            if rest.starts_with(b"AMQP") {
+                break;
+            }
+            // Only frames of the expected shape are passed over; anything else is decoded.
+            let (plausible, size) = match self.mode {
+                Mode::Amqp10 => (plausible_amqp10(rest), amqp10::frame_size(rest)),
+                _ => (plausible_amqp091(rest), amqp091::frame_size(rest)),
+            };
+            match (plausible, size) {
+                (Plausible::Frame(n), _) => {
+                    done.frames += 1;
+                    at += n;
+                }
+                (Plausible::NeedMore, Ok(Some(size)))
+                    if size > rest.len() && size <= MAX_BUFFERED_FRAME =>
+                {
+                    done.frames += 1;
+                    self.skip = (size - rest.len()) as u64;
+                    at = chunk.len();
+                }
+                _ => break,
+            }
+        }
+        self.offset += at as u64;
+        done.bytes = at;
+        done
+    }
+
     /// Feed the next chunk of the stream; decoded items are appended to `out`.
-    pub fn push(&mut self, chunk: Bytes, out: &mut Vec<Item>) {
+    pub fn push(&mut self, mut chunk: Bytes, out: &mut Vec<Item>) {
+        if self.skip > 0 {
+            let n = self.skip.min(chunk.len() as u64);
+            self.skip -= n;
+            self.offset += n;
+            chunk = chunk.slice(n as usize..);
+        }
         if self.mode == Mode::Opaque {
             self.offset += chunk.len() as u64;
             return;
@@ -508,5 +612,104 @@ mod tests {
             assert_eq!(d.offset(), stream.len() as u64);
             assert_eq!(d.buffered(), 0);
         }
+    }
+
+    /// Offsets and bytes of every frame `items` holds; panics on anything but headers and frames.
+    fn frames_of(items: &[Item]) -> Vec<(u64, Bytes)> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Frame { offset, raw, .. } => Some((*offset, raw.clone())),
+                Item::Header { .. } => None,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// Skim chunks `skim` of `stream` cut into `size`-byte chunks and push the others: every
+    /// frame decoded is one a full decode finds, byte for byte at the same offset; decoded plus
+    /// skimmed frames are all the frames; every frame starting after the last skimmed chunk is
+    /// decoded; nothing is reported malformed.
+    fn check_skim(mut d: StreamDecoder, stream: &[u8], size: usize, skim: std::ops::Range<usize>) {
+        let mut full = Vec::new();
+        let mut whole = StreamDecoder::new();
+        whole.mode = d.mode;
+        whole.push(Bytes::copy_from_slice(stream), &mut full);
+        let full = frames_of(&full);
+        let (mut out, mut skimmed, mut skim_end) = (Vec::new(), 0, 0);
+        for (i, c) in stream.chunks(size).enumerate() {
+            let c = Bytes::copy_from_slice(c);
+            if skim.contains(&i) {
+                let s = d.skim(&c);
+                skimmed += s.frames;
+                d.push(c.slice(s.bytes..), &mut out);
+                skim_end = (i + 1) * size;
+            } else {
+                d.push(c, &mut out);
+            }
+        }
+        let got = frames_of(&out);
+        let ctx = format!("chunks of {size}, skimming {skim:?}");
+        assert_eq!(d.offset(), stream.len() as u64, "{ctx}");
+        assert_eq!(got.len() as u64 + skimmed, full.len() as u64, "{ctx}");
+        for f in &got {
+            assert!(
+                full.contains(f),
+                "{ctx}: {f:?} is not a frame of the stream"
+            );
+        }
+        for f in full.iter().filter(|f| f.0 >= skim_end as u64) {
+            assert!(got.contains(f), "{ctx}: frame at {} was not decoded", f.0);
+        }
+    }
+
+    #[test]
+    fn skimmed_chunks_keep_the_framing_exact() {
+        let mut a10 = b"AMQP\x00\x01\x00\x00".to_vec();
+        let mut a091 = b"AMQP\x00\x00\x09\x01".to_vec();
+        for i in 0..60usize {
+            let transfer = amqp10::described_list(0x14, vec![amqp10::Value::Uint(0)]);
+            let payload = vec![b'x'; (i * 97) % 3000];
+            a10.extend(amqp10::encode_frame(0, 1, Some(&transfer), &payload).unwrap());
+            if i % 7 == 0 {
+                a10.extend(amqp10::encode_frame(0, 0, None, &[]).unwrap());
+            }
+            let kind = if i % 5 == 0 {
+                amqp091::FrameKind::Heartbeat
+            } else {
+                amqp091::FrameKind::Body(Bytes::from(payload))
+            };
+            amqp091::encode_frame(if i % 5 == 0 { 0 } else { 1 }, &kind, &mut a091);
+        }
+        for stream in [&a10, &a091] {
+            for size in [1, 5, 64, 1000, 4096] {
+                let n = stream.len().div_ceil(size);
+                for skim in [1..2, 1..n / 2, n / 3..n / 3 + 3, n / 2..n, 2..n - 1] {
+                    check_skim(StreamDecoder::new(), stream, size, skim);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn skimming_a_broken_frame_reports_it_as_pushing_does() {
+        // A frame size below 8 while skimming: decoding takes over and loses framing there.
+        let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp10);
+        let mut out = Vec::new();
+        let chunk = Bytes::from_static(&[0, 0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 4, 2, 0, 0, 0]);
+        let s = d.skim(&chunk);
+        assert_eq!(
+            s,
+            Skimmed {
+                frames: 1,
+                bytes: 8,
+                pending: 0
+            }
+        );
+        d.push(chunk.slice(s.bytes..), &mut out);
+        assert!(
+            matches!(out[..], [Item::Undecodable { offset: 8, .. }]),
+            "{out:?}"
+        );
     }
 }

@@ -84,12 +84,42 @@ const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
 /// Empty polls before the inspection thread parks until the next message.
 const IDLE_POLLS: u32 = 200;
 
+/// Whether the inspection is behind the relay, from how full the queue is, with hysteresis:
+/// behind from half full, caught up again at an eighth.
+#[derive(Debug)]
+struct Backlog {
+    capacity: usize,
+    behind: bool,
+}
+
+impl Backlog {
+    fn update(&mut self, queued: usize) -> bool {
+        if queued * 2 >= self.capacity {
+            self.behind = true;
+        } else if queued * 8 <= self.capacity {
+            self.behind = false;
+        }
+        self.behind
+    }
+}
+
 /// Run until every sender is gone; then flush and drop the sinks (closing their files).
+///
+/// `capacity` is the queue's. When no sink needs every frame (the TUI alone) and the queue
+/// backs up, chunks are skimmed ([`Inspector::skim`]) until it drains, so the relay never
+/// waits for decoding; otherwise every chunk is decoded and the full queue makes the relay
+/// wait (lossless).
 pub(crate) fn run(
     mut rx: mpsc::Receiver<InspectMsg>,
+    capacity: usize,
     mut sinks: Vec<BoxSink>,
     opts: InspectOptions,
 ) -> io::Result<()> {
+    let may_skim = sinks.iter().all(|s| !s.needs_every_frame());
+    let mut backlog = Backlog {
+        capacity,
+        behind: false,
+    };
     let mut conns: HashMap<ConnId, Inspector> = HashMap::default();
     let mut poisoned: HashSet<ConnId> = HashSet::default();
     let mut events = Vec::new();
@@ -124,6 +154,7 @@ pub(crate) fn run(
                 Err(_) => break,
             }
         }
+        let skim = may_skim && backlog.update(batch.len() + rx.len());
         for msg in batch.drain(..) {
             match msg {
                 InspectMsg::Open {
@@ -155,7 +186,11 @@ pub(crate) fn run(
                     let len = bytes.len() as u64;
                     let mut out = Vec::new();
                     let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        insp.chunk(dir, ts, bytes, &mut out)
+                        if skim {
+                            insp.skim(dir, ts, bytes, &mut out)
+                        } else {
+                            insp.chunk(dir, ts, bytes, &mut out)
+                        }
                     }));
                     match ok {
                         Ok(()) => events.append(&mut out),

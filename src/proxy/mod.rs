@@ -117,7 +117,9 @@ impl Proxy {
         } else {
             let (tx, rx) = mpsc::channel(config.queue_chunks.max(1));
             let opts = config.inspect.clone();
-            let handle = tokio::task::spawn_blocking(move || inspect::run(rx, sinks, opts));
+            let capacity = config.queue_chunks.max(1);
+            let handle =
+                tokio::task::spawn_blocking(move || inspect::run(rx, capacity, sinks, opts));
             (Some(tx), Some(handle))
         };
         let (stop_tx, stop_rx) = watch::channel(false);

@@ -234,6 +234,11 @@ impl Sink for TuiFeed {
         TuiFeed::event(self, ev);
         Ok(())
     }
+
+    /// A live view: it drops what it cannot show in time anyway.
+    fn needs_every_frame(&self) -> bool {
+        false
+    }
 }
 
 static TUI_ACTIVE: AtomicBool = AtomicBool::new(false);

@@ -25,6 +25,26 @@ impl Sink for Collect {
     }
 }
 
+/// A collector standing for a live view (the TUI): it can do without frames, so the proxy's
+/// inspection skims what it cannot keep up with; `delay` slows it down per frame.
+#[derive(Clone, Default)]
+pub struct LiveCollect {
+    pub events: Collect,
+    pub delay: Duration,
+}
+
+impl Sink for LiveCollect {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        if matches!(ev.kind, EventKind::Frame(_)) {
+            std::thread::sleep(self.delay);
+        }
+        self.events.event(ev)
+    }
+    fn needs_every_frame(&self) -> bool {
+        false
+    }
+}
+
 /// A `Write` into a shared buffer (for the trace sink).
 #[derive(Clone, Default)]
 pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
@@ -76,6 +96,24 @@ pub async fn start_proxy_with(config: ProxyConfig, extra: Vec<BoxSink>) -> Runni
     let events = collect.0.clone();
     let mut sinks: Vec<BoxSink> = vec![Box::new(collect)];
     sinks.extend(extra);
+    start_proxy_sinks(config, events, sinks).await
+}
+
+/// Start a proxy with `config` whose only sink is a live view collecting into `Running::events`.
+pub async fn start_live_proxy(config: ProxyConfig, delay: Duration) -> Running {
+    let live = LiveCollect {
+        events: Collect::default(),
+        delay,
+    };
+    let events = live.events.0.clone();
+    start_proxy_sinks(config, events, vec![Box::new(live)]).await
+}
+
+async fn start_proxy_sinks(
+    config: ProxyConfig,
+    events: Arc<Mutex<Vec<Event>>>,
+    sinks: Vec<BoxSink>,
+) -> Running {
     let proxy = Proxy::bind(config).await.unwrap();
     let addr = proxy.local_addr().unwrap();
     let (stop, rx) = oneshot::channel();

@@ -1,0 +1,303 @@
+//! Skimming: when the inspection falls behind and only a live view is watching, chunks are
+//! passed over by frame sizes instead of decoded. Decoding must resume exactly at a frame
+//! boundary, the state tracker must invent nothing for what it did not see, the gap must be
+//! reported, and the relay must stay byte-exact.
+
+mod common;
+mod support;
+
+#[path = "../benches/support/mixes.rs"]
+mod mixes;
+
+use std::time::Duration;
+
+use amqpeek::event::{Dir, Event, EventKind, Timestamp};
+use amqpeek::pipeline::{InspectOptions, Inspector};
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Frames as (direction, offset, name).
+fn frames(events: &[Event]) -> Vec<(Dir, u64, String)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Frame(f) => Some((f.dir, f.offset, f.frame.name().to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn violations(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Violation(v) => Some(format!("{} at {}: {}", v.rule, v.offset, v.message)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Run a flood through an inspector, client chunks in `skim` skimmed, the rest decoded.
+fn inspect_flood(flood: &mixes::Flood, size: usize, skim: std::ops::Range<usize>) -> Vec<Event> {
+    let mut insp = Inspector::new(1, InspectOptions::default());
+    let mut out = Vec::new();
+    let mut t = 1_000_000i64;
+    let mut ts = || {
+        t += 1_000;
+        Timestamp(t)
+    };
+    let client = Bytes::from(flood.client.clone());
+    let open = mixes::amqp10_client_open().len();
+    insp.chunk(Dir::C2S, ts(), client.slice(..open), &mut out);
+    insp.chunk(
+        Dir::S2C,
+        ts(),
+        Bytes::from(flood.server_open.clone()),
+        &mut out,
+    );
+    let rest = client.slice(open..);
+    for (i, at) in (0..rest.len()).step_by(size).enumerate() {
+        let c = rest.slice(at..(at + size).min(rest.len()));
+        if skim.contains(&i) {
+            insp.skim(Dir::C2S, ts(), c, &mut out);
+        } else {
+            insp.chunk(Dir::C2S, ts(), c, &mut out);
+        }
+    }
+    insp.chunk(
+        Dir::S2C,
+        ts(),
+        Bytes::from(flood.server_close.clone()),
+        &mut out,
+    );
+    insp.close(ts(), "done".into(), &mut out);
+    out
+}
+
+/// Like `mixes::amqp10_flood`, but every message is one data section split over three
+/// transfers (`more`), so skimming cuts deliveries in the middle.
+fn multi_frame_flood(messages: u32) -> mixes::Flood {
+    use amqpeek::codec::amqp10::{Value, described_list, encode_frame};
+    let mut flood = mixes::amqp10_flood(0, 0);
+    let closing = mixes::amqp10_closing();
+    flood.client.truncate(flood.client.len() - closing.len());
+    let mut section = vec![0x00, 0x53, 0x75, 0xa0, 90];
+    section.extend_from_slice(&[0x5a; 90]);
+    for id in 0..messages {
+        for (part, bytes) in section.chunks(32).enumerate() {
+            let more = part < 2;
+            let fields = if part == 0 {
+                vec![
+                    Value::Uint(0),
+                    Value::Uint(id),
+                    Value::Binary(Bytes::copy_from_slice(&id.to_be_bytes())),
+                    Value::Uint(0),
+                    Value::Bool(true),
+                    Value::Bool(more),
+                ]
+            } else {
+                let null = Value::Null;
+                vec![
+                    Value::Uint(0),
+                    null.clone(),
+                    null.clone(),
+                    null.clone(),
+                    null,
+                    Value::Bool(more),
+                ]
+            };
+            let t = described_list(0x14, fields);
+            flood
+                .client
+                .extend(encode_frame(0, 0, Some(&t), bytes).unwrap());
+        }
+    }
+    flood.client.extend(closing);
+    flood
+}
+
+#[test]
+fn skimming_keeps_framing_exact_reports_the_gap_and_invents_no_violation() {
+    for flood in [mixes::amqp10_flood(3_000, 40), multi_frame_flood(1_000)] {
+        skim_flood(&flood);
+    }
+}
+
+fn skim_flood(flood: &mixes::Flood) {
+    let open = mixes::amqp10_client_open().len() as u64;
+    let full = inspect_flood(flood, 4096, 0..0);
+    assert_eq!(
+        violations(&full),
+        Vec::<String>::new(),
+        "the flood is clean"
+    );
+    let full_frames = frames(&full);
+
+    for (size, skim) in [
+        (4096, 2..20),
+        (1000, 0..1),
+        (777, 5..200),
+        (4096, 0..10_000),
+    ] {
+        let ctx = format!("chunks of {size}, skimming {skim:?}");
+        let events = inspect_flood(flood, size, skim.clone());
+        let found = violations(&events);
+        assert!(
+            found.is_empty(),
+            "{ctx}: {} violations, first: {:?}",
+            found.len(),
+            found.first()
+        );
+        let got = frames(&events);
+        for f in &got {
+            assert!(
+                full_frames.contains(f),
+                "{ctx}: {f:?} is not in the full decode"
+            );
+        }
+        let gaps: Vec<(Dir, u64, u64, String)> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Gap {
+                    dir,
+                    offset,
+                    len,
+                    reason,
+                } => Some((*dir, *offset, *len, reason.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(gaps.len(), 1, "{ctx}: one gap for one run: {gaps:?}");
+        let (dir, offset, len, reason) = &gaps[0];
+        assert_eq!(*dir, Dir::C2S);
+        // The run starts with the chunk where skimming began, or with the frame that chunk
+        // completes (an incomplete frame is passed over with it).
+        let first = open + (skim.start * size) as u64;
+        assert!(
+            *offset <= first,
+            "{ctx}: gap at {offset}, skimming began at {first}"
+        );
+        assert!(
+            full_frames
+                .iter()
+                .any(|f| f.0 == Dir::C2S && f.1 == *offset && f.1 + 200 > first),
+            "{ctx}: the gap starts at the frame around {first}, not at {offset}"
+        );
+        assert!(reason.contains("fell behind"), "{reason}");
+        // Decoding resumes at the first frame boundary after the gap, and nothing in between
+        // was decoded.
+        let end = offset + len;
+        match full_frames.iter().find(|f| f.0 == Dir::C2S && f.1 >= end) {
+            Some(next) => {
+                assert_eq!(next.1, end, "{ctx}: the gap ends at a frame boundary");
+                assert!(got.contains(next), "{ctx}: decoding resumed at {end}");
+            }
+            None => assert_eq!(end, flood.client.len() as u64, "{ctx}: skimmed to the end"),
+        }
+        assert!(
+            !got.iter()
+                .any(|f| f.0 == Dir::C2S && f.1 >= *offset && f.1 < end),
+            "{ctx}: no frame decoded inside the gap"
+        );
+        let skimmed = full_frames.len() - got.len();
+        assert!(
+            reason.contains(&format!("({skimmed} frame(s)")),
+            "{ctx}: {reason} (expected {skimmed} frames)"
+        );
+        // The byte counts at close still cover everything.
+        let close = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::Close(c) => Some(c.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(close.bytes_c2s, flood.client.len() as u64, "{ctx}");
+        // Data events leave out the skimmed bytes and nothing else.
+        let data: u64 = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Data {
+                    dir: Dir::C2S,
+                    bytes,
+                    ..
+                } => Some(bytes.len() as u64),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(data + len, flood.client.len() as u64, "{ctx}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exact() {
+    // An upstream that plays the server side of the flood and records what it got.
+    let flood = mixes::amqp10_flood(20_000, 40);
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up = l.local_addr().unwrap();
+    let (server_open, server_close) = (flood.server_open.clone(), flood.server_close.clone());
+    let upstream = tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        let mut got = vec![0u8; mixes::amqp10_client_open().len()];
+        s.read_exact(&mut got).await.unwrap();
+        s.write_all(&server_open).await.unwrap();
+        s.read_to_end(&mut got).await.unwrap();
+        s.write_all(&server_close).await.unwrap();
+        got
+    });
+    let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), up);
+    config.queue_chunks = 4;
+    config.read_buffer = 4096;
+    // 200 µs per decoded frame: a lossless inspection of 20,000 frames would hold the relay
+    // for 4 s; skimming lets it through.
+    let proxy = common::start_live_proxy(config, Duration::from_micros(200)).await;
+    let mut c = TcpStream::connect(proxy.addr).await.unwrap();
+    let mut head = vec![0u8; flood.server_open.len()];
+    // As a client does: open, wait for the server's open and credit, then send.
+    let open = mixes::amqp10_client_open().len();
+    c.write_all(&flood.client[..open]).await.unwrap();
+    c.read_exact(&mut head).await.unwrap();
+    c.write_all(&flood.client[open..]).await.unwrap();
+    c.shutdown().await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(60), upstream)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(got == flood.client, "relayed unchanged");
+    assert_eq!(head, flood.server_open);
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).await.unwrap();
+    assert_eq!(rest, flood.server_close);
+    proxy.wait_closed(1).await;
+    let (_, events) = proxy.stop().await;
+    let found = violations(&events);
+    assert!(
+        found.is_empty(),
+        "{} violations, first: {:?}",
+        found.len(),
+        found.first()
+    );
+    // Every client frame was either decoded or counted in a gap's reason.
+    let skimmed: u64 = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Gap {
+                dir: Dir::C2S,
+                reason,
+                ..
+            } => {
+                let n = reason.split("relay (").nth(1)?.split(' ').next()?;
+                Some(n.parse::<u64>().unwrap())
+            }
+            _ => None,
+        })
+        .sum();
+    let decoded = frames(&events).iter().filter(|f| f.0 == Dir::C2S).count() as u64;
+    assert!(skimmed > 0, "the slow view made the inspection skim");
+    assert_eq!(
+        decoded + skimmed,
+        20_000 + 6,
+        "decoded {decoded}, skimmed {skimmed}"
+    );
+}
