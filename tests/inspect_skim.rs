@@ -258,7 +258,12 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
     let open = mixes::amqp10_client_open().len();
     c.write_all(&flood.client[..open]).await.unwrap();
     c.read_exact(&mut head).await.unwrap();
-    c.write_all(&flood.client[open..]).await.unwrap();
+    let closing = flood.client.len() - mixes::amqp10_closing().len();
+    c.write_all(&flood.client[open..closing]).await.unwrap();
+    // Once the inspection has caught up, it decodes again: the closing frames, sent after a
+    // pause, are decoded.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    c.write_all(&flood.client[closing..]).await.unwrap();
     c.shutdown().await.unwrap();
     let got = tokio::time::timeout(Duration::from_secs(60), upstream)
         .await
@@ -295,6 +300,16 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
         .sum();
     let decoded = frames(&events).iter().filter(|f| f.0 == Dir::C2S).count() as u64;
     assert!(skimmed > 0, "the slow view made the inspection skim");
+    let names: Vec<String> = frames(&events)
+        .into_iter()
+        .filter(|f| f.0 == Dir::C2S)
+        .map(|f| f.2)
+        .collect();
+    assert_eq!(
+        names[names.len().saturating_sub(3)..],
+        ["detach", "end", "close"],
+        "decoding resumed after the flood"
+    );
     assert_eq!(
         decoded + skimmed,
         20_000 + 6,

@@ -84,22 +84,47 @@ const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
 /// Empty polls before the inspection thread parks until the next message.
 const IDLE_POLLS: u32 = 200;
 
-/// Whether the inspection is behind the relay, from how full the queue is, with hysteresis:
-/// behind from half full, caught up again at an eighth.
+/// Whether the inspection is behind the relay: the oldest message taken waited
+/// [`MAX_LAG`] or more, or the queue was full (the relay waits). Once behind, it stays so for
+/// at least [`SKIM_AT_LEAST`] and until messages wait less than a quarter of that lag again.
+/// The hold keeps a flood from being decoded in bursts between skims: decoding what a live
+/// view cannot show anyway would only take CPU from the relay. A burst of messages that is
+/// handled at once (many connections speaking together) is not lag.
 #[derive(Debug)]
 struct Backlog {
     capacity: usize,
-    behind: bool,
+    behind_until: Option<std::time::Instant>,
 }
 
+/// How long a message may wait in the queue before the inspection counts as behind.
+const MAX_LAG: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Shortest stretch of skimming once the inspection fell behind.
+const SKIM_AT_LEAST: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl Backlog {
-    fn update(&mut self, queued: usize) -> bool {
-        if queued * 2 >= self.capacity {
-            self.behind = true;
-        } else if queued * 8 <= self.capacity {
-            self.behind = false;
+    /// `lag`: how long the oldest message just taken waited; `queued`: how many messages were
+    /// queued (taken and still waiting).
+    fn behind(&mut self, lag: std::time::Duration, queued: usize, now: std::time::Instant) -> bool {
+        if lag >= MAX_LAG || queued >= self.capacity {
+            self.behind_until = Some(now + SKIM_AT_LEAST);
+        } else if lag < MAX_LAG / 4 && self.behind_until.is_some_and(|t| now >= t) {
+            self.behind_until = None;
         }
-        self.behind
+        self.behind_until.is_some()
+    }
+}
+
+impl InspectMsg {
+    /// When the relay queued it (near enough: when its bytes were read).
+    fn ts(&self) -> Timestamp {
+        match self {
+            InspectMsg::Open { ts, .. }
+            | InspectMsg::Chunk { ts, .. }
+            | InspectMsg::TlsHeader { ts, .. }
+            | InspectMsg::Notice { ts, .. }
+            | InspectMsg::Close { ts, .. } => *ts,
+        }
     }
 }
 
@@ -118,7 +143,7 @@ pub(crate) fn run(
     let may_skim = sinks.iter().all(|s| !s.needs_every_frame());
     let mut backlog = Backlog {
         capacity,
-        behind: false,
+        behind_until: None,
     };
     let mut conns: HashMap<ConnId, Inspector> = HashMap::default();
     let mut poisoned: HashSet<ConnId> = HashSet::default();
@@ -154,7 +179,16 @@ pub(crate) fn run(
                 Err(_) => break,
             }
         }
-        let skim = may_skim && backlog.update(batch.len() + rx.len());
+        let skim = may_skim && {
+            let lag = batch.first().map_or(0, |m| {
+                Timestamp::now().0.saturating_sub(m.ts().0).max(0) as u64
+            });
+            backlog.behind(
+                std::time::Duration::from_micros(lag),
+                batch.len() + rx.len(),
+                std::time::Instant::now(),
+            )
+        };
         for msg in batch.drain(..) {
             match msg {
                 InspectMsg::Open {
@@ -281,4 +315,38 @@ fn flush(sinks: &mut Vec<BoxSink>) {
             false
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn behind_from_a_lag_or_a_full_queue_for_at_least_the_hold() {
+        let mut b = Backlog {
+            capacity: 256,
+            behind_until: None,
+        };
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        assert!(
+            !b.behind(ms(1), 200, t0),
+            "a burst handled at once is not lag"
+        );
+        assert!(b.behind(MAX_LAG, 1, t0), "waited too long: behind");
+        assert!(b.behind(ms(0), 1, t0 + ms(50)), "held");
+        assert!(
+            b.behind(MAX_LAG / 2, 1, t0 + SKIM_AT_LEAST),
+            "still lagging"
+        );
+        assert!(
+            !b.behind(ms(1), 1, t0 + SKIM_AT_LEAST),
+            "caught up after the hold"
+        );
+        assert!(
+            b.behind(ms(0), 256, t0 + ms(200)),
+            "a full queue makes the relay wait"
+        );
+    }
 }
