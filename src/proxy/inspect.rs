@@ -84,8 +84,8 @@ const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
 /// Empty polls before the inspection thread parks until the next message.
 const IDLE_POLLS: u32 = 200;
 
-/// Whether the inspection is behind the relay: the oldest message taken waited
-/// [`MAX_LAG`] or more, or the queue was full (the relay waits). Once behind, it stays so for
+/// Whether the inspection is behind the relay: a message waited [`MAX_LAG`] or more, or an
+/// eighth of the queue (at least 8 messages) was waiting. Once behind, it stays so for
 /// at least [`SKIM_AT_LEAST`] and until messages wait less than a quarter of that lag again.
 /// The hold keeps a flood from being decoded in bursts between skims: decoding what a live
 /// view cannot show anyway would only take CPU from the relay. A burst of messages that is
@@ -97,16 +97,16 @@ struct Backlog {
 }
 
 /// How long a message may wait in the queue before the inspection counts as behind.
-const MAX_LAG: std::time::Duration = std::time::Duration::from_millis(20);
+const MAX_LAG: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Shortest stretch of skimming once the inspection fell behind.
-const SKIM_AT_LEAST: std::time::Duration = std::time::Duration::from_millis(100);
+const SKIM_AT_LEAST: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl Backlog {
-    /// `lag`: how long the oldest message just taken waited; `queued`: how many messages were
-    /// queued (taken and still waiting).
+    /// `lag`: how long the message at hand waited; `queued`: how many messages were queued from
+    /// it on.
     fn behind(&mut self, lag: std::time::Duration, queued: usize, now: std::time::Instant) -> bool {
-        if lag >= MAX_LAG || queued >= self.capacity {
+        if lag >= MAX_LAG || queued >= (self.capacity / 8).max(8) {
             self.behind_until = Some(now + SKIM_AT_LEAST);
         } else if lag < MAX_LAG / 4 && self.behind_until.is_some_and(|t| now >= t) {
             self.behind_until = None;
@@ -179,17 +179,19 @@ pub(crate) fn run(
                 Err(_) => break,
             }
         }
-        let skim = may_skim && {
-            let lag = batch.first().map_or(0, |m| {
-                Timestamp::now().0.saturating_sub(m.ts().0).max(0) as u64
-            });
-            backlog.behind(
-                std::time::Duration::from_micros(lag),
-                batch.len() + rx.len(),
-                std::time::Instant::now(),
-            )
-        };
-        for msg in batch.drain(..) {
+        // Whether to skim is decided per chunk, from how long it waited and how many
+        // messages were queued behind it when the batch was taken.
+        let waiting = rx.len();
+        let taken = batch.len();
+        for (i, msg) in batch.drain(..).enumerate() {
+            let skim = may_skim && matches!(msg, InspectMsg::Chunk { .. }) && {
+                let lag = Timestamp::now().0.saturating_sub(msg.ts().0).max(0) as u64;
+                backlog.behind(
+                    std::time::Duration::from_micros(lag),
+                    taken - i + waiting,
+                    std::time::Instant::now(),
+                )
+            };
             match msg {
                 InspectMsg::Open {
                     conn,
@@ -323,7 +325,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     #[test]
-    fn behind_from_a_lag_or_a_full_queue_for_at_least_the_hold() {
+    fn behind_from_a_lag_or_an_eighth_of_the_queue_for_at_least_the_hold() {
         let mut b = Backlog {
             capacity: 256,
             behind_until: None,
@@ -331,7 +333,7 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         assert!(
-            !b.behind(ms(1), 200, t0),
+            !b.behind(ms(1), 31, t0),
             "a burst handled at once is not lag"
         );
         assert!(b.behind(MAX_LAG, 1, t0), "waited too long: behind");
@@ -344,9 +346,11 @@ mod tests {
             !b.behind(ms(1), 1, t0 + SKIM_AT_LEAST),
             "caught up after the hold"
         );
+        let t1 = t0 + SKIM_AT_LEAST;
         assert!(
-            b.behind(ms(0), 256, t0 + ms(200)),
-            "a full queue makes the relay wait"
+            b.behind(ms(0), 32, t1),
+            "an eighth of the queue waiting: behind"
         );
+        assert!(b.behind(ms(0), 0, t1 + SKIM_AT_LEAST / 2), "held again");
     }
 }
