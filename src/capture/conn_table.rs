@@ -275,13 +275,23 @@ impl ConnTable {
         let mut ages: Vec<u64> = self.flows.values().map(|f| f.last_seen).collect();
         ages.sort_unstable();
         let cut = ages.get(ages.len() / 8).copied().unwrap_or(u64::MAX);
-        let old: Vec<_> = self
+        // Closed oldest first, then in connection order: never in the map's (random) order,
+        // so the events, and `check`'s output, are the same on every run.
+        let mut old: Vec<_> = self
             .flows
             .iter()
             .filter(|(_, f)| f.last_seen <= cut)
-            .map(|(k, _)| *k)
+            .map(|(k, f)| {
+                let conn = match f.class {
+                    Class::Amqp(c) => c,
+                    _ => ConnId::MAX,
+                };
+                (f.last_seen, conn, k.0, k.1)
+            })
             .collect();
-        for k in old {
+        old.sort_unstable();
+        for (_, _, a, b) in old {
+            let k = FlowKey(a, b);
             if let Some(f) = self.flows.remove(&k) {
                 self.finish(*f, ts, "evicted: too many connections tracked at once");
             }
@@ -562,4 +572,58 @@ pub fn chunk_bytes(events: &[SourceEvent], conn: ConnId, dir: Dir) -> Bytes {
         }
     }
     out.freeze()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Close events (connection, reason) of `flows` AMQP connections opened one after another
+    /// through a table that holds `max` at once, all idle since.
+    fn closes(flows: u16, max: usize) -> Vec<(ConnId, String)> {
+        let mut t = ConnTable::new(CaptureOptions {
+            max_connections: max,
+            ..CaptureOptions::default()
+        });
+        let server: SocketAddr = "10.0.0.1:5672".parse().unwrap();
+        for i in 0..flows {
+            let client = SocketAddr::from(([10, 0, 1, (i % 200) as u8], 40_000 + i));
+            t.segment(
+                Timestamp(i64::from(i)),
+                &TcpSegment {
+                    src: client,
+                    dst: server,
+                    seq: 1,
+                    syn: false,
+                    ack: true,
+                    fin: false,
+                    rst: false,
+                    payload: b"AMQP\x00\x00\x09\x01",
+                },
+            );
+        }
+        t.finish_all(Timestamp(1_000_000));
+        std::iter::from_fn(|| t.pop())
+            .filter_map(|e| match e {
+                SourceEvent::Close { conn, reason, .. } => Some((conn, reason)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn eviction_closes_the_least_recent_in_connection_order_every_time() {
+        let first = closes(200, 16);
+        assert_eq!(first.len(), 200, "every connection closes once");
+        let evicted: Vec<ConnId> = first
+            .iter()
+            .filter(|(_, r)| r.starts_with("evicted"))
+            .map(|(c, _)| *c)
+            .collect();
+        assert!(!evicted.is_empty());
+        assert!(evicted.is_sorted(), "oldest first: {evicted:?}");
+        for _ in 0..5 {
+            assert_eq!(closes(200, 16), first, "the same events on every run");
+        }
+    }
 }
