@@ -232,7 +232,7 @@ impl ConnTable {
             };
             let mut pieces = std::mem::take(&mut self.pieces);
             pieces.clear();
-            flow.reasm[idx].segment(seq, seg.payload, &mut pieces);
+            flow.reasm[idx].segment_in(seq, seg.payload, seg.window, &mut pieces);
             for p in pieces.drain(..) {
                 self.piece(&mut flow, idx, ts, p);
             }
@@ -334,6 +334,15 @@ impl ConnTable {
                     h.extend_from_slice(&bytes[..want]);
                     flow.undecided_bytes += bytes.len();
                 }
+                // Held until the flow is classified: an owned copy, so that it does not keep
+                // the reader's whole window alive meanwhile.
+                let p = match p {
+                    Piece::Data { offset, bytes } => Piece::Data {
+                        offset,
+                        bytes: Bytes::copy_from_slice(&bytes),
+                    },
+                    gap => gap,
+                };
                 flow.undecided.push((idx, ts, p));
                 self.decide(flow, ts, false);
             }
@@ -599,6 +608,7 @@ mod tests {
                     fin: false,
                     rst: false,
                     payload: b"AMQP\x00\x00\x09\x01",
+                    window: None,
                 },
             );
         }

@@ -52,6 +52,9 @@ pub struct TcpSegment<'a> {
     pub rst: bool,
     /// TCP payload (possibly cut short by the capture's snap length).
     pub payload: &'a [u8],
+    /// The buffer `payload` lies in, when the reader has one: delivered payloads are then
+    /// shared out of it instead of copied.
+    pub window: Option<&'a bytes::Bytes>,
 }
 
 /// Why a frame yielded no TCP segment.
@@ -161,5 +164,6 @@ pub fn tcp_segment(linktype: u32, frame: &[u8]) -> Result<TcpSegment<'_>, NotTcp
         fin: tcp.fin(),
         rst: tcp.rst(),
         payload: tcp.payload(),
+        window: None,
     })
 }

@@ -118,7 +118,10 @@ impl<R: Read> Iterator for PacketSource<R> {
                     self.skips.packets += 1;
                     self.last_ts = p.ts;
                     match link::tcp_segment(p.linktype, p.data) {
-                        Ok(seg) => self.table.segment(p.ts, &seg),
+                        Ok(mut seg) => {
+                            seg.window = Some(p.window);
+                            self.table.segment(p.ts, &seg)
+                        }
                         Err(NotTcp::Fragment) => self.skips.fragments += 1,
                         Err(NotTcp::Malformed) => self.skips.malformed += 1,
                         Err(_) => self.skips.not_tcp += 1,

@@ -7,6 +7,8 @@
 
 use std::io::{self, Read};
 
+use bytes::{Bytes, BytesMut};
+
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgParser};
@@ -54,6 +56,9 @@ pub struct Packet<'a> {
     pub linktype: u32,
     /// Captured bytes.
     pub data: &'a [u8],
+    /// The reader's window `data` lies in: parts of `data` can be shared from it
+    /// ([`Bytes::slice_ref`]) instead of copied.
+    pub window: &'a Bytes,
     /// Byte offset of its record in the file.
     pub file_offset: u64,
 }
@@ -88,10 +93,16 @@ enum Kind {
     },
 }
 
+/// Bytes read from the file at a time (the window grows for a larger record).
+const WINDOW: usize = 1 << 20;
+
 /// Reads packets one at a time from a pcap or pcapng stream.
 pub struct PacketReader<R: Read> {
     src: R,
-    buf: Vec<u8>,
+    /// The window: read-only once filled, so packets' bytes can be shared out of it; a refill
+    /// starts a new one (with the unread tail copied over) and leaves the old one to whoever
+    /// still holds parts of it.
+    buf: Bytes,
     pos: usize,
     len: usize,
     /// File offset of `buf[pos]`.
@@ -118,7 +129,7 @@ impl<R: Read> PacketReader<R> {
         };
         let mut r = PacketReader {
             src,
-            buf: vec![0; 1 << 20],
+            buf: Bytes::new(),
             pos: 0,
             len: 0,
             file_offset: 0,
@@ -145,26 +156,42 @@ impl<R: Read> PacketReader<R> {
         if self.len - self.pos >= n {
             return Ok(true);
         }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.len, 0);
-            self.len -= self.pos;
-            self.pos = 0;
-        }
-        if self.buf.len() < n {
-            self.buf.resize(n.next_power_of_two(), 0);
-        }
-        while self.len < n {
-            let got = match self.src.read(&mut self.buf[self.len..]) {
+        let size = WINDOW.max(n.next_power_of_two());
+        let mut len = self.len - self.pos;
+        // The old window is taken back when nobody holds a part of it any more (the usual
+        // case): no new allocation, and nothing to zero.
+        let mut next = match std::mem::take(&mut self.buf).try_into_mut() {
+            Ok(mut old) => {
+                old.copy_within(self.pos..self.len, 0);
+                if old.len() < size {
+                    old.resize(size, 0);
+                }
+                old
+            }
+            Err(old) => {
+                let mut next = BytesMut::zeroed(size);
+                next[..len].copy_from_slice(&old[self.pos..self.len]);
+                next
+            }
+        };
+        let mut more = true;
+        while len < n {
+            let got = match self.src.read(&mut next[len..]) {
                 Ok(g) => g,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             };
             if got == 0 {
-                return Ok(false);
+                more = false;
+                break;
             }
-            self.len += got;
+            len += got;
         }
-        Ok(true)
+        next.truncate(len);
+        self.buf = next.freeze();
+        self.pos = 0;
+        self.len = len;
+        Ok(more)
     }
 
     fn need(&mut self, n: usize, what: &str) -> Result<bool, ReadError> {
@@ -275,6 +302,7 @@ impl<R: Read> PacketReader<R> {
             ts,
             linktype,
             data: &self.buf[start..start + incl],
+            window: &self.buf,
             file_offset,
         }))
     }
@@ -288,6 +316,7 @@ impl<R: Read> PacketReader<R> {
             ts,
             linktype,
             data: self.buf.get(off..off + n).unwrap_or_default(),
+            window: &self.buf,
             file_offset,
         }))
     }

@@ -34,6 +34,23 @@ pub enum Piece {
     },
 }
 
+/// `part` as `Bytes`: shared out of `window` when it lies there, else copied.
+fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
+    match window {
+        Some(w) if part.is_empty() => w.slice(0..0),
+        Some(w) => {
+            let (start, end) = (w.as_ptr() as usize, w.as_ptr() as usize + w.len());
+            let at = part.as_ptr() as usize;
+            if at >= start && at + part.len() <= end {
+                w.slice_ref(part)
+            } else {
+                Bytes::copy_from_slice(part)
+            }
+        }
+        None => Bytes::copy_from_slice(part),
+    }
+}
+
 /// Reassembly state of one direction.
 #[derive(Debug)]
 pub struct Reassembler {
@@ -95,6 +112,19 @@ impl Reassembler {
     /// Take one segment's payload at sequence number `seq`; append what became contiguous
     /// (and any gap declared to bound memory) to `out`.
     pub fn segment(&mut self, seq: u32, payload: &[u8], out: &mut Vec<Piece>) {
+        self.segment_in(seq, payload, None, out);
+    }
+
+    /// [`Reassembler::segment`] for a payload that lies in `window`: in-order bytes are then
+    /// delivered as a part of `window` (no copy). Bytes held out of order are still copied, so
+    /// a hole never keeps a whole window alive.
+    pub fn segment_in(
+        &mut self,
+        seq: u32,
+        payload: &[u8],
+        window: Option<&Bytes>,
+        out: &mut Vec<Piece>,
+    ) {
         if payload.is_empty() {
             return;
         }
@@ -110,7 +140,7 @@ impl Reassembler {
         if rel <= 0 {
             let skip = (-rel) as usize;
             let fresh = &payload[skip.min(payload.len())..];
-            self.deliver(Bytes::copy_from_slice(fresh), out);
+            self.deliver(share(window, fresh), out);
             self.drain(out);
         } else {
             let start = self.offset + rel as u64;
