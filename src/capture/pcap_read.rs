@@ -93,8 +93,11 @@ enum Kind {
     },
 }
 
-/// Bytes read from the file at a time (the window grows for a larger record).
-const WINDOW: usize = 1 << 20;
+/// Bytes read from the file at a time (the window grows for a larger record). Whatever keeps
+/// a part of a packet (a frame shown in the TUI, a message being assembled) keeps its whole
+/// window alive, so this is also the most memory one kept frame can hold: the same bound as the
+/// proxy's read buffers.
+const WINDOW: usize = 64 * 1024;
 
 /// Reads packets one at a time from a pcap or pcapng stream.
 pub struct PacketReader<R: Read> {
