@@ -313,8 +313,50 @@ fn stream_all(stream: &[u8], cuts: &[usize]) -> Vec<Item> {
     out
 }
 
+/// Like `stream_all`, but the chunks whose `skim` bit is set are skimmed (frames passed over
+/// by size) and only their rest, if any, decoded.
+fn stream_skimming(stream: &[u8], cuts: &[usize], skim: &[bool]) -> Vec<Item> {
+    let mut d = StreamDecoder::new();
+    let mut out = Vec::new();
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut prev = 0;
+    for (i, c) in cuts.into_iter().chain([stream.len()]).enumerate() {
+        let chunk = Bytes::copy_from_slice(&stream[prev..c]);
+        if skim.get(i).copied().unwrap_or(false) {
+            let s = d.skim(&chunk);
+            assert!(s.bytes <= chunk.len());
+            d.push(chunk.slice(s.bytes..), &mut out);
+        } else {
+            d.push(chunk, &mut out);
+        }
+        prev = c;
+    }
+    assert_eq!(d.offset(), stream.len() as u64);
+    out
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn skimming_never_panics_and_decodes_only_real_frames(
+        frames in valid_frames(),
+        muts in prop::collection::vec(mutation_s(), 0..3),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        skim in prop::collection::vec(any::<bool>(), 0..7),
+    ) {
+        let mut stream = b"AMQP\x00\x01\x00\x00".to_vec();
+        for f in &frames {
+            stream.extend_from_slice(f);
+        }
+        let whole = stream_all(&stream, &[]);
+        for item in stream_skimming(&stream, &cuts, &skim) {
+            prop_assert!(whole.contains(&item), "not decoded from the whole stream: {:?}", item);
+        }
+        let mutated = mutate(stream, &muts);
+        let _ = stream_skimming(&mutated, &cuts, &skim);
+    }
 
     #[test]
     fn values_round_trip(v in value_s()) {
