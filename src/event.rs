@@ -210,7 +210,8 @@ pub enum EventKind {
     },
     /// A spec violation (including malformed bytes, with their offset).
     Violation(Violation),
-    /// Bytes that were relayed but not seen by the inspector (capture loss, mid-stream start).
+    /// Bytes that were relayed but not seen by the inspector (capture loss, mid-stream start),
+    /// or skimmed (passed over undecoded while the inspection of a live view fell behind).
     Gap {
         /// Direction.
         dir: Dir,

@@ -164,7 +164,7 @@ impl Side {
                     offset: run.offset,
                     len: run.len,
                     reason: format!(
-                        "not decoded: the inspection fell behind the relay ({} frame(s) relayed unseen)",
+                        "skimmed: the inspection fell behind the relay ({} frame(s) not decoded)",
                         run.frames
                     ),
                 },
