@@ -4,7 +4,7 @@
 //! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
 //! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`replay::ordered::replay`, JSONL to
 //! a file, with the default `--jobs` and with `--jobs 1`), and
-//! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, timed once in the same run.
+//! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, best of two in the same run.
 //!
 //! The setup asserts that the generated capture checks clean (zero violations), so the numbers
 //! measure real traffic, never the violation path.
@@ -698,7 +698,13 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
     line("(c1) replay --jsonl --jobs 1", jsonl1_secs);
     eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
     if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
-        match tshark(path) {
+        // Best of two, as for ours.
+        let runs = [tshark(path), tshark(path)];
+        let best_run = runs
+            .into_iter()
+            .flatten()
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        match best_run {
             Some((secs, pdus)) => {
                 eprintln!(
                     "{:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s ({pdus} AMQP PDUs dissected)",
