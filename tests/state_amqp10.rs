@@ -451,6 +451,36 @@ fn sender_flow_without_delivery_count() {
     c.expect(&["amqp10.flow.sender-delivery-count-missing"]);
 }
 
+#[test]
+fn sender_flow_with_a_delivery_count_behind_its_deliveries() {
+    // Three deliveries (one of them over two transfers) from initial-delivery-count 0: the
+    // sender's delivery-count is 3.
+    let sent = |c: &mut Convo| {
+        c.c(0, transfer(0, Some(0), Some(b"a"), Some(true), false, &[]));
+        c.c(0, transfer(0, Some(1), Some(b"b"), Some(true), true, &[]));
+        c.c(0, transfer(0, None, None, None, false, &[]));
+        c.c(0, transfer(0, Some(2), Some(b"c"), Some(true), false, &[]));
+    };
+    let mut stale = Convo::sending_link(10);
+    sent(&mut stale);
+    stale.c(0, link_flow(0, Some(1), Some(7), false));
+    stale.expect(&["amqp10.flow.sender-delivery-count-behind"]);
+    assert!(
+        stale.violations[0].message.contains("delivery-count is 3"),
+        "{}",
+        stale.violations[0].message
+    );
+    let mut current = Convo::sending_link(10);
+    sent(&mut current);
+    current.c(0, link_flow(0, Some(3), Some(7), false));
+    current.expect_clean();
+    // The receiver's flow states the last delivery-count it knows: stale is allowed there.
+    let mut receiver = Convo::sending_link(10);
+    sent(&mut receiver);
+    receiver.s(0, link_flow(0, Some(1), Some(10), false));
+    receiver.expect_clean();
+}
+
 // ---- deliveries -------------------------------------------------------------------------
 
 #[test]

@@ -5,7 +5,7 @@ use crate::codec::amqp10::{Attach, Detach, Flow, Role};
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
 
 use super::link::{AttachInfo, Link, role_name};
-use super::serial::Grant;
+use super::serial::{Grant, after};
 use super::{ConnectionTracker, peer_name, rules};
 
 impl ConnectionTracker {
@@ -309,6 +309,17 @@ impl ConnectionTracker {
                     format!("link {:?}: the sender's flow has no delivery-count", l.name),
                 )),
                 Some(dc) => {
+                    if let Some(cur) = l.delivery_count.filter(|&cur| l.known && after(cur, dc)) {
+                        out.push(rules::FLOW_SENDER_DELIVERY_COUNT_BEHIND.violation(
+                            d,
+                            fe.offset,
+                            format!(
+                                "link {:?}: the sender's flow says delivery-count {dc}, but it has sent {} more deliveries since (its delivery-count is {cur})",
+                                l.name,
+                                cur.wrapping_sub(dc)
+                            ),
+                        ));
+                    }
                     l.delivery_count = Some(dc);
                     if l.pending_drain.is_some() && l.credit.cur.is_some_and(|g| g.exceeded_by(dc))
                     {

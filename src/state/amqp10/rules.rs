@@ -307,6 +307,19 @@ pub const FLOW_SENDER_DELIVERY_COUNT_MISSING: Rule = rule(
     "a sender's link flow without delivery-count",
 );
 
+/// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the handle identifies that the flow state is
+/// being sent from the sender link endpoint to receiver link endpoint this field MUST be set
+/// to the current delivery-count of the link endpoint." A sender's own flow cannot be stale by
+/// frames crossing: its delivery-count behind the deliveries it already sent on the link
+/// (initial-delivery-count + one per delivery, §2.6.7) is a wrong count, and makes the receiver
+/// compute the wrong link-credit. Only judged while nothing of the link was missed.
+pub const FLOW_SENDER_DELIVERY_COUNT_BEHIND: Rule = rule(
+    "amqp10.flow.sender-delivery-count-behind",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a sender's link flow states a delivery-count behind the deliveries it has sent",
+);
+
 // ---- deliveries -------------------------------------------------------------------------
 
 /// AMQP 1.0 §2.7.5 (transfer): delivery-id "MUST be supplied on the first transfer of a
@@ -475,6 +488,7 @@ pub const RULES: &[&Rule] = &[
     &LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED,
     &FLOW_LINK_FIELDS_WITHOUT_HANDLE,
     &FLOW_SENDER_DELIVERY_COUNT_MISSING,
+    &FLOW_SENDER_DELIVERY_COUNT_BEHIND,
     &DELIVERY_FIRST_TRANSFER_INCOMPLETE,
     &DELIVERY_CONTINUATION_MISMATCH,
     &DELIVERY_ID_REUSED,
