@@ -316,3 +316,77 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
         "decoded {decoded}, skimmed {skimmed}"
     );
 }
+
+/// Replay a shipped capture (real clients against RabbitMQ) through inspectors, skimming the
+/// chunks `skim` picks (by their index within their connection and direction); returns the
+/// violations and the frames decoded.
+fn replay_skimming(
+    path: &str,
+    skim: impl Fn(usize) -> bool,
+) -> (Vec<String>, Vec<(u64, Dir, u64, String)>) {
+    use amqpeek::capture::{CaptureOptions, SourceEvent};
+    let mut inspectors = std::collections::BTreeMap::new();
+    let mut seen = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    for ev in amqpeek::capture::open(&path, CaptureOptions::default()).unwrap() {
+        match ev {
+            SourceEvent::Chunk(c) => {
+                let insp = inspectors
+                    .entry(c.conn)
+                    .or_insert_with(|| Inspector::new(c.conn, InspectOptions::default()));
+                let n = seen.entry((c.conn, c.dir)).or_insert(0usize);
+                if skim(*n) {
+                    insp.skim(c.dir, c.ts, c.bytes, &mut out);
+                } else {
+                    insp.chunk(c.dir, c.ts, c.bytes, &mut out);
+                }
+                *n += 1;
+            }
+            SourceEvent::Close { conn, ts, reason } => {
+                if let Some(mut insp) = inspectors.remove(&conn) {
+                    insp.close(ts, reason, &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let frames = out
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Frame(f) => Some((e.conn, f.dir, f.offset, f.frame.name().to_string())),
+            _ => None,
+        })
+        .collect();
+    (violations(&out), frames)
+}
+
+#[test]
+fn skimming_real_conversations_finds_nothing_the_full_decode_does_not() {
+    for capture in [
+        "captures/amqp091-lapin.pcapng",
+        "captures/amqp091-bad-ack.pcapng",
+        "captures/amqp10-fe2o3.pcapng",
+    ] {
+        let (all_violations, all_frames) = replay_skimming(capture, |_| false);
+        for (from, every) in (1..7).flat_map(|from| (1..6).map(move |every| (from, every))) {
+            let (got, frames) = replay_skimming(capture, |i| i >= from && (i - from) % every == 0);
+            for v in &got {
+                assert!(
+                    all_violations.contains(v),
+                    "{capture}, skimming from chunk {from} every {every}: {v}"
+                );
+            }
+            assert!(
+                frames.len() < all_frames.len(),
+                "{capture}: something was skimmed"
+            );
+            for f in &frames {
+                assert!(
+                    all_frames.contains(f),
+                    "{capture}: {f:?} is not a frame of it"
+                );
+            }
+        }
+    }
+}

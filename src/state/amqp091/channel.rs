@@ -200,6 +200,11 @@ impl Channel {
                     at.offset,
                     format!("channel.open on channel {n}, which is already opening"),
                 )),
+                // After bytes were missed, the channel.open-ok may be among them.
+                _ if self.uncertain => {
+                    self.state = ChannelState::Open;
+                    self.open_frame(at, kind, out);
+                }
                 _ => out.push(rules::CHANNEL_NOT_OPEN.violation(
                     at.dir,
                     at.offset,

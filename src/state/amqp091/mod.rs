@@ -320,6 +320,9 @@ impl ProtocolTracker for ConnectionTracker {
                 | ConnState::AwaitingTuneOk
                 | ConnState::AwaitingOpen
                 | ConnState::AwaitingOpenOk
+                // Open too: a connection.close may be among the missed bytes, and its close-ok
+                // must not then look out of order.
+                | ConnState::Open
         ) {
             self.conn.state = ConnState::Unknown;
         }

@@ -73,15 +73,18 @@ impl ConnectionTracker {
             ));
         }
         if let Some(old) = s.handles[d.index()].get(&a.handle).copied() {
-            out.push(rules::LINK_HANDLE_IN_USE.violation(
-                d,
-                fe.offset,
-                format!(
-                    "attach {name:?} on handle {}, still used by link {:?}",
-                    a.handle,
-                    self.links.get(&old).map_or("?", |l| l.name.as_str())
-                ),
-            ));
+            // A link of which bytes were missed may have been detached unseen.
+            if self.links.get(&old).is_some_and(|l| l.known) {
+                out.push(rules::LINK_HANDLE_IN_USE.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "attach {name:?} on handle {}, still used by link {:?}",
+                        a.handle,
+                        self.links.get(&old).map_or("?", |l| l.name.as_str())
+                    ),
+                ));
+            }
             if let Some(l) = self.links.get_mut(&old) {
                 l.handle[d.index()] = None;
             }
@@ -90,6 +93,7 @@ impl ConnectionTracker {
             .links
             .values()
             .find(|l| l.name == name && l.sender == sender && l.handle[d.index()].is_some())
+            && dup.known
         {
             out.push(rules::LINK_NAME_IN_USE.violation(
                 d,

@@ -142,7 +142,8 @@ impl ConnectionTracker {
             return false;
         }
         let me = self.peer(d);
-        if self.sasl.used && !me.amqp_header && !me.unknown {
+        let missed = self.peers.iter().any(|p| p.unknown);
+        if self.sasl.used && !me.amqp_header && !missed {
             out.push(rules::SASL_HEADER_BEFORE_SUCCESS.violation(
                 d,
                 offset,
@@ -328,7 +329,9 @@ impl ProtocolTracker for ConnectionTracker {
         match header {
             ProtocolHeader::Amqp10Sasl => self.sasl.used = true,
             ProtocolHeader::Amqp10 => {
-                if self.sasl.used && !self.sasl.succeeded() && !self.peers[d].unknown {
+                // The server's sasl-outcome may be among bytes missed in either direction.
+                if self.sasl.used && !self.sasl.succeeded() && !self.peers.iter().any(|p| p.unknown)
+                {
                     out.push(rules::SASL_HEADER_BEFORE_SUCCESS.violation(
                         dir,
                         offset,
