@@ -323,10 +323,7 @@ type FrameAt = (u64, Dir, u64, String);
 /// Replay a shipped capture (real clients against RabbitMQ) through inspectors, skimming the
 /// chunks `skim` picks (by their index within their connection and direction); returns the
 /// violations and the frames decoded.
-fn replay_skimming(
-    path: &str,
-    skim: impl Fn(usize) -> bool,
-) -> (Vec<String>, Vec<FrameAt>) {
+fn replay_skimming(path: &str, skim: impl Fn(usize) -> bool) -> (Vec<String>, Vec<FrameAt>) {
     use amqpeek::capture::{CaptureOptions, SourceEvent};
     let mut inspectors = std::collections::BTreeMap::new();
     let mut seen = std::collections::HashMap::new();
