@@ -198,7 +198,7 @@ pub fn from_reader(
     src: Box<dyn Read + Send>,
     opts: CaptureOptions,
 ) -> Result<CaptureSource, OpenError> {
-    let mut br = BufReader::with_capacity(1 << 20, src);
+    let mut br = BufReader::with_capacity(1 << 16, src);
     let head = br.fill_buf().map_err(|source| OpenError::Io {
         path: "<input>".into(),
         source,
