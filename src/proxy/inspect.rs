@@ -130,10 +130,10 @@ impl InspectMsg {
 
 /// Run until every sender is gone; then flush and drop the sinks (closing their files).
 ///
-/// `capacity` is the queue's. When no sink needs every frame (the TUI alone) and the queue
-/// backs up, chunks are skimmed ([`Inspector::skim`]) until it drains, so the relay never
-/// waits for decoding; otherwise every chunk is decoded and the full queue makes the relay
-/// wait (lossless).
+/// `capacity` is the queue's. When no sink needs every frame (the TUI alone) and the
+/// inspection lags (see [`Backlog`]), chunks are skimmed ([`Inspector::skim`]) until it has
+/// caught up, so the relay never waits for decoding; otherwise every chunk is decoded and the
+/// full queue makes the relay wait (lossless).
 pub(crate) fn run(
     mut rx: mpsc::Receiver<InspectMsg>,
     capacity: usize,
