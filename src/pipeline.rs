@@ -1,4 +1,4 @@
-//! The one path every byte takes, the same live and offline: a source's [`Chunk`]s go through a
+//! The one path every byte takes, the same live and offline: a source's [`Chunk`](crate::event::Chunk)s go through a
 //! per-connection [`Inspector`] (decode, mask credentials, track state) and come out as
 //! [`Event`]s for the sinks.
 //!

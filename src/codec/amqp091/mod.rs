@@ -2,7 +2,7 @@
 //! content headers, SASL responses, content assembly, and an encoder for all of it.
 //!
 //! Sans-IO and panic-free on any input: `decode_frame` takes exactly one delimited frame
-//! (`frame_size` delimits), and every failure is a typed [`DecodeError`] at an absolute offset.
+//! (`frame_size` delimits), and every failure is a typed [`DecodeError`](crate::codec::DecodeError) at an absolute offset.
 //! The static class/method table is generated from RabbitMQ's JSON spec by
 //! `tools/gen_amqp091.py` into `generated.rs`.
 //!

@@ -127,7 +127,7 @@ pub fn write_field_value<O: JsonOut + ?Sized>(o: &mut O, v: &FieldValue) {
     }
 }
 
-/// [`write_field_value`] as a `serde_json::Value`.
+/// `write_field_value` as a `serde_json::Value`.
 pub fn field_value_json(v: &FieldValue) -> Json {
     to_value(|o| write_field_value(o, v))
 }
@@ -142,7 +142,7 @@ pub fn write_table<O: JsonOut + ?Sized>(o: &mut O, t: &FieldTable) {
     o.end_object();
 }
 
-/// [`write_table`] as a `serde_json::Value`.
+/// `write_table` as a `serde_json::Value`.
 pub fn table_json(t: &FieldTable) -> Json {
     to_value(|o| write_table(o, t))
 }
@@ -161,7 +161,7 @@ pub fn write_value<O: JsonOut + ?Sized>(o: &mut O, v: &Value) {
     }
 }
 
-/// [`write_value`] as a `serde_json::Value`.
+/// `write_value` as a `serde_json::Value`.
 pub fn value_json(v: &Value) -> Json {
     to_value(|o| write_value(o, v))
 }
