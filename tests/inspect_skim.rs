@@ -14,6 +14,7 @@ use std::time::Duration;
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Inspector};
 use bytes::Bytes;
+use common::violation_lines;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -23,16 +24,6 @@ fn frames(events: &[Event]) -> Vec<(Dir, u64, String)> {
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::Frame(f) => Some((f.dir, f.offset, f.frame.name().to_string())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn violations(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Violation(v) => Some(format!("{} at {}: {}", v.rule, v.offset, v.message)),
             _ => None,
         })
         .collect()
@@ -128,7 +119,7 @@ fn skim_flood(flood: &mixes::Flood) {
     let open = mixes::amqp10_client_open().len() as u64;
     let full = inspect_flood(flood, 4096, 0..0);
     assert_eq!(
-        violations(&full),
+        violation_lines(&full),
         Vec::<String>::new(),
         "the flood is clean"
     );
@@ -142,7 +133,7 @@ fn skim_flood(flood: &mixes::Flood) {
     ] {
         let ctx = format!("chunks of {size}, skimming {skim:?}");
         let events = inspect_flood(flood, size, skim.clone());
-        let found = violations(&events);
+        let found = violation_lines(&events);
         assert!(
             found.is_empty(),
             "{ctx}: {} violations, first: {:?}",
@@ -276,7 +267,7 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
     assert_eq!(rest, flood.server_close);
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
-    let found = violations(&events);
+    let found = violation_lines(&events);
     assert!(
         found.is_empty(),
         "{} violations, first: {:?}",
@@ -358,7 +349,7 @@ fn replay_skimming(path: &str, skim: impl Fn(usize) -> bool) -> (Vec<String>, Ve
             _ => None,
         })
         .collect();
-    (violations(&out), frames)
+    (violation_lines(&out), frames)
 }
 
 #[test]

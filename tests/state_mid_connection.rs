@@ -5,6 +5,9 @@
 //! resynchronisation delivers it), and whatever is reported must also be reported for the
 //! whole capture.
 
+mod common;
+mod support;
+
 use std::collections::{BTreeMap, HashMap};
 
 use amqpeek::capture::{CaptureOptions, SourceEvent};
@@ -12,6 +15,7 @@ use amqpeek::codec::ProtocolHeader;
 use amqpeek::event::{ConnId, Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Inspector};
 use bytes::Bytes;
+use common::violation_lines;
 
 /// What a capture holds, in order.
 enum Ev {
@@ -107,16 +111,6 @@ fn frame_starts(events: &[Event]) -> FrameStarts {
     starts
 }
 
-fn violations(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Violation(v) => Some(format!("{} at {}: {}", v.rule, v.offset, v.message)),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn real_captures_cut_anywhere_report_nothing_the_whole_capture_does_not() {
     for (capture, proto) in [
@@ -126,7 +120,7 @@ fn real_captures_cut_anywhere_report_nothing_the_whole_capture_does_not() {
     ] {
         let evs = load(capture);
         let whole = run(&evs, 0, proto, &HashMap::new());
-        let all = violations(&whole);
+        let all = violation_lines(&whole);
         let starts = frame_starts(&whole);
         let frames: usize = starts.values().map(Vec::len).sum();
         assert!(frames > 20, "{capture}: {frames} frames");
@@ -134,7 +128,7 @@ fn real_captures_cut_anywhere_report_nothing_the_whole_capture_does_not() {
         let mut partial = 0;
         for cut in 1..chunks {
             let events = run(&evs, cut, proto, &starts);
-            for v in violations(&events) {
+            for v in violation_lines(&events) {
                 assert!(all.contains(&v), "{capture} cut at chunk {cut}: {v}");
             }
             let decoded = events

@@ -45,6 +45,17 @@ impl Sink for LiveCollect {
     }
 }
 
+/// Every violation in `events`, as `rule at offset: message`.
+pub fn violation_lines(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Violation(v) => Some(format!("{} at {}: {}", v.rule, v.offset, v.message)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A `Write` into a shared buffer (for the trace sink).
 #[derive(Clone, Default)]
 pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
