@@ -478,8 +478,8 @@ fn cut(sockets: &Resetter, kill: &watch::Sender<bool>) {
 /// The client and upstream sockets' descriptors, borrowed (not duplicated) from the streams the
 /// legs own, so that a failure on either leg can make both close with a reset.
 ///
-/// Only used while the legs are alive: `relay` drops it after the pump halves, and `cut` is
-/// only called from a pump, which holds its halves.
+/// Only used while the legs are alive: `cut` is only called from a pump, which holds its
+/// halves, and `connection` drops the halves only after both pumps returned.
 struct Resetter {
     fds: [std::os::fd::RawFd; 2],
 }
