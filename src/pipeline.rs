@@ -222,11 +222,20 @@ impl Inspector {
             self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091);
         }
         let side = &mut self.sides[dir.index()];
+        let start = side.total;
         side.total += bytes.len() as u64;
-        // The end of a skimmed frame is passed over, not decoded, nor shown.
+        // The end of a skimmed frame is passed over, not decoded, nor shown; it belongs to the
+        // skimmed run (a new one if the last was already reported).
         let skip = side.decoder.skipping().min(bytes.len() as u64);
-        if let Some(run) = side.skim.as_mut() {
-            run.len += skip;
+        if skip > 0 {
+            side.skim
+                .get_or_insert(SkimRun {
+                    offset: start,
+                    len: 0,
+                    frames: 0,
+                    since: ts,
+                })
+                .len += skip;
         }
         side.held_offset += skip;
         if self.opts.emit_data {
