@@ -29,6 +29,21 @@ fn frames(events: &[Event]) -> Vec<(Dir, u64, String)> {
         .collect()
 }
 
+/// Bytes of the client's `Data` events.
+fn c2s_data_bytes(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Data {
+                dir: Dir::C2S,
+                bytes,
+                ..
+            } => Some(bytes.len() as u64),
+            _ => None,
+        })
+        .sum()
+}
+
 /// Run a flood through an inspector, client chunks in `skim` skimmed, the rest decoded.
 fn inspect_flood(flood: &mixes::Flood, size: usize, skim: std::ops::Range<usize>) -> Vec<Event> {
     inspect_flood_every(flood, size, skim, 1_000)
@@ -216,17 +231,7 @@ fn skim_flood(flood: &mixes::Flood) {
             .unwrap();
         assert_eq!(close.bytes_c2s, flood.client.len() as u64, "{ctx}");
         // Data events leave out the skimmed bytes and nothing else.
-        let data: u64 = events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Data {
-                    dir: Dir::C2S,
-                    bytes,
-                    ..
-                } => Some(bytes.len() as u64),
-                _ => None,
-            })
-            .sum();
+        let data = c2s_data_bytes(&events);
         assert_eq!(data + len, flood.client.len() as u64, "{ctx}");
     }
 }
@@ -256,17 +261,7 @@ fn gaps_tile(flood: &mixes::Flood, events: Vec<Event>) {
     for w in gaps.windows(2) {
         assert_eq!(w[0].0 + w[0].1, w[1].0, "the gaps tile: {w:?}");
     }
-    let data: u64 = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Data {
-                dir: Dir::C2S,
-                bytes,
-                ..
-            } => Some(bytes.len() as u64),
-            _ => None,
-        })
-        .sum();
+    let data = c2s_data_bytes(&events);
     let skimmed: u64 = gaps.iter().map(|g| g.1).sum();
     assert_eq!(data + skimmed, flood.client.len() as u64);
 }
