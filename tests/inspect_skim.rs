@@ -29,6 +29,17 @@ fn frames(events: &[Event]) -> Vec<(Dir, u64, String)> {
         .collect()
 }
 
+/// No violation at all in `events`.
+fn assert_clean(events: &[Event], ctx: &str) {
+    let found = violation_lines(events);
+    assert!(
+        found.is_empty(),
+        "{ctx}: {} violations, first: {:?}",
+        found.len(),
+        found.first()
+    );
+}
+
 /// Bytes of the client's `Data` events.
 fn c2s_data_bytes(events: &[Event]) -> u64 {
     events
@@ -158,13 +169,7 @@ fn skim_flood(flood: &mixes::Flood) {
     ] {
         let ctx = format!("chunks of {size}, skimming {skim:?}");
         let events = inspect_flood(flood, size, skim.clone());
-        let found = violation_lines(&events);
-        assert!(
-            found.is_empty(),
-            "{ctx}: {} violations, first: {:?}",
-            found.len(),
-            found.first()
-        );
+        assert_clean(&events, &ctx);
         let got = frames(&events);
         for f in &got {
             assert!(
@@ -247,8 +252,7 @@ fn a_long_skim_is_reported_every_second_and_the_gaps_tile_the_skimmed_bytes() {
 }
 
 fn gaps_tile(flood: &mixes::Flood, events: Vec<Event>) {
-    let found = violation_lines(&events);
-    assert!(found.is_empty(), "{found:?}");
+    assert_clean(&events, "tiling");
     let mut gaps: Vec<(u64, u64)> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -312,13 +316,7 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
     assert_eq!(rest, flood.server_close);
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
-    let found = violation_lines(&events);
-    assert!(
-        found.is_empty(),
-        "{} violations, first: {:?}",
-        found.len(),
-        found.first()
-    );
+    assert_clean(&events, "through the proxy");
     // Every client frame was either decoded or counted in a gap's reason.
     let skimmed: u64 = events
         .iter()
