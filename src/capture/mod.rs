@@ -35,6 +35,8 @@ pub use conn_table::{CaptureOptions, ConnTable};
 pub use pcap_read::Format;
 pub use source::SourceEvent;
 
+use bytes::Bytes;
+
 use crate::event::Timestamp;
 use link::NotTcp;
 use pcap_read::PacketReader;
@@ -85,8 +87,18 @@ pub struct PacketSource<R: Read> {
 impl<R: Read> PacketSource<R> {
     /// Read packets from `src` in `format` (`Pcap` or `Pcapng`).
     pub fn new(src: R, format: Format, opts: CaptureOptions) -> Result<Self, OpenError> {
+        Self::with_head(Bytes::new(), src, format, opts)
+    }
+
+    /// Read packets from `head` then the rest of `src` (see [`PacketReader::with_head`]).
+    pub fn with_head(
+        head: Bytes,
+        src: R,
+        format: Format,
+        opts: CaptureOptions,
+    ) -> Result<Self, OpenError> {
         Ok(PacketSource {
-            reader: PacketReader::new(src, format)?,
+            reader: PacketReader::with_head(head, src, format)?,
             format,
             table: ConnTable::new(opts),
             last_ts: Timestamp(0),
@@ -208,9 +220,14 @@ pub fn from_reader(
             Box::new(br),
         ))),
         Some(f) => {
-            let src: Box<dyn Read + Send> = Box::new(br);
-            Ok(CaptureSource::Packets(Box::new(PacketSource::new(
-                src, f, opts,
+            // The packet reader has its own window: hand it what was read and the stream
+            // itself, so no buffered reader copies every byte once more.
+            let head = Bytes::copy_from_slice(br.buffer());
+            Ok(CaptureSource::Packets(Box::new(PacketSource::with_head(
+                head,
+                br.into_inner(),
+                f,
+                opts,
             )?)))
         }
         None => Err(OpenError::UnknownFormat("<input>".into())),

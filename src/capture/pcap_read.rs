@@ -99,13 +99,18 @@ enum Kind {
 /// proxy's read buffers.
 const WINDOW: usize = 64 * 1024;
 
+/// Windows still partly held elsewhere when reading moved on, kept to be reused once let go.
+const RETIRED_WINDOWS: usize = 32;
+
 /// Reads packets one at a time from a pcap or pcapng stream.
 pub struct PacketReader<R: Read> {
     src: R,
     /// The window: read-only once filled, so packets' bytes can be shared out of it; a refill
     /// starts a new one (with the unread tail copied over) and leaves the old one to whoever
-    /// still holds parts of it.
+    /// still holds parts of it. Only `..len` holds bytes of the file.
     buf: Bytes,
+    /// Earlier windows still partly held elsewhere when reading moved on (oldest first).
+    retired: Vec<Bytes>,
     pos: usize,
     len: usize,
     /// File offset of `buf[pos]`.
@@ -118,6 +123,13 @@ pub struct PacketReader<R: Read> {
 impl<R: Read> PacketReader<R> {
     /// Start reading; `format` must be `Pcap` or `Pcapng` (see [`detect`]).
     pub fn new(src: R, format: Format) -> Result<Self, ReadError> {
+        Self::with_head(Bytes::new(), src, format)
+    }
+
+    /// Start reading `head` (the stream's first bytes, already read to detect its format)
+    /// followed by the rest of `src`: the window is filled straight from `src`, with no
+    /// buffered reader copying every byte once more in between.
+    pub fn with_head(head: Bytes, src: R, format: Format) -> Result<Self, ReadError> {
         let kind = match format {
             Format::Pcap => Kind::Pcap {
                 big_endian: false,
@@ -130,11 +142,13 @@ impl<R: Read> PacketReader<R> {
                 ifaces: Vec::new(),
             },
         };
+        let len = head.len();
         let mut r = PacketReader {
             src,
-            buf: Bytes::new(),
+            buf: head,
+            retired: Vec::new(),
             pos: 0,
-            len: 0,
+            len,
             file_offset: 0,
             kind,
             last_ts: Timestamp(0),
@@ -172,8 +186,14 @@ impl<R: Read> PacketReader<R> {
                 old
             }
             Err(old) => {
-                let mut next = BytesMut::zeroed(size);
+                // Still shared (a message being assembled holds a part): reuse a retired
+                // window nobody holds any more, or make a new one.
+                let mut next = self.spare_window(size);
                 next[..len].copy_from_slice(&old[self.pos..self.len]);
+                if self.retired.len() == RETIRED_WINDOWS {
+                    self.retired.remove(0);
+                }
+                self.retired.push(old);
                 next
             }
         };
@@ -190,11 +210,25 @@ impl<R: Read> PacketReader<R> {
             }
             len += got;
         }
-        next.truncate(len);
+        // The window keeps its full size (bytes past `len` are stale, never handed out), so
+        // reusing it zeroes nothing.
         self.buf = next.freeze();
         self.pos = 0;
         self.len = len;
         Ok(more)
+    }
+
+    /// A window of at least `size` bytes: a retired one whose parts were all let go (no
+    /// allocation, nothing to zero), or a new one.
+    fn spare_window(&mut self, size: usize) -> BytesMut {
+        let free = self.retired.iter().position(Bytes::is_unique);
+        if let Some(Ok(mut w)) = free.map(|i| self.retired.swap_remove(i).try_into_mut()) {
+            if w.len() < size {
+                w.resize(size, 0);
+            }
+            return w;
+        }
+        BytesMut::zeroed(size)
     }
 
     fn need(&mut self, n: usize, what: &str) -> Result<bool, ReadError> {
@@ -498,4 +532,73 @@ fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
     }
     let units_per_sec = units_per_sec.max(1) as u128;
     ((raw as u128 * 1_000_000) / units_per_sec) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A classic pcap of `n` packets; packet `i` is `len(i)` bytes of `i as u8`.
+    fn pcap(n: usize, len: impl Fn(usize) -> usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for v in [0xA1B2_C3D4u32, 0x0004_0002, 0, 0, 65535, 1] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for i in 0..n {
+            let l = len(i) as u32;
+            for v in [i as u32, 0, l, l] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.extend(std::iter::repeat_n(i as u8, l as usize));
+        }
+        out
+    }
+
+    /// Reads at most 7,000 bytes at a time, so windows end anywhere.
+    struct Dribble(std::io::Cursor<Vec<u8>>);
+    impl Read for Dribble {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(7000);
+            self.0.read(&mut buf[..n])
+        }
+    }
+
+    #[test]
+    fn parts_kept_from_earlier_windows_are_never_overwritten() {
+        let len = |i: usize| 200 + i * 7919 % 3000;
+        let file = pcap(2000, len);
+        assert!(file.len() > 40 * WINDOW, "enough windows to recycle");
+        for stream in [true, false] {
+            let src: Box<dyn Read> = if stream {
+                Box::new(Dribble(std::io::Cursor::new(file.clone())))
+            } else {
+                Box::new(std::io::Cursor::new(file.clone()))
+            };
+            let mut r = PacketReader::new(src, Format::Pcap).unwrap();
+            // Keep some packets for good, others only for a while (as a message being
+            // assembled does), so that some windows are let go and reused and others not.
+            let mut kept = Vec::new();
+            let mut brief = std::collections::VecDeque::new();
+            let mut i = 0;
+            while let Some(p) = r.next_packet() {
+                let p = p.unwrap();
+                let part = p.window.slice_ref(p.data);
+                if i % 5 == 0 {
+                    kept.push((i, part));
+                } else {
+                    brief.push_back((i, part));
+                    if brief.len() > 60 {
+                        let (j, b) = brief.pop_front().unwrap();
+                        assert!(b.iter().all(|&x| x == j as u8), "packet {j} changed");
+                    }
+                }
+                i += 1;
+            }
+            assert_eq!(i, 2000);
+            for (j, b) in kept.iter().chain(&brief) {
+                assert_eq!(b.len(), len(*j), "packet {j}");
+                assert!(b.iter().all(|&x| x == *j as u8), "packet {j} changed");
+            }
+        }
+    }
 }

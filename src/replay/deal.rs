@@ -104,6 +104,20 @@ impl<'a> Dealer<'a> {
         w
     }
 
+    /// Whether `conn` is dealt to a worker (seen, and not closed since).
+    pub fn knows(&self, conn: ConnId) -> bool {
+        self.routes.contains_key(&conn)
+    }
+
+    /// The least work waiting at any worker: weight sent and not yet replayed, plus weight
+    /// dealt and not yet sent.
+    pub fn least_load(&self) -> usize {
+        (0..self.txs.len())
+            .map(|w| self.loads[w].load(Ordering::Relaxed) + self.pending[w].weight)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Queue source event `seq` of connection `conn` for its worker. When that completes a
     /// round, sends it and returns its route.
     pub fn deal(&mut self, seq: u64, conn: ConnId, ev: SourceEvent) -> Result<Option<Route>, Gone> {

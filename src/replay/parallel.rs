@@ -2,8 +2,10 @@
 //!
 //! A capture's connections are independent (one [`Inspector`](crate::pipeline::Inspector)
 //! each), so the calling thread reads the capture (block parsing and TCP reassembly: the fast
-//! part) and deals each connection's source events to one of N worker threads, each a
-//! [`Replayer`] of its own. A worker keeps only what the verdict needs: connection and frame
+//! part) and deals each connection's source events to one of N - 1 worker threads, each a
+//! [`Replayer`] of its own. The calling thread is the N-th worker: a new connection stays with
+//! it when every worker thread already has plenty waiting, so the reader replays instead of
+//! waiting for room, and N threads keep N cores busy. A worker keeps only what the verdict needs: connection and frame
 //! counts, and the violations, each keyed by where the single-threaded run would have produced
 //! it (source event number, connection, position). Sorting by those keys puts the violations
 //! back in the single-threaded order, so the verdict and the statistics are the same whatever
@@ -16,6 +18,8 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, sync_channel};
 
+use std::collections::HashSet;
+
 use super::deal::{Dealer, QUEUE_BATCHES, ToWorker};
 use super::{ReplayStats, Replayer};
 use crate::capture::SourceEvent;
@@ -25,6 +29,10 @@ use crate::sinks::check::CheckReport;
 
 /// The source event number given to what the end of the capture produces (after every event).
 const AT_END: u64 = u64::MAX;
+
+/// Work waiting at every worker thread (payload bytes, roughly) above which the reader keeps a
+/// new connection for itself: enough that the workers stay busy while the reader replays it.
+const LOCAL_AT: usize = 1024 * 1024;
 
 /// What `check` asks of the inspectors: no bytes held, credentials masked.
 const CHECK_OPTIONS: InspectOptions = InspectOptions {
@@ -61,7 +69,7 @@ pub fn check(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) 
     if jobs.get() == 1 {
         sequential(source)
     } else {
-        parallel(source, jobs)
+        parallel(source, jobs, LOCAL_AT)
     }
 }
 
@@ -142,9 +150,39 @@ fn work(rx: Receiver<ToWorker>, load: &AtomicUsize) -> Shard {
     shard
 }
 
-/// `jobs` workers fed by the calling thread.
-fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -> CheckRun {
-    let loads: Vec<AtomicUsize> = (0..jobs.get()).map(|_| AtomicUsize::new(0)).collect();
+/// The connections the calling thread replays itself.
+struct Local {
+    replayer: Replayer,
+    shard: Shard,
+    conns: HashSet<ConnId>,
+    out: Vec<Event>,
+}
+
+impl Local {
+    fn feed(&mut self, seq: u64, ev: SourceEvent) {
+        if let SourceEvent::Close { conn, .. } = &ev {
+            self.conns.remove(conn);
+        }
+        self.replayer.feed(ev, &mut self.out);
+        self.shard.take(seq, &mut self.out);
+    }
+
+    fn finish(mut self, ts: Timestamp) -> Shard {
+        self.replayer.finish_at(ts, &mut self.out);
+        self.shard.take(AT_END, &mut self.out);
+        self.shard.stats = self.replayer.stats().clone();
+        self.shard
+    }
+}
+
+/// `jobs - 1` worker threads fed by the calling thread, which replays its own share too: the
+/// new connections that arrive while every worker has at least `local_at` waiting.
+fn parallel(
+    source: impl IntoIterator<Item = SourceEvent>,
+    jobs: NonZeroUsize,
+    local_at: usize,
+) -> CheckRun {
+    let loads: Vec<AtomicUsize> = (1..jobs.get()).map(|_| AtomicUsize::new(0)).collect();
     let (shards, read_errors) = std::thread::scope(|scope| {
         let mut txs = Vec::with_capacity(loads.len());
         let mut workers = Vec::with_capacity(loads.len());
@@ -154,6 +192,12 @@ fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -
             workers.push(scope.spawn(move || work(rx, load)));
         }
         let mut dealer = Dealer::new(txs, &loads);
+        let mut local = Local {
+            replayer: Replayer::new(CHECK_OPTIONS),
+            shard: Shard::default(),
+            conns: HashSet::new(),
+            out: Vec::with_capacity(256),
+        };
         let mut read_errors = Vec::new();
         // The time the single-threaded replayer would close still-open connections at.
         let mut last_ts = Timestamp(0);
@@ -163,7 +207,13 @@ fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -
             }
             match ev.conn() {
                 Some(conn) => {
-                    if dealer.deal(seq as u64, conn, ev).is_err() {
+                    let here = local.conns.contains(&conn)
+                        || (!dealer.knows(conn)
+                            && dealer.least_load() >= local_at
+                            && local.conns.insert(conn));
+                    if here {
+                        local.feed(seq as u64, ev);
+                    } else if dealer.deal(seq as u64, conn, ev).is_err() {
                         break;
                     }
                 }
@@ -183,10 +233,11 @@ fn parallel(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -
             Ok(_) => dealer.end(last_ts),
             Err(_) => drop(dealer),
         }
-        let shards: Vec<Shard> = workers
+        let mut shards: Vec<Shard> = workers
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
+        shards.push(local.finish(last_ts));
         (shards, read_errors)
     });
     merge(shards, read_errors, jobs)
@@ -245,6 +296,23 @@ mod tests {
             assert_eq!(many.jobs.get(), jobs);
             assert_eq!(many.stats, one.stats, "jobs {jobs}");
             assert_eq!(text(&many), text(&one), "jobs {jobs}");
+        }
+    }
+
+    #[test]
+    fn the_readers_own_share_changes_nothing() {
+        let one = check(events(40), NonZeroUsize::MIN);
+        let text = |r: &CheckRun| {
+            r.report
+                .render(Format::Json, "x", crate::event::Severity::Info)
+        };
+        // 0: the reader keeps every connection; MAX: it keeps none; in between, some.
+        for local_at in [0, 1, 100, 300, usize::MAX] {
+            for jobs in [2, 3] {
+                let many = parallel(events(40), NonZeroUsize::new(jobs).unwrap(), local_at);
+                assert_eq!(many.stats, one.stats, "jobs {jobs}, local_at {local_at}");
+                assert_eq!(text(&many), text(&one), "jobs {jobs}, local_at {local_at}");
+            }
         }
     }
 
