@@ -681,9 +681,8 @@ fn transfer_with_every_section() {
     assert_eq!(j["properties"]["to"], "/q");
     assert_eq!(j["application-properties"]["k"], 256);
     assert_eq!(j["message-annotations"]["x-opt"], "v");
-    assert_eq!(j["data"][0]["binary"], "68656c");
-    assert_eq!(j["data"][0]["len"], 5);
-    assert_eq!(j["data"][0]["text"], "hel");
+    // UTF-8 text is shown as text, once; its cut says the whole length.
+    assert_eq!(j["data"][0], serde_json::json!({"text": "hel", "len": 5}));
     assert_eq!(j["footer"]["f"], true);
     assert_eq!(j["transfers"], 1);
 }
@@ -711,6 +710,42 @@ fn amqp_sequence_and_amqp_value_bodies() {
         .push(&decode(&transfer_bytes(false, 0, &[0x52, 1])))
         .unwrap();
     assert_eq!(r.unwrap_err().path_string(), "message");
+}
+
+#[test]
+fn data_sections_show_text_or_hex_once() {
+    // A data section (0x75) holding `body` as a vbin8.
+    let data = |body: &[u8]| {
+        let mut v = vec![0x00, 0x53, 0x75, 0xa0, body.len() as u8];
+        v.extend_from_slice(body);
+        v
+    };
+    let json = |payload: &[u8], max: usize| {
+        MessageAssembler::default()
+            .push(&decode(&transfer_bytes(false, 0, payload)))
+            .unwrap()
+            .unwrap()
+            .to_json(max)["data"]
+            .clone()
+    };
+    assert_eq!(
+        json(&data(b"hello"), 10),
+        serde_json::json!([{"text": "hello"}])
+    );
+    // Cut inside a character: the text stops before it, the length says it was cut.
+    assert_eq!(
+        json(&data("añb".as_bytes()), 2),
+        serde_json::json!([{"text": "a", "len": 4}])
+    );
+    // Not UTF-8: hex, and no text.
+    assert_eq!(
+        json(&data(b"\xff\x00hi"), 10),
+        serde_json::json!([{"binary": "ff006869"}])
+    );
+    assert_eq!(
+        json(&[data(b"\xff\x00"), data(b"ok")].concat(), 1),
+        serde_json::json!([{"binary": "ff", "len": 2}, {"text": "o", "len": 2}])
+    );
 }
 
 #[test]

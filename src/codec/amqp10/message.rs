@@ -344,17 +344,23 @@ fn write_section_value<O: JsonOut + ?Sized>(o: &mut O, s: &Section) {
     }
 }
 
-/// A data section: `{"binary", "len"}` as for any binary (cut at `max_body`), and `"text"`,
-/// cut at the same length on a char boundary, when the whole body is UTF-8.
+/// A data section: `{"text"}` when the whole body is UTF-8, else `{"binary"}` (hex) as for
+/// any binary; either cut at `max_body` bytes (text on a char boundary), with `"len"` then. The
+/// body is shown once: the frame's `raw` holds its exact bytes.
 fn write_data<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], max_body: usize) {
     o.begin_object();
-    value::write_binary_entries(o, b, max_body);
-    if let Ok(text) = std::str::from_utf8(b) {
-        let mut cut = text.len().min(max_body);
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+    match std::str::from_utf8(b) {
+        Ok(text) => {
+            let mut cut = text.len().min(max_body);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            o.entry_str("text", text.get(..cut).unwrap_or_default());
+            if cut < text.len() {
+                o.entry_u64("len", b.len() as u64);
+            }
         }
-        o.entry_str("text", text.get(..cut).unwrap_or_default());
+        Err(_) => value::write_binary_entries(o, b, max_body),
     }
     o.end_object();
 }
