@@ -552,6 +552,20 @@ impl Inspector {
             // Judged from the decoder, not from the held bytes: without `Data` events
             // (`check`) nothing is held, and a stream cut inside a frame is still a finding.
             let partial = side.decoder.buffered();
+            if let Some((start, missing)) = side.decoder.skimmed_frame() {
+                out.push(Event {
+                    conn: self.conn,
+                    ts,
+                    kind: EventKind::Violation(rules::CODEC_TRUNCATED_FRAME.violation(
+                        dir,
+                        start,
+                        format!(
+                            "stream ended inside a frame passed over while skimming \
+                             ({missing} bytes of it missing)"
+                        ),
+                    )),
+                });
+            }
             if partial > 0 {
                 out.push(Event {
                     conn: self.conn,
@@ -745,6 +759,47 @@ mod tests {
                 EventKind::Close(c) => assert_eq!(c.bytes_c2s, stream.len() as u64),
                 other => panic!("{other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_stream_cut_inside_a_skimmed_frame_is_reported_where_the_frame_starts() {
+        let mut stream = b"AMQP\x00\x01\x00\x00".to_vec();
+        stream.extend_from_slice(&[0, 0, 0, 8, 2, 0, 0, 0]);
+        stream.extend_from_slice(&[0, 0, 0, 8, 2, 0, 0, 0]);
+        stream.extend_from_slice(&[0, 0, 0, 20, 2, 0, 0, 0, 1, 2]); // 10 bytes of a 20-byte frame
+        // Cut anywhere after the header: the rest is skimmed, the cut frame (at 24) passed
+        // over from its start or from the part of it already held.
+        for split in 8..stream.len() {
+            let mut insp = Inspector::new(1, InspectOptions::default());
+            let mut out = Vec::new();
+            insp.chunk(
+                Dir::C2S,
+                Timestamp(0),
+                Bytes::copy_from_slice(&stream[..split]),
+                &mut out,
+            );
+            insp.skim(
+                Dir::C2S,
+                Timestamp(1),
+                Bytes::copy_from_slice(&stream[split..]),
+                &mut out,
+            );
+            insp.close(Timestamp(2), "test".into(), &mut out);
+            let v: Vec<_> = out
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::Violation(v) if v.rule == "codec.truncated-frame" => Some(v),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(v.len(), 1, "split at {split}: {out:?}");
+            assert_eq!(v[0].offset, 24, "split at {split}");
+            assert!(
+                v[0].message.contains("10 bytes of it missing"),
+                "{}",
+                v[0].message
+            );
         }
     }
 

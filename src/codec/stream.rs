@@ -164,6 +164,8 @@ pub struct StreamDecoder {
     offset: u64,
     /// Bytes still to pass over of a frame that was skimmed (see [`StreamDecoder::skim`]).
     skip: u64,
+    /// Where that frame starts.
+    skip_from: u64,
     amqp10_messages: amqp10::MessageAssembler,
     amqp091_messages: amqp091::ContentAssembler,
 }
@@ -183,6 +185,7 @@ impl StreamDecoder {
             need: 0,
             offset: 0,
             skip: 0,
+            skip_from: 0,
             amqp10_messages: amqp10::MessageAssembler::default(),
             amqp091_messages: amqp091::ContentAssembler::default(),
         }
@@ -232,6 +235,12 @@ impl StreamDecoder {
         self.skip
     }
 
+    /// The skimmed frame the stream is inside, if any: (its offset, bytes of it still to come).
+    /// A stream that ends here ends inside that frame.
+    pub fn skimmed_frame(&self) -> Option<(u64, u64)> {
+        (self.skip > 0).then_some((self.skip_from, self.skip))
+    }
+
     /// Pass over the front of `chunk` following the frame sizes only, decoding nothing (for when
     /// the inspection falls behind and nothing downstream needs every frame); an incomplete
     /// frame held from earlier chunks is passed over with it. Framing stays
@@ -271,6 +280,7 @@ impl StreamDecoder {
             done.pending = self.pending.len();
             done.frames += 1;
             self.skip = (size - self.pending.len()) as u64;
+            self.skip_from = self.offset;
             self.offset += self.pending.len() as u64;
             self.pending = BytesMut::new();
             self.need = 0;
@@ -298,6 +308,7 @@ impl StreamDecoder {
                 {
                     done.frames += 1;
                     self.skip = (size - rest.len()) as u64;
+                    self.skip_from = self.offset + at as u64;
                     at = chunk.len();
                 }
                 _ => break,
