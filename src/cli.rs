@@ -61,7 +61,8 @@ pub enum CheckFormat {
 /// Which capture to read and how to find AMQP in it.
 #[derive(Debug, Args)]
 pub struct CaptureArgs {
-    /// The capture: amqpeek JSONL, pcap or pcapng (tcpdump, Wireshark, amqpeek --pcap).
+    /// The capture: amqpeek JSONL, pcap or pcapng (tcpdump, Wireshark, amqpeek --pcap); `-`
+    /// reads it from stdin as it is made (`tcpdump -U -w - port 5672 | amqpeek replay -`).
     #[arg(value_name = "CAPTURE")]
     pub capture: PathBuf,
     /// TCP ports whose streams are AMQP even without a protocol header in sight (captures that

@@ -52,6 +52,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout went away (`| head`): stop quietly, as ripgrep does.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<io::Error>()
+                    .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("amqpeek: {e:#}");
             ExitCode::FAILURE
@@ -344,10 +353,20 @@ fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode>
             opts.ports.push(*p);
         }
     }
-    capture::open(&input.capture, opts).map_err(|e| {
+    let opened = if reads_stdin(input) {
+        capture::from_reader(Box::new(io::stdin()), opts)
+    } else {
+        capture::open(&input.capture, opts)
+    };
+    opened.map_err(|e| {
         eprintln!("amqpeek: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
+}
+
+/// Whether the capture is `-`: read from stdin, as it is being made (`tcpdump -U -w - | ...`).
+fn reads_stdin(input: &CaptureArgs) -> bool {
+    input.capture.as_os_str() == "-"
 }
 
 fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
@@ -365,6 +384,13 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         show_secrets: args.output.show_secrets,
         emit_data: tui || args.output.pcap.is_some(),
     };
+    // A capture read as it is made: every frame shows as soon as it arrives.
+    let live = reads_stdin(&args.input);
+    let run = if live {
+        amqpeek::replay::run_live
+    } else {
+        amqpeek::replay::run
+    };
     let stats = if tui {
         // The capture is decoded on a worker thread into the UI without loss; the UI stays
         // open until the user quits.
@@ -377,7 +403,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
                 .map(|s| &mut **s as &mut dyn Sink)
                 .collect();
             refs.push(&mut feed);
-            amqpeek::replay::run(source, inspect, &mut refs)
+            run(source, inspect, &mut refs)
         });
         let title = format!("replay {}", args.input.capture.display());
         let ui = tui::run(rx, tui_options(&args.output, title, false));
@@ -386,7 +412,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
             .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
         ui.context("terminal UI")?;
         stats
-    } else if args.output.pcap.is_none() {
+    } else if args.output.pcap.is_none() && !live {
         // JSONL and the trace: decoded and rendered on every core, written in capture order.
         let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
         let mut jsonl = match &args.output.jsonl {
@@ -414,7 +440,8 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         }
         ordered::replay(source, inspect, jobs, &mut outputs)?
     } else {
-        // A pcapng capture is written by one stateful sink: one thread.
+        // A pcapng capture is written by one stateful sink, and a live capture is shown as it
+        // comes: one thread.
         let mut sinks = file_sinks(&args.output)?;
         let mut trace = (!args.output.quiet).then(|| TraceSink::new(BufWriter::new(io::stdout())));
         let mut refs: Vec<&mut dyn Sink> = sinks
@@ -424,7 +451,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         if let Some(t) = trace.as_mut() {
             refs.push(t);
         }
-        amqpeek::replay::run(source, inspect, &mut refs)?
+        run(source, inspect, &mut refs)?
     };
     report_read_errors(&stats);
     if stats.nothing_readable() {
@@ -450,7 +477,12 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckFormat::Junit => Format::Junit,
     };
     let fail_on = severity(args.fail_on);
-    let text = report.render(format, &args.input.capture.display().to_string(), fail_on);
+    let name = if reads_stdin(&args.input) {
+        "<stdin>".to_string()
+    } else {
+        args.input.capture.display().to_string()
+    };
+    let text = report.render(format, &name, fail_on);
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?

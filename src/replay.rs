@@ -169,11 +169,31 @@ pub fn run(
     opts: InspectOptions,
     sinks: &mut [&mut dyn Sink],
 ) -> std::io::Result<ReplayStats> {
+    run_batched(source, opts, sinks, BATCH)
+}
+
+/// As [`run`], for a capture read as it is being made (a pipe from `tcpdump -w -`): what each
+/// source event produces goes to the sinks, flushed, before the next is read, so the output
+/// keeps up with the capture however slowly it comes.
+pub fn run_live(
+    source: impl IntoIterator<Item = SourceEvent>,
+    opts: InspectOptions,
+    sinks: &mut [&mut dyn Sink],
+) -> std::io::Result<ReplayStats> {
+    run_batched(source, opts, sinks, 1)
+}
+
+fn run_batched(
+    source: impl IntoIterator<Item = SourceEvent>,
+    opts: InspectOptions,
+    sinks: &mut [&mut dyn Sink],
+    batch: usize,
+) -> std::io::Result<ReplayStats> {
     let mut replayer = Replayer::new(opts);
-    let mut out = Vec::with_capacity(BATCH);
+    let mut out = Vec::with_capacity(batch.min(BATCH));
     for ev in source {
         replayer.feed(ev, &mut out);
-        if out.len() >= BATCH {
+        if out.len() >= batch {
             deliver(&mut out, sinks)?;
         }
     }

@@ -205,31 +205,59 @@ pub fn open(path: &Path, opts: CaptureOptions) -> Result<CaptureSource, OpenErro
     })
 }
 
-/// Read a capture from any byte stream, detecting its format from its first bytes.
+/// Read a capture from any byte stream (a file, a pipe), detecting its format from its first
+/// bytes (read until they tell, however few each read returns).
 pub fn from_reader(
-    src: Box<dyn Read + Send>,
+    mut src: Box<dyn Read + Send>,
     opts: CaptureOptions,
 ) -> Result<CaptureSource, OpenError> {
-    let mut br = BufReader::with_capacity(1 << 16, src);
-    let head = br.fill_buf().map_err(|source| OpenError::Io {
-        path: "<input>".into(),
-        source,
-    })?;
-    match pcap_read::detect(head) {
-        Some(Format::Jsonl) => Ok(CaptureSource::Jsonl(jsonl_read::JsonlSource::new(
-            Box::new(br),
-        ))),
-        Some(f) => {
-            // The packet reader has its own window: hand it what was read and the stream
-            // itself, so no buffered reader copies every byte once more.
-            let head = Bytes::copy_from_slice(br.buffer());
-            Ok(CaptureSource::Packets(Box::new(PacketSource::with_head(
-                head,
-                br.into_inner(),
-                f,
-                opts,
-            )?)))
+    /// Bytes looked at to tell the format (JSONL may start with blank space).
+    const SNIFF: usize = 1 << 16;
+    let mut head = Vec::with_capacity(4096);
+    let format = loop {
+        let have = head.len();
+        if let Some(f) = pcap_read::detect(&head) {
+            break Some(f);
         }
+        // Four bytes that are no magic, and something but blank space: nothing known.
+        let undecided = have < 4 || head.iter().all(u8::is_ascii_whitespace);
+        if !undecided || have >= SNIFF {
+            break None;
+        }
+        head.resize(have + 4096, 0);
+        let got = loop {
+            match src.read(&mut head[have..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        head.truncate(have + *got.as_ref().unwrap_or(&0));
+        match got {
+            Ok(0) => break pcap_read::detect(&head),
+            Ok(_) => {}
+            Err(source) => {
+                return Err(OpenError::Io {
+                    path: "<input>".into(),
+                    source,
+                });
+            }
+        }
+    };
+    match format {
+        Some(Format::Jsonl) => Ok(CaptureSource::Jsonl(jsonl_read::JsonlSource::new(
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                std::io::Cursor::new(head).chain(src),
+            )),
+        ))),
+        // The packet reader has its own window: hand it what was read and the stream itself,
+        // so no buffered reader copies every byte once more.
+        Some(f) => Ok(CaptureSource::Packets(Box::new(PacketSource::with_head(
+            Bytes::from(head),
+            src,
+            f,
+            opts,
+        )?))),
         None => Err(OpenError::UnknownFormat("<input>".into())),
     }
 }

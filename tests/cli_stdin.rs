@@ -1,0 +1,141 @@
+//! `amqpeek check -` and `amqpeek replay -`: a capture read from stdin, as `tcpdump -U -w -`
+//! writes it, gives what the file gives, and a replay shows each frame as it arrives.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn capture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("captures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn path(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.unwrap_or_default().to_vec();
+    // Written in small pieces from another thread: reads from the pipe return short.
+    let writer = std::thread::spawn(move || {
+        for piece in bytes.chunks(777) {
+            if input.write_all(piece).is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_capture_on_stdin_gives_what_the_file_gives() {
+    for name in [
+        "amqp091-bad-ack.pcapng",
+        "amqp091-lapin.pcapng",
+        "amqp10-fe2o3.pcapng",
+        "amqp10-fe2o3.jsonl",
+    ] {
+        let bytes = capture(name);
+        for args in [
+            &["check", "--format", "json"][..],
+            &["replay", "--no-tui"][..],
+        ] {
+            let from_file = run(&[args, &[path(name).as_str()]].concat(), None);
+            let from_stdin = run(&[args, &["-"]].concat(), Some(&bytes));
+            assert_eq!(
+                from_stdin.status.code(),
+                from_file.status.code(),
+                "{name} {args:?}: {}",
+                text(&from_stdin.stderr)
+            );
+            let (a, b) = (text(&from_file.stdout), text(&from_stdin.stdout));
+            assert!(a.lines().count() > 5, "{name} {args:?}: {a}");
+            // The verdict names its input: the path, or stdin.
+            assert_eq!(
+                b.replace("<stdin>", "INPUT"),
+                a.replace(&path(name), "INPUT"),
+                "{name} {args:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn stdin_that_is_no_capture_is_refused() {
+    let out = run(&["check", "-"], Some(b"GET / HTTP/1.1\r\n\r\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not a pcap, pcapng or amqpeek JSONL"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["check", "-"], Some(b""));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_replay_from_stdin_shows_frames_before_the_capture_ends() {
+    let bytes = capture("amqp091-lapin.pcapng");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(["replay", "--no-tui", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The first half of the capture, then nothing more for now: what it holds must show.
+    let half = bytes.len() / 2;
+    input.write_all(&bytes[..half]).unwrap();
+    input.flush().unwrap();
+    let mut early = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
+        early.push(line);
+        if early.iter().any(|l| l.contains("connection.open-ok")) {
+            break;
+        }
+    }
+    assert!(
+        early.iter().any(|l| l.contains("connection.open-ok")),
+        "the frames of the first half show while stdin is still open: {early:#?}"
+    );
+    input.write_all(&bytes[half..]).unwrap();
+    drop(input);
+    let mut all = early;
+    all.extend(rx.iter());
+    assert!(child.wait().unwrap().success());
+    let from_file = run(&["replay", "--no-tui", &path("amqp091-lapin.pcapng")], None);
+    assert_eq!(all.join("\n") + "\n", text(&from_file.stdout));
+}
