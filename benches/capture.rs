@@ -4,7 +4,8 @@
 //! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
 //! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`replay::ordered::replay`, JSONL to
 //! a file, with the default `--jobs` and with `--jobs 1`), and
-//! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, best of two in the same run.
+//! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, best of two in the same run,
+//! and (e) converted to JSON by `tshark -r FILE -T json` into a file (the job of (c)), best of two.
 //!
 //! The setup asserts that the generated capture checks clean (zero violations), so the numbers
 //! measure real traffic, never the violation path.
@@ -662,6 +663,23 @@ fn tshark(path: &Path) -> Option<(f64, u64)> {
     Some((secs, pdus))
 }
 
+/// (e) tshark converting the same file to JSON (`tshark -r FILE -T json > OUT`), the job
+/// `replay --jsonl` does; returns (seconds, bytes written) or None without tshark.
+fn tshark_json(path: &Path, out: &Path) -> Option<(f64, u64)> {
+    let file = File::create(out).ok()?;
+    let t = Instant::now();
+    let status = std::process::Command::new("tshark")
+        .args(["-r", path.to_str().unwrap(), "-T", "json"])
+        .stdout(file)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    let secs = t.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(out);
+    status.success().then_some((secs, bytes))
+}
+
 /// Best-of-a-few timings of (a), (b), (c) and one of (d), printed next to (b)'s, with the ratios to tshark.
 fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
     let jobs = parallel::default_jobs();
@@ -721,6 +739,26 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
                 );
             }
             None => eprintln!("tshark not available: comparison skipped"),
+        }
+        // Like for like for `replay --jsonl`: tshark's own conversion to JSON, to a file too.
+        let out = path.with_extension("tshark.json");
+        let runs = [tshark_json(path, &out), tshark_json(path, &out)];
+        if let Some((secs, bytes)) = runs
+            .into_iter()
+            .flatten()
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+        {
+            eprintln!(
+                "{:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s ({bytes} JSON bytes written)",
+                "(e) tshark -T json > file",
+                mbs(secs),
+                frames as f64 / secs
+            );
+            eprintln!(
+                "frames/s vs tshark -T json: replay --jsonl {:.0}x, --jobs 1 {:.0}x",
+                fps(jsonl_secs) / (frames as f64 / secs),
+                fps(jsonl1_secs) / (frames as f64 / secs)
+            );
         }
     }
 }

@@ -114,7 +114,10 @@ async fn a_violation_shows_while_dumpcap_is_still_capturing() {
     let _ = dumpcap.wait();
     let status = amqpeek.wait().unwrap();
     assert!(found, "no violation line: {seen:#?}");
-    assert!(still_capturing, "dumpcap stopped before the violation showed");
+    assert!(
+        still_capturing,
+        "dumpcap stopped before the violation showed"
+    );
     assert!(
         seen.iter().any(|l| l.contains("connection.start-ok")),
         "the whole conversation shows: {seen:#?}"
