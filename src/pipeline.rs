@@ -712,6 +712,17 @@ mod tests {
         assert_eq!(insp.bytes_seen(Dir::S2C), 116);
     }
 
+    /// The `codec.truncated-frame` violations among `events`.
+    fn truncations(events: &[Event]) -> Vec<&crate::event::Violation> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Violation(v) if v.rule == "codec.truncated-frame" => Some(v),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn data_bytes(events: &[Event], dir: Dir) -> Vec<u8> {
         let mut out = Vec::new();
         for e in events {
@@ -752,9 +763,7 @@ mod tests {
             );
             insp.close(Timestamp(2), "test".into(), &mut out);
             assert_eq!(data_bytes(&out, Dir::C2S), stream, "split at {split}");
-            assert!(out.iter().any(
-                |e| matches!(&e.kind, EventKind::Violation(v) if v.rule == "codec.truncated-frame")
-            ));
+            assert_eq!(truncations(&out).len(), 1, "split at {split}");
             match &out.last().unwrap().kind {
                 EventKind::Close(c) => assert_eq!(c.bytes_c2s, stream.len() as u64),
                 other => panic!("{other:?}"),
@@ -786,13 +795,7 @@ mod tests {
                 &mut out,
             );
             insp.close(Timestamp(2), "test".into(), &mut out);
-            let v: Vec<_> = out
-                .iter()
-                .filter_map(|e| match &e.kind {
-                    EventKind::Violation(v) if v.rule == "codec.truncated-frame" => Some(v),
-                    _ => None,
-                })
-                .collect();
+            let v = truncations(&out);
             assert_eq!(v.len(), 1, "split at {split}: {out:?}");
             assert_eq!(v[0].offset, 24, "split at {split}");
             assert!(
@@ -817,13 +820,7 @@ mod tests {
         let mut out = Vec::new();
         insp.chunk(Dir::C2S, Timestamp(0), Bytes::from(stream), &mut out);
         insp.close(Timestamp(1), "test".into(), &mut out);
-        let v: Vec<_> = out
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Violation(v) if v.rule == "codec.truncated-frame" => Some(v),
-                _ => None,
-            })
-            .collect();
+        let v = truncations(&out);
         assert_eq!(v.len(), 1, "{out:?}");
         assert_eq!(
             v[0].offset, 16,
