@@ -712,6 +712,28 @@ mod tests {
         assert_eq!(insp.bytes_seen(Dir::S2C), 116);
     }
 
+    /// A client stream inspected in two chunks split at `split` (the second skimmed when
+    /// `skim`), then closed.
+    fn two_chunks(stream: &[u8], split: usize, skim: bool) -> Vec<Event> {
+        let mut insp = Inspector::new(1, InspectOptions::default());
+        let mut out = Vec::new();
+        let (first, rest) = stream.split_at(split);
+        insp.chunk(
+            Dir::C2S,
+            Timestamp(0),
+            Bytes::copy_from_slice(first),
+            &mut out,
+        );
+        let rest = Bytes::copy_from_slice(rest);
+        if skim {
+            insp.skim(Dir::C2S, Timestamp(1), rest, &mut out);
+        } else {
+            insp.chunk(Dir::C2S, Timestamp(1), rest, &mut out);
+        }
+        insp.close(Timestamp(2), "test".into(), &mut out);
+        out
+    }
+
     /// The `codec.truncated-frame` violations among `events`.
     fn truncations(events: &[Event]) -> Vec<&crate::event::Violation> {
         events
@@ -747,21 +769,7 @@ mod tests {
         stream.extend_from_slice(&[0, 0, 0, 8, 2, 0, 0, 1]);
         stream.extend_from_slice(&[0, 0, 0]); // an incomplete frame at the end
         for split in 1..stream.len() {
-            let mut insp = Inspector::new(1, InspectOptions::default());
-            let mut out = Vec::new();
-            insp.chunk(
-                Dir::C2S,
-                Timestamp(0),
-                Bytes::copy_from_slice(&stream[..split]),
-                &mut out,
-            );
-            insp.chunk(
-                Dir::C2S,
-                Timestamp(1),
-                Bytes::copy_from_slice(&stream[split..]),
-                &mut out,
-            );
-            insp.close(Timestamp(2), "test".into(), &mut out);
+            let out = two_chunks(&stream, split, false);
             assert_eq!(data_bytes(&out, Dir::C2S), stream, "split at {split}");
             assert_eq!(truncations(&out).len(), 1, "split at {split}");
             match &out.last().unwrap().kind {
@@ -780,21 +788,7 @@ mod tests {
         // Cut anywhere after the header: the rest is skimmed, the cut frame (at 24) passed
         // over from its start or from the part of it already held.
         for split in 8..stream.len() {
-            let mut insp = Inspector::new(1, InspectOptions::default());
-            let mut out = Vec::new();
-            insp.chunk(
-                Dir::C2S,
-                Timestamp(0),
-                Bytes::copy_from_slice(&stream[..split]),
-                &mut out,
-            );
-            insp.skim(
-                Dir::C2S,
-                Timestamp(1),
-                Bytes::copy_from_slice(&stream[split..]),
-                &mut out,
-            );
-            insp.close(Timestamp(2), "test".into(), &mut out);
+            let out = two_chunks(&stream, split, true);
             let v = truncations(&out);
             assert_eq!(v.len(), 1, "split at {split}: {out:?}");
             assert_eq!(v[0].offset, 24, "split at {split}");
