@@ -369,6 +369,15 @@ fn reads_stdin(input: &CaptureArgs) -> bool {
     input.capture.as_os_str() == "-"
 }
 
+/// The capture's name in titles and verdicts: its path, or `<stdin>`.
+fn input_name(input: &CaptureArgs) -> String {
+    if reads_stdin(input) {
+        "<stdin>".to_string()
+    } else {
+        input.capture.display().to_string()
+    }
+}
+
 fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
     for (offset, message) in &stats.read_errors {
         eprintln!("amqpeek: capture unreadable from byte {offset}: {message}");
@@ -405,7 +414,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
             refs.push(&mut feed);
             run(source, inspect, &mut refs)
         });
-        let title = format!("replay {}", args.input.capture.display());
+        let title = format!("replay {}", input_name(&args.input));
         let ui = tui::run(rx, tui_options(&args.output, title, false));
         let stats = worker
             .join()
@@ -477,12 +486,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckFormat::Junit => Format::Junit,
     };
     let fail_on = severity(args.fail_on);
-    let name = if reads_stdin(&args.input) {
-        "<stdin>".to_string()
-    } else {
-        args.input.capture.display().to_string()
-    };
-    let text = report.render(format, &name, fail_on);
+    let text = report.render(format, &input_name(&args.input), fail_on);
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
