@@ -369,6 +369,23 @@ fn reads_stdin(input: &CaptureArgs) -> bool {
     input.capture.as_os_str() == "-"
 }
 
+/// For a capture read from stdin without the TUI: the first Ctrl-C does not stop amqpeek. The
+/// program writing the capture (`tcpdump`, `dumpcap`, `ssh`) gets it too and ends the pipe, so
+/// the replay or the check finishes with what it read: the verdict, the close events, complete
+/// files. A second Ctrl-C exits at once (status 130).
+fn finish_on_first_interrupt() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let interrupted = Arc::new(AtomicBool::new(false));
+    // Registered first, so it sees the flag as it was before this Ctrl-C set it.
+    let _ = signal_hook::flag::register_conditional_shutdown(
+        signal_hook::consts::SIGINT,
+        130,
+        Arc::clone(&interrupted),
+    );
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted);
+}
+
 /// The capture's name in titles and verdicts: its path, or `<stdin>`.
 fn input_name(input: &CaptureArgs) -> String {
     if reads_stdin(input) {
@@ -385,6 +402,9 @@ fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
 }
 
 fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
+    if reads_stdin(&args.input) && !tui {
+        finish_on_first_interrupt();
+    }
     let source = match open_capture(&args.input) {
         Ok(s) => s,
         Err(code) => return Ok(code),
@@ -470,6 +490,9 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if reads_stdin(&args.input) {
+        finish_on_first_interrupt();
+    }
     let source = match open_capture(&args.input) {
         Ok(s) => s,
         Err(code) => return Ok(code),

@@ -139,3 +139,56 @@ fn a_replay_from_stdin_shows_frames_before_the_capture_ends() {
     let from_file = run(&["replay", "--no-tui", &path("amqp091-lapin.pcapng")], None);
     assert_eq!(all.join("\n") + "\n", text(&from_file.stdout));
 }
+
+/// Sends SIGINT to `pid`.
+fn interrupt(pid: u32) {
+    let ok = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -INT {pid}");
+}
+
+#[test]
+fn a_first_ctrl_c_lets_check_finish_when_the_capture_ends_and_a_second_quits() {
+    let bytes = capture("amqp091-bad-ack.pcapng");
+    let start = |bytes: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+            .args(["check", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(bytes).unwrap();
+        input.flush().unwrap();
+        // Time to start, read what was written and wait for more.
+        std::thread::sleep(Duration::from_millis(1000));
+        (child, input)
+    };
+    // Ctrl-C reaches the capturing program too, which ends the pipe: the verdict follows.
+    let (child, mut input) = start(&bytes[..bytes.len() / 2]);
+    interrupt(child.id());
+    std::thread::sleep(Duration::from_millis(100));
+    input.write_all(&bytes[bytes.len() / 2..]).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.contains("amqp091.basic.unknown-delivery-tag"), "{report}");
+    assert!(report.contains("-> FAIL"), "{report}");
+    // A second Ctrl-C quits at once, input still open.
+    let (child, input) = start(&bytes[..bytes.len() / 2]);
+    interrupt(child.id());
+    std::thread::sleep(Duration::from_millis(200));
+    interrupt(child.id());
+    // Should it not quit, the input ends after a while and the status says so.
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(10));
+        drop(input);
+    });
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+}
