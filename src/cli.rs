@@ -154,10 +154,11 @@ pub struct OutputArgs {
     /// No text trace on stdout.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Write a JSON Lines capture to PATH.
+    /// Write a JSON Lines capture to PATH (`-`: stdout, e.g. into `jq`).
     #[arg(long, value_name = "PATH")]
     pub jsonl: Option<PathBuf>,
-    /// Write a pcapng capture to PATH (opens in Wireshark; violations as packet comments).
+    /// Write a pcapng capture to PATH (opens in Wireshark; violations as packet comments; `-`:
+    /// stdout, e.g. into `wireshark -k -i -`).
     #[arg(long, value_name = "PATH")]
     pub pcap: Option<PathBuf>,
     /// Show credentials instead of masking them with '*'.
@@ -166,6 +167,22 @@ pub struct OutputArgs {
     /// Truncate message bodies in captures after this many bytes.
     #[arg(long, default_value_t = 4096, value_name = "BYTES")]
     pub max_body: usize,
+}
+
+impl OutputArgs {
+    /// Whether a capture goes to stdout (`--jsonl -` or `--pcap -`): then neither the trace nor
+    /// the TUI does.
+    pub fn capture_on_stdout(&self) -> bool {
+        [&self.jsonl, &self.pcap]
+            .into_iter()
+            .flatten()
+            .any(|p| p.as_os_str() == "-")
+    }
+
+    /// Whether the text trace goes to stdout.
+    pub fn trace(&self) -> bool {
+        !self.quiet && !self.capture_on_stdout()
+    }
 }
 
 /// `amqpeek proxy`.

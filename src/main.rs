@@ -71,7 +71,7 @@ fn main() -> ExitCode {
 /// The TUI is the live view when stdout is a terminal, unless `--no-tui` or `--quiet`.
 fn use_tui(output: &OutputArgs) -> bool {
     use std::io::IsTerminal;
-    !output.no_tui && !output.quiet && io::stdout().is_terminal()
+    !output.no_tui && output.trace() && io::stdout().is_terminal()
 }
 
 fn init_tracing(verbose: u8, tui: bool) {
@@ -222,24 +222,44 @@ fn severity(f: FailOn) -> Severity {
     }
 }
 
-/// The capture files asked for (`--jsonl`, `--pcap`).
+/// Where a capture goes: the file at `path`, or stdout for `-`; buffered (the sinks flush once
+/// per batch).
+fn capture_out(path: &std::path::Path) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
+    let out: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+        Box::new(io::stdout())
+    } else {
+        Box::new(File::create(path).with_context(|| format!("creating {}", path.display()))?)
+    };
+    Ok(BufWriter::with_capacity(256 * 1024, out))
+}
+
+/// The captures asked for (`--jsonl`, `--pcap`); at most one of them on stdout.
 fn file_sinks(output: &OutputArgs) -> anyhow::Result<Vec<BoxSink>> {
+    check_stdout_use(output)?;
     let mut sinks: Vec<BoxSink> = Vec::new();
     if let Some(path) = &output.jsonl {
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
         sinks.push(Box::new(JsonlSink::new(
-            BufWriter::with_capacity(256 * 1024, file),
+            capture_out(path)?,
             JsonOptions {
                 max_body: output.max_body,
             },
         )));
     }
     if let Some(path) = &output.pcap {
-        let sink =
-            PcapngSink::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let sink = PcapngSink::new(capture_out(path)?)
+            .with_context(|| format!("writing {}", path.display()))?;
         sinks.push(Box::new(sink));
     }
     Ok(sinks)
+}
+
+/// Refuses `--jsonl -` with `--pcap -`: stdout takes one capture.
+fn check_stdout_use(output: &OutputArgs) -> anyhow::Result<()> {
+    let dash = |p: &Option<std::path::PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if dash(&output.jsonl) && dash(&output.pcap) {
+        bail!("--jsonl - and --pcap - both ask for stdout: give one of them a file");
+    }
+    Ok(())
 }
 
 fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
@@ -292,7 +312,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
         sinks.push(Box::new(feed));
         feed_rx = Some(rx);
-    } else if !output.quiet {
+    } else if output.trace() {
         sinks.push(Box::new(TraceSink::new(BufWriter::new(io::stdout()))));
     }
     let counter = fail_on.map(|f| {
@@ -444,14 +464,12 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     } else if args.output.pcap.is_none() && !live {
         // JSONL and the trace: decoded and rendered on every core, written in capture order.
         let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
+        check_stdout_use(&args.output)?;
         let mut jsonl = match &args.output.jsonl {
-            Some(path) => Some(BufWriter::with_capacity(
-                256 * 1024,
-                File::create(path).with_context(|| format!("creating {}", path.display()))?,
-            )),
+            Some(path) => Some(capture_out(path)?),
             None => None,
         };
-        let mut stdout = (!args.output.quiet).then(|| BufWriter::new(io::stdout()));
+        let mut stdout = args.output.trace().then(|| BufWriter::new(io::stdout()));
         let mut outputs = Vec::new();
         if let Some(out) = jsonl.as_mut() {
             outputs.push(Output {
@@ -472,7 +490,10 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         // A pcapng capture is written by one stateful sink, and a live capture is shown as it
         // comes: one thread.
         let mut sinks = file_sinks(&args.output)?;
-        let mut trace = (!args.output.quiet).then(|| TraceSink::new(BufWriter::new(io::stdout())));
+        let mut trace = args
+            .output
+            .trace()
+            .then(|| TraceSink::new(BufWriter::new(io::stdout())));
         let mut refs: Vec<&mut dyn Sink> = sinks
             .iter_mut()
             .map(|s| &mut **s as &mut dyn Sink)

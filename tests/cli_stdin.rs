@@ -177,7 +177,10 @@ fn a_first_ctrl_c_lets_check_finish_when_the_capture_ends_and_a_second_quits() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let report = text(&out.stdout);
-    assert!(report.contains("amqp091.basic.unknown-delivery-tag"), "{report}");
+    assert!(
+        report.contains("amqp091.basic.unknown-delivery-tag"),
+        "{report}"
+    );
     assert!(report.contains("-> FAIL"), "{report}");
     // A second Ctrl-C quits at once, input still open.
     let (child, input) = start(&bytes[..bytes.len() / 2]);

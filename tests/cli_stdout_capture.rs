@@ -1,0 +1,164 @@
+//! `--jsonl -` and `--pcap -`: a capture written to stdout (into `jq`, or into Wireshark live
+//! with `wireshark -k -i -`), with nothing else on stdout. The live test runs lapin through
+//! `amqpeek proxy --pcap -` into a real `tshark -i -` against RabbitMQ.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn capture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn amqpeek(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_capture_on_stdout_is_the_file_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["amqp10-fe2o3.pcapng", "amqp091-bad-ack.jsonl"] {
+        for (flag, file) in [("--jsonl", "out.jsonl"), ("--pcap", "out.pcapng")] {
+            let path = dir.path().join(file);
+            let to_file = amqpeek(&[
+                "replay",
+                "--quiet",
+                &capture(name),
+                flag,
+                path.to_str().unwrap(),
+            ]);
+            assert!(to_file.status.success());
+            let written = std::fs::read(&path).unwrap();
+            assert!(written.len() > 1000, "{name} {flag}");
+            // No `--quiet`: the trace gives way to the capture.
+            let to_stdout = amqpeek(&["replay", &capture(name), flag, "-"]);
+            assert!(to_stdout.status.success(), "{name} {flag}");
+            assert!(
+                to_stdout.stdout == written,
+                "{name} {flag}: stdout is the file, byte for byte"
+            );
+        }
+    }
+    let both = amqpeek(&[
+        "replay",
+        &capture("amqp10-fe2o3.pcapng"),
+        "--jsonl",
+        "-",
+        "--pcap",
+        "-",
+    ]);
+    assert_eq!(both.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("both ask for stdout"));
+}
+
+#[tokio::test]
+async fn the_proxy_feeds_tshark_live_through_a_pipe() {
+    if !support::broker_or_skip().await {
+        return;
+    }
+    let tshark = Command::new("tshark").arg("--version").output();
+    if tshark.is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tshark is missing (CI is set)"
+        );
+        eprintln!("note: tshark missing; skipping");
+        return;
+    }
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            support::BROKER,
+        ])
+        .args(["--pcap", "-"])
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut tshark = Command::new("tshark")
+        .args([
+            "-l",
+            "-i",
+            "-",
+            "-Y",
+            "amqp",
+            "-T",
+            "fields",
+            "-e",
+            "amqp.method.method",
+        ])
+        .stdin(Stdio::from(proxy.stdout.take().unwrap()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let out = tshark.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stderr = BufReader::new(proxy.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "proxy exited early"
+        );
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split(',').next().unwrap().trim().to_string();
+        }
+    };
+    // A lapin connection through the proxy, kept open while tshark is read.
+    let uri = format!("amqp://guest:guest@{addr}/%2f");
+    let conn = lapin::Connection::connect(&uri, lapin::ConnectionProperties::default())
+        .await
+        .unwrap();
+    let _ch = conn.create_channel().await.unwrap();
+    // tshark prints 0-9-1 method numbers: connection start 10, start-ok 11, tune 30,
+    // tune-ok 31, open 40, open-ok 41, then channel open 10, open-ok 11.
+    let expected = ["10", "11", "30", "31", "40", "41", "10", "11"];
+    let mut seen = Vec::new();
+    while seen.len() < expected.len() {
+        match rx.recv_timeout(Duration::from_secs(15)) {
+            // One line per packet: frames sharing a packet are comma-separated.
+            Ok(line) => seen.extend(line.split(',').map(str::to_string)),
+            Err(_) => break,
+        }
+    }
+    let still_running = proxy.try_wait().unwrap().is_none();
+    let _ = conn.close(200, "bye".into()).await;
+    let _ = Command::new("kill")
+        .args(["-INT", &proxy.id().to_string()])
+        .status();
+    let status = proxy.wait().unwrap();
+    let _ = tshark.wait();
+    assert_eq!(
+        seen, expected,
+        "tshark dissected the connection's frames live"
+    );
+    assert!(
+        still_running,
+        "the frames reached tshark while the proxy ran"
+    );
+    assert!(status.success(), "{status}");
+}
