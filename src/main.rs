@@ -86,7 +86,10 @@ fn init_tracing(verbose: u8, tui: bool) {
     // after the UI is gone would they be readable, so they are dropped.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_target(false);
+        .with_target(false)
+        // A diagnostic that cannot be written (stderr closed by whoever started us) is
+        // dropped; reporting that on stderr too would panic.
+        .log_internal_errors(false);
     if tui {
         builder.with_writer(io::sink).init();
     } else {

@@ -1,7 +1,11 @@
 //! `amqpeek check` and `amqpeek replay`, run as the built binary on the captures shipped in
 //! `captures/` (real lapin and fe2o3-amqp sessions with RabbitMQ).
 
-use std::path::{Path, PathBuf};
+mod cli_common;
+
+use std::path::PathBuf;
+
+use cli_common::capture_path as capture;
 use std::process::{Command, Output};
 
 fn amqpeek(args: &[&str]) -> Output {
@@ -9,14 +13,6 @@ fn amqpeek(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("amqpeek runs")
-}
-
-fn capture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("captures")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 fn text(b: &[u8]) -> String {

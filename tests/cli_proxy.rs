@@ -85,3 +85,68 @@ fn sigint_flushes_a_complete_capture_and_exits() {
     assert_eq!(events[3]["reason"], "proxy stopped");
     assert_eq!(events[3]["bytes_s2c"], 8);
 }
+
+#[test]
+#[cfg(unix)]
+fn a_closed_stderr_neither_stops_the_relay_nor_the_shutdown() {
+    // An echo upstream, for any number of connections.
+    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up_addr = upstream.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut s in upstream.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 || s.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args([
+            "proxy",
+            "--no-tui",
+            "--quiet",
+            "-v",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--upstream", &up_addr.to_string()])
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "proxy exited early"
+        );
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split(',').next().unwrap().trim().to_string();
+        }
+    };
+    // Whoever started the proxy stops reading its diagnostics (`-v`: one per connection).
+    drop(stderr);
+    for _ in 0..3 {
+        let mut c = TcpStream::connect(&addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(b"AMQP\x00\x00\x09\x01").unwrap();
+        let mut echoed = [0u8; 8];
+        c.read_exact(&mut echoed).unwrap();
+        assert_eq!(&echoed, b"AMQP\x00\x00\x09\x01");
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

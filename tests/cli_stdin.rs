@@ -1,27 +1,16 @@
 //! `amqpeek check -` and `amqpeek replay -`: a capture read from stdin, as `tcpdump -U -w -`
 //! writes it, gives what the file gives, and a replay shows each frame as it arrives.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+mod cli_common;
+
+use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-fn capture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("captures")
-            .join(name),
-    )
-    .unwrap()
-}
+use cli_common::{capture_path as path, lines_of};
 
-fn path(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("captures")
-        .join(name)
-        .display()
-        .to_string()
+fn capture(name: &str) -> Vec<u8> {
+    std::fs::read(path(name)).unwrap()
 }
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -107,15 +96,7 @@ fn a_replay_from_stdin_shows_frames_before_the_capture_ends() {
         .spawn()
         .unwrap();
     let mut input = child.stdin.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stdout.take().unwrap());
     // The first half of the capture, then nothing more for now: what it holds must show.
     let half = bytes.len() / 2;
     input.write_all(&bytes[..half]).unwrap();

@@ -3,12 +3,14 @@
 //! the capture is still running. Needs the broker and `dumpcap` (Debian package `tshark`, which
 //! `.ci/run` installs) with the right to capture; with `CI` set, a missing one fails the test.
 
+mod cli_common;
 mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
+
+use cli_common::lines_of;
 
 /// `dumpcap` capturing the broker's port on the loopback to its stdout, once it has started
 /// capturing; `None` (with a note) when it cannot run here and CI is not set.
@@ -86,15 +88,7 @@ async fn a_violation_shows_while_dumpcap_is_still_capturing() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stdout = amqpeek.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(amqpeek.stdout.take().unwrap());
     bad_ack().await;
     let mut seen = Vec::new();
     let found = loop {

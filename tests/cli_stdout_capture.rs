@@ -2,21 +2,14 @@
 //! with `wireshark -k -i -`), with nothing else on stdout. The live test runs lapin through
 //! `amqpeek proxy --pcap -` into a real `tshark -i -` against RabbitMQ.
 
+mod cli_common;
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::io::BufReader;
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-fn capture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("captures")
-        .join(name)
-        .display()
-        .to_string()
-}
+use cli_common::{capture_path as capture, lines_of, proxy_addr};
 
 fn amqpeek(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_amqpeek"))
@@ -108,26 +101,10 @@ async fn the_proxy_feeds_tshark_live_through_a_pipe() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let out = tshark.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(tshark.stdout.take().unwrap());
+    // Kept open to the end: the proxy reports its shutdown there.
     let mut stderr = BufReader::new(proxy.stderr.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "proxy exited early"
-        );
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split(',').next().unwrap().trim().to_string();
-        }
-    };
+    let addr = proxy_addr(&mut stderr);
     // A lapin connection through the proxy, kept open while tshark is read.
     let uri = format!("amqp://guest:guest@{addr}/%2f");
     let conn = lapin::Connection::connect(&uri, lapin::ConnectionProperties::default())
