@@ -1,10 +1,14 @@
 //! `amqpeek proxy` as the built binary: it relays, traces, writes a complete JSONL capture and
 //! exits cleanly on SIGINT.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod cli_common;
+
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use cli_common::proxy_addr;
 
 #[test]
 #[cfg(unix)]
@@ -36,17 +40,7 @@ fn sigint_flushes_a_complete_capture_and_exits() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "proxy exited early"
-        );
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split(',').next().unwrap().trim().to_string();
-        }
-    };
+    let addr = proxy_addr(&mut stderr);
     let mut c = TcpStream::connect(&addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     c.write_all(b"AMQP\x00\x00\x09\x01").unwrap();
@@ -121,17 +115,7 @@ fn a_closed_stderr_neither_stops_the_relay_nor_the_shutdown() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "proxy exited early"
-        );
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split(',').next().unwrap().trim().to_string();
-        }
-    };
+    let addr = proxy_addr(&mut stderr);
     // Whoever started the proxy stops reading its diagnostics (`-v`: one per connection).
     drop(stderr);
     for _ in 0..3 {
