@@ -10,22 +10,48 @@ use std::time::Duration;
 
 use cli_common::proxy_addr;
 
+/// An upstream that echoes every connection's bytes back.
+fn echo_upstream() -> std::net::SocketAddr {
+    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = upstream.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut s in upstream.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 || s.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A connection through the proxy at `addr` that sends a 0-9-1 header and gets it echoed.
+fn header_echoed(addr: &str) -> TcpStream {
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c.write_all(b"AMQP\x00\x00\x09\x01").unwrap();
+    let mut echoed = [0u8; 8];
+    c.read_exact(&mut echoed).unwrap();
+    assert_eq!(&echoed, b"AMQP\x00\x00\x09\x01");
+    c
+}
+
+fn sigint(pid: u32) {
+    let st = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
 #[test]
 #[cfg(unix)]
 fn sigint_flushes_a_complete_capture_and_exits() {
-    // An echo upstream.
-    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
-    let up_addr = upstream.local_addr().unwrap();
-    std::thread::spawn(move || {
-        if let Ok((mut s, _)) = upstream.accept() {
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = s.read(&mut buf) {
-                if n == 0 || s.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    });
+    let up_addr = echo_upstream();
     let dir = tempfile::tempdir().unwrap();
     let jsonl = dir.path().join("cap.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
@@ -41,18 +67,9 @@ fn sigint_flushes_a_complete_capture_and_exits() {
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let addr = proxy_addr(&mut stderr);
-    let mut c = TcpStream::connect(&addr).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    c.write_all(b"AMQP\x00\x00\x09\x01").unwrap();
-    let mut echoed = [0u8; 8];
-    c.read_exact(&mut echoed).unwrap();
-    assert_eq!(&echoed, b"AMQP\x00\x00\x09\x01");
+    let _c = header_echoed(&addr);
     // SIGINT with the connection still open.
-    let st = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    sigint(child.id());
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
     let trace = String::from_utf8(out.stdout).unwrap();
@@ -83,21 +100,7 @@ fn sigint_flushes_a_complete_capture_and_exits() {
 #[test]
 #[cfg(unix)]
 fn a_closed_stderr_neither_stops_the_relay_nor_the_shutdown() {
-    // An echo upstream, for any number of connections.
-    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
-    let up_addr = upstream.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut s in upstream.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 || s.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
+    let up_addr = echo_upstream();
     let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
         .args([
             "proxy",
@@ -119,18 +122,9 @@ fn a_closed_stderr_neither_stops_the_relay_nor_the_shutdown() {
     // Whoever started the proxy stops reading its diagnostics (`-v`: one per connection).
     drop(stderr);
     for _ in 0..3 {
-        let mut c = TcpStream::connect(&addr).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        c.write_all(b"AMQP\x00\x00\x09\x01").unwrap();
-        let mut echoed = [0u8; 8];
-        c.read_exact(&mut echoed).unwrap();
-        assert_eq!(&echoed, b"AMQP\x00\x00\x09\x01");
+        header_echoed(&addr);
     }
-    let st = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    sigint(child.id());
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
 }
