@@ -99,7 +99,8 @@ enum Kind {
 /// proxy's read buffers.
 const WINDOW: usize = 64 * 1024;
 
-/// Windows still partly held elsewhere when reading moved on, kept to be reused once let go.
+/// Windows still partly held elsewhere when reading moved on, kept to be reused once let go
+/// (at most this many, of [`WINDOW`] bytes: 2 MiB).
 const RETIRED_WINDOWS: usize = 32;
 
 /// Reads packets one at a time from a pcap or pcapng stream.
@@ -190,10 +191,13 @@ impl<R: Read> PacketReader<R> {
                 // window nobody holds any more, or make a new one.
                 let mut next = self.spare_window(size);
                 next[..len].copy_from_slice(&old[self.pos..self.len]);
-                if self.retired.len() == RETIRED_WINDOWS {
-                    self.retired.remove(0);
+                // Only windows of the usual size: one grown for a huge record is not kept.
+                if old.len() <= WINDOW {
+                    if self.retired.len() == RETIRED_WINDOWS {
+                        self.retired.remove(0);
+                    }
+                    self.retired.push(old);
                 }
-                self.retired.push(old);
                 next
             }
         };
@@ -561,6 +565,24 @@ mod tests {
             let n = buf.len().min(7000);
             self.0.read(&mut buf[..n])
         }
+    }
+
+    #[test]
+    fn a_window_grown_for_a_huge_record_is_not_kept_for_reuse() {
+        // Packet 3 is 1 MiB: its window grows to hold it.
+        let len = |i: usize| if i == 3 { 1 << 20 } else { 30_000 };
+        let file = pcap(40, len);
+        let mut r = PacketReader::new(std::io::Cursor::new(file), Format::Pcap).unwrap();
+        let mut kept = Vec::new();
+        while let Some(p) = r.next_packet() {
+            let p = p.unwrap();
+            // Everything stays held, so every window is retired when reading moves on.
+            kept.push(p.window.slice_ref(p.data));
+        }
+        assert_eq!(kept.len(), 40);
+        assert_eq!(kept[3].len(), 1 << 20);
+        assert!(!r.retired.is_empty());
+        assert!(r.retired.iter().all(|w| w.len() <= WINDOW));
     }
 
     #[test]
