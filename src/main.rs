@@ -377,6 +377,14 @@ fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode>
         }
     }
     let opened = if reads_stdin(input) {
+        use std::io::IsTerminal;
+        if io::stdin().is_terminal() {
+            eprintln!(
+                "amqpeek: stdin is a terminal, not a capture: pipe one in, e.g. \
+                 `tcpdump -U -w - port 5672 | amqpeek replay -`"
+            );
+            return Err(ExitCode::from(EXIT_BAD_INPUT));
+        }
         capture::from_reader(Box::new(io::stdin()), opts)
     } else {
         capture::open(&input.capture, opts)

@@ -176,3 +176,20 @@ fn a_first_ctrl_c_lets_check_finish_when_the_capture_ends_and_a_second_quits() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
 }
+
+#[test]
+fn stdin_that_is_a_terminal_is_refused_at_once() {
+    // `script` (util-linux) runs the command on a pseudo-terminal of its own.
+    let cmd = format!("{} check -", env!("CARGO_BIN_EXE_amqpeek"));
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("stdin is a terminal"),
+        "{}",
+        text(&out.stdout)
+    );
+}
