@@ -3,12 +3,12 @@
 
 mod cli_common;
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cli_common::proxy_addr;
+use cli_common::start_proxy;
 
 /// An upstream that echoes every connection's bytes back.
 fn echo_upstream() -> std::net::SocketAddr {
@@ -54,19 +54,12 @@ fn sigint_flushes_a_complete_capture_and_exits() {
     let up_addr = echo_upstream();
     let dir = tempfile::tempdir().unwrap();
     let jsonl = dir.path().join("cap.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(["proxy", "--no-tui", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(up_addr.to_string())
-        .arg("--jsonl")
-        .arg(&jsonl)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let addr = proxy_addr(&mut stderr);
+    let jsonl_arg = jsonl.to_str().unwrap();
+    let up = up_addr.to_string();
+    let (child, _stderr, addr) = start_proxy(
+        &["--no-tui", "--upstream", &up, "--jsonl", jsonl_arg],
+        Stdio::piped(),
+    );
     let _c = header_echoed(&addr);
     // SIGINT with the connection still open.
     sigint(child.id());
@@ -101,24 +94,11 @@ fn sigint_flushes_a_complete_capture_and_exits() {
 #[cfg(unix)]
 fn a_closed_stderr_neither_stops_the_relay_nor_the_shutdown() {
     let up_addr = echo_upstream();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args([
-            "proxy",
-            "--no-tui",
-            "--quiet",
-            "-v",
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--upstream", &up_addr.to_string()])
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let addr = proxy_addr(&mut stderr);
+    let up = up_addr.to_string();
+    let (mut child, stderr, addr) = start_proxy(
+        &["--no-tui", "--quiet", "-v", "--upstream", &up],
+        Stdio::null(),
+    );
     // Whoever started the proxy stops reading its diagnostics (`-v`: one per connection).
     drop(stderr);
     for _ in 0..3 {

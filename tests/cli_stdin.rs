@@ -7,20 +7,14 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use cli_common::{capture_path as path, lines_of};
+use cli_common::{capture_path as path, lines_of, spawn_piped};
 
 fn capture(name: &str) -> Vec<u8> {
     std::fs::read(path(name)).unwrap()
 }
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(args);
     let mut input = child.stdin.take().unwrap();
     let bytes = stdin.unwrap_or_default().to_vec();
     // Written in small pieces from another thread: reads from the pipe return short.
@@ -89,12 +83,7 @@ fn stdin_that_is_no_capture_is_refused() {
 #[test]
 fn a_replay_from_stdin_shows_frames_before_the_capture_ends() {
     let bytes = capture("amqp091-lapin.pcapng");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(["replay", "--no-tui", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(&["replay", "--no-tui", "-"]);
     let mut input = child.stdin.take().unwrap();
     let rx = lines_of(child.stdout.take().unwrap());
     // The first half of the capture, then nothing more for now: what it holds must show.
@@ -135,13 +124,7 @@ fn interrupt(pid: u32) {
 fn a_first_ctrl_c_lets_check_finish_when_the_capture_ends_and_a_second_quits() {
     let bytes = capture("amqp091-bad-ack.pcapng");
     let start = |bytes: &[u8]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-            .args(["check", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(&["check", "-"]);
         let mut input = child.stdin.take().unwrap();
         input.write_all(bytes).unwrap();
         input.flush().unwrap();

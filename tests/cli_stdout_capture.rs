@@ -5,11 +5,10 @@
 mod cli_common;
 mod support;
 
-use std::io::BufReader;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use cli_common::{capture_path as capture, lines_of, proxy_addr};
+use cli_common::{capture_path as capture, lines_of, start_proxy};
 
 fn amqpeek(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_amqpeek"))
@@ -69,21 +68,10 @@ async fn the_proxy_feeds_tshark_live_through_a_pipe() {
         eprintln!("note: tshark missing; skipping");
         return;
     }
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args([
-            "proxy",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            support::BROKER,
-        ])
-        .args(["--pcap", "-"])
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut proxy, _stderr, addr) = start_proxy(
+        &["--upstream", support::BROKER, "--pcap", "-"],
+        Stdio::piped(),
+    );
     let mut tshark = Command::new("tshark")
         .args([
             "-l",
@@ -102,9 +90,6 @@ async fn the_proxy_feeds_tshark_live_through_a_pipe() {
         .spawn()
         .unwrap();
     let rx = lines_of(tshark.stdout.take().unwrap());
-    // Kept open to the end: the proxy reports its shutdown there.
-    let mut stderr = BufReader::new(proxy.stderr.take().unwrap());
-    let addr = proxy_addr(&mut stderr);
     // A lapin connection through the proxy, kept open while tshark is read.
     let uri = format!("amqp://guest:guest@{addr}/%2f");
     let conn = lapin::Connection::connect(&uri, lapin::ConnectionProperties::default())

@@ -1,9 +1,11 @@
 //! Shared helpers for the tests that run the built `amqpeek` binary: the shipped captures'
-//! paths, a child's output as a stream of lines, and the proxy's listening address.
+//! paths, starting it with piped stdio, a child's output as a stream of lines, and a proxy
+//! with its listening address.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 
 /// The path of a capture shipped in `captures/`.
@@ -41,4 +43,33 @@ pub fn proxy_addr(stderr: &mut impl BufRead) -> String {
             return rest.split(',').next().unwrap().trim().to_string();
         }
     }
+}
+
+/// `amqpeek ARGS` with stdin, stdout and stderr piped.
+pub fn spawn_piped(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `amqpeek proxy --listen 127.0.0.1:0 ARGS` (no colour, default diagnostics) with its stdout
+/// going to `stdout`, once it listens: the child, its stderr (keep it open: the proxy reports
+/// its shutdown there) and the address it listens on.
+pub fn start_proxy(args: &[&str], stdout: Stdio) -> (Child, BufReader<ChildStderr>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(["proxy", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let addr = proxy_addr(&mut stderr);
+    (child, stderr, addr)
 }
