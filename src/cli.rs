@@ -169,6 +169,11 @@ pub struct OutputArgs {
     pub max_body: usize,
 }
 
+/// Whether a path is `-`: stdin for a capture read, stdout for a capture written.
+pub fn is_stdio(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
 impl OutputArgs {
     /// Whether a capture goes to stdout (`--jsonl -` or `--pcap -`): then neither the trace nor
     /// the TUI does.
@@ -176,7 +181,7 @@ impl OutputArgs {
         [&self.jsonl, &self.pcap]
             .into_iter()
             .flatten()
-            .any(|p| p.as_os_str() == "-")
+            .any(|p| is_stdio(p))
     }
 
     /// Whether the text trace goes to stdout.

@@ -30,7 +30,7 @@ use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink, jsonl};
 use amqpeek::tui::{self, TuiOptions};
 use cli::{
     CaptureArgs, CheckArgs, CheckFormat, Cli, Command, DecodeArgs, FailOn, OutputArgs, Protocol,
-    ProxyArgs, ReplayArgs,
+    ProxyArgs, ReplayArgs, is_stdio,
 };
 
 /// Exit status for input the tool cannot decode.
@@ -228,7 +228,7 @@ fn severity(f: FailOn) -> Severity {
 /// Where a capture goes: the file at `path`, or stdout for `-`; buffered (the sinks flush once
 /// per batch).
 fn capture_out(path: &std::path::Path) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
-    let out: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+    let out: Box<dyn Write + Send> = if is_stdio(path) {
         Box::new(io::stdout())
     } else {
         Box::new(File::create(path).with_context(|| format!("creating {}", path.display()))?)
@@ -258,7 +258,7 @@ fn file_sinks(output: &OutputArgs) -> anyhow::Result<Vec<BoxSink>> {
 
 /// Refuses `--jsonl -` with `--pcap -`: stdout takes one capture.
 fn check_stdout_use(output: &OutputArgs) -> anyhow::Result<()> {
-    let dash = |p: &Option<std::path::PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let dash = |p: &Option<std::path::PathBuf>| p.as_deref().is_some_and(is_stdio);
     if dash(&output.jsonl) && dash(&output.pcap) {
         bail!("--jsonl - and --pcap - both ask for stdout: give one of them a file");
     }
@@ -397,7 +397,7 @@ fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode>
 
 /// Whether the capture is `-`: read from stdin, as it is being made (`tcpdump -U -w - | ...`).
 fn reads_stdin(input: &CaptureArgs) -> bool {
-    input.capture.as_os_str() == "-"
+    is_stdio(&input.capture)
 }
 
 /// For a capture read from stdin without the TUI: the first Ctrl-C does not stop amqpeek. The
@@ -433,7 +433,9 @@ fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
 }
 
 fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
-    if reads_stdin(&args.input) && !tui {
+    // A capture read as it is made: every frame shows as soon as it arrives.
+    let live = reads_stdin(&args.input);
+    if live && !tui {
         finish_on_first_interrupt();
     }
     let source = match open_capture(&args.input) {
@@ -444,8 +446,6 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         show_secrets: args.output.show_secrets,
         emit_data: tui || args.output.pcap.is_some(),
     };
-    // A capture read as it is made: every frame shows as soon as it arrives.
-    let live = reads_stdin(&args.input);
     let run = if live {
         amqpeek::replay::run_live
     } else {
