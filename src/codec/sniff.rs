@@ -40,6 +40,11 @@ impl ProtocolHeader {
         if buf.len() >= 3 && buf[0] == 0x16 && buf[1] == 0x03 && buf[2] <= 0x04 {
             return Some(ProtocolHeader::RawTls);
         }
+        // The first byte or two of a TLS record: wait, so a record cut short is classified as
+        // the whole one is.
+        if buf.len() < 3 && buf.first() == Some(&0x16) && buf.get(1).is_none_or(|b| *b == 0x03) {
+            return None;
+        }
         let n = buf.len().min(4);
         if buf[..n] != b"AMQP"[..n] {
             return Some(ProtocolHeader::NotAmqp);
@@ -140,6 +145,10 @@ mod tests {
         assert_eq!(ProtocolHeader::sniff(b"AMQ"), None);
         assert_eq!(ProtocolHeader::sniff(b"AMQP\x00\x01"), None);
         assert_eq!(ProtocolHeader::sniff(b"X"), Some(ProtocolHeader::NotAmqp));
+        // A TLS record's first bytes are not judged before the third.
+        assert_eq!(ProtocolHeader::sniff(b"\x16"), None);
+        assert_eq!(ProtocolHeader::sniff(b"\x16\x03"), None);
+        assert_eq!(ProtocolHeader::sniff(b"\x16\x04"), Some(ProtocolHeader::NotAmqp));
     }
 
     #[test]

@@ -254,6 +254,10 @@ impl StreamDecoder {
         if !matches!(self.mode, Mode::Amqp10 | Mode::Amqp091) {
             return done;
         }
+        if self.header_ahead(&self.pending) {
+            // The start of a protocol header is held: that is for `push` to decode.
+            return done;
+        }
         if !self.pending.is_empty() {
             // An incomplete frame is held: pass over it too, once its size is known (from the
             // chunk's first bytes when the held ones are too few to tell).
@@ -356,7 +360,11 @@ impl StreamDecoder {
             return;
         }
         if let Some(rest) = buf.get(consumed..).filter(|r| !r.is_empty()) {
+            // A protocol header cut short (`AMQP` then fewer than 4 bytes) is not a frame whose
+            // size its first bytes give: `AMQP` read as one is 1.09 GB, and waiting for that
+            // many bytes would stop decoding this direction for good.
             let size = match self.mode {
+                _ if self.header_ahead(rest) => Ok(None),
                 Mode::Amqp10 => amqp10::frame_size(rest),
                 Mode::Amqp091 => amqp091::frame_size(rest),
                 Mode::Header | Mode::Opaque => Ok(None),
@@ -394,6 +402,16 @@ impl StreamDecoder {
         }
     }
 
+    /// True when `buf`, in a framed mode, starts (or could start, being shorter than 4 bytes)
+    /// with `AMQP`: a protocol header, not a frame. AMQP 1.0 sends its header again after SASL
+    /// (§5.3.2); as a frame size `AMQP` is 1.09 GB, which nobody negotiates, and `A` is no
+    /// 0-9-1 frame type either, so a header is never mistaken for a frame.
+    fn header_ahead(&self, buf: &[u8]) -> bool {
+        let framed = matches!(self.mode, Mode::Amqp10 | Mode::Amqp091);
+        let n = buf.len().min(4);
+        framed && n > 0 && buf[..n] == b"AMQP"[..n]
+    }
+
     /// Try to decode one unit at `buf[at..]`; returns how many bytes it took, or `None`
     /// when more input is needed.
     fn step(&mut self, whole: &Bytes, at: usize, out: &mut Vec<Item>) -> Option<usize> {
@@ -402,13 +420,9 @@ impl StreamDecoder {
         if buf.is_empty() {
             return None;
         }
-        // A protocol header where one is expected, or (AMQP 1.0 after SASL) where the next
-        // four bytes spell AMQP — a 1.09 GB frame size nobody negotiates.
-        // (An `A` is never a valid first byte of a 0-9-1 frame either, so a server's header
-        // after the decoder assumed 0-9-1 is recognised too.)
-        let framed = matches!(self.mode, Mode::Amqp10 | Mode::Amqp091);
-        let header_here = self.mode == Mode::Header || (framed && buf.starts_with(b"AMQP"));
-        if header_here || (framed && buf.len() < 4 && b"AMQP".starts_with(buf)) {
+        // A protocol header where one is expected, or (AMQP 1.0 after SASL, a 0-9-1 server's
+        // header after the decoder assumed 0-9-1) where the bytes spell `AMQP`.
+        if self.mode == Mode::Header || self.header_ahead(buf) {
             let header = ProtocolHeader::sniff(buf)?;
             let len = super::sniff::HEADER_LEN.min(buf.len());
             let raw = whole.slice(at..at + len);
@@ -541,6 +555,67 @@ mod tests {
             }
         ));
         assert_eq!(d.offset(), 8);
+    }
+
+    /// Every item of `items` as (kind, offset, raw bytes), for comparing two decodes.
+    fn shape(items: &[Item]) -> Vec<(&'static str, u64, Bytes)> {
+        items
+            .iter()
+            .map(|i| match i {
+                Item::Header { offset, raw, .. } => ("header", *offset, raw.clone()),
+                Item::Frame { offset, raw, .. } => ("frame", *offset, raw.clone()),
+                Item::Malformed { offset, raw, .. } => ("malformed", *offset, raw.clone()),
+                Item::Undecodable { offset, .. } => ("undecodable", *offset, Bytes::new()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_header_after_sasl_cut_anywhere_is_a_header_not_a_frame_size() {
+        // SASL header, one SASL frame (sasl-outcome, code 0), the 1.0 header, two empty frames.
+        let mut stream = b"AMQP\x03\x01\x00\x00".to_vec();
+        let outcome = amqp10::described_list(0x44, vec![amqp10::Value::Ubyte(0)]);
+        stream.extend(amqp10::encode_frame(1, 0, Some(&outcome), &[]).unwrap());
+        let second = stream.len();
+        stream.extend_from_slice(b"AMQP\x00\x01\x00\x00");
+        stream.extend_from_slice(&[0, 0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 8, 2, 0, 0, 0]);
+        let mut whole = StreamDecoder::new();
+        let want = shape(&feed(&mut whole, &[&stream]));
+        assert_eq!(want.len(), 5, "{want:?}");
+        for cut in 1..8 {
+            for tail in [second + cut, stream.len()] {
+                let mut d = StreamDecoder::new();
+                let parts = [&stream[..second + cut], &stream[second + cut..tail]];
+                let mut got = feed(&mut d, &parts);
+                d.push(Bytes::copy_from_slice(&stream[tail..]), &mut got);
+                assert_eq!(shape(&got), want, "first piece of the header: {cut} bytes");
+                assert_eq!(d.buffered(), 0, "{cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_where_091_frames_were_assumed_cut_anywhere_is_a_header() {
+        let stream = b"AMQP\x00\x00\x09\x01";
+        for cut in 1..8 {
+            let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp091);
+            let got = feed(&mut d, &[&stream[..cut], &stream[cut..]]);
+            assert!(
+                matches!(
+                    got[..],
+                    [Item::Header {
+                        offset: 0,
+                        header: ProtocolHeader::Amqp091,
+                        ..
+                    }]
+                ),
+                "{cut}: {got:?}"
+            );
+            // Skimming does not pass over a header's first bytes either.
+            let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp091);
+            feed(&mut d, &[&stream[..cut]]);
+            assert_eq!(d.skim(&Bytes::copy_from_slice(&stream[cut..])).bytes, 0);
+        }
     }
 
     #[test]
