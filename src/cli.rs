@@ -32,7 +32,8 @@ pub enum Command {
     /// and `--jsonl` / `--pcap` to convert.
     Replay(ReplayArgs),
     /// Read a capture and give a CI verdict: exit 0 clean, 1 on violations at or above
-    /// `--fail-on`, 2 when the input cannot be read.
+    /// `--fail-on`, 2 when anything else went wrong (unreadable input, unwritable output, no
+    /// AMQP connection in the capture without `--allow-empty`).
     Check(CheckArgs),
 }
 
@@ -106,6 +107,10 @@ pub struct CheckArgs {
     /// thread. The verdict is the same whatever the number.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
+    /// Pass a capture with no AMQP connection in it (by default that is an error, exit 2: a
+    /// wrong file, port or filter would otherwise pass the gate having checked nothing).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.

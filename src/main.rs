@@ -33,7 +33,9 @@ use cli::{
     ProxyArgs, ReplayArgs, is_stdio,
 };
 
-/// Exit status for input the tool cannot decode.
+/// Exit status for input the tool cannot decode, and for anything else that went wrong (an
+/// unwritable output, a port in use, an upstream that does not resolve, a bad config): CI can
+/// tell "never ran" (2) from "a peer broke a MUST" (1).
 const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
@@ -61,9 +63,10 @@ fn main() -> ExitCode {
         {
             ExitCode::SUCCESS
         }
+        // Status 1 means violations; an error is anything else.
         Err(e) => {
             eprintln!("amqpeek: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(EXIT_BAD_INPUT)
         }
     }
 }
@@ -533,6 +536,14 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let parallel::CheckRun { report, stats, .. } = parallel::check(source, jobs);
     report_read_errors(&stats);
     if stats.nothing_readable() {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    if stats.connections == 0 && !args.allow_empty {
+        eprintln!(
+            "amqpeek: no AMQP connection in {}: nothing was checked (wrong file, port or \
+             capture filter? --allow-empty passes such a capture)",
+            input_name(&args.input)
+        );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     let format = match args.format {
