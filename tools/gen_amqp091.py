@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Generate src/codec/amqp091/generated.rs from RabbitMQ's amqp-rabbitmq-0.9.1.json.
 
-Usage: python3 tools/gen_amqp091.py ../shared/spec/amqp-0-9-1/amqp-rabbitmq-0.9.1.json > src/codec/amqp091/generated.rs && rustfmt --edition 2024 src/codec/amqp091/generated.rs
+Usage: python3 tools/gen_amqp091.py [spec/amqp-0-9-1/amqp-rabbitmq-0.9.1.json] > src/codec/amqp091/generated.rs && rustfmt --edition 2024 src/codec/amqp091/generated.rs
 The output is committed; the build never needs the JSON.
 """
 import json
+import os
 import sys
 
-spec = json.load(open(sys.argv[1]))
+# The in-repository copy of the spec unless a path is given.
+DEFAULT = os.path.join(os.path.dirname(__file__), "..", "spec", "amqp-0-9-1", "amqp-rabbitmq-0.9.1.json")
+spec = json.load(open(sys.argv[1] if len(sys.argv) > 1 else DEFAULT))
 domains = {d[0]: d[1] for d in spec["domains"]}
 
 WIRE = {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/codec/amqp10/tables.rs from the OASIS AMQP 1.0 XML (../shared/spec/amqp-1.0).
+"""Generate src/codec/amqp10/tables.rs from the OASIS AMQP 1.0 XML (spec/amqp-1.0 in the repository).
 
 Run from the crate root:  python3 src/codec/amqp10/gen/gen_tables.py > src/codec/amqp10/tables.rs
 The output is committed; the build never reads the XML.
@@ -7,7 +7,7 @@ The output is committed; the build never reads the XML.
 import sys, os
 import xml.etree.ElementTree as ET
 
-SPEC = os.path.join(os.path.dirname(__file__), "../../../../../shared/spec/amqp-1.0")
+SPEC = os.path.join(os.path.dirname(__file__), "../../../../spec/amqp-1.0")
 NS = "{https://www.amqp.org/schema/amqp.xsd}"
 FILES = ["transport.xml", "messaging.xml", "security.xml", "transactions.xml"]
 
