@@ -27,7 +27,7 @@ pub enum Command {
     /// Decode a protocol header and/or frames given as hex (or raw bytes on stdin with `-`).
     Decode(DecodeArgs),
     /// Relay clients to a broker, decoding every frame in both directions.
-    Proxy(ProxyArgs),
+    Proxy(Box<ProxyArgs>),
     /// Replay a capture (JSONL, pcap, pcapng) through the same pipeline: TUI or text trace,
     /// and `--jsonl` / `--pcap` to convert.
     Replay(ReplayArgs),
@@ -148,6 +148,16 @@ pub struct NetArgs {
     /// Seconds to wait for the broker to accept a connection.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub connect_timeout: f64,
+    /// Connections relayed at once; at the limit new clients wait in the listen backlog until
+    /// one closes [default: from the open-files limit, two descriptors per connection].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Seconds a client has to send its protocol header before it is closed (0: no limit).
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub handshake_timeout: f64,
+    /// Close a connection that passes no byte either way for this many seconds [default: off].
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<f64>,
 }
 
 /// What is shown and captured (shared by every command that produces events).

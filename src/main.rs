@@ -48,7 +48,7 @@ fn main() -> ExitCode {
     init_tracing(cli.verbose, tui);
     let result = match cli.command {
         Command::Decode(args) => decode(args),
-        Command::Proxy(args) => proxy(args, tui),
+        Command::Proxy(args) => proxy(*args, tui),
         Command::Replay(args) => replay(args, tui),
         Command::Check(args) => check(args),
     };
@@ -286,6 +286,24 @@ fn raise_open_files_limit() {
     }
 }
 
+/// `--max-connections` when not given: what the open-files limit (as raised) leaves room for.
+fn default_max_connections() -> usize {
+    let open_files = rlimit::getrlimit(rlimit::Resource::NOFILE)
+        .map(|(soft, _)| soft)
+        .unwrap_or(1024);
+    amqpeek::proxy::limits::default_max_connections(open_files)
+}
+
+/// A timeout flag in seconds: absent or 0 is no limit; negative or not a number is refused.
+fn optional_seconds(flag: &str, secs: Option<f64>) -> anyhow::Result<Option<Duration>> {
+    match secs {
+        None => Ok(None),
+        Some(0.0) => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(_) => bail!("{flag} must be a positive number of seconds (or 0 for no limit)"),
+    }
+}
+
 fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     raise_open_files_limit();
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -306,11 +324,19 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     }
     let mut config = ProxyConfig::new(net.listen, upstream);
     config.connect_timeout = Duration::from_secs_f64(net.connect_timeout);
+    config.max_connections = net.max_connections.unwrap_or_else(default_max_connections);
+    config.deadlines = amqpeek::proxy::limits::Deadlines {
+        handshake: optional_seconds("--handshake-timeout", Some(net.handshake_timeout))?,
+        idle: optional_seconds("--idle-timeout", net.idle_timeout)?,
+    };
     config.inspect = InspectOptions {
         show_secrets: output.show_secrets,
         emit_data: tui || output.pcap.is_some(),
     };
     config.tls = tls_config(&spec, &tls)?;
+    if let Some(warning) = amqpeek::proxy::exposure_warning(&config) {
+        eprintln!("amqpeek: warning: {warning}");
+    }
 
     let mut sinks = file_sinks(&output)?;
     let mut feed_rx = None;

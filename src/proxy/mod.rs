@@ -17,6 +17,7 @@
 //! (back-pressure, so captures are lossless) and never lets one connection hold up another.
 
 mod inspect;
+pub mod limits;
 mod relay;
 pub mod shutdown;
 pub mod tls;
@@ -55,6 +56,11 @@ pub struct ProxyConfig {
     pub drain_timeout: Duration,
     /// TLS on either leg (`None`: plain TCP both ways).
     pub tls: Option<Arc<tls::TlsConfig>>,
+    /// Connections relayed at once; at the limit the listener stops accepting (clients wait
+    /// in the kernel's backlog) until one closes.
+    pub max_connections: usize,
+    /// The handshake and idle deadlines of every connection.
+    pub deadlines: limits::Deadlines,
 }
 
 impl ProxyConfig {
@@ -69,8 +75,32 @@ impl ProxyConfig {
             queue_chunks: 256,
             drain_timeout: Duration::from_secs(2),
             tls: None,
+            max_connections: usize::MAX,
+            deadlines: limits::Deadlines {
+                handshake: Some(Duration::from_secs(30)),
+                idle: None,
+            },
         }
     }
+}
+
+/// The warning to print when the proxy listens beyond this machine without TLS on both legs:
+/// whoever can reach the listener, or sniff either leg, can read the credentials that clients
+/// and brokers exchange in plaintext (SASL PLAIN, `connection.start-ok`).
+pub fn exposure_warning(config: &ProxyConfig) -> Option<String> {
+    if config.listen.ip().is_loopback() {
+        return None;
+    }
+    let both_tls = config
+        .tls
+        .as_ref()
+        .is_some_and(|t| t.upstream_tls && t.listen_tls && t.server.is_some());
+    (!both_tls).then(|| {
+        format!(
+            "listening on {} beyond this machine: credentials pass through in plaintext unless TLS is on both legs (--listen-tls and --upstream-tls)",
+            config.listen
+        )
+    })
 }
 
 /// What a finished run did.
@@ -126,11 +156,21 @@ impl Proxy {
         let mut tasks = JoinSet::new();
         let mut next: ConnId = 1;
         let mut shutdown = std::pin::pin!(shutdown);
+        let max = config.max_connections.max(1);
+        let mut at_limit = false;
         loop {
+            if tasks.len() >= max && !at_limit {
+                tracing::warn!(
+                    "{max} connection(s) open (--max-connections): not accepting until one closes"
+                );
+            } else if at_limit && tasks.len() < max {
+                tracing::debug!("below --max-connections again: accepting");
+            }
+            at_limit = tasks.len() >= max;
             tokio::select! {
                 _ = &mut shutdown => break,
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-                accepted = listener.accept() => match accepted {
+                accepted = listener.accept(), if tasks.len() < max => match accepted {
                     Ok((client, addr)) => {
                         let conn = next;
                         next += 1;
@@ -169,5 +209,23 @@ impl Proxy {
         Ok(RunSummary {
             connections: next - 1,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listening_beyond_loopback_in_plaintext_is_warned_about() {
+        let upstream = "127.0.0.1:5672".parse().unwrap();
+        let local = ProxyConfig::new("127.0.0.1:5673".parse().unwrap(), upstream);
+        assert_eq!(exposure_warning(&local), None);
+        let v6_local = ProxyConfig::new("[::1]:5673".parse().unwrap(), upstream);
+        assert_eq!(exposure_warning(&v6_local), None);
+        let open = ProxyConfig::new("0.0.0.0:5673".parse().unwrap(), upstream);
+        let warning = exposure_warning(&open).expect("a warning");
+        assert!(warning.contains("0.0.0.0:5673"), "{warning}");
+        assert!(warning.contains("plaintext"), "{warning}");
     }
 }

@@ -22,6 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
+use super::limits::{Activity, watchdog};
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use super::{InspectMsg, ProxyConfig};
 use crate::event::{ConnId, Dir, Timestamp, Violation};
@@ -138,6 +139,8 @@ pub(crate) async fn connection(
     mut stop: watch::Receiver<bool>,
 ) {
     let opened = Timestamp::now();
+    let activity = Activity::new(tokio::time::Instant::now());
+    let deadlines = config.deadlines;
     let _ = client.set_nodelay(true);
     let connected =
         tokio::time::timeout(config.connect_timeout, TcpStream::connect(config.upstream)).await;
@@ -180,9 +183,10 @@ pub(crate) async fn connection(
     let legs = match config.tls.as_ref() {
         None => Ok((Leg::Tcp(client), Leg::Tcp(upstream))),
         Some(tls) => {
-            let setup = establish(conn, client, upstream, tls, &inspect);
+            let setup = establish(conn, client, upstream, tls, &inspect, &activity);
             tokio::select! {
                 r = setup => r,
+                reason = watchdog(deadlines, &activity) => Err(reason),
                 _ = async { let _ = stop.wait_for(|s| *s).await; } => Err("proxy stopped".into()),
             }
         }
@@ -207,7 +211,9 @@ pub(crate) async fn connection(
         order: &order,
         kill: &kill,
         sockets: &sockets,
+        activity: &activity,
     };
+    let mut timed_out = None;
     let ((c2s, c2s_at), (s2c, s2c_at)) = {
         let both = async {
             tokio::join!(
@@ -222,9 +228,15 @@ pub(crate) async fn connection(
                 kill.send_replace(true);
                 both.await
             }
+            // A deadline passed: both sockets are closed (FIN, not reset: nothing failed).
+            r = watchdog(deadlines, &activity) => {
+                timed_out = Some(r);
+                kill.send_replace(true);
+                both.await
+            }
         }
     };
-    let reason = reason(c2s, c2s_at, s2c, s2c_at);
+    let reason = timed_out.unwrap_or_else(|| reason(c2s, c2s_at, s2c, s2c_at));
     tracing::debug!("#{conn} {client_addr}: {reason}");
     drop((client_r, client_w, upstream_r, upstream_w));
     close(&inspect, conn, reason).await;
@@ -243,6 +255,7 @@ async fn establish(
     mut upstream: TcpStream,
     tls: &TlsConfig,
     inspect: &Option<mpsc::Sender<InspectMsg>>,
+    activity: &Activity,
 ) -> Result<(Leg, Leg), String> {
     let client_tls = tls.listen_tls && tls.server.is_some();
     // AMQP's own TLS upgrade: a client that starts with `AMQP 2 1 0 0` on a plain leg, when
@@ -259,6 +272,7 @@ async fn establish(
             if read == 0 {
                 break;
             }
+            activity.passed(read, true);
             n += read;
             if !AMQP_TLS_HEADER.starts_with(&head[..n]) {
                 break;
@@ -515,6 +529,8 @@ struct Shared<'a> {
     kill: &'a watch::Sender<bool>,
     /// Client and upstream sockets, to reset them.
     sockets: &'a Resetter,
+    /// Where the pumps record what passed, for the handshake and idle deadlines.
+    activity: &'a Activity,
 }
 
 /// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
@@ -531,6 +547,7 @@ async fn pump(
         order,
         kill,
         sockets,
+        activity,
     } = *shared;
     let mut killed = kill.subscribe();
     let mut buf = BytesMut::new();
@@ -540,6 +557,7 @@ async fn pump(
             Ok(bytes) => bytes,
             Err(end) => break end,
         };
+        activity.passed(bytes.len(), dir == Dir::C2S);
         let ts = Timestamp::now();
         // Queue the chunk before writing it when the queue has room, so the inspection side
         // sees cause before effect across the two directions (a reply can only follow the

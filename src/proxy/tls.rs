@@ -382,16 +382,26 @@ impl fmt::Debug for KeyLogFile {
 }
 
 impl KeyLogFile {
-    /// Open (create or append to) `path`.
+    /// Open (create or append to) `path`, readable and writable by its owner only: the keys
+    /// in it decrypt every recorded TLS session. A file that already exists is narrowed to the
+    /// same mode.
     pub fn create(path: &Path) -> Result<KeyLogFile, TlsSetupError> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let io_error = |source| TlsSetupError::Io {
+            path: path.to_owned(),
+            source,
+        };
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(path)
-            .map_err(|source| TlsSetupError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
+            .map_err(io_error)?;
+        let meta = file.metadata().map_err(io_error)?;
+        if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(io_error)?;
+        }
         Ok(KeyLogFile {
             file: Mutex::new(file),
             path: path.to_owned(),
@@ -421,6 +431,22 @@ impl rustls::KeyLog for KeyLogFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_log_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("fresh.keys");
+        KeyLogFile::create(&fresh).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&fresh), 0o600);
+        // A file left world-readable by an earlier run is narrowed too.
+        let old = dir.path().join("old.keys");
+        std::fs::write(&old, b"").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        KeyLogFile::create(&old).unwrap();
+        assert_eq!(mode(&old), 0o600);
+    }
 
     #[test]
     fn upstream_forms() {
