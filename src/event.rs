@@ -208,6 +208,19 @@ pub enum EventKind {
         /// The bytes.
         bytes: Bytes,
     },
+    /// Relayed bytes that are neither a protocol header nor a decoded frame: a malformed frame,
+    /// the stream after decoding stopped, an incomplete frame cut by a gap or by the close.
+    /// Masked like frames, and wholly (past the frame header) where they may hold a credential.
+    /// With the `Header` and `Frame` events, every relayed byte is in exactly one such event,
+    /// in stream order (the JSONL's `bytes` records).
+    Undecoded {
+        /// Direction.
+        dir: Dir,
+        /// Byte offset of `bytes[0]`.
+        offset: u64,
+        /// The bytes.
+        bytes: Bytes,
+    },
     /// A spec violation (including malformed bytes, with their offset).
     Violation(Violation),
     /// Bytes that were relayed but not seen by the inspector (capture loss, mid-stream start),

@@ -11,6 +11,10 @@ use crate::event::Violation;
 use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
 use crate::state::{ConnTracker, rules};
 
+mod held;
+mod undecoded;
+use held::Held;
+
 /// The byte used to mask credentials, at the same length as the secret.
 pub const MASK_BYTE: u8 = b'*';
 
@@ -30,58 +34,6 @@ impl Default for InspectOptions {
             show_secrets: false,
             emit_data: true,
         }
-    }
-}
-
-/// Relayed bytes not yet emitted as `Data`, kept as the chunks they arrived in (no copy).
-#[derive(Debug, Default)]
-struct Held {
-    chunks: std::collections::VecDeque<Bytes>,
-    len: usize,
-}
-
-impl Held {
-    fn push(&mut self, b: Bytes) {
-        if !b.is_empty() {
-            self.len += b.len();
-            self.chunks.push_back(b);
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The first `n` bytes: zero-copy when they lie in one chunk, one copy when they span
-    /// several (a frame that straddled reads).
-    fn take(&mut self, n: usize) -> Bytes {
-        let n = n.min(self.len);
-        self.len -= n;
-        if let Some(front) = self.chunks.front_mut()
-            && front.len() >= n
-        {
-            let out = front.split_to(n);
-            if front.is_empty() {
-                self.chunks.pop_front();
-            }
-            return out;
-        }
-        let mut out = BytesMut::with_capacity(n);
-        while out.len() < n {
-            let Some(mut c) = self.chunks.pop_front() else {
-                break;
-            };
-            let want = n - out.len();
-            if c.len() > want {
-                self.chunks.push_front(c.split_off(want));
-            }
-            out.extend_from_slice(&c);
-        }
-        out.freeze()
-    }
-
-    fn take_all(&mut self) -> Bytes {
-        self.take(self.len)
     }
 }
 
@@ -130,10 +82,18 @@ fn mask_message(
 #[derive(Debug, Default)]
 struct Side {
     decoder: StreamDecoder,
-    /// Bytes received but not yet emitted as `Data` (the tail of an incomplete frame).
+    /// Bytes the decoder is not done with (the tail of an incomplete frame).
     held: Held,
     /// Absolute offset of `held[0]`.
     held_offset: u64,
+    /// Bytes before this offset are in a `Header`, `Frame` or `Undecoded` event.
+    covered: u64,
+    /// Bytes before this offset were sent as `Data` (an incomplete frame's, at a flush, too).
+    data_sent: u64,
+    /// The last protocol header was AMQP 1.0's SASL one.
+    sasl: bool,
+    /// The stream is AMQP 0-9-1.
+    amqp091: bool,
     /// Total bytes seen.
     total: u64,
     /// The run of skimmed bytes not yet reported (see [`Inspector::skim`]).
@@ -184,6 +144,8 @@ pub struct Inspector {
     violations: Vec<Violation>,
     /// The client's first protocol header.
     client_header: Option<crate::codec::ProtocolHeader>,
+    /// A `$cbs` link was attached: an undecoded transfer may carry a token.
+    cbs: bool,
 }
 
 impl Inspector {
@@ -197,6 +159,29 @@ impl Inspector {
             tracker: ConnTracker::new(),
             violations: Vec::new(),
             client_header: None,
+            cbs: false,
+        }
+    }
+
+    /// What undecoded bytes of `dir` may be, for masking them.
+    fn stream_kind(&self, dir: Dir) -> undecoded::StreamKind {
+        undecoded::StreamKind::of(&self.sides[dir.index()], dir, self.client_header, self.cbs)
+    }
+
+    /// Flush time: the bytes of incomplete frames go out as `Data` now, except where they may
+    /// hold a credential (see [`undecoded`]), so a capture flushed now holds every relayed byte.
+    pub fn flush_data(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
+        if !self.opts.emit_data {
+            return;
+        }
+        for dir in [Dir::C2S, Dir::S2C] {
+            let kind = self.stream_kind(dir);
+            let to = undecoded::To {
+                conn: self.conn,
+                dir,
+                ts,
+            };
+            self.sides[dir.index()].data_so_far(kind, to, out);
         }
     }
 
@@ -221,6 +206,7 @@ impl Inspector {
         {
             self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091);
         }
+        let to = undecoded::To { conn, dir, ts };
         let side = &mut self.sides[dir.index()];
         let start = side.total;
         side.total += bytes.len() as u64;
@@ -238,9 +224,9 @@ impl Inspector {
                 .len += skip;
         }
         side.held_offset += skip;
-        if self.opts.emit_data {
-            side.held.push(bytes.slice(skip as usize..));
-        }
+        side.covered = side.covered.max(side.held_offset);
+        side.data_sent = side.data_sent.max(side.held_offset);
+        side.held.push(bytes.slice(skip as usize..));
         self.items.clear();
         side.decoder.push(bytes, &mut self.items);
         // Decoding resumed: report what was skimmed before it (a chunk that only completes
@@ -251,6 +237,25 @@ impl Inspector {
 
         let mut secrets: Vec<(u64, u64)> = Vec::new();
         for item in self.items.drain(..) {
+            // Bytes before a header or frame that are in no event yet (a malformed frame)
+            // go out first, in stream order.
+            let span = undecoded::decoded_span(&item);
+            if let Some((from, _)) = span {
+                side.undecoded_up_to(from, &secrets, to, out);
+            }
+            match &item {
+                Item::Malformed { offset, raw, .. } if !self.opts.show_secrets => {
+                    let kind = undecoded::StreamKind::of(side, dir, self.client_header, self.cbs);
+                    if let Some(r) = undecoded::credential_span(raw, kind, true) {
+                        secrets.push((offset + r.start as u64, offset + r.end as u64));
+                    }
+                }
+                Item::Header { header, .. } => side.note_header(*header),
+                Item::Frame { frame, raw, .. } if frame.name() == "attach" => {
+                    self.cbs |= raw.windows(4).any(|w| w == b"$cbs");
+                }
+                _ => {}
+            }
             let kind = match item {
                 Item::Header {
                     offset,
@@ -344,6 +349,9 @@ impl Inspector {
                 }
                 _ => {}
             }
+            if let Some((_, end)) = span {
+                side.covered = side.covered.max(end);
+            }
             out.push(Event { conn, ts, kind });
             for v in self.violations.drain(..) {
                 out.push(Event {
@@ -357,37 +365,7 @@ impl Inspector {
         // Emit every byte the decoder has finished with; hold back an incomplete frame so a
         // secret inside it can still be masked once the frame is complete.
         let committed = side.decoder.offset() - side.decoder.buffered() as u64;
-        if !self.opts.emit_data {
-            side.held_offset = committed;
-            return;
-        }
-        let n = committed.saturating_sub(side.held_offset) as usize;
-        if n > 0 {
-            let mut data = side.held.take(n);
-            let start = side.held_offset;
-            let end = start + data.len() as u64;
-            if !self.opts.show_secrets && secrets.iter().any(|&(s, e)| s < end && e > start) {
-                let mut masked = BytesMut::from(&data[..]);
-                for (s, e) in secrets {
-                    let s = s.saturating_sub(start) as usize;
-                    let e = (e.saturating_sub(start) as usize).min(masked.len());
-                    if s < e {
-                        masked[s..e].fill(MASK_BYTE);
-                    }
-                }
-                data = masked.freeze();
-            }
-            side.held_offset = end;
-            out.push(Event {
-                conn,
-                ts,
-                kind: EventKind::Data {
-                    dir,
-                    offset: start,
-                    bytes: data,
-                },
-            });
-        }
+        side.commit(committed, &secrets, self.opts.emit_data, to, out);
     }
 
     /// Take a chunk of relayed bytes without decoding the frames in it, for when the inspection
@@ -419,10 +397,10 @@ impl Inspector {
             run.frames += skimmed.frames;
             let overdue = ts.0.saturating_sub(run.since.0) >= SKIM_REPORT_EVERY_US;
             side.total += n;
-            if self.opts.emit_data {
-                side.held.take(skimmed.pending);
-            }
+            side.held.drop_front(skimmed.pending);
             side.held_offset += before + n;
+            side.covered = side.covered.max(side.held_offset);
+            side.data_sent = side.data_sent.max(side.held_offset);
             if overdue {
                 side.end_skim(conn, dir, ts, out);
             }
@@ -437,23 +415,18 @@ impl Inspector {
     /// protocol header of its own: report the TLS header, then expect a header again.
     pub fn tls_header(&mut self, dir: Dir, ts: Timestamp, raw: Bytes, out: &mut Vec<Event>) {
         let conn = self.conn;
+        // Whatever was held before (nothing, for a well-behaved peer) goes out, masked if it
+        // may hold a credential.
+        self.release_held(dir, ts, out);
         let side = &mut self.sides[dir.index()];
-        // Whatever was held before (nothing, for a well-behaved peer) goes out as it is.
-        if !side.held.is_empty() {
-            let offset = side.held_offset;
-            let bytes = side.held.take_all();
-            out.push(Event {
-                conn,
-                ts,
-                kind: EventKind::Data { dir, offset, bytes },
-            });
-        }
         let emit_data = self.opts.emit_data;
         let offset = side.total;
         let header = crate::codec::ProtocolHeader::sniff(&raw)
             .unwrap_or(crate::codec::ProtocolHeader::Amqp10Tls);
         side.total += raw.len() as u64;
         side.held_offset = side.total;
+        side.covered = side.total;
+        side.data_sent = side.total;
         side.decoder = StreamDecoder::new().starting_at(side.total);
         out.push(Event {
             conn,
@@ -494,20 +467,8 @@ impl Inspector {
         out: &mut Vec<Event>,
     ) {
         let conn = self.conn;
+        self.release_held(dir, ts, out);
         let side = &mut self.sides[dir.index()];
-        if !side.held.is_empty() {
-            let held_offset = side.held_offset;
-            let bytes = side.held.take_all();
-            out.push(Event {
-                conn,
-                ts,
-                kind: EventKind::Data {
-                    dir,
-                    offset: held_offset,
-                    bytes,
-                },
-            });
-        }
         let resume = offset.saturating_add(len);
         side.decoder = match resync {
             Some(p) => StreamDecoder::assuming(p),
@@ -515,6 +476,11 @@ impl Inspector {
         }
         .starting_at(resume);
         side.held_offset = resume;
+        side.covered = resume;
+        side.data_sent = resume;
+        if let Some(p) = resync {
+            side.note_header(p);
+        }
         side.total = side.total.saturating_add(len);
         self.tracker.gap(dir);
         out.push(Event {
@@ -527,6 +493,19 @@ impl Inspector {
                 reason,
             },
         });
+    }
+
+    /// Every byte held of `dir` goes out (`Undecoded`, and `Data` with `emit_data`), an
+    /// incomplete frame that may hold a credential masked from its frame header on.
+    fn release_held(&mut self, dir: Dir, ts: Timestamp, out: &mut Vec<Event>) {
+        let kind = self.stream_kind(dir);
+        let to = undecoded::To {
+            conn: self.conn,
+            dir,
+            ts,
+        };
+        let (show, emit) = (self.opts.show_secrets, self.opts.emit_data);
+        self.sides[dir.index()].release_held(kind, show, emit, to, out);
     }
 
     /// The state tracker (for display: state name, snapshot).
@@ -577,16 +556,9 @@ impl Inspector {
                     )),
                 });
             }
-            if !side.held.is_empty() {
-                let offset = side.held_offset;
-                let bytes = side.held.take_all();
-                side.held_offset += bytes.len() as u64;
-                out.push(Event {
-                    conn: self.conn,
-                    ts,
-                    kind: EventKind::Data { dir, offset, bytes },
-                });
-            }
+        }
+        for dir in [Dir::C2S, Dir::S2C] {
+            self.release_held(dir, ts, out);
         }
         out.push(Event {
             conn: self.conn,

@@ -1,5 +1,5 @@
-//! Reading amqpeek's own JSONL capture back as a source: the base64 `raw` of `header` and
-//! `frame` lines rebuilds each direction's byte stream (credentials stay masked as written),
+//! Reading amqpeek's own JSONL capture back as a source: the base64 `raw` of `header`,
+//! `frame` and `bytes` lines rebuilds each direction's byte stream (credentials stay masked as written),
 //! `connect` / `close` / `gap` lines become their events, and holes in the offsets become gaps.
 //!
 //! Streams line by line; holds only per-connection offsets. A line that is not valid JSON or
@@ -121,7 +121,7 @@ impl<R: BufRead> JsonlSource<R> {
                     server: addr("upstream")?,
                 });
             }
-            "header" | "frame" => {
+            "header" | "frame" | "bytes" => {
                 let dir = dir()?;
                 let offset = offset()?;
                 let raw = v.get("raw").and_then(Value::as_str).ok_or("bad \"raw\"")?;

@@ -119,6 +119,7 @@ impl Shard {
                 EventKind::Close(_)
                 | EventKind::Header { .. }
                 | EventKind::Data { .. }
+                | EventKind::Undecoded { .. }
                 | EventKind::Gap { .. } => {}
             }
         }

@@ -102,6 +102,7 @@ impl CheckReport {
             EventKind::Close(_)
             | EventKind::Header { .. }
             | EventKind::Data { .. }
+            | EventKind::Undecoded { .. }
             | EventKind::Gap { .. } => {}
         }
     }

@@ -86,6 +86,8 @@ pub mod keys {
     pub const CLOSE: &str = "close";
     /// `"event"` value for a gap.
     pub const GAP: &str = "gap";
+    /// `"event"` value for relayed bytes that are not a header or a decoded frame.
+    pub const BYTES: &str = "bytes";
 }
 
 /// Options for serialisation.
@@ -338,6 +340,16 @@ pub fn write_event<O: JsonOut + ?Sized>(
             tail(o, Some(&env));
             o.end_object();
         }
+        EventKind::Undecoded { dir, offset, bytes } => {
+            let env = env(Some(*dir), keys::BYTES);
+            o.begin_object();
+            head(o, Some(&env));
+            o.entry_u64(keys::OFFSET, *offset);
+            o.key(keys::RAW);
+            o.base64(bytes);
+            tail(o, Some(&env));
+            o.end_object();
+        }
         EventKind::Close(c) => {
             let env = env(None, keys::CLOSE);
             o.begin_object();
@@ -491,6 +503,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!((&c["bytes_c2s"], &c["bytes_s2c"]), (&json!(1), &json!(2)));
+    }
+
+    #[test]
+    fn undecoded_bytes_are_a_bytes_record_with_their_offset_and_raw() {
+        let v = event_json(
+            &ev(EventKind::Undecoded {
+                dir: Dir::S2C,
+                offset: 8,
+                bytes: Bytes::from_static(b"GET /"),
+            }),
+            &JsonOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"v": 1, "ts": "2025-11-29T12:00:00.123456Z", "conn": 3, "event": "bytes",
+                   "dir": "s2c", "offset": 8, "raw": "R0VUIC8="})
+        );
     }
 
     #[test]

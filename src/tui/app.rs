@@ -734,6 +734,8 @@ impl App {
             }
             EventKind::Violation(v) => self.violation(conn, ts, v),
             EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
+            // Shown through the `Data` events that carry the same bytes, and the violations.
+            EventKind::Undecoded { .. } => {}
             EventKind::Gap {
                 dir,
                 offset,

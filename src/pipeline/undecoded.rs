@@ -1,0 +1,351 @@
+//! Relayed bytes that are not a decoded frame, emitted all the same: every relayed byte reaches
+//! the sinks exactly once, decoded (a `Header` or `Frame` event) or not (an `Undecoded` event:
+//! a malformed frame, the stream after decoding stopped, an incomplete frame at a gap or at
+//! the close), and once as `Data` for the sinks that want the bytes themselves.
+//!
+//! Bytes that could not be decoded cannot be masked field by field, so masking fails closed:
+//! a frame that could carry a credential (AMQP 1.0 SASL frames, a CBS put-token transfer,
+//! 0-9-1 `start-ok`, `secure-ok`, `update-secret`, or a frame too short or too odd to tell)
+//! is masked from the end of its frame header on.
+
+use std::ops::Range;
+
+use bytes::{Bytes, BytesMut};
+
+use super::{MASK_BYTE, Side};
+use crate::codec::{Item, ProtocolHeader};
+use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
+
+/// What the inspector knows of a direction's stream, to judge undecoded bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct StreamKind {
+    /// The stream is AMQP 0-9-1 (else AMQP 1.0 is assumed).
+    pub amqp091: bool,
+    /// It is the client's (0-9-1 credentials only go that way).
+    pub client: bool,
+    /// AMQP 1.0 in its SASL layer (the last header was `AMQP 3 1 0 0`).
+    pub sasl: bool,
+    /// A `$cbs` link was attached on the connection: a transfer may carry a token.
+    pub cbs: bool,
+}
+
+impl StreamKind {
+    /// What `side` speaks, on a connection whose client sent `client_header` and attached a
+    /// `$cbs` link (`cbs`).
+    pub(super) fn of(
+        side: &Side,
+        dir: Dir,
+        client_header: Option<ProtocolHeader>,
+        cbs: bool,
+    ) -> Self {
+        StreamKind {
+            amqp091: side.amqp091 || client_header == Some(ProtocolHeader::Amqp091),
+            client: dir == Dir::C2S,
+            sasl: side.sasl,
+            cbs,
+        }
+    }
+}
+
+/// 0-9-1 `connection` class id.
+const CONNECTION_CLASS: u16 = 10;
+/// 0-9-1 connection methods that carry a credential: start-ok, secure-ok, update-secret.
+const CREDENTIAL_METHODS: [u16; 3] = [11, 21, 70];
+/// AMQP 1.0 `transfer` descriptor code.
+const TRANSFER: u8 = 0x14;
+
+/// The part of `frame` (bytes from a frame's first byte: a malformed frame, or the start of an
+/// incomplete one) to mask because it may hold a credential; `None` when it cannot. `complete`:
+/// `frame` is the whole frame (a 0-9-1 frame-end is then kept).
+pub(super) fn credential_span(
+    frame: &[u8],
+    kind: StreamKind,
+    complete: bool,
+) -> Option<Range<usize>> {
+    let (start, end) = if kind.amqp091 {
+        if !kind.client {
+            return None; // a 0-9-1 server sends no credential
+        }
+        (amqp091_payload(frame)?, frame.len() - usize::from(complete))
+    } else {
+        (amqp10_payload(frame, kind)?, frame.len())
+    };
+    (start < end).then_some(start..end)
+}
+
+/// Where a 0-9-1 frame that may carry a credential starts to be masked.
+fn amqp091_payload(frame: &[u8]) -> Option<usize> {
+    const HEADER: usize = 7;
+    if frame.len() <= HEADER {
+        return None; // type, channel, size: nothing secret
+    }
+    match frame[0] {
+        // Content header, body, heartbeat: never a credential.
+        2 | 3 | 8 => None,
+        1 => match (frame.get(7..9), frame.get(9..11)) {
+            (Some(c), Some(m)) => {
+                let class = u16::from_be_bytes([c[0], c[1]]);
+                let method = u16::from_be_bytes([m[0], m[1]]);
+                (class == CONNECTION_CLASS && CREDENTIAL_METHODS.contains(&method)).then_some(11)
+            }
+            _ => Some(HEADER), // which method is not known yet
+        },
+        _ => Some(HEADER), // no frame type of 0-9-1: whatever it is, fail closed
+    }
+}
+
+/// Where an AMQP 1.0 frame that may carry a credential starts to be masked.
+fn amqp10_payload(frame: &[u8], kind: StreamKind) -> Option<usize> {
+    const HEADER: usize = 8;
+    if frame.len() <= HEADER {
+        return None;
+    }
+    let body = (usize::from(frame[4]) * 4).clamp(HEADER, frame.len());
+    let masked = match frame[5] {
+        1 => true,
+        0 if kind.sasl => true,
+        0 if kind.cbs => match frame.get(body..body + 3) {
+            // A described list with a small-ulong descriptor: the performative is known.
+            Some([0x00, 0x53, code]) => *code == TRANSFER,
+            _ => true,
+        },
+        0 => false,
+        _ => true,
+    };
+    masked.then_some(body)
+}
+
+/// The offsets a decoded item spans, for a header or frame (the bytes its event carries).
+pub(super) fn decoded_span(item: &Item) -> Option<(u64, u64)> {
+    match item {
+        Item::Header { offset, raw, .. } | Item::Frame { offset, raw, .. } => {
+            Some((*offset, *offset + raw.len() as u64))
+        }
+        Item::Malformed { .. } | Item::Undecodable { .. } => None,
+    }
+}
+
+/// `bytes` (starting at absolute `start`) with every `secrets` range `(from, to)` that overlaps
+/// them masked.
+pub(super) fn masked(bytes: Bytes, start: u64, secrets: &[(u64, u64)]) -> Bytes {
+    let end = start + bytes.len() as u64;
+    if !secrets.iter().any(|&(s, e)| s < end && e > start) {
+        return bytes;
+    }
+    let mut out = BytesMut::from(&bytes[..]);
+    for &(s, e) in secrets {
+        let s = s.saturating_sub(start) as usize;
+        let e = (e.saturating_sub(start) as usize).min(out.len());
+        if s < e {
+            out[s..e].fill(MASK_BYTE);
+        }
+    }
+    out.freeze()
+}
+
+/// Where events of one direction go.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct To {
+    pub conn: ConnId,
+    pub dir: Dir,
+    pub ts: Timestamp,
+}
+
+impl To {
+    fn push(self, kind: EventKind, out: &mut Vec<Event>) {
+        out.push(Event {
+            conn: self.conn,
+            ts: self.ts,
+            kind,
+        });
+    }
+}
+
+impl Side {
+    /// Emit the held bytes from `covered` up to `upto` as `Undecoded` (masked by `secrets`).
+    pub(super) fn undecoded_up_to(
+        &mut self,
+        upto: u64,
+        secrets: &[(u64, u64)],
+        to: To,
+        out: &mut Vec<Event>,
+    ) {
+        if upto <= self.covered {
+            return;
+        }
+        let from = (self.covered - self.held_offset) as usize;
+        let bytes = self.held.peek(from, (upto - self.covered) as usize);
+        let offset = self.covered;
+        self.covered += bytes.len() as u64;
+        if bytes.is_empty() {
+            return;
+        }
+        let bytes = masked(bytes, offset, secrets);
+        to.push(
+            EventKind::Undecoded {
+                dir: to.dir,
+                offset,
+                bytes,
+            },
+            out,
+        );
+    }
+
+    /// The decoder is done with every byte before `committed`: emit those not yet in an event
+    /// as `Undecoded`, those not yet sent as `Data` (with `emit_data`), and forget them.
+    pub(super) fn commit(
+        &mut self,
+        committed: u64,
+        secrets: &[(u64, u64)],
+        emit_data: bool,
+        to: To,
+        out: &mut Vec<Event>,
+    ) {
+        self.undecoded_up_to(committed, secrets, to, out);
+        if emit_data && committed > self.data_sent {
+            let from = (self.data_sent - self.held_offset) as usize;
+            let bytes = self.held.peek(from, (committed - self.data_sent) as usize);
+            let offset = self.data_sent;
+            if !bytes.is_empty() {
+                let bytes = masked(bytes, offset, secrets);
+                to.push(
+                    EventKind::Data {
+                        dir: to.dir,
+                        offset,
+                        bytes,
+                    },
+                    out,
+                );
+            }
+        }
+        let n = committed.saturating_sub(self.held_offset) as usize;
+        self.held.drop_front(n);
+        self.held_offset += n as u64;
+        self.covered = self.covered.max(self.held_offset);
+        self.data_sent = self.data_sent.max(self.held_offset);
+    }
+
+    /// The mask of the incomplete frame held (`None` when it cannot hold a credential), as an
+    /// absolute range.
+    fn held_secret(&self, kind: StreamKind) -> Option<(u64, u64)> {
+        let head = self.held.peek(0, self.held.len());
+        credential_span(&head, kind, false).map(|r| {
+            (
+                self.held_offset + r.start as u64,
+                self.held_offset + r.end as u64,
+            )
+        })
+    }
+
+    /// The stream stops here (a gap, a TLS upgrade, the close): every held byte goes out, an
+    /// incomplete frame that may hold a credential masked from its frame header on.
+    pub(super) fn release_held(
+        &mut self,
+        kind: StreamKind,
+        show_secrets: bool,
+        emit_data: bool,
+        to: To,
+        out: &mut Vec<Event>,
+    ) {
+        let secret: Vec<(u64, u64)> = if show_secrets {
+            Vec::new()
+        } else {
+            self.held_secret(kind).into_iter().collect()
+        };
+        let end = self.held_offset + self.held.len() as u64;
+        self.commit(end, &secret, emit_data, to, out);
+    }
+
+    /// Flush time: send the held bytes of an incomplete frame as `Data` now (so a capture
+    /// holds every relayed byte however the process ends), unless that frame may hold a
+    /// credential: it is then held until it is complete and can be masked exactly.
+    pub(super) fn data_so_far(&mut self, kind: StreamKind, to: To, out: &mut Vec<Event>) {
+        let end = self.held_offset + self.held.len() as u64;
+        if end <= self.data_sent || self.held_secret(kind).is_some() {
+            return;
+        }
+        let from = (self.data_sent - self.held_offset) as usize;
+        let bytes = self.held.peek(from, (end - self.data_sent) as usize);
+        let offset = self.data_sent;
+        self.data_sent = end;
+        to.push(
+            EventKind::Data {
+                dir: to.dir,
+                offset,
+                bytes,
+            },
+            out,
+        );
+    }
+
+    /// The protocol this direction speaks, as far as undecoded bytes go.
+    pub(super) fn note_header(&mut self, header: ProtocolHeader) {
+        self.sasl = header == ProtocolHeader::Amqp10Sasl;
+        self.amqp091 = header == ProtocolHeader::Amqp091;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K10: StreamKind = StreamKind {
+        amqp091: false,
+        client: true,
+        sasl: false,
+        cbs: false,
+    };
+
+    #[test]
+    fn a_091_start_ok_is_masked_past_its_method_ids_and_before_its_frame_end() {
+        let k = StreamKind {
+            amqp091: true,
+            ..K10
+        };
+        let mut f = vec![1, 0, 0, 0, 0, 0, 9, 0, 10, 0, 11, 1, 2, 3, 4, 0xce];
+        assert_eq!(credential_span(&f, k, true), Some(11..15));
+        assert_eq!(credential_span(&f[..13], k, false), Some(11..13));
+        f[10] = 40; // connection.open: nothing secret
+        assert_eq!(credential_span(&f, k, true), None);
+        assert_eq!(
+            credential_span(&f[..9], k, false),
+            Some(7..9),
+            "method not known yet"
+        );
+        assert_eq!(
+            credential_span(&f[..7], k, false),
+            None,
+            "frame header only"
+        );
+        f[0] = 3;
+        assert_eq!(credential_span(&f, k, true), None, "content body");
+        f[0] = 1;
+        f[10] = 11;
+        let server = StreamKind { client: false, ..k };
+        assert_eq!(credential_span(&f, server, true), None, "from the server");
+    }
+
+    #[test]
+    fn amqp10_sasl_frames_and_cbs_transfers_are_masked_other_frames_not() {
+        let sasl = [0, 0, 0, 20, 2, 1, 0, 0, 0, 0x53, 0x41, 0x45];
+        assert_eq!(credential_span(&sasl, K10, false), Some(8..12));
+        let mut type0 = sasl;
+        type0[5] = 0;
+        assert_eq!(credential_span(&type0, K10, false), None);
+        let in_sasl = StreamKind { sasl: true, ..K10 };
+        assert_eq!(credential_span(&type0, in_sasl, false), Some(8..12));
+        let cbs = StreamKind { cbs: true, ..K10 };
+        assert_eq!(
+            credential_span(&type0, cbs, false),
+            None,
+            "sasl-init code, not a transfer"
+        );
+        type0[10] = TRANSFER;
+        assert_eq!(credential_span(&type0, cbs, false), Some(8..12));
+        assert_eq!(
+            credential_span(&type0[..10], cbs, false),
+            Some(8..10),
+            "not known yet"
+        );
+    }
+}
