@@ -1,8 +1,10 @@
 //! TLS end to end with RabbitMQ: fe2o3-amqp through a proxy that talks TLS upstream to a second
-//! (TLS-terminating) proxy in front of the broker; fe2o3 over TLS (`amqps`) to the built binary
-//! with a generated certificate; and the key log decrypting the upstream leg in tshark.
+//! (TLS-terminating) proxy in front of the broker (the inner one masks the SASL password, the
+//! outer one runs with `show_secrets` and shows it); fe2o3 over TLS (`amqps`) to the built
+//! binary with a generated certificate; and the key log decrypting the upstream leg in tshark.
 
 mod common;
+mod secrets;
 mod support;
 mod tls_common;
 
@@ -82,7 +84,14 @@ async fn fe2o3_through_tls_on_both_legs_is_decoded_by_both_proxies() {
             ..Default::default()
         },
     );
-    let outer = start_proxy_with(outer_cfg, vec![]).await;
+    let mut outer_cfg = outer_cfg;
+    outer_cfg.inspect.show_secrets = true;
+    let outer_jsonl = SharedBuf::default();
+    let outer_sinks: Vec<BoxSink> = vec![Box::new(JsonlSink::new(
+        outer_jsonl.clone(),
+        JsonOptions::default(),
+    ))];
+    let outer = start_proxy_with(outer_cfg, outer_sinks).await;
     let url = format!("amqp://guest:guest@127.0.0.1:{}", outer.addr.port());
     let connection = Connection::open("amqpeek-tls", url.as_str()).await.unwrap();
     exchange(connection, "both").await;
@@ -106,21 +115,55 @@ async fn fe2o3_through_tls_on_both_legs_is_decoded_by_both_proxies() {
         );
     }
     let text = String::from_utf8(inner_jsonl.0.lock().unwrap().clone()).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&text);
     let bodies: Vec<&str> = lines
         .iter()
         .filter(|l| l["event"] == "frame" && l["dir"] == "c2s")
         .filter_map(|l| l["message"]["amqp-value"].as_str())
         .collect();
     assert_eq!(bodies, ["tls message 0", "tls message 1", "tls message 2"]);
-    let init = lines
-        .iter()
+    let outer_text = String::from_utf8(outer_jsonl.0.lock().unwrap().clone()).unwrap();
+    check_sasl_masking(&text, &outer_text);
+}
+
+fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The `sasl-init` frame of a JSONL capture, and its raw bytes.
+fn sasl_init(text: &str) -> (serde_json::Value, Vec<u8>) {
+    use base64::Engine;
+    let init = json_lines(text)
+        .into_iter()
         .find(|l| l["name"] == "sasl-init")
-        .expect("sasl-init decoded inside TLS");
-    assert!(!init.to_string().contains("guest\\u0000guest"));
+        .expect("sasl-init decoded");
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(init["raw"].as_str().unwrap())
+        .unwrap();
+    (init, raw)
+}
+
+/// The inner proxy (decoding inside TLS, secrets masked) shows the mask in the decoded field
+/// and in exactly the password's raw bytes, and the password nowhere; the outer one (with
+/// `show_secrets`) shows the same frame unmasked.
+fn check_sasl_masking(masked_text: &str, shown_text: &str) {
+    let (masked, masked_raw) = sasl_init(masked_text);
+    let (shown, shown_raw) = sasl_init(shown_text);
+    assert_eq!(
+        masked["fields"]["initial-response"],
+        serde_json::json!({"binary": hex::encode(secrets::plain("guest", "*****"))}),
+        "the decoded initial-response shows the mask"
+    );
+    assert_eq!(
+        shown["fields"]["initial-response"],
+        serde_json::json!({"binary": hex::encode(secrets::plain("guest", "guest"))}),
+        "with show_secrets the decoded initial-response is the real one"
+    );
+    secrets::assert_exactly_password_masked(&masked_raw, &shown_raw, "guest", "guest", "raw");
+    secrets::assert_no_password(masked_text, "guest", "guest", "the inner JSONL");
+    secrets::assert_has_password(shown_text, "guest", "guest", "the show_secrets JSONL");
 }
 
 #[test]
