@@ -120,10 +120,17 @@ fn a_channel_before_open_ok_is_reported() {
     c.s(0, K::ConnectionStart, &[])
         .c(0, K::ConnectionStartOk, &[])
         .tune((0, 131072, 0), (0, 131072, 0))
-        .c(0, K::ConnectionOpen, &[])
         .c(1, K::ChannelOpen, &[]);
     let v = c.expect(&["amqp091.connection.not-open"]);
-    assert!(v[0].message.contains("AWAITING_OPEN_OK"));
+    assert!(v[0].message.contains("AWAITING_OPEN"));
+    // After connection.open it is pipelining: a warning (see pipelining_behind_an_open...).
+    let mut p = Conv::new();
+    p.s(0, K::ConnectionStart, &[])
+        .c(0, K::ConnectionStartOk, &[])
+        .tune((0, 131072, 0), (0, 131072, 0))
+        .c(0, K::ConnectionOpen, &[])
+        .c(1, K::ChannelOpen, &[]);
+    p.expect(&["amqp091.connection.pipelined-before-open-ok"]);
 }
 
 #[test]
@@ -291,14 +298,15 @@ fn methods_on_a_channel_never_opened_still_opening_or_closed() {
         .publish(4, 1);
     let v = c.expect(&[
         "amqp091.channel.not-open",
-        "amqp091.channel.not-open",
+        // pipelined behind channel.open: a warning (see pipelining_behind_an_open)
+        "amqp091.channel.pipelined-before-open-ok",
         // publish, its header and its body on the closed channel
         "amqp091.channel.not-open",
         "amqp091.channel.not-open",
         "amqp091.channel.not-open",
     ]);
     assert!(v[0].message.contains("never opened"));
-    assert!(v[1].message.contains("before channel.open-ok"));
+    assert!(v[1].message.contains("before the server's open-ok"));
     assert!(v[2].message.contains("closed"));
 }
 
@@ -734,4 +742,66 @@ fn violations_point_at_the_offending_frame() {
         v[0].spec,
         "AMQP 0-9-1 basic.ack (rule acknowledgement), RabbitMQ 406"
     );
+}
+
+/// connection.close: "The response to receiving a Close after sending Close must be to send
+/// Close-Ok." Both peers close at once, then each answers the other's close: clean. A frame
+/// after a peer's own close-ok is still reported.
+#[test]
+fn crossing_connection_closes_are_each_answered_with_close_ok() {
+    let mut c = Conv::new();
+    c.handshake().open(1);
+    c.c(0, K::ConnectionClose, &[("reply-code", short(200))])
+        .s(0, K::ConnectionClose, &[("reply-code", short(320))]);
+    c.s(0, K::ConnectionCloseOk, &[]);
+    assert_eq!(c.state(), "CLOSING", "the server's close is not answered yet");
+    c.c(0, K::ConnectionCloseOk, &[]);
+    assert_eq!(c.state(), "CLOSED");
+    c.end();
+    c.clean();
+    // The server, having sent close-ok, sends another frame: that is after its close.
+    let mut bad = Conv::new();
+    bad.handshake().open(1);
+    bad.c(0, K::ConnectionClose, &[])
+        .s(0, K::ConnectionClose, &[])
+        .s(0, K::ConnectionCloseOk, &[])
+        .s(1, K::BasicQosOk, &[]);
+    bad.expect(&["amqp091.connection.frame-after-close"]);
+}
+
+/// Pipelining: the client sends channel.open right behind connection.open, and basic.qos right
+/// behind channel.open, without waiting for the open-oks (RabbitMQ accepts this). The grammar
+/// orders the conversation ("open-channel = C:OPEN S:OPEN-OK") but no MUST forbids it: one
+/// warning per premature frame, and the broker's correct answers (channel.open-ok,
+/// basic.qos-ok) are not reported.
+#[test]
+fn pipelining_behind_an_open_is_a_warning_and_its_answers_are_fine() {
+    let mut c = Conv::new();
+    c.s(0, K::ConnectionStart, &[])
+        .c(0, K::ConnectionStartOk, &[])
+        .s(0, K::ConnectionTune, &[])
+        .c(0, K::ConnectionTuneOk, &[])
+        .c(0, K::ConnectionOpen, &[])
+        .c(1, K::ChannelOpen, &[])
+        .c(1, K::BasicQos, &[("prefetch-count", short(5))])
+        .s(0, K::ConnectionOpenOk, &[])
+        .s(1, K::ChannelOpenOk, &[])
+        .s(1, K::BasicQosOk, &[]);
+    let v = c.expect(&[
+        "amqp091.connection.pipelined-before-open-ok",
+        "amqp091.connection.pipelined-before-open-ok",
+        "amqp091.channel.pipelined-before-open-ok",
+    ]);
+    assert!(v.iter().all(|v| v.dir == Dir::C2S && v.severity == amqpeek::event::Severity::Warning));
+    // The same conversation waiting for each open-ok: clean.
+    let mut ok = Conv::new();
+    ok.handshake().open(1);
+    ok.c(1, K::BasicQos, &[("prefetch-count", short(5))])
+        .s(1, K::BasicQosOk, &[]);
+    ok.clean();
+    // A server that uses a channel before its own open-ok is not pipelining: still an error.
+    let mut bad = Conv::new();
+    bad.handshake();
+    bad.c(1, K::ChannelOpen, &[]).s(1, K::ChannelFlow, &[("active", bit(true))]);
+    bad.expect(&["amqp091.channel.not-open"]);
 }

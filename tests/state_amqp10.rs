@@ -426,9 +426,43 @@ fn sender_sends_new_delivery_after_incomplete_unsettled() {
 fn closing_detach_answered_without_closed() {
     let mut c = Convo::sending_link(1);
     c.c(0, detach(0, true));
+    let at = c.insp.bytes_seen(Dir::S2C);
     c.s(0, detach(0, false));
+    // An answer or a crossing detach? Not known until the server moves on.
+    c.expect_clean();
+    c.s(0, end());
     c.expect(&["amqp10.link.detach-not-closed"]);
     assert_eq!(c.violations[0].dir, Dir::S2C);
+    assert_eq!(c.violations[0].offset, at, "reported at the non-closing detach");
+    // The same when the server closes the connection, or the connection just ends.
+    for finish in [
+        (|c: &mut Convo| c.s(0, close())) as fn(&mut Convo),
+        |c: &mut Convo| c.close_tcp(),
+    ] {
+        let mut c = Convo::sending_link(1);
+        c.c(0, detach(0, true));
+        c.s(0, detach(0, false));
+        finish(&mut c);
+        c.expect(&["amqp10.link.detach-not-closed"]);
+    }
+}
+
+/// §2.6.6: "one peer MAY send a closing detach while its partner is sending a non-closing
+/// detach. In this case, the partner MUST signal that it has closed the link by reattaching and
+/// then sending a closing detach." Doing exactly that is not detach-not-closed.
+#[test]
+fn a_non_closing_detach_crossing_a_closing_one_then_reattach_and_close() {
+    let mut c = Convo::sending_link(1);
+    c.c(0, detach(0, true));
+    c.s(0, detach(0, false));
+    c.s(0, attach_receiver("L", 0, &[]));
+    c.c(0, attach_sender("L", 0, &[]));
+    c.s(0, detach(0, true));
+    c.c(0, detach(0, true));
+    c.s(0, end());
+    c.c(0, end());
+    c.close_tcp();
+    c.expect_clean();
 }
 
 #[test]
@@ -573,6 +607,27 @@ fn transfer_asks_for_second_on_a_first_link() {
         transfer(0, Some(0), Some(b"a"), None, false, &[(6, Value::Ubyte(1))]),
     );
     c.expect(&["amqp10.delivery.rcv-settle-mode-illegal"]);
+    // The receiver settles first, as the link negotiated: a correct answer to the sender's
+    // violation, not a settle-mode-broken of its own.
+    c.s(0, disposition(true, 0, None, true));
+    c.expect(&["amqp10.delivery.rcv-settle-mode-illegal"]);
+}
+
+#[test]
+fn transfer_asks_for_second_on_a_second_link_and_the_receiver_settles_first() {
+    // The clean counterpart of the above: on a link negotiated as second, a transfer asking
+    // for second is legal, and settling first is the receiver's own violation.
+    let mut c = Convo::session();
+    c.c(0, attach_sender("L", 0, &[(4, Value::Ubyte(1))]));
+    c.s(0, attach_receiver("L", 0, &[(4, Value::Ubyte(1))]));
+    c.s(0, link_flow(0, Some(0), Some(10), false));
+    c.c(
+        0,
+        transfer(0, Some(0), Some(b"a"), None, false, &[(6, Value::Ubyte(1))]),
+    );
+    c.expect_clean();
+    c.s(0, disposition(true, 0, None, true));
+    c.expect(&["amqp10.delivery.settle-mode-broken"]);
 }
 
 #[test]
@@ -720,4 +775,35 @@ fn mid_stream_start_learns_instead_of_reporting() {
     c.c(6, begin(None, 0, 10, 10));
     c.c(6, begin(None, 0, 10, 10));
     c.expect(&["amqp10.session.begin-on-channel-in-use"]);
+}
+
+/// A receiver-initiated link: the client attaches a receiver whose target has no address (as
+/// Qpid Proton's receivers do) and the broker, echoing the terminus, answers with a sender
+/// attach whose target has no address. Nobody created a sending link to the anonymous relay:
+/// no relay-not-offered, relay-not-desired or message-without-to.
+#[test]
+fn a_broker_echoing_a_receivers_null_target_is_not_the_anonymous_relay() {
+    let mut c = Convo::session();
+    c.c(0, attach_receiver("in", 0, &[(6, target(None))]));
+    c.s(0, attach_sender("in", 0, &[(6, target(None))]));
+    c.c(0, link_flow(0, Some(0), Some(10), false));
+    for i in 0..3 {
+        c.frame(
+            Dir::S2C,
+            0,
+            0,
+            Some(&transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[])),
+            &message(None),
+        );
+    }
+    c.expect_clean();
+    assert_eq!(c.snapshot()["links"][0]["anonymous"], false);
+    // The clean counterpart's opposite: the server *creating* a sending link to the client's
+    // anonymous terminus, with no offer from the client, is still judged.
+    let mut bad = Convo::session();
+    bad.s(0, attach_sender("out", 0, &[(6, target(None))]));
+    bad.expect(&[
+        "amqp10.anonymous.relay-not-offered",
+        "amqp10.anonymous.relay-not-desired",
+    ]);
 }

@@ -205,6 +205,19 @@ impl Channel {
                     self.state = ChannelState::Open;
                     self.open_frame(at, kind, out);
                 }
+                // The client (the only opener) pipelining behind its channel.open: a warning,
+                // and the frame is tracked so the server's answers to it are not blamed.
+                _ if at.dir == Dir::C2S => {
+                    out.push(rules::CHANNEL_PIPELINED.violation(
+                        at.dir,
+                        at.offset,
+                        format!(
+                            "{} on channel {n} after channel.open, before the server's open-ok",
+                            frame_name(kind)
+                        ),
+                    ));
+                    self.open_frame(at, kind, out);
+                }
                 _ => out.push(rules::CHANNEL_NOT_OPEN.violation(
                     at.dir,
                     at.offset,

@@ -31,10 +31,12 @@ pub enum ConnState {
     AwaitingOpenOk,
     /// Open: channels may be used.
     Open,
-    /// connection.close sent (by `by[dir]`), close-ok not yet.
+    /// connection.close sent (by `by[dir]`), not every close answered yet.
     Closing {
-        /// Which directions sent close.
+        /// Which directions sent close (both when the closes crossed).
         by: [bool; 2],
+        /// Which directions sent close-ok.
+        ok: [bool; 2],
     },
     /// close-ok seen: nothing more may be sent.
     Closed,
@@ -142,24 +144,39 @@ impl Connection {
         let kind = m.kind();
         // Close is legal in every state; the closing states have their own rules.
         match (self.state, kind) {
-            (S::Closing { mut by }, K::ConnectionClose) if !by[dir.index()] => {
+            (S::Closing { mut by, ok }, K::ConnectionClose) if !by[dir.index()] && !ok[dir.index()] => {
                 by[dir.index()] = true;
-                self.state = S::Closing { by };
+                self.state = S::Closing { by, ok };
                 return;
             }
-            (S::Closing { by }, K::ConnectionCloseOk) if by[dir.flip().index()] => {
-                self.state = S::Closed;
+            // connection.close: "The response to receiving a Close after sending Close must be
+            // to send Close-Ok." With crossing closes each peer answers the other's.
+            (S::Closing { by, mut ok }, K::ConnectionCloseOk)
+                if by[dir.flip().index()] && !ok[dir.index()] =>
+            {
+                ok[dir.index()] = true;
+                let answered = |d: usize| !by[d] || ok[1 - d];
+                self.state = if answered(0) && answered(1) {
+                    S::Closed
+                } else {
+                    S::Closing { by, ok }
+                };
                 return;
             }
-            (S::Closing { by }, _) => {
-                if by[dir.index()] {
+            (S::Closing { by, ok }, _) => {
+                let i = dir.index();
+                if by[i] || ok[i] {
                     out.push(rules::CONNECTION_AFTER_CLOSE.violation(
                         dir,
                         offset,
-                        format!(
-                            "{} after this peer sent connection.close (only close-ok may follow)",
-                            m.name()
-                        ),
+                        if ok[i] {
+                            format!("{} after this peer sent connection.close-ok", m.name())
+                        } else {
+                            format!(
+                                "{} after this peer sent connection.close (only close-ok may follow)",
+                                m.name()
+                            )
+                        },
                     ));
                 }
                 // The receiver's frames sent before it saw close are in flight: discarded.
@@ -176,7 +193,7 @@ impl Connection {
             (_, K::ConnectionClose) => {
                 let mut by = [false; 2];
                 by[dir.index()] = true;
-                self.state = S::Closing { by };
+                self.state = S::Closing { by, ok: [false; 2] };
                 return;
             }
             _ => {}

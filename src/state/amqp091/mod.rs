@@ -187,8 +187,8 @@ impl ConnectionTracker {
         // A channel frame: the connection must be open.
         match self.conn.state {
             ConnState::Open | ConnState::Unknown => {}
-            ConnState::Closing { by } => {
-                if by[dir.index()] {
+            ConnState::Closing { by, ok } => {
+                if by[dir.index()] || ok[dir.index()] {
                     out.push(rules::CONNECTION_AFTER_CLOSE.violation(
                         dir,
                         offset,
@@ -208,6 +208,18 @@ impl ConnectionTracker {
                     format!("{} on channel {ch} after connection.close-ok", f.name()),
                 ));
                 return;
+            }
+            // The client pipelining behind its connection.open: a warning, and the frame is
+            // tracked so the server's answers to it are not blamed.
+            ConnState::AwaitingOpenOk if dir == Dir::C2S => {
+                out.push(rules::CONNECTION_PIPELINED.violation(
+                    dir,
+                    offset,
+                    format!(
+                        "{} on channel {ch} after connection.open, before the server's open-ok",
+                        f.name()
+                    ),
+                ));
             }
             state @ (ConnState::AwaitingStart
             | ConnState::AwaitingStartOk

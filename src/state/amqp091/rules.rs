@@ -30,6 +30,21 @@ pub const CONNECTION_NOT_OPEN: Rule = Rule {
     text: "a channel frame before connection.open-ok",
 };
 
+/// The client uses channels after sending connection.open, before the server's open-ok.
+///
+/// AMQP 0-9-1 §2.2.4, connection class grammar: "connection = open-connection *use-connection
+/// close-connection", "open-connection = C:protocol-header S:START C:START-OK *challenge S:TUNE
+/// C:TUNE-OK C:OPEN S:OPEN-OK". The grammar orders the conversation but no MUST forbids a
+/// client from pipelining behind its open (RabbitMQ accepts it); the server may still refuse
+/// the open, and everything pipelined is then lost. A warning, never an error, and the
+/// server's answers to the pipelined frames are judged as answers.
+pub const CONNECTION_PIPELINED: Rule = Rule {
+    id: "amqp091.connection.pipelined-before-open-ok",
+    severity: Severity::Warning,
+    spec: "AMQP 0-9-1 §2.2.4 (connection grammar)",
+    text: "the client used a channel after connection.open, before the server's open-ok",
+};
+
 /// Connection methods on a channel other than 0, other classes on channel 0.
 ///
 /// AMQP 0-9-1 §4.2.3: "The channel number is 0 for all frames which are global to the
@@ -136,6 +151,19 @@ pub const HEARTBEAT_CHANNEL: Rule = Rule {
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.7",
     text: "a heartbeat frame on a channel other than 0",
+};
+
+/// The client uses a channel after channel.open, before the server's open-ok.
+///
+/// AMQP 0-9-1 channel class grammar: "channel = open-channel *use-channel close-channel",
+/// "open-channel = C:OPEN S:OPEN-OK". As for the connection, the grammar orders the
+/// conversation without a MUST against pipelining (RabbitMQ accepts it): a warning, and the
+/// server's answers to the pipelined methods are judged as answers.
+pub const CHANNEL_PIPELINED: Rule = Rule {
+    id: "amqp091.channel.pipelined-before-open-ok",
+    severity: Severity::Warning,
+    spec: "AMQP 0-9-1 §2.2.4 (channel grammar)",
+    text: "the client used a channel after channel.open, before the server's open-ok",
 };
 
 /// A frame on a channel that is not open.
@@ -391,6 +419,7 @@ pub const PUBLISH_WHILE_BLOCKED: Rule = Rule {
 pub const RULES: &[&Rule] = &[
     &HANDSHAKE_ORDER,
     &CONNECTION_NOT_OPEN,
+    &CONNECTION_PIPELINED,
     &CHANNEL_ZERO,
     &MECHANISM_NOT_OFFERED,
     &LOCALE_NOT_OFFERED,
@@ -401,6 +430,7 @@ pub const RULES: &[&Rule] = &[
     &HEARTBEAT_MISSED,
     &HEARTBEAT_CHANNEL,
     &CHANNEL_NOT_OPEN,
+    &CHANNEL_PIPELINED,
     &CHANNEL_ALREADY_OPEN,
     &CHANNEL_AFTER_CLOSE,
     &CONNECTION_AFTER_CLOSE,

@@ -401,9 +401,17 @@ impl ConnectionTracker {
                 continue;
             }
             if x.role == Role::Receiver {
-                let mode = del
-                    .rcv_settle_mode
-                    .or_else(|| self.links.get(&del.link).and_then(|l| l.rcv_settle_mode()));
+                // §2.7.5: with the link negotiated as first, "it is illegal to set this field
+                // to second": a transfer that does is the sender's violation, and the receiver
+                // settling first answers it correctly (the link's mode holds).
+                let link_mode = self.links.get(&del.link).and_then(|l| l.rcv_settle_mode());
+                let mode = match (del.rcv_settle_mode, link_mode) {
+                    (Some(ReceiverSettleMode::Second), Some(ReceiverSettleMode::First)) => {
+                        link_mode
+                    }
+                    (Some(m), _) => Some(m),
+                    (None, l) => l,
+                };
                 let known = self.links.get(&del.link).is_some_and(|l| l.known);
                 if mode == Some(ReceiverSettleMode::Second) && known {
                     second_early.push(id);

@@ -111,6 +111,8 @@ pub struct Link {
     pub detached: [Option<bool>; 2],
     /// False when part of its history was missed.
     pub known: bool,
+    /// The peer whose attach created the link (None: learned after a gap).
+    pub initiator: Option<Dir>,
     /// The sender's delivery-count (initial-delivery-count, +1 per delivery, sender flows).
     pub delivery_count: Option<u32>,
     /// The receiver's grant: delivery-count_rcv + link-credit_rcv.
@@ -142,6 +144,7 @@ impl Link {
             attach: [None, None],
             detached: [None; 2],
             known,
+            initiator: None,
             delivery_count: None,
             credit: Limit::default(),
             rcv_link_credit: None,
@@ -164,13 +167,16 @@ impl Link {
         self.attach[self.sender.flip().index()].as_ref()
     }
 
-    /// The link carries messages to the anonymous terminus: the sender attached with a null
-    /// target address and the receiver (when it answered with a target) kept it null.
+    /// The link carries messages to the anonymous terminus: the sender *created* the sending
+    /// link with a null target address (Anonymous Terminus §2: "When creating a sending link,
+    /// ... the target address is null"), and the receiver (when it answered with a target) kept
+    /// it null. A receiver-initiated link whose sender merely echoes a receiver's null target is
+    /// not the anonymous relay.
     pub fn is_anonymous(&self) -> bool {
         let Some(s) = self.sender_attach() else {
             return false;
         };
-        if !s.is_anonymous_sender() {
+        if !s.is_anonymous_sender() || self.initiator != Some(self.sender) {
             return false;
         }
         match self.receiver_attach() {

@@ -123,14 +123,17 @@ impl ConnectionTracker {
             Some(k) => k,
             None => {
                 let k = self.new_id();
-                self.links
-                    .insert(k, Link::new(sid, name.clone(), sender, session_known));
+                let mut l = Link::new(sid, name.clone(), sender, session_known);
+                l.initiator = Some(d);
+                self.links.insert(k, l);
                 k
             }
         };
+        self.reattached(d, sid, &name, sender);
         let info = AttachInfo::of(a);
-        // The anonymous terminus (ANONYMOUS-RELAY).
-        if info.is_anonymous_sender() {
+        // The anonymous terminus (ANONYMOUS-RELAY): only an attach that creates a sending link
+        // counts, not a sender's answer to a receiver's attach.
+        if info.is_anonymous_sender() && paired.is_none() {
             if let Some(po) = &self.peer(p).open
                 && !po.offered.iter().any(|c| c == "ANONYMOUS-RELAY")
             {
@@ -224,15 +227,16 @@ impl ConnectionTracker {
             && !x.closed
             && l.known
         {
-            out.push(rules::LINK_DETACH_NOT_CLOSED.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "link {:?}: the {} answered a closing detach (closed=true) with a detach without closed=true",
-                        l.name,
-                        peer_name(d)
-                    ),
-                ));
+            // An answer, or a detach crossing the closing one: judged once `d` reattaches
+            // (crossing, fine) or moves on without doing so.
+            let u = super::crossing::UnclosedDetach {
+                session: sid,
+                name: l.name.clone(),
+                sender: l.sender,
+                by: d,
+                offset: fe.offset,
+            };
+            self.detach_unclosed(u, out);
         }
         if let Some(s) = self.sessions.get_mut(&sid) {
             s.handles[d.index()].remove(&x.handle);

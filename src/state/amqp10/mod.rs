@@ -15,6 +15,7 @@
 //! or delivery sequencing of what existed across the gap.
 
 pub mod connection;
+pub mod crossing;
 pub mod delivery;
 mod delivery_frames;
 pub mod link;
@@ -55,6 +56,8 @@ pub struct ConnectionTracker {
     pub(crate) links: HashMap<u64, Link>,
     /// Next session/link id.
     pub(crate) next_id: u64,
+    /// Non-closing detaches that followed a closing one, until the peer reattaches or leaves.
+    pub(crate) unclosed: Vec<crossing::UnclosedDetach>,
 }
 
 impl ConnectionTracker {
@@ -304,6 +307,7 @@ impl ConnectionTracker {
         for id in ids {
             self.drain_check(id, d, fe.offset, "close", out);
         }
+        self.unclosed_judged(Some(d), None, "closed the connection", out);
     }
 }
 
@@ -358,6 +362,7 @@ impl ProtocolTracker for ConnectionTracker {
     }
 
     fn gap(&mut self, dir: Dir) {
+        self.unclosed_forget(dir);
         let p = &mut self.peers[dir.index()];
         p.unknown = true;
         p.last_frame = None;
@@ -422,6 +427,7 @@ impl ProtocolTracker for ConnectionTracker {
     }
 
     fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
+        self.unclosed_judged(None, None, "the connection ended", out);
         for d in [Dir::C2S, Dir::S2C] {
             if self.peer(d).close.is_some() || self.peer(d.flip()).close.is_some() {
                 continue;

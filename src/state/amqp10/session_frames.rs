@@ -124,6 +124,7 @@ impl ConnectionTracker {
             return;
         };
         self.channels[d.index()].remove(&channel);
+        self.unclosed_judged(Some(d), Some(id), "ended the session", out);
         let link_ids: Vec<u64> = self
             .links
             .iter()
