@@ -9,6 +9,7 @@
 //! downstream only carries it.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -195,8 +196,8 @@ pub enum EventKind {
         /// Its bytes.
         raw: Bytes,
     },
-    /// A frame.
-    Frame(Box<FrameEvent>),
+    /// A frame, decoded once and shared by every sink.
+    Frame(Arc<FrameEvent>),
     /// Bytes as relayed (credentials masked unless `--show-secrets`), in stream order, cut at
     /// frame boundaries: every relayed byte appears in exactly one `Data` event. Used by the
     /// pcap sink; other sinks ignore it.
@@ -237,6 +238,11 @@ pub enum EventKind {
     },
     /// The connection closed.
     Close(CloseInfo),
+    /// The connection's tracked state, published by the pipeline after frames changed it (at
+    /// most every [`STATE_INTERVAL_US`](crate::pipeline::STATE_INTERVAL_US) of event time
+    /// unless its state name changes, and always before the close event). For live views;
+    /// captures and checks ignore it.
+    State(Arc<crate::state::Snapshot>),
 }
 
 /// One thing that happened on one connection at one time.

@@ -4,6 +4,8 @@
 //!
 //! Sans-IO: no tokio, no clock. The proxy and the capture readers are thin shells around it.
 
+use std::sync::Arc;
+
 use bytes::{Bytes, BytesMut};
 
 use crate::codec::{Item, StreamDecoder};
@@ -14,6 +16,10 @@ use crate::state::{ConnTracker, rules};
 mod held;
 mod undecoded;
 use held::Held;
+
+/// The least event time between two [`EventKind::State`] events of one connection (µs),
+/// unless its state name changes.
+pub const STATE_INTERVAL_US: i64 = 50_000;
 
 /// The byte used to mask credentials, at the same length as the secret.
 pub const MASK_BYTE: u8 = b'*';
@@ -146,6 +152,10 @@ pub struct Inspector {
     client_header: Option<crate::codec::ProtocolHeader>,
     /// A `$cbs` link was attached: an undecoded transfer may carry a token.
     cbs: bool,
+    /// The tracker saw something since the last `State` event.
+    state_dirty: bool,
+    /// The state name and time of the last `State` event.
+    state_last: Option<(String, Timestamp)>,
 }
 
 impl Inspector {
@@ -160,6 +170,8 @@ impl Inspector {
             violations: Vec::new(),
             client_header: None,
             cbs: false,
+            state_dirty: false,
+            state_last: None,
         }
     }
 
@@ -296,7 +308,7 @@ impl Inspector {
                                 None => frame,
                             };
                         let message = mask_message(message, &frame);
-                        EventKind::Frame(Box::new(FrameEvent {
+                        EventKind::Frame(Arc::new(FrameEvent {
                             dir,
                             offset,
                             raw: masked,
@@ -304,7 +316,7 @@ impl Inspector {
                             message,
                         }))
                     } else {
-                        EventKind::Frame(Box::new(FrameEvent {
+                        EventKind::Frame(Arc::new(FrameEvent {
                             dir,
                             offset,
                             raw,
@@ -329,6 +341,7 @@ impl Inspector {
                 }
             };
             // Track state: the frame's violations follow the frame.
+            self.state_dirty |= matches!(kind, EventKind::Header { .. } | EventKind::Frame(_));
             match &kind {
                 EventKind::Header {
                     dir,
@@ -362,6 +375,9 @@ impl Inspector {
             }
         }
 
+        self.state_throttled(ts, out);
+        let side = &mut self.sides[dir.index()];
+
         // Emit every byte the decoder has finished with; hold back an incomplete frame so a
         // secret inside it can still be masked once the frame is complete.
         let committed = side.decoder.offset() - side.decoder.buffered() as u64;
@@ -386,6 +402,7 @@ impl Inspector {
             let n = skimmed.bytes as u64;
             if side.skim.is_none() {
                 self.tracker.gap(dir);
+                self.state_dirty = true;
             }
             let run = side.skim.get_or_insert(SkimRun {
                 offset: side.total - before,
@@ -483,6 +500,7 @@ impl Inspector {
         }
         side.total = side.total.saturating_add(len);
         self.tracker.gap(dir);
+        self.state_dirty = true;
         out.push(Event {
             conn,
             ts,
@@ -513,6 +531,38 @@ impl Inspector {
         &self.tracker
     }
 
+    /// Emit a `State` event if the tracker saw anything since the last one. The driver calls
+    /// this when it has nothing more for the connection for now (the end of a batch), so that
+    /// the state shown after a burst is the state after its last frame.
+    pub fn publish_state(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
+        if !self.state_dirty {
+            return;
+        }
+        let snapshot = self.tracker.snapshot();
+        self.state_dirty = false;
+        self.state_last = Some((snapshot.name.clone(), ts));
+        out.push(Event {
+            conn: self.conn,
+            ts,
+            kind: EventKind::State(Arc::new(snapshot)),
+        });
+    }
+
+    /// [`Inspector::publish_state`], at most every [`STATE_INTERVAL_US`] of event time unless
+    /// the state name changed.
+    fn state_throttled(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
+        if !self.state_dirty {
+            return;
+        }
+        if let Some((name, at)) = &self.state_last
+            && ts.0.saturating_sub(at.0) < STATE_INTERVAL_US
+            && *name == self.tracker.state_name()
+        {
+            return;
+        }
+        self.publish_state(ts, out);
+    }
+
     /// The connection ended; flush held bytes and emit the close event.
     pub fn close(&mut self, ts: Timestamp, reason: String, out: &mut Vec<Event>) {
         for dir in [Dir::C2S, Dir::S2C] {
@@ -526,6 +576,7 @@ impl Inspector {
                 kind: EventKind::Violation(v),
             });
         }
+        self.publish_state(ts, out);
         for dir in [Dir::C2S, Dir::S2C] {
             let side = &mut self.sides[dir.index()];
             // Judged from the decoder, not from the held bytes: without `Data` events

@@ -140,6 +140,14 @@ impl Replayer {
         }
     }
 
+    /// A `State` event for each connection whose state changed since its last one (see
+    /// [`Inspector::publish_state`]), as of the last source event.
+    pub fn publish_states(&mut self, out: &mut Vec<Event>) {
+        for insp in self.inspectors.values_mut() {
+            insp.publish_state(self.last_ts, out);
+        }
+    }
+
     /// Close every connection still open (the capture ended), as of the last source event.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
         self.finish_at(self.last_ts, out);
@@ -194,6 +202,7 @@ fn run_batched(
     for ev in source {
         replayer.feed(ev, &mut out);
         if out.len() >= batch {
+            replayer.publish_states(&mut out);
             deliver(&mut out, sinks)?;
         }
     }

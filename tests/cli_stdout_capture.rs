@@ -50,7 +50,11 @@ fn a_capture_on_stdout_is_the_file_and_nothing_else() {
         "--pcap",
         "-",
     ]);
-    assert_eq!(both.status.code(), Some(2), "a usage error is not a violation");
+    assert_eq!(
+        both.status.code(),
+        Some(2),
+        "a usage error is not a violation"
+    );
     assert!(String::from_utf8_lossy(&both.stderr).contains("both ask for stdout"));
 }
 

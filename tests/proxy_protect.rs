@@ -133,7 +133,10 @@ async fn at_max_connections_the_next_client_waits_until_one_closes() {
     third.write_all(HEADER).await.unwrap();
     let mut echo = [0u8; 8];
     let waited = tokio::time::timeout(Duration::from_millis(500), third.read_exact(&mut echo));
-    assert!(waited.await.is_err(), "the third client was relayed at the limit");
+    assert!(
+        waited.await.is_err(),
+        "the third client was relayed at the limit"
+    );
     assert_eq!(connected(&running.events.lock().unwrap()), vec![1, 2]);
     // One closes: the third is accepted and relayed, neither reset nor refused.
     drop(first);

@@ -23,7 +23,7 @@ use amqpeek::pipeline::InspectOptions;
 use amqpeek::replay::Replayer;
 use bytes::Bytes;
 use state_amqp10_common as a10;
-use state_amqp091_conv::{K, lstr, ll, long, m, short, sstr};
+use state_amqp091_conv::{K, ll, long, lstr, m, short, sstr};
 
 /// What the pipeline made of one feed: every event but `Data` (rendered, with its time), and
 /// each direction's `Data` bytes concatenated.
@@ -98,10 +98,7 @@ fn recut(
                 let start = offsets[at].1;
                 offsets[at].1 += c.bytes.len() as u64;
                 let mut prev = 0;
-                for p in cut(start, c.bytes.len())
-                    .into_iter()
-                    .chain([c.bytes.len()])
-                {
+                for p in cut(start, c.bytes.len()).into_iter().chain([c.bytes.len()]) {
                     assert!(p > prev || p == c.bytes.len(), "cuts increase");
                     if p > prev {
                         out.push(SourceEvent::Chunk(Chunk {
@@ -161,17 +158,16 @@ fn random(seed: u64) -> impl FnMut(u64, usize) -> Vec<usize> {
 /// Check the property for one conversation; returns the number of frames it holds.
 fn assert_segmentation_proof(name: &str, events: &[SourceEvent]) -> usize {
     let want = replay(events);
-    let frames = want
-        .events
-        .iter()
-        .filter(|e| e.contains(" Frame("))
-        .count();
+    let frames = want.events.iter().filter(|e| e.contains(" Frame(")).count();
     for size in 1..=16u64 {
         let got = replay(&recut(events, grid(size)));
         assert_same(name, &format!("cut every {size} bytes"), &want, &got);
     }
     for seed in 1..=24u64 {
-        let got = replay(&recut(events, random(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))));
+        let got = replay(&recut(
+            events,
+            random(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        ));
         assert_same(name, &format!("random cuts, seed {seed}"), &want, &got);
     }
     frames
@@ -259,7 +255,12 @@ impl Script {
     }
 }
 
-fn f10(frame_type: u8, channel: u16, body: &amqpeek::codec::amqp10::Value, payload: &[u8]) -> Vec<u8> {
+fn f10(
+    frame_type: u8,
+    channel: u16,
+    body: &amqpeek::codec::amqp10::Value,
+    payload: &[u8],
+) -> Vec<u8> {
     encode_frame(frame_type, channel, Some(body), payload).unwrap()
 }
 
@@ -270,7 +271,12 @@ fn amqp10_sasl_conversation(header_alone: bool) -> Vec<SourceEvent> {
     let mut s = Script::new();
     s.send(Dir::C2S, a10::SASL.to_vec());
     let mut srv = a10::SASL.to_vec();
-    srv.extend(f10(1, 0, &a10::sasl_mechanisms(&["PLAIN", "ANONYMOUS"]), &[]));
+    srv.extend(f10(
+        1,
+        0,
+        &a10::sasl_mechanisms(&["PLAIN", "ANONYMOUS"]),
+        &[],
+    ));
     s.send(Dir::S2C, srv);
     s.send(Dir::C2S, f10(1, 0, &a10::sasl_init("PLAIN"), &[]));
     s.send(Dir::S2C, f10(1, 0, &a10::sasl_outcome(0), &[]));
@@ -286,7 +292,10 @@ fn amqp10_sasl_conversation(header_alone: bool) -> Vec<SourceEvent> {
         s.send(Dir::S2C, with_header(&open));
     }
     s.send(Dir::C2S, f10(0, 0, &a10::begin(None, 0, 1000, 1000), &[]));
-    s.send(Dir::S2C, f10(0, 0, &a10::begin(Some(0), 0, 1000, 1000), &[]));
+    s.send(
+        Dir::S2C,
+        f10(0, 0, &a10::begin(Some(0), 0, 1000, 1000), &[]),
+    );
     s.send(Dir::C2S, f10(0, 0, &a10::attach_sender("L", 0, &[]), &[]));
     s.send(Dir::S2C, f10(0, 0, &a10::attach_receiver("L", 0, &[]), &[]));
     s.send(
@@ -363,8 +372,16 @@ fn amqp091_conversation() -> Vec<SourceEvent> {
 #[test]
 fn generated_conversations_decode_the_same_however_cut() {
     for (name, events, min_frames) in [
-        ("1.0 + SASL, headers alone", amqp10_sasl_conversation(true), 14),
-        ("1.0 + SASL, headers with a frame", amqp10_sasl_conversation(false), 14),
+        (
+            "1.0 + SASL, headers alone",
+            amqp10_sasl_conversation(true),
+            14,
+        ),
+        (
+            "1.0 + SASL, headers with a frame",
+            amqp10_sasl_conversation(false),
+            14,
+        ),
         ("0-9-1", amqp091_conversation(), 14),
     ] {
         let want = replay(&events);
@@ -385,10 +402,18 @@ fn a_header_after_sasl_in_pieces_leaves_every_frame_decoded() {
     let events = amqp10_sasl_conversation(true);
     let want = replay(&events);
     for first in 1..8usize {
-        let cut = recut(&events, |_, len| {
-            if len == 8 { vec![first] } else { Vec::new() }
-        });
+        let cut = recut(
+            &events,
+            |_, len| {
+                if len == 8 { vec![first] } else { Vec::new() }
+            },
+        );
         let got = replay(&cut);
-        assert_same("header in pieces", &format!("first piece {first}"), &want, &got);
+        assert_same(
+            "header in pieces",
+            &format!("first piece {first}"),
+            &want,
+            &got,
+        );
     }
 }

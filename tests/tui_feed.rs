@@ -1,5 +1,6 @@
 //! The feed between the relay and the UI: never blocks, counts what it drops, keeps
-//! connection structure, throttles state snapshots, and says when it has ended.
+//! connection structure and each connection's latest state, and says when it has ended; the
+//! pipeline's state events are throttled and the UI shows the latest.
 mod tui_support;
 
 use amqpeek::event::{CloseInfo, Dir, Event, EventKind, Timestamp};
@@ -84,28 +85,76 @@ fn a_lossless_feed_waits_instead_of_dropping() {
     assert_eq!(rx.dropped(), 0);
 }
 
-#[test]
-fn state_snapshots_are_throttled_by_event_time_and_always_sent_on_change() {
-    let (mut feed, rx) = tui::channel(100);
-    let insp = Inspector::new(1, InspectOptions::default());
-    let t = insp.tracker();
-    feed.state(1, Timestamp(T0), t); // first: sent
-    feed.state(1, Timestamp(T0 + 10_000), t); // 10 ms later, same name: skipped
-    feed.state(1, Timestamp(T0 + tui::STATE_INTERVAL_US), t); // interval passed: sent
-    feed.state(2, Timestamp(T0 + tui::STATE_INTERVAL_US), t); // another connection: sent
-    feed.state_now(1, Timestamp(T0 + tui::STATE_INTERVAL_US + 1), t); // forced: sent
-    let got = rx.drain(100).unwrap();
-    let conns: Vec<u64> = got
+/// The `State` events among `events`: (time, state name, snapshot).
+fn states(events: &[Event]) -> Vec<(i64, std::sync::Arc<amqpeek::state::Snapshot>)> {
+    events
         .iter()
-        .map(|e| match e {
-            AppEvent::State { conn, name, .. } => {
-                assert_eq!(name, &t.state_name());
-                *conn
-            }
-            other => panic!("{other:?}"),
+        .filter_map(|e| match &e.kind {
+            EventKind::State(s) => Some((e.ts.0, s.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_pipeline_throttles_state_by_event_time_and_publishes_the_last_one() {
+    let mut insp = Inspector::new(1, InspectOptions::default());
+    let mut out = Vec::new();
+    let chunks = amqp10_chunks();
+    for (i, (dir, bytes)) in chunks.iter().enumerate() {
+        // 1 ms apart, except one pause longer than the interval before the last transfer.
+        let pause = if i == chunks.len() - 2 {
+            tui_interval()
+        } else {
+            0
+        };
+        let ts = Timestamp(T0 + i as i64 * 1000 + pause);
+        insp.chunk(*dir, ts, Bytes::copy_from_slice(bytes), &mut out);
+    }
+    let got = states(&out);
+    // Each one either names a new state or comes an interval after the one before.
+    for w in got.windows(2) {
+        assert!(
+            w[0].1.name != w[1].1.name || w[1].0 - w[0].0 >= tui_interval(),
+            "{:?} then {:?}",
+            (w[0].0, &w[0].1.name),
+            (w[1].0, &w[1].1.name)
+        );
+    }
+    assert!(got.len() < chunks.len(), "not throttled: {}", got.len());
+    // The pause let the transfer after it through.
+    assert!(got.iter().any(|(ts, _)| *ts >= T0 + tui_interval()));
+    // The last frame (an empty one) changed nothing visible, but the driver's end-of-batch
+    // publish gives the state after it, once.
+    out.clear();
+    insp.publish_state(Timestamp(T0 + 1), &mut out);
+    let last = states(&out);
+    assert_eq!(last.len(), 1);
+    assert_eq!(*last[0].1, insp.tracker().snapshot());
+    out.clear();
+    insp.publish_state(Timestamp(T0 + 2), &mut out);
+    assert!(states(&out).is_empty(), "nothing new: nothing published");
+    // A frame, then close: the state after it comes before the close event.
+    insp.chunk(
+        Dir::S2C,
+        Timestamp(T0 + 3),
+        Bytes::from_static(amqp10::EMPTY),
+        &mut out,
+    );
+    insp.close(Timestamp(T0 + 4), "client closed".into(), &mut out);
+    let kinds: Vec<&str> = out
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::State(_) => Some("state"),
+            EventKind::Close(_) => Some("close"),
+            _ => None,
         })
         .collect();
-    assert_eq!(conns, vec![1, 1, 2, 1]);
+    assert_eq!(kinds, vec!["state", "close"]);
+}
+
+fn tui_interval() -> i64 {
+    amqpeek::pipeline::STATE_INTERVAL_US
 }
 
 #[test]
@@ -129,33 +178,60 @@ fn the_feed_is_a_sink() {
 }
 
 #[test]
-fn without_state_events_the_ui_tracks_state_itself_like_the_inspector() {
+fn the_ui_shows_the_last_state_published_and_never_an_older_one() {
     let all = conversation(1, 0, &amqp10_chunks(), true);
-    // What the inspector's own tracker said last.
-    let (name, snapshot) = all
+    let published: Vec<Event> = all
         .iter()
-        .rev()
-        .find_map(|e| match e {
-            AppEvent::State { name, snapshot, .. } => Some((name.clone(), snapshot.clone())),
+        .filter_map(|e| match e {
+            AppEvent::Pipeline(
+                ev @ Event {
+                    kind: EventKind::State(_),
+                    ..
+                },
+            ) => Some(ev.clone()),
             _ => None,
         })
-        .unwrap();
-    let events: Vec<AppEvent> = all
-        .into_iter()
-        .filter(|e| !matches!(e, AppEvent::State { .. }))
         .collect();
-    let mut app = app_with(events, 80, 24);
-    app.handle(AppEvent::FeedEnded);
-    let c = &app.conns[&1];
-    assert_eq!(c.state, name);
-    assert_eq!(c.snapshot, snapshot);
-    // A feed that sends state wins: the UI stops tracking that connection.
-    app.handle(AppEvent::State {
-        conn: 1,
-        ts: Timestamp(T0 + 1),
-        name: "FROM-FEED".into(),
-        snapshot: serde_json::json!({"x": 1}),
-    });
-    app.handle(AppEvent::Tick(Timestamp(T0 + 10_000_000)));
-    assert_eq!(app.conns[&1].state, "FROM-FEED");
+    let (first, last) = (published[0].clone(), published.last().unwrap().clone());
+    let mut app = app_with(all, 80, 24);
+    let EventKind::State(want) = &last.kind else {
+        unreachable!()
+    };
+    assert_eq!(app.conns[&1].snapshot, *want);
+    assert_eq!(app.conns[&1].state, "OPENED");
+    // A state kept aside while the feed was full may arrive after a newer one: ignored.
+    app.handle(AppEvent::Pipeline(first));
+    assert_eq!(app.conns[&1].snapshot, *want);
+}
+
+#[test]
+fn a_full_feed_keeps_the_latest_state_of_each_connection() {
+    let (feed, rx) = tui::channel(1);
+    assert!(feed.event(&data(1, 0)));
+    let state = |conn: u64, ts: i64, name: &str| Event {
+        conn,
+        ts: Timestamp(T0 + ts),
+        kind: EventKind::State(std::sync::Arc::new(amqpeek::state::Snapshot {
+            name: name.into(),
+            ..Default::default()
+        })),
+    };
+    for (conn, ts, name) in [(1, 1, "A"), (2, 2, "X"), (1, 3, "B"), (1, 4, "C")] {
+        assert!(feed.event(&state(conn, ts, name)));
+    }
+    assert_eq!(rx.dropped(), 0);
+    let got: Vec<(u64, String)> = rx
+        .drain(100)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e {
+            AppEvent::Pipeline(Event {
+                conn,
+                kind: EventKind::State(s),
+                ..
+            }) => Some((conn, s.name.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, vec![(1, "C".to_string()), (2, "X".to_string())]);
 }

@@ -205,11 +205,8 @@ fn the_selected_field_is_highlighted_in_the_hex_dump() {
     press(&mut app, KeyCode::Enter);
     let row = app.selected_row().unwrap().clone();
     assert_eq!(row.name, "transfer");
-    let spans = row
-        .spans
-        .clone()
-        .expect("the AMQP 1.0 codec gives field spans");
-    let span = |n: &str| spans.iter().find(|(x, _)| x == n).unwrap().1.clone();
+    let spans = row.spans().expect("the AMQP 1.0 codec gives field spans");
+    let span = |n: &str| spans.iter().find(|(x, _)| *x == n).unwrap().1.clone();
     // Fields are listed in spec order: handle, delivery-id, delivery-tag, message-format.
     let s = screen(&app);
     let left = |s: &[String], i: usize| -> String {

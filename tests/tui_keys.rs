@@ -298,24 +298,23 @@ fn detail_tree_collapses_and_expands_with_arrows() {
 
 #[test]
 fn enter_on_a_link_filters_its_frames() {
-    let mut ev = many_rows(1);
-    ev.push(AppEvent::State {
-        conn: 1,
-        ts: Timestamp(T0 + 100_000),
-        name: "OPENED".into(),
-        snapshot: serde_json::json!({"links": [{"name": "orders", "link-credit": 5}]}),
-    });
-    let mut app = app_with(ev, 80, 24);
+    let mut app = app_with(conversation(1, 0, &amqp10_chunks(), false), 80, 24);
     press(&mut app, KeyCode::Char('c'));
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Char('s'));
-    press(&mut app, KeyCode::Down); // the links heading -> columns
-    press(&mut app, KeyCode::Down); // the orders row
+    let items = amqpeek::tui::views::state_items::state_items(app.state_snapshot().unwrap());
+    let row = items
+        .iter()
+        .position(|i| i.filter.as_deref() == Some("link:orders"))
+        .expect("the orders link");
+    for _ in 0..row {
+        press(&mut app, KeyCode::Down);
+    }
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.filter.source, "link:orders");
     assert_eq!(app.focus, Pane::Frames);
-    // No frame mentions the link (the test frames are malformed).
-    assert_eq!(app.view.len(), 0);
+    // Both attaches, the server's flow and the two transfers.
+    assert_eq!(app.view.len(), 5, "{}", dump(&app));
 }
 
 #[test]

@@ -45,8 +45,24 @@ fn mouse() -> impl Strategy<Value = AppEvent> {
     })
 }
 
+/// Real frame and state events of a real conversation, to pick from.
+fn pool() -> Vec<EventKind> {
+    conversation(1, 0, &amqp10_chunks(), true)
+        .into_iter()
+        .filter_map(|e| match e {
+            AppEvent::Pipeline(Event {
+                kind: k @ (EventKind::Frame(_) | EventKind::State(_)),
+                ..
+            }) => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
 fn feed() -> impl Strategy<Value = AppEvent> {
-    (1u64..4, 0u64..200, any::<bool>(), 0u8..4).prop_map(|(conn, off, c2s, k)| {
+    let pool = pool();
+    let n = pool.len();
+    (1u64..4, 0u64..200, any::<bool>(), 0u8..6, 0..n).prop_map(move |(conn, off, c2s, k, pick)| {
         let dir = if c2s { Dir::C2S } else { Dir::S2C };
         let kind = match k {
             0 => EventKind::Gap {
@@ -63,18 +79,12 @@ fn feed() -> impl Strategy<Value = AppEvent> {
                 offset: off,
                 bytes: bytes::Bytes::from_static(b"\x00\x00\x00\x08\x02\x00\x00\x00"),
             },
-            _ => {
-                return AppEvent::State {
-                    conn,
-                    ts: Timestamp(T0),
-                    name: "X".into(),
-                    snapshot: serde_json::json!({
-                        "links": [{"name": format!("l{off}"), "link-credit": off}],
-                        "channels": {"1": {"unacked": off}},
-                        "deep": [[[[[[{"a": [1, {"b": null}]}]]]]]]
-                    }),
-                };
-            }
+            3 => EventKind::Connect {
+                client: format!("127.0.0.1:{}", 40000 + off).parse().unwrap(),
+                upstream: "127.0.0.1:5672".parse().unwrap(),
+            },
+            // A real frame or a real tracker state, on any connection.
+            _ => pool[pick].clone(),
         };
         AppEvent::Pipeline(Event {
             conn,
@@ -97,7 +107,7 @@ fn check(app: &App) {
     let n_conns = app.conns.len() + 1;
     assert!(app.conn_list.selected < n_conns);
     assert!(app.view.is_empty() || app.frame_list.selected < app.view.len());
-    assert!(app.frame_list.offset <= app.frame_list.selected.max(app.frame_list.offset));
+    assert!(app.view.is_empty() || app.frame_list.offset <= app.frame_list.selected);
     assert!(app.violations.is_empty() || app.violation_list.selected < app.violations.len());
     // The frame list, when on screen, shows its cursor.
     let page = app.page(Pane::Frames);
@@ -111,7 +121,7 @@ fn check(app: &App) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]
     fn never_panics_and_cursors_stay_in_their_lists(
         events in proptest::collection::vec(any_event(), 1..80),

@@ -11,9 +11,11 @@ pub mod error;
 pub mod reader;
 pub mod resync;
 pub mod sniff;
+pub mod spans;
 pub mod stream;
 
 pub use error::{DecodeError, ErrorKind};
 pub use reader::Reader;
 pub use sniff::ProtocolHeader;
+pub use spans::PAYLOAD_SPAN;
 pub use stream::{AnyFrame, AnyMessage, Item, Skimmed, StreamDecoder};

@@ -148,7 +148,10 @@ mod tests {
         // A TLS record's first bytes are not judged before the third.
         assert_eq!(ProtocolHeader::sniff(b"\x16"), None);
         assert_eq!(ProtocolHeader::sniff(b"\x16\x03"), None);
-        assert_eq!(ProtocolHeader::sniff(b"\x16\x04"), Some(ProtocolHeader::NotAmqp));
+        assert_eq!(
+            ProtocolHeader::sniff(b"\x16\x04"),
+            Some(ProtocolHeader::NotAmqp)
+        );
     }
 
     #[test]

@@ -283,6 +283,12 @@ pub(crate) fn run(
             }
             deliver(&mut sinks, &mut events);
         }
+        // The batch is done: what it changed is shown as of its last frame.
+        let now = Timestamp::now();
+        for insp in conns.values_mut() {
+            insp.publish_state(now, &mut events);
+        }
+        deliver(&mut sinks, &mut events);
         flush(&mut sinks);
     }
     // Every relay is gone. Connections still open (cut at shutdown) get their close event.

@@ -77,15 +77,18 @@ impl Activity {
 /// The earliest deadline still in force, with the close reason it would give; `None` when no
 /// deadline applies any more (the header was sent and there is no idle timeout).
 fn next_deadline(limits: Deadlines, activity: &Activity) -> Option<(Instant, String)> {
-    let handshake = limits.handshake.filter(|_| !activity.header_sent()).map(|d| {
-        (
-            activity.accepted + d,
-            format!(
-                "handshake timeout: the client sent no protocol header within {}",
-                seconds(d)
-            ),
-        )
-    });
+    let handshake = limits
+        .handshake
+        .filter(|_| !activity.header_sent())
+        .map(|d| {
+            (
+                activity.accepted + d,
+                format!(
+                    "handshake timeout: the client sent no protocol header within {}",
+                    seconds(d)
+                ),
+            )
+        });
     let idle = limits.idle.map(|d| {
         (
             activity.last() + d,

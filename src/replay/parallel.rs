@@ -120,7 +120,8 @@ impl Shard {
                 | EventKind::Header { .. }
                 | EventKind::Data { .. }
                 | EventKind::Undecoded { .. }
-                | EventKind::Gap { .. } => {}
+                | EventKind::Gap { .. }
+                | EventKind::State(_) => {}
             }
         }
     }

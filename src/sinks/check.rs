@@ -103,7 +103,8 @@ impl CheckReport {
             | EventKind::Header { .. }
             | EventKind::Data { .. }
             | EventKind::Undecoded { .. }
-            | EventKind::Gap { .. } => {}
+            | EventKind::Gap { .. }
+            | EventKind::State(_) => {}
         }
     }
 

@@ -360,7 +360,8 @@ pub fn write_event<O: JsonOut + ?Sized>(
             tail(o, Some(&env));
             o.end_object();
         }
-        EventKind::Data { .. } => return false,
+        // Not part of the format: the bytes go to pcapng, the state to live views.
+        EventKind::Data { .. } | EventKind::State(_) => return false,
     }
     true
 }
@@ -407,7 +408,7 @@ impl<W: Write> JsonlSink<W> {
 
 impl<W: Write> Sink for JsonlSink<W> {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        if matches!(ev.kind, EventKind::Data { .. }) {
+        if matches!(ev.kind, EventKind::Data { .. } | EventKind::State(_)) {
             return Ok(());
         }
         let ts = self.ts.get(ev.ts);

@@ -106,7 +106,7 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             "{head} close: {} (c2s {} B, s2c {} B)",
             c.reason, c.bytes_c2s, c.bytes_s2c
         ),
-        EventKind::Data { .. } | EventKind::Undecoded { .. } => return None,
+        EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_) => return None,
     })
 }
 

@@ -8,8 +8,10 @@
 pub mod amqp091;
 pub mod amqp10;
 pub mod rules;
+pub mod snapshot;
 
 pub use rules::{Rule, catalog};
+pub use snapshot::Snapshot;
 
 use crate::codec::ProtocolHeader;
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
@@ -40,8 +42,8 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
     }
     /// A human-readable state name for the connection list (e.g. `OPENED`).
     fn state_name(&self) -> String;
-    /// A JSON snapshot of everything tracked (sessions, links, channels...), for the TUI.
-    fn snapshot(&self) -> serde_json::Value;
+    /// A typed copy of everything tracked (sessions, links, channels...), for display.
+    fn snapshot(&self) -> snapshot::Detail;
 }
 
 /// Tracks one connection, whatever its protocol: picks the protocol's tracker from the first
@@ -113,12 +115,15 @@ impl ConnTracker {
             .unwrap_or_else(|| "-".into())
     }
 
-    /// Snapshot for display.
-    pub fn snapshot(&self) -> serde_json::Value {
-        self.inner
-            .as_ref()
-            .map(|t| t.snapshot())
-            .unwrap_or(serde_json::Value::Null)
+    /// A typed copy of the state, for display: the state name and the protocol's detail.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            name: self.state_name(),
+            detail: self
+                .inner
+                .as_ref()
+                .map_or(snapshot::Detail::None, |t| t.snapshot()),
+        }
     }
 }
 

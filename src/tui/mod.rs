@@ -15,30 +15,31 @@
 //! let feed = feed.lossless();                  // blocks instead of dropping
 //! thread::spawn(move || { for ev in capture { feed.event(&ev); } });  // feed dropped at end
 //! tui::run(rx, TuiOptions { live: false, ..Default::default() })?;
-//! // or, with every event in hand: tui::run_events(events.map(AppEvent::Pipeline), opts)
 //! ```
 //!
 //! While the UI runs it owns the terminal: nothing else may write to stdout or stderr (no text
 //! trace sink, tracing to a file or off), or the screen is garbled.
 //!
-//! Connection state (ConnTracker state name and snapshot) is tracked by the UI itself from the
-//! Header / Frame / Close events it receives (`TuiOptions::track_state`), off the relay path.
-//! A feeder that has the inspector's tracker at hand may send it instead with
-//! [`TuiFeed::state`] (throttled); the UI then stops tracking that connection itself.
+//! The UI tracks no protocol state and decodes nothing: frames arrive decoded and shared, and
+//! each connection's state arrives as the pipeline's `State` events (throttled there), which it
+//! renders as they are.
 //!
 //! This module must never slow the relay: the feed only ever `try_send`s into a bounded
-//! channel (connects, closes, headers and gaps are kept aside when it is full; everything else
-//! is dropped and counted, and the UI says so); the UI keeps a bounded number of frames and
+//! channel (connects, closes, headers and gaps are kept aside when it is full, and the latest
+//! state of each connection; everything else is dropped and counted, and the UI says so); the UI keeps a bounded number of frames and
 //! bytes per connection, and redraws at most [`MAX_FPS`] times a second however fast events
 //! come. The terminal is restored on exit, on error, on panic (hook) and on Ctrl-C (a key in
 //! raw mode, mapped to quit).
 
+mod actions;
 pub mod app;
 pub mod filter;
+mod ingest;
 pub mod input;
+pub mod model;
 pub mod views;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::{self, Stdout};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
@@ -56,15 +57,11 @@ pub use app::{App, AppEvent, Pane, TuiOptions};
 
 use crate::event::{ConnId, Event, EventKind, Timestamp};
 use crate::pipeline::Sink;
-use crate::state::ConnTracker;
 
 /// Redraws per second, at most.
 pub const MAX_FPS: u64 = 30;
 /// A good channel capacity for live use.
 pub const DEFAULT_CAPACITY: usize = 65_536;
-/// The least time between two state snapshots of one connection (event time, µs), unless
-/// its state name changes.
-pub const STATE_INTERVAL_US: i64 = 50_000;
 
 impl App {
     /// Draw the whole screen. Pure: reads `self` only.
@@ -78,9 +75,16 @@ impl App {
 pub struct TuiFeed {
     tx: SyncSender<AppEvent>,
     dropped: Arc<AtomicU64>,
-    overflow: Arc<Mutex<Vec<AppEvent>>>,
+    overflow: Arc<Mutex<Overflow>>,
     lossless: bool,
-    last_state: HashMap<ConnId, (String, Timestamp)>,
+}
+
+/// What a full channel could not take but the UI cannot do without: connection structure (few
+/// per connection), and the latest state of each connection (older ones are superseded).
+#[derive(Debug, Default)]
+struct Overflow {
+    events: Vec<AppEvent>,
+    states: BTreeMap<ConnId, AppEvent>,
 }
 
 /// The receiving side, given to [`run`].
@@ -88,7 +92,7 @@ pub struct TuiFeed {
 pub struct TuiReceiver {
     rx: Receiver<AppEvent>,
     dropped: Arc<AtomicU64>,
-    overflow: Arc<Mutex<Vec<AppEvent>>>,
+    overflow: Arc<Mutex<Overflow>>,
 }
 
 impl TuiReceiver {
@@ -108,7 +112,9 @@ impl TuiReceiver {
             }
         }
         if let Ok(mut o) = self.overflow.lock() {
-            out.append(&mut o);
+            out.append(&mut o.events);
+            // After the events: a state describes the connection after all of them.
+            out.extend(std::mem::take(&mut o.states).into_values());
         }
         if gone && out.is_empty() {
             None
@@ -142,14 +148,13 @@ fn is_structural(ev: &AppEvent) -> bool {
 pub fn channel(capacity: usize) -> (TuiFeed, TuiReceiver) {
     let (tx, rx) = std::sync::mpsc::sync_channel(capacity.max(1));
     let dropped = Arc::new(AtomicU64::new(0));
-    let overflow = Arc::new(Mutex::new(Vec::new()));
+    let overflow = Arc::new(Mutex::new(Overflow::default()));
     (
         TuiFeed {
             tx,
             dropped: dropped.clone(),
             overflow: overflow.clone(),
             lossless: false,
-            last_state: HashMap::new(),
         },
         TuiReceiver {
             rx,
@@ -172,8 +177,9 @@ impl TuiFeed {
     }
 
     /// Send one app event: never blocks unless lossless. When the channel is full, connects,
-    /// closes, headers and gaps are kept aside (few per connection) and everything else is
-    /// dropped and counted. Returns false when the UI is gone.
+    /// closes, headers and gaps are kept aside (few per connection), and the latest state of
+    /// each connection; everything else is dropped and counted. Returns false when the UI is
+    /// gone.
     pub fn send(&self, ev: AppEvent) -> bool {
         if self.lossless {
             return self.tx.send(ev).is_ok();
@@ -181,10 +187,20 @@ impl TuiFeed {
         match self.tx.try_send(ev) {
             Ok(()) => true,
             Err(TrySendError::Full(ev)) => {
+                if let AppEvent::Pipeline(Event {
+                    conn,
+                    kind: EventKind::State(_),
+                    ..
+                }) = &ev
+                    && let Ok(mut o) = self.overflow.lock()
+                {
+                    o.states.insert(*conn, ev);
+                    return true;
+                }
                 if is_structural(&ev)
                     && let Ok(mut o) = self.overflow.lock()
                 {
-                    o.push(ev);
+                    o.events.push(ev);
                     return true;
                 }
                 self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -198,39 +214,10 @@ impl TuiFeed {
     pub fn event(&self, ev: &Event) -> bool {
         self.send(AppEvent::Pipeline(ev.clone()))
     }
-
-    /// Send `tracker`'s state name and snapshot for `conn` if its name changed or
-    /// [`STATE_INTERVAL_US`] of event time passed since the last one. Call after every chunk.
-    pub fn state(&mut self, conn: ConnId, ts: Timestamp, tracker: &ConnTracker) {
-        let name = tracker.state_name();
-        if let Some((last, at)) = self.last_state.get(&conn)
-            && *last == name
-            && ts.0.saturating_sub(at.0) < STATE_INTERVAL_US
-        {
-            return;
-        }
-        self.state_now(conn, ts, tracker);
-        self.last_state.insert(conn, (name, ts));
-    }
-
-    /// Send the state now (at close, or from a periodic timer).
-    pub fn state_now(&mut self, conn: ConnId, ts: Timestamp, tracker: &ConnTracker) {
-        let name = tracker.state_name();
-        self.last_state.insert(conn, (name.clone(), ts));
-        self.send(AppEvent::State {
-            conn,
-            ts,
-            name,
-            snapshot: tracker.snapshot(),
-        });
-    }
 }
 
 impl Sink for TuiFeed {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        if let EventKind::Close(_) = ev.kind {
-            self.last_state.remove(&ev.conn);
-        }
         TuiFeed::event(self, ev);
         Ok(())
     }
@@ -308,31 +295,16 @@ impl Drop for TerminalGuard {
 /// Run the UI on this thread until the user quits. Events come from `rx`; when every feed
 /// has been dropped the UI says "end of feed" and stays open.
 pub fn run(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
-    run_app(rx, opts, Vec::new())
+    run_app(rx, opts)
 }
 
-/// Run the UI over a finite list of events (replay): all are shown, the UI stays open until
-/// the user quits.
-pub fn run_events(
-    events: impl IntoIterator<Item = AppEvent>,
-    mut opts: TuiOptions,
-) -> io::Result<()> {
-    opts.live = false;
-    let (feed, rx) = channel(1);
-    drop(feed);
-    run_app(rx, opts, events.into_iter().collect())
-}
-
-fn run_app(rx: TuiReceiver, opts: TuiOptions, initial: Vec<AppEvent>) -> io::Result<()> {
+fn run_app(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let live = opts.live;
     let mut app = App::new(opts, (size.width, size.height));
     if live {
         app.handle(AppEvent::Tick(Timestamp::now()));
-    }
-    for ev in initial {
-        app.handle(ev);
     }
     event_loop(&mut guard.terminal, &mut app, &rx, live)
 }

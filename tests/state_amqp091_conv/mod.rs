@@ -251,7 +251,7 @@ impl Conv {
 
     /// The tracker's snapshot.
     pub fn snapshot(&self) -> serde_json::Value {
-        self.insp.tracker().snapshot()
+        serde_json::to_value(self.insp.tracker().snapshot()).expect("a snapshot serialises")
     }
 
     /// The tracker's state name.

@@ -323,6 +323,6 @@ impl Convo {
         self.expect(&[]);
     }
     pub fn snapshot(&self) -> serde_json::Value {
-        self.insp.tracker().snapshot()
+        serde_json::to_value(self.insp.tracker().snapshot()).expect("a snapshot serialises")
     }
 }

@@ -133,7 +133,8 @@ pub fn hex(s: &str) -> Vec<u8> {
 }
 
 /// The events one connection produces for `chunks` (each 1 ms after the last, starting at
-/// `T0 + start_ms`), after a connect event, through the real inspector.
+/// `T0 + start_ms`), after a connect event, through the real inspector (its `State` events
+/// included, published after each chunk).
 pub fn conversation(
     conn: u64,
     start_ms: i64,
@@ -154,13 +155,9 @@ pub fn conversation(
     for (dir, bytes) in chunks {
         ts += 1000;
         insp.chunk(*dir, Timestamp(ts), Bytes::copy_from_slice(bytes), &mut out);
+        // Each chunk its own batch, as the proxy's inspection does when traffic is light.
+        insp.publish_state(Timestamp(ts), &mut out);
         apps.extend(out.drain(..).map(AppEvent::Pipeline));
-        apps.push(AppEvent::State {
-            conn,
-            ts: Timestamp(ts),
-            name: insp.tracker().state_name(),
-            snapshot: insp.tracker().snapshot(),
-        });
     }
     if close {
         ts += 1000;

@@ -7,8 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use serde_json::json;
-
 use super::content::ContentState;
 use super::methods::{answers, expects_reply, is_reply};
 use super::rules;
@@ -642,27 +640,29 @@ impl Channel {
         }
     }
 
-    /// The channel as JSON for the TUI.
-    pub fn snapshot(&self) -> serde_json::Value {
-        let consumers: Vec<String> = self
-            .consumers
-            .keys()
-            .map(|t| String::from_utf8_lossy(t).into_owned())
-            .collect();
-        json!({
-            "channel": self.number,
-            "state": self.state.name(),
-            "confirm-mode": self.confirm,
-            "next-publish-seq": self.confirm.then_some(self.next_seq),
-            "pending-confirms": self.unconfirmed.len(),
-            "consumers": consumers,
-            "unacked-deliveries": self.unacked.len(),
-            "last-delivery-tag": self.last_delivery_tag,
-            "prefetch": self.prefetch,
-            "flow-active": !self.flow_stopped[Dir::C2S.index()],
-            "tx-mode": self.tx,
-            "uncertain": self.uncertain,
-        })
+    /// The channel as the TUI shows it.
+    pub fn snapshot(&self) -> super::snapshot::ChannelSnapshot {
+        super::snapshot::ChannelSnapshot {
+            channel: self.number,
+            state: self.state.name(),
+            confirm_mode: self.confirm,
+            next_publish_seq: self.confirm.then_some(self.next_seq),
+            pending_confirms: self.unconfirmed.len(),
+            consumers: self
+                .consumers
+                .keys()
+                .map(|t| String::from_utf8_lossy(t).into_owned())
+                .collect(),
+            unacked_deliveries: self.unacked.len(),
+            last_delivery_tag: self.last_delivery_tag,
+            prefetch: self.prefetch,
+            flow_active: !self.flow_stopped[Dir::C2S.index()],
+            tx_mode: self.tx,
+            pending_content: crate::state::snapshot::PerDir::from_fn(|d| {
+                self.content[d.index()].into()
+            }),
+            uncertain: self.uncertain,
+        }
     }
 }
 

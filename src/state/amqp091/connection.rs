@@ -384,24 +384,27 @@ impl Connection {
         self.negotiated.map(|(_, _, h)| h).filter(|&h| h > 0)
     }
 
-    /// The connection as JSON for the TUI.
-    pub fn snapshot(&self) -> serde_json::Value {
+    /// The connection as the TUI shows it (`uncertain` is the caller's to set).
+    pub fn snapshot(&self) -> super::snapshot::ConnectionSnapshot {
         let neg = self.negotiated;
-        serde_json::json!({
-            "state": self.state.name(),
-            "frame-max": neg.map(|n| n.1),
-            "channel-max": neg.map(|n| n.0),
-            "heartbeat": neg.map(|n| n.2),
-            "mechanism": self.mechanism,
-            "vhost": self.vhost,
-            "server-product": self.server[0],
-            "server-version": self.server[1],
-            "server-platform": self.server[2],
-            "client-product": self.client[0],
-            "client-version": self.client[1],
-            "blocked": self.blocked.is_some(),
-            "blocked-reason": self.blocked,
-        })
+        let [server_product, server_version, server_platform] = self.server.clone();
+        let [client_product, client_version] = self.client.clone();
+        super::snapshot::ConnectionSnapshot {
+            state: self.state.name(),
+            frame_max: neg.map(|n| n.1),
+            channel_max: neg.map(|n| n.0),
+            heartbeat: neg.map(|n| n.2),
+            mechanism: self.mechanism.clone(),
+            vhost: self.vhost.clone(),
+            server_product,
+            server_version,
+            server_platform,
+            client_product,
+            client_version,
+            blocked: self.blocked.is_some(),
+            blocked_reason: self.blocked.clone(),
+            uncertain: false,
+        }
     }
 }
 

@@ -12,6 +12,7 @@ pub mod connection;
 pub mod content;
 pub mod methods;
 pub mod rules;
+pub mod snapshot;
 
 use std::collections::BTreeMap;
 
@@ -382,14 +383,12 @@ impl ProtocolTracker for ConnectionTracker {
         self.conn.state.name().to_string()
     }
 
-    fn snapshot(&self) -> serde_json::Value {
-        let mut conn = self.conn.snapshot();
-        if let Some(o) = conn.as_object_mut() {
-            o.insert("uncertain".into(), self.uncertain.into());
-        }
-        serde_json::json!({
-            "connection": conn,
-            "channels": self.channels.values().map(Channel::snapshot).collect::<Vec<_>>(),
-        })
+    fn snapshot(&self) -> crate::state::snapshot::Detail {
+        let mut connection = self.conn.snapshot();
+        connection.uncertain = self.uncertain;
+        crate::state::snapshot::Detail::Amqp091(Box::new(snapshot::Amqp091Snapshot {
+            connection,
+            channels: self.channels.values().map(Channel::snapshot).collect(),
+        }))
     }
 }

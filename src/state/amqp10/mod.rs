@@ -25,7 +25,7 @@ pub mod sasl;
 pub mod serial;
 pub mod session;
 mod session_frames;
-mod snapshot;
+pub mod snapshot;
 
 use crate::hash::HashMap;
 
@@ -444,7 +444,7 @@ impl ProtocolTracker for ConnectionTracker {
         self.client_state().name().into()
     }
 
-    fn snapshot(&self) -> serde_json::Value {
-        snapshot::snapshot(self)
+    fn snapshot(&self) -> crate::state::snapshot::Detail {
+        crate::state::snapshot::Detail::Amqp10(Box::new(snapshot::snapshot(self)))
     }
 }

@@ -19,9 +19,8 @@ pub const OPEN_DEPTH: usize = 2;
 /// Nesting below this depth is not shown (hostile JSON cannot blow up the tree).
 pub const MAX_DEPTH: usize = 16;
 
-/// The span name of a frame's message bytes (after the performative): selecting any node of
-/// the message highlights them.
-pub const PAYLOAD_SPAN: &str = "$payload";
+/// The span name of a frame's message bytes: selecting any node of the message lights them.
+pub use crate::codec::PAYLOAD_SPAN;
 
 /// One visible line of the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,8 +159,13 @@ pub fn tree_nodes(row: &Row, toggled: &HashSet<String>) -> Vec<Node> {
             // Spec order when the codec gives spans (they come in field order), else the
             // map's order.
             let mut keys: Vec<&String> = m.keys().collect();
-            if let Some(spans) = &row.spans {
-                let pos = |k: &str| spans.iter().position(|(n, _)| n == k).unwrap_or(usize::MAX);
+            if let Some(spans) = row.spans() {
+                let pos = |k: &str| {
+                    spans
+                        .iter()
+                        .position(|(n, _)| *n == k)
+                        .unwrap_or(usize::MAX)
+                };
                 keys.sort_by_key(|k| pos(k));
             }
             for k in keys {
@@ -215,11 +219,11 @@ pub fn tree_nodes(row: &Row, toggled: &HashSet<String>) -> Vec<Node> {
 
 /// The byte ranges to highlight for the field at `field_path`: its own span, its
 /// descendants' spans, or failing both its nearest spanned ancestor's.
-pub fn highlight(spans: &[(String, Range<usize>)], field_path: &str) -> Vec<Range<usize>> {
+pub fn highlight(spans: &[(&str, Range<usize>)], field_path: &str) -> Vec<Range<usize>> {
     let own: Vec<Range<usize>> = spans
         .iter()
         .filter(|(n, _)| {
-            n == field_path
+            *n == field_path
                 || n.strip_prefix(field_path)
                     .is_some_and(|rest| rest.starts_with('.'))
         })
@@ -232,7 +236,7 @@ pub fn highlight(spans: &[(String, Range<usize>)], field_path: &str) -> Vec<Rang
         .iter()
         .filter(|(n, _)| {
             field_path
-                .strip_prefix(n.as_str())
+                .strip_prefix(*n)
                 .is_some_and(|rest| rest.starts_with('.'))
         })
         .max_by_key(|(n, _)| n.len())
@@ -404,10 +408,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let hl = match (
-        &row.spans,
+        row.spans(),
         nodes.get(list.selected).and_then(|n| n.field_path.as_ref()),
     ) {
-        (Some(spans), Some(p)) => highlight(spans, p),
+        (Some(spans), Some(p)) => highlight(&spans, p),
         _ => Vec::new(),
     };
     let title = if row.raw.len() < row.len {
@@ -441,9 +445,9 @@ mod tests {
     #[test]
     fn highlight_prefers_own_span_then_children_then_ancestor() {
         let spans = vec![
-            ("source".to_string(), 10..30),
-            ("source.address".to_string(), 12..20),
-            ("handle".to_string(), 5..6),
+            ("source", 10..30),
+            ("source.address", 12..20),
+            ("handle", 5..6),
         ];
         assert_eq!(highlight(&spans, "source.address"), vec![12..20]);
         assert_eq!(highlight(&spans, "source"), vec![10..30, 12..20]);

@@ -136,7 +136,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 mod tests {
     use super::*;
     use crate::event::Timestamp;
-    use crate::tui::app::Proto;
 
     fn row(name: &str, summary: &str) -> Row {
         Row {
@@ -153,10 +152,9 @@ mod tests {
             link: None,
             raw: bytes::Bytes::new(),
             len: 0,
-            decode_as: Proto::None,
+            frame: None,
             fields: None,
             message: None,
-            spans: None,
             violations: Vec::new(),
         }
     }

@@ -8,7 +8,8 @@ pub mod connections;
 pub mod detail;
 pub mod frames;
 pub mod help;
-pub mod links;
+pub mod state;
+pub mod state_items;
 pub mod violations;
 
 use ratatui::Frame;
@@ -111,7 +112,7 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     if areas.bottom.height > 0 {
         match areas.bottom_pane {
-            Pane::State => links::render(app, f, areas.bottom),
+            Pane::State => state::render(app, f, areas.bottom),
             Pane::Violations => violations::render(app, f, areas.bottom),
             _ => detail::render(app, f, areas.bottom),
         }

@@ -1,0 +1,389 @@
+//! What the user's actions do to the UI state: focus, cursors and scrolling, zoom, the filter
+//! line, the detail tree's expansion, and jumps (Enter on a state item or a violation, `n`/`N`).
+
+use super::app::{App, ListState, Overlay, Pane};
+use super::filter::Filter;
+use super::input::Action;
+use super::views;
+
+impl App {
+    pub(super) fn clamp_all(&mut self) {
+        let n = self.conns.len() + 1;
+        let h = self.page(Pane::Connections);
+        self.conn_list.clamp(n, h);
+        let h = self.page(Pane::Frames);
+        self.frame_list.clamp(self.view.len(), h);
+        let h = self.page(Pane::Violations);
+        self.violation_list.clamp(self.violations.len(), h);
+        let n = self.detail_len();
+        let h = self.page(Pane::Detail);
+        self.detail_list.clamp(n, h);
+        let n = self.state_len();
+        let h = self.page(Pane::State);
+        self.state_list.clamp(n, h);
+    }
+
+    fn detail_len(&self) -> usize {
+        self.selected_row()
+            .map_or(0, |r| views::detail::tree_nodes(r, &self.toggled).len())
+    }
+
+    fn state_len(&self) -> usize {
+        self.state_snapshot()
+            .map_or(0, |s| views::state_items::state_items(s).len())
+    }
+
+    fn focus(&mut self, p: Pane) {
+        self.focus = p;
+        if matches!(p, Pane::Detail | Pane::State | Pane::Violations) {
+            self.bottom = p;
+        }
+        self.clamp_all();
+    }
+
+    fn list_len(&self, p: Pane) -> usize {
+        match p {
+            Pane::Connections => self.conns.len() + 1,
+            Pane::Frames => self.view.len(),
+            Pane::Detail => self.detail_len(),
+            Pane::State => self.state_len(),
+            Pane::Violations => self.violations.len(),
+        }
+    }
+
+    fn list_mut(&mut self, p: Pane) -> &mut ListState {
+        match p {
+            Pane::Connections => &mut self.conn_list,
+            Pane::Frames => &mut self.frame_list,
+            Pane::Detail => &mut self.detail_list,
+            Pane::State => &mut self.state_list,
+            Pane::Violations => &mut self.violation_list,
+        }
+    }
+
+    fn move_in(&mut self, p: Pane, delta: isize) {
+        let len = self.list_len(p);
+        let h = self.page(p);
+        let before = self.frame_list.selected;
+        let before_conn = self.conn_list.selected;
+        self.list_mut(p).move_by(delta, len, h);
+        match p {
+            Pane::Frames => {
+                if delta < 0 {
+                    self.follow = false;
+                }
+                if self.frame_list.selected != before {
+                    self.detail_list = ListState::default();
+                    self.hex_scroll = 0;
+                }
+            }
+            Pane::Connections if self.conn_list.selected != before_conn => {
+                self.state_list = ListState::default();
+                self.rebuild_view();
+            }
+            _ => {}
+        }
+    }
+
+    /// Perform one user action.
+    pub fn act(&mut self, a: Action) {
+        if !matches!(a, Action::FilterChar(_) | Action::FilterBackspace) {
+            self.message = None;
+        }
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Help => {
+                self.overlay = if self.overlay == Overlay::Help {
+                    Overlay::None
+                } else {
+                    Overlay::Help
+                }
+            }
+            Action::Escape => {
+                if self.overlay != Overlay::None {
+                    self.overlay = Overlay::None;
+                } else if self.zoom {
+                    self.zoom = false;
+                    self.clamp_all();
+                } else if !self.filter.is_empty() {
+                    self.filter = Filter::default();
+                    self.rebuild_view();
+                    self.message = Some("filter cleared".into());
+                }
+            }
+            Action::OpenFilter => {
+                self.overlay = Overlay::FilterInput {
+                    text: self.filter.source.clone(),
+                    error: None,
+                }
+            }
+            Action::FilterChar(ch) => {
+                if let Overlay::FilterInput { text, error } = &mut self.overlay {
+                    text.push(ch);
+                    *error = Filter::parse(text).err().map(|e| e.to_string());
+                }
+            }
+            Action::FilterBackspace => {
+                if let Overlay::FilterInput { text, error } = &mut self.overlay {
+                    text.pop();
+                    *error = Filter::parse(text).err().map(|e| e.to_string());
+                }
+            }
+            Action::FilterSubmit => {
+                if let Overlay::FilterInput { text, .. } = &self.overlay {
+                    match Filter::parse(text) {
+                        Ok(f) => {
+                            self.filter = f;
+                            self.overlay = Overlay::None;
+                            self.rebuild_view();
+                        }
+                        Err(e) => {
+                            let text = text.clone();
+                            self.overlay = Overlay::FilterInput {
+                                text,
+                                error: Some(e.to_string()),
+                            };
+                        }
+                    }
+                }
+            }
+            Action::FilterCancel => self.overlay = Overlay::None,
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                self.clamp_all();
+            }
+            Action::FocusNext => self.focus(self.focus.next()),
+            Action::FocusPrev => self.focus(self.focus.prev()),
+            Action::FocusPane(p) => self.focus(p),
+            Action::Up => self.move_in(self.focus, -1),
+            Action::Down => self.move_in(self.focus, 1),
+            Action::PageUp => {
+                let h = self.page(self.focus).max(2) as isize - 1;
+                self.move_in(self.focus, -h)
+            }
+            Action::PageDown => {
+                let h = self.page(self.focus).max(2) as isize - 1;
+                self.move_in(self.focus, h)
+            }
+            Action::Home => self.move_in(self.focus, isize::MIN / 2),
+            Action::End => {
+                self.move_in(self.focus, isize::MAX / 2);
+                if self.focus == Pane::Frames {
+                    self.follow = true;
+                }
+            }
+            Action::Follow => {
+                self.follow = true;
+                self.frame_list.selected = self.view.len().saturating_sub(1);
+                let h = self.page(Pane::Frames);
+                self.frame_list.clamp(self.view.len(), h);
+            }
+            Action::Enter => self.enter(),
+            Action::Collapse | Action::Expand => {
+                if self.focus == Pane::Detail {
+                    self.toggle_node(Some(matches!(a, Action::Expand)));
+                }
+            }
+            Action::ToggleNode => {
+                if self.focus == Pane::Detail {
+                    self.toggle_node(None);
+                }
+            }
+            Action::AllConnections => {
+                self.conn_list.selected = 0;
+                self.rebuild_view();
+            }
+            Action::NextViolation | Action::PrevViolation => {
+                let fwd = a == Action::NextViolation;
+                self.jump_violation_frame(fwd)
+            }
+            Action::HexUp => self.hex_scroll = self.hex_scroll.saturating_sub(4),
+            Action::HexDown => self.hex_scroll = self.hex_scroll.saturating_add(4),
+            Action::Scroll { x, y, down } => {
+                if let Some(p) = self.pane_at(x, y) {
+                    self.move_in(p, if down { 3 } else { -3 });
+                }
+            }
+            Action::Click { x, y } => self.click(x, y),
+        }
+    }
+
+    fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        let areas = views::layout(self, self.size);
+        Pane::ALL.into_iter().find(|p| {
+            let r = areas.rect(*p);
+            r.width > 0 && x >= r.x && x < r.right() && y >= r.y && y < r.bottom()
+        })
+    }
+
+    fn click(&mut self, x: u16, y: u16) {
+        if self.overlay != Overlay::None {
+            self.overlay = Overlay::None;
+            return;
+        }
+        let Some(p) = self.pane_at(x, y) else { return };
+        self.focus(p);
+        let areas = views::layout(self, self.size);
+        let Some(first) = views::first_row_y(areas.rect(p), p) else {
+            return;
+        };
+        if y < first {
+            return;
+        }
+        let offset = match p {
+            Pane::Connections => self.conn_list.offset,
+            Pane::Frames => self.frame_list.offset,
+            Pane::Detail => self.detail_list.offset,
+            Pane::State => self.state_list.offset,
+            Pane::Violations => self.violation_list.offset,
+        };
+        let target = offset + (y - first) as usize;
+        if target >= self.list_len(p) {
+            return;
+        }
+        let cur = match p {
+            Pane::Connections => self.conn_list.selected,
+            Pane::Frames => self.frame_list.selected,
+            Pane::Detail => self.detail_list.selected,
+            Pane::State => self.state_list.selected,
+            Pane::Violations => self.violation_list.selected,
+        };
+        self.move_in(p, target as isize - cur as isize);
+        if p == Pane::Frames && target + 1 < self.view.len() {
+            self.follow = false;
+        }
+    }
+
+    fn toggle_node(&mut self, want_open: Option<bool>) {
+        let Some(row) = self.selected_row() else {
+            return;
+        };
+        let nodes = views::detail::tree_nodes(row, &self.toggled);
+        let Some(n) = nodes.get(self.detail_list.selected) else {
+            return;
+        };
+        if !n.container {
+            return;
+        }
+        let open = n.expanded;
+        if want_open.is_none_or(|w| w != open) {
+            let path = n.path.clone();
+            if !self.toggled.remove(&path) {
+                self.toggled.insert(path);
+            }
+        }
+        let len = self.detail_len();
+        let h = self.page(Pane::Detail);
+        self.detail_list.clamp(len, h);
+    }
+
+    fn enter(&mut self) {
+        match self.focus {
+            Pane::Connections => self.focus(Pane::Frames),
+            Pane::Frames => self.focus(Pane::Detail),
+            Pane::Detail => self.toggle_node(None),
+            Pane::Violations => self.jump_to_violation(),
+            Pane::State => {
+                let item = self.state_snapshot().and_then(|s| {
+                    views::state_items::state_items(s)
+                        .get(self.state_list.selected)
+                        .and_then(|i| i.filter.clone())
+                });
+                if let Some(f) = item {
+                    match Filter::parse(&f) {
+                        Ok(filter) => {
+                            self.filter = filter;
+                            self.follow = false;
+                            self.rebuild_view();
+                            self.message = Some(format!("filter: {f}"));
+                            self.focus(Pane::Frames);
+                        }
+                        Err(e) => self.message = Some(e.to_string()),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Select the frame of the selected violation (matching conn + dir + offset).
+    fn jump_to_violation(&mut self) {
+        let Some(v) = self.violations.get(self.violation_list.selected).cloned() else {
+            return;
+        };
+        let seq = v.seq.or_else(|| {
+            self.conns.get(&v.conn).and_then(|c| {
+                c.rows
+                    .iter()
+                    .rev()
+                    .find(|r| r.dir == Some(v.violation.dir) && r.offset == v.violation.offset)
+                    .map(|r| r.seq)
+            })
+        });
+        let Some(seq) = seq.filter(|s| self.row(v.conn, *s).is_some()) else {
+            self.message = Some(format!(
+                "the frame at {} offset {} is no longer in memory",
+                v.violation.dir.as_str(),
+                v.violation.offset
+            ));
+            return;
+        };
+        // Show the frame's connection, clearing a filter that hides it.
+        if let Ok(pos) = self.conn_ids.binary_search(&v.conn)
+            && self.selected_conn().is_some_and(|c| c != v.conn)
+        {
+            self.conn_list.selected = pos + 1;
+            let h = self.page(Pane::Connections);
+            self.conn_list.clamp(self.conns.len() + 1, h);
+        }
+        self.follow = false;
+        self.rebuild_view();
+        if !self.view.contains(&(v.conn, seq)) {
+            self.filter = Filter::default();
+            self.rebuild_view();
+            self.message = Some("filter cleared to show the frame".into());
+        }
+        if let Some(i) = self.view.iter().position(|e| *e == (v.conn, seq)) {
+            self.frame_list.selected = i;
+            // Centre the frame.
+            let h = self.page(Pane::Frames);
+            self.frame_list.offset = i.saturating_sub(h / 2);
+            self.frame_list.clamp(self.view.len(), h);
+            self.detail_list = ListState::default();
+            self.hex_scroll = 0;
+            self.focus(Pane::Frames);
+        }
+    }
+
+    /// `n` / `N`: the next / previous frame in the list with a violation.
+    fn jump_violation_frame(&mut self, forward: bool) {
+        let cur = self.frame_list.selected;
+        let has = |app: &App, i: usize| {
+            app.view
+                .get(i)
+                .and_then(|(c, s)| app.row(*c, *s))
+                .is_some_and(|r| !r.violations.is_empty())
+        };
+        let found = if forward {
+            (cur + 1..self.view.len()).find(|i| has(self, *i))
+        } else {
+            (0..cur).rev().find(|i| has(self, *i))
+        };
+        match found {
+            Some(i) => {
+                self.follow = false;
+                self.frame_list.selected = i;
+                let h = self.page(Pane::Frames);
+                self.frame_list.clamp(self.view.len(), h);
+                self.detail_list = ListState::default();
+                self.focus(Pane::Frames);
+            }
+            None => {
+                self.message = Some(if forward {
+                    "no later frame with a violation".into()
+                } else {
+                    "no earlier frame with a violation".into()
+                })
+            }
+        }
+    }
+}

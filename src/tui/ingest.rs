@@ -1,0 +1,306 @@
+//! How pipeline events change the UI: each event becomes rows of its connection's frame list,
+//! counters, violations or the connection's shown state, within the bounds of
+//! [`TuiOptions`](super::TuiOptions); the frame list's view and cursor follow.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
+
+use super::app::{App, Pane};
+use super::model::{Conn, Row, RowKind, ViolationRow};
+
+impl App {
+    pub(super) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
+        if !self.conns.contains_key(&id) {
+            let at = self.conn_ids.partition_point(|x| *x < id);
+            self.conn_ids.insert(at, id);
+        }
+        let c = self.conns.entry(id).or_insert_with(|| Conn::new(id, ts));
+        c.last_ts = c.last_ts.max(ts);
+        c
+    }
+
+    /// Apply one pipeline event.
+    pub(super) fn pipeline(&mut self, e: Event) {
+        self.now = self.now.max(e.ts);
+        let (conn, ts) = (e.conn, e.ts);
+        let before = self.conns.len();
+        self.conn_mut(conn, ts);
+        if self.conns.len() != before && self.conn_list.selected > 0 {
+            // A new connection sorts last (numbers grow), but keep the cursor on its conn.
+            let sel = self.conn_list.selected;
+            let n = self.conns.len();
+            if sel >= n {
+                self.conn_list.selected = n.min(sel);
+            }
+        }
+        match e.kind {
+            EventKind::Connect { client, upstream } => {
+                let c = self.conn_mut(conn, ts);
+                c.client = Some(client);
+                c.upstream = Some(upstream);
+            }
+            EventKind::Header {
+                dir,
+                offset,
+                header,
+                raw,
+            } => {
+                let c = self.conn_mut(conn, ts);
+                if c.proto.is_empty() || header.proto_name() != "amqp-sasl" {
+                    c.proto = header.proto_name().to_string();
+                }
+                self.push_row(Row::header(conn, ts, dir, offset, header, &raw));
+            }
+            EventKind::Frame(f) => self.frame(conn, ts, f),
+            EventKind::Violation(v) => self.violation(conn, ts, v),
+            EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
+            // Shown through the `Data` events that carry the same bytes, and the violations.
+            EventKind::Undecoded { .. } => {}
+            EventKind::Gap {
+                dir,
+                offset,
+                len,
+                reason,
+            } => self.push_row(Row::gap(conn, ts, dir, offset, len, &reason)),
+            EventKind::Close(info) => {
+                let c = self.conn_mut(conn, ts);
+                c.bytes = [
+                    c.bytes[0].max(info.bytes_c2s),
+                    c.bytes[1].max(info.bytes_s2c),
+                ];
+                let row = Row::close(conn, ts, &info);
+                c.closed = Some(info);
+                self.push_row(row);
+                self.forget_closed();
+            }
+            EventKind::State(snapshot) => self.conn_mut(conn, ts).set_state(ts, snapshot),
+        }
+    }
+
+    fn frame(&mut self, conn: ConnId, ts: Timestamp, f: Arc<FrameEvent>) {
+        let (max_raw, max_body) = (self.opts.max_raw_per_frame, self.opts.max_body);
+        let c = self.conn_mut(conn, ts);
+        c.frames[f.dir.index()] += 1;
+        let link = c.link_of(&f);
+        self.push_row(Row::frame(conn, ts, &f, link, max_raw, max_body));
+    }
+
+    pub(super) fn push_row(&mut self, mut row: Row) {
+        row.seq = self.next_seq;
+        self.next_seq += 1;
+        let conn = row.conn;
+        let seq = row.seq;
+        let in_scope = self.selected_conn().is_none_or(|c| c == conn);
+        let visible = in_scope && row.matches(&self.filter);
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        c.raw_bytes += row.held_bytes();
+        c.rows.push_back(row);
+        if visible {
+            self.view.push_back((conn, seq));
+        }
+        self.evict(conn);
+        if self.follow {
+            self.frame_list.selected = self.view.len().saturating_sub(1);
+        }
+        let h = self.page(Pane::Frames);
+        self.frame_list.clamp(self.view.len(), h);
+    }
+
+    /// Drop `conn`'s oldest rows beyond the frame and byte bounds, and their list entries.
+    pub(super) fn evict(&mut self, conn: ConnId) {
+        let max = self.opts.max_frames_per_conn.max(1);
+        let max_bytes = self.opts.max_bytes_per_conn;
+        let in_scope = self.selected_conn().is_none_or(|c| c == conn);
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        while c.rows.len() > max || (c.raw_bytes > max_bytes && c.rows.len() > 1) {
+            let Some(old) = c.rows.pop_front() else { break };
+            c.raw_bytes = c.raw_bytes.saturating_sub(old.held_bytes());
+            c.evicted += 1;
+            if !in_scope {
+                continue;
+            }
+            if self.view.front() == Some(&(conn, old.seq)) {
+                // The usual case: the oldest listed row goes; the cursor stays on its row.
+                self.view.pop_front();
+                self.frame_list.selected = self.frame_list.selected.saturating_sub(1);
+                self.frame_list.offset = self.frame_list.offset.saturating_sub(1);
+            } else if old.matches(&self.filter) {
+                self.view_dangling += 1;
+            }
+        }
+        if self.view_dangling > 256 || self.view_dangling * 8 > self.view.len() {
+            self.compact_view();
+        }
+    }
+
+    /// Drop view entries whose rows were evicted, keeping the cursor on its row.
+    pub(super) fn compact_view(&mut self) {
+        let sel = self.view.get(self.frame_list.selected).copied();
+        let conns = &self.conns;
+        self.view
+            .retain(|(c, s)| conns.get(c).is_some_and(|c| c.row(*s).is_some()));
+        self.view_dangling = 0;
+        self.frame_list.selected = match sel {
+            Some((_, s)) => self.view.partition_point(|(_, x)| *x < s),
+            None => 0,
+        };
+        if self.follow {
+            self.frame_list.selected = self.view.len().saturating_sub(1);
+        }
+        let h = self.page(Pane::Frames);
+        self.frame_list.clamp(self.view.len(), h);
+    }
+
+    pub(super) fn violation(&mut self, conn: ConnId, ts: Timestamp, v: Violation) {
+        let c = self.conn_mut(conn, ts);
+        c.violations += 1;
+        // Attach to the most recent row of the same direction and offset.
+        let seq = c
+            .rows
+            .iter()
+            .rev()
+            .take(64)
+            .find(|r| r.dir == Some(v.dir) && r.offset == v.offset && r.kind != RowKind::Close)
+            .map(|r| r.seq);
+        let seq = match seq {
+            Some(s) => {
+                let filter = self.filter.clone();
+                let in_scope = self.selected_conn().is_none_or(|x| x == conn);
+                let c = self.conn_mut(conn, ts);
+                if let Some(r) = c.row_mut(s) {
+                    let was = r.matches(&filter);
+                    r.violations.push(v.clone());
+                    let now = r.matches(&filter);
+                    if in_scope && was != now {
+                        self.rebuild_view();
+                    }
+                }
+                Some(s)
+            }
+            None if v.rule.starts_with("codec.") => {
+                let row = Row::malformed(conn, ts, &v);
+                let s = self.next_seq;
+                self.push_row(row);
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.pending_raw.push(s);
+                }
+                Some(s)
+            }
+            None => None,
+        };
+        self.violations.push_back(ViolationRow {
+            conn,
+            ts,
+            violation: v,
+            seq,
+        });
+        while self.violations.len() > self.opts.max_violations.max(1) {
+            self.violations.pop_front();
+            self.violations_evicted += 1;
+            self.violation_list.selected = self.violation_list.selected.saturating_sub(1);
+            self.violation_list.offset = self.violation_list.offset.saturating_sub(1);
+        }
+    }
+
+    pub(super) fn data(
+        &mut self,
+        conn: ConnId,
+        ts: Timestamp,
+        dir: Dir,
+        offset: u64,
+        bytes: Bytes,
+    ) {
+        let max_raw = self.opts.max_raw_per_frame;
+        let c = self.conn_mut(conn, ts);
+        let end = offset.saturating_add(bytes.len() as u64);
+        c.bytes[dir.index()] = c.bytes[dir.index()].max(end);
+        if c.pending_raw.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut c.pending_raw);
+        let mut keep = Vec::new();
+        for s in pending {
+            let Some(r) = c.row(s) else { continue };
+            if r.dir != Some(dir) {
+                keep.push(s);
+                continue;
+            }
+            if r.offset < offset || r.offset >= end {
+                if r.offset >= end {
+                    keep.push(s);
+                }
+                continue;
+            }
+            // The bytes run to the next row of this direction, or the end of the data.
+            // Rows after it in arrival order; only the next few can be its neighbour.
+            let at = c.rows.partition_point(|x| x.seq <= s);
+            let next = c
+                .rows
+                .range(at..)
+                .take(64)
+                .filter(|x| x.dir == Some(dir) && x.offset > r.offset)
+                .map(|x| x.offset)
+                .min()
+                .unwrap_or(end)
+                .min(end);
+            let from = (r.offset - offset) as usize;
+            let to = ((next - offset) as usize)
+                .min(from + max_raw)
+                .min(bytes.len());
+            let slice = Bytes::copy_from_slice(&bytes[from..to]);
+            let len = (next - r.offset) as usize;
+            c.raw_bytes += slice.len();
+            if let Some(r) = c.row_mut(s) {
+                r.raw = slice;
+                r.len = len;
+            }
+        }
+        c.pending_raw = keep;
+        self.evict(conn);
+        let h = self.page(Pane::Frames);
+        self.frame_list.clamp(self.view.len(), h);
+    }
+
+    /// Recompute the frame list from the connection choice and the filter, keeping the
+    /// cursor on the same row when it is still listed.
+    pub fn rebuild_view(&mut self) {
+        let sel = self.view.get(self.frame_list.selected).copied();
+        let scope = self.selected_conn();
+        let mut view = Vec::new();
+        for c in self.conns.values() {
+            if scope.is_some_and(|s| s != c.id) {
+                continue;
+            }
+            for r in &c.rows {
+                if r.matches(&self.filter) {
+                    view.push((c.id, r.seq));
+                }
+            }
+        }
+        if scope.is_none() {
+            view.sort_unstable_by_key(|(_, s)| *s);
+        }
+        self.view = view.into();
+        self.view_dangling = 0;
+        self.frame_list.selected = if self.follow {
+            self.view.len().saturating_sub(1)
+        } else {
+            match sel {
+                Some((_, s)) => self
+                    .view
+                    .partition_point(|(_, x)| *x < s)
+                    .min(self.view.len().saturating_sub(1)),
+                None => 0,
+            }
+        };
+        let h = self.page(Pane::Frames);
+        self.frame_list.clamp(self.view.len(), h);
+    }
+}

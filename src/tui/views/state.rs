@@ -1,0 +1,110 @@
+//! The state pane: the tracker's typed snapshot of the shown connection, as the lines
+//! [`state_items`] builds, with a link-credit sparkline beside each link (from the tracker's
+//! own credit history).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Sparkline};
+
+use super::state_items::{ItemKind, state_items};
+use super::{fit, pane_block, selected_style};
+use crate::tui::app::{App, Pane};
+
+/// Width of the sparkline column.
+pub const SPARK_W: u16 = 16;
+
+/// Draw the state pane.
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Pane::State;
+    let conn = app.state_conn();
+    let title = match conn {
+        Some(c) => format!(" State: conn {} {} ", c.id, c.state),
+        None => " State ".to_string(),
+    };
+    let block = pane_block(
+        app,
+        Pane::State,
+        Line::styled(title, Style::new().add_modifier(Modifier::BOLD)),
+    );
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let items = conn.map(|c| state_items(&c.snapshot)).unwrap_or_default();
+    if items.is_empty() {
+        let msg = if conn.is_some() {
+            "nothing tracked yet"
+        } else {
+            "no connection selected"
+        };
+        f.render_widget(
+            Paragraph::new(Line::styled(msg, Style::new().fg(Color::DarkGray))),
+            inner,
+        );
+        return;
+    }
+    let spark = inner.width >= 60;
+    let text_w = if spark {
+        inner.width - SPARK_W - 1
+    } else {
+        inner.width
+    };
+    let h = inner.height as usize;
+    let mut list = app.state_list;
+    list.selected = list.selected.min(items.len() - 1);
+    if list.selected >= list.offset + h.max(1) {
+        list.offset = list.selected + 1 - h.max(1);
+    }
+    for (row, (i, it)) in items
+        .iter()
+        .enumerate()
+        .skip(list.offset)
+        .take(h)
+        .enumerate()
+    {
+        let mut style = match it.kind {
+            ItemKind::Heading => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            ItemKind::Columns => Style::new().fg(Color::DarkGray),
+            _ => Style::new(),
+        };
+        if i == list.selected {
+            style = style.patch(selected_style(focused));
+        }
+        let y = inner.y + row as u16;
+        f.render_widget(
+            Paragraph::new(Line::styled(fit(&it.text, text_w as usize), style)),
+            Rect::new(inner.x, y, text_w, 1),
+        );
+        if !spark {
+            continue;
+        }
+        let sx = inner.x + text_w + 1;
+        if it.kind == ItemKind::Columns && it.text.contains("credit") {
+            f.render_widget(
+                Paragraph::new(Line::styled(
+                    "credit history",
+                    Style::new().fg(Color::DarkGray),
+                )),
+                Rect::new(sx, y, SPARK_W, 1),
+            );
+        }
+        if let Some(hist) = &it.credit {
+            // Negative credit (lowered below what is in flight) draws as none left.
+            let data: Vec<u64> = hist
+                .iter()
+                .rev()
+                .take(SPARK_W as usize)
+                .rev()
+                .map(|c| (*c).max(0) as u64)
+                .collect();
+            let max = data.iter().copied().max().unwrap_or(0).max(1);
+            f.render_widget(
+                Sparkline::default()
+                    .data(data)
+                    .max(max)
+                    .style(Style::new().fg(Color::Green)),
+                Rect::new(sx, y, SPARK_W, 1),
+            );
+        }
+    }
+}

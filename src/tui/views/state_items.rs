@@ -1,0 +1,423 @@
+//! The lines of the state pane, built from the tracker's typed [`Snapshot`]: the connection's
+//! state, tables of links and sessions (AMQP 1.0, each link with its credit history for the
+//! sparkline) or of channels (AMQP 0-9-1), then what the peers announced.
+//!
+//! A value the tracker cannot vouch for (its part of the state was touched by missed bytes: a
+//! capture gap, a skim) is shown with a `?` after it, and the table's heading says what that
+//! means; nothing is shown as certain that is not. Values per direction are `client/server`
+//! (one value when both agree).
+
+use crate::event::Dir;
+use crate::state::snapshot::{
+    Amqp10Snapshot, Amqp091Snapshot, ChannelSnapshot, Detail, LinkSnapshot, PeerSnapshot,
+    PendingContent, PerDir, SessionSnapshot, Snapshot,
+};
+
+use super::fit;
+
+/// What a line of the state pane is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemKind {
+    /// A section title.
+    Heading,
+    /// Column names.
+    Columns,
+    /// A table row.
+    Row,
+    /// A key/value line.
+    Value,
+}
+
+/// One line of the state pane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateItem {
+    /// What it is.
+    pub kind: ItemKind,
+    /// The text.
+    pub text: String,
+    /// The frame filter Enter applies (`link:NAME`, `channel:N`).
+    pub filter: Option<String>,
+    /// Link-credit history drawn as a sparkline at the end of the line (oldest first).
+    pub credit: Option<Vec<i64>>,
+}
+
+impl StateItem {
+    fn line(kind: ItemKind, text: String) -> Self {
+        StateItem {
+            kind,
+            text,
+            filter: None,
+            credit: None,
+        }
+    }
+}
+
+/// Marks a value its tracker cannot vouch for.
+pub const UNCERTAIN: &str = "?";
+
+/// Column cells wider than this are cut.
+const MAX_CELL: usize = 24;
+
+/// `value`, with [`UNCERTAIN`] after it unless `sure`.
+fn sure(value: impl std::fmt::Display, sure: bool) -> String {
+    if sure {
+        value.to_string()
+    } else {
+        format!("{value}{UNCERTAIN}")
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// `client/server`, or one value when both are the same.
+fn pair<T: std::fmt::Display + PartialEq>(p: &PerDir<Option<T>>) -> String {
+    if p.c2s == p.s2c {
+        opt(p.c2s.as_ref())
+    } else {
+        format!("{}/{}", opt(p.c2s.as_ref()), opt(p.s2c.as_ref()))
+    }
+}
+
+fn quote(s: &str) -> String {
+    if s.chars().any(|c| c.is_whitespace() || c == '"' || c == '|') {
+        format!("\"{}\"", s.replace('"', ""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A table being built: column names and rows of cells.
+struct Table {
+    heading: String,
+    columns: &'static [&'static str],
+    rows: Vec<TableRow>,
+}
+
+struct TableRow {
+    cells: Vec<String>,
+    filter: Option<String>,
+    credit: Option<Vec<i64>>,
+}
+
+impl Table {
+    fn push_into(self, out: &mut Vec<StateItem>) {
+        out.push(StateItem::line(ItemKind::Heading, self.heading));
+        if self.rows.is_empty() {
+            return;
+        }
+        let widths: Vec<usize> = (0..self.columns.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|r| r.cells.get(i).map_or(0, |c| c.chars().count()))
+                    .chain(std::iter::once(self.columns[i].chars().count()))
+                    .max()
+                    .unwrap_or(0)
+                    .min(MAX_CELL)
+            })
+            .collect();
+        let join = |cells: &mut dyn Iterator<Item = &str>| {
+            cells
+                .zip(&widths)
+                .map(|(c, w)| fit(c, *w))
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim_end()
+                .to_string()
+        };
+        out.push(StateItem::line(
+            ItemKind::Columns,
+            join(&mut self.columns.iter().copied()),
+        ));
+        for r in self.rows {
+            out.push(StateItem {
+                kind: ItemKind::Row,
+                text: join(&mut r.cells.iter().map(String::as_str)),
+                filter: r.filter,
+                credit: r.credit,
+            });
+        }
+    }
+}
+
+fn peer_line(label: &str, p: &PeerSnapshot) -> String {
+    let mut s = format!("{label}: {}", p.state);
+    if let Some(c) = &p.container_id {
+        s.push_str(&format!(" container-id {c}"));
+    }
+    if let Some(h) = &p.hostname {
+        s.push_str(&format!(" hostname {h}"));
+    }
+    if let Some(m) = p.max_frame_size {
+        s.push_str(&format!(" max-frame-size {m}"));
+    }
+    if let Some(c) = p.channel_max {
+        s.push_str(&format!(" channel-max {c}"));
+    }
+    if let Some(t) = p.idle_time_out {
+        s.push_str(&format!(" idle-time-out {t}ms"));
+    }
+    if !p.known {
+        s.push_str(" (bytes it sent were missed)");
+    }
+    s
+}
+
+fn session_row(s: &SessionSnapshot) -> TableRow {
+    let both = |f: &dyn Fn(&crate::state::snapshot::SessionSideSnapshot) -> Option<u32>| {
+        pair(&PerDir {
+            c2s: f(&s.c2s),
+            s2c: f(&s.s2c),
+        })
+    };
+    let unsettled = format!("{}/{}", s.c2s.unsettled, s.s2c.unsettled);
+    TableRow {
+        cells: vec![
+            pair(&s.channel),
+            s.state.to_string(),
+            both(&|x| x.next_outgoing_id),
+            both(&|x| x.next_incoming_id),
+            both(&|x| x.incoming_window),
+            both(&|x| x.outgoing_window),
+            sure(unsettled, s.known),
+            s.links.to_string(),
+        ],
+        filter: s
+            .channel
+            .c2s
+            .or(s.channel.s2c)
+            .map(|c| format!("channel:{c}")),
+        credit: None,
+    }
+}
+
+fn link_row(l: &LinkSnapshot) -> TableRow {
+    let k = l.known;
+    let terminus = |a: &Option<String>| a.clone().unwrap_or_else(|| "-".into());
+    TableRow {
+        cells: vec![
+            l.name.clone(),
+            pair(&l.channel),
+            pair(&l.handle),
+            l.role.to_string(),
+            l.state.to_string(),
+            terminus(&l.source_address),
+            terminus(&l.target_address),
+            l.snd_settle_mode.clone(),
+            opt(l.rcv_settle_mode.as_ref()),
+            sure(opt(l.delivery_count), k),
+            sure(opt(l.link_credit), k),
+            opt(l.available),
+            l.drain.to_string(),
+            sure(l.unsettled, k),
+        ],
+        filter: Some(format!("link:{}", quote(&l.name))),
+        credit: Some(l.credit_history.clone()),
+    }
+}
+
+const SESSION_COLUMNS: &[&str] = &[
+    "channel",
+    "state",
+    "next-out",
+    "next-in",
+    "in-win",
+    "out-win",
+    "unsettled",
+    "links",
+];
+const LINK_COLUMNS: &[&str] = &[
+    "name",
+    "channel",
+    "handle",
+    "role",
+    "state",
+    "source",
+    "target",
+    "snd-settle",
+    "rcv-settle",
+    "dlv-count",
+    "credit",
+    "avail",
+    "drain",
+    "unsettled",
+];
+
+/// `known: false` somewhere: say what the `?` means.
+fn heading(what: &str, n: usize, uncertain: bool) -> String {
+    if uncertain {
+        format!("{what} ({n})  {UNCERTAIN}: bytes were missed, counts only as seen since")
+    } else {
+        format!("{what} ({n})")
+    }
+}
+
+/// The connection in one line, then links (the most looked at), sessions, and the peers' opens.
+fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>) {
+    let c = &s.connection;
+    out.push(StateItem::line(
+        ItemKind::Value,
+        format!("connection: {}", c.state),
+    ));
+    Table {
+        heading: heading("links", s.links.len(), s.links.iter().any(|x| !x.known)),
+        columns: LINK_COLUMNS,
+        rows: s.links.iter().map(link_row).collect(),
+    }
+    .push_into(out);
+    Table {
+        heading: format!(
+            "{}  values client/server",
+            heading(
+                "sessions",
+                s.sessions.len(),
+                s.sessions.iter().any(|x| !x.known)
+            )
+        ),
+        columns: SESSION_COLUMNS,
+        rows: s.sessions.iter().map(session_row).collect(),
+    }
+    .push_into(out);
+    out.push(StateItem::line(
+        ItemKind::Value,
+        peer_line("client", &c.client),
+    ));
+    out.push(StateItem::line(
+        ItemKind::Value,
+        peer_line("server", &c.server),
+    ));
+    if let Some(sasl) = &c.sasl {
+        out.push(StateItem::line(
+            ItemKind::Value,
+            format!(
+                "sasl: {} (offered {}) outcome {}",
+                opt(sasl.mechanism.as_ref()),
+                sasl.mechanisms.join(" "),
+                opt(sasl.outcome)
+            ),
+        ));
+    }
+}
+
+/// A direction's content in progress, in a few characters.
+fn content(p: &PendingContent) -> String {
+    match p {
+        PendingContent::None => "-".into(),
+        PendingContent::AwaitingHeader { .. } => "header".into(),
+        PendingContent::AwaitingBody { size, remaining } => {
+            format!("body {}/{size}", size.saturating_sub(*remaining))
+        }
+        PendingContent::Unknown => UNCERTAIN.into(),
+    }
+}
+
+fn channel_row(c: &ChannelSnapshot) -> TableRow {
+    let k = !c.uncertain;
+    let pc = &c.pending_content;
+    let pending_content = if pc.c2s == pc.s2c {
+        content(&pc.c2s)
+    } else {
+        format!(
+            "{}/{}",
+            content(pc.get(Dir::C2S)),
+            content(pc.get(Dir::S2C))
+        )
+    };
+    TableRow {
+        cells: vec![
+            c.channel.to_string(),
+            c.state.to_string(),
+            opt(c.prefetch),
+            sure(c.unacked_deliveries, k),
+            if c.confirm_mode { "on" } else { "off" }.to_string(),
+            if c.confirm_mode {
+                sure(c.pending_confirms, k)
+            } else {
+                "-".into()
+            },
+            c.consumers.join(","),
+            pending_content,
+            if c.flow_active { "active" } else { "stopped" }.to_string(),
+            if c.tx_mode { "tx" } else { "-" }.to_string(),
+        ],
+        filter: Some(format!("channel:{}", c.channel)),
+        credit: None,
+    }
+}
+
+const CHANNEL_COLUMNS: &[&str] = &[
+    "channel",
+    "state",
+    "prefetch",
+    "unacked",
+    "confirm",
+    "pending",
+    "consumers",
+    "content",
+    "flow",
+    "tx",
+];
+
+fn amqp091(s: &Amqp091Snapshot, out: &mut Vec<StateItem>) {
+    let c = &s.connection;
+    let mut line = format!("connection: {}", c.state);
+    if let Some(v) = &c.vhost {
+        line.push_str(&format!(" vhost {v}"));
+    }
+    for (k, v) in [
+        ("frame-max", c.frame_max.map(u64::from)),
+        ("channel-max", c.channel_max.map(u64::from)),
+        ("heartbeat", c.heartbeat.map(u64::from)),
+    ] {
+        if let Some(v) = v {
+            line.push_str(&format!(" {k} {v}"));
+        }
+    }
+    if c.uncertain {
+        line.push_str(" (bytes were missed)");
+    }
+    out.push(StateItem::line(ItemKind::Value, line));
+    Table {
+        heading: heading(
+            "channels",
+            s.channels.len(),
+            s.channels.iter().any(|x| x.uncertain),
+        ),
+        columns: CHANNEL_COLUMNS,
+        rows: s.channels.iter().map(channel_row).collect(),
+    }
+    .push_into(out);
+    let product = |p: &Option<String>, v: &Option<String>| {
+        format!("{} {}", opt(p.as_ref()), v.as_deref().unwrap_or(""))
+            .trim_end()
+            .to_string()
+    };
+    out.push(StateItem::line(
+        ItemKind::Value,
+        format!(
+            "server: {}  client: {}  mechanism {}",
+            product(&c.server_product, &c.server_version),
+            product(&c.client_product, &c.client_version),
+            opt(c.mechanism.as_ref())
+        ),
+    ));
+    if c.blocked {
+        out.push(StateItem::line(
+            ItemKind::Value,
+            format!("blocked: {}", opt(c.blocked_reason.as_ref())),
+        ));
+    }
+}
+
+/// The lines of the state pane for `snapshot` (none before a protocol is known).
+pub fn state_items(snapshot: &Snapshot) -> Vec<StateItem> {
+    let mut out = Vec::new();
+    match &snapshot.detail {
+        Detail::None => {}
+        Detail::Amqp10(s) => amqp10(s, &mut out),
+        Detail::Amqp091(s) => amqp091(s, &mut out),
+    }
+    out
+}
