@@ -5,6 +5,7 @@
 
 mod cli_common;
 mod support;
+mod wait;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -12,11 +13,12 @@ use std::time::Duration;
 
 use cli_common::lines_of;
 
-/// `dumpcap` capturing the broker's port on the loopback to its stdout, once it has started
-/// capturing; `None` (with a note) when it cannot run here and CI is not set.
-fn start_dumpcap() -> Option<Child> {
+/// `dumpcap` capturing the broker's port and `probe`'s on the loopback to its stdout, once it
+/// says it captures; `None` (with a note) when it cannot run here and CI is not set.
+fn start_dumpcap(probe: &wait::Probe) -> Option<Child> {
+    let filter = format!("tcp port 5672 or tcp port {}", probe.addr().port());
     let spawned = Command::new("dumpcap")
-        .args(["-q", "-i", "lo", "-f", "tcp port 5672", "-w", "-"])
+        .args(["-q", "-i", "lo", "-f", &filter, "-w", "-"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
@@ -49,9 +51,24 @@ fn start_dumpcap() -> Option<Child> {
     }
     // Keep draining its stderr so that it never blocks on it.
     std::thread::spawn(move || for _ in stderr.lines() {});
-    // The filter is attached once it says so; a moment more for the ring to fill.
-    std::thread::sleep(Duration::from_millis(300));
     Some(child)
+}
+
+/// Sends a bare 0-9-1 protocol header to `probe` until `replay -` shows one: from then on the
+/// capture is running and reaches amqpeek. Returns the lines seen meanwhile.
+fn wait_until_capturing(probe: &wait::Probe, rx: &std::sync::mpsc::Receiver<String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    for _ in 0..40 {
+        probe.send_raw(b"AMQP\x00\x00\x09\x01");
+        while let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
+            let hit = line.contains("header AMQP 0-9-1");
+            seen.push(line);
+            if hit {
+                return seen;
+            }
+        }
+    }
+    panic!("the probe's header never showed through dumpcap and replay -: {seen:#?}");
 }
 
 /// Acks a delivery tag the broker never sent; RabbitMQ closes the channel (406).
@@ -79,7 +96,8 @@ async fn a_violation_shows_while_dumpcap_is_still_capturing() {
     if !support::broker_or_skip().await {
         return;
     }
-    let Some(mut dumpcap) = start_dumpcap() else {
+    let probe = wait::Probe::new();
+    let Some(mut dumpcap) = start_dumpcap(&probe) else {
         return;
     };
     let mut amqpeek = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
@@ -89,8 +107,8 @@ async fn a_violation_shows_while_dumpcap_is_still_capturing() {
         .spawn()
         .unwrap();
     let rx = lines_of(amqpeek.stdout.take().unwrap());
+    let mut seen = wait_until_capturing(&probe, &rx);
     bad_ack().await;
-    let mut seen = Vec::new();
     let found = loop {
         match rx.recv_timeout(Duration::from_secs(10)) {
             Ok(line) => {

@@ -15,6 +15,24 @@ fn open_descriptors() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
+/// The descriptor count once it has stopped changing: the same over 20 reads 5 ms apart
+/// (within 10 s, or the test fails).
+async fn settled_descriptors() -> usize {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let (mut last, mut same) = (open_descriptors(), 0);
+    while same < 20 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the descriptor count never settled"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let now = open_descriptors();
+        same = if now == last { same + 1 } else { 0 };
+        last = now;
+    }
+    last
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_relayed_connection_costs_the_proxy_two_descriptors() {
     const N: usize = 64;
@@ -32,9 +50,8 @@ async fn a_relayed_connection_costs_the_proxy_two_descriptors() {
     let mut warm = TcpStream::connect(proxy.addr).await.unwrap();
     warm.write_all(b"AMQP\x00\x00\x09\x01").await.unwrap();
     let warm_up = held_rx.recv().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
 
-    let before = open_descriptors();
+    let before = settled_descriptors().await;
     let mut clients = Vec::new();
     let mut upstreams = Vec::new();
     for _ in 0..N {
@@ -48,8 +65,7 @@ async fn a_relayed_connection_costs_the_proxy_two_descriptors() {
                 .unwrap(),
         );
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let added = open_descriptors() - before;
+    let added = settled_descriptors().await - before;
     // This test's own client and upstream ends: 2 per connection; the proxy's: 2 more.
     assert!(
         added <= 4 * N + 4,

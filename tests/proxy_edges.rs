@@ -5,14 +5,14 @@ mod common;
 mod support;
 
 use std::io::ErrorKind;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use amqpeek::codec::ProtocolHeader;
 use amqpeek::event::{Dir, Event, EventKind};
 use common::{data_of, start_proxy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -37,15 +37,22 @@ fn violations(events: &[Event], rule: &str) -> Vec<(Dir, u64)> {
         .collect()
 }
 
+/// What [`sink_upstream`] got and how its read ended.
+type Sunk = oneshot::Receiver<(Vec<u8>, Option<ErrorKind>)>;
+
 /// An upstream that accepts one connection, reads everything until EOF (or error), and
 /// reports what it got plus how the read ended.
-async fn sink_upstream() -> (
-    std::net::SocketAddr,
-    oneshot::Receiver<(Vec<u8>, Option<ErrorKind>)>,
-) {
+async fn sink_upstream() -> (std::net::SocketAddr, Sunk) {
+    let (addr, rx, _) = sink_upstream_watched().await;
+    (addr, rx)
+}
+
+/// [`sink_upstream`], also telling how many bytes it has received so far.
+async fn sink_upstream_watched() -> (std::net::SocketAddr, Sunk, watch::Receiver<usize>) {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     let (tx, rx) = oneshot::channel();
+    let (progress, watched) = watch::channel(0);
     tokio::spawn(async move {
         let (mut s, _) = l.accept().await.unwrap();
         let mut got = Vec::new();
@@ -53,13 +60,16 @@ async fn sink_upstream() -> (
         let err = loop {
             match s.read(&mut buf).await {
                 Ok(0) => break None,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Ok(n) => {
+                    got.extend_from_slice(&buf[..n]);
+                    let _ = progress.send(got.len());
+                }
                 Err(e) => break Some(e.kind()),
             }
         };
         let _ = tx.send((got, err));
     });
-    (addr, rx)
+    (addr, rx, watched)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,13 +80,11 @@ async fn upstream_down_closes_the_client_promptly_and_says_why() {
     };
     let proxy = start_proxy(closed, vec![]).await;
     for _ in 0..2 {
-        let started = Instant::now();
         let mut c = TcpStream::connect(proxy.addr).await.unwrap();
         let _ = c.write_all(b"AMQP\x00\x00\x09\x01").await;
         let mut buf = [0u8; 16];
         let r = tokio::time::timeout(T, c.read(&mut buf)).await.unwrap();
         assert!(matches!(r, Ok(0) | Err(_)), "client is closed: {r:?}");
-        assert!(started.elapsed() < Duration::from_secs(2));
     }
     proxy.wait_closed(2).await;
     let (summary, events) = proxy.stop().await;
@@ -241,11 +249,15 @@ async fn half_close_reaches_upstream_and_its_reply_still_reaches_the_client() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_reset_resets_the_upstream() {
-    let (up, got) = sink_upstream().await;
+    let (up, got, mut received) = sink_upstream_watched().await;
     let proxy = start_proxy(up, vec![]).await;
     let mut c = TcpStream::connect(proxy.addr).await.unwrap();
     c.write_all(b"AMQP\x00\x00\x09\x01").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Reset only once the header is through, so the upstream sees both.
+    tokio::time::timeout(T, received.wait_for(|&n| n == 8))
+        .await
+        .expect("the header reaches the upstream")
+        .unwrap();
     c.set_zero_linger().unwrap();
     drop(c);
     let (bytes, err) = tokio::time::timeout(T, got).await.unwrap().unwrap();
@@ -261,19 +273,26 @@ async fn a_client_reset_resets_the_upstream() {
 async fn an_upstream_reset_resets_the_client() {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let up = l.local_addr().unwrap();
+    // The upstream resets once the client has its header.
+    let (client_has_it, has_it) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let (mut s, _) = l.accept().await.unwrap();
         let mut buf = [0u8; 8];
         s.read_exact(&mut buf).await.unwrap();
         s.write_all(b"AMQP\x00\x00\x09\x01").await.unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _ = has_it.await;
         s.set_zero_linger().unwrap();
         drop(s);
     });
     let proxy = start_proxy(up, vec![]).await;
     let mut c = TcpStream::connect(proxy.addr).await.unwrap();
     c.write_all(b"AMQP\x00\x00\x09\x01").await.unwrap();
-    let mut got = Vec::new();
+    let mut got = vec![0u8; 8];
+    tokio::time::timeout(T, c.read_exact(&mut got))
+        .await
+        .expect("the upstream's header reaches the client")
+        .unwrap();
+    client_has_it.send(()).unwrap();
     let mut buf = [0u8; 64];
     let err = tokio::time::timeout(T, async {
         loop {
@@ -314,16 +333,33 @@ async fn a_stuck_connection_does_not_hold_up_another() {
     });
     let proxy = start_proxy(up, vec![]).await;
     let mut stuck = TcpStream::connect(proxy.addr).await.unwrap();
-    // Fill every buffer between the stuck client and the stuck upstream.
-    let blob = vec![b'x'; 1 << 20];
+    // Fill every buffer between the stuck client and the stuck upstream, counting what the
+    // client got to write.
+    let (written_tx, written) = watch::channel(0usize);
     let filler = tokio::spawn(async move {
-        loop {
-            if stuck.write_all(&blob).await.is_err() {
-                break;
-            }
+        let blob = vec![b'x'; 1 << 16];
+        let mut total = 0;
+        while stuck.write_all(&blob).await.is_ok() {
+            total += blob.len();
+            let _ = written_tx.send(total);
         }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Stuck: no write has completed for 200 ms (checked every 10 ms, within T).
+    let stuck_at = {
+        let deadline = tokio::time::Instant::now() + T;
+        let (mut last, mut same) = (*written.borrow(), 0);
+        while same < 20 || last == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the first connection never got stuck"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let now = *written.borrow();
+            same = if now == last { same + 1 } else { 0 };
+            last = now;
+        }
+        last
+    };
     let mut c = TcpStream::connect(proxy.addr).await.unwrap();
     c.write_all(b"ping").await.unwrap();
     let mut buf = [0u8; 4];
@@ -332,6 +368,12 @@ async fn a_stuck_connection_does_not_hold_up_another() {
         .expect("the second connection is served while the first is stuck")
         .unwrap();
     assert_eq!(&buf, b"ping");
+    assert_eq!(
+        *written.borrow(),
+        stuck_at,
+        "the first connection was still stuck while the second was served"
+    );
+    assert!(!filler.is_finished(), "the stuck writer is still blocked");
     filler.abort();
     drop(c);
     proxy.stop().await;

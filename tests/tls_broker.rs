@@ -7,6 +7,7 @@ mod common;
 mod secrets;
 mod support;
 mod tls_common;
+mod wait;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -219,7 +220,11 @@ fn fe2o3_amqps_to_the_binary_with_a_generated_certificate() {
             .unwrap();
         exchange(connection, "amqps").await;
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // The proxy has decoded the whole conversation once the connection's close is written.
+    wait::until("the close event in the JSONL", Duration::from_secs(20), || {
+        let text = std::fs::read_to_string(&jsonl).unwrap_or_default();
+        text.contains(r#""event":"close""#).then_some(())
+    });
     let st = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -278,8 +283,10 @@ async fn the_key_log_decrypts_the_upstream_leg_in_tshark() {
 
     // Killed and waited for below, on every path that gets that far.
     #[allow(clippy::zombie_processes)]
+    let probe = wait::Probe::new();
+    let filter = format!("tcp port {port} or tcp port {}", probe.addr().port());
     let mut tshark = Command::new("tshark")
-        .args(["-i", "lo", "-f", &format!("tcp port {port}"), "-w"])
+        .args(["-i", "lo", "-f", &filter, "-w"])
         .arg(&cap)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -299,12 +306,18 @@ async fn the_key_log_decrypts_the_upstream_leg_in_tshark() {
     };
     if !capturing {
         let _ = tshark.wait();
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tshark cannot capture on lo and CI is set"
+        );
         // Loopback capture is not possible here (no privilege): fall back to the key log alone.
         eprintln!("note: cannot capture on lo; checking the key log only");
     }
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    // dumpcap announces itself a moment before packets flow.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    if capturing {
+        // dumpcap announces itself a moment before packets flow: wait until they do.
+        probe.mark_file(&cap, Duration::from_secs(20));
+    }
 
     let url = format!("amqp://guest:guest@127.0.0.1:{}", outer.addr.port());
     let connection = Connection::open("amqpeek-keylog", url.as_str())
@@ -324,7 +337,8 @@ async fn the_key_log_decrypts_the_upstream_leg_in_tshark() {
     if !capturing {
         return;
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Everything relayed before the marker is in the file once the marker is.
+    probe.mark_file(&cap, Duration::from_secs(20));
     let st = Command::new("kill")
         .args(["-INT", &tshark.id().to_string()])
         .status()
