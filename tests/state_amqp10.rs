@@ -372,9 +372,13 @@ fn credit_reduced_while_transfers_are_in_flight_is_not_the_senders_fault() {
     c.s(0, link_flow(0, Some(0), Some(0), false)); // stop
     c.c(0, transfer(0, Some(0), Some(b"a"), Some(true), false, &[]));
     c.c(0, transfer(0, Some(1), Some(b"b"), Some(true), false, &[]));
-    c.expect_clean();
+    // In flight under the earlier grant: said to be not judged, once, as info.
+    c.expect(&["amqp10.link.excess-not-judged"]);
     c.c(0, transfer(0, Some(2), Some(b"c"), Some(true), false, &[]));
-    c.expect(&["amqp10.link.transfer-without-credit"]);
+    c.expect(&[
+        "amqp10.link.excess-not-judged",
+        "amqp10.link.transfer-without-credit",
+    ]);
 }
 
 #[test]
@@ -805,5 +809,78 @@ fn a_broker_echoing_a_receivers_null_target_is_not_the_anonymous_relay() {
     bad.expect(&[
         "amqp10.anonymous.relay-not-offered",
         "amqp10.anonymous.relay-not-desired",
+    ]);
+}
+
+// ---- credit and windows lowered with transfers in flight ----------------------------------
+
+/// §2.6.7: "If the link-credit is reduced by the receiver when transfers are in-flight, the
+/// receiver MAY either handle the excess messages normally or detach the link". The receiver
+/// grants 100, then stops the link (credit 0) twice while the sender, which has not read those
+/// flows, sends 60 more: no transfer-without-credit, one finding that the excess was not judged.
+#[test]
+fn credit_lowered_twice_with_transfers_in_flight_is_not_a_violation() {
+    let mut c = Convo::sending_link(100);
+    for i in 0..10 {
+        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.s(0, link_flow(0, Some(10), Some(0), false));
+    c.s(0, link_flow(0, Some(10), Some(0), false));
+    for i in 10..70 {
+        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.expect(&["amqp10.link.excess-not-judged"]);
+    assert_eq!(
+        c.violations[0].severity,
+        amqpeek::event::Severity::Info,
+        "not a verdict on the sender"
+    );
+    // Beyond every grant the sender may act on (100): a violation.
+    c.c(0, transfer(0, Some(100), Some(b"x"), Some(true), false, &[]));
+    for i in 71..100 {
+        c.c(0, transfer(0, Some(i + 30), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.c(0, transfer(0, Some(200), Some(b"y"), Some(true), false, &[]));
+    assert_eq!(c.rules().last(), Some(&"amqp10.link.transfer-without-credit"));
+}
+
+/// The sender demonstrably saw the lowered credit (its own flow states it: delivery-count 10,
+/// link-credit 0) and keeps sending: that is a violation, not an in-flight excess.
+#[test]
+fn a_sender_that_echoed_the_lowered_credit_and_keeps_sending_is_reported() {
+    let mut c = Convo::sending_link(100);
+    for i in 0..10 {
+        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.s(0, link_flow(0, Some(10), Some(0), false));
+    c.c(0, link_flow(0, Some(10), Some(0), false));
+    c.expect_clean();
+    c.c(0, transfer(0, Some(10), Some(b"x"), Some(true), false, &[]));
+    c.expect(&["amqp10.link.transfer-without-credit"]);
+}
+
+/// §2.5.6: a receiver lowers its session incoming-window (twice) while transfers are in
+/// flight: the transfers within the earlier window are not incoming-window-exceeded.
+#[test]
+fn incoming_window_lowered_with_transfers_in_flight_is_not_a_violation() {
+    // The session window so far is 1000 (the link flow's), then lowered to 50, then to 0.
+    let mut c = Convo::sending_link(5000);
+    c.s(0, flow(Some(0), 50, 0, 1000));
+    for i in 0..5 {
+        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.s(0, flow(Some(5), 0, 0, 1000));
+    c.s(0, flow(Some(5), 0, 0, 1000));
+    for i in 5..40 {
+        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.expect(&["amqp10.session.excess-not-judged"]);
+    // Beyond every earlier window too (transfer-id 1000): a violation.
+    for i in 40..1001 {
+        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+    }
+    c.expect(&[
+        "amqp10.session.excess-not-judged",
+        "amqp10.session.incoming-window-exceeded",
     ]);
 }

@@ -10,7 +10,7 @@ use crate::event::{Dir, FrameEvent, Timestamp, Violation};
 
 use super::delivery::{Delivery, Partial};
 use super::link::Link;
-use super::serial::{after, in_range};
+use super::serial::{Judged, after, in_range};
 use super::session::MAX_TRACKED_DELIVERIES;
 use super::{ConnectionTracker, peer_name, rules};
 
@@ -82,7 +82,20 @@ impl ConnectionTracker {
         // Session flow control (§2.5.6): one transfer-id per transfer frame.
         let side = &mut s.side[d.index()];
         if let Some(tid) = side.next_outgoing_id {
-            if s.known && side.limit.exceeded_by(tid, false) {
+            let judged = side.limit.judge(tid, false);
+            if s.known && judged == Judged::InFlight && !side.limit.in_flight_reported {
+                side.limit.in_flight_reported = true;
+                out.push(rules::SESSION_EXCESS_NOT_JUDGED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "transfer-id {tid} on channel {channel} is beyond the {}'s latest incoming-window but within an earlier, larger one the {} may not have seen replaced yet: the excess is not judged",
+                        peer_name(d.flip()),
+                        peer_name(d)
+                    ),
+                ));
+            }
+            if s.known && judged == Judged::Exceeded {
                 let g = side.limit.cur.unwrap_or(super::serial::Grant {
                     base: tid,
                     amount: 0,
@@ -205,9 +218,21 @@ impl ConnectionTracker {
                         ),
                     ));
                 }
-                if let Some(dc) = l.delivery_count
-                    && l.credit.exceeded_by(dc, true)
+                let judged = l.delivery_count.map(|dc| (dc, l.credit.judge(dc, true)));
+                if let Some((dc, Judged::InFlight)) = judged
+                    && !l.credit.in_flight_reported
                 {
+                    l.credit.in_flight_reported = true;
+                    out.push(rules::LINK_EXCESS_NOT_JUDGED.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "link {:?}: delivery-count {dc} is beyond the receiver's latest link-credit but within an earlier, larger grant the sender may not have seen replaced yet: the excess is not judged",
+                            l.name
+                        ),
+                    ));
+                }
+                if let Some((dc, Judged::Exceeded)) = judged {
                     out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
                             d,
                             fe.offset,

@@ -329,6 +329,11 @@ impl ConnectionTracker {
                         ));
                     }
                     l.delivery_count = Some(dc);
+                    // §2.7.4: the sender's link-credit is "the last known value seen from the
+                    // receiver": its flow shows which grant it acts on.
+                    if let Some(lc) = f.link_credit {
+                        l.credit.seen_end(dc.wrapping_add(lc));
+                    }
                     if l.pending_drain.is_some() && l.credit.cur.is_some_and(|g| g.exceeded_by(dc))
                     {
                         l.pending_drain = None;

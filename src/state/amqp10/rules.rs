@@ -22,7 +22,7 @@ const fn rule(
     }
 }
 
-use Severity::{Error, Warning};
+use Severity::{Error, Info, Warning};
 
 // ---- connection -------------------------------------------------------------------------
 
@@ -232,6 +232,30 @@ pub const LINK_NAME_IN_USE: Rule = rule(
     Error,
     "AMQP 1.0 §2.6.1",
     "an attach reuses the name and direction of a link the sender still has attached",
+);
+
+/// AMQP 1.0 §2.6.7: "If the link-credit is reduced by the receiver when transfers are
+/// in-flight, the receiver MAY either handle the excess messages normally or detach the link
+/// with a transfer-limit-exceeded error code." A transfer beyond the latest credit but within an
+/// earlier, larger grant the sender has not demonstrably seen replaced (by a flow of its own
+/// echoing the new credit) may be such an in-flight transfer: the capture cannot tell, so the
+/// finding says it was not judged (once per lowering), rather than guessing either way.
+pub const LINK_EXCESS_NOT_JUDGED: Rule = rule(
+    "amqp10.link.excess-not-judged",
+    Info,
+    "AMQP 1.0 §2.6.7",
+    "transfers beyond a lowered link-credit that the sender may not have seen yet: not judged",
+);
+
+/// AMQP 1.0 §2.5.6: the incoming-window "defines the maximum number of incoming transfer
+/// frames that the endpoint can currently receive"; a peer may lower it at any time, and the
+/// transfers its partner sent before reading that flow are in flight. A transfer beyond the
+/// latest window but within an earlier, larger one is not judged (once per lowering).
+pub const SESSION_EXCESS_NOT_JUDGED: Rule = rule(
+    "amqp10.session.excess-not-judged",
+    Info,
+    "AMQP 1.0 §2.5.6",
+    "transfers beyond a lowered incoming-window that the sender may not have seen yet: not judged",
 );
 
 /// AMQP 1.0 §2.6.7: "If the link-credit is less than or equal to zero, i.e., the
@@ -477,11 +501,13 @@ pub const RULES: &[&Rule] = &[
     &SESSION_BEGIN_ON_CHANNEL_IN_USE,
     &SESSION_FRAME_ON_UNMAPPED_CHANNEL,
     &SESSION_INCOMING_WINDOW_EXCEEDED,
+    &SESSION_EXCESS_NOT_JUDGED,
     &SESSION_HANDLE_MAX_EXCEEDED,
     &LINK_HANDLE_IN_USE,
     &LINK_UNATTACHED_HANDLE,
     &LINK_NAME_IN_USE,
     &LINK_TRANSFER_WITHOUT_CREDIT,
+    &LINK_EXCESS_NOT_JUDGED,
     &LINK_TRANSFER_FROM_RECEIVER,
     &LINK_DRAIN_NOT_HONOURED,
     &LINK_DETACH_NOT_CLOSED,
