@@ -131,6 +131,10 @@ pub struct DecodeArgs {
     /// Protocol of input that does not start with a protocol header [default: amqp10].
     #[arg(long, value_enum)]
     pub protocol: Option<Protocol>,
+    /// Show credentials (SASL responses, 0-9-1 start-ok secrets, put-token tokens, URL
+    /// passwords) instead of masking them with `*`.
+    #[arg(long)]
+    pub show_secrets: bool,
     /// Hex bytes (concatenated; whitespace and colons ignored), or `-` for raw bytes on stdin.
     #[arg(required = true, value_name = "HEX")]
     pub hex: Vec<String>,

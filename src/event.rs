@@ -167,7 +167,8 @@ pub struct FrameEvent {
     pub dir: Dir,
     /// Byte offset of the frame in that direction's stream.
     pub offset: u64,
-    /// The exact bytes (credentials NOT masked: sinks mask with `frame.secret_ranges()`).
+    /// The frame's bytes, credentials masked (unless `--show-secrets`); `frame` is decoded
+    /// from them, so its fields show the mask too.
     pub raw: Bytes,
     /// The decoded frame.
     pub frame: AnyFrame,

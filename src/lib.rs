@@ -14,6 +14,7 @@ pub mod codec;
 pub mod event;
 pub mod hash;
 pub mod json;
+pub mod mask;
 pub mod pipeline;
 pub mod proxy;
 pub mod replay;

@@ -151,7 +151,11 @@ fn decode(args: DecodeArgs) -> anyhow::Result<ExitCode> {
         })
     };
     let mut items = Vec::new();
+    let mut masker = amqpeek::mask::Masker::new(decoder.framing());
     decoder.push(Bytes::from(input), &mut items);
+    if !args.show_secrets {
+        masker.items(&decoder, &mut items, &mut Vec::new());
+    }
     let opts = JsonOptions::default();
     let stdout = io::stdout();
     let mut out = stdout.lock();

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use crate::codec::{Item, StreamDecoder};
 use crate::event::Violation;
@@ -21,8 +21,8 @@ use held::Held;
 /// unless its state name changes.
 pub const STATE_INTERVAL_US: i64 = 50_000;
 
-/// The byte used to mask credentials, at the same length as the secret.
-pub const MASK_BYTE: u8 = b'*';
+pub use crate::mask::MASK_BYTE;
+use crate::mask::Masker;
 
 /// Options that change what the inspector emits.
 #[derive(Clone, Debug)]
@@ -60,34 +60,12 @@ pub trait Sink {
     }
 }
 
-/// The message a masked frame completes, rebuilt from the masked frame's payload so the secret
-/// (a `$cbs` put-token's token) does not show in the message either. Only single-transfer
-/// messages can be rebuilt; the frame's masked bytes are the whole message then.
-fn mask_message(
-    message: Option<Result<crate::codec::AnyMessage, crate::codec::DecodeError>>,
-    masked: &crate::codec::AnyFrame,
-) -> Option<Result<crate::codec::AnyMessage, crate::codec::DecodeError>> {
-    use crate::codec::{AnyFrame, AnyMessage, amqp10};
-    match (message, masked) {
-        (Some(Ok(AnyMessage::Amqp10(mut m))), AnyFrame::Amqp10(f)) if m.transfers == 1 => {
-            let payload = f.payload().clone();
-            match amqp10::Message::decode_sections(&payload, f.payload_abs_offset()) {
-                Ok(sections) => {
-                    m.payload = payload;
-                    m.sections = sections;
-                    Some(Ok(AnyMessage::Amqp10(m)))
-                }
-                Err(e) => Some(Err(e)),
-            }
-        }
-        (other, _) => other,
-    }
-}
-
 /// Per-direction state of the inspector.
 #[derive(Debug, Default)]
 struct Side {
     decoder: StreamDecoder,
+    /// Credential masking of what the decoder yields.
+    masker: Masker,
     /// Bytes the decoder is not done with (the tail of an incomplete frame).
     held: Held,
     /// Absolute offset of `held[0]`.
@@ -217,6 +195,7 @@ impl Inspector {
             && self.client_header == Some(crate::codec::ProtocolHeader::Amqp091)
         {
             self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091);
+            self.sides[1].masker = Masker::new(Some(crate::codec::ProtocolHeader::Amqp091));
         }
         let to = undecoded::To { conn, dir, ts };
         let side = &mut self.sides[dir.index()];
@@ -247,7 +226,15 @@ impl Inspector {
             side.end_skim(conn, dir, ts, out);
         }
 
+        // Credentials are masked before anything of the items is shown or written.
         let mut secrets: Vec<(u64, u64)> = Vec::new();
+        if !self.opts.show_secrets {
+            let mut ranges = Vec::new();
+            side.masker
+                .items(&side.decoder, &mut self.items, &mut ranges);
+            secrets.extend(ranges.into_iter().map(|r| (r.start, r.end)));
+            secrets.extend(side.masker.lost_from().map(|l| (l, u64::MAX)));
+        }
         for item in self.items.drain(..) {
             // Bytes before a header or frame that are in no event yet (a malformed frame)
             // go out first, in stream order.
@@ -290,40 +277,13 @@ impl Inspector {
                     frame,
                     message,
                 } => {
-                    let ranges = frame.secret_ranges();
-                    if !self.opts.show_secrets && !ranges.is_empty() {
-                        let mut masked = BytesMut::from(&raw[..]);
-                        for r in &ranges {
-                            let end = r.end.min(masked.len());
-                            let start = r.start.min(end);
-                            masked[start..end].fill(MASK_BYTE);
-                            secrets.push((offset + start as u64, offset + end as u64));
-                        }
-                        let masked = masked.freeze();
-                        // Re-decode the masked bytes so every field, summary and message shows
-                        // the mask, not the secret.
-                        let frame =
-                            match crate::codec::stream::redecode(&frame, masked.clone(), offset) {
-                                Some(f) => f,
-                                None => frame,
-                            };
-                        let message = mask_message(message, &frame);
-                        EventKind::Frame(Arc::new(FrameEvent {
-                            dir,
-                            offset,
-                            raw: masked,
-                            frame,
-                            message,
-                        }))
-                    } else {
-                        EventKind::Frame(Arc::new(FrameEvent {
-                            dir,
-                            offset,
-                            raw,
-                            frame,
-                            message,
-                        }))
-                    }
+                    EventKind::Frame(Arc::new(FrameEvent {
+                        dir,
+                        offset,
+                        raw,
+                        frame,
+                        message,
+                    }))
                 }
                 Item::Malformed { offset, raw, error } => {
                     EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
@@ -445,6 +405,7 @@ impl Inspector {
         side.covered = side.total;
         side.data_sent = side.total;
         side.decoder = StreamDecoder::new().starting_at(side.total);
+        side.masker = Masker::new(None);
         out.push(Event {
             conn,
             ts,
@@ -492,6 +453,7 @@ impl Inspector {
             None => StreamDecoder::new(),
         }
         .starting_at(resume);
+        side.masker = Masker::new(resync);
         side.held_offset = resume;
         side.covered = resume;
         side.data_sent = resume;

@@ -7,6 +7,7 @@
 
 pub mod amqp091;
 pub mod amqp10;
+pub mod credential;
 pub mod error;
 pub mod reader;
 pub mod resync;

@@ -168,6 +168,8 @@ pub struct StreamDecoder {
     skip_from: u64,
     amqp10_messages: amqp10::MessageAssembler,
     amqp091_messages: amqp091::ContentAssembler,
+    /// Where framing was lost and the first bytes there (for masking what follows).
+    lost: Option<(u64, Vec<u8>)>,
 }
 
 impl Default for StreamDecoder {
@@ -188,6 +190,7 @@ impl StreamDecoder {
             skip_from: 0,
             amqp10_messages: amqp10::MessageAssembler::default(),
             amqp091_messages: amqp091::ContentAssembler::default(),
+            lost: None,
         }
     }
 
@@ -222,6 +225,23 @@ impl StreamDecoder {
     /// True once the decoder has given up on this stream.
     pub fn is_opaque(&self) -> bool {
         self.mode == Mode::Opaque
+    }
+
+    /// Where framing was lost (the stream is opaque from there) and the first bytes of the
+    /// unit that could not be framed (at most 16), so a caller can tell whether they could
+    /// start a credential-carrying frame.
+    pub fn lost_framing(&self) -> Option<(u64, &[u8])> {
+        self.lost.as_ref().map(|(at, head)| (*at, &head[..]))
+    }
+
+    /// The framing being decoded: AMQP 1.0 (SASL included) or 0-9-1; `None` before a header
+    /// or once opaque.
+    pub fn framing(&self) -> Option<ProtocolHeader> {
+        match self.mode {
+            Mode::Amqp10 => Some(ProtocolHeader::Amqp10),
+            Mode::Amqp091 => Some(ProtocolHeader::Amqp091),
+            Mode::Header | Mode::Opaque => None,
+        }
     }
 
     /// Bytes held waiting for the rest of a frame.
@@ -412,6 +432,12 @@ impl StreamDecoder {
         framed && n > 0 && buf[..n] == b"AMQP"[..n]
     }
 
+    /// Framing is lost at `offset`, where `buf` starts: nothing more is decoded.
+    fn lose_framing(&mut self, offset: u64, buf: &[u8]) {
+        self.mode = Mode::Opaque;
+        self.lost = Some((offset, buf[..buf.len().min(16)].to_vec()));
+    }
+
     /// Try to decode one unit at `buf[at..]`; returns how many bytes it took, or `None`
     /// when more input is needed.
     fn step(&mut self, whole: &Bytes, at: usize, out: &mut Vec<Item>) -> Option<usize> {
@@ -468,7 +494,7 @@ impl StreamDecoder {
             Err(mut error) => {
                 error.offset += offset;
                 out.push(Item::Undecodable { offset, error });
-                self.mode = Mode::Opaque;
+                self.lose_framing(offset, buf);
                 return Some(0);
             }
         };
@@ -481,7 +507,7 @@ impl StreamDecoder {
                 },
             );
             out.push(Item::Undecodable { offset, error });
-            self.mode = Mode::Opaque;
+            self.lose_framing(offset, buf);
             return Some(0);
         }
         if buf.len() < size {

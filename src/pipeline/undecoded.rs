@@ -225,16 +225,19 @@ impl Side {
         self.data_sent = self.data_sent.max(self.held_offset);
     }
 
-    /// The mask of the incomplete frame held (`None` when it cannot hold a credential), as an
-    /// absolute range.
-    fn held_secret(&self, kind: StreamKind) -> Option<(u64, u64)> {
+    /// The masks of the incomplete frame held (empty when it cannot hold a credential), as
+    /// absolute ranges: from its frame header on when it could carry a credential, its whole
+    /// self in a SASL layer (where it may start inside a secret), URL passwords in it, and
+    /// everything after framing was lost at a credential frame.
+    fn held_secret(&self, kind: StreamKind) -> Vec<(u64, u64)> {
         let head = self.held.peek(0, self.held.len());
-        credential_span(&head, kind, false).map(|r| {
-            (
-                self.held_offset + r.start as u64,
-                self.held_offset + r.end as u64,
-            )
-        })
+        let at = self.held_offset;
+        credential_span(&head, kind, false)
+            .map(|r| at + r.start as u64..at + r.end as u64)
+            .into_iter()
+            .chain(self.masker.partial(at, &head))
+            .map(|r| (r.start, r.end))
+            .collect()
     }
 
     /// The stream stops here (a gap, a TLS upgrade, the close): every held byte goes out, an
@@ -250,7 +253,7 @@ impl Side {
         let secret: Vec<(u64, u64)> = if show_secrets {
             Vec::new()
         } else {
-            self.held_secret(kind).into_iter().collect()
+            self.held_secret(kind)
         };
         let end = self.held_offset + self.held.len() as u64;
         self.commit(end, &secret, emit_data, to, out);
@@ -261,7 +264,7 @@ impl Side {
     /// credential: it is then held until it is complete and can be masked exactly.
     pub(super) fn data_so_far(&mut self, kind: StreamKind, to: To, out: &mut Vec<Event>) {
         let end = self.held_offset + self.held.len() as u64;
-        if end <= self.data_sent || self.held_secret(kind).is_some() {
+        if end <= self.data_sent || !self.held_secret(kind).is_empty() {
             return;
         }
         let from = (self.data_sent - self.held_offset) as usize;

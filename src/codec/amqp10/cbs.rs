@@ -95,6 +95,82 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Put-token requests split over several transfers, followed per link so that every transfer
+/// of one carries the mask: once a delivery's payload so far holds `put-token` (the
+/// application-properties, which come before the token), the whole payload of that transfer
+/// and of every later one of the delivery is masked. The token cannot be located in a part of
+/// a message, so this fails closed: all of it goes.
+#[derive(Debug, Default)]
+pub struct SplitPutTokens {
+    /// Deliveries under way: (channel, handle), the last bytes of their payload so far (to
+    /// find `put-token` cut between two transfers), and whether it was found.
+    open: Vec<((u16, u32), Vec<u8>, bool)>,
+}
+
+/// Most multi-transfer deliveries followed at once (one per link is the norm); beyond it the
+/// oldest is forgotten, so hostile input cannot grow this.
+const MAX_OPEN: usize = 1024;
+/// Payload bytes kept of each transfer to join with the next one's (more than `put-token`).
+const TAIL: usize = 16;
+
+impl SplitPutTokens {
+    /// The byte range (within the raw frame) to mask of this transfer: its whole payload, when
+    /// it belongs to a multi-transfer delivery known to be a put-token by now. `None` for other
+    /// frames and for single-transfer messages ([`put_token_ranges`] masks those precisely).
+    pub fn transfer(&mut self, frame: &Frame) -> Option<Range<usize>> {
+        let t = frame.transfer()?;
+        let key = (frame.channel, t.handle);
+        let at = self.open.iter().position(|(k, _, _)| *k == key);
+        if at.is_none() && !t.more {
+            return None;
+        }
+        let payload = frame.payload();
+        let (mut tail, mut hit) = match at {
+            Some(i) => {
+                let (_, tail, hit) = self.open.swap_remove(i);
+                (tail, hit)
+            }
+            None => (Vec::new(), false),
+        };
+        // `tail` becomes the previous tail followed by this payload's first bytes, so a
+        // `put-token` cut between the two transfers is found too.
+        tail.extend_from_slice(&payload[..payload.len().min(TAIL)]);
+        hit = hit || contains_put_token(&tail) || contains_put_token(payload);
+        if t.more && !t.aborted {
+            let tail = if payload.len() >= TAIL {
+                payload[payload.len() - TAIL..].to_vec()
+            } else {
+                tail[tail.len().saturating_sub(TAIL)..].to_vec()
+            };
+            if self.open.len() >= MAX_OPEN {
+                self.open.remove(0);
+            }
+            self.open.push((key, tail, hit));
+        }
+        (hit && frame.payload_start < frame.raw.len())
+            .then_some(frame.payload_start..frame.raw.len())
+    }
+}
+
+/// Byte ranges (within `payload`, a whole message) of the token, when the message is a
+/// put-token request.
+pub fn put_token_in_payload(payload: &bytes::Bytes, abs: u64) -> Vec<Range<usize>> {
+    if !contains_put_token(payload) {
+        return Vec::new();
+    }
+    let Ok(sections) = Message::decode_sections(payload, abs) else {
+        return Vec::new();
+    };
+    if !app_props(&sections).is_some_and(is_put_token) {
+        return Vec::new();
+    }
+    sections
+        .iter()
+        .filter(|s| s.code == AMQP_VALUE)
+        .filter_map(token_span)
+        .collect()
+}
+
 /// True when `hay` holds `put-token` (a SIMD substring search: this runs on every transfer).
 fn contains_put_token(hay: &[u8]) -> bool {
     static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =

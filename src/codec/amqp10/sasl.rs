@@ -114,42 +114,69 @@ fn binary_content(raw: &[u8], span: Range<usize>) -> Option<Range<usize>> {
     (start <= span.end && span.end <= raw.len()).then_some(start..span.end)
 }
 
-/// Credential ranges (relative to the raw frame) of a SASL frame: for sasl-init with PLAIN the
-/// password of `authzid NUL authcid NUL passwd`, for other mechanisms the whole
-/// initial-response; for sasl-response the whole response.
+/// Byte ranges (within `raw`) of the credentials a SASL frame carries: a PLAIN
+/// `initial-response`'s password, any other mechanism's whole `initial-response`, a
+/// `sasl-response`'s whole response.
+///
+/// Fails closed: when the response is not where or what the spec says (typed as a string or
+/// anything but binary, or followed by fields the frame does not define), everything from the
+/// response to the end of the frame's fields is masked. Content bytes only where the type is a
+/// string or binary, so the masked frame still decodes; otherwise whole encodings, and the
+/// caller treats a frame that no longer decodes as malformed.
 pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &Bytes) -> Vec<Range<usize>> {
-    match sasl {
+    let (field, defined) = match sasl {
+        SaslFrame::Init { .. } => (1, 3),
+        SaslFrame::Response { .. } => (0, 1),
+        _ => return Vec::new(),
+    };
+    let spans = c.spans(raw);
+    let Some(span) = spans.get(field).cloned() else {
+        return Vec::new();
+    };
+    let Some(content) = binary_content(raw, span.clone()) else {
+        // Not binary: null (absent) is fine, anything else is masked whole.
+        if raw.get(span.start) == Some(&0x40) && spans.len() <= defined {
+            return Vec::new();
+        }
+        return text_content(raw, span.clone())
+            .into_iter()
+            .chain(spans[field + 1..].iter().cloned())
+            .chain(text_content(raw, span.clone()).is_none().then_some(span))
+            .filter(|r| !r.is_empty())
+            .collect();
+    };
+    let mut out: Vec<Range<usize>> = match sasl {
         SaslFrame::Init {
             mechanism,
             initial_response: Some(resp),
             ..
-        } => {
-            let Some(content) = c.span(raw, 1).and_then(|s| binary_content(raw, s)) else {
-                return Vec::new();
-            };
-            if mechanism.as_str().eq_ignore_ascii_case("PLAIN") {
-                let mut nuls = resp.iter().enumerate().filter(|(_, b)| **b == 0);
-                if let (Some(_), Some((second, _))) = (nuls.next(), nuls.next()) {
-                    let start = content.start + second + 1;
-                    return if start < content.end {
-                        std::iter::once(start..content.end).collect()
-                    } else {
-                        Vec::new()
-                    };
+        } if mechanism.as_str().eq_ignore_ascii_case("PLAIN") => {
+            let mut nuls = resp.iter().enumerate().filter(|(_, b)| **b == 0);
+            match (nuls.next(), nuls.next()) {
+                (Some(_), Some((second, _))) => {
+                    std::iter::once(content.start + second + 1..content.end).collect()
                 }
-            }
-            if content.is_empty() {
-                Vec::new()
-            } else {
-                vec![content]
+                _ => vec![content],
             }
         }
-        SaslFrame::Response { .. } => c
-            .span(raw, 0)
-            .and_then(|s| binary_content(raw, s))
-            .filter(|r| !r.is_empty())
-            .into_iter()
-            .collect(),
-        _ => Vec::new(),
+        _ => vec![content],
+    };
+    // Fields the frame does not define, after the response: masked whole.
+    if spans.len() > defined {
+        out.extend(spans[field + 1..].iter().cloned());
     }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+/// The content bytes of a string or symbol encoding at `span` (its constructor and length
+/// left intact, so masking keeps the encoding valid).
+fn text_content(raw: &[u8], span: Range<usize>) -> Option<Range<usize>> {
+    let header = match raw.get(span.start)? {
+        0xa1 | 0xa3 => 2,
+        0xb1 | 0xb3 => 5,
+        _ => return None,
+    };
+    let start = span.start.checked_add(header)?;
+    (start <= span.end && span.end <= raw.len()).then_some(start..span.end)
 }

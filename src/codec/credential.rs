@@ -1,0 +1,197 @@
+//! Where credentials may sit in bytes that did not decode, and URL passwords in any bytes.
+//!
+//! Masking fails closed: a frame that could carry a credential (a SASL frame, an AMQP 0-9-1
+//! `connection.start-ok`, `secure-ok` or `update-secret`, a `$cbs` put-token) but cannot be
+//! fully decoded has its whole payload masked, since where the secret sits inside it is not
+//! known. These checks look at a unit's first bytes only (its frame header and, for 0-9-1, the
+//! class and method ids), so they work on a malformed frame, a frame cut short, or the bytes
+//! where framing was lost. Pure functions: no allocation beyond the returned ranges.
+
+use std::ops::Range;
+
+use super::ProtocolHeader;
+
+/// AMQP 1.0 frame header length.
+const AMQP10_HEADER: usize = 8;
+/// AMQP 0-9-1 frame header length (type, channel, size).
+const AMQP091_HEADER: usize = 7;
+/// 0-9-1 frame header plus class and method ids.
+const AMQP091_IDS_END: usize = AMQP091_HEADER + 4;
+/// 0-9-1 `connection` class id, and its methods that carry a secret: start-ok (11),
+/// secure-ok (21), update-secret (70).
+const CONNECTION: u16 = 10;
+const SECRET_METHODS: [u16; 3] = [11, 21, 70];
+
+/// Where the credential-free prefix of the unit `head` ends, when the unit (a frame that did
+/// not decode, or the start of one that never completed) could carry a credential: the caller
+/// masks everything from there. `None` when it cannot (a body frame, a heartbeat, an AMQP 1.0
+/// performative that is no `$cbs` put-token).
+///
+/// `proto` is the framing the decoder was in (`None`: unknown, both are tried); `sasl` is true
+/// between an `AMQP 3 1 0 0` header and the next header, where every frame is a SASL frame,
+/// whatever its type byte says: there nothing of the unit is kept, its header included, since
+/// a unit there may start inside a secret (a frame whose size was one short).
+pub fn mask_from(head: &[u8], proto: Option<ProtocolHeader>, sasl: bool) -> Option<usize> {
+    if head.is_empty() {
+        return None;
+    }
+    if sasl {
+        return Some(0);
+    }
+    let amqp10 = || amqp10_could_carry(head).then_some(AMQP10_HEADER.min(head.len()));
+    let amqp091 = || amqp091_mask_from(head);
+    match proto {
+        Some(ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl) => amqp10(),
+        Some(ProtocolHeader::Amqp091) => amqp091(),
+        _ => match (amqp10(), amqp091()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        },
+    }
+}
+
+/// An AMQP 1.0 unit that could be a SASL frame (type 1, or a SASL descriptor where the body
+/// starts, whatever the type) or a put-token request.
+fn amqp10_could_carry(head: &[u8]) -> bool {
+    if head.get(5) == Some(&1) {
+        return true;
+    }
+    let doff = head.get(4).map_or(2, |d| usize::from(*d) * 4).max(8);
+    let body = head.get(doff..).unwrap_or_default();
+    let sasl_small =
+        body.len() >= 3 && body[0] == 0 && body[1] == 0x53 && (0x40..=0x44).contains(&body[2]);
+    let sasl_ulong = body.len() >= 10
+        && body[0] == 0
+        && body[1] == 0x80
+        && body[2..9] == [0; 7]
+        && (0x40..=0x44).contains(&body[9]);
+    // A body cut before its descriptor could be anything: fail closed.
+    let too_short = body.len() < 3;
+    sasl_small || sasl_ulong || too_short || contains(head, b"put-token")
+}
+
+/// Where to mask an AMQP 0-9-1 unit from: after the ids of a credential method, after the
+/// frame header of a method frame too short to tell which method it is.
+fn amqp091_mask_from(head: &[u8]) -> Option<usize> {
+    match head.get(AMQP091_HEADER..AMQP091_IDS_END) {
+        Some(&[c0, c1, m0, m1]) => {
+            let class = u16::from_be_bytes([c0, c1]);
+            let method = u16::from_be_bytes([m0, m1]);
+            (class == CONNECTION && SECRET_METHODS.contains(&method)).then_some(AMQP091_IDS_END)
+        }
+        // Cut before its ids: a method frame (type 1) could be any method.
+        _ => (head[0] == 1).then_some(AMQP091_HEADER.min(head.len())),
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
+/// The passwords of `amqp://user:password@host` and `amqps://` URLs in `bytes`: the bytes
+/// between the userinfo's first `:` and its `@`. The scheme is matched case-insensitively; the
+/// userinfo ends at the first byte no URL userinfo holds (`/`, `?`, `#`, a space, a quote, a
+/// control byte), so text that merely mentions a scheme masks nothing.
+pub fn url_passwords(bytes: &[u8]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for at in memchr::memmem::find_iter(bytes, b"://") {
+        let scheme_ok = |s: &[u8]| at >= s.len() && bytes[at - s.len()..at].eq_ignore_ascii_case(s);
+        if !(scheme_ok(b"amqp") || scheme_ok(b"amqps")) {
+            continue;
+        }
+        let start = at + 3;
+        let Some(len) = bytes[start..]
+            .iter()
+            .position(|&b| !userinfo_byte(b) || b == b'@')
+        else {
+            continue;
+        };
+        if bytes[start + len] != b'@' {
+            continue;
+        }
+        let userinfo = &bytes[start..start + len];
+        if let Some(colon) = userinfo.iter().position(|&b| b == b':')
+            && colon + 1 < len
+        {
+            out.push(start + colon + 1..start + len);
+        }
+    }
+    out
+}
+
+/// A byte a URL's userinfo can hold (RFC 3986 unreserved, sub-delims, `:`, `%`), plus any
+/// non-ASCII byte (an IRI's UTF-8) and `@` (which ends it).
+fn userinfo_byte(b: u8) -> bool {
+    b >= 0x80 || b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%@".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_passwords_are_found_only_in_userinfo() {
+        let s = b"x amqp://guest:s3cr%40t@host:5672/vh AMQPS://u:p@h amqp://nopass@h amqp://a:b/c";
+        let got: Vec<&[u8]> = url_passwords(s).into_iter().map(|r| &s[r]).collect();
+        assert_eq!(got, vec![&b"s3cr%40t"[..], &b"p"[..]]);
+        assert!(url_passwords(b"http://u:p@h").is_empty());
+        assert!(url_passwords(b"amqp://").is_empty());
+        assert!(url_passwords(b"amqp://u:").is_empty());
+    }
+
+    #[test]
+    fn credential_units_are_recognised_from_their_first_bytes() {
+        // 0-9-1 start-ok (class 10, method 11): masked after the ids.
+        let start_ok = [1, 0, 0, 0, 0, 0, 9, 0, 10, 0, 11, 0, 0];
+        assert_eq!(
+            mask_from(&start_ok, Some(ProtocolHeader::Amqp091), false),
+            Some(11)
+        );
+        // basic.publish (60, 40) and a body frame are not.
+        let publish = [1, 0, 1, 0, 0, 0, 9, 0, 60, 0, 40, 0, 0];
+        assert_eq!(
+            mask_from(&publish, Some(ProtocolHeader::Amqp091), false),
+            None
+        );
+        assert_eq!(
+            mask_from(
+                &[3, 0, 1, 0, 0, 0, 1, b'x', 0xce],
+                Some(ProtocolHeader::Amqp091),
+                false
+            ),
+            None
+        );
+        // A method frame cut before its ids could be any.
+        assert_eq!(
+            mask_from(&[1, 0, 0, 0, 0], Some(ProtocolHeader::Amqp091), false),
+            Some(5)
+        );
+        // AMQP 1.0: type 1, or a sasl-init descriptor in a type-0 frame.
+        assert_eq!(
+            mask_from(
+                &[0, 0, 0, 20, 2, 1, 0, 0, 0, 0x53, 0x41],
+                Some(ProtocolHeader::Amqp10),
+                false
+            ),
+            Some(8)
+        );
+        assert_eq!(
+            mask_from(
+                &[0, 0, 0, 20, 2, 0, 0, 0, 0, 0x53, 0x41],
+                Some(ProtocolHeader::Amqp10),
+                false
+            ),
+            Some(8)
+        );
+        // An attach is not; anything in the SASL phase is, from its first byte.
+        let attach = [0, 0, 0, 20, 2, 0, 0, 0, 0, 0x53, 0x12];
+        assert_eq!(
+            mask_from(&attach, Some(ProtocolHeader::Amqp10), false),
+            None
+        );
+        assert_eq!(
+            mask_from(&attach, Some(ProtocolHeader::Amqp10), true),
+            Some(0)
+        );
+    }
+}
