@@ -276,15 +276,13 @@ impl Inspector {
                     raw,
                     frame,
                     message,
-                } => {
-                    EventKind::Frame(Arc::new(FrameEvent {
-                        dir,
-                        offset,
-                        raw,
-                        frame,
-                        message,
-                    }))
-                }
+                } => EventKind::Frame(Arc::new(FrameEvent {
+                    dir,
+                    offset,
+                    raw,
+                    frame,
+                    message,
+                })),
                 Item::Malformed { offset, raw, error } => {
                     EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
                         dir,

@@ -29,14 +29,15 @@ const SECRET_METHODS: [u16; 3] = [11, 21, 70];
 ///
 /// `proto` is the framing the decoder was in (`None`: unknown, both are tried); `sasl` is true
 /// between an `AMQP 3 1 0 0` header and the next header, where every frame is a SASL frame,
-/// whatever its type byte says: there nothing of the unit is kept, its header included, since
-/// a unit there may start inside a secret (a frame whose size was one short).
+/// whatever its type byte says. The frame header is always kept, so that a capture replays
+/// with the same framing (and verdict) as the live inspection: a unit that starts inside a
+/// secret (after a SASL frame whose size was one short) shows at most those 8 bytes of it.
 pub fn mask_from(head: &[u8], proto: Option<ProtocolHeader>, sasl: bool) -> Option<usize> {
     if head.is_empty() {
         return None;
     }
     if sasl {
-        return Some(0);
+        return Some(AMQP10_HEADER.min(head.len()));
     }
     let amqp10 = || amqp10_could_carry(head).then_some(AMQP10_HEADER.min(head.len()));
     let amqp091 = || amqp091_mask_from(head);
@@ -183,7 +184,7 @@ mod tests {
             ),
             Some(8)
         );
-        // An attach is not; anything in the SASL phase is, from its first byte.
+        // An attach is not; anything in the SASL phase is, past its frame header.
         let attach = [0, 0, 0, 20, 2, 0, 0, 0, 0, 0x53, 0x12];
         assert_eq!(
             mask_from(&attach, Some(ProtocolHeader::Amqp10), false),
@@ -191,7 +192,7 @@ mod tests {
         );
         assert_eq!(
             mask_from(&attach, Some(ProtocolHeader::Amqp10), true),
-            Some(0)
+            Some(8)
         );
     }
 }
