@@ -5,6 +5,7 @@
 //! bytes equal to what was relayed (secrets masked), and violations as packet comments.
 
 mod capture_common;
+mod capture_sessions;
 mod secrets;
 mod support;
 
@@ -12,86 +13,8 @@ use std::collections::BTreeMap;
 
 use amqpeek::event::{Dir, Event, EventKind, Severity, Timestamp, Violation};
 use capture_common::*;
+use capture_sessions::{fe2o3_session, lapin_session};
 use support::{Relay, broker_or_skip};
-
-async fn lapin_session(port: u16) {
-    use lapin::options::{BasicGetOptions, BasicPublishOptions, QueueDeclareOptions};
-    use lapin::types::FieldTable;
-    use lapin::{BasicProperties, Connection, ConnectionProperties};
-    let uri = format!("amqp://guest:guest@127.0.0.1:{port}/%2f");
-    let conn = Connection::connect(&uri, ConnectionProperties::default())
-        .await
-        .unwrap();
-    let ch = conn.create_channel().await.unwrap();
-    let q = "amqpeek-capture-091";
-    ch.queue_declare(
-        q.into(),
-        QueueDeclareOptions {
-            auto_delete: false,
-            ..Default::default()
-        },
-        FieldTable::default(),
-    )
-    .await
-    .unwrap();
-    for i in 0..3 {
-        let body = vec![b'a' + i as u8; 100 + 70_000 * (i == 2) as usize];
-        ch.basic_publish(
-            "".into(),
-            q.into(),
-            BasicPublishOptions::default(),
-            &body,
-            BasicProperties::default().with_content_type("text/plain".into()),
-        )
-        .await
-        .unwrap();
-    }
-    for _ in 0..3 {
-        loop {
-            if let Some(m) = ch
-                .basic_get(q.into(), BasicGetOptions { no_ack: true })
-                .await
-                .unwrap()
-            {
-                assert!(!m.delivery.data.is_empty());
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    }
-    ch.close(200, "bye".into()).await.unwrap();
-    conn.close(200, "bye".into()).await.unwrap();
-}
-
-async fn fe2o3_session(port: u16) {
-    use fe2o3_amqp::{Connection, Receiver, Sender, Session};
-    let url = format!("amqp://guest:guest@127.0.0.1:{port}");
-    let mut conn = Connection::open("amqpeek-capture-test", &url[..])
-        .await
-        .unwrap();
-    let mut session = Session::begin(&mut conn).await.unwrap();
-    let addr = "/queue/amqpeek-capture-10";
-    let mut sender = Sender::attach(&mut session, "capture-sender", addr)
-        .await
-        .unwrap();
-    let mut receiver = Receiver::attach(&mut session, "capture-receiver", addr)
-        .await
-        .unwrap();
-    for i in 0..3 {
-        let outcome = sender.send(format!("hello {i}")).await.unwrap();
-        outcome.accepted_or_else(|o| o).unwrap();
-    }
-    for _ in 0..3 {
-        let d = receiver.recv::<String>().await.unwrap();
-        receiver.accept(&d).await.unwrap();
-    }
-    // RabbitMQ 3.10 answers the second detach on a shared address oddly; the close handshake
-    // of the links is not what this test is about.
-    let _ = sender.close().await;
-    let _ = receiver.close().await;
-    session.end().await.unwrap();
-    conn.close().await.unwrap();
-}
 
 /// tshark's AMQP frames per (tcp stream, src port), in order: (frame type, code).
 fn tshark_frames(file: &str, v091: bool) -> BTreeMap<(u32, u16), Vec<(u8, u32)>> {
@@ -397,22 +320,4 @@ fn violation_comment_lands_on_the_packet_holding_its_frame() {
     // Relative seq 17 = stream offset 16: the packet carrying the second heartbeat.
     assert!(commented[0].starts_with("17|8|"), "{out}");
     assert!(commented[0].contains("AMQP 0-9-1 §4.2.7"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "writes /tmp/amqpeek-sample-*.pcapng for manual inspection"]
-async fn write_samples_for_inspection() {
-    for (v091, name) in [(true, "lapin"), (false, "fe2o3")] {
-        let relay = Relay::start().await;
-        if v091 {
-            lapin_session(relay.port()).await;
-        } else {
-            fe2o3_session(relay.port()).await;
-        }
-        let recs = relay.finish(1, std::time::Duration::from_secs(10)).await;
-        write_pcapng(
-            &inspect(&recs),
-            std::path::Path::new(&format!("/tmp/amqpeek-sample-{name}.pcapng")),
-        );
-    }
 }

@@ -105,3 +105,64 @@ fn bare_frames_default_to_amqp10_and_protocol_selects_091() {
     assert_eq!(v["channel"], 0);
     assert_eq!(v["raw"], "CAAAAAAAAM4=");
 }
+
+/// The README's example: an AMQP 1.0 flow performative, decoded field by field (the list of
+/// 11 fields: uint0, uint 65535, uint0, uint 65535, uint0, null, uint 65536, null, false,
+/// false, null).
+#[test]
+fn an_amqp10_performative_decodes_to_its_fields() {
+    let hex = "0000002502000000005313c0180b43700000ffff43700000ffff4340700001000040424240";
+    let out = run(&["decode", hex], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "@flow(19) [next-incoming-id=0, incoming-window=65535, next-outgoing-id=0, \
+         outgoing-window=65535, handle=0, link-credit=65536, drain=false, echo=false]\n"
+    );
+    let out = run(&["decode", "--json", hex], b"");
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!((&v["name"], &v["proto"]), (&"flow".into(), &"amqp-1.0".into()));
+    assert_eq!(
+        v["fields"],
+        serde_json::json!({
+            "next-incoming-id": 0, "incoming-window": 65535, "next-outgoing-id": 0,
+            "outgoing-window": 65535, "handle": 0, "link-credit": 65536,
+            "drain": false, "echo": false
+        })
+    );
+}
+
+/// 0-9-1 method frames: connection.tune after a header (the header selects 0-9-1) and a
+/// basic.publish on channel 1, with their arguments.
+#[test]
+fn amqp091_method_frames_decode_to_their_arguments() {
+    // type 1, channel 0, size 12: class 10 method 30, channel-max 2047, frame-max 131072,
+    // heartbeat 60, frame end.
+    let tune = "01 0000 0000000c 000a001e 07ff 00020000 003c ce";
+    let out = run(&["decode", "414d515000000901", tune], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "header AMQP 0-9-1 (0 0 9 1)\n\
+         connection.tune channel-max=2047 frame-max=131072 heartbeat=60\n"
+    );
+    // type 1, channel 1, size 10: class 60 method 40, ticket 0, exchange "", routing-key "q",
+    // mandatory and immediate false.
+    let publish = "01 0001 0000000a 003c0028 0000 00 0171 00 ce";
+    let out = run(&["decode", "--json", "--protocol", "amqp091", publish], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["name"], "basic.publish");
+    assert_eq!(v["channel"], 1);
+    assert_eq!(
+        v["fields"],
+        serde_json::json!({
+            "ticket": 0, "exchange": "", "routing-key": "q",
+            "mandatory": false, "immediate": false
+        })
+    );
+    assert_eq!(
+        v["summary"],
+        r#"basic.publish exchange="" routing-key="q" mandatory=false immediate=false"#
+    );
+}

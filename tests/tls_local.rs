@@ -6,7 +6,6 @@ mod common;
 mod support;
 mod tls_common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use amqpeek::codec::amqp10::{Value, described_list, encode_frame};
@@ -428,14 +427,29 @@ async fn cbs_put_token_is_summarised_and_its_token_masked_everywhere() {
     assert!(contains(&pcap, token.as_bytes()));
 }
 
+/// `amqpeek proxy --listen-tls` with `--key` naming a file that is not a key, or no file:
+/// status 2 at once, and the message names the file.
 #[test]
-fn tls_helpers_exist() {
-    // The PEM files are written and parse.
+fn a_bad_key_file_is_a_clear_error() {
     let pki = pki();
-    assert!(
-        std::fs::read_to_string(&pki.ca)
-            .unwrap()
-            .contains("BEGIN CERTIFICATE")
-    );
-    let _ = Arc::new(acceptor(&pki));
+    let garbage = pki.dir.path().join("garbage.pem");
+    std::fs::write(&garbage, "not a key\n").unwrap();
+    let missing = pki.dir.path().join("missing.pem");
+    for (key, says) in [(&garbage, "no items found"), (&missing, "No such file")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+            .args(["proxy", "--no-tui", "--listen", "127.0.0.1:0", "--listen-tls"])
+            .arg("--cert")
+            .arg(&pki.cert)
+            .arg("--key")
+            .arg(key)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&key.display().to_string()) && err.contains(says),
+            "{err}"
+        );
+    }
 }
