@@ -134,6 +134,8 @@ pub struct Inspector {
     state_dirty: bool,
     /// The state name and time of the last `State` event.
     state_last: Option<(String, Timestamp)>,
+    /// The latest time of the bytes taken so far.
+    latest_ts: Timestamp,
 }
 
 impl Inspector {
@@ -150,6 +152,7 @@ impl Inspector {
             cbs: false,
             state_dirty: false,
             state_last: None,
+            latest_ts: Timestamp(0),
         }
     }
 
@@ -187,6 +190,7 @@ impl Inspector {
 
     /// Take a chunk of relayed bytes; append the resulting events to `out`.
     pub fn chunk(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
+        self.latest_ts = self.latest_ts.max(ts);
         let conn = self.conn;
         // An AMQP 0-9-1 server answers the client's header with frames, never a header of its
         // own (0-9-1 §4.2.2): once the client has asked for 0-9-1, expect its frames.
@@ -351,6 +355,7 @@ impl Inspector {
     /// secret in it can show. What cannot be skimmed (a protocol header, a malformed frame,
     /// the rest of an incomplete frame) is decoded as by [`Inspector::chunk`].
     pub fn skim(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
+        self.latest_ts = self.latest_ts.max(ts);
         let conn = self.conn;
         let side = &mut self.sides[dir.index()];
         let skimmed = side.decoder.skim(&bytes);
@@ -443,6 +448,7 @@ impl Inspector {
         out: &mut Vec<Event>,
     ) {
         let conn = self.conn;
+        self.latest_ts = self.latest_ts.max(ts);
         self.release_held(dir, ts, out);
         let side = &mut self.sides[dir.index()];
         let resume = offset.saturating_add(len);
@@ -491,9 +497,17 @@ impl Inspector {
         &self.tracker
     }
 
+    /// The latest time of the bytes taken so far (the time to publish the state at between
+    /// chunks: a later clock reading could be newer than a chunk still queued, whose state
+    /// would then look older than the one shown).
+    pub fn latest_ts(&self) -> Timestamp {
+        self.latest_ts
+    }
+
     /// Emit a `State` event if the tracker saw anything since the last one. The driver calls
-    /// this when it has nothing more for the connection for now (the end of a batch), so that
-    /// the state shown after a burst is the state after its last frame.
+    /// this when it has nothing more for the connection for now (the end of a batch, with
+    /// [`Inspector::latest_ts`]), so that the state shown after a burst is the state after its
+    /// last frame.
     pub fn publish_state(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
         if !self.state_dirty {
             return;

@@ -141,10 +141,10 @@ impl Replayer {
     }
 
     /// A `State` event for each connection whose state changed since its last one (see
-    /// [`Inspector::publish_state`]), as of the last source event.
+    /// [`Inspector::publish_state`]), as of its latest bytes.
     pub fn publish_states(&mut self, out: &mut Vec<Event>) {
         for insp in self.inspectors.values_mut() {
-            insp.publish_state(self.last_ts, out);
+            insp.publish_state(insp.latest_ts(), out);
         }
     }
 

@@ -751,10 +751,17 @@ fn violations_point_at_the_offending_frame() {
 fn crossing_connection_closes_are_each_answered_with_close_ok() {
     let mut c = Conv::new();
     c.handshake().open(1);
-    c.c(0, K::ConnectionClose, &[("reply-code", short(200))])
-        .s(0, K::ConnectionClose, &[("reply-code", short(320))]);
+    c.c(0, K::ConnectionClose, &[("reply-code", short(200))]).s(
+        0,
+        K::ConnectionClose,
+        &[("reply-code", short(320))],
+    );
     c.s(0, K::ConnectionCloseOk, &[]);
-    assert_eq!(c.state(), "CLOSING", "the server's close is not answered yet");
+    assert_eq!(
+        c.state(),
+        "CLOSING",
+        "the server's close is not answered yet"
+    );
     c.c(0, K::ConnectionCloseOk, &[]);
     assert_eq!(c.state(), "CLOSED");
     c.end();
@@ -792,7 +799,10 @@ fn pipelining_behind_an_open_is_a_warning_and_its_answers_are_fine() {
         "amqp091.connection.pipelined-before-open-ok",
         "amqp091.channel.pipelined-before-open-ok",
     ]);
-    assert!(v.iter().all(|v| v.dir == Dir::C2S && v.severity == amqpeek::event::Severity::Warning));
+    assert!(
+        v.iter()
+            .all(|v| v.dir == Dir::C2S && v.severity == amqpeek::event::Severity::Warning)
+    );
     // The same conversation waiting for each open-ok: clean.
     let mut ok = Conv::new();
     ok.handshake().open(1);
@@ -802,6 +812,7 @@ fn pipelining_behind_an_open_is_a_warning_and_its_answers_are_fine() {
     // A server that uses a channel before its own open-ok is not pipelining: still an error.
     let mut bad = Conv::new();
     bad.handshake();
-    bad.c(1, K::ChannelOpen, &[]).s(1, K::ChannelFlow, &[("active", bit(true))]);
+    bad.c(1, K::ChannelOpen, &[])
+        .s(1, K::ChannelFlow, &[("active", bit(true))]);
     bad.expect(&["amqp091.channel.not-open"]);
 }

@@ -437,7 +437,10 @@ fn closing_detach_answered_without_closed() {
     c.s(0, end());
     c.expect(&["amqp10.link.detach-not-closed"]);
     assert_eq!(c.violations[0].dir, Dir::S2C);
-    assert_eq!(c.violations[0].offset, at, "reported at the non-closing detach");
+    assert_eq!(
+        c.violations[0].offset, at,
+        "reported at the non-closing detach"
+    );
     // The same when the server closes the connection, or the connection just ends.
     for finish in [
         (|c: &mut Convo| c.s(0, close())) as fn(&mut Convo),
@@ -796,7 +799,14 @@ fn a_broker_echoing_a_receivers_null_target_is_not_the_anonymous_relay() {
             Dir::S2C,
             0,
             0,
-            Some(&transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[])),
+            Some(&transfer(
+                0,
+                Some(i),
+                Some(&[i as u8]),
+                Some(true),
+                false,
+                &[],
+            )),
             &message(None),
         );
     }

@@ -284,9 +284,8 @@ pub(crate) fn run(
             deliver(&mut sinks, &mut events);
         }
         // The batch is done: what it changed is shown as of its last frame.
-        let now = Timestamp::now();
         for insp in conns.values_mut() {
-            insp.publish_state(now, &mut events);
+            insp.publish_state(insp.latest_ts(), &mut events);
         }
         deliver(&mut sinks, &mut events);
         flush(&mut sinks);
@@ -358,5 +357,75 @@ mod tests {
             "an eighth of the queue waiting: behind"
         );
         assert!(b.behind(ms(0), 0, t1 + SKIM_AT_LEAST / 2), "held again");
+    }
+
+    /// Keeps every event it is given.
+    struct Keep(std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
+
+    impl crate::pipeline::Sink for Keep {
+        fn event(&mut self, ev: &Event) -> io::Result<()> {
+            self.0.lock().unwrap().push(ev.clone());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_batch_publishes_the_state_after_its_last_frame() {
+        let t = |ms: i64| Timestamp(1_764_417_600_000_000 + ms * 1000);
+        // AMQP 1.0: both headers and opens, then the client's begin 1 ms after the server's
+        // open, too soon for the time throttle and without a new connection state name.
+        let open = hex::decode("000000110200000000531 0c00401a10163".replace(' ', "")).unwrap();
+        let begin =
+            hex::decode("0000001a0200000000531 1c00d0440437000000064 7000000064".replace(' ', ""))
+                .unwrap();
+        let header = b"AMQP\x00\x01\x00\x00".to_vec();
+        let (tx, rx) = mpsc::channel(64);
+        tx.try_send(InspectMsg::Open {
+            conn: 1,
+            ts: t(0),
+            client: "127.0.0.1:40000".parse().unwrap(),
+            upstream: "127.0.0.1:5672".parse().unwrap(),
+        })
+        .unwrap();
+        let chunks = [
+            (Dir::C2S, header.clone()),
+            (Dir::S2C, header),
+            (Dir::C2S, open.clone()),
+            (Dir::S2C, open),
+            (Dir::C2S, begin),
+        ];
+        for (i, (dir, bytes)) in chunks.into_iter().enumerate() {
+            tx.try_send(InspectMsg::Chunk {
+                conn: 1,
+                dir,
+                ts: t(1 + i as i64),
+                bytes: Bytes::from(bytes),
+            })
+            .unwrap();
+        }
+        drop(tx);
+        let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sinks: Vec<BoxSink> = vec![Box::new(Keep(events.clone()))];
+        run(rx, 64, sinks, InspectOptions::default()).unwrap();
+        let events = events.lock().unwrap();
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::Violation(_))),
+            "a clean conversation"
+        );
+        let sessions = |s: &crate::state::Snapshot| match &s.detail {
+            crate::state::snapshot::Detail::Amqp10(a) => a.sessions.len(),
+            _ => 0,
+        };
+        // The state with the begin's session, as of the begin, before the proxy stopped.
+        let with_session: Vec<(Timestamp, usize)> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::State(s) if sessions(s) == 1 => Some((e.ts, sessions(s))),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(with_session, vec![(t(5), 1)]);
     }
 }

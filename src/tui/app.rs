@@ -25,8 +25,10 @@ pub struct TuiOptions {
     /// Frames kept in memory per connection; older ones are dropped from view (captures on
     /// disk remain complete).
     pub max_frames_per_conn: usize,
-    /// Frame bytes kept in memory per connection (for the hex view); older frames are dropped
-    /// from view beyond this as beyond `max_frames_per_conn`.
+    /// Frame bytes kept in memory per connection; older frames are dropped from view beyond
+    /// this as beyond `max_frames_per_conn`. A kept frame is the pipeline's own (shared,
+    /// decoded once), counted at its full length; its bytes may share a read buffer with its
+    /// neighbours, which the count does not see.
     pub max_bytes_per_conn: usize,
     /// Closed connections kept (with their frames); older ones are forgotten.
     pub max_closed_conns: usize,

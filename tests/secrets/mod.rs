@@ -74,7 +74,9 @@ pub fn assert_exactly_password_masked(
     what: &str,
 ) {
     assert_eq!(captured.len(), real.len(), "{what}: length");
-    let differing: Vec<usize> = (0..real.len()).filter(|&i| captured[i] != real[i]).collect();
+    let differing: Vec<usize> = (0..real.len())
+        .filter(|&i| captured[i] != real[i])
+        .collect();
     let (Some(&first), Some(&last)) = (differing.first(), differing.last()) else {
         panic!("{what}: nothing masked");
     };

@@ -144,7 +144,9 @@ impl Connection {
         let kind = m.kind();
         // Close is legal in every state; the closing states have their own rules.
         match (self.state, kind) {
-            (S::Closing { mut by, ok }, K::ConnectionClose) if !by[dir.index()] && !ok[dir.index()] => {
+            (S::Closing { mut by, ok }, K::ConnectionClose)
+                if !by[dir.index()] && !ok[dir.index()] =>
+            {
                 by[dir.index()] = true;
                 self.state = S::Closing { by, ok };
                 return;
