@@ -247,6 +247,32 @@ fn valid_frames() -> impl Strategy<Value = Vec<Vec<u8>>> {
     )
 }
 
+/// A SASL exchange's frames: mechanisms, an init with a random response, optional
+/// challenge/response rounds, an outcome.
+fn sasl_frames() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    (
+        prop::collection::vec(any::<u8>(), 0..40),
+        prop::collection::vec(prop::collection::vec(any::<u8>(), 0..20), 0..3),
+        0u8..5,
+    )
+        .prop_map(|(resp, rounds, code)| {
+            let sym = |s: &str| Value::Symbol(amqpeek::codec::amqp10::Symbol(s.into()));
+            let bin = |b: &[u8]| Value::Binary(Bytes::copy_from_slice(b));
+            let mut out = vec![
+                amqp10::described_list(0x40, vec![sym("PLAIN")]),
+                amqp10::described_list(0x41, vec![sym("PLAIN"), bin(&resp)]),
+            ];
+            for r in &rounds {
+                out.push(amqp10::described_list(0x42, vec![bin(r)]));
+                out.push(amqp10::described_list(0x43, vec![bin(r)]));
+            }
+            out.push(amqp10::described_list(0x44, vec![Value::Ubyte(code)]));
+            out.iter()
+                .map(|v| amqp10::encode_frame(1, 0, Some(v), &[]).unwrap())
+                .collect()
+        })
+}
+
 #[derive(Clone, Debug)]
 enum Mutation {
     Flip(usize, u8),
@@ -432,6 +458,39 @@ proptest! {
         // Unmutated valid frames all decode.
         prop_assert_eq!(whole.iter().filter(|i| matches!(i, Item::Frame { .. })).count(), frames.len());
         let mutated = mutate(stream, &muts);
-        let _ = stream_all(&mutated, &cuts);
+        prop_assert_eq!(stream_all(&mutated, &[]), stream_all(&mutated, &cuts));
+    }
+
+    /// The SASL layer first (its header, SASL frames), then the AMQP 1.0 header and frames, as
+    /// real connections start: split anywhere, the same items as whole, mutated or not. The
+    /// second header is where a stream cut after sasl-outcome used to stall for good.
+    #[test]
+    fn sasl_then_amqp_streams_split_anywhere_agree(
+        sasl in sasl_frames(),
+        frames in valid_frames(),
+        muts in prop::collection::vec(mutation_s(), 0..3),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+        header_cut in 1usize..8,
+    ) {
+        let mut stream = b"AMQP\x03\x01\x00\x00".to_vec();
+        for f in &sasl {
+            stream.extend_from_slice(f);
+        }
+        let second = stream.len();
+        stream.extend_from_slice(b"AMQP\x00\x01\x00\x00");
+        for f in &frames {
+            stream.extend_from_slice(f);
+        }
+        // One cut always falls inside the second header.
+        let mut cuts = cuts;
+        cuts.push(second + header_cut);
+        let whole = stream_all(&stream, &[]);
+        prop_assert_eq!(&whole, &stream_all(&stream, &cuts));
+        let decoded = whole.iter().filter(|i| matches!(i, Item::Frame { .. })).count();
+        prop_assert_eq!(decoded, sasl.len() + frames.len());
+        let headers = whole.iter().filter(|i| matches!(i, Item::Header { .. })).count();
+        prop_assert_eq!(headers, 2);
+        let mutated = mutate(stream, &muts);
+        prop_assert_eq!(stream_all(&mutated, &[]), stream_all(&mutated, &cuts));
     }
 }

@@ -450,7 +450,12 @@ impl StreamDecoder {
         // header after the decoder assumed 0-9-1) where the bytes spell `AMQP`.
         if self.mode == Mode::Header || self.header_ahead(buf) {
             let header = ProtocolHeader::sniff(buf)?;
-            let len = super::sniff::HEADER_LEN.min(buf.len());
+            // Bytes that are no AMQP header are told early, but reported as the 8 a header
+            // would be, once there: what the record holds must not depend on how TCP cut them.
+            if buf.len() < super::sniff::HEADER_LEN {
+                return None;
+            }
+            let len = super::sniff::HEADER_LEN;
             let raw = whole.slice(at..at + len);
             out.push(Item::Header {
                 offset,
