@@ -121,7 +121,10 @@ fn an_amqp10_performative_decodes_to_its_fields() {
     );
     let out = run(&["decode", "--json", hex], b"");
     let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
-    assert_eq!((&v["name"], &v["proto"]), (&"flow".into(), &"amqp-1.0".into()));
+    assert_eq!(
+        (&v["name"], &v["proto"]),
+        (&"flow".into(), &"amqp-1.0".into())
+    );
     assert_eq!(
         v["fields"],
         serde_json::json!({

@@ -56,7 +56,10 @@ fn start_dumpcap(probe: &wait::Probe) -> Option<Child> {
 
 /// Sends a bare 0-9-1 protocol header to `probe` until `replay -` shows one: from then on the
 /// capture is running and reaches amqpeek. Returns the lines seen meanwhile.
-fn wait_until_capturing(probe: &wait::Probe, rx: &std::sync::mpsc::Receiver<String>) -> Vec<String> {
+fn wait_until_capturing(
+    probe: &wait::Probe,
+    rx: &std::sync::mpsc::Receiver<String>,
+) -> Vec<String> {
     let mut seen = Vec::new();
     for _ in 0..40 {
         probe.send_raw(b"AMQP\x00\x00\x09\x01");

@@ -832,12 +832,18 @@ fn a_broker_echoing_a_receivers_null_target_is_not_the_anonymous_relay() {
 fn credit_lowered_twice_with_transfers_in_flight_is_not_a_violation() {
     let mut c = Convo::sending_link(100);
     for i in 0..10 {
-        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
     c.s(0, link_flow(0, Some(10), Some(0), false));
     c.s(0, link_flow(0, Some(10), Some(0), false));
     for i in 10..70 {
-        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
     c.expect(&["amqp10.link.excess-not-judged"]);
     assert_eq!(
@@ -846,12 +852,24 @@ fn credit_lowered_twice_with_transfers_in_flight_is_not_a_violation() {
         "not a verdict on the sender"
     );
     // Beyond every grant the sender may act on (100): a violation.
-    c.c(0, transfer(0, Some(100), Some(b"x"), Some(true), false, &[]));
+    c.c(
+        0,
+        transfer(0, Some(100), Some(b"x"), Some(true), false, &[]),
+    );
     for i in 71..100 {
-        c.c(0, transfer(0, Some(i + 30), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i + 30), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
-    c.c(0, transfer(0, Some(200), Some(b"y"), Some(true), false, &[]));
-    assert_eq!(c.rules().last(), Some(&"amqp10.link.transfer-without-credit"));
+    c.c(
+        0,
+        transfer(0, Some(200), Some(b"y"), Some(true), false, &[]),
+    );
+    assert_eq!(
+        c.rules().last(),
+        Some(&"amqp10.link.transfer-without-credit")
+    );
 }
 
 /// The sender demonstrably saw the lowered credit (its own flow states it: delivery-count 10,
@@ -860,7 +878,10 @@ fn credit_lowered_twice_with_transfers_in_flight_is_not_a_violation() {
 fn a_sender_that_echoed_the_lowered_credit_and_keeps_sending_is_reported() {
     let mut c = Convo::sending_link(100);
     for i in 0..10 {
-        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
     c.s(0, link_flow(0, Some(10), Some(0), false));
     c.c(0, link_flow(0, Some(10), Some(0), false));
@@ -877,17 +898,26 @@ fn incoming_window_lowered_with_transfers_in_flight_is_not_a_violation() {
     let mut c = Convo::sending_link(5000);
     c.s(0, flow(Some(0), 50, 0, 1000));
     for i in 0..5 {
-        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
     c.s(0, flow(Some(5), 0, 0, 1000));
     c.s(0, flow(Some(5), 0, 0, 1000));
     for i in 5..40 {
-        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
     c.expect(&["amqp10.session.excess-not-judged"]);
     // Beyond every earlier window too (transfer-id 1000): a violation.
     for i in 40..1001 {
-        c.c(0, transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]));
+        c.c(
+            0,
+            transfer(0, Some(i), Some(&[i as u8]), Some(true), false, &[]),
+        );
     }
     c.expect(&[
         "amqp10.session.excess-not-judged",

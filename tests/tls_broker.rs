@@ -221,10 +221,14 @@ fn fe2o3_amqps_to_the_binary_with_a_generated_certificate() {
         exchange(connection, "amqps").await;
     });
     // The proxy has decoded the whole conversation once the connection's close is written.
-    wait::until("the close event in the JSONL", Duration::from_secs(20), || {
-        let text = std::fs::read_to_string(&jsonl).unwrap_or_default();
-        text.contains(r#""event":"close""#).then_some(())
-    });
+    wait::until(
+        "the close event in the JSONL",
+        Duration::from_secs(20),
+        || {
+            let text = std::fs::read_to_string(&jsonl).unwrap_or_default();
+            text.contains(r#""event":"close""#).then_some(())
+        },
+    );
     let st = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -437,7 +437,13 @@ fn a_bad_key_file_is_a_clear_error() {
     let missing = pki.dir.path().join("missing.pem");
     for (key, says) in [(&garbage, "no items found"), (&missing, "No such file")] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-            .args(["proxy", "--no-tui", "--listen", "127.0.0.1:0", "--listen-tls"])
+            .args([
+                "proxy",
+                "--no-tui",
+                "--listen",
+                "127.0.0.1:0",
+                "--listen-tls",
+            ])
             .arg("--cert")
             .arg(&pki.cert)
             .arg("--key")

@@ -179,7 +179,7 @@ fn publish() -> Bytes {
 /// (none confirmed). With `skim`, 20 more deliveries and an ack of them, and 5 confirms, are
 /// passed over undecoded, as the live view's inspection does when it falls behind; then one
 /// more delivery and one more publish are decoded.
-fn consumer(skim: bool) -> Vec<AppEvent> {
+fn consumer(skim: bool, then: &[(Dir, Bytes)]) -> Vec<AppEvent> {
     let mut insp = Inspector::new(2, InspectOptions::default());
     let mut out = vec![Event {
         conn: 2,
@@ -284,12 +284,15 @@ fn consumer(skim: bool) -> Vec<AppEvent> {
         feed(&mut insp, S2C, delivery(24), false);
         feed(&mut insp, C2S, publish(), false);
     }
+    for (dir, bytes) in then {
+        feed(&mut insp, *dir, bytes.clone(), false);
+    }
     apps
 }
 
 /// The channel table's heading, columns and channel 1's row.
-fn channel_table(skim: bool) -> Vec<String> {
-    let mut app = app_with(consumer(skim), 130, 40);
+fn channel_table(skim: bool, then: &[(Dir, Bytes)]) -> Vec<String> {
+    let mut app = app_with(consumer(skim, then), 130, 40);
     show_state(&mut app, 1);
     let p = state_pane(&app, 2);
     println!("{}", p.join("\n"));
@@ -303,7 +306,7 @@ fn channel_table(skim: bool) -> Vec<String> {
 #[test]
 fn an_0_9_1_channel_shows_prefetch_unacked_confirms_and_consumers() {
     assert_eq!(
-        channel_table(false),
+        channel_table(false, &[]),
         vec![
             "channels (1)",
             "channel state prefetch unacked confirm pending consumers content flow   tx",
@@ -315,7 +318,7 @@ fn an_0_9_1_channel_shows_prefetch_unacked_confirms_and_consumers() {
 #[test]
 fn after_a_skim_the_0_9_1_counts_say_they_are_uncertain() {
     assert_eq!(
-        channel_table(true),
+        channel_table(true, &[]),
         vec![
             "channels (1)  ?: bytes were missed, counts only as seen since",
             "channel state prefetch unacked confirm pending consumers content flow   tx",
@@ -371,5 +374,20 @@ fn after_a_skim_the_links_counts_say_they_are_uncertain() {
         p[l + 3].contains(" 1?        -?     -     false 1?"),
         "{}",
         p[l + 3]
+    );
+}
+
+#[test]
+fn an_0_9_1_content_in_progress_shows_how_much_of_its_body_came() {
+    let publish = method(1, K::BasicPublish, &[("routing-key", sstr("q"))]);
+    let header = frame091(1, FrameKind::Header(ContentHeader::basic(10).into()));
+    let body = frame091(1, FrameKind::Body(Bytes::from_static(b"abc")));
+    let table = channel_table(
+        false,
+        &[(Dir::C2S, publish), (Dir::C2S, header), (Dir::C2S, body)],
+    );
+    assert_eq!(
+        table[2],
+        "1       OPEN  50       2       on      3       ctag      body 3/10/- active -"
     );
 }

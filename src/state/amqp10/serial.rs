@@ -183,7 +183,11 @@ mod tests {
             amount: 10,
         });
         l.update(Grant { base: 0, amount: 0 });
-        assert_eq!(l.judge(5, true), Judged::InFlight, "under the previous grant");
+        assert_eq!(
+            l.judge(5, true),
+            Judged::InFlight,
+            "under the previous grant"
+        );
         assert!(l.exceeded_by(10, true));
         // A repeated lowering keeps the larger grant the sender may still act on.
         l.update(Grant { base: 0, amount: 0 });
@@ -193,20 +197,38 @@ mod tests {
         assert_eq!(l.judge(5, true), Judged::Exceeded);
         // A larger grant replaces every smaller one.
         l.update(Grant { base: 0, amount: 3 });
-        l.update(Grant { base: 0, amount: 20 });
+        l.update(Grant {
+            base: 0,
+            amount: 20,
+        });
         assert!(l.older.is_empty());
         assert_eq!(l.judge(19, true), Judged::Allowed);
         // A huge window is not "covered" by a small one because its end wrapped.
-        let huge = Grant { base: 0, amount: u32::MAX };
-        assert!(!Grant { base: 0, amount: 10 }.covers(huge));
-        assert!(huge.covers(Grant { base: 5, amount: 10 }));
+        let huge = Grant {
+            base: 0,
+            amount: u32::MAX,
+        };
+        assert!(
+            !Grant {
+                base: 0,
+                amount: 10
+            }
+            .covers(huge)
+        );
+        assert!(huge.covers(Grant {
+            base: 5,
+            amount: 10
+        }));
     }
 
     #[test]
     fn lowerings_beyond_the_bound_judge_nothing_until_seen() {
         let mut l = Limit::default();
         for k in 0..(MAX_UNSEEN_GRANTS as u32 + 5) {
-            l.update(Grant { base: 0, amount: 1000 - k });
+            l.update(Grant {
+                base: 0,
+                amount: 1000 - k,
+            });
         }
         assert!(l.older.len() <= MAX_UNSEEN_GRANTS && l.overflow);
         assert_eq!(l.judge(2000, true), Judged::InFlight);
