@@ -57,13 +57,32 @@ fn a_clean_capture_passes_and_a_broken_one_fails_with_its_rule_in_every_format()
 
 #[test]
 fn warnings_fail_only_when_asked() {
-    // RabbitMQ 3.10 answers a closing detach without closed=true: a SHOULD, so a warning.
-    let cap = capture("amqp10-fe2o3.jsonl");
-    let out = amqpeek(&["check", &cap]);
+    // The clean lapin capture with its closing handshake an hour late: both peers were silent
+    // for longer than two heartbeat intervals, a SHOULD, so warnings only.
+    let dir = tempfile::tempdir().unwrap();
+    let late = dir.path().join("late.jsonl");
+    let shipped = std::fs::read_to_string(capture("amqp091-lapin.jsonl")).unwrap();
+    let mut lines: Vec<String> = shipped.lines().map(String::from).collect();
+    let close = lines
+        .iter()
+        .position(|l| l.contains("\"name\":\"connection.close\""))
+        .expect("the capture closes the connection");
+    for l in &mut lines[close..] {
+        *l = l.replace("\"ts\":\"2026-11-29T13:", "\"ts\":\"2026-11-29T14:");
+    }
+    std::fs::write(&late, lines.join("\n") + "\n").unwrap();
+    let cap = late.to_str().unwrap();
+    let out = amqpeek(&["check", cap]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("amqp10.link.detach-not-closed"));
-    let out = amqpeek(&["check", "--fail-on", "warning", &cap]);
+    assert!(text(&out.stdout).contains("amqp091.heartbeat.missed"));
+    let out = amqpeek(&["check", "--fail-on", "warning", cap]);
     assert_eq!(out.status.code(), Some(1));
+    // RabbitMQ 3.10's receiver flows omit delivery-count, a MUST (§2.7.4): an error by default.
+    let out = amqpeek(&["check", &capture("amqp10-fe2o3.jsonl")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let report = text(&out.stdout);
+    assert!(report.contains("amqp10.flow.receiver-delivery-count-missing"));
+    assert!(report.contains("amqp10.link.detach-not-closed"));
 }
 
 #[test]

@@ -924,3 +924,108 @@ fn incoming_window_lowered_with_transfers_in_flight_is_not_a_violation() {
         "amqp10.session.incoming-window-exceeded",
     ]);
 }
+
+// ---- what a flow says about what its sender has seen (§2.7.4) ---------------------------
+
+/// "In the event that the receiving link endpoint has not yet seen the initial attach frame
+/// from the sender this field MUST NOT be set." The client attaches a receiver and pipelines a
+/// flow with a delivery-count before the server's (sender's) attach was even sent.
+#[test]
+fn a_receiver_flow_with_delivery_count_before_the_senders_attach() {
+    let mut c = Convo::session();
+    c.c(0, attach_receiver("in", 0, &[]));
+    c.c(0, link_flow(0, Some(0), Some(10), false));
+    c.expect(&["amqp10.flow.receiver-delivery-count-before-attach"]);
+    // Without delivery-count, as the spec asks: clean.
+    let mut ok = Convo::session();
+    ok.c(0, attach_receiver("in", 0, &[]));
+    ok.c(0, link_flow(0, None, Some(10), false));
+    ok.s(0, attach_sender("in", 0, &[]));
+    ok.expect_clean();
+}
+
+/// The receiver answered the sender's attach (so it saw it): its credit-granting flow "MUST be
+/// set to the last known value of the corresponding sending endpoint" (RabbitMQ 3.10's are not).
+#[test]
+fn a_receiver_flow_without_delivery_count_after_answering_the_attach() {
+    let mut c = Convo::session();
+    c.c(0, attach_sender("L", 0, &[]));
+    c.s(0, attach_receiver("L", 0, &[]));
+    c.s(0, link_flow(0, None, Some(10), false));
+    c.expect(&["amqp10.flow.receiver-delivery-count-missing"]);
+    assert_eq!(c.violations[0].dir, Dir::S2C);
+    // The clean counterpart is every sending_link conversation: Convo::sending_link(10).
+    Convo::sending_link(10).expect_clean();
+}
+
+/// §2.6.7: only the sender modifies delivery-count; a receiver stating one ahead of the
+/// sender's counts deliveries never sent. Behind (transfers in flight) is fine.
+#[test]
+fn a_receiver_delivery_count_ahead_of_the_senders() {
+    let mut c = Convo::sending_link(10);
+    c.c(0, transfer(0, Some(0), Some(b"a"), Some(true), false, &[]));
+    c.s(0, link_flow(0, Some(0), Some(10), false)); // behind: the transfer is in flight
+    c.s(0, link_flow(0, Some(1), Some(10), false));
+    c.expect_clean();
+    c.s(0, link_flow(0, Some(5), Some(10), false));
+    c.expect(&["amqp10.flow.receiver-delivery-count-ahead"]);
+}
+
+/// next-incoming-id: "This value MUST be set if the peer has received the begin frame for the
+/// session, and MUST NOT be set if it has not."
+#[test]
+fn next_incoming_id_before_and_after_the_partners_begin() {
+    let mut c = Convo::opened();
+    c.c(0, begin(None, 0, 100, 100));
+    c.c(0, flow(Some(0), 100, 0, 100));
+    c.expect(&["amqp10.flow.next-incoming-id-before-begin"]);
+    // The server answered the client's begin, then omits next-incoming-id.
+    let mut m = Convo::session();
+    m.s(0, flow(None, 100, 0, 100));
+    m.expect(&["amqp10.flow.next-incoming-id-missing"]);
+    // The client, whose begin came first, before it is known to have read the server's
+    // begin: not judged. And each set where it must be: clean.
+    let mut ok = Convo::opened();
+    ok.c(0, begin(None, 0, 100, 100));
+    ok.c(0, flow(None, 100, 0, 100));
+    ok.s(0, begin(Some(0), 0, 100, 100));
+    ok.c(0, flow(None, 100, 0, 100));
+    ok.s(0, flow(Some(0), 100, 0, 100));
+    ok.expect_clean();
+}
+
+/// A next-incoming-id ahead of the partner's transfers, or behind the peer's own earlier one.
+#[test]
+fn next_incoming_id_ahead_of_the_partner_or_going_back() {
+    let mut c = Convo::sending_link(10);
+    c.c(0, transfer(0, Some(0), Some(b"a"), Some(true), false, &[]));
+    c.s(0, flow(Some(1), 100, 0, 100));
+    c.expect_clean();
+    c.s(0, flow(Some(7), 100, 0, 100));
+    c.s(0, flow(Some(0), 100, 0, 100));
+    c.expect(&[
+        "amqp10.flow.next-incoming-id-inconsistent",
+        "amqp10.flow.next-incoming-id-inconsistent",
+    ]);
+    assert!(c.violations[0].message.contains("ahead"));
+    assert!(c.violations[1].message.contains("behind"));
+}
+
+/// §2.6.7 drain: "the sender will (after sending all available messages) advance the
+/// delivery-count as much as possible, consuming all link-credit". A sender's flow in drain
+/// mode with nothing available that leaves the credit unused is judged at that flow.
+#[test]
+fn a_drain_answered_without_using_up_the_credit_is_judged_at_the_answer() {
+    let mut c = Convo::sending_link(0);
+    c.s(0, link_flow(0, Some(0), Some(10), true));
+    c.c(0, link_flow(0, Some(0), Some(10), true));
+    c.expect(&["amqp10.link.drain-not-honoured"]);
+    // Judged once: not again when the sender then detaches.
+    c.c(0, detach(0, true));
+    c.expect(&["amqp10.link.drain-not-honoured"]);
+    // Answered by advancing delivery-count to the limit: clean.
+    let mut ok = Convo::sending_link(0);
+    ok.s(0, link_flow(0, Some(0), Some(10), true));
+    ok.c(0, link_flow(0, Some(10), Some(0), true));
+    ok.expect_clean();
+}

@@ -30,10 +30,14 @@ use support::{Chunk, Relay, broker_or_skip};
 ///   (`function_clause` in `rabbit_classic_queue:handle_event({send_drained, ...})`) and ends
 ///   the session with amqp:internal-error instead of advancing delivery-count.
 /// - `detach-not-closed`: RabbitMQ answers a closing detach with a detach without closed=true.
+/// - `receiver-delivery-count-missing`: RabbitMQ's receiver flows (on the links fe2o3 sends on)
+///   omit delivery-count, which §2.7.4 says "MUST be set to the last known value of the
+///   corresponding sending endpoint" once the receiver has seen the sender's attach.
 const KNOWN_BROKER_BREACHES: &[&str] = &[
     "amqp10.link.transfer-without-credit",
     "amqp10.link.drain-not-honoured",
     "amqp10.link.detach-not-closed",
+    "amqp10.flow.receiver-delivery-count-missing",
 ];
 
 /// Replay the recording through an inspector: (violations, frame names, snapshot).

@@ -285,6 +285,7 @@ impl ConnectionTracker {
         let Some(sid) = self.session_for(d, channel, fe, "flow", out) else {
             return;
         };
+        self.session_flow_checks(d, fe, sid, f, out);
         let p = d.flip();
         if let Some(s) = self.sessions.get_mut(&sid) {
             let base = f.next_incoming_id.or(s.side[p.index()].initial_outgoing_id);
@@ -306,9 +307,13 @@ impl ConnectionTracker {
         let Some(lid) = self.link_for(d, sid, h, fe, "flow", out) else {
             return;
         };
+        let drain_judged = self.link_flow_checks(d, fe, lid, f, out);
         let Some(l) = self.links.get_mut(&lid) else {
             return;
         };
+        if drain_judged {
+            l.pending_drain = None;
+        }
         if l.sender == d {
             match f.delivery_count {
                 None => out.push(rules::FLOW_SENDER_DELIVERY_COUNT_MISSING.violation(

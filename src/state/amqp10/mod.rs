@@ -18,6 +18,7 @@ pub mod connection;
 pub mod crossing;
 pub mod delivery;
 mod delivery_frames;
+mod flow_checks;
 pub mod link;
 mod link_frames;
 pub mod rules;

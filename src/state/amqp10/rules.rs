@@ -321,6 +321,70 @@ pub const FLOW_LINK_FIELDS_WITHOUT_HANDLE: Rule = rule(
     "a flow without handle sets delivery-count, link-credit, available or drain",
 );
 
+/// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the flow state is being sent from the
+/// receiver endpoint to the sender endpoint this field MUST be set to the last known value of
+/// the corresponding sending endpoint. In the event that the receiving link endpoint has not
+/// yet seen the initial attach frame from the sender this field MUST NOT be set." Judged when
+/// the sender's attach had not even been sent when the receiver's flow passed.
+pub const FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH: Rule = rule(
+    "amqp10.flow.receiver-delivery-count-before-attach",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a receiver's link flow sets delivery-count before the sender's attach was sent",
+);
+
+/// AMQP 1.0 §2.7.4 (flow, delivery-count), the same sentence: once the receiver has seen the
+/// sender's attach, its flows "MUST be set to the last known value of the corresponding sending
+/// endpoint". Judged when the receiver's attach answered the sender's (so it saw it).
+pub const FLOW_RECEIVER_DELIVERY_COUNT_MISSING: Rule = rule(
+    "amqp10.flow.receiver-delivery-count-missing",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a receiver's link flow granting credit without delivery-count after it answered the sender's attach",
+);
+
+/// AMQP 1.0 §2.6.7: "Only the sender MAY independently modify this field [delivery-count]. The
+/// receiver's value is calculated based on the last known value from the sender and any
+/// subsequent messages received on the link." A receiver's delivery-count ahead of the
+/// sender's counts deliveries never sent.
+pub const FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
+    "amqp10.flow.receiver-delivery-count-ahead",
+    Error,
+    "AMQP 1.0 §2.6.7, §2.7.4",
+    "a receiver's link flow states a delivery-count ahead of the sender's",
+);
+
+/// AMQP 1.0 §2.7.4 (flow, next-incoming-id): "This value MUST be set if the peer has received
+/// the begin frame for the session, and MUST NOT be set if it has not." Judged when the
+/// partner's begin had not been sent when the flow passed.
+pub const FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN: Rule = rule(
+    "amqp10.flow.next-incoming-id-before-begin",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a flow sets next-incoming-id before the partner's begin was sent",
+);
+
+/// AMQP 1.0 §2.7.4 (flow, next-incoming-id), the same sentence: judged when the flow's sender
+/// answered the partner's begin (so it has received it).
+pub const FLOW_NEXT_INCOMING_ID_MISSING: Rule = rule(
+    "amqp10.flow.next-incoming-id-missing",
+    Error,
+    "AMQP 1.0 §2.7.4",
+    "a flow without next-incoming-id from a peer that answered the partner's begin",
+);
+
+/// AMQP 1.0 §2.5.6: "Upon receiving a transfer, the receiving endpoint will increment the
+/// next-incoming-id to match the implicit transfer-id of the incoming transfer plus one". A
+/// next-incoming-id ahead of the partner's next-outgoing-id counts transfers never sent; one
+/// behind what the peer's earlier flow said un-receives transfers. A declarative "will": a
+/// warning.
+pub const FLOW_NEXT_INCOMING_ID_INCONSISTENT: Rule = rule(
+    "amqp10.flow.next-incoming-id-inconsistent",
+    Warning,
+    "AMQP 1.0 §2.5.6, §2.7.4",
+    "a flow's next-incoming-id is ahead of the partner's transfers or behind the peer's own earlier flow",
+);
+
 /// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the handle identifies that the flow state is
 /// being sent from the sender link endpoint to receiver link endpoint this field MUST be set
 /// to the current delivery-count of the link endpoint."
@@ -515,6 +579,12 @@ pub const RULES: &[&Rule] = &[
     &FLOW_LINK_FIELDS_WITHOUT_HANDLE,
     &FLOW_SENDER_DELIVERY_COUNT_MISSING,
     &FLOW_SENDER_DELIVERY_COUNT_BEHIND,
+    &FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH,
+    &FLOW_RECEIVER_DELIVERY_COUNT_MISSING,
+    &FLOW_RECEIVER_DELIVERY_COUNT_AHEAD,
+    &FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN,
+    &FLOW_NEXT_INCOMING_ID_MISSING,
+    &FLOW_NEXT_INCOMING_ID_INCONSISTENT,
     &DELIVERY_FIRST_TRANSFER_INCOMPLETE,
     &DELIVERY_CONTINUATION_MISMATCH,
     &DELIVERY_ID_REUSED,

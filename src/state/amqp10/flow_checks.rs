@@ -1,0 +1,166 @@
+//! What a flow's fields must say about what its sender has seen (AMQP 1.0 §2.7.4, §2.5.6,
+//! §2.6.7), judged at the flow, before the flow updates the tracked state:
+//!
+//! - next-incoming-id: set once the peer has received the partner's begin, not before; neither
+//!   ahead of the transfers the partner has sent nor behind what the peer already said it had
+//!   received.
+//! - a receiver's delivery-count: not set before the sender's attach was seen, set after it,
+//!   never ahead of the sender's own delivery-count.
+//! - a sender's answer to a drain: in drain mode with nothing available, it uses the credit up.
+//!
+//! "Seen" is judged from the proxy's view only where it is certain: a frame that had not passed
+//! the proxy when the flow did cannot have been seen; a frame is known seen when the flow's
+//! sender answered it (its begin carried remote-channel, its attach followed the partner's).
+//! Nothing is judged on a session or link with missed bytes.
+
+use crate::codec::amqp10::Flow;
+use crate::event::{Dir, FrameEvent, Violation};
+
+use super::serial::after;
+use super::{ConnectionTracker, peer_name, rules};
+
+impl ConnectionTracker {
+    /// The session fields of `d`'s flow on session `sid`.
+    pub(crate) fn session_flow_checks(
+        &self,
+        d: Dir,
+        fe: &FrameEvent,
+        sid: u64,
+        f: &Flow,
+        out: &mut Vec<Violation>,
+    ) {
+        let p = d.flip();
+        let Some(s) = self.sessions.get(&sid) else {
+            return;
+        };
+        if !s.known || self.peers.iter().any(|x| x.unknown) {
+            return;
+        }
+        let partner = &s.side[p.index()];
+        let me = &s.side[d.index()];
+        let ch = s.channel[d.index()].unwrap_or_default();
+        match f.next_incoming_id {
+            Some(n) if !partner.begun => out.push(rules::FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN.violation(
+                d,
+                fe.offset,
+                format!(
+                    "flow on channel {ch} sets next-incoming-id {n}, but the {}'s begin has not been sent yet",
+                    peer_name(p)
+                ),
+            )),
+            // The flow's sender answered the partner's begin: it has received it.
+            None if partner.begun && s.initiator == Some(p) => {
+                out.push(rules::FLOW_NEXT_INCOMING_ID_MISSING.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "flow on channel {ch} without next-incoming-id, after the {} answered the {}'s begin",
+                        peer_name(d),
+                        peer_name(p)
+                    ),
+                ))
+            }
+            Some(n) => {
+                let sent = partner.next_outgoing_id;
+                let said = me.next_incoming_id;
+                let wrong = if let Some(next) = sent.filter(|&x| after(n, x)) {
+                    Some(format!(
+                        "next-incoming-id {n} is ahead of the {}'s transfers (its next transfer-id is {next})",
+                        peer_name(p)
+                    ))
+                } else {
+                    said.filter(|&m| after(m, n)).map(|m| {
+                        format!("next-incoming-id {n} is behind the {m} this peer's earlier flow said it expected")
+                    })
+                };
+                if let Some(why) = wrong {
+                    out.push(rules::FLOW_NEXT_INCOMING_ID_INCONSISTENT.violation(
+                        d,
+                        fe.offset,
+                        format!("flow on channel {ch}: {why}"),
+                    ));
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// The link fields of `d`'s flow on link `lid`; true when it judged (and reported) the
+    /// sender's answer to a drain, which is then no longer pending.
+    pub(crate) fn link_flow_checks(
+        &self,
+        d: Dir,
+        fe: &FrameEvent,
+        lid: u64,
+        f: &Flow,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let Some(l) = self.links.get(&lid) else {
+            return false;
+        };
+        if !l.known || self.peers.iter().any(|x| x.unknown) {
+            return false;
+        }
+        if l.sender == d {
+            // §2.6.7 drain: "the sender will (after sending all available messages) advance
+            // the delivery-count as much as possible, consuming all link-credit".
+            let idle = f.available.is_none_or(|a| a == 0);
+            if l.pending_drain.is_some()
+                && f.drain
+                && idle
+                && let (Some(dc), Some(g)) = (f.delivery_count, l.credit.cur)
+                && !g.exceeded_by(dc)
+            {
+                out.push(rules::LINK_DRAIN_NOT_HONOURED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "link {:?}: the sender answered a drain with delivery-count {dc} and nothing available, leaving link-credit {} unused",
+                        l.name,
+                        g.remaining(dc)
+                    ),
+                ));
+                return true;
+            }
+            return false;
+        }
+        let sender_attached = l.sender_attach().is_some();
+        match f.delivery_count {
+            Some(dc) if !sender_attached => out.push(
+                rules::FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "link {:?}: the receiver's flow sets delivery-count {dc} before the sender's attach was sent",
+                        l.name
+                    ),
+                ),
+            ),
+            // The receiver answered the sender's attach: it has seen it.
+            None if f.link_credit.is_some() && sender_attached && l.initiator == Some(l.sender) => {
+                out.push(rules::FLOW_RECEIVER_DELIVERY_COUNT_MISSING.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "link {:?}: the receiver's flow has no delivery-count, though it answered the sender's attach",
+                        l.name
+                    ),
+                ))
+            }
+            Some(dc) => {
+                if let Some(snd) = l.delivery_count.filter(|&snd| after(dc, snd)) {
+                    out.push(rules::FLOW_RECEIVER_DELIVERY_COUNT_AHEAD.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "link {:?}: the receiver's flow says delivery-count {dc}, ahead of the sender's {snd}",
+                            l.name
+                        ),
+                    ));
+                }
+            }
+            None => {}
+        }
+        false
+    }
+}
