@@ -33,8 +33,8 @@ use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::JsonOptions;
-use amqpeek::sinks::check::CheckReport;
 use amqpeek::sinks::pcapng::PcapngSink;
+use amqpeek::verdict::CheckReport;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -789,15 +789,15 @@ fn bench(c: &mut Criterion) {
     let check_secs = t.elapsed().as_secs_f64();
     let (report1, decoded1) = check(&path, NonZeroUsize::MIN);
     assert_eq!(
-        (report1.totals(), decoded1, report1.groups().len()),
-        (report.totals(), decoded, report.groups().len()),
+        (report1.totals(), decoded1, report1.findings().len()),
+        (report.totals(), decoded, report.findings().len()),
         "one thread and {jobs} threads disagree"
     );
     assert!(
-        report.groups().is_empty(),
+        report.findings().is_empty(),
         "the generated capture has violations:\n{}",
         report.render(
-            amqpeek::sinks::check::Format::Text,
+            amqpeek::verdict::Format::Text,
             "bench",
             amqpeek::event::Severity::Info
         )

@@ -86,6 +86,36 @@ pub struct ReplayArgs {
     /// number.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
+    /// Exit 1 when a finding at or above this severity was seen, naming the failing rules.
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    /// How findings are judged (with `--fail-on`).
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// How findings are judged: shared by `check`, `proxy --fail-on` and `replay --fail-on`. The
+/// same settings can be in a config file (`amqpeek.toml` in the current folder, or
+/// `--config`); these add to it.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Judging")]
+pub struct PolicyArgs {
+    /// Ignore findings of the rules this glob matches (repeatable); a `client:` or `server:`
+    /// prefix limits it to that peer's findings. Ignored findings are still counted and
+    /// listed, as ignored.
+    #[arg(long = "ignore", value_name = "PATTERN")]
+    pub ignore: Vec<String>,
+    /// Judge the rules RULE matches (a glob; `client:`/`server:` allowed) at LEVEL (error,
+    /// warning, info); repeatable, the last match wins.
+    #[arg(long = "severity", value_name = "RULE=LEVEL")]
+    pub severity: Vec<String>,
+    /// Findings of a rule and peer in this baseline (`check --write-baseline`) are known and
+    /// do not fail: only new ones do.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Read these settings from PATH [default: ./amqpeek.toml when there is one].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
 }
 
 /// `amqpeek check`.
@@ -94,9 +124,17 @@ pub struct CheckArgs {
     /// Input.
     #[command(flatten)]
     pub input: CaptureArgs,
-    /// Exit 1 when a violation at or above this severity was found.
-    #[arg(long, value_enum, default_value = "error")]
-    pub fail_on: FailOn,
+    /// Exit 1 when a finding at or above this severity was found [default: the config's
+    /// `fail-on`, else error].
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    /// How findings are judged.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Record today's findings (rule and peer) in FILE as the baseline for `--baseline`; the
+    /// exit status is then 0 unless something went wrong.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// Verdict format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: CheckFormat,
@@ -218,10 +256,13 @@ pub struct ProxyArgs {
     /// Outputs.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// At shutdown, exit 1 if a violation at or above this severity was seen (for running a
-    /// CI job's integration tests through the proxy).
+    /// At shutdown, exit 1 if a finding at or above this severity was seen, naming the
+    /// failing rules (for running a CI job's integration tests through the proxy).
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
+    /// How findings are judged (with `--fail-on`).
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// TLS.
     #[command(flatten)]
     pub tls: TlsArgs,

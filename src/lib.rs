@@ -21,5 +21,6 @@ pub mod replay;
 pub mod sinks;
 pub mod state;
 pub mod tui;
+pub mod verdict;
 
 pub use event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};

@@ -2,6 +2,7 @@
 //! and runs a command. The only place that uses `anyhow`.
 
 mod cli;
+mod gate;
 
 /// mimalloc: the per-frame paths allocate a few small objects per frame (typed views, message
 /// sections, events), where glibc's malloc/free cost a quarter of the decode time.
@@ -19,18 +20,17 @@ use clap::Parser;
 
 use amqpeek::capture::{self, CaptureOptions};
 use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
-use amqpeek::event::Severity;
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
 use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel;
-use amqpeek::sinks::check::{Format, ViolationCounter};
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink, jsonl};
 use amqpeek::tui::{self, TuiOptions};
+use amqpeek::verdict::{Format, SharedReport};
 use cli::{
-    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, DecodeArgs, FailOn, OutputArgs, Protocol,
-    ProxyArgs, ReplayArgs, is_stdio,
+    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, DecodeArgs, OutputArgs, Protocol, ProxyArgs,
+    ReplayArgs, is_stdio,
 };
 
 /// Exit status for input the tool cannot decode, and for anything else that went wrong (an
@@ -224,14 +224,6 @@ fn decode(args: DecodeArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn severity(f: FailOn) -> Severity {
-    match f {
-        FailOn::Error => Severity::Error,
-        FailOn::Warning => Severity::Warning,
-        FailOn::Info => Severity::Info,
-    }
-}
-
 /// Where a capture goes: the file at `path`, or stdout for `-`; buffered (the sinks flush once
 /// per batch).
 fn capture_out(path: &std::path::Path) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
@@ -315,8 +307,14 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         net,
         output,
         fail_on,
+        policy,
         tls,
     } = args;
+    // Checked before listening: a bad config never starts a proxy CI would wait on.
+    let policy = match fail_on {
+        Some(f) => Some(gate::policy(&policy, Some(f))?),
+        None => None,
+    };
     let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
     let upstream = rt
         .block_on(tokio::net::lookup_host(&spec.address))
@@ -351,10 +349,10 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     } else if output.trace() {
         sinks.push(Box::new(TraceSink::new(BufWriter::new(io::stdout()))));
     }
-    let counter = fail_on.map(|f| {
-        let (sink, count) = ViolationCounter::new(severity(f));
-        sinks.push(Box::new(sink));
-        count
+    let verdict = policy.map(|p| {
+        let report = SharedReport::default();
+        sinks.push(Box::new(report.clone()));
+        (report, p)
     });
 
     let proxy = rt
@@ -389,17 +387,13 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         None => rt.block_on(proxy.run(sinks, shutdown::first_signal()))?,
     };
     tracing::info!("stopped after {} connection(s)", summary.connections);
-    if let (Some(count), Some(f)) = (counter, fail_on) {
-        let n = count.load(std::sync::atomic::Ordering::Relaxed);
-        if n > 0 {
-            eprintln!(
-                "amqpeek: {n} violation(s) at or above {} (--fail-on)",
-                severity(f).as_str()
-            );
-            return Ok(ExitCode::FAILURE);
+    match verdict {
+        Some((report, policy)) => {
+            let report = report.0.lock().unwrap_or_else(|p| p.into_inner());
+            Ok(gate::conclude(&report, &policy, true))
         }
+        None => Ok(ExitCode::SUCCESS),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode> {
@@ -471,6 +465,11 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     if live && !tui {
         finish_on_first_interrupt();
     }
+    let policy = match args.fail_on {
+        Some(f) => Some(gate::policy(&args.policy, Some(f))?),
+        None => None,
+    };
+    let report = SharedReport::default();
     let source = match open_capture(&args.input) {
         Ok(s) => s,
         Err(code) => return Ok(code),
@@ -488,6 +487,9 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         // The capture is decoded on a worker thread into the UI without loss; the UI stays
         // open until the user quits.
         let mut sinks = file_sinks(&args.output)?;
+        if policy.is_some() {
+            sinks.push(Box::new(report.clone()));
+        }
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
         let mut feed = feed.lossless();
         let worker = std::thread::spawn(move || {
@@ -505,7 +507,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
             .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
         ui.context("terminal UI")?;
         stats
-    } else if args.output.pcap.is_none() && !live {
+    } else if args.output.pcap.is_none() && !live && policy.is_none() {
         // JSONL and the trace: decoded and rendered on every core, written in capture order.
         let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
         check_stdout_use(&args.output)?;
@@ -531,9 +533,12 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         }
         ordered::replay(source, inspect, jobs, &mut outputs)?
     } else {
-        // A pcapng capture is written by one stateful sink, and a live capture is shown as it
-        // comes: one thread.
+        // A pcapng capture is written by one stateful sink, a live capture is shown as it
+        // comes, and the verdict sees every event: one thread.
         let mut sinks = file_sinks(&args.output)?;
+        if policy.is_some() {
+            sinks.push(Box::new(report.clone()));
+        }
         let mut trace = args
             .output
             .trace()
@@ -551,13 +556,20 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     if stats.nothing_readable() {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
-    Ok(ExitCode::SUCCESS)
+    match policy {
+        Some(policy) => {
+            let report = report.0.lock().unwrap_or_else(|p| p.into_inner());
+            Ok(gate::conclude(&report, &policy, true))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if reads_stdin(&args.input) {
         finish_on_first_interrupt();
     }
+    let policy = gate::policy(&args.policy, args.fail_on)?;
     let source = match open_capture(&args.input) {
         Ok(s) => s,
         Err(code) => return Ok(code),
@@ -581,19 +593,20 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckFormat::Json => Format::Json,
         CheckFormat::Junit => Format::Junit,
     };
-    let fail_on = severity(args.fail_on);
-    let text = report.render(format, &input_name(&args.input), fail_on);
+    let text = report
+        .judge(&policy)
+        .render(format, &input_name(&args.input));
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
         }
         None => io::stdout().write_all(text.as_bytes())?,
     }
-    Ok(if report.fails(fail_on) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    if let Some(path) = &args.write_baseline {
+        gate::write_baseline(&report, path)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(gate::conclude(&report, &policy, false))
 }
 
 /// TLS set-up from the command line: the config, plus start-up notes on stderr.

@@ -226,7 +226,7 @@ fn deliver(out: &mut Vec<Event>, sinks: &mut [&mut dyn Sink]) -> std::io::Result
 mod tests {
     use super::*;
     use crate::event::{Chunk, Dir};
-    use crate::sinks::check::CheckReport;
+    use crate::verdict::CheckReport;
     use bytes::Bytes;
 
     #[test]
@@ -259,10 +259,10 @@ mod tests {
         assert_eq!(stats.bytes, 12);
         assert_eq!(stats.read_errors, vec![(99, "truncated".to_string())]);
         assert!(!stats.nothing_readable());
-        let groups = report.groups();
-        assert_eq!(groups.len(), 1);
-        assert_eq!(groups[0].rule, "codec.undecodable-stream");
-        assert_eq!(groups[0].occurrences[0].offset, 8);
+        let findings = report.findings();
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].rule, "codec.undecodable-stream");
+        assert_eq!(findings[0].first().offset, 8);
         assert_eq!(report.totals().0, 1);
     }
 }

@@ -45,8 +45,17 @@ fn a_clean_capture_passes_and_a_broken_one_fails_with_its_rule_in_every_format()
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["verdict"], "fail");
         assert_eq!(v["errors"], 1);
-        assert_eq!(v["rules"][0]["rule"], "amqp091.basic.unknown-delivery-tag");
-        assert_eq!(v["rules"][0]["occurrences"][0]["dir"], "c2s");
+        assert_eq!(
+            v["findings"][0]["rule"],
+            "amqp091.basic.unknown-delivery-tag"
+        );
+        assert_eq!(v["findings"][0]["side"], "client");
+        assert_eq!(v["findings"][0]["channel"], 1);
+        assert_eq!(v["findings"][0]["occurrences"][0]["offset"], 938);
+        assert_eq!(
+            v["failing"][0]["rule"],
+            "amqp091.basic.unknown-delivery-tag"
+        );
 
         let out = amqpeek(&["check", "--format", "junit", &capture(file)]);
         let xml = text(&out.stdout);

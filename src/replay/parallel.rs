@@ -5,11 +5,11 @@
 //! part) and deals each connection's source events to one of N - 1 worker threads, each a
 //! [`Replayer`] of its own. The calling thread is the N-th worker: a new connection stays with
 //! it when every worker thread already has plenty waiting, so the reader replays instead of
-//! waiting for room, and N threads keep N cores busy. A worker keeps only what the verdict needs: connection and frame
-//! counts, and the violations, each keyed by where the single-threaded run would have produced
-//! it (source event number, connection, position). Sorting by those keys puts the violations
-//! back in the single-threaded order, so the verdict and the statistics are the same whatever
-//! the number of threads and however the connections were dealt.
+//! waiting for room, and N threads keep N cores busy. A worker keeps only what the verdict
+//! needs: connection and frame counts, and its connections' findings. Findings are per
+//! connection, and each connection is replayed by one thread in capture order, so joining the
+//! workers' reports gives the single-threaded verdict whatever the number of threads and
+//! however the connections were dealt.
 //!
 //! Memory stays bounded: events travel in batches over bounded channels, and the reader waits
 //! when a worker is behind (see `replay/deal.rs`).
@@ -23,12 +23,9 @@ use std::collections::HashSet;
 use super::deal::{Dealer, QUEUE_BATCHES, ToWorker};
 use super::{ReplayStats, Replayer};
 use crate::capture::SourceEvent;
-use crate::event::{ConnId, Event, EventKind, Timestamp, Violation};
+use crate::event::{ConnId, Event, Timestamp};
 use crate::pipeline::InspectOptions;
-use crate::sinks::check::CheckReport;
-
-/// The source event number given to what the end of the capture produces (after every event).
-const AT_END: u64 = u64::MAX;
+use crate::verdict::CheckReport;
 
 /// Work waiting at every worker thread (payload bytes, roughly) above which the reader keeps a
 /// new connection for itself: enough that the workers stay busy while the reader replays it.
@@ -39,10 +36,6 @@ const CHECK_OPTIONS: InspectOptions = InspectOptions {
     show_secrets: false,
     emit_data: false,
 };
-
-/// Where the single-threaded run produces an event: (source event number, connection, position
-/// among the events that source event produced).
-type Key = (u64, ConnId, u64);
 
 /// The threads `check` uses unless told otherwise: the available parallelism, at least 1.
 pub fn default_jobs() -> NonZeroUsize {
@@ -95,34 +88,19 @@ fn sequential(source: impl IntoIterator<Item = SourceEvent>) -> CheckRun {
     }
 }
 
-/// What one worker found.
+/// What one worker found: its connections' findings (each connection is inspected by one
+/// worker, in capture order, so its findings are the single-threaded run's).
 #[derive(Default)]
 struct Shard {
     stats: ReplayStats,
-    connections: u64,
-    frames: u64,
-    /// Violations with their keys (increasing) and times (RFC 3339).
-    violations: Vec<(Key, String, Violation)>,
+    report: CheckReport,
 }
 
 impl Shard {
-    /// Keep what the report needs of the events source event `seq` produced; empties `out`.
-    fn take(&mut self, seq: u64, out: &mut Vec<Event>) {
-        for (i, e) in out.drain(..).enumerate() {
-            match e.kind {
-                EventKind::Connect { .. } => self.connections += 1,
-                EventKind::Frame(_) => self.frames += 1,
-                EventKind::Violation(v) => {
-                    self.violations
-                        .push(((seq, e.conn, i as u64), e.ts.rfc3339(), v))
-                }
-                EventKind::Close(_)
-                | EventKind::Header { .. }
-                | EventKind::Data { .. }
-                | EventKind::Undecoded { .. }
-                | EventKind::Gap { .. }
-                | EventKind::State(_) => {}
-            }
+    /// Keep what the report needs of the events a source event produced; empties `out`.
+    fn take(&mut self, out: &mut Vec<Event>) {
+        for e in out.drain(..) {
+            self.report.tally(&e);
         }
     }
 }
@@ -135,15 +113,15 @@ fn work(rx: Receiver<ToWorker>, load: &AtomicUsize) -> Shard {
     while let Ok(msg) = rx.recv() {
         match msg {
             ToWorker::Batch(batch) => {
-                for (seq, ev) in batch.events {
+                for (_, ev) in batch.events {
                     replayer.feed(ev, &mut out);
-                    shard.take(seq, &mut out);
+                    shard.take(&mut out);
                 }
                 load.fetch_sub(batch.weight, Ordering::Relaxed);
             }
             ToWorker::End(ts) => {
                 replayer.finish_at(ts, &mut out);
-                shard.take(AT_END, &mut out);
+                shard.take(&mut out);
                 break;
             }
         }
@@ -161,17 +139,17 @@ struct Local {
 }
 
 impl Local {
-    fn feed(&mut self, seq: u64, ev: SourceEvent) {
+    fn feed(&mut self, ev: SourceEvent) {
         if let SourceEvent::Close { conn, .. } = &ev {
             self.conns.remove(conn);
         }
         self.replayer.feed(ev, &mut self.out);
-        self.shard.take(seq, &mut self.out);
+        self.shard.take(&mut self.out);
     }
 
     fn finish(mut self, ts: Timestamp) -> Shard {
         self.replayer.finish_at(ts, &mut self.out);
-        self.shard.take(AT_END, &mut self.out);
+        self.shard.take(&mut self.out);
         self.shard.stats = self.replayer.stats().clone();
         self.shard
     }
@@ -214,7 +192,7 @@ fn parallel(
                             && dealer.least_load() >= local_at
                             && local.conns.insert(conn));
                     if here {
-                        local.feed(seq as u64, ev);
+                        local.feed(ev);
                     } else if dealer.deal(seq as u64, conn, ev).is_err() {
                         break;
                     }
@@ -245,26 +223,18 @@ fn parallel(
     merge(shards, read_errors, jobs)
 }
 
-/// The report and statistics of the workers' shards, violations in single-threaded order.
+/// The report and statistics of the workers' shards.
 fn merge(shards: Vec<Shard>, read_errors: Vec<(u64, String)>, jobs: NonZeroUsize) -> CheckRun {
     let mut stats = ReplayStats::default();
     let mut report = CheckReport::new();
-    let mut violations = Vec::new();
     for s in shards {
         stats.connections += s.stats.connections;
         stats.frames += s.stats.frames;
         stats.bytes += s.stats.bytes;
         stats.violations += s.stats.violations;
-        report.add_totals(s.connections, s.frames);
-        violations.extend(s.violations);
+        report.absorb(s.report);
     }
     stats.read_errors = read_errors;
-    // Keys are unique: one source event's events all went to one worker, and what the end
-    // produced is keyed by connection, each open on one worker only.
-    violations.sort_unstable_by_key(|(k, ..)| *k);
-    for ((_, conn, _), ts, v) in &violations {
-        report.record(*conn, ts.clone(), v);
-    }
     CheckRun {
         report,
         stats,
@@ -275,7 +245,7 @@ fn merge(shards: Vec<Shard>, read_errors: Vec<(u64, String)>, jobs: NonZeroUsize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sinks::check::Format;
+    use crate::verdict::Format;
 
     /// Connections 1..=n interleaved, each with a protocol header then a frame size below 8
     /// (framing lost: one violation each), some closed, and a read error in the middle.
@@ -288,7 +258,7 @@ mod tests {
         let one = check(events(40), NonZeroUsize::MIN);
         assert_eq!(one.stats.connections, 40);
         assert_eq!(one.report.totals().0, 40);
-        assert_eq!(one.report.groups()[0].occurrences.len(), 40);
+        assert_eq!(one.report.findings().len(), 40);
         let text = |r: &CheckRun| {
             r.report
                 .render(Format::Json, "x", crate::event::Severity::Info)
@@ -322,6 +292,6 @@ mod tests {
     fn an_empty_source_gives_an_empty_report() {
         let run = check(Vec::new(), NonZeroUsize::new(2).unwrap());
         assert_eq!(run.stats, ReplayStats::default());
-        assert!(run.report.groups().is_empty());
+        assert!(run.report.findings().is_empty());
     }
 }
