@@ -10,24 +10,32 @@ use std::path::Path;
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
 use amqpeek::event::{Chunk, Dir, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
-use amqpeek::sinks::check::CheckReport;
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink};
+use amqpeek::verdict::CheckReport;
 use base64::Engine;
 use bytes::Bytes;
 
-/// One violation as the verdict sees it.
-type Finding = (u64, &'static str, String, u64);
+/// One finding as the verdict sees it: connection, peer, rule, where, how many times, and the
+/// offsets of the occurrences it keeps (the first few and the last).
+type Finding = (u64, &'static str, String, String, u64, Vec<u64>);
 
 /// The verdict's findings, sorted.
 fn findings(report: &CheckReport) -> Vec<Finding> {
     let mut out: Vec<Finding> = report
-        .groups()
+        .findings()
         .iter()
-        .flat_map(|g| {
-            g.occurrences
-                .iter()
-                .map(|o| (o.conn, o.dir.as_str(), g.rule.clone(), o.offset))
+        .map(|f| {
+            let mut offsets: Vec<u64> = f.first.iter().map(|o| o.offset).collect();
+            offsets.push(f.last().offset);
+            (
+                f.conn,
+                f.dir.as_str(),
+                f.rule.clone(),
+                f.scope.describe(),
+                f.count,
+                offsets,
+            )
         })
         .collect();
     out.sort();
