@@ -1,6 +1,7 @@
-//! Fuzz the AMQP 0-9-1 stream path: arbitrary bytes after an `AMQP 0 0 9 1` header, split at
-//! a fuzzer-chosen point, through `StreamDecoder` (deframe, decode, assemble, render). Must
-//! never panic and must give the same items whatever the split.
+//! Fuzz the AMQP 0-9-1 stream path: arbitrary bytes after an `AMQP 0 0 9 1` header (which a
+//! flag bit lets the input mutate), split at a fuzzer-chosen point, through `StreamDecoder`
+//! (deframe, decode, assemble, render). Must never panic and must give the same items
+//! whatever the split.
 #![no_main]
 
 use amqpeek::codec::{Item, StreamDecoder};
@@ -28,11 +29,14 @@ fn run(parts: &[&[u8]]) -> Vec<String> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&split, rest)) = data.split_first() else {
+    let [split, flags, at, xor, rest @ ..] = data else {
         return;
     };
     let mut stream = b"AMQP\x00\x00\x09\x01".to_vec();
+    if flags & 1 != 0 {
+        stream[usize::from(*at) % 8] ^= xor;
+    }
     stream.extend_from_slice(rest);
-    let at = (split as usize * stream.len() / 256).min(stream.len());
+    let at = (usize::from(*split) * stream.len() / 256).min(stream.len());
     assert_eq!(run(&[&stream]), run(&[&stream[..at], &stream[at..]]));
 });

@@ -3,13 +3,21 @@
 //! bytes per read as the first byte says (so format sniffing and the packet reader's windows
 //! see short reads), then reassembled, decoded, tracked and judged as `amqpeek check` does.
 //! Must never panic, and one thread and two must agree.
+//!
+//! Then the capture is replayed with the relayed bytes on (`Data` events, as the pcapng and the
+//! TUI get them), once with secrets shown and once masked: every credential a decoded frame
+//! carries (its exact byte ranges, known from the unmasked decode) must be all `*` in the
+//! masked frame's bytes and in every `Data` byte at those offsets. Only ranges of frames that
+//! decoded are checked, so no legitimate input can make this fail.
 #![no_main]
 
 use std::io::Read;
 use std::num::NonZeroUsize;
 
-use amqpeek::capture::{self, CaptureOptions};
-use amqpeek::replay::parallel;
+use amqpeek::capture::{self, CaptureOptions, CaptureSource};
+use amqpeek::event::{Event, EventKind};
+use amqpeek::pipeline::{InspectOptions, MASK_BYTE};
+use amqpeek::replay::{Replayer, parallel};
 use libfuzzer_sys::fuzz_target;
 
 /// Returns at most `step` bytes per read.
@@ -48,4 +56,41 @@ fuzz_target!(|data: &[u8]| {
     let two = parallel::check(open(usize::MAX).unwrap(), NonZeroUsize::new(2).unwrap());
     assert_eq!(one.stats, two.stats);
     assert_eq!(one.report.totals(), two.report.totals());
+    let shown = replay(open(usize::MAX).unwrap(), true);
+    let masked = replay(open(usize::MAX).unwrap(), false);
+    for e in &shown {
+        let EventKind::Frame(f) = &e.kind else {
+            continue;
+        };
+        for r in f.frame.secret_ranges() {
+            let (start, end) = (f.offset + r.start as u64, f.offset + r.end as u64);
+            for m in &masked {
+                let (dir, offset, bytes) = match &m.kind {
+                    EventKind::Frame(g) if g.offset == f.offset => (g.dir, g.offset, &g.raw),
+                    EventKind::Data { dir, offset, bytes } => (*dir, *offset, bytes),
+                    _ => continue,
+                };
+                if m.conn != e.conn || dir != f.dir {
+                    continue;
+                }
+                let (from, to) = (start.max(offset), end.min(offset + bytes.len() as u64));
+                for at in from..to {
+                    assert_eq!(bytes[(at - offset) as usize], MASK_BYTE, "credential byte at {at}");
+                }
+            }
+        }
+    }
 });
+
+/// Every event of replaying `source` with the relayed bytes on.
+fn replay(source: CaptureSource, show_secrets: bool) -> Vec<Event> {
+    let mut r = Replayer::new(InspectOptions {
+        show_secrets,
+        emit_data: true,
+    });
+    let mut out = Vec::new();
+    for ev in source {
+        r.feed(ev, &mut out);
+    }
+    out
+}
