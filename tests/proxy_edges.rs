@@ -395,7 +395,7 @@ impl amqpeek::pipeline::Sink for SlowSink {
 async fn a_slow_inspection_side_slows_the_relay_but_loses_nothing() {
     let (up, got) = sink_upstream().await;
     let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), up);
-    config.queue_chunks = 2;
+    config.conn_queue_bytes = 8192;
     config.read_buffer = 4096;
     let proxy = common::start_proxy_with(config, vec![Box::new(SlowSink)]).await;
     let sent: Vec<u8> = (0..(1u32 << 20)).map(|i| (i * 7 % 251) as u8).collect();
@@ -427,7 +427,7 @@ async fn a_full_queue_keeps_replies_after_their_requests() {
         let _ = tokio::io::copy(&mut r, &mut w).await;
     });
     let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), up);
-    config.queue_chunks = 1;
+    config.conn_queue_bytes = 16;
     let proxy = common::start_proxy_with(config, vec![Box::new(SlowSink)]).await;
     let mut c = TcpStream::connect(proxy.addr).await.unwrap();
     c.set_nodelay(true).unwrap();

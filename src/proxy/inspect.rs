@@ -1,5 +1,6 @@
 //! The inspection side of the proxy: one thread that owns an [`Inspector`] per connection and
-//! the sinks, fed by the relays through a bounded queue.
+//! the sinks, fed by the relays through one queue in which each connection has a bounded budget
+//! (see `queue.rs`).
 //!
 //! It takes messages in batches, hands every event to every sink, and flushes the sinks once
 //! per batch. It must never be on the forwarding path: the relay writes a chunk to the peer
@@ -40,6 +41,9 @@ pub enum InspectMsg {
         ts: Timestamp,
         /// The bytes, shared with the relay (no copy).
         bytes: Bytes,
+        /// This chunk's share of its connection's queue budget, given back when the chunk has
+        /// been inspected (`None` for the few bytes read while setting TLS up).
+        permit: Option<super::queue::Permit>,
     },
     /// AMQP's TLS upgrade header (`AMQP 2 1 0 0`) was relayed in `dir`; what follows on this
     /// direction is the plaintext inside TLS, starting with a protocol header again.
@@ -135,7 +139,7 @@ impl InspectMsg {
 /// caught up, so the relay never waits for decoding; otherwise every chunk is decoded and the
 /// full queue makes the relay wait (lossless).
 pub(crate) fn run(
-    mut rx: mpsc::Receiver<InspectMsg>,
+    mut rx: super::queue::InspectRx,
     capacity: usize,
     mut sinks: Vec<BoxSink>,
     opts: InspectOptions,
@@ -211,6 +215,7 @@ pub(crate) fn run(
                     dir,
                     ts,
                     bytes,
+                    permit: _inspected,
                 } => {
                     if poisoned.contains(&conn) {
                         continue;

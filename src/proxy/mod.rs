@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! client ⇄ relay (one task per connection, bytes forwarded as read) ⇄ upstream
-//!             │ the same `Bytes`, no copy, bounded queue
+//!             │ the same `Bytes`, no copy, a queue bounded per connection
 //!             ▼
 //!          inspection thread: Inspector per connection -> sinks
 //! ```
@@ -13,11 +13,12 @@
 //! certificate material for the client side.
 //!
 //! The relay is sacred: it forwards bytes exactly as they came, immediately, propagating
-//! half-close and reset; it never waits on decoding except through the bounded queue
+//! half-close and reset; it never waits on decoding except through its own connection's queue budget
 //! (back-pressure, so captures are lossless) and never lets one connection hold up another.
 
 mod inspect;
 pub mod limits;
+pub mod queue;
 mod relay;
 pub mod shutdown;
 pub mod tls;
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::event::ConnId;
@@ -50,8 +51,12 @@ pub struct ProxyConfig {
     pub inspect: InspectOptions,
     /// Size of each read (and so the largest chunk) in bytes.
     pub read_buffer: usize,
-    /// Chunks the inspection queue holds before the relay waits for it.
+    /// How many queued messages count as the inspection falling behind (an eighth of this),
+    /// for the live view's skimming.
     pub queue_chunks: usize,
+    /// Bytes one connection may have queued for inspection before its relay waits (only that
+    /// connection's: back-pressure never falls on the others).
+    pub conn_queue_bytes: usize,
     /// On shutdown, how long open connections get to finish before they are cut.
     pub drain_timeout: Duration,
     /// TLS on either leg (`None`: plain TCP both ways).
@@ -73,6 +78,7 @@ impl ProxyConfig {
             inspect: InspectOptions::default(),
             read_buffer: 64 * 1024,
             queue_chunks: 256,
+            conn_queue_bytes: 1 << 20,
             drain_timeout: Duration::from_secs(2),
             tls: None,
             max_connections: usize::MAX,
@@ -145,7 +151,7 @@ impl Proxy {
         let (inspect_tx, inspector) = if sinks.is_empty() {
             (None, None)
         } else {
-            let (tx, rx) = mpsc::channel(config.queue_chunks.max(1));
+            let (tx, rx) = queue::channel();
             let opts = config.inspect.clone();
             let capacity = config.queue_chunks.max(1);
             let handle =

@@ -20,9 +20,10 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::limits::{Activity, watchdog};
+use super::queue::{ConnQueue, InspectTx, Permit};
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use super::{InspectMsg, ProxyConfig};
 use crate::event::{ConnId, Dir, Timestamp, Violation};
@@ -135,24 +136,23 @@ pub(crate) async fn connection(
     client: TcpStream,
     client_addr: SocketAddr,
     config: Arc<ProxyConfig>,
-    inspect: Option<mpsc::Sender<InspectMsg>>,
+    inspect: Option<InspectTx>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let inspect = inspect.map(|tx| ConnQueue::new(tx, config.conn_queue_bytes));
     let opened = Timestamp::now();
     let activity = Activity::new(tokio::time::Instant::now());
     let deadlines = config.deadlines;
     let _ = client.set_nodelay(true);
     let connected =
         tokio::time::timeout(config.connect_timeout, TcpStream::connect(config.upstream)).await;
-    if let Some(tx) = &inspect {
-        let _ = tx
-            .send(InspectMsg::Open {
-                conn,
-                ts: opened,
-                client: client_addr,
-                upstream: config.upstream,
-            })
-            .await;
+    if let Some(q) = &inspect {
+        q.send(InspectMsg::Open {
+            conn,
+            ts: opened,
+            client: client_addr,
+            upstream: config.upstream,
+        });
     }
     let upstream = match connected {
         Ok(Ok(s)) => s,
@@ -242,9 +242,9 @@ pub(crate) async fn connection(
     close(&inspect, conn, reason).await;
 }
 
-async fn send(inspect: &Option<mpsc::Sender<InspectMsg>>, msg: InspectMsg) {
-    if let Some(tx) = inspect {
-        let _ = tx.send(msg).await;
+async fn send(inspect: &Option<ConnQueue>, msg: InspectMsg) {
+    if let Some(q) = inspect {
+        q.send(msg);
     }
 }
 
@@ -254,7 +254,7 @@ async fn establish(
     mut client: TcpStream,
     mut upstream: TcpStream,
     tls: &TlsConfig,
-    inspect: &Option<mpsc::Sender<InspectMsg>>,
+    inspect: &Option<ConnQueue>,
     activity: &Activity,
 ) -> Result<(Leg, Leg), String> {
     let client_tls = tls.listen_tls && tls.server.is_some();
@@ -318,6 +318,7 @@ async fn establish(
                             dir: Dir::S2C,
                             ts,
                             bytes,
+                            permit: None,
                         },
                     )
                     .await;
@@ -363,6 +364,7 @@ async fn establish(
                     dir: Dir::C2S,
                     ts,
                     bytes: bytes.clone(),
+                    permit: None,
                 },
             )
             .await;
@@ -436,7 +438,7 @@ fn insecure_notice() -> Violation {
     )
 }
 
-async fn close(inspect: &Option<mpsc::Sender<InspectMsg>>, conn: ConnId, reason: String) {
+async fn close(inspect: &Option<ConnQueue>, conn: ConnId, reason: String) {
     send(
         inspect,
         InspectMsg::Close {
@@ -522,7 +524,7 @@ struct Shared<'a> {
     conn: ConnId,
     /// Largest read.
     size: usize,
-    inspect: &'a Option<mpsc::Sender<InspectMsg>>,
+    inspect: &'a Option<ConnQueue>,
     /// Keeps queued chunks in causal order across directions (see `pump`).
     order: &'a tokio::sync::Mutex<()>,
     /// Cuts both directions.
@@ -559,38 +561,34 @@ async fn pump(
         };
         activity.passed(bytes.len(), dir == Dir::C2S);
         let ts = Timestamp::now();
-        // Queue the chunk before writing it when the queue has room, so the inspection side
-        // sees cause before effect across the two directions (a reply can only follow the
-        // write). When the queue is full, write first and then wait for room: the wait may
-        // delay the next read, never this write. `order` keeps the two directions' chunks in
+        // Queue the chunk before writing it when this connection's budget has room, so the
+        // inspection side sees cause before effect across the two directions (a reply can only
+        // follow the write). When the budget is spent, write first and then wait for it: the
+        // wait may delay this connection's next read, never this write, and never another
+        // connection (each has its own budget). `order` keeps the two directions' chunks in
         // causal order while one of them waits: whoever finds it taken writes first and queues
         // after the waiting chunk.
         let mut late = None;
-        if let Some(tx) = inspect {
-            let msg = InspectMsg::Chunk {
-                conn,
-                dir,
-                ts,
-                bytes: bytes.clone(),
-            };
+        if let Some(q) = inspect {
             match order.try_lock() {
-                Ok(guard) => {
-                    if let Err(mpsc::error::TrySendError::Full(msg)) = tx.try_send(msg) {
-                        late = Some((msg, Some(guard)));
-                    }
-                }
-                Err(_) => late = Some((msg, None)),
+                Ok(guard) => match q.try_reserve(bytes.len()) {
+                    Some(permit) => q.send(chunk(conn, dir, ts, &bytes, permit)),
+                    None => late = Some(Some(guard)),
+                },
+                Err(_) => late = Some(None),
             }
         }
         if let Err(end) = write_all(to, &bytes, &mut killed).await {
             break end;
         }
-        if let (Some(tx), Some((msg, guard))) = (inspect, late) {
+        if let (Some(q), Some(guard)) = (inspect, late) {
             let _guard = match guard {
                 Some(g) => g,
                 None => order.lock().await,
             };
-            let _ = tx.send(msg).await;
+            if let Some(permit) = q.reserve(bytes.len()).await {
+                q.send(chunk(conn, dir, ts, &bytes, permit));
+            }
         }
     };
     match &end {
@@ -607,6 +605,17 @@ async fn pump(
         End::Killed => {}
     }
     (end, Instant::now())
+}
+
+/// The queue message for a chunk of relayed bytes holding `permit` of its connection's budget.
+fn chunk(conn: ConnId, dir: Dir, ts: Timestamp, bytes: &Bytes, permit: Permit) -> InspectMsg {
+    InspectMsg::Chunk {
+        conn,
+        dir,
+        ts,
+        bytes: bytes.clone(),
+        permit: Some(permit),
+    }
 }
 
 /// Reads start this large and double (up to the configured read size) while they fill the
