@@ -709,3 +709,74 @@ fn amqp10(out: &mut Vec<Event>, show_secrets: bool) {
     c.bytes(out, Dir::C2S, &frame10(0, 0, &begin(None), &[]));
     c.close(out, "client closed");
 }
+
+/// Every event kind written as the README's schema says, each line written out by hand:
+/// keys in byte order, `v` 1, `ts` RFC 3339 UTC with microseconds, base64 `raw`, the frame's
+/// `fields` and `summary`.
+#[test]
+fn each_event_kind_writes_the_documented_line() {
+    let ts = Timestamp(1_700_000_000_123_456); // 2023-11-14T22:13:20.123456Z
+    let ev = |kind| Event { conn: 7, ts, kind };
+    let mut events = vec![ev(EventKind::Connect {
+        client: "127.0.0.1:40001".parse().unwrap(),
+        upstream: "[::1]:5672".parse().unwrap(),
+    })];
+    // A 0-9-1 header and a heartbeat frame, decoded by the inspector.
+    let mut insp = Inspector::new(7, InspectOptions::default());
+    let mut out = Vec::new();
+    insp.chunk(
+        Dir::C2S,
+        ts,
+        Bytes::from_static(b"AMQP\x00\x00\x09\x01\x08\x00\x00\x00\x00\x00\x00\xce"),
+        &mut out,
+    );
+    events.extend(out.into_iter().filter(|e| {
+        matches!(e.kind, EventKind::Header { .. } | EventKind::Frame(_))
+    }));
+    events.push(ev(EventKind::Undecoded {
+        dir: Dir::S2C,
+        offset: 3,
+        bytes: Bytes::from_static(b"\x00\xff"),
+    }));
+    events.push(ev(EventKind::Violation(amqpeek::event::Violation {
+        rule: "amqp091.test.rule".into(),
+        severity: amqpeek::event::Severity::Warning,
+        spec: "AMQP 0-9-1 §1.2".into(),
+        message: "a \"quoted\" message\n".into(),
+        dir: Dir::S2C,
+        offset: 16,
+        frame: Some("heartbeat".into()),
+    })));
+    events.push(ev(EventKind::Gap {
+        dir: Dir::C2S,
+        offset: 16,
+        len: 0,
+        reason: "capture started mid-stream".into(),
+    }));
+    events.push(ev(EventKind::Close(amqpeek::event::CloseInfo {
+        reason: "client closed".into(),
+        bytes_c2s: 16,
+        bytes_s2c: 5,
+    })));
+    let mut sink = JsonlSink::new(Vec::new(), JsonOptions::default());
+    for e in &events {
+        sink.event(e).unwrap();
+    }
+    sink.flush().unwrap();
+    let text = String::from_utf8(sink.into_inner()).unwrap();
+    let t = r#""ts":"2023-11-14T22:13:20.123456Z""#;
+    let want = [
+        format!(r#"{{"client":"127.0.0.1:40001","conn":7,"event":"connect",{t},"upstream":"[::1]:5672","v":1}}"#),
+        format!(r#"{{"conn":7,"dir":"c2s","event":"header","offset":0,"proto":"amqp-0-9-1","raw":"QU1RUAAACQE=",{t},"v":1}}"#),
+        format!(r#"{{"channel":0,"conn":7,"dir":"c2s","event":"frame","fields":{{}},"name":"heartbeat","offset":8,"proto":"amqp-0-9-1","raw":"CAAAAAAAAM4=","summary":"heartbeat",{t},"v":1}}"#),
+        format!(r#"{{"conn":7,"dir":"s2c","event":"bytes","offset":3,"raw":"AP8=",{t},"v":1}}"#),
+        format!(r#"{{"conn":7,"dir":"s2c","event":"violation","frame_summary":"heartbeat","message":"a \"quoted\" message\n","offset":16,"rule":"amqp091.test.rule","severity":"warning","spec":"AMQP 0-9-1 §1.2",{t},"v":1}}"#),
+        format!(r#"{{"conn":7,"dir":"c2s","event":"gap","len":0,"offset":16,"reason":"capture started mid-stream",{t},"v":1}}"#),
+        format!(r#"{{"bytes_c2s":16,"bytes_s2c":5,"conn":7,"event":"close","reason":"client closed",{t},"v":1}}"#),
+    ];
+    let got: Vec<&str> = text.lines().collect();
+    assert_eq!(got.len(), want.len(), "{text}");
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g, w);
+    }
+}
