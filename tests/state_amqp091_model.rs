@@ -67,15 +67,20 @@ fn play(ops: &[Op]) -> Conv {
                 chans.insert(ch, Channel::default());
             }
             Op::Confirm(ch) => {
-                let Some(st) = chans.get_mut(&ch) else { continue };
+                let Some(st) = chans.get_mut(&ch) else {
+                    continue;
+                };
                 if st.unconfirmed.is_none() {
-                    c.c(ch, K::ConfirmSelect, &[]).s(ch, K::ConfirmSelectOk, &[]);
+                    c.c(ch, K::ConfirmSelect, &[])
+                        .s(ch, K::ConfirmSelectOk, &[]);
                     st.unconfirmed = Some(Vec::new());
                     st.published = 0;
                 }
             }
             Op::Publish(ch, body) => {
-                let Some(st) = chans.get_mut(&ch) else { continue };
+                let Some(st) = chans.get_mut(&ch) else {
+                    continue;
+                };
                 c.publish(ch, body);
                 if let Some(pending) = &mut st.unconfirmed {
                     st.published += 1;
@@ -87,7 +92,11 @@ fn play(ops: &[Op]) -> Conv {
                 else {
                     continue;
                 };
-                let Some(&tag) = (if multiple { pending.last() } else { pending.first() }) else {
+                let Some(&tag) = (if multiple {
+                    pending.last()
+                } else {
+                    pending.first()
+                }) else {
                     continue;
                 };
                 c.s(
@@ -98,14 +107,18 @@ fn play(ops: &[Op]) -> Conv {
                 pending.retain(|&t| t > tag);
             }
             Op::Consume(ch) => {
-                let Some(st) = chans.get_mut(&ch) else { continue };
+                let Some(st) = chans.get_mut(&ch) else {
+                    continue;
+                };
                 if !st.consuming {
                     c.consume(ch, &format!("ctag-{ch}"), false);
                     st.consuming = true;
                 }
             }
             Op::Deliver(ch) => {
-                let Some(st) = chans.get_mut(&ch).filter(|st| st.consuming) else { continue };
+                let Some(st) = chans.get_mut(&ch).filter(|st| st.consuming) else {
+                    continue;
+                };
                 st.last_tag += 1;
                 st.unacked.push(st.last_tag);
                 c.deliver(ch, &format!("ctag-{ch}"), st.last_tag);
@@ -120,7 +133,8 @@ fn play(ops: &[Op]) -> Conv {
                     K::BasicAck,
                     &[("delivery-tag", ll(tag)), ("multiple", bit(multiple))],
                 );
-                st.unacked.retain(|&t| if multiple { t > tag } else { t != tag });
+                st.unacked
+                    .retain(|&t| if multiple { t > tag } else { t != tag });
             }
             Op::Close(ch) if chans.remove(&ch).is_some() => {
                 c.c(
@@ -170,8 +184,17 @@ proptest! {
 /// delivery twice) is reported.
 #[test]
 fn a_step_outside_the_model_is_reported() {
-    let mut c = play(&[Op::Open(1), Op::Consume(1), Op::Deliver(1), Op::Ack(1, false, 0)]);
+    let mut c = play(&[
+        Op::Open(1),
+        Op::Consume(1),
+        Op::Deliver(1),
+        Op::Ack(1, false, 0),
+    ]);
     c.clean();
-    c.c(1, K::BasicAck, &[("delivery-tag", ll(1)), ("multiple", bit(false))]);
+    c.c(
+        1,
+        K::BasicAck,
+        &[("delivery-tag", ll(1)), ("multiple", bit(false))],
+    );
     c.expect(&["amqp091.basic.unknown-delivery-tag"]);
 }

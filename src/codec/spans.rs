@@ -9,17 +9,20 @@ use std::ops::Range;
 
 use super::AnyFrame;
 
+/// (field name, byte range within the frame's raw bytes) of each field present.
+pub type FieldSpans = Vec<(&'static str, Range<usize>)>;
+
 /// The span name of a frame's message bytes (after the performative).
 pub const PAYLOAD_SPAN: &str = "$payload";
 
 impl AnyFrame {
     /// (field name, byte range within the frame's raw bytes) of each field present, or `None`
     /// when the codec gives no spans for this kind of frame.
-    pub fn field_spans(&self) -> Option<Vec<(&'static str, Range<usize>)>> {
+    pub fn field_spans(&self) -> Option<FieldSpans> {
         match self {
             AnyFrame::Amqp10(f) => {
                 let c = f.composite()?;
-                let mut out: Vec<(&'static str, Range<usize>)> = c
+                let mut out: FieldSpans = c
                     .def
                     .fields
                     .iter()

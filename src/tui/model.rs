@@ -8,10 +8,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
+use crate::codec::spans::FieldSpans;
 use crate::codec::{AnyFrame, ProtocolHeader, amqp10::Performative};
 use crate::event::{CloseInfo, ConnId, Dir, FrameEvent, Timestamp, Violation};
 use crate::state::Snapshot;
@@ -70,11 +71,13 @@ pub struct Row {
     pub message: Option<serde_json::Value>,
     /// Violations attached to this row.
     pub violations: Vec<Violation>,
+    /// The frame's field spans, found once when first shown.
+    spans: OnceLock<Option<FieldSpans>>,
 }
 
 impl Row {
-    /// A row of `kind` with nothing but its place and text.
-    fn bare(conn: ConnId, ts: Timestamp, dir: Option<Dir>, offset: u64, kind: RowKind) -> Row {
+    /// A row of `kind` with nothing but its place.
+    pub fn bare(conn: ConnId, ts: Timestamp, dir: Option<Dir>, offset: u64, kind: RowKind) -> Row {
         Row {
             seq: 0,
             conn,
@@ -93,6 +96,7 @@ impl Row {
             fields: None,
             message: None,
             violations: Vec::new(),
+            spans: OnceLock::new(),
         }
     }
 
@@ -232,9 +236,11 @@ impl Row {
     }
 
     /// Per-field byte spans within `raw` (`source.address` -> 40..52), when the codec gives
-    /// them for the frame.
-    pub fn spans(&self) -> Option<Vec<(&'static str, Range<usize>)>> {
-        self.frame.as_ref()?.frame.field_spans()
+    /// them for the frame: asked of the codec once, when the row is first shown in detail.
+    pub fn spans(&self) -> Option<&[(&'static str, Range<usize>)]> {
+        self.spans
+            .get_or_init(|| self.frame.as_ref()?.frame.field_spans())
+            .as_deref()
     }
 
     /// The bytes this row holds in memory (the whole frame for a frame row: it is shared).

@@ -411,7 +411,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         row.spans(),
         nodes.get(list.selected).and_then(|n| n.field_path.as_ref()),
     ) {
-        (Some(spans), Some(p)) => highlight(&spans, p),
+        (Some(spans), Some(p)) => highlight(spans, p),
         _ => Vec::new(),
     };
     let title = if row.raw.len() < row.len {

@@ -138,25 +138,13 @@ mod tests {
     use crate::event::Timestamp;
 
     fn row(name: &str, summary: &str) -> Row {
-        Row {
-            seq: 0,
-            conn: 3,
-            ts: Timestamp(1_764_417_600_123_456),
-            dir: Some(Dir::S2C),
-            offset: 0,
-            kind: RowKind::Frame,
-            channel: Some(1),
-            name: name.into(),
-            proto: "amqp-0-9-1",
-            summary: summary.into(),
-            link: None,
-            raw: bytes::Bytes::new(),
-            len: 0,
-            frame: None,
-            fields: None,
-            message: None,
-            violations: Vec::new(),
-        }
+        let ts = Timestamp(1_764_417_600_123_456);
+        let mut r = Row::bare(3, ts, Some(Dir::S2C), 0, RowKind::Frame);
+        r.channel = Some(1);
+        r.name = name.into();
+        r.proto = "amqp-0-9-1";
+        r.summary = summary.into();
+        r
     }
 
     #[test]
