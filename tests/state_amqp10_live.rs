@@ -2,7 +2,8 @@
 //! through a recording TCP relay that keeps the order and time of every chunk in both
 //! directions; the recording is replayed through `Inspector`, and the AMQP 1.0 state tracker
 //! must report nothing except the spec breaches we determined RabbitMQ really commits
-//! (listed in `KNOWN_BROKER_BREACHES`, each asserted to come from the server). Also checks the
+//! (listed in `KNOWN_BROKER_BREACHES`, each allowed only from the server; those every run
+//! commits, `DETERMINISTIC_BROKER_BREACHES`, are asserted to be reported). Also checks the
 //! snapshot's documented keys.
 //!
 //! Without a broker: FAILS when env `CI` is set, otherwise skips with a note.
@@ -36,6 +37,14 @@ use support::{Chunk, Relay, broker_or_skip};
 const KNOWN_BROKER_BREACHES: &[&str] = &[
     "amqp10.link.transfer-without-credit",
     "amqp10.link.drain-not-honoured",
+    "amqp10.link.detach-not-closed",
+    "amqp10.flow.receiver-delivery-count-missing",
+];
+
+/// The breaches above that RabbitMQ 3.10 commits in every run of this conversation (the drain
+/// crash depends on timing inside the broker): a tracker that stops seeing them is broken.
+const DETERMINISTIC_BROKER_BREACHES: &[&str] = &[
+    "amqp10.link.transfer-without-credit",
     "amqp10.link.detach-not-closed",
     "amqp10.flow.receiver-delivery-count-missing",
 ];
@@ -230,6 +239,14 @@ async fn fe2o3_and_rabbitmq_produce_no_false_reports() {
         .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.as_str()) && v.dir == Dir::S2C))
         .collect();
     assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
+    for rule in DETERMINISTIC_BROKER_BREACHES {
+        assert!(
+            violations
+                .iter()
+                .any(|v| v.rule == *rule && v.dir == Dir::S2C),
+            "RabbitMQ's {rule} was not reported"
+        );
+    }
     // The conversation really was what we think it was.
     for want in [
         "c2s sasl-init",
@@ -296,8 +313,27 @@ async fn snapshot_of_a_live_session_has_the_documented_keys() {
             .unwrap();
         receiver.accept(&d).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let live = relay.chunks_so_far();
+    // The recording so far holds the five deliveries and the broker's settlement of the five
+    // sends once the replayed snapshot says so.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let live = loop {
+        let live = relay.chunks_so_far();
+        let (_, _, snap) = replay(&live);
+        let link = |name: &str| {
+            snap["links"]
+                .as_array()
+                .and_then(|ls| ls.iter().find(|l| l["name"] == name).cloned())
+                .unwrap_or_default()
+        };
+        if link("snap-receiver")["deliveries"] == 5 && link("snap-sender")["unsettled"] == 0 {
+            break live;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the recording never showed the five deliveries settled: {snap}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     let t = Duration::from_secs(5);
     let _ = tokio::time::timeout(t, receiver.close()).await;
     let _ = tokio::time::timeout(t, sender.close()).await;
@@ -306,7 +342,11 @@ async fn snapshot_of_a_live_session_has_the_documented_keys() {
     let _ = relay.wait(1, Duration::from_secs(10)).await;
 
     let (violations, _, snap) = replay(&live);
-    assert!(violations.is_empty(), "{violations:#?}");
+    let unexpected: Vec<&Violation> = violations
+        .iter()
+        .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.as_str()) && v.dir == Dir::S2C))
+        .collect();
+    assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
     assert_eq!(snap["connection"]["state"], "OPENED");
     let sessions = snap["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 1, "{snap}");
