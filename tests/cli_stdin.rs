@@ -2,6 +2,7 @@
 //! writes it, gives what the file gives, and a replay shows each frame as it arrives.
 
 mod cli_common;
+mod wait;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -110,7 +111,32 @@ fn a_replay_from_stdin_shows_frames_before_the_capture_ends() {
     assert_eq!(all.join("\n") + "\n", text(&from_file.stdout));
 }
 
-/// Sends SIGINT to `pid`.
+/// Whether `pid` has a SIGINT handler installed, and whether a SIGINT is pending (sent, not
+/// yet handled), from `/proc/PID/status`.
+fn sigint_state(pid: u32) -> (bool, bool) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let has_sigint = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << 1) != 0)
+    };
+    (
+        has_sigint("SigCgt:"),
+        has_sigint("SigPnd:") || has_sigint("ShdPnd:"),
+    )
+}
+
+/// Waits (10 s at most) until `pid` catches SIGINT.
+fn wait_catching_sigint(pid: u32) {
+    wait::until("the SIGINT handler", Duration::from_secs(10), || {
+        sigint_state(pid).0.then_some(())
+    });
+}
+
+/// Sends SIGINT to `pid` and waits until it has been handled, so that a second one is not
+/// merged with it.
 fn interrupt(pid: u32) {
     let ok = Command::new("kill")
         .args(["-INT", &pid.to_string()])
@@ -118,6 +144,9 @@ fn interrupt(pid: u32) {
         .unwrap()
         .success();
     assert!(ok, "kill -INT {pid}");
+    wait::until("SIGINT handled", Duration::from_secs(10), || {
+        (!sigint_state(pid).1).then_some(())
+    });
 }
 
 #[test]
@@ -128,14 +157,13 @@ fn a_first_ctrl_c_lets_check_finish_when_the_capture_ends_and_a_second_quits() {
         let mut input = child.stdin.take().unwrap();
         input.write_all(bytes).unwrap();
         input.flush().unwrap();
-        // Time to start, read what was written and wait for more.
-        std::thread::sleep(Duration::from_millis(1000));
+        // Ctrl-C is only meaningful once amqpeek handles it.
+        wait_catching_sigint(child.id());
         (child, input)
     };
     // Ctrl-C reaches the capturing program too, which ends the pipe: the verdict follows.
     let (child, mut input) = start(&bytes[..bytes.len() / 2]);
     interrupt(child.id());
-    std::thread::sleep(Duration::from_millis(100));
     input.write_all(&bytes[bytes.len() / 2..]).unwrap();
     drop(input);
     let out = child.wait_with_output().unwrap();
@@ -149,7 +177,6 @@ fn a_first_ctrl_c_lets_check_finish_when_the_capture_ends_and_a_second_quits() {
     // A second Ctrl-C quits at once, input still open.
     let (child, input) = start(&bytes[..bytes.len() / 2]);
     interrupt(child.id());
-    std::thread::sleep(Duration::from_millis(200));
     interrupt(child.id());
     // Should it not quit, the input ends after a while and the status says so.
     std::thread::spawn(move || {
