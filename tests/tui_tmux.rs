@@ -61,6 +61,22 @@ fn wait_for(session: &str, what: &str) -> String {
     }
 }
 
+/// Waits (10 s at most) until the screen of `session` no longer shows `what`.
+fn wait_until_gone(session: &str, what: &str) {
+    let start = Instant::now();
+    loop {
+        let s = tmux(&["capture-pane", "-p", "-t", session]);
+        if !s.contains(what) {
+            return;
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = tmux(&["kill-session", "-t", session]);
+            panic!("screen kept showing {what:?}:\n{s}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn tmux_or_skip() -> bool {
     if Command::new("tmux")
         .arg("-V")
@@ -120,8 +136,8 @@ fn replay_in_tmux_at_80x24_shows_the_connection_help_and_quits() {
     let s = wait_for(&session, "amqpeek keys");
     assert!(s.contains("follow new frames (tail)"), "{s}");
     tmux(&["send-keys", "-t", &session, "Escape"]);
-    // A key right after Esc would be read as Alt+key.
-    std::thread::sleep(Duration::from_millis(300));
+    // A key right after Esc would be read as Alt+key: wait until the Esc closed the overlay.
+    wait_until_gone(&session, "amqpeek keys");
     tmux(&["send-keys", "-t", &session, "q"]);
     // The terminal is restored: the shell line after the program is visible.
     let s = wait_for(&session, "EXITED 0");
