@@ -50,7 +50,11 @@ fn reassembled(isn: u32, data: &[u8], arrivals: &[Sent]) -> Vec<Option<u8>> {
             .iter()
             .map(|&b| if s.conflicting { !b } else { b })
             .collect();
-        r.segment(isn.wrapping_add(1).wrapping_add(s.start as u32), &bytes, &mut out);
+        r.segment(
+            isn.wrapping_add(1).wrapping_add(s.start as u32),
+            &bytes,
+            &mut out,
+        );
     }
     r.flush(&mut out);
     let mut got = Vec::new();

@@ -730,9 +730,10 @@ fn each_event_kind_writes_the_documented_line() {
         Bytes::from_static(b"AMQP\x00\x00\x09\x01\x08\x00\x00\x00\x00\x00\x00\xce"),
         &mut out,
     );
-    events.extend(out.into_iter().filter(|e| {
-        matches!(e.kind, EventKind::Header { .. } | EventKind::Frame(_))
-    }));
+    events.extend(
+        out.into_iter()
+            .filter(|e| matches!(e.kind, EventKind::Header { .. } | EventKind::Frame(_))),
+    );
     events.push(ev(EventKind::Undecoded {
         dir: Dir::S2C,
         offset: 3,
@@ -766,13 +767,25 @@ fn each_event_kind_writes_the_documented_line() {
     let text = String::from_utf8(sink.into_inner()).unwrap();
     let t = r#""ts":"2023-11-14T22:13:20.123456Z""#;
     let want = [
-        format!(r#"{{"client":"127.0.0.1:40001","conn":7,"event":"connect",{t},"upstream":"[::1]:5672","v":1}}"#),
-        format!(r#"{{"conn":7,"dir":"c2s","event":"header","offset":0,"proto":"amqp-0-9-1","raw":"QU1RUAAACQE=",{t},"v":1}}"#),
-        format!(r#"{{"channel":0,"conn":7,"dir":"c2s","event":"frame","fields":{{}},"name":"heartbeat","offset":8,"proto":"amqp-0-9-1","raw":"CAAAAAAAAM4=","summary":"heartbeat",{t},"v":1}}"#),
+        format!(
+            r#"{{"client":"127.0.0.1:40001","conn":7,"event":"connect",{t},"upstream":"[::1]:5672","v":1}}"#
+        ),
+        format!(
+            r#"{{"conn":7,"dir":"c2s","event":"header","offset":0,"proto":"amqp-0-9-1","raw":"QU1RUAAACQE=",{t},"v":1}}"#
+        ),
+        format!(
+            r#"{{"channel":0,"conn":7,"dir":"c2s","event":"frame","fields":{{}},"name":"heartbeat","offset":8,"proto":"amqp-0-9-1","raw":"CAAAAAAAAM4=","summary":"heartbeat",{t},"v":1}}"#
+        ),
         format!(r#"{{"conn":7,"dir":"s2c","event":"bytes","offset":3,"raw":"AP8=",{t},"v":1}}"#),
-        format!(r#"{{"conn":7,"dir":"s2c","event":"violation","frame_summary":"heartbeat","message":"a \"quoted\" message\n","offset":16,"rule":"amqp091.test.rule","severity":"warning","spec":"AMQP 0-9-1 §1.2",{t},"v":1}}"#),
-        format!(r#"{{"conn":7,"dir":"c2s","event":"gap","len":0,"offset":16,"reason":"capture started mid-stream",{t},"v":1}}"#),
-        format!(r#"{{"bytes_c2s":16,"bytes_s2c":5,"conn":7,"event":"close","reason":"client closed",{t},"v":1}}"#),
+        format!(
+            r#"{{"conn":7,"dir":"s2c","event":"violation","frame_summary":"heartbeat","message":"a \"quoted\" message\n","offset":16,"rule":"amqp091.test.rule","severity":"warning","spec":"AMQP 0-9-1 §1.2",{t},"v":1}}"#
+        ),
+        format!(
+            r#"{{"conn":7,"dir":"c2s","event":"gap","len":0,"offset":16,"reason":"capture started mid-stream",{t},"v":1}}"#
+        ),
+        format!(
+            r#"{{"bytes_c2s":16,"bytes_s2c":5,"conn":7,"event":"close","reason":"client closed",{t},"v":1}}"#
+        ),
     ];
     let got: Vec<&str> = text.lines().collect();
     assert_eq!(got.len(), want.len(), "{text}");

@@ -384,8 +384,8 @@ mod tests {
             hex::decode("0000001a0200000000531 1c00d0440437000000064 7000000064".replace(' ', ""))
                 .unwrap();
         let header = b"AMQP\x00\x01\x00\x00".to_vec();
-        let (tx, rx) = mpsc::channel(64);
-        tx.try_send(InspectMsg::Open {
+        let (tx, rx) = super::super::queue::channel();
+        tx.send(InspectMsg::Open {
             conn: 1,
             ts: t(0),
             client: "127.0.0.1:40000".parse().unwrap(),
@@ -400,11 +400,12 @@ mod tests {
             (Dir::C2S, begin),
         ];
         for (i, (dir, bytes)) in chunks.into_iter().enumerate() {
-            tx.try_send(InspectMsg::Chunk {
+            tx.send(InspectMsg::Chunk {
                 conn: 1,
                 dir,
                 ts: t(1 + i as i64),
                 bytes: Bytes::from(bytes),
+                permit: None,
             })
             .unwrap();
         }
