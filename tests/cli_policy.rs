@@ -96,27 +96,28 @@ fn ignoring_a_rule_on_the_peer_that_broke_it_passes_and_lists_it_as_ignored() {
 }
 
 #[test]
-fn a_severity_override_fails_on_a_warning_or_passes_an_error() {
+fn a_severity_override_passes_an_error_or_fails_on_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    // RabbitMQ 3.10's non-closing detach answer is a warning: made an error, it fails.
-    let fe2o3 = capture("amqp10-fe2o3.jsonl");
-    let out = amqpeek_in(
-        dir.path(),
-        &["check", "--severity", "server:amqp10.link.*=error", &fe2o3],
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("amqp10.link.detach-not-closed"));
-    let out = amqpeek_in(
-        dir.path(),
-        &[
-            "check",
-            "--severity",
-            &format!("{BAD_ACK}=warning"),
-            &capture("amqp091-bad-ack.jsonl"),
-        ],
-    );
+    let cap = capture("amqp091-bad-ack.jsonl");
+    let run = |overrides: &[&str]| {
+        let mut args = vec!["check"];
+        for o in overrides {
+            args.extend(["--severity", o]);
+        }
+        args.push(&cap);
+        amqpeek_in(dir.path(), &args)
+    };
+    // The client's error judged a warning: the gate at error passes.
+    let out = run(&[&format!("client:{BAD_ACK}=warning")]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    let out = amqpeek_in(dir.path(), &["check", "--severity", "x=loud", &fe2o3]);
+    // The server's findings only: nothing changes.
+    let out = run(&["server:amqp091.*=info"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    // Everything a warning, then this rule an error again: the last match wins.
+    let out = run(&["*=warning", &format!("{BAD_ACK}=error")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains(BAD_ACK), "{}", text(&out.stderr));
+    let out = run(&["x=loud"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -134,14 +135,22 @@ fn the_config_file_in_the_current_folder_or_named_judges_the_same() {
     // A named file instead, from elsewhere; the command line's --fail-on wins over its own.
     let other = tempfile::tempdir().unwrap();
     let named = dir.path().join("amqpeek.toml");
-    let fe2o3 = capture("amqp10-fe2o3.jsonl");
-    std::fs::write(&named, "fail-on = \"warning\"\n").unwrap();
+    std::fs::write(
+        &named,
+        format!("fail-on = \"warning\"\n[severity]\n\"{BAD_ACK}\" = \"warning\"\n"),
+    )
+    .unwrap();
     let named = named.to_str().unwrap();
-    let out = amqpeek_in(other.path(), &["check", "--config", named, &fe2o3]);
+    let out = amqpeek_in(other.path(), &["check", "--config", named, &cap]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("warning amqp091.basic"),
+        "{}",
+        text(&out.stdout)
+    );
     let out = amqpeek_in(
         other.path(),
-        &["check", "--config", named, "--fail-on", "error", &fe2o3],
+        &["check", "--config", named, "--fail-on", "error", &cap],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     // A mistake in the file is exit 2, naming it.
