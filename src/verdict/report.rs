@@ -52,21 +52,30 @@ impl CheckReport {
     }
 
     /// Take one pipeline event: count connections and frames, record violations. A frame's
-    /// violations follow it, so they get its channel and link.
+    /// own violations come right after it, carrying its summary, so they get its channel and
+    /// link. Any other violation (judged at the connection's end, say) gets none, even when it
+    /// names that frame's offset: whether another connection's events came in between depends
+    /// on how a parallel check dealt the connections, and the verdict must not.
     pub fn tally(&mut self, ev: &Event) {
         match &ev.kind {
-            EventKind::Connect { .. } => self.connections += 1,
             EventKind::Frame(f) => {
                 self.frames += 1;
                 self.last_frame = Some((ev.conn, f.dir, f.offset, Scope::of_frame(&f.frame)));
+                return;
             }
             EventKind::Violation(v) => {
                 let scope = match self.last_frame {
-                    Some((c, d, o, s)) if c == ev.conn && d == v.dir && o == v.offset => s,
+                    Some((c, d, o, s))
+                        if v.frame.is_some() && c == ev.conn && d == v.dir && o == v.offset =>
+                    {
+                        s
+                    }
                     _ => Scope::default(),
                 };
-                self.record(ev.conn, ev.ts.rfc3339(), v, scope)
+                self.record(ev.conn, ev.ts.rfc3339(), v, scope);
+                return;
             }
+            EventKind::Connect { .. } => self.connections += 1,
             EventKind::Close(_)
             | EventKind::Header { .. }
             | EventKind::Data { .. }
@@ -74,6 +83,7 @@ impl CheckReport {
             | EventKind::Gap { .. }
             | EventKind::State(_) => {}
         }
+        self.last_frame = None;
     }
 
     /// Add what another report found (another thread's connections: findings never overlap,
