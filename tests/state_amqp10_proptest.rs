@@ -138,6 +138,11 @@ proptest! {
         c.close_tcp();
         for v in &c.violations {
             prop_assert!(!v.message.is_empty());
+            prop_assert!(
+                amqpeek::state::rules::by_id(&v.rule).is_some(),
+                "{} not in the catalog",
+                v.rule
+            );
         }
     }
 }
