@@ -3,6 +3,7 @@
 
 mod cli;
 mod gate;
+mod outputs;
 
 /// mimalloc: the per-frame paths allocate a few small objects per frame (typed views, message
 /// sections, events), where glibc's malloc/free cost a quarter of the decode time.
@@ -226,13 +227,31 @@ fn decode(args: DecodeArgs) -> anyhow::Result<ExitCode> {
 
 /// Where a capture goes: the file at `path`, or stdout for `-`; buffered (the sinks flush once
 /// per batch).
-fn capture_out(path: &std::path::Path) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
+/// per batch). `flag` (`--jsonl`, `--pcap`) and the path name every later write error.
+fn capture_out(
+    flag: &str,
+    path: &std::path::Path,
+) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
     let out: Box<dyn Write + Send> = if is_stdio(path) {
         Box::new(io::stdout())
     } else {
         Box::new(File::create(path).with_context(|| format!("creating {}", path.display()))?)
     };
-    Ok(BufWriter::with_capacity(256 * 1024, out))
+    let named = outputs::Named::new(format!("{flag} {}", path.display()), out);
+    Ok(BufWriter::with_capacity(256 * 1024, Box::new(named)))
+}
+
+/// Refuses, before anything is opened for writing, captures that are one file, or the
+/// capture being read (`input`).
+fn check_outputs(input: Option<&std::path::Path>, output: &OutputArgs) -> anyhow::Result<()> {
+    let mut outs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(p) = &output.jsonl {
+        outs.push(("--jsonl", p));
+    }
+    if let Some(p) = &output.pcap {
+        outs.push(("--pcap", p));
+    }
+    outputs::check_distinct(input, &outs)
 }
 
 /// The captures asked for (`--jsonl`, `--pcap`); at most one of them on stdout.
@@ -241,14 +260,14 @@ fn file_sinks(output: &OutputArgs) -> anyhow::Result<Vec<BoxSink>> {
     let mut sinks: Vec<BoxSink> = Vec::new();
     if let Some(path) = &output.jsonl {
         sinks.push(Box::new(JsonlSink::new(
-            capture_out(path)?,
+            capture_out("--jsonl", path)?,
             JsonOptions {
                 max_body: output.max_body,
             },
         )));
     }
     if let Some(path) = &output.pcap {
-        let sink = PcapngSink::new(capture_out(path)?)
+        let sink = PcapngSink::new(capture_out("--pcap", path)?)
             .with_context(|| format!("writing {}", path.display()))?;
         sinks.push(Box::new(sink));
     }
@@ -315,6 +334,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         Some(f) => Some(gate::policy(&policy, Some(f))?),
         None => None,
     };
+    check_outputs(None, &output)?;
     let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
     let upstream = rt
         .block_on(tokio::net::lookup_host(&spec.address))
@@ -387,13 +407,24 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         None => rt.block_on(proxy.run(sinks, shutdown::first_signal()))?,
     };
     tracing::info!("stopped after {} connection(s)", summary.connections);
-    match verdict {
+    let code = match verdict {
         Some((report, policy)) => {
             let report = report.0.lock().unwrap_or_else(|p| p.into_inner());
-            Ok(gate::conclude(&report, &policy, true))
+            gate::conclude(&report, &policy, true)
         }
-        None => Ok(ExitCode::SUCCESS),
+        None => ExitCode::SUCCESS,
+    };
+    if !summary.sink_failures.is_empty() {
+        // Reported on stderr when it happened, unless the TUI owned the terminal then. A
+        // capture that is incomplete is a failure of the run, whatever the verdict.
+        if tui {
+            for what in &summary.sink_failures {
+                eprintln!("amqpeek: {what}");
+            }
+        }
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
+    Ok(code)
 }
 
 fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode> {
@@ -460,6 +491,7 @@ fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
 }
 
 fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
+    check_outputs(Some(&args.input.capture), &args.output)?;
     // A capture read as it is made: every frame shows as soon as it arrives.
     let live = reads_stdin(&args.input);
     if live && !tui {
@@ -512,7 +544,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
         check_stdout_use(&args.output)?;
         let mut jsonl = match &args.output.jsonl {
-            Some(path) => Some(capture_out(path)?),
+            Some(path) => Some(capture_out("--jsonl", path)?),
             None => None,
         };
         let mut stdout = args.output.trace().then(|| BufWriter::new(io::stdout()));
@@ -566,6 +598,9 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if let Some(out) = &args.output {
+        outputs::check_distinct(Some(&args.input.capture), &[("-o", out)])?;
+    }
     if reads_stdin(&args.input) {
         finish_on_first_interrupt();
     }

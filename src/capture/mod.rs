@@ -233,6 +233,9 @@ pub fn from_reader(
         };
         head.truncate(have + *got.as_ref().unwrap_or(&0));
         match got {
+            // Nothing but blank space: a JSONL capture with no record in it (a proxy run
+            // with no connection), read as the empty capture it is.
+            Ok(0) if head.iter().all(u8::is_ascii_whitespace) => break Some(Format::Jsonl),
             Ok(0) => break pcap_read::detect(&head),
             Ok(_) => {}
             Err(source) => {

@@ -133,6 +133,8 @@ impl InspectMsg {
 }
 
 /// Run until every sender is gone; then flush and drop the sinks (closing their files).
+/// Returns what made sinks fail (a capture that could not be written: its error names it),
+/// each reported once on stderr when it happened; the relay went on without that sink.
 ///
 /// `capacity` is the queue's. When no sink needs every frame (the TUI alone) and the
 /// inspection lags (see [`Backlog`]), chunks are skimmed ([`Inspector::skim`]) until it has
@@ -143,7 +145,8 @@ pub(crate) fn run(
     capacity: usize,
     mut sinks: Vec<BoxSink>,
     opts: InspectOptions,
-) -> io::Result<()> {
+) -> io::Result<Vec<String>> {
+    let mut failed = Failures::default();
     let may_skim = sinks.iter().all(|s| !s.needs_every_frame());
     let mut backlog = Backlog {
         capacity,
@@ -154,6 +157,8 @@ pub(crate) fn run(
     let mut events = Vec::new();
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut idle_polls = 0u32;
+    // Connections that got bytes since the last flush.
+    let mut touched: Vec<ConnId> = Vec::new();
     loop {
         // While traffic flows, poll the queue on a short timer instead of parking: a parked
         // receiver makes every relay `send` pay a thread wake-up (a syscall and a context
@@ -219,6 +224,9 @@ pub(crate) fn run(
                 } => {
                     if poisoned.contains(&conn) {
                         continue;
+                    }
+                    if opts.emit_data {
+                        touched.push(conn);
                     }
                     let insp = conns
                         .entry(conn)
@@ -286,14 +294,24 @@ pub(crate) fn run(
                     insp.close(ts, reason, &mut events);
                 }
             }
-            deliver(&mut sinks, &mut events);
+            deliver(&mut sinks, &mut events, &mut failed);
         }
         // The batch is done: what it changed is shown as of its last frame.
         for insp in conns.values_mut() {
             insp.publish_state(insp.latest_ts(), &mut events);
         }
-        deliver(&mut sinks, &mut events);
-        flush(&mut sinks);
+        // The bytes of incomplete frames reach the captures too before they are flushed, so
+        // a capture holds every relayed byte however the proxy ends (kill -9 included).
+        touched.sort_unstable();
+        touched.dedup();
+        let now = Timestamp::now();
+        for conn in touched.drain(..) {
+            if let Some(insp) = conns.get_mut(&conn) {
+                insp.flush_data(now, &mut events);
+            }
+        }
+        deliver(&mut sinks, &mut events, &mut failed);
+        flush(&mut sinks, &mut failed);
     }
     // Every relay is gone. Connections still open (cut at shutdown) get their close event.
     let ts = Timestamp::now();
@@ -301,32 +319,37 @@ pub(crate) fn run(
     open.sort_by_key(|(c, _)| *c);
     for (_, mut insp) in open {
         insp.close(ts, "proxy stopped".into(), &mut events);
-        deliver(&mut sinks, &mut events);
+        deliver(&mut sinks, &mut events, &mut failed);
     }
-    flush(&mut sinks);
-    Ok(())
+    flush(&mut sinks, &mut failed);
+    Ok(failed.0)
 }
 
-fn deliver(sinks: &mut Vec<BoxSink>, events: &mut Vec<Event>) {
-    for ev in events.drain(..) {
-        sinks.retain_mut(|s| match s.event(&ev) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::error!("a sink failed and is dropped: {e}");
-                false
-            }
-        });
-    }
-}
+/// Why sinks were dropped.
+#[derive(Debug, Default)]
+struct Failures(Vec<String>);
 
-fn flush(sinks: &mut Vec<BoxSink>) {
-    sinks.retain_mut(|s| match s.flush() {
-        Ok(()) => true,
-        Err(e) => {
-            tracing::error!("a sink failed to flush and is dropped: {e}");
-            false
+impl Failures {
+    /// Whether the sink that returned `e` stays (never, but for a reader of stdout gone away:
+    /// `| head`, a closed Wireshark, which is the reader's choice, not a failure).
+    fn keep(&mut self, e: io::Error) -> bool {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            let what = format!("{e}: this capture is incomplete (the relay went on)");
+            tracing::error!("{what}");
+            self.0.push(what);
         }
-    });
+        false
+    }
+}
+
+fn deliver(sinks: &mut Vec<BoxSink>, events: &mut Vec<Event>, failed: &mut Failures) {
+    for ev in events.drain(..) {
+        sinks.retain_mut(|s| s.event(&ev).map_or_else(|e| failed.keep(e), |()| true));
+    }
+}
+
+fn flush(sinks: &mut Vec<BoxSink>, failed: &mut Failures) {
+    sinks.retain_mut(|s| s.flush().map_or_else(|e| failed.keep(e), |()| true));
 }
 
 #[cfg(test)]

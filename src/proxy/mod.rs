@@ -114,6 +114,9 @@ pub fn exposure_warning(config: &ProxyConfig) -> Option<String> {
 pub struct RunSummary {
     /// Connections accepted.
     pub connections: u64,
+    /// Captures that could not be written, each with its error (naming it): the relay went
+    /// on without them.
+    pub sink_failures: Vec<String>,
 }
 
 /// A sink the inspection thread owns.
@@ -209,11 +212,13 @@ impl Proxy {
             tasks.shutdown().await;
         }
         drop(inspect_tx);
-        if let Some(handle) = inspector {
-            handle.await.map_err(io::Error::other)??;
-        }
+        let sink_failures = match inspector {
+            Some(handle) => handle.await.map_err(io::Error::other)??,
+            None => Vec::new(),
+        };
         Ok(RunSummary {
             connections: next - 1,
+            sink_failures,
         })
     }
 }
