@@ -379,6 +379,8 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         .block_on(Proxy::bind(config))
         .with_context(|| format!("listening on {}", net.listen))?;
     let local = proxy.local_addr()?;
+    // Caught from here on: a Ctrl-C as soon as the proxy says it listens stops it gracefully.
+    let signals = shutdown::first_signal();
     tracing::info!("listening on {local}, relaying to {upstream}");
 
     let summary = match feed_rx {
@@ -390,7 +392,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
             let handle = std::thread::spawn(move || {
                 rt.block_on(proxy.run(sinks, async move {
                     tokio::select! {
-                        _ = shutdown::first_signal() => {}
+                        _ = signals => {}
                         _ = stop_proxy.notified() => {}
                     }
                 }))
@@ -404,7 +406,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
             ui.context("terminal UI")?;
             summary
         }
-        None => rt.block_on(proxy.run(sinks, shutdown::first_signal()))?,
+        None => rt.block_on(proxy.run(sinks, signals))?,
     };
     tracing::info!("stopped after {} connection(s)", summary.connections);
     let code = match verdict {

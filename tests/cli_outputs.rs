@@ -489,7 +489,8 @@ fn check_of_a_proxy_jsonl_with_no_connection_behaves_as_its_empty_pcapng() {
         Stdio::null(),
     );
     signal("-INT", child.id());
-    assert!(child.wait().unwrap().success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
     for extra in [&[][..], &["--allow-empty"][..]] {
         let run = |capture: &Path| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_amqpeek"));
