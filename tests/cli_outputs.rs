@@ -80,12 +80,14 @@ fn check_findings(capture: &Path) -> Vec<Finding> {
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut found = Vec::new();
-    for g in doc["rules"].as_array().unwrap() {
-        for o in g["occurrences"].as_array().unwrap() {
+    for f in doc["findings"].as_array().unwrap() {
+        let occurrences = f["occurrences"].as_array().unwrap();
+        assert_eq!(occurrences.len() as u64, f["count"].as_u64().unwrap(), "{f}");
+        for o in occurrences {
             found.push((
-                o["conn"].as_u64().unwrap(),
-                o["dir"].as_str().unwrap().to_string(),
-                g["rule"].as_str().unwrap().to_string(),
+                f["conn"].as_u64().unwrap(),
+                f["dir"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
                 o["offset"].as_u64().unwrap(),
             ));
         }
