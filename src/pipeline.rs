@@ -542,7 +542,8 @@ impl Inspector {
         for dir in [Dir::C2S, Dir::S2C] {
             self.sides[dir.index()].end_skim(self.conn, dir, ts, out);
         }
-        self.tracker.close(ts, &mut self.violations);
+        let ending = crate::state::Ending::of_reason(&reason);
+        self.tracker.close(ts, ending, &mut self.violations);
         for v in self.violations.drain(..) {
             out.push(Event {
                 conn: self.conn,

@@ -816,3 +816,21 @@ fn pipelining_behind_an_open_is_a_warning_and_its_answers_are_fine() {
         .s(1, K::ChannelFlow, &[("active", bit(true))]);
     bad.expect(&["amqp091.channel.not-open"]);
 }
+
+/// A peer that received connection.close and let the connection end without close-ok: the
+/// spec says the other peer "SHOULD log the error" — a warning against the silent one. Not
+/// when the capture merely ends.
+#[test]
+fn a_connection_close_never_answered_before_the_socket_closes() {
+    let mut c = Conv::new();
+    c.handshake().open(1);
+    c.c(0, K::ConnectionClose, &[("reply-code", short(200))]).end();
+    let v = c.expect(&["amqp091.connection.close-not-answered"]);
+    assert_eq!(v[0].dir, Dir::S2C);
+    assert_eq!(v[0].severity, amqpeek::event::Severity::Warning);
+    let mut cut = Conv::new();
+    cut.handshake().open(1);
+    cut.c(0, K::ConnectionClose, &[])
+        .end_with("capture ended with the connection open");
+    cut.clean();
+}

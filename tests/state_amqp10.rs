@@ -156,6 +156,8 @@ fn client_silent_longer_than_the_servers_idle_timeout() {
         ok.advance_ms(500);
         ok.frame(Dir::C2S, 0, 0, None, &[]);
     }
+    ok.c(0, close());
+    ok.s(0, close());
     ok.close_tcp();
     ok.expect_clean();
 }
@@ -165,7 +167,38 @@ fn client_silent_until_the_connection_drops() {
     let mut c = Convo::opened_with(&[(4, u(1000))]);
     c.advance_ms(3000);
     c.close_tcp();
-    c.expect(&["amqp10.connection.idle-timeout-exceeded"]);
+    // Silent past the server's idle-time-out, then both closed the TCP connection without a
+    // close frame (§2.4.3: "Prior to closing a connection, each peer MUST write a close frame").
+    c.expect(&[
+        "amqp10.connection.idle-timeout-exceeded",
+        "amqp10.connection.closed-without-close",
+        "amqp10.connection.closed-without-close",
+    ]);
+    // A capture that merely ends says nothing about either.
+    let mut cut = Convo::opened_with(&[(4, u(1000))]);
+    cut.advance_ms(3000);
+    cut.capture_ends();
+    cut.expect_clean();
+}
+
+/// §2.4.3: a peer that resets (or closes) the TCP connection after its open without a close
+/// frame. Only the peer that closed its side is reported; with closes exchanged, clean.
+#[test]
+fn a_peer_that_resets_the_connection_without_a_close_frame() {
+    let mut c = Convo::session();
+    c.end_with("reset by server");
+    c.expect(&["amqp10.connection.closed-without-close"]);
+    assert_eq!(c.violations[0].dir, Dir::S2C);
+    let mut proxied = Convo::session();
+    proxied.c(0, close());
+    proxied.end_with("client closed, then upstream reset: Connection reset by peer (os error 104)");
+    proxied.expect(&["amqp10.connection.closed-without-close"]);
+    assert!(proxied.violations[0].message.contains("client had sent its close"));
+    let mut ok = Convo::session();
+    ok.c(0, close());
+    ok.s(0, close());
+    ok.close_tcp();
+    ok.expect_clean();
 }
 
 // ---- SASL -------------------------------------------------------------------------------
@@ -444,7 +477,7 @@ fn closing_detach_answered_without_closed() {
     // The same when the server closes the connection, or the connection just ends.
     for finish in [
         (|c: &mut Convo| c.s(0, close())) as fn(&mut Convo),
-        |c: &mut Convo| c.close_tcp(),
+        |c: &mut Convo| c.capture_ends(),
     ] {
         let mut c = Convo::sending_link(1);
         c.c(0, detach(0, true));
@@ -468,6 +501,8 @@ fn a_non_closing_detach_crossing_a_closing_one_then_reattach_and_close() {
     c.c(0, detach(0, true));
     c.s(0, end());
     c.c(0, end());
+    c.c(0, close());
+    c.s(0, close());
     c.close_tcp();
     c.expect_clean();
 }
@@ -1029,3 +1064,4 @@ fn a_drain_answered_without_using_up_the_credit_is_judged_at_the_answer() {
     ok.c(0, link_flow(0, Some(10), Some(0), true));
     ok.expect_clean();
 }
+

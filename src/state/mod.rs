@@ -36,9 +36,9 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
     }
     /// A decoded frame was seen.
     fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>);
-    /// The TCP connection ended (after the last frame).
-    fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
-        let _ = (ts, out);
+    /// The TCP connection ended (after the last frame), as `ending` says.
+    fn close(&mut self, ts: Timestamp, ending: Ending, out: &mut Vec<Violation>) {
+        let _ = (ts, ending, out);
     }
     /// A human-readable state name for the connection list (e.g. `OPENED`).
     fn state_name(&self) -> String;
@@ -101,9 +101,9 @@ impl ConnTracker {
     }
 
     /// The connection ended.
-    pub fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
+    pub fn close(&mut self, ts: Timestamp, ending: Ending, out: &mut Vec<Violation>) {
         if let Some(t) = self.inner.as_mut() {
-            t.close(ts, out);
+            t.close(ts, ending, out);
         }
     }
 
@@ -124,6 +124,50 @@ impl ConnTracker {
                 .as_ref()
                 .map_or(snapshot::Detail::None, |t| t.snapshot()),
         }
+    }
+}
+
+/// How a connection's TCP stream ended, as far as its source knows: which peers demonstrably
+/// closed their side (a FIN, an end of stream or a reset seen from them), or nothing known (a
+/// capture that merely ends, a proxy that stops, a connection evicted from the table). Rules
+/// about how a peer left judge only what is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// `by[dir]`: the peer sending in `dir` closed or reset its side.
+    Closed {
+        /// Per [`Dir::index`].
+        by: [bool; 2],
+    },
+    /// Not known how, or whether, the peers ended it.
+    Unknown,
+}
+
+impl Ending {
+    /// From a close event's reason in plain words (the proxy's `client closed`, `upstream
+    /// reset: ...`, `client closed, then upstream reset: ...`; a capture's `FIN both ways`,
+    /// `reset by client`, `reset by server`). Anything else is [`Ending::Unknown`].
+    pub fn of_reason(reason: &str) -> Ending {
+        let mut by = [false; 2];
+        for part in reason.split(", then ") {
+            let side = if part == "FIN both ways" || part == "client closed" || part == "upstream closed" {
+                // Both ends of stream were seen (the proxy names who closed first).
+                by = [true, true];
+                continue;
+            } else if part == "reset by client" || part.starts_with("client reset") {
+                Dir::C2S
+            } else if part == "reset by server" || part.starts_with("upstream reset") {
+                Dir::S2C
+            } else {
+                return Ending::Unknown;
+            };
+            by[side.index()] = true;
+        }
+        Ending::Closed { by }
+    }
+
+    /// Whether the peer sending in `d` demonstrably closed its side.
+    pub fn by(self, d: Dir) -> bool {
+        matches!(self, Ending::Closed { by } if by[d.index()])
     }
 }
 

@@ -213,10 +213,16 @@ impl Conv {
         .s(ch, K::BasicConsumeOk, &[("consumer-tag", sstr(ctag))])
     }
 
-    /// The TCP connection ends at the current time.
+    /// The TCP connection ends at the current time (a FIN from both peers).
     pub fn end(&mut self) -> &mut Self {
+        self.end_with("FIN both ways")
+    }
+
+    /// The connection ends as a close event's `reason` says (e.g. `capture ended with the
+    /// connection open`: nothing known about how).
+    pub fn end_with(&mut self, reason: &str) -> &mut Self {
         self.insp
-            .close(Timestamp(self.now), "test".into(), &mut self.out);
+            .close(Timestamp(self.now), reason.into(), &mut self.out);
         self
     }
 

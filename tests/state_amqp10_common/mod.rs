@@ -300,10 +300,19 @@ impl Convo {
     pub fn s_sasl(&mut self, p: Value) {
         self.frame(Dir::S2C, 1, 0, Some(&p), &[]);
     }
+    /// The TCP connection ends with a FIN from both peers.
     pub fn close_tcp(&mut self) {
+        self.end_with("FIN both ways");
+    }
+    /// The capture ends with the connection open: nothing known about how it ended.
+    pub fn capture_ends(&mut self) {
+        self.end_with("capture ended with the connection open");
+    }
+    /// The connection ends as a close event's `reason` says.
+    pub fn end_with(&mut self, reason: &str) {
         let mut out = Vec::new();
         self.insp
-            .close(Timestamp(self.now), "test".into(), &mut out);
+            .close(Timestamp(self.now), reason.into(), &mut out);
         for e in out {
             if let EventKind::Violation(v) = e.kind {
                 self.violations.push(v);

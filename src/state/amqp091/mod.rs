@@ -22,7 +22,7 @@ use connection::{ConnState, Connection};
 use crate::codec::amqp091::{Frame, FrameKind, MethodKind};
 use crate::codec::{AnyFrame, ProtocolHeader};
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
-use crate::state::ProtocolTracker;
+use crate::state::{Ending, ProtocolTracker};
 
 /// The connection class id.
 const CONNECTION_CLASS: u16 = 10;
@@ -350,7 +350,26 @@ impl ProtocolTracker for ConnectionTracker {
         }
     }
 
-    fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
+    fn close(&mut self, ts: Timestamp, ending: Ending, out: &mut Vec<Violation>) {
+        if ending == Ending::Unknown {
+            return; // a capture that merely ends says nothing about how the peers left
+        }
+        if let ConnState::Closing { by, ok } = self.conn.state
+            && !self.uncertain
+        {
+            for dir in [Dir::C2S, Dir::S2C] {
+                if by[dir.flip().index()] && !ok[dir.index()] {
+                    out.push(rules::CLOSE_NOT_ANSWERED.violation(
+                        dir,
+                        self.live[dir.index()].end,
+                        format!(
+                            "the {} received connection.close and the connection ended without its close-ok",
+                            peer(dir)
+                        ),
+                    ));
+                }
+            }
+        }
         let Some(hb) = self.conn.heartbeat() else {
             return;
         };

@@ -415,6 +415,21 @@ pub const PUBLISH_WHILE_BLOCKED: Rule = Rule {
     text: "the client publishes while the broker has the connection blocked (it will stall)",
 };
 
+/// A peer received connection.close and the connection ended without its close-ok.
+///
+/// AMQP 0-9-1 connection.close-ok: "This method confirms a Connection.Close method and tells
+/// the recipient that it is safe to release resources for the connection and close the
+/// socket." §2.2.4 / connection class: "A peer that detects a socket closure without having
+/// received a Close-Ok handshake method SHOULD log the error." A SHOULD on the detecting peer:
+/// a warning against the peer that never answered. Judged only when the TCP connection
+/// demonstrably ended (FIN or RST), not when a capture merely stops.
+pub const CLOSE_NOT_ANSWERED: Rule = Rule {
+    id: "amqp091.connection.close-not-answered",
+    severity: Severity::Warning,
+    spec: "AMQP 0-9-1 connection.close / close-ok",
+    text: "a peer received connection.close and the connection ended without its close-ok",
+};
+
 /// Every AMQP 0-9-1 rule, in the order the README lists them.
 pub const RULES: &[&Rule] = &[
     &HANDSHAKE_ORDER,
@@ -434,6 +449,7 @@ pub const RULES: &[&Rule] = &[
     &CHANNEL_ALREADY_OPEN,
     &CHANNEL_AFTER_CLOSE,
     &CONNECTION_AFTER_CLOSE,
+    &CLOSE_NOT_ANSWERED,
     &UNEXPECTED_REPLY,
     &WRONG_DIRECTION,
     &MISSING_HEADER,

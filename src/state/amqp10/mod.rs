@@ -33,7 +33,7 @@ use crate::hash::HashMap;
 use crate::codec::amqp10::{Frame, FrameBody, Performative, TYPE_AMQP};
 use crate::codec::{AnyFrame, AnyMessage, ProtocolHeader};
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
-use crate::state::ProtocolTracker;
+use crate::state::{Ending, ProtocolTracker};
 
 use connection::{MIN_MAX_FRAME_SIZE, OpenInfo, Peer, SendCheck, may_send, state_of};
 use link::Link;
@@ -427,14 +427,39 @@ impl ProtocolTracker for ConnectionTracker {
         }
     }
 
-    fn close(&mut self, ts: Timestamp, out: &mut Vec<Violation>) {
+    fn close(&mut self, ts: Timestamp, ending: Ending, out: &mut Vec<Violation>) {
         self.unclosed_judged(None, None, "the connection ended", out);
+        if ending == Ending::Unknown {
+            return; // a capture that merely ends says nothing about how the peers left
+        }
         for d in [Dir::C2S, Dir::S2C] {
             if self.peer(d).close.is_some() || self.peer(d.flip()).close.is_some() {
                 continue;
             }
+            // Silence that ended in a FIN or RST, not only a late frame.
             let offset = self.peer(d).last_frame.map_or(0, |(_, o)| o);
             self.idle_check(d, ts, offset, out);
+        }
+        let missed = self.peers.iter().any(|p| p.unknown) || self.header_mismatch;
+        for d in [Dir::C2S, Dir::S2C] {
+            let me = self.peer(d);
+            if missed || !ending.by(d) || me.open.is_none() || me.close.is_some() {
+                continue;
+            }
+            let offset = me.last_frame.map_or(0, |(_, o)| o);
+            out.push(rules::CONNECTION_CLOSED_WITHOUT_CLOSE.violation(
+                d,
+                offset,
+                format!(
+                    "the {} closed the TCP connection without sending a close frame{}",
+                    peer_name(d),
+                    if self.peer(d.flip()).close.is_some() {
+                        format!(" (the {} had sent its close)", peer_name(d.flip()))
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
         }
     }
 

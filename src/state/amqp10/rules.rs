@@ -37,14 +37,26 @@ pub const CONNECTION_FIRST_FRAME_NOT_OPEN: Rule = rule(
     "the first frame a peer sends after its protocol header is not an open",
 );
 
-/// AMQP 1.0 §2.7.9 (close): "Sending a close signals that the sender will not be sending any
-/// more frames (or bytes of any other kind) on the connection. [...] It is illegal to send any
-/// more frames (or bytes of any other kind) after sending a close frame."
+/// AMQP 1.0 §2.4.3: "Prior to closing a connection, each peer MUST write a close frame with a
+/// code indicating the reason for closing. This frame MUST be the last thing ever written onto
+/// a connection." §2.7.9 (close): "Sending a close signals that the sender will not be sending
+/// any more frames (or bytes of any other kind) on the connection."
 pub const CONNECTION_FRAME_AFTER_CLOSE: Rule = rule(
     "amqp10.connection.frame-after-close",
     Error,
-    "AMQP 1.0 §2.7.9",
+    "AMQP 1.0 §2.4.3, §2.7.9",
     "a peer sent a frame after its own close",
+);
+
+/// AMQP 1.0 §2.4.3: "Prior to closing a connection, each peer MUST write a close frame with a
+/// code indicating the reason for closing." Judged when the peer demonstrably closed or reset
+/// its side of the TCP connection (a FIN, an end of stream or a reset from it) after its open
+/// and without its close; a capture that merely ends is not this.
+pub const CONNECTION_CLOSED_WITHOUT_CLOSE: Rule = rule(
+    "amqp10.connection.closed-without-close",
+    Error,
+    "AMQP 1.0 §2.4.3",
+    "a peer closed or reset the TCP connection after its open without sending a close frame",
 );
 
 /// AMQP 1.0 §2.4.6 / §2.4.7 (connection states): each endpoint follows the state diagram; e.g.
@@ -551,6 +563,7 @@ pub const ANONYMOUS_RELAY_NOT_DESIRED: Rule = rule(
 pub const RULES: &[&Rule] = &[
     &CONNECTION_FIRST_FRAME_NOT_OPEN,
     &CONNECTION_FRAME_AFTER_CLOSE,
+    &CONNECTION_CLOSED_WITHOUT_CLOSE,
     &CONNECTION_ILLEGAL_FRAME_FOR_STATE,
     &CONNECTION_FRAME_AFTER_HEADER_MISMATCH,
     &CONNECTION_FRAME_TOO_LARGE,
