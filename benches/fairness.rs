@@ -18,9 +18,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use amqpeek::proxy::BoxSink;
-use amqpeek::sinks::check::ViolationCounter;
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{JsonOptions, JsonlSink};
+use amqpeek::verdict::CheckReport;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -134,10 +134,8 @@ fn sinks(kind: &str, dir: &std::path::Path) -> Vec<BoxSink> {
             JsonOptions::default(),
         ))],
         "--pcap" => vec![Box::new(PcapngSink::new(file("c.pcapng")).unwrap())],
-        "--fail-on" => {
-            let (sink, _) = ViolationCounter::new(amqpeek::event::Severity::Error);
-            vec![Box::new(sink)]
-        }
+        // What `--fail-on` adds: the verdict's report, which sees every violation.
+        "--fail-on" => vec![Box::new(CheckReport::new())],
         _ => unreachable!(),
     }
 }

@@ -82,7 +82,11 @@ fn check_findings(capture: &Path) -> Vec<Finding> {
     let mut found = Vec::new();
     for f in doc["findings"].as_array().unwrap() {
         let occurrences = f["occurrences"].as_array().unwrap();
-        assert_eq!(occurrences.len() as u64, f["count"].as_u64().unwrap(), "{f}");
+        assert_eq!(
+            occurrences.len() as u64,
+            f["count"].as_u64().unwrap(),
+            "{f}"
+        );
         for o in occurrences {
             found.push((
                 f["conn"].as_u64().unwrap(),

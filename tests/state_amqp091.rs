@@ -824,7 +824,8 @@ fn pipelining_behind_an_open_is_a_warning_and_its_answers_are_fine() {
 fn a_connection_close_never_answered_before_the_socket_closes() {
     let mut c = Conv::new();
     c.handshake().open(1);
-    c.c(0, K::ConnectionClose, &[("reply-code", short(200))]).end();
+    c.c(0, K::ConnectionClose, &[("reply-code", short(200))])
+        .end();
     let v = c.expect(&["amqp091.connection.close-not-answered"]);
     assert_eq!(v[0].dir, Dir::S2C);
     assert_eq!(v[0].severity, amqpeek::event::Severity::Warning);

@@ -193,7 +193,11 @@ fn a_peer_that_resets_the_connection_without_a_close_frame() {
     proxied.c(0, close());
     proxied.end_with("client closed, then upstream reset: Connection reset by peer (os error 104)");
     proxied.expect(&["amqp10.connection.closed-without-close"]);
-    assert!(proxied.violations[0].message.contains("client had sent its close"));
+    assert!(
+        proxied.violations[0]
+            .message
+            .contains("client had sent its close")
+    );
     let mut ok = Convo::session();
     ok.c(0, close());
     ok.s(0, close());
@@ -1064,4 +1068,3 @@ fn a_drain_answered_without_using_up_the_credit_is_judged_at_the_answer() {
     ok.c(0, link_flow(0, Some(10), Some(0), true));
     ok.expect_clean();
 }
-

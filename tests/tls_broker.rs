@@ -285,10 +285,10 @@ async fn the_key_log_decrypts_the_upstream_leg_in_tshark() {
     );
     let outer = start_proxy_with(outer_cfg, vec![]).await;
 
-    // Killed and waited for below, on every path that gets that far.
-    #[allow(clippy::zombie_processes)]
     let probe = wait::Probe::new();
     let filter = format!("tcp port {port} or tcp port {}", probe.addr().port());
+    // Killed and waited for below, on every path that gets that far.
+    #[allow(clippy::zombie_processes)]
     let mut tshark = Command::new("tshark")
         .args(["-i", "lo", "-f", &filter, "-w"])
         .arg(&cap)

@@ -149,7 +149,10 @@ impl Ending {
     pub fn of_reason(reason: &str) -> Ending {
         let mut by = [false; 2];
         for part in reason.split(", then ") {
-            let side = if part == "FIN both ways" || part == "client closed" || part == "upstream closed" {
+            let side = if part == "FIN both ways"
+                || part == "client closed"
+                || part == "upstream closed"
+            {
                 // Both ends of stream were seen (the proxy names who closed first).
                 by = [true, true];
                 continue;
