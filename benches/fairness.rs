@@ -8,8 +8,7 @@
 //! transfers as fast as the relay takes them, so its inspection falls behind and its relay
 //! waits for its own queue budget.
 //!
-//! Run: `cargo bench --bench fairness` (env `PINGS`, default 2,000; `FLOOD`, transfers per
-//! flood, default 3,000,000).
+//! Run: `cargo bench --bench fairness` (env `PINGS`, default 2,000).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -84,14 +83,28 @@ async fn opened(addr: SocketAddr) -> TcpStream {
     s
 }
 
-/// Each ping's round trip, while a flood runs on another connection through the same relay.
-async fn pings_under_flood(addr: SocketAddr, pings: usize, flood: &[u8]) -> Vec<Duration> {
+/// Each ping's round trip, while a flood of settled transfers runs on another connection
+/// through the same relay, from before the first ping until after the last.
+async fn pings_under_flood(addr: SocketAddr, pings: usize) -> Vec<Duration> {
     let mut flooder = opened(addr).await;
     let mut pinger = opened(addr).await;
-    let flood = flood.to_vec();
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let flooding = tokio::spawn(async move {
-        flooder.write_all(&flood).await.unwrap();
+        let body = [0x5a; 32];
+        let mut id = 0u32;
+        let mut batch = Vec::new();
+        let mut sent = 0u64;
+        while !*stopped.borrow_and_update() {
+            batch.clear();
+            for _ in 0..FLOOD_BATCH {
+                batch.extend_from_slice(&mixes::amqp10_transfer(id, &body));
+                id += 1;
+            }
+            flooder.write_all(&batch).await.unwrap();
+            sent += FLOOD_BATCH as u64;
+        }
         flooder.shutdown().await.unwrap();
+        sent
     });
     // Let the flood get going, so the pings meet it at full speed.
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -104,14 +117,14 @@ async fn pings_under_flood(addr: SocketAddr, pings: usize, flood: &[u8]) -> Vec<
         times.push(start.elapsed());
         assert_eq!(buf, PING);
     }
-    let still_flooding = !flooding.is_finished();
-    flooding.await.unwrap();
-    assert!(
-        still_flooding,
-        "the flood ended before the pings: raise FLOOD"
-    );
+    stop.send_replace(true);
+    let transfers = flooding.await.unwrap();
+    eprintln!("  ({transfers} transfers flooded meanwhile)");
     times
 }
+
+/// Transfers the flooder writes at a time.
+const FLOOD_BATCH: usize = 2_000;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
@@ -146,8 +159,6 @@ fn main() {
         return;
     }
     let pings = env_usize("PINGS", 2_000);
-    let flood = mixes::amqp10_flood(env_usize("FLOOD", 3_000_000), 32);
-    let flood = &flood.client[mixes::amqp10_client_open().len()..];
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     println!("ping round trip on one connection while another floods ({pings} pings)");
@@ -160,7 +171,7 @@ fn main() {
             relays.push((format!("amqpeek {kind}"), addr));
         }
         for (name, addr) in relays {
-            let mut t = pings_under_flood(addr, pings, flood).await;
+            let mut t = pings_under_flood(addr, pings).await;
             t.sort();
             println!(
                 "{name:<22} {:>10.1?} {:>10.1?} {:>10.1?}",

@@ -137,6 +137,9 @@ pub enum Ending {
     Closed {
         /// Per [`Dir::index`].
         by: [bool; 2],
+        /// The peer that closed or reset first, when the source knows (the proxy does; a
+        /// capture's `FIN both ways` does not say).
+        first: Option<Dir>,
     },
     /// Not known how, or whether, the peers ended it.
     Unknown,
@@ -148,13 +151,20 @@ impl Ending {
     /// `reset by client`, `reset by server`). Anything else is [`Ending::Unknown`].
     pub fn of_reason(reason: &str) -> Ending {
         let mut by = [false; 2];
+        let mut first = None;
         for part in reason.split(", then ") {
-            let side = if part == "FIN both ways"
-                || part == "client closed"
-                || part == "upstream closed"
-            {
-                // Both ends of stream were seen (the proxy names who closed first).
+            let side = if part == "FIN both ways" {
                 by = [true, true];
+                continue;
+            } else if part == "client closed" || part == "upstream closed" {
+                // Both ends of stream were seen; the proxy names who closed first.
+                by = [true, true];
+                let d = if part == "client closed" {
+                    Dir::C2S
+                } else {
+                    Dir::S2C
+                };
+                first.get_or_insert(d);
                 continue;
             } else if part == "reset by client" || part.starts_with("client reset") {
                 Dir::C2S
@@ -164,13 +174,22 @@ impl Ending {
                 return Ending::Unknown;
             };
             by[side.index()] = true;
+            first.get_or_insert(side);
         }
-        Ending::Closed { by }
+        Ending::Closed { by, first }
     }
 
     /// Whether the peer sending in `d` demonstrably closed its side.
     pub fn by(self, d: Dir) -> bool {
-        matches!(self, Ending::Closed { by } if by[d.index()])
+        matches!(self, Ending::Closed { by, .. } if by[d.index()])
+    }
+
+    /// The peer that closed or reset first, when known.
+    pub fn first(self) -> Option<Dir> {
+        match self {
+            Ending::Closed { first, .. } => first,
+            Ending::Unknown => None,
+        }
     }
 }
 
@@ -190,5 +209,22 @@ fn tracker_mid_stream(frame: &FrameEvent) -> Option<Box<dyn ProtocolTracker>> {
     match frame.frame {
         crate::codec::AnyFrame::Amqp10(_) => Some(Box::new(amqp10::ConnectionTracker::new())),
         crate::codec::AnyFrame::Amqp091(_) => Some(Box::new(amqp091::ConnectionTracker::new())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ending_names_who_left_first_when_the_source_knows() {
+        assert_eq!(Ending::of_reason("client closed").first(), Some(Dir::C2S));
+        assert_eq!(Ending::of_reason("upstream closed").first(), Some(Dir::S2C));
+        let e = Ending::of_reason("client closed, then upstream reset: Connection reset");
+        assert_eq!(e.first(), Some(Dir::C2S));
+        assert!(e.by(Dir::S2C));
+        assert_eq!(Ending::of_reason("reset by server").first(), Some(Dir::S2C));
+        assert_eq!(Ending::of_reason("FIN both ways").first(), None);
+        assert_eq!(Ending::of_reason("proxy stopped"), Ending::Unknown);
     }
 }

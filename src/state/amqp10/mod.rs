@@ -441,9 +441,16 @@ impl ProtocolTracker for ConnectionTracker {
             self.idle_check(d, ts, offset, out);
         }
         let missed = self.peers.iter().any(|p| p.unknown) || self.header_mismatch;
+        let neither_closed = self.peers.iter().all(|p| p.close.is_none());
         for d in [Dir::C2S, Dir::S2C] {
             let me = self.peer(d);
             if missed || !ending.by(d) || me.open.is_none() || me.close.is_some() {
+                continue;
+            }
+            // Closing the socket after the partner left without a close frame is the right
+            // answer to its violation, not another one; and when neither sent close and the
+            // source cannot say who left first, the fault is not known.
+            if neither_closed && ending.first() != Some(d) {
                 continue;
             }
             let offset = me.last_frame.map_or(0, |(_, o)| o);
