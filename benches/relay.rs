@@ -44,6 +44,11 @@ struct NullSink(Arc<AtomicU64>);
 impl Sink for NullSink {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
         if let EventKind::Violation(v) = &ev.kind {
+            // The round-trip connections end by dropping the socket after their last trip,
+            // without closing frames: that one finding is the benchmark client's, expected.
+            if v.rule == "amqp10.connection.closed-without-close" && v.dir == amqpeek::Dir::C2S {
+                return Ok(());
+            }
             eprintln!("unexpected violation: {v:?}");
             self.0.fetch_add(1, Ordering::Relaxed);
         }
