@@ -8,31 +8,13 @@
 mod cli_common;
 
 use std::io::{BufRead, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cli_common::start_proxy;
+use cli_common::{echo_upstream, start_proxy};
 
-/// An upstream that echoes every connection's bytes back.
-fn echo_upstream() -> SocketAddr {
-    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = upstream.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut s in upstream.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 || s.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
 
 fn signal(sig: &str, pid: u32) {
     let st = Command::new("kill")

@@ -4,30 +4,12 @@
 mod cli_common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cli_common::start_proxy;
+use cli_common::{echo_upstream, start_proxy};
 
-/// An upstream that echoes every connection's bytes back.
-fn echo_upstream() -> std::net::SocketAddr {
-    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = upstream.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut s in upstream.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 || s.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
 
 /// A connection through the proxy at `addr` that sends a 0-9-1 header and gets it echoed.
 fn header_echoed(addr: &str) -> TcpStream {

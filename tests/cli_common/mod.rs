@@ -73,3 +73,23 @@ pub fn start_proxy(args: &[&str], stdout: Stdio) -> (Child, BufReader<ChildStder
     let addr = proxy_addr(&mut stderr);
     (child, stderr, addr)
 }
+
+/// An upstream that echoes every connection's bytes back.
+pub fn echo_upstream() -> std::net::SocketAddr {
+    use std::io::Write;
+    let upstream = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = upstream.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut s in upstream.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 || s.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}

@@ -70,21 +70,11 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
     let Some(t) = frame.transfer() else {
         return Vec::new();
     };
-    let payload = frame.payload();
-    // Cheap pre-check: most transfers are not CBS; only decode the sections when they can be.
-    if t.more || t.aborted || !contains_put_token(payload) {
+    if t.more || t.aborted {
         return Vec::new();
     }
-    let Ok(sections) = Message::decode_sections(payload, frame.payload_abs_offset()) else {
-        return Vec::new();
-    };
-    if !app_props(&sections).is_some_and(is_put_token) {
-        return Vec::new();
-    }
-    sections
-        .iter()
-        .filter(|s| s.code == AMQP_VALUE)
-        .filter_map(token_span)
+    put_token_in_payload(frame.payload(), frame.payload_abs_offset())
+        .into_iter()
         .filter_map(|r| {
             Some(
                 frame.payload_start.checked_add(r.start)?
@@ -155,6 +145,7 @@ impl SplitPutTokens {
 /// Byte ranges (within `payload`, a whole message) of the token, when the message is a
 /// put-token request.
 pub fn put_token_in_payload(payload: &bytes::Bytes, abs: u64) -> Vec<Range<usize>> {
+    // Cheap pre-check: most transfers are not CBS; only decode the sections when they can be.
     if !contains_put_token(payload) {
         return Vec::new();
     }
