@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use cli_common::{echo_upstream, start_proxy};
 
-
 fn signal(sig: &str, pid: u32) {
     let st = Command::new("kill")
         .args([sig, &pid.to_string()])

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use cli_common::{echo_upstream, start_proxy};
 
-
 /// A connection through the proxy at `addr` that sends a 0-9-1 header and gets it echoed.
 fn header_echoed(addr: &str) -> TcpStream {
     let mut c = TcpStream::connect(addr).unwrap();

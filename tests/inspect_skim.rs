@@ -300,16 +300,20 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
     c.read_exact(&mut head).await.unwrap();
     let closing = flood.client.len() - mixes::amqp10_closing().len();
     c.write_all(&flood.client[open..closing]).await.unwrap();
-    // Once the inspection has caught up, it decodes again: the closing frames, sent after a
-    // pause, are decoded.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Once the inspection has caught up, it decodes again: the client sends empty frames
+    // (legal at any time, §2.3.1) until one of them is decoded, then its closing frames,
+    // which must be decoded too.
+    let heartbeats = resume_decoding(&mut c, &proxy.events).await;
     c.write_all(&flood.client[closing..]).await.unwrap();
     c.shutdown().await.unwrap();
     let got = tokio::time::timeout(Duration::from_secs(60), upstream)
         .await
         .unwrap()
         .unwrap();
-    assert!(got == flood.client, "relayed unchanged");
+    let mut sent = flood.client[..closing].to_vec();
+    sent.extend(std::iter::repeat_n(EMPTY_FRAME, heartbeats).flatten());
+    sent.extend_from_slice(&flood.client[closing..]);
+    assert!(got == sent, "relayed unchanged");
     assert_eq!(head, flood.server_open);
     let mut rest = Vec::new();
     c.read_to_end(&mut rest).await.unwrap();
@@ -332,11 +336,12 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
             _ => None,
         })
         .sum();
+    // Empty frames included: those sent while the inspection was still behind were skimmed.
     let decoded = frames(&events).iter().filter(|f| f.0 == Dir::C2S).count() as u64;
     assert!(skimmed > 0, "the slow view made the inspection skim");
     let names: Vec<String> = frames(&events)
         .into_iter()
-        .filter(|f| f.0 == Dir::C2S)
+        .filter(|f| f.0 == Dir::C2S && f.2 != "empty")
         .map(|f| f.2)
         .collect();
     assert_eq!(
@@ -346,9 +351,39 @@ async fn a_slow_live_view_makes_the_proxy_skim_not_wait_and_the_relay_stays_exac
     );
     assert_eq!(
         decoded + skimmed,
-        20_000 + 6,
-        "decoded {decoded}, skimmed {skimmed}"
+        20_000 + 6 + heartbeats as u64,
+        "decoded {decoded}, skimmed {skimmed}, empty frames sent {heartbeats}"
     );
+}
+
+/// An AMQP 1.0 empty frame (size 8, doff 2, type 0, channel 0).
+const EMPTY_FRAME: [u8; 8] = [0, 0, 0, 8, 2, 0, 0, 0];
+
+/// Send empty frames on `c` until the live sink has been handed one of them decoded (the
+/// inspection decodes again, no longer skims); returns how many were sent. Each is sent only
+/// after the last had time to be inspected, so the wait ends as soon as the inspection has
+/// caught up, not after a fixed delay.
+async fn resume_decoding(
+    c: &mut TcpStream,
+    events: &std::sync::Arc<std::sync::Mutex<Vec<Event>>>,
+) -> usize {
+    let resumed = || {
+        frames(&events.lock().unwrap())
+            .iter()
+            .any(|f| f.0 == Dir::C2S && f.2 == "empty")
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut sent = 0;
+    while !resumed() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "decoding never resumed after the flood"
+        );
+        c.write_all(&EMPTY_FRAME).await.unwrap();
+        sent += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sent
 }
 
 /// A decoded frame: connection, direction, offset, name.
