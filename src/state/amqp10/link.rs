@@ -119,6 +119,10 @@ pub struct Link {
     pub credit: Limit,
     /// The receiver's last link-credit.
     pub rcv_link_credit: Option<u32>,
+    /// The receiver granted `rcv_link_credit` before the sender's attach, without a
+    /// delivery-count: the grant counts from the initial-delivery-count the sender's attach
+    /// will carry (§2.6.7), and is recorded when that attach comes.
+    pub credit_awaits_attach: bool,
     /// The sender's last `available`.
     pub available: Option<u32>,
     /// The receiver's last drain flag.
@@ -148,6 +152,7 @@ impl Link {
             delivery_count: None,
             credit: Limit::default(),
             rcv_link_credit: None,
+            credit_awaits_attach: false,
             available: None,
             drain: false,
             pending_drain: None,

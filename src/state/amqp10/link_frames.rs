@@ -174,6 +174,16 @@ impl ConnectionTracker {
             if a.role == Role::Sender && l.delivery_count.is_none() {
                 l.delivery_count = info.initial_delivery_count;
             }
+            // §2.6.7: "In the event that the receiver does not yet know the delivery-count
+            // ... the sender MUST assume that the delivery-count_rcv is the first
+            // delivery-count_snd sent from sender to receiver, i.e., the delivery-count_snd
+            // specified in the flow state carried by the initial attach frame".
+            if a.role == Role::Sender
+                && std::mem::take(&mut l.credit_awaits_attach)
+                && let (Some(base), Some(amount)) = (info.initial_delivery_count, l.rcv_link_credit)
+            {
+                l.credit.update(Grant { base, amount });
+            }
             l.attach[d.index()] = Some(info);
         }
     }
@@ -354,6 +364,7 @@ impl ConnectionTracker {
                 let base = f
                     .delivery_count
                     .or_else(|| l.sender_attach().and_then(|a| a.initial_delivery_count));
+                l.credit_awaits_attach = base.is_none();
                 if let Some(base) = base {
                     l.credit.update(Grant {
                         base,
