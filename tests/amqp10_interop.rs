@@ -363,6 +363,7 @@ fn transfer_with_a_message_of_several_sections() {
 
 #[test]
 fn disposition_with_each_outcome() {
+    use amqpeek::codec::amqp10::delivery_state as ds;
     let err = definitions::Error::new(
         ErrorCondition::LinkError(LinkError::MessageSizeExceeded),
         None,
@@ -374,10 +375,10 @@ fn disposition_with_each_outcome() {
                 section_number: 2,
                 section_offset: 100,
             }),
-            DeliveryState::Received {
+            DeliveryState::Received(ds::Received {
                 section_number: 2,
                 section_offset: 100,
-            },
+            }),
         ),
         (
             msg::DeliveryState::Accepted(Accepted {}),
@@ -393,11 +394,11 @@ fn disposition_with_each_outcome() {
                 undeliverable_here: None,
                 message_annotations: None,
             }),
-            DeliveryState::Modified {
+            DeliveryState::Modified(ds::Modified {
                 delivery_failed: Some(true),
                 undeliverable_here: None,
                 message_annotations: None,
-            },
+            }),
         ),
     ];
     for (theirs, ours) in cases {
@@ -430,7 +431,7 @@ fn disposition_with_each_outcome() {
         panic!()
     };
     assert_eq!((x.role, x.last, x.batchable), (Role::Sender, None, true));
-    let Some(DeliveryState::Rejected { error: Some(e) }) = x.state else {
+    let Some(DeliveryState::Rejected(ds::Rejected { error: Some(e) })) = x.state else {
         panic!()
     };
     assert_eq!(e.condition, "amqp:link:message-size-exceeded");

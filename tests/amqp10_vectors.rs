@@ -829,18 +829,19 @@ fn disposition_state(state: &[u8]) -> DeliveryState {
 
 #[test]
 fn disposition_with_every_delivery_state() {
+    use amqpeek::codec::amqp10::delivery_state as ds;
     assert_eq!(
         disposition_state(&desc(0x23, &l8(&[&u(1), &[0x53, 2]]))),
-        DeliveryState::Received {
+        DeliveryState::Received(ds::Received {
             section_number: 1,
             section_offset: 2
-        }
+        })
     );
     assert_eq!(
         disposition_state(&desc(0x24, &[0x45])),
         DeliveryState::Accepted
     );
-    let DeliveryState::Rejected { error: Some(e) } = disposition_state(&desc(
+    let DeliveryState::Rejected(ds::Rejected { error: Some(e) }) = disposition_state(&desc(
         0x25,
         &l8(&[&desc(0x1d, &l8(&[&y8("amqp:not-found"), &s8("gone")]))]),
     )) else {
@@ -856,24 +857,24 @@ fn disposition_with_every_delivery_state() {
     );
     assert_eq!(
         disposition_state(&desc(0x27, &l8(&[TRUE, FALSE]))),
-        DeliveryState::Modified {
+        DeliveryState::Modified(ds::Modified {
             delivery_failed: Some(true),
             undeliverable_here: Some(false),
             message_annotations: None
-        }
+        })
     );
     assert_eq!(
         disposition_state(&desc(0x33, &l8(&[&b8(&[1, 2])]))),
-        DeliveryState::Declared {
+        DeliveryState::Declared(ds::Declared {
             txn_id: Bytes::from_static(&[1, 2])
-        }
+        })
     );
     assert_eq!(
         disposition_state(&desc(0x34, &l8(&[&b8(&[1]), &desc(0x24, &[0x45])]))),
-        DeliveryState::Transactional {
+        DeliveryState::Transactional(Box::new(ds::TransactionalState {
             txn_id: Bytes::from_static(&[1]),
-            outcome: Some(Box::new(DeliveryState::Accepted))
-        }
+            outcome: Some(DeliveryState::Accepted)
+        }))
     );
     // received's fields are mandatory.
     let raw = frame(

@@ -6,6 +6,7 @@
 //! frame's body, only checks header shapes, so it never panics on any input.
 
 use super::ProtocolHeader;
+use crate::codec::amqp10::views::code;
 
 /// Frames the caller usually wants in a row before believing a boundary.
 pub const DEFAULT_RUN: usize = 3;
@@ -71,8 +72,8 @@ pub fn plausible_amqp10(buf: &[u8]) -> Plausible {
     let ok = body[0] == 0x00
         && body[1] == 0x53
         && match ftype {
-            0 => (0x10..=0x18).contains(&body[2]),
-            _ => (0x40..=0x44).contains(&body[2]),
+            0 => (code::OPEN..=code::CLOSE).contains(&u64::from(body[2])),
+            _ => (code::SASL_MECHANISMS..=code::SASL_OUTCOME).contains(&u64::from(body[2])),
         };
     match (ok, buf.len() >= size) {
         (false, _) => Plausible::No,

@@ -13,10 +13,7 @@ use super::value::Value;
 use super::{Frame, Map};
 use crate::json::JsonOut;
 
-/// `application-properties` descriptor code.
-const APPLICATION_PROPERTIES: u64 = 0x74;
-/// `amqp-value` descriptor code.
-const AMQP_VALUE: u64 = 0x77;
+use super::views::code::{AMQP_VALUE, APPLICATION_PROPERTIES};
 
 /// The string (or symbol) an application-property holds under `key`.
 fn prop<'a>(props: &'a Map, key: &str) -> Option<&'a Value> {
@@ -225,7 +222,7 @@ mod tests {
     /// A transfer frame carrying a put-token request with `token`.
     pub(crate) fn put_token_frame(token: &str, more: bool) -> Vec<u8> {
         let transfer = described_list(
-            0x14,
+            super::super::views::code::TRANSFER,
             vec![
                 Value::Uint(0),
                 Value::Uint(0),
@@ -266,7 +263,7 @@ mod tests {
     fn other_transfers_and_split_put_tokens_report_nothing() {
         let raw = bytes::Bytes::from(put_token_frame("secret", true));
         assert!(decode_frame(raw, 0).unwrap().secret_ranges().is_empty());
-        let transfer = described_list(0x14, vec![Value::Uint(0)]);
+        let transfer = described_list(super::super::views::code::TRANSFER, vec![Value::Uint(0)]);
         let mut payload = Vec::new();
         section(AMQP_VALUE, s("put-token but no properties"))
             .encode(&mut payload)

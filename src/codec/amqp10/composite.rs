@@ -118,50 +118,7 @@ impl CompositeDef {
 
 /// The definition for a numeric descriptor.
 pub fn lookup(code: u64) -> Option<&'static CompositeDef> {
-    use tables::*;
-    Some(match code {
-        0x10 => &OPEN,
-        0x11 => &BEGIN,
-        0x12 => &ATTACH,
-        0x13 => &FLOW,
-        0x14 => &TRANSFER,
-        0x15 => &DISPOSITION,
-        0x16 => &DETACH,
-        0x17 => &END,
-        0x18 => &CLOSE,
-        0x1d => &ERROR,
-        0x23 => &RECEIVED,
-        0x24 => &ACCEPTED,
-        0x25 => &REJECTED,
-        0x26 => &RELEASED,
-        0x27 => &MODIFIED,
-        0x28 => &SOURCE,
-        0x29 => &TARGET,
-        0x2b => &DELETE_ON_CLOSE,
-        0x2c => &DELETE_ON_NO_LINKS,
-        0x2d => &DELETE_ON_NO_MESSAGES,
-        0x2e => &DELETE_ON_NO_LINKS_OR_MESSAGES,
-        0x30 => &COORDINATOR,
-        0x31 => &DECLARE,
-        0x32 => &DISCHARGE,
-        0x33 => &DECLARED,
-        0x34 => &TRANSACTIONAL_STATE,
-        0x40 => &SASL_MECHANISMS,
-        0x41 => &SASL_INIT,
-        0x42 => &SASL_CHALLENGE,
-        0x43 => &SASL_RESPONSE,
-        0x44 => &SASL_OUTCOME,
-        0x70 => &HEADER,
-        0x71 => &DELIVERY_ANNOTATIONS,
-        0x72 => &MESSAGE_ANNOTATIONS,
-        0x73 => &PROPERTIES,
-        0x74 => &APPLICATION_PROPERTIES,
-        0x75 => &DATA,
-        0x76 => &AMQP_SEQUENCE,
-        0x77 => &AMQP_VALUE,
-        0x78 => &FOOTER,
-        _ => return None,
-    })
+    tables::by_code(code)
 }
 
 /// The definition for a symbolic descriptor (`amqp:open:list`).

@@ -1,53 +1,30 @@
-//! Delivery states and outcomes as typed views: received, accepted, rejected, released,
-//! modified, and the transactional ones (declared, transactional-state).
+//! Delivery states and outcomes: received, accepted, rejected, released, modified, and the
+//! transactional ones (declared, transactional-state). The views of those with fields are
+//! generated (`views.rs`).
 
-use bytes::Bytes;
-
-use super::amqp_error::AmqpError;
 use super::composite::lookup_descriptor;
-use super::fields::{FieldList, Map};
+use super::fields::FieldList;
 use super::value::{Described, Value};
+use super::views::code;
+pub use super::views::{Declared, Modified, Received, Rejected, TransactionalState};
 
 /// A delivery state (transfer/disposition `state`, source `default-outcome`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum DeliveryState {
-    /// `received` (0x23): partial progress.
-    Received {
-        /// Section where the receiver stopped.
-        section_number: u32,
-        /// Offset within it.
-        section_offset: u64,
-    },
-    /// `accepted` (0x24).
+    /// `received`: partial progress.
+    Received(Received),
+    /// `accepted`.
     Accepted,
-    /// `rejected` (0x25).
-    Rejected {
-        /// Why.
-        error: Option<AmqpError>,
-    },
-    /// `released` (0x26).
+    /// `rejected`, with why.
+    Rejected(Rejected),
+    /// `released`.
     Released,
-    /// `modified` (0x27).
-    Modified {
-        /// Count the failed delivery.
-        delivery_failed: Option<bool>,
-        /// Don't redeliver to this link.
-        undeliverable_here: Option<bool>,
-        /// Annotations to merge.
-        message_annotations: Option<Map>,
-    },
-    /// `declared` (0x33): a transaction was declared.
-    Declared {
-        /// The transaction id.
-        txn_id: Bytes,
-    },
-    /// `transactional-state` (0x34).
-    Transactional {
-        /// The transaction id.
-        txn_id: Bytes,
-        /// The provisional outcome.
-        outcome: Option<Box<DeliveryState>>,
-    },
+    /// `modified`.
+    Modified(Modified),
+    /// `declared`: a transaction was declared.
+    Declared(Declared),
+    /// `transactional-state`: a transaction's provisional outcome.
+    Transactional(Box<TransactionalState>),
     /// A described value the spec does not define as a delivery state (kept as is).
     Other(Box<Described>),
 }
@@ -55,31 +32,17 @@ pub enum DeliveryState {
 impl DeliveryState {
     /// The typed view of a (checked) described value.
     pub fn from_described(d: &Described) -> Self {
-        let f = FieldList::of(d);
+        let f = &FieldList::of(d);
         match lookup_descriptor(&d.descriptor).map(|def| def.code) {
-            Some(0x23) => DeliveryState::Received {
-                section_number: f.uint(0).unwrap_or_default(),
-                section_offset: f.ulong(1).unwrap_or_default(),
-            },
-            Some(0x24) => DeliveryState::Accepted,
-            Some(0x25) => DeliveryState::Rejected {
-                error: f.described(0).and_then(AmqpError::from_described),
-            },
-            Some(0x26) => DeliveryState::Released,
-            Some(0x27) => DeliveryState::Modified {
-                delivery_failed: f.bool(0),
-                undeliverable_here: f.bool(1),
-                message_annotations: f.map(2),
-            },
-            Some(0x33) => DeliveryState::Declared {
-                txn_id: f.binary(0).unwrap_or_default(),
-            },
-            Some(0x34) => DeliveryState::Transactional {
-                txn_id: f.binary(0).unwrap_or_default(),
-                outcome: f
-                    .described(1)
-                    .map(|d| Box::new(DeliveryState::from_described(d))),
-            },
+            Some(code::RECEIVED) => DeliveryState::Received(Received::from_fields(f)),
+            Some(code::ACCEPTED) => DeliveryState::Accepted,
+            Some(code::REJECTED) => DeliveryState::Rejected(Rejected::from_fields(f)),
+            Some(code::RELEASED) => DeliveryState::Released,
+            Some(code::MODIFIED) => DeliveryState::Modified(Modified::from_fields(f)),
+            Some(code::DECLARED) => DeliveryState::Declared(Declared::from_fields(f)),
+            Some(code::TRANSACTIONAL_STATE) => {
+                DeliveryState::Transactional(Box::new(TransactionalState::from_fields(f)))
+            }
             _ => DeliveryState::Other(Box::new(d.clone())),
         }
     }
@@ -92,13 +55,13 @@ impl DeliveryState {
     /// The spec name (`accepted` ...), or `unknown`.
     pub fn name(&self) -> &'static str {
         match self {
-            DeliveryState::Received { .. } => "received",
+            DeliveryState::Received(_) => "received",
             DeliveryState::Accepted => "accepted",
-            DeliveryState::Rejected { .. } => "rejected",
+            DeliveryState::Rejected(_) => "rejected",
             DeliveryState::Released => "released",
-            DeliveryState::Modified { .. } => "modified",
-            DeliveryState::Declared { .. } => "declared",
-            DeliveryState::Transactional { .. } => "transactional-state",
+            DeliveryState::Modified(_) => "modified",
+            DeliveryState::Declared(_) => "declared",
+            DeliveryState::Transactional(_) => "transactional-state",
             DeliveryState::Other(_) => "unknown",
         }
     }
@@ -108,10 +71,10 @@ impl DeliveryState {
         matches!(
             self,
             DeliveryState::Accepted
-                | DeliveryState::Rejected { .. }
+                | DeliveryState::Rejected(_)
                 | DeliveryState::Released
-                | DeliveryState::Modified { .. }
-                | DeliveryState::Declared { .. }
+                | DeliveryState::Modified(_)
+                | DeliveryState::Declared(_)
         )
     }
 }

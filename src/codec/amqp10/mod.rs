@@ -21,6 +21,7 @@ pub mod tables;
 pub mod terminus;
 pub mod transaction;
 pub mod value;
+pub mod views;
 
 use std::ops::Range;
 

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use super::composite::Composite;
 use super::fields::FieldList;
 use super::value::{Str, Symbol};
+use super::views::code;
 
 /// `sasl-code` (ubyte): 0 ok, 1 auth, 2 sys, 3 sys-perm, 4 sys-temp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,21 +69,21 @@ impl SaslFrame {
     pub fn from_composite(c: &Composite) -> Option<Self> {
         let f = FieldList(&c.fields);
         Some(match c.def.code {
-            0x40 => SaslFrame::Mechanisms {
+            code::SASL_MECHANISMS => SaslFrame::Mechanisms {
                 sasl_server_mechanisms: f.symbols(0),
             },
-            0x41 => SaslFrame::Init {
+            code::SASL_INIT => SaslFrame::Init {
                 mechanism: f.symbol(0).unwrap_or_default(),
                 initial_response: f.binary(1),
                 hostname: f.string(2),
             },
-            0x42 => SaslFrame::Challenge {
+            code::SASL_CHALLENGE => SaslFrame::Challenge {
                 challenge: f.binary(0).unwrap_or_default(),
             },
-            0x43 => SaslFrame::Response {
+            code::SASL_RESPONSE => SaslFrame::Response {
                 response: f.binary(0).unwrap_or_default(),
             },
-            0x44 => SaslFrame::Outcome {
+            code::SASL_OUTCOME => SaslFrame::Outcome {
                 code: SaslCode(f.ubyte(0).unwrap_or_default()),
                 additional_data: f.binary(1),
             },

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use super::composite::lookup_descriptor;
 use super::fields::FieldList;
 use super::value::{Described, Value};
+use super::views::code;
 
 /// A transaction control body.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,10 +31,10 @@ impl TxnControl {
     pub fn from_described(d: &Described) -> Option<Self> {
         let f = FieldList::of(d);
         match lookup_descriptor(&d.descriptor)?.code {
-            0x31 => Some(TxnControl::Declare {
+            code::DECLARE => Some(TxnControl::Declare {
                 global_id: f.value(0),
             }),
-            0x32 => Some(TxnControl::Discharge {
+            code::DISCHARGE => Some(TxnControl::Discharge {
                 txn_id: f.binary(0).unwrap_or_default(),
                 fail: f.bool(1),
             }),
