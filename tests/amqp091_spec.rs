@@ -161,3 +161,22 @@ fn lookups_reject_undefined_ids() {
     assert_eq!(method_def(40, 30).map(|d| d.name), Some("exchange.bind"));
     assert_eq!(method_def(85, 10).map(|d| d.name), Some("confirm.select"));
 }
+
+/// The generated argument index agrees with the spec's argument lists: for every method, each
+/// argument is found where the spec puts it, and no argument a method lacks is found.
+#[test]
+fn generated_argument_indexes_match_the_spec_order() {
+    use amqpeek::codec::amqp091::{Arg, METHODS, arg_index};
+    for def in METHODS.iter() {
+        for arg in Arg::ALL {
+            let want = def.args.iter().position(|a| a.name == arg.name());
+            assert_eq!(
+                arg_index(def.kind, arg),
+                want,
+                "{} {}",
+                def.name,
+                arg.name()
+            );
+        }
+    }
+}

@@ -159,4 +159,44 @@ w("        _ => return None,")
 w("    };")
 w("    CLASSES.get(i)")
 w("}")
+w("")
+arg_names = []
+for cls, m in methods:
+    for a in m["arguments"]:
+        if a["name"] not in arg_names:
+            arg_names.append(a["name"])
+w("/// Every method argument name of the spec, one variant each (`delivery-tag` is `DeliveryTag`):")
+w("/// read an argument by [`arg_index`], a generated match, never by comparing names.")
+w("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]")
+w("pub enum Arg {")
+for n in arg_names:
+    users = [f"{c['name']}.{m['name']}" for c, m in methods if any(a["name"] == n for a in m["arguments"])]
+    shown = ", ".join(users[:4]) + (", ..." if len(users) > 4 else "")
+    w(f"    /// `{n}` ({shown})")
+    w(f"    {camel(n)},")
+w("}")
+w("")
+w("impl Arg {")
+w("    /// Every argument name, in the order the spec first uses it.")
+w(f"    pub const ALL: [Arg; {len(arg_names)}] = [" + ", ".join(f"Arg::{camel(n)}" for n in arg_names) + "];")
+w("")
+w("    /// The spec's spelling (`delivery-tag`).")
+w("    pub fn name(self) -> &'static str {")
+w("        match self {")
+for n in arg_names:
+    w(f"            Arg::{camel(n)} => {rust_str(n)},")
+w("        }")
+w("    }")
+w("}")
+w("")
+w("/// Where `arg` sits in the arguments of `kind`, if that method has it.")
+w("#[inline]")
+w("pub fn arg_index(kind: MethodKind, arg: Arg) -> Option<usize> {")
+w("    Some(match (kind, arg) {")
+for cls, m in methods:
+    for i, a in enumerate(m["arguments"]):
+        w(f"        (MethodKind::{camel(cls['name'])}{camel(m['name'])}, Arg::{camel(a['name'])}) => {i},")
+w("        _ => return None,")
+w("    })")
+w("}")
 print("\n".join(out))

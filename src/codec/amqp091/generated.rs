@@ -2136,3 +2136,417 @@ pub fn class_def(class_id: u16) -> Option<&'static ClassDef> {
     };
     CLASSES.get(i)
 }
+
+/// Every method argument name of the spec, one variant each (`delivery-tag` is `DeliveryTag`):
+/// read an argument by [`arg_index`], a generated match, never by comparing names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arg {
+    /// `version-major` (connection.start)
+    VersionMajor,
+    /// `version-minor` (connection.start)
+    VersionMinor,
+    /// `server-properties` (connection.start)
+    ServerProperties,
+    /// `mechanisms` (connection.start)
+    Mechanisms,
+    /// `locales` (connection.start)
+    Locales,
+    /// `client-properties` (connection.start-ok)
+    ClientProperties,
+    /// `mechanism` (connection.start-ok)
+    Mechanism,
+    /// `response` (connection.start-ok, connection.secure-ok)
+    Response,
+    /// `locale` (connection.start-ok)
+    Locale,
+    /// `challenge` (connection.secure)
+    Challenge,
+    /// `channel-max` (connection.tune, connection.tune-ok)
+    ChannelMax,
+    /// `frame-max` (connection.tune, connection.tune-ok)
+    FrameMax,
+    /// `heartbeat` (connection.tune, connection.tune-ok)
+    Heartbeat,
+    /// `virtual-host` (connection.open)
+    VirtualHost,
+    /// `capabilities` (connection.open)
+    Capabilities,
+    /// `insist` (connection.open)
+    Insist,
+    /// `known-hosts` (connection.open-ok)
+    KnownHosts,
+    /// `reply-code` (connection.close, channel.close, basic.return)
+    ReplyCode,
+    /// `reply-text` (connection.close, channel.close, basic.return)
+    ReplyText,
+    /// `class-id` (connection.close, channel.close)
+    ClassId,
+    /// `method-id` (connection.close, channel.close)
+    MethodId,
+    /// `reason` (connection.blocked, connection.update-secret)
+    Reason,
+    /// `new-secret` (connection.update-secret)
+    NewSecret,
+    /// `out-of-band` (channel.open)
+    OutOfBand,
+    /// `channel-id` (channel.open-ok)
+    ChannelId,
+    /// `active` (channel.flow, channel.flow-ok, access.request)
+    Active,
+    /// `realm` (access.request)
+    Realm,
+    /// `exclusive` (access.request, queue.declare, basic.consume)
+    Exclusive,
+    /// `passive` (access.request, exchange.declare, queue.declare)
+    Passive,
+    /// `write` (access.request)
+    Write,
+    /// `read` (access.request)
+    Read,
+    /// `ticket` (access.request-ok, exchange.declare, exchange.delete, exchange.bind, ...)
+    Ticket,
+    /// `exchange` (exchange.declare, exchange.delete, queue.bind, queue.unbind, ...)
+    Exchange,
+    /// `type` (exchange.declare)
+    Type,
+    /// `durable` (exchange.declare, queue.declare)
+    Durable,
+    /// `auto-delete` (exchange.declare, queue.declare)
+    AutoDelete,
+    /// `internal` (exchange.declare)
+    Internal,
+    /// `nowait` (exchange.declare, exchange.delete, exchange.bind, exchange.unbind, ...)
+    Nowait,
+    /// `arguments` (exchange.declare, exchange.bind, exchange.unbind, queue.declare, ...)
+    Arguments,
+    /// `if-unused` (exchange.delete, queue.delete)
+    IfUnused,
+    /// `destination` (exchange.bind, exchange.unbind)
+    Destination,
+    /// `source` (exchange.bind, exchange.unbind)
+    Source,
+    /// `routing-key` (exchange.bind, exchange.unbind, queue.bind, queue.unbind, ...)
+    RoutingKey,
+    /// `queue` (queue.declare, queue.declare-ok, queue.bind, queue.purge, ...)
+    Queue,
+    /// `message-count` (queue.declare-ok, queue.purge-ok, queue.delete-ok, basic.get-ok)
+    MessageCount,
+    /// `consumer-count` (queue.declare-ok)
+    ConsumerCount,
+    /// `if-empty` (queue.delete)
+    IfEmpty,
+    /// `prefetch-size` (basic.qos)
+    PrefetchSize,
+    /// `prefetch-count` (basic.qos)
+    PrefetchCount,
+    /// `global` (basic.qos)
+    Global,
+    /// `consumer-tag` (basic.consume, basic.consume-ok, basic.cancel, basic.cancel-ok, ...)
+    ConsumerTag,
+    /// `no-local` (basic.consume)
+    NoLocal,
+    /// `no-ack` (basic.consume, basic.get)
+    NoAck,
+    /// `mandatory` (basic.publish)
+    Mandatory,
+    /// `immediate` (basic.publish)
+    Immediate,
+    /// `delivery-tag` (basic.deliver, basic.get-ok, basic.ack, basic.reject, ...)
+    DeliveryTag,
+    /// `redelivered` (basic.deliver, basic.get-ok)
+    Redelivered,
+    /// `cluster-id` (basic.get-empty)
+    ClusterId,
+    /// `multiple` (basic.ack, basic.nack)
+    Multiple,
+    /// `requeue` (basic.reject, basic.recover-async, basic.recover, basic.nack)
+    Requeue,
+}
+
+impl Arg {
+    /// Every argument name, in the order the spec first uses it.
+    pub const ALL: [Arg; 60] = [
+        Arg::VersionMajor,
+        Arg::VersionMinor,
+        Arg::ServerProperties,
+        Arg::Mechanisms,
+        Arg::Locales,
+        Arg::ClientProperties,
+        Arg::Mechanism,
+        Arg::Response,
+        Arg::Locale,
+        Arg::Challenge,
+        Arg::ChannelMax,
+        Arg::FrameMax,
+        Arg::Heartbeat,
+        Arg::VirtualHost,
+        Arg::Capabilities,
+        Arg::Insist,
+        Arg::KnownHosts,
+        Arg::ReplyCode,
+        Arg::ReplyText,
+        Arg::ClassId,
+        Arg::MethodId,
+        Arg::Reason,
+        Arg::NewSecret,
+        Arg::OutOfBand,
+        Arg::ChannelId,
+        Arg::Active,
+        Arg::Realm,
+        Arg::Exclusive,
+        Arg::Passive,
+        Arg::Write,
+        Arg::Read,
+        Arg::Ticket,
+        Arg::Exchange,
+        Arg::Type,
+        Arg::Durable,
+        Arg::AutoDelete,
+        Arg::Internal,
+        Arg::Nowait,
+        Arg::Arguments,
+        Arg::IfUnused,
+        Arg::Destination,
+        Arg::Source,
+        Arg::RoutingKey,
+        Arg::Queue,
+        Arg::MessageCount,
+        Arg::ConsumerCount,
+        Arg::IfEmpty,
+        Arg::PrefetchSize,
+        Arg::PrefetchCount,
+        Arg::Global,
+        Arg::ConsumerTag,
+        Arg::NoLocal,
+        Arg::NoAck,
+        Arg::Mandatory,
+        Arg::Immediate,
+        Arg::DeliveryTag,
+        Arg::Redelivered,
+        Arg::ClusterId,
+        Arg::Multiple,
+        Arg::Requeue,
+    ];
+
+    /// The spec's spelling (`delivery-tag`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Arg::VersionMajor => "version-major",
+            Arg::VersionMinor => "version-minor",
+            Arg::ServerProperties => "server-properties",
+            Arg::Mechanisms => "mechanisms",
+            Arg::Locales => "locales",
+            Arg::ClientProperties => "client-properties",
+            Arg::Mechanism => "mechanism",
+            Arg::Response => "response",
+            Arg::Locale => "locale",
+            Arg::Challenge => "challenge",
+            Arg::ChannelMax => "channel-max",
+            Arg::FrameMax => "frame-max",
+            Arg::Heartbeat => "heartbeat",
+            Arg::VirtualHost => "virtual-host",
+            Arg::Capabilities => "capabilities",
+            Arg::Insist => "insist",
+            Arg::KnownHosts => "known-hosts",
+            Arg::ReplyCode => "reply-code",
+            Arg::ReplyText => "reply-text",
+            Arg::ClassId => "class-id",
+            Arg::MethodId => "method-id",
+            Arg::Reason => "reason",
+            Arg::NewSecret => "new-secret",
+            Arg::OutOfBand => "out-of-band",
+            Arg::ChannelId => "channel-id",
+            Arg::Active => "active",
+            Arg::Realm => "realm",
+            Arg::Exclusive => "exclusive",
+            Arg::Passive => "passive",
+            Arg::Write => "write",
+            Arg::Read => "read",
+            Arg::Ticket => "ticket",
+            Arg::Exchange => "exchange",
+            Arg::Type => "type",
+            Arg::Durable => "durable",
+            Arg::AutoDelete => "auto-delete",
+            Arg::Internal => "internal",
+            Arg::Nowait => "nowait",
+            Arg::Arguments => "arguments",
+            Arg::IfUnused => "if-unused",
+            Arg::Destination => "destination",
+            Arg::Source => "source",
+            Arg::RoutingKey => "routing-key",
+            Arg::Queue => "queue",
+            Arg::MessageCount => "message-count",
+            Arg::ConsumerCount => "consumer-count",
+            Arg::IfEmpty => "if-empty",
+            Arg::PrefetchSize => "prefetch-size",
+            Arg::PrefetchCount => "prefetch-count",
+            Arg::Global => "global",
+            Arg::ConsumerTag => "consumer-tag",
+            Arg::NoLocal => "no-local",
+            Arg::NoAck => "no-ack",
+            Arg::Mandatory => "mandatory",
+            Arg::Immediate => "immediate",
+            Arg::DeliveryTag => "delivery-tag",
+            Arg::Redelivered => "redelivered",
+            Arg::ClusterId => "cluster-id",
+            Arg::Multiple => "multiple",
+            Arg::Requeue => "requeue",
+        }
+    }
+}
+
+/// Where `arg` sits in the arguments of `kind`, if that method has it.
+#[inline]
+pub fn arg_index(kind: MethodKind, arg: Arg) -> Option<usize> {
+    Some(match (kind, arg) {
+        (MethodKind::ConnectionStart, Arg::VersionMajor) => 0,
+        (MethodKind::ConnectionStart, Arg::VersionMinor) => 1,
+        (MethodKind::ConnectionStart, Arg::ServerProperties) => 2,
+        (MethodKind::ConnectionStart, Arg::Mechanisms) => 3,
+        (MethodKind::ConnectionStart, Arg::Locales) => 4,
+        (MethodKind::ConnectionStartOk, Arg::ClientProperties) => 0,
+        (MethodKind::ConnectionStartOk, Arg::Mechanism) => 1,
+        (MethodKind::ConnectionStartOk, Arg::Response) => 2,
+        (MethodKind::ConnectionStartOk, Arg::Locale) => 3,
+        (MethodKind::ConnectionSecure, Arg::Challenge) => 0,
+        (MethodKind::ConnectionSecureOk, Arg::Response) => 0,
+        (MethodKind::ConnectionTune, Arg::ChannelMax) => 0,
+        (MethodKind::ConnectionTune, Arg::FrameMax) => 1,
+        (MethodKind::ConnectionTune, Arg::Heartbeat) => 2,
+        (MethodKind::ConnectionTuneOk, Arg::ChannelMax) => 0,
+        (MethodKind::ConnectionTuneOk, Arg::FrameMax) => 1,
+        (MethodKind::ConnectionTuneOk, Arg::Heartbeat) => 2,
+        (MethodKind::ConnectionOpen, Arg::VirtualHost) => 0,
+        (MethodKind::ConnectionOpen, Arg::Capabilities) => 1,
+        (MethodKind::ConnectionOpen, Arg::Insist) => 2,
+        (MethodKind::ConnectionOpenOk, Arg::KnownHosts) => 0,
+        (MethodKind::ConnectionClose, Arg::ReplyCode) => 0,
+        (MethodKind::ConnectionClose, Arg::ReplyText) => 1,
+        (MethodKind::ConnectionClose, Arg::ClassId) => 2,
+        (MethodKind::ConnectionClose, Arg::MethodId) => 3,
+        (MethodKind::ConnectionBlocked, Arg::Reason) => 0,
+        (MethodKind::ConnectionUpdateSecret, Arg::NewSecret) => 0,
+        (MethodKind::ConnectionUpdateSecret, Arg::Reason) => 1,
+        (MethodKind::ChannelOpen, Arg::OutOfBand) => 0,
+        (MethodKind::ChannelOpenOk, Arg::ChannelId) => 0,
+        (MethodKind::ChannelFlow, Arg::Active) => 0,
+        (MethodKind::ChannelFlowOk, Arg::Active) => 0,
+        (MethodKind::ChannelClose, Arg::ReplyCode) => 0,
+        (MethodKind::ChannelClose, Arg::ReplyText) => 1,
+        (MethodKind::ChannelClose, Arg::ClassId) => 2,
+        (MethodKind::ChannelClose, Arg::MethodId) => 3,
+        (MethodKind::AccessRequest, Arg::Realm) => 0,
+        (MethodKind::AccessRequest, Arg::Exclusive) => 1,
+        (MethodKind::AccessRequest, Arg::Passive) => 2,
+        (MethodKind::AccessRequest, Arg::Active) => 3,
+        (MethodKind::AccessRequest, Arg::Write) => 4,
+        (MethodKind::AccessRequest, Arg::Read) => 5,
+        (MethodKind::AccessRequestOk, Arg::Ticket) => 0,
+        (MethodKind::ExchangeDeclare, Arg::Ticket) => 0,
+        (MethodKind::ExchangeDeclare, Arg::Exchange) => 1,
+        (MethodKind::ExchangeDeclare, Arg::Type) => 2,
+        (MethodKind::ExchangeDeclare, Arg::Passive) => 3,
+        (MethodKind::ExchangeDeclare, Arg::Durable) => 4,
+        (MethodKind::ExchangeDeclare, Arg::AutoDelete) => 5,
+        (MethodKind::ExchangeDeclare, Arg::Internal) => 6,
+        (MethodKind::ExchangeDeclare, Arg::Nowait) => 7,
+        (MethodKind::ExchangeDeclare, Arg::Arguments) => 8,
+        (MethodKind::ExchangeDelete, Arg::Ticket) => 0,
+        (MethodKind::ExchangeDelete, Arg::Exchange) => 1,
+        (MethodKind::ExchangeDelete, Arg::IfUnused) => 2,
+        (MethodKind::ExchangeDelete, Arg::Nowait) => 3,
+        (MethodKind::ExchangeBind, Arg::Ticket) => 0,
+        (MethodKind::ExchangeBind, Arg::Destination) => 1,
+        (MethodKind::ExchangeBind, Arg::Source) => 2,
+        (MethodKind::ExchangeBind, Arg::RoutingKey) => 3,
+        (MethodKind::ExchangeBind, Arg::Nowait) => 4,
+        (MethodKind::ExchangeBind, Arg::Arguments) => 5,
+        (MethodKind::ExchangeUnbind, Arg::Ticket) => 0,
+        (MethodKind::ExchangeUnbind, Arg::Destination) => 1,
+        (MethodKind::ExchangeUnbind, Arg::Source) => 2,
+        (MethodKind::ExchangeUnbind, Arg::RoutingKey) => 3,
+        (MethodKind::ExchangeUnbind, Arg::Nowait) => 4,
+        (MethodKind::ExchangeUnbind, Arg::Arguments) => 5,
+        (MethodKind::QueueDeclare, Arg::Ticket) => 0,
+        (MethodKind::QueueDeclare, Arg::Queue) => 1,
+        (MethodKind::QueueDeclare, Arg::Passive) => 2,
+        (MethodKind::QueueDeclare, Arg::Durable) => 3,
+        (MethodKind::QueueDeclare, Arg::Exclusive) => 4,
+        (MethodKind::QueueDeclare, Arg::AutoDelete) => 5,
+        (MethodKind::QueueDeclare, Arg::Nowait) => 6,
+        (MethodKind::QueueDeclare, Arg::Arguments) => 7,
+        (MethodKind::QueueDeclareOk, Arg::Queue) => 0,
+        (MethodKind::QueueDeclareOk, Arg::MessageCount) => 1,
+        (MethodKind::QueueDeclareOk, Arg::ConsumerCount) => 2,
+        (MethodKind::QueueBind, Arg::Ticket) => 0,
+        (MethodKind::QueueBind, Arg::Queue) => 1,
+        (MethodKind::QueueBind, Arg::Exchange) => 2,
+        (MethodKind::QueueBind, Arg::RoutingKey) => 3,
+        (MethodKind::QueueBind, Arg::Nowait) => 4,
+        (MethodKind::QueueBind, Arg::Arguments) => 5,
+        (MethodKind::QueuePurge, Arg::Ticket) => 0,
+        (MethodKind::QueuePurge, Arg::Queue) => 1,
+        (MethodKind::QueuePurge, Arg::Nowait) => 2,
+        (MethodKind::QueuePurgeOk, Arg::MessageCount) => 0,
+        (MethodKind::QueueDelete, Arg::Ticket) => 0,
+        (MethodKind::QueueDelete, Arg::Queue) => 1,
+        (MethodKind::QueueDelete, Arg::IfUnused) => 2,
+        (MethodKind::QueueDelete, Arg::IfEmpty) => 3,
+        (MethodKind::QueueDelete, Arg::Nowait) => 4,
+        (MethodKind::QueueDeleteOk, Arg::MessageCount) => 0,
+        (MethodKind::QueueUnbind, Arg::Ticket) => 0,
+        (MethodKind::QueueUnbind, Arg::Queue) => 1,
+        (MethodKind::QueueUnbind, Arg::Exchange) => 2,
+        (MethodKind::QueueUnbind, Arg::RoutingKey) => 3,
+        (MethodKind::QueueUnbind, Arg::Arguments) => 4,
+        (MethodKind::BasicQos, Arg::PrefetchSize) => 0,
+        (MethodKind::BasicQos, Arg::PrefetchCount) => 1,
+        (MethodKind::BasicQos, Arg::Global) => 2,
+        (MethodKind::BasicConsume, Arg::Ticket) => 0,
+        (MethodKind::BasicConsume, Arg::Queue) => 1,
+        (MethodKind::BasicConsume, Arg::ConsumerTag) => 2,
+        (MethodKind::BasicConsume, Arg::NoLocal) => 3,
+        (MethodKind::BasicConsume, Arg::NoAck) => 4,
+        (MethodKind::BasicConsume, Arg::Exclusive) => 5,
+        (MethodKind::BasicConsume, Arg::Nowait) => 6,
+        (MethodKind::BasicConsume, Arg::Arguments) => 7,
+        (MethodKind::BasicConsumeOk, Arg::ConsumerTag) => 0,
+        (MethodKind::BasicCancel, Arg::ConsumerTag) => 0,
+        (MethodKind::BasicCancel, Arg::Nowait) => 1,
+        (MethodKind::BasicCancelOk, Arg::ConsumerTag) => 0,
+        (MethodKind::BasicPublish, Arg::Ticket) => 0,
+        (MethodKind::BasicPublish, Arg::Exchange) => 1,
+        (MethodKind::BasicPublish, Arg::RoutingKey) => 2,
+        (MethodKind::BasicPublish, Arg::Mandatory) => 3,
+        (MethodKind::BasicPublish, Arg::Immediate) => 4,
+        (MethodKind::BasicReturn, Arg::ReplyCode) => 0,
+        (MethodKind::BasicReturn, Arg::ReplyText) => 1,
+        (MethodKind::BasicReturn, Arg::Exchange) => 2,
+        (MethodKind::BasicReturn, Arg::RoutingKey) => 3,
+        (MethodKind::BasicDeliver, Arg::ConsumerTag) => 0,
+        (MethodKind::BasicDeliver, Arg::DeliveryTag) => 1,
+        (MethodKind::BasicDeliver, Arg::Redelivered) => 2,
+        (MethodKind::BasicDeliver, Arg::Exchange) => 3,
+        (MethodKind::BasicDeliver, Arg::RoutingKey) => 4,
+        (MethodKind::BasicGet, Arg::Ticket) => 0,
+        (MethodKind::BasicGet, Arg::Queue) => 1,
+        (MethodKind::BasicGet, Arg::NoAck) => 2,
+        (MethodKind::BasicGetOk, Arg::DeliveryTag) => 0,
+        (MethodKind::BasicGetOk, Arg::Redelivered) => 1,
+        (MethodKind::BasicGetOk, Arg::Exchange) => 2,
+        (MethodKind::BasicGetOk, Arg::RoutingKey) => 3,
+        (MethodKind::BasicGetOk, Arg::MessageCount) => 4,
+        (MethodKind::BasicGetEmpty, Arg::ClusterId) => 0,
+        (MethodKind::BasicAck, Arg::DeliveryTag) => 0,
+        (MethodKind::BasicAck, Arg::Multiple) => 1,
+        (MethodKind::BasicReject, Arg::DeliveryTag) => 0,
+        (MethodKind::BasicReject, Arg::Requeue) => 1,
+        (MethodKind::BasicRecoverAsync, Arg::Requeue) => 0,
+        (MethodKind::BasicRecover, Arg::Requeue) => 0,
+        (MethodKind::BasicNack, Arg::DeliveryTag) => 0,
+        (MethodKind::BasicNack, Arg::Multiple) => 1,
+        (MethodKind::BasicNack, Arg::Requeue) => 2,
+        (MethodKind::ConfirmSelect, Arg::Nowait) => 0,
+        _ => return None,
+    })
+}

@@ -7,7 +7,7 @@
 use bytes::{BufMut, Bytes};
 
 use super::field_table::{FieldTable, longstr, put_longstr, put_shortstr, shortstr};
-use super::generated::{MethodKind, class_def, method_def};
+use super::generated::{Arg, MethodKind, arg_index, class_def, method_def};
 use super::table::{DefaultValue, MethodDef, WireType};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 
@@ -193,13 +193,36 @@ impl Method {
         self.def.name
     }
 
-    /// The argument called `name` (spec spelling, e.g. `delivery-tag`).
+    /// Argument `arg`, when this method has it: a generated match on (method, argument), no
+    /// name compared.
+    pub fn get(&self, arg: Arg) -> Option<&Value> {
+        arg_index(self.def.kind, arg).and_then(|i| self.args.get(i))
+    }
+    /// Argument `arg` as an integer.
+    pub fn get_u64(&self, arg: Arg) -> Option<u64> {
+        self.get(arg).and_then(Value::as_u64)
+    }
+    /// Argument `arg` as a bit.
+    pub fn get_bool(&self, arg: Arg) -> Option<bool> {
+        self.get(arg).and_then(Value::as_bool)
+    }
+    /// Argument `arg` as string bytes.
+    pub fn get_bytes(&self, arg: Arg) -> Option<&Bytes> {
+        self.get(arg).and_then(Value::as_bytes)
+    }
+    /// Argument `arg` as UTF-8.
+    pub fn get_str(&self, arg: Arg) -> Option<&str> {
+        self.get(arg).and_then(Value::as_str)
+    }
+    /// Argument `arg` as a table.
+    pub fn get_table(&self, arg: Arg) -> Option<&FieldTable> {
+        self.get(arg).and_then(Value::as_table)
+    }
+
+    /// The argument spelt `name` in the spec (`delivery-tag`), for what holds a name: a
+    /// rendering, a test. Code that knows which argument it wants uses [`Method::get`].
     pub fn arg(&self, name: &str) -> Option<&Value> {
-        self.def
-            .args
-            .iter()
-            .position(|a| a.name == name)
-            .and_then(|i| self.args.get(i))
+        self.def.arg_index(name).and_then(|i| self.args.get(i))
     }
     /// Argument `name` as an integer.
     pub fn arg_u64(&self, name: &str) -> Option<u64> {
@@ -224,90 +247,90 @@ impl Method {
 
     /// `delivery-tag` (basic.deliver/get-ok/ack/nack/reject).
     pub fn delivery_tag(&self) -> Option<u64> {
-        self.arg_u64("delivery-tag")
+        self.get_u64(Arg::DeliveryTag)
     }
     /// `multiple` (basic.ack/nack).
     pub fn multiple(&self) -> Option<bool> {
-        self.arg_bool("multiple")
+        self.get_bool(Arg::Multiple)
     }
     /// `requeue` (basic.nack/reject/recover).
     pub fn requeue(&self) -> Option<bool> {
-        self.arg_bool("requeue")
+        self.get_bool(Arg::Requeue)
     }
     /// `redelivered` (basic.deliver/get-ok).
     pub fn redelivered(&self) -> Option<bool> {
-        self.arg_bool("redelivered")
+        self.get_bool(Arg::Redelivered)
     }
     /// `nowait` (declares, binds, consume, cancel, confirm.select...).
     pub fn nowait(&self) -> Option<bool> {
-        self.arg_bool("nowait")
+        self.get_bool(Arg::Nowait)
     }
     /// `no-ack` (basic.consume/get).
     pub fn no_ack(&self) -> Option<bool> {
-        self.arg_bool("no-ack")
+        self.get_bool(Arg::NoAck)
     }
     /// `active` (channel.flow/flow-ok).
     pub fn active(&self) -> Option<bool> {
-        self.arg_bool("active")
+        self.get_bool(Arg::Active)
     }
     /// `consumer-tag`.
     pub fn consumer_tag(&self) -> Option<&Bytes> {
-        self.arg_bytes("consumer-tag")
+        self.get_bytes(Arg::ConsumerTag)
     }
     /// `exchange`.
     pub fn exchange(&self) -> Option<&Bytes> {
-        self.arg_bytes("exchange")
+        self.get_bytes(Arg::Exchange)
     }
     /// `routing-key`.
     pub fn routing_key(&self) -> Option<&Bytes> {
-        self.arg_bytes("routing-key")
+        self.get_bytes(Arg::RoutingKey)
     }
     /// `queue`.
     pub fn queue(&self) -> Option<&Bytes> {
-        self.arg_bytes("queue")
+        self.get_bytes(Arg::Queue)
     }
     /// `frame-max` (connection.tune/tune-ok).
     pub fn frame_max(&self) -> Option<u32> {
-        self.arg_u64("frame-max").map(|v| v as u32)
+        self.get_u64(Arg::FrameMax).map(|v| v as u32)
     }
     /// `channel-max` (connection.tune/tune-ok).
     pub fn channel_max(&self) -> Option<u16> {
-        self.arg_u64("channel-max").map(|v| v as u16)
+        self.get_u64(Arg::ChannelMax).map(|v| v as u16)
     }
     /// `heartbeat` (connection.tune/tune-ok), seconds.
     pub fn heartbeat(&self) -> Option<u16> {
-        self.arg_u64("heartbeat").map(|v| v as u16)
+        self.get_u64(Arg::Heartbeat).map(|v| v as u16)
     }
     /// `reply-code` (connection/channel.close, basic.return).
     pub fn reply_code(&self) -> Option<u16> {
-        self.arg_u64("reply-code").map(|v| v as u16)
+        self.get_u64(Arg::ReplyCode).map(|v| v as u16)
     }
     /// `reply-text`.
     pub fn reply_text(&self) -> Option<&Bytes> {
-        self.arg_bytes("reply-text")
+        self.get_bytes(Arg::ReplyText)
     }
     /// The failing method's (`class-id`, `method-id`) in connection/channel.close.
     pub fn failing_method(&self) -> Option<(u16, u16)> {
         Some((
-            self.arg_u64("class-id")? as u16,
-            self.arg_u64("method-id")? as u16,
+            self.get_u64(Arg::ClassId)? as u16,
+            self.get_u64(Arg::MethodId)? as u16,
         ))
     }
     /// `prefetch-count` (basic.qos).
     pub fn prefetch_count(&self) -> Option<u16> {
-        self.arg_u64("prefetch-count").map(|v| v as u16)
+        self.get_u64(Arg::PrefetchCount).map(|v| v as u16)
     }
     /// `message-count` (queue.declare-ok/purge-ok/delete-ok, basic.get-ok).
     pub fn message_count(&self) -> Option<u32> {
-        self.arg_u64("message-count").map(|v| v as u32)
+        self.get_u64(Arg::MessageCount).map(|v| v as u32)
     }
     /// `mechanism` (connection.start-ok).
     pub fn mechanism(&self) -> Option<&Bytes> {
-        self.arg_bytes("mechanism")
+        self.get_bytes(Arg::Mechanism)
     }
     /// `arguments` table (declares, binds, consume).
     pub fn arguments(&self) -> Option<&FieldTable> {
-        self.arg_table("arguments")
+        self.get_table(Arg::Arguments)
     }
 
     /// Decode a method payload (class-id, method-id, arguments). `r` covers exactly the

@@ -29,7 +29,7 @@ pub use frame::{
     FRAME_END_OCTET, FRAME_HEADER_LEN, FRAME_OVERHEAD, Frame, FrameKind, decode_frame,
     encode_frame, frame_size,
 };
-pub use generated::{CLASSES, METHODS, MethodKind, class_def, method_def};
+pub use generated::{Arg, CLASSES, METHODS, MethodKind, arg_index, class_def, method_def};
 pub use method::{BuildError, Method, Value};
 pub use render::{field_value_json, table_json, value_json};
 pub use table::{ArgDef, ClassDef, DefaultValue, MethodDef, WireType};

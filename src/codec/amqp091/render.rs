@@ -192,7 +192,7 @@ fn start_ok_response(m: &Method) -> Option<AuthResponse> {
     if m.def.kind != MethodKind::ConnectionStartOk {
         return None;
     }
-    let resp = m.arg_bytes("response")?;
+    let resp = m.get_bytes(super::Arg::Response)?;
     Some(decode_response(m.mechanism().map_or(&[][..], |b| &b[..]), resp).0)
 }
 

@@ -6,7 +6,7 @@
 use bytes::Bytes;
 
 use super::rules;
-use crate::codec::amqp091::{FieldValue, Method, MethodKind};
+use crate::codec::amqp091::{Arg, FieldValue, Method, MethodKind};
 use crate::event::{Dir, Violation};
 
 /// frame-min-size: the smallest frame-max, and the limit before tune-ok.
@@ -124,8 +124,8 @@ fn text(b: Option<&Bytes>) -> Option<String> {
     b.map(|b| String::from_utf8_lossy(b).into_owned())
 }
 
-fn property(m: &Method, table: &str, key: &str) -> Option<String> {
-    match m.arg_table(table)?.get(key)? {
+fn property(m: &Method, table: Arg, key: &str) -> Option<String> {
+    match m.get_table(table)?.get(key)? {
         FieldValue::LongStr(b) => text(Some(b)),
         _ => None,
     }
@@ -202,12 +202,12 @@ impl Connection {
         }
         let next = match (self.state, kind, dir) {
             (S::AwaitingStart | S::Unknown, K::ConnectionStart, Dir::S2C) => {
-                self.mechanisms = m.arg_bytes("mechanisms").cloned();
-                self.locales = m.arg_bytes("locales").cloned();
+                self.mechanisms = m.get_bytes(Arg::Mechanisms).cloned();
+                self.locales = m.get_bytes(Arg::Locales).cloned();
                 self.server = [
-                    property(m, "server-properties", "product"),
-                    property(m, "server-properties", "version"),
-                    property(m, "server-properties", "platform"),
+                    property(m, Arg::ServerProperties, "product"),
+                    property(m, Arg::ServerProperties, "version"),
+                    property(m, Arg::ServerProperties, "platform"),
                 ];
                 S::AwaitingStartOk
             }
@@ -246,7 +246,7 @@ impl Connection {
                 if judge { S::AwaitingOpen } else { S::Unknown }
             }
             (S::AwaitingOpen, K::ConnectionOpen, Dir::C2S) => {
-                self.vhost = text(m.arg_bytes("virtual-host"));
+                self.vhost = text(m.get_bytes(Arg::VirtualHost));
                 S::AwaitingOpenOk
             }
             (S::Unknown, K::ConnectionOpen, Dir::C2S) => S::Unknown,
@@ -257,7 +257,7 @@ impl Connection {
                 K::ConnectionBlocked,
                 Dir::S2C,
             ) => {
-                self.blocked = Some(text(m.arg_bytes("reason")).unwrap_or_default());
+                self.blocked = Some(text(m.get_bytes(Arg::Reason)).unwrap_or_default());
                 self.state
             }
             (
@@ -303,8 +303,8 @@ impl Connection {
     fn start_ok(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) {
         self.mechanism = text(m.mechanism());
         self.client = [
-            property(m, "client-properties", "product"),
-            property(m, "client-properties", "version"),
+            property(m, Arg::ClientProperties, "product"),
+            property(m, Arg::ClientProperties, "version"),
         ];
         if let (Some(offered), Some(chosen)) = (&self.mechanisms, m.mechanism())
             && !offers(offered, chosen)
@@ -319,7 +319,7 @@ impl Connection {
                 ),
             ));
         }
-        if let (Some(offered), Some(chosen)) = (&self.locales, m.arg_bytes("locale"))
+        if let (Some(offered), Some(chosen)) = (&self.locales, m.get_bytes(Arg::Locale))
             && !offers(offered, chosen)
         {
             out.push(rules::LOCALE_NOT_OFFERED.violation(
