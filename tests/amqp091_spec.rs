@@ -180,3 +180,22 @@ fn generated_argument_indexes_match_the_spec_order() {
         }
     }
 }
+
+/// Each method's and class's generated key order lists every argument or property once, in
+/// the byte order of the names (the JSON writer relies on it instead of sorting).
+#[test]
+fn key_orders_are_every_name_in_byte_order() {
+    use amqpeek::codec::amqp091::{ArgDef, CLASSES, METHODS};
+    fn check(what: &str, order: &[u8], defs: &[ArgDef]) {
+        let names: Vec<&str> = order.iter().map(|&i| defs[usize::from(i)].name).collect();
+        let mut want: Vec<&str> = defs.iter().map(|a| a.name).collect();
+        want.sort_unstable();
+        assert_eq!(names, want, "{what}");
+    }
+    for m in METHODS.iter() {
+        check(m.name, m.key_order, m.args);
+    }
+    for c in CLASSES.iter() {
+        check(c.name, c.property_key_order, c.properties);
+    }
+}

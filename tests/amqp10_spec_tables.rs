@@ -194,3 +194,19 @@ fn defaults_parse_as_their_field_types() {
         }
     }
 }
+
+/// Each composite's generated `key_order` lists every field once, in the byte order of the
+/// names: the JSON writer relies on it to write keys byte-ordered without sorting.
+#[test]
+fn key_order_is_every_field_in_byte_order() {
+    for def in amqpeek::codec::amqp10::tables::ALL {
+        let names: Vec<&str> = def
+            .key_order
+            .iter()
+            .map(|&i| def.fields[usize::from(i)].name)
+            .collect();
+        let mut want: Vec<&str> = def.fields.iter().map(|f| f.name).collect();
+        want.sort_unstable();
+        assert_eq!(names, want, "{}", def.name);
+    }
+}

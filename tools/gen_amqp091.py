@@ -113,6 +113,8 @@ for cls, m in methods:
     w(f"        synchronous: {'true' if m.get('synchronous') else 'false'},")
     w(f"        content: {'true' if m.get('content') else 'false'},")
     w(f"        args: {const},")
+    order = sorted(range(len(m["arguments"])), key=lambda i: m["arguments"][i]["name"].encode())
+    w(f"        key_order: &[{', '.join(str(i) for i in order)}],")
     w("    },")
 w("];")
 w("")
@@ -135,6 +137,9 @@ for cls in spec["classes"]:
     w(f"        name: {rust_str(cls['name'])},")
     w(f"        method_range: ({ks[0]}, {ks[-1] + 1}),")
     w(f"        properties: PROPS_{cls['name'].upper()},")
+    props = cls.get("properties") or []
+    order = sorted(range(len(props)), key=lambda i: props[i]["name"].encode())
+    w(f"        property_key_order: &[{', '.join(str(i) for i in order)}],")
     w("    },")
 w("];")
 w("")

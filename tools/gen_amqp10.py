@@ -83,6 +83,8 @@ for name in order:
     w("    class: %s," % rstr(t.get("class")))
     w("    source: %s," % rstr(t.get("source")))
     w("    provides: &[%s]," % ", ".join(rstr(p) for p in provides))
+    flds = [fld.get("name") for fld in t.findall(NS + "field")]
+    w("    key_order: &[%s]," % ", ".join(str(i) for i, _ in sorted(enumerate(flds), key=lambda p: p[1].encode())))
     w("    fields: &[")
     for fld in t.findall(NS + "field"):
         ft, choices = resolve(fld.get("type"))

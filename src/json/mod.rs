@@ -10,13 +10,11 @@
 
 mod escape;
 mod hex;
-mod order;
 mod text;
 mod value;
 
 use std::fmt::{self, Write as _};
 
-pub use order::{KeyBuf, MAX_KEYS, key_buf, sort_keys};
 pub use text::TextWriter;
 pub use value::{ValueBuilder, to_value};
 

@@ -1181,6 +1181,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONNECTION_START,
+        key_order: &[4, 3, 2, 0, 1],
     },
     MethodDef {
         kind: MethodKind::ConnectionStartOk,
@@ -1192,6 +1193,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_START_OK,
+        key_order: &[0, 3, 1, 2],
     },
     MethodDef {
         kind: MethodKind::ConnectionSecure,
@@ -1203,6 +1205,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONNECTION_SECURE,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ConnectionSecureOk,
@@ -1214,6 +1217,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_SECURE_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ConnectionTune,
@@ -1225,6 +1229,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONNECTION_TUNE,
+        key_order: &[0, 1, 2],
     },
     MethodDef {
         kind: MethodKind::ConnectionTuneOk,
@@ -1236,6 +1241,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_TUNE_OK,
+        key_order: &[0, 1, 2],
     },
     MethodDef {
         kind: MethodKind::ConnectionOpen,
@@ -1247,6 +1253,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONNECTION_OPEN,
+        key_order: &[1, 2, 0],
     },
     MethodDef {
         kind: MethodKind::ConnectionOpenOk,
@@ -1258,6 +1265,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_OPEN_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ConnectionClose,
@@ -1269,6 +1277,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONNECTION_CLOSE,
+        key_order: &[2, 3, 0, 1],
     },
     MethodDef {
         kind: MethodKind::ConnectionCloseOk,
@@ -1280,6 +1289,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_CLOSE_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ConnectionBlocked,
@@ -1291,6 +1301,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_BLOCKED,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ConnectionUnblocked,
@@ -1302,6 +1313,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_UNBLOCKED,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ConnectionUpdateSecret,
@@ -1313,6 +1325,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONNECTION_UPDATE_SECRET,
+        key_order: &[0, 1],
     },
     MethodDef {
         kind: MethodKind::ConnectionUpdateSecretOk,
@@ -1324,6 +1337,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONNECTION_UPDATE_SECRET_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ChannelOpen,
@@ -1335,6 +1349,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CHANNEL_OPEN,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ChannelOpenOk,
@@ -1346,6 +1361,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CHANNEL_OPEN_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ChannelFlow,
@@ -1357,6 +1373,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CHANNEL_FLOW,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ChannelFlowOk,
@@ -1368,6 +1385,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CHANNEL_FLOW_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ChannelClose,
@@ -1379,6 +1397,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CHANNEL_CLOSE,
+        key_order: &[2, 3, 0, 1],
     },
     MethodDef {
         kind: MethodKind::ChannelCloseOk,
@@ -1390,6 +1409,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CHANNEL_CLOSE_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::AccessRequest,
@@ -1401,6 +1421,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_ACCESS_REQUEST,
+        key_order: &[3, 1, 2, 5, 0, 4],
     },
     MethodDef {
         kind: MethodKind::AccessRequestOk,
@@ -1412,6 +1433,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_ACCESS_REQUEST_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ExchangeDeclare,
@@ -1423,6 +1445,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_EXCHANGE_DECLARE,
+        key_order: &[8, 5, 4, 1, 6, 7, 3, 0, 2],
     },
     MethodDef {
         kind: MethodKind::ExchangeDeclareOk,
@@ -1434,6 +1457,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_EXCHANGE_DECLARE_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ExchangeDelete,
@@ -1445,6 +1469,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_EXCHANGE_DELETE,
+        key_order: &[1, 2, 3, 0],
     },
     MethodDef {
         kind: MethodKind::ExchangeDeleteOk,
@@ -1456,6 +1481,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_EXCHANGE_DELETE_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ExchangeBind,
@@ -1467,6 +1493,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_EXCHANGE_BIND,
+        key_order: &[5, 1, 4, 3, 2, 0],
     },
     MethodDef {
         kind: MethodKind::ExchangeBindOk,
@@ -1478,6 +1505,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_EXCHANGE_BIND_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ExchangeUnbind,
@@ -1489,6 +1517,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_EXCHANGE_UNBIND,
+        key_order: &[5, 1, 4, 3, 2, 0],
     },
     MethodDef {
         kind: MethodKind::ExchangeUnbindOk,
@@ -1500,6 +1529,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_EXCHANGE_UNBIND_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::QueueDeclare,
@@ -1511,6 +1541,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_QUEUE_DECLARE,
+        key_order: &[7, 5, 3, 4, 6, 2, 1, 0],
     },
     MethodDef {
         kind: MethodKind::QueueDeclareOk,
@@ -1522,6 +1553,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_QUEUE_DECLARE_OK,
+        key_order: &[2, 1, 0],
     },
     MethodDef {
         kind: MethodKind::QueueBind,
@@ -1533,6 +1565,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_QUEUE_BIND,
+        key_order: &[5, 2, 4, 1, 3, 0],
     },
     MethodDef {
         kind: MethodKind::QueueBindOk,
@@ -1544,6 +1577,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_QUEUE_BIND_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::QueuePurge,
@@ -1555,6 +1589,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_QUEUE_PURGE,
+        key_order: &[2, 1, 0],
     },
     MethodDef {
         kind: MethodKind::QueuePurgeOk,
@@ -1566,6 +1601,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_QUEUE_PURGE_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::QueueDelete,
@@ -1577,6 +1613,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_QUEUE_DELETE,
+        key_order: &[3, 2, 4, 1, 0],
     },
     MethodDef {
         kind: MethodKind::QueueDeleteOk,
@@ -1588,6 +1625,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_QUEUE_DELETE_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::QueueUnbind,
@@ -1599,6 +1637,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_QUEUE_UNBIND,
+        key_order: &[4, 2, 1, 3, 0],
     },
     MethodDef {
         kind: MethodKind::QueueUnbindOk,
@@ -1610,6 +1649,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_QUEUE_UNBIND_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::BasicQos,
@@ -1621,6 +1661,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_BASIC_QOS,
+        key_order: &[2, 1, 0],
     },
     MethodDef {
         kind: MethodKind::BasicQosOk,
@@ -1632,6 +1673,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_QOS_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::BasicConsume,
@@ -1643,6 +1685,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_BASIC_CONSUME,
+        key_order: &[7, 2, 5, 4, 3, 6, 1, 0],
     },
     MethodDef {
         kind: MethodKind::BasicConsumeOk,
@@ -1654,6 +1697,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_CONSUME_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::BasicCancel,
@@ -1665,6 +1709,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_BASIC_CANCEL,
+        key_order: &[0, 1],
     },
     MethodDef {
         kind: MethodKind::BasicCancelOk,
@@ -1676,6 +1721,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_CANCEL_OK,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::BasicPublish,
@@ -1687,6 +1733,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: true,
         args: ARGS_BASIC_PUBLISH,
+        key_order: &[1, 4, 3, 2, 0],
     },
     MethodDef {
         kind: MethodKind::BasicReturn,
@@ -1698,6 +1745,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: true,
         args: ARGS_BASIC_RETURN,
+        key_order: &[2, 0, 1, 3],
     },
     MethodDef {
         kind: MethodKind::BasicDeliver,
@@ -1709,6 +1757,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: true,
         args: ARGS_BASIC_DELIVER,
+        key_order: &[0, 1, 3, 2, 4],
     },
     MethodDef {
         kind: MethodKind::BasicGet,
@@ -1720,6 +1769,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_BASIC_GET,
+        key_order: &[2, 1, 0],
     },
     MethodDef {
         kind: MethodKind::BasicGetOk,
@@ -1731,6 +1781,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: true,
         args: ARGS_BASIC_GET_OK,
+        key_order: &[0, 2, 4, 1, 3],
     },
     MethodDef {
         kind: MethodKind::BasicGetEmpty,
@@ -1742,6 +1793,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_GET_EMPTY,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::BasicAck,
@@ -1753,6 +1805,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_ACK,
+        key_order: &[0, 1],
     },
     MethodDef {
         kind: MethodKind::BasicReject,
@@ -1764,6 +1817,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_REJECT,
+        key_order: &[0, 1],
     },
     MethodDef {
         kind: MethodKind::BasicRecoverAsync,
@@ -1775,6 +1829,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_RECOVER_ASYNC,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::BasicRecover,
@@ -1786,6 +1841,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_BASIC_RECOVER,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::BasicRecoverOk,
@@ -1797,6 +1853,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_RECOVER_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::BasicNack,
@@ -1808,6 +1865,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_BASIC_NACK,
+        key_order: &[0, 1, 2],
     },
     MethodDef {
         kind: MethodKind::TxSelect,
@@ -1819,6 +1877,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_TX_SELECT,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::TxSelectOk,
@@ -1830,6 +1889,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_TX_SELECT_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::TxCommit,
@@ -1841,6 +1901,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_TX_COMMIT,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::TxCommitOk,
@@ -1852,6 +1913,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_TX_COMMIT_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::TxRollback,
@@ -1863,6 +1925,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_TX_ROLLBACK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::TxRollbackOk,
@@ -1874,6 +1937,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_TX_ROLLBACK_OK,
+        key_order: &[],
     },
     MethodDef {
         kind: MethodKind::ConfirmSelect,
@@ -1885,6 +1949,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: true,
         content: false,
         args: ARGS_CONFIRM_SELECT,
+        key_order: &[0],
     },
     MethodDef {
         kind: MethodKind::ConfirmSelectOk,
@@ -1896,6 +1961,7 @@ pub static METHODS: [MethodDef; 66] = [
         synchronous: false,
         content: false,
         args: ARGS_CONFIRM_SELECT_OK,
+        key_order: &[],
     },
 ];
 
@@ -2000,48 +2066,56 @@ pub static CLASSES: [ClassDef; 8] = [
         name: "connection",
         method_range: (0, 14),
         properties: PROPS_CONNECTION,
+        property_key_order: &[],
     },
     ClassDef {
         id: 20,
         name: "channel",
         method_range: (14, 20),
         properties: PROPS_CHANNEL,
+        property_key_order: &[],
     },
     ClassDef {
         id: 30,
         name: "access",
         method_range: (20, 22),
         properties: PROPS_ACCESS,
+        property_key_order: &[],
     },
     ClassDef {
         id: 40,
         name: "exchange",
         method_range: (22, 30),
         properties: PROPS_EXCHANGE,
+        property_key_order: &[],
     },
     ClassDef {
         id: 50,
         name: "queue",
         method_range: (30, 40),
         properties: PROPS_QUEUE,
+        property_key_order: &[],
     },
     ClassDef {
         id: 60,
         name: "basic",
         method_range: (40, 58),
         properties: PROPS_BASIC,
+        property_key_order: &[12, 13, 1, 0, 5, 3, 7, 2, 8, 4, 6, 9, 10, 11],
     },
     ClassDef {
         id: 90,
         name: "tx",
         method_range: (58, 64),
         properties: PROPS_TX,
+        property_key_order: &[],
     },
     ClassDef {
         id: 85,
         name: "confirm",
         method_range: (64, 66),
         properties: PROPS_CONFIRM,
+        property_key_order: &[],
     },
 ];
 

@@ -14,7 +14,7 @@ use super::field_table::{FieldTable, FieldValue};
 use super::frame::{Frame, FrameKind};
 use super::generated::MethodKind;
 use super::method::{Method, Value};
-use crate::json::{JsonOut, key_buf, sort_keys, to_value};
+use crate::json::{JsonOut, to_value};
 
 /// Longest string shown in a summary before it is cut with `...`.
 const SUMMARY_STR_MAX: usize = 64;
@@ -209,39 +209,29 @@ pub fn write_method_fields<O: JsonOut + ?Sized>(o: &mut O, m: &Method) {
             _ => write_value(o, v),
         }
     };
-    let n = m.def.args.len().min(m.args.len());
-    let names = m.def.args.iter().take(n).map(|a| a.name).zip(0..);
     o.begin_object();
-    write_in_key_order(o, names, n, write);
+    m.def
+        .key_order
+        .iter()
+        .for_each(|&i| write(o, usize::from(i)));
     o.end_object();
 }
 
 /// A content header's properties as a JSON object keyed by spec names.
 pub fn write_properties<O: JsonOut + ?Sized>(o: &mut O, h: &ContentHeader) {
-    let write = |o: &mut O, i: usize| {
-        if let Some((def, v)) = h.properties.get(i) {
-            o.key(def.name);
-            write_value(o, v);
-        }
-    };
-    let names = h.properties.iter().map(|(def, _)| def.name).zip(0..);
     o.begin_object();
-    write_in_key_order(o, names, h.properties.len(), write);
-    o.end_object();
-}
-
-/// Write entries `0..n` (named by `names`) with `write`, in the order of their names.
-fn write_in_key_order<'a, O: JsonOut + ?Sized>(
-    o: &mut O,
-    names: impl Iterator<Item = (&'a str, usize)>,
-    n: usize,
-    write: impl Fn(&mut O, usize),
-) {
-    let mut buf = key_buf();
-    match sort_keys(names, &mut buf) {
-        Some(sorted) => sorted.iter().for_each(|&(_, i)| write(o, i)),
-        None => (0..n).for_each(|i| write(o, i)),
+    if let Some(class) = h.class() {
+        for &i in class.property_key_order {
+            let Some(want) = class.properties.get(usize::from(i)) else {
+                continue;
+            };
+            if let Some((def, v)) = h.properties.iter().find(|(d, _)| std::ptr::eq(*d, want)) {
+                o.key(def.name);
+                write_value(o, v);
+            }
+        }
     }
+    o.end_object();
 }
 
 /// The `fields` object of a frame.

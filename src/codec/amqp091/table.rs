@@ -91,6 +91,9 @@ pub struct MethodDef {
     pub content: bool,
     /// The arguments, in wire order.
     pub args: &'static [ArgDef],
+    /// The positions of `args` in the byte order of their names: the order the JSON writer puts
+    /// them in (JSONL keys are byte-ordered), generated so nothing sorts at run time.
+    pub key_order: &'static [u8],
 }
 
 impl MethodDef {
@@ -111,6 +114,9 @@ pub struct ClassDef {
     pub method_range: (usize, usize),
     /// Content properties (only `basic` has any), in property-flag order.
     pub properties: &'static [ArgDef],
+    /// The positions of `properties` in the byte order of their names (see
+    /// [`MethodDef::key_order`]).
+    pub property_key_order: &'static [u8],
 }
 
 impl ClassDef {

@@ -91,6 +91,9 @@ pub struct CompositeDef {
     pub source: &'static str,
     /// The archetypes it provides (`frame`, `delivery-state`, `outcome`, `section` ...).
     pub provides: &'static [&'static str],
+    /// The positions of `fields` in the byte order of their names: the order the JSON writer
+    /// puts them in (JSONL keys are byte-ordered), generated so nothing sorts at run time.
+    pub key_order: &'static [u8],
     /// The fields in order (empty for restricted types).
     pub fields: &'static [FieldDef],
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::composite::{CompositeDef, FieldDef, FieldType, lookup_descriptor};
 use super::value::{Described, Descriptor, Kind, Value, write_fields_map};
-use crate::json::{JsonOut, key_buf, sort_keys};
+use crate::json::JsonOut;
 
 /// Append `@name(code) [field=value, ...]` (null fields omitted) for a composite.
 pub fn composite_into(def: &CompositeDef, fields: &[Value], out: &mut String) {
@@ -87,23 +87,14 @@ fn write_single<O: JsonOut + ?Sized>(o: &mut O, f: &FieldDef, v: &Value) {
 /// fields omitted), written into an object open in `o` in key order.
 pub fn write_fields_entries<O: JsonOut + ?Sized>(o: &mut O, def: &CompositeDef, fields: &[Value]) {
     let known = fields.len().min(def.fields.len());
-    let present = def
-        .fields
-        .iter()
-        .zip(fields)
-        .enumerate()
-        .filter(|(_, (_, v))| !v.is_null())
-        .map(|(i, (f, _))| (f.name, i));
-    let mut buf = key_buf();
-    let write = |o: &mut O, i: usize| {
-        if let (Some(f), Some(v)) = (def.fields.get(i), fields.get(i)) {
+    for &i in def.key_order {
+        let i = usize::from(i);
+        if let (Some(f), Some(v)) = (def.fields.get(i), fields.get(i))
+            && !v.is_null()
+        {
             o.key(f.name);
             write_field(o, f, v);
         }
-    };
-    match sort_keys(present.clone(), &mut buf) {
-        Some(sorted) => sorted.iter().for_each(|&(_, i)| write(o, i)),
-        None => present.for_each(|(_, i)| write(o, i)),
     }
     // Fields beyond the definition, keyed by position.
     for (i, v) in fields.iter().enumerate().skip(known) {

@@ -14,6 +14,7 @@ pub static OPEN: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[3, 0, 8, 1, 4, 6, 2, 7, 5, 9],
     fields: &[
         FieldDef {
             name: "container-id",
@@ -126,6 +127,7 @@ pub static BEGIN: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[6, 4, 2, 1, 5, 3, 7, 0],
     fields: &[
         FieldDef {
             name: "remote-channel",
@@ -218,6 +220,7 @@ pub static ATTACH: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[12, 1, 8, 9, 10, 0, 11, 13, 4, 2, 3, 5, 6, 7],
     fields: &[
         FieldDef {
             name: "name",
@@ -401,6 +404,7 @@ pub static FLOW: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[7, 5, 8, 9, 4, 1, 6, 0, 2, 3, 10],
     fields: &[
         FieldDef {
             name: "next-incoming-id",
@@ -523,6 +527,7 @@ pub static TRANSFER: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[9, 10, 1, 2, 0, 3, 5, 6, 8, 4, 7],
     fields: &[
         FieldDef {
             name: "handle",
@@ -654,6 +659,7 @@ pub static DISPOSITION: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[5, 1, 2, 0, 3, 4],
     fields: &[
         FieldDef {
             name: "role",
@@ -735,6 +741,7 @@ pub static DETACH: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[1, 2, 0],
     fields: &[
         FieldDef {
             name: "handle",
@@ -777,6 +784,7 @@ pub static END: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "error",
         spec_type: "error",
@@ -797,6 +805,7 @@ pub static CLOSE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["frame"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "error",
         spec_type: "error",
@@ -817,6 +826,7 @@ pub static ERROR: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &[],
+    key_order: &[0, 1, 2],
     fields: &[
         FieldDef {
             name: "condition",
@@ -859,6 +869,7 @@ pub static HEADER: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["section"],
+    key_order: &[4, 0, 3, 1, 2],
     fields: &[
         FieldDef {
             name: "durable",
@@ -921,6 +932,7 @@ pub static DELIVERY_ANNOTATIONS: CompositeDef = CompositeDef {
     class: "restricted",
     source: "annotations",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -932,6 +944,7 @@ pub static MESSAGE_ANNOTATIONS: CompositeDef = CompositeDef {
     class: "restricted",
     source: "annotations",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -943,6 +956,7 @@ pub static PROPERTIES: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["section"],
+    key_order: &[8, 7, 6, 5, 9, 10, 11, 0, 4, 12, 3, 2, 1],
     fields: &[
         FieldDef {
             name: "message-id",
@@ -1085,6 +1099,7 @@ pub static APPLICATION_PROPERTIES: CompositeDef = CompositeDef {
     class: "restricted",
     source: "map",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1096,6 +1111,7 @@ pub static DATA: CompositeDef = CompositeDef {
     class: "restricted",
     source: "binary",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1107,6 +1123,7 @@ pub static AMQP_SEQUENCE: CompositeDef = CompositeDef {
     class: "restricted",
     source: "list",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1118,6 +1135,7 @@ pub static AMQP_VALUE: CompositeDef = CompositeDef {
     class: "restricted",
     source: "*",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1129,6 +1147,7 @@ pub static FOOTER: CompositeDef = CompositeDef {
     class: "restricted",
     source: "annotations",
     provides: &["section"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1140,6 +1159,7 @@ pub static RECEIVED: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state"],
+    key_order: &[0, 1],
     fields: &[
         FieldDef {
             name: "section-number",
@@ -1172,6 +1192,7 @@ pub static ACCEPTED: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state", "outcome"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1183,6 +1204,7 @@ pub static REJECTED: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state", "outcome"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "error",
         spec_type: "error",
@@ -1203,6 +1225,7 @@ pub static RELEASED: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state", "outcome"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1214,6 +1237,7 @@ pub static MODIFIED: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state", "outcome"],
+    key_order: &[0, 2, 1],
     fields: &[
         FieldDef {
             name: "delivery-failed",
@@ -1256,6 +1280,7 @@ pub static SOURCE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["source"],
+    key_order: &[0, 10, 8, 6, 1, 4, 5, 2, 7, 9, 3],
     fields: &[
         FieldDef {
             name: "address",
@@ -1408,6 +1433,7 @@ pub static TARGET: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["target"],
+    key_order: &[0, 6, 1, 4, 5, 2, 3],
     fields: &[
         FieldDef {
             name: "address",
@@ -1520,6 +1546,7 @@ pub static DELETE_ON_CLOSE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["lifetime-policy"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1531,6 +1558,7 @@ pub static DELETE_ON_NO_LINKS: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["lifetime-policy"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1542,6 +1570,7 @@ pub static DELETE_ON_NO_MESSAGES: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["lifetime-policy"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1553,6 +1582,7 @@ pub static DELETE_ON_NO_LINKS_OR_MESSAGES: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["lifetime-policy"],
+    key_order: &[],
     fields: &[],
 };
 
@@ -1564,6 +1594,7 @@ pub static SASL_MECHANISMS: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["sasl-frame"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "sasl-server-mechanisms",
         spec_type: "symbol",
@@ -1584,6 +1615,7 @@ pub static SASL_INIT: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["sasl-frame"],
+    key_order: &[2, 1, 0],
     fields: &[
         FieldDef {
             name: "mechanism",
@@ -1626,6 +1658,7 @@ pub static SASL_CHALLENGE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["sasl-frame"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "challenge",
         spec_type: "binary",
@@ -1646,6 +1679,7 @@ pub static SASL_RESPONSE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["sasl-frame"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "response",
         spec_type: "binary",
@@ -1666,6 +1700,7 @@ pub static SASL_OUTCOME: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["sasl-frame"],
+    key_order: &[1, 0],
     fields: &[
         FieldDef {
             name: "code",
@@ -1719,6 +1754,7 @@ pub static COORDINATOR: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["target"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "capabilities",
         spec_type: "symbol",
@@ -1739,6 +1775,7 @@ pub static DECLARE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &[],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "global-id",
         spec_type: "*",
@@ -1759,6 +1796,7 @@ pub static DISCHARGE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &[],
+    key_order: &[1, 0],
     fields: &[
         FieldDef {
             name: "txn-id",
@@ -1791,6 +1829,7 @@ pub static DECLARED: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state", "outcome"],
+    key_order: &[0],
     fields: &[FieldDef {
         name: "txn-id",
         spec_type: "*",
@@ -1811,6 +1850,7 @@ pub static TRANSACTIONAL_STATE: CompositeDef = CompositeDef {
     class: "composite",
     source: "list",
     provides: &["delivery-state"],
+    key_order: &[1, 0],
     fields: &[
         FieldDef {
             name: "txn-id",
