@@ -149,6 +149,10 @@ pub struct CheckArgs {
     /// wrong file, port or filter would otherwise pass the gate having checked nothing).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Inspection memory per connection, e.g. 4M (K, M, G: KiB, MiB, GiB): a frame larger than
+    /// a quarter of it is decoded from its head.
+    #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]
+    pub inspect_memory: usize,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.
@@ -221,9 +225,41 @@ pub struct OutputArgs {
     /// Show credentials instead of masking them with '*'.
     #[arg(long)]
     pub show_secrets: bool,
-    /// Truncate message bodies in captures after this many bytes.
+    /// Truncate message bodies in captures after this many bytes (only this much of each body
+    /// is kept while a message is assembled).
     #[arg(long, default_value_t = 4096, value_name = "BYTES")]
     pub max_body: usize,
+    /// Inspection memory per connection, e.g. 4M (K, M, G: KiB, MiB, GiB): a frame larger than
+    /// a quarter of it is decoded from its head and the rest streamed to the captures.
+    #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]
+    pub inspect_memory: usize,
+}
+
+/// `--inspect-memory`: bytes, with an optional K, M or G (binary) suffix, at least 64K.
+pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let shift = match unit.trim_end_matches(['B', 'b', 'i']).to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("{s:?}: a number of bytes, optionally with K, M or G")),
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| format!("{s:?}: a number of bytes, optionally with K, M or G"))?;
+    let bytes = n
+        .checked_mul(1usize << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    let min = amqpeek::codec::stream::MIN_INSPECT_MEMORY;
+    if bytes < min {
+        return Err(format!("{s:?} is below the least budget, {}K", min >> 10));
+    }
+    Ok(bytes)
 }
 
 /// Whether a path is `-`: stdin for a capture read, stdout for a capture written.

@@ -176,6 +176,14 @@ pub struct FrameEvent {
     pub message: Option<Result<AnyMessage, DecodeError>>,
 }
 
+impl FrameEvent {
+    /// The frame's full size: `raw` holds all of it, or (a frame larger than the inspection
+    /// budget) its head, the rest having been streamed to the sinks as `Undecoded` bytes.
+    pub fn size(&self) -> u64 {
+        self.raw.len() as u64 + self.frame.streamed()
+    }
+}
+
 /// What happened.
 #[derive(Clone, Debug)]
 pub enum EventKind {

@@ -354,6 +354,8 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     config.inspect = InspectOptions {
         show_secrets: output.show_secrets,
         emit_data: tui || output.pcap.is_some(),
+        inspect_memory: output.inspect_memory,
+        max_body: output.max_body,
     };
     config.tls = tls_config(&spec, &tls)?;
     if let Some(warning) = amqpeek::proxy::exposure_warning(&config) {
@@ -511,6 +513,8 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let inspect = InspectOptions {
         show_secrets: args.output.show_secrets,
         emit_data: tui || args.output.pcap.is_some(),
+        inspect_memory: args.output.inspect_memory,
+        max_body: args.output.max_body,
     };
     let run = if live {
         amqpeek::replay::run_live
@@ -612,7 +616,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
-    let parallel::CheckRun { report, stats, .. } = parallel::check(source, jobs);
+    let parallel::CheckRun { report, stats, .. } = parallel::check_within(source, jobs, args.inspect_memory);
     report_read_errors(&stats);
     if stats.nothing_readable() {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));

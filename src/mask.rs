@@ -196,7 +196,11 @@ impl Masker {
                     return;
                 }
                 let payload = fill(&m.payload, &ranges);
-                if let Ok(sections) = amqp10::Message::decode_sections(&payload, 0) {
+                let complete = payload.len() as u64 == m.size;
+                let shown = m.body_shown();
+                if let Ok((sections, _)) =
+                    amqp10::Message::decode_kept(&payload, 0, complete, shown)
+                {
                     m.sections = sections;
                 } else {
                     m.sections.clear();

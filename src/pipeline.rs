@@ -25,21 +25,39 @@ pub use crate::mask::MASK_BYTE;
 use crate::mask::Masker;
 
 /// Options that change what the inspector emits.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct InspectOptions {
     /// Emit credentials unmasked (`--show-secrets`).
     pub show_secrets: bool,
     /// Emit `Data` events (the relayed bytes, masked). Only the pcap sink and the TUI use them;
     /// without them the inspector holds no bytes at all.
     pub emit_data: bool,
+    /// What the inspection of one connection may hold (`--inspect-memory`), in bytes: a frame
+    /// larger than a quarter of it is decoded from its head and the rest streamed to the sinks;
+    /// the messages being assembled of each direction keep at most a quarter.
+    pub inspect_memory: usize,
+    /// Message body bytes kept (`--max-body`); the rest is counted.
+    pub max_body: usize,
+}
+
+impl InspectOptions {
+    /// The defaults: credentials masked, `Data` events, the default budget and body size.
+    pub const DEFAULT: InspectOptions = InspectOptions {
+        show_secrets: false,
+        emit_data: true,
+        inspect_memory: crate::codec::stream::DEFAULT_INSPECT_MEMORY,
+        max_body: crate::codec::stream::DEFAULT_MAX_BODY,
+    };
+
+    /// What each direction's decoder may hold.
+    pub fn limits(&self) -> crate::codec::Limits {
+        crate::codec::Limits::of_budget(self.inspect_memory, self.max_body)
+    }
 }
 
 impl Default for InspectOptions {
     fn default() -> Self {
-        InspectOptions {
-            show_secrets: false,
-            emit_data: true,
-        }
+        InspectOptions::DEFAULT
     }
 }
 
@@ -82,6 +100,9 @@ struct Side {
     total: u64,
     /// The run of skimmed bytes not yet reported (see [`Inspector::skim`]).
     skim: Option<SkimRun>,
+    /// Bytes of a frame decoded from its head that are masked as they stream past (it may hold
+    /// a credential): the absolute range.
+    stream_mask: Option<(u64, u64)>,
 }
 
 /// Bytes of one direction passed over undecoded, reported as one `Gap` event.
@@ -141,10 +162,14 @@ pub struct Inspector {
 impl Inspector {
     /// An inspector for connection `conn`.
     pub fn new(conn: ConnId, opts: InspectOptions) -> Self {
+        let mut sides: [Side; 2] = Default::default();
+        for side in &mut sides {
+            side.decoder = StreamDecoder::new().with_limits(opts.limits());
+        }
         Inspector {
             conn,
             opts,
-            sides: Default::default(),
+            sides,
             items: Vec::new(),
             tracker: ConnTracker::new(),
             violations: Vec::new(),
@@ -198,7 +223,8 @@ impl Inspector {
             && self.sides[1].decoder.at_start()
             && self.client_header == Some(crate::codec::ProtocolHeader::Amqp091)
         {
-            self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091);
+            self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091)
+                .with_limits(self.opts.limits());
             self.sides[1].masker = Masker::new(Some(crate::codec::ProtocolHeader::Amqp091));
         }
         let to = undecoded::To { conn, dir, ts };
@@ -238,6 +264,7 @@ impl Inspector {
                 .items(&side.decoder, &mut self.items, &mut ranges);
             secrets.extend(ranges.into_iter().map(|r| (r.start, r.end)));
             secrets.extend(side.masker.lost_from().map(|l| (l, u64::MAX)));
+            secrets.extend(side.stream_mask);
         }
         for item in self.items.drain(..) {
             // Bytes before a header or frame that are in no event yet (a malformed frame)
@@ -245,6 +272,24 @@ impl Inspector {
             let span = undecoded::decoded_span(&item);
             if let Some((from, _)) = span {
                 side.undecoded_up_to(from, &secrets, to, out);
+            }
+            if !self.opts.show_secrets
+                && let Some((from, end)) = undecoded::streamed_span(&item)
+            {
+                // A frame decoded from its head: what streams past of it is masked too when it
+                // may hold a credential.
+                let kind = undecoded::StreamKind::of(side, dir, self.client_header, self.cbs);
+                side.stream_mask = undecoded::streamed_mask(&item, kind).map(|m| (m.max(from), end));
+                secrets.extend(side.stream_mask);
+            }
+            if let Item::Malformed { error, .. } = &item
+                && matches!(error.kind, crate::codec::ErrorKind::NotInspected { .. })
+            {
+                // Not a malformation: its fields did not fit in what inspection holds. Its
+                // bytes go out undecoded, and the state tracker is told it missed a frame.
+                self.tracker.gap(dir);
+                self.state_dirty = true;
+                continue;
             }
             match &item {
                 Item::Malformed { offset, raw, .. } if !self.opts.show_secrets => {
@@ -344,6 +389,9 @@ impl Inspector {
         // secret inside it can still be masked once the frame is complete.
         let committed = side.decoder.offset() - side.decoder.buffered() as u64;
         side.commit(committed, &secrets, self.opts.emit_data, to, out);
+        if side.stream_mask.is_some_and(|(_, end)| end <= committed) {
+            side.stream_mask = None;
+        }
     }
 
     /// Take a chunk of relayed bytes without decoding the frames in it, for when the inspection
@@ -407,7 +455,9 @@ impl Inspector {
         side.held_offset = side.total;
         side.covered = side.total;
         side.data_sent = side.total;
-        side.decoder = StreamDecoder::new().starting_at(side.total);
+        side.decoder = StreamDecoder::new()
+            .with_limits(self.opts.limits())
+            .starting_at(side.total);
         side.masker = Masker::new(None);
         out.push(Event {
             conn,
@@ -456,6 +506,7 @@ impl Inspector {
             Some(p) => StreamDecoder::assuming(p),
             None => StreamDecoder::new(),
         }
+        .with_limits(self.opts.limits())
         .starting_at(resume);
         side.masker = Masker::new(resync);
         side.held_offset = resume;
@@ -557,6 +608,20 @@ impl Inspector {
             // Judged from the decoder, not from the held bytes: without `Data` events
             // (`check`) nothing is held, and a stream cut inside a frame is still a finding.
             let partial = side.decoder.buffered();
+            if let Some((start, missing)) = side.decoder.streamed_frame() {
+                out.push(Event {
+                    conn: self.conn,
+                    ts,
+                    kind: EventKind::Violation(rules::CODEC_TRUNCATED_FRAME.violation(
+                        dir,
+                        start,
+                        format!(
+                            "stream ended inside a frame decoded from its head \
+                             ({missing} bytes of it missing)"
+                        ),
+                    )),
+                });
+            }
             if let Some((start, missing)) = side.decoder.skimmed_frame() {
                 out.push(Event {
                     conn: self.conn,

@@ -58,6 +58,10 @@ pub enum ErrorKind {
     /// A value that breaks an encoding rule (e.g. array element count mismatch, bad constructor).
     #[error("invalid encoding: {0}")]
     InvalidEncoding(&'static str),
+    /// A frame larger than the inspection budget whose fields do not fit in the head of it the
+    /// inspection holds: not inspected (and not judged), its bytes passed on.
+    #[error("frame of {size} bytes not inspected: its fields do not fit in the {head} bytes held")]
+    NotInspected { size: u64, head: u64 },
 }
 
 /// A decode error: kind, absolute offset, and the field path being decoded.

@@ -12,10 +12,48 @@ use bytes::{Bytes, BytesMut};
 use super::resync::{Plausible, plausible_amqp10, plausible_amqp091};
 use super::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091};
 
-/// The largest frame the inspector will buffer (AMQP 1.0 allows up to 4 GiB; nobody sane
-/// negotiates more than this). Larger frames make the stream undecodable rather than memory
-/// unbounded.
+/// The largest frame skimming passes over by its size alone (larger ones are left to
+/// [`StreamDecoder::push`], which decodes them from their head).
 pub const MAX_BUFFERED_FRAME: usize = 256 * 1024 * 1024;
+
+/// The default per-connection inspection budget (`--inspect-memory`).
+pub const DEFAULT_INSPECT_MEMORY: usize = 4 * 1024 * 1024;
+/// The least inspection budget accepted: room for any frame header and common performative.
+pub const MIN_INSPECT_MEMORY: usize = 64 * 1024;
+/// The default number of message body bytes kept (`--max-body`).
+pub const DEFAULT_MAX_BODY: usize = 4096;
+
+/// What the inspection of one direction may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// A frame larger than this is decoded from its first `frame` bytes (its head); the rest of
+    /// it is streamed past, counted but not held.
+    pub frame: usize,
+    /// Bytes kept of each message's body (`--max-body`); the rest is counted.
+    pub body: usize,
+    /// Bytes all the messages being assembled may hold together.
+    pub assembling: usize,
+}
+
+impl Limits {
+    /// The limits of each direction under a per-connection budget of `budget` bytes (at least
+    /// [`MIN_INSPECT_MEMORY`]): each direction may hold a quarter of it in a frame and a
+    /// quarter in messages being assembled.
+    pub fn of_budget(budget: usize, max_body: usize) -> Self {
+        let quarter = budget.max(MIN_INSPECT_MEMORY) / 4;
+        Limits {
+            frame: quarter,
+            body: max_body,
+            assembling: quarter,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::of_budget(DEFAULT_INSPECT_MEMORY, DEFAULT_MAX_BODY)
+    }
+}
 
 /// A decoded frame of either protocol.
 // Unboxed on purpose: a box would cost an allocation per decoded frame on the hot path.
@@ -55,6 +93,13 @@ impl AnyFrame {
         match self {
             AnyFrame::Amqp10(f) => f.fields_json(),
             AnyFrame::Amqp091(f) => f.fields_json(),
+        }
+    }
+    /// Bytes of the frame streamed past after its head (0 for a frame decoded whole).
+    pub fn streamed(&self) -> u64 {
+        match self {
+            AnyFrame::Amqp10(f) => f.streamed,
+            AnyFrame::Amqp091(f) => f.streamed,
         }
     }
     /// Credential byte ranges within the raw frame.
@@ -166,6 +211,11 @@ pub struct StreamDecoder {
     skip: u64,
     /// Where that frame starts.
     skip_from: u64,
+    /// Bytes still to stream past of a frame decoded from its head (see [`Limits::frame`]).
+    stream_left: u64,
+    /// Where that frame starts.
+    stream_from: u64,
+    limits: Limits,
     amqp10_messages: amqp10::MessageAssembler,
     amqp091_messages: amqp091::ContentAssembler,
     /// Where framing was lost and the first bytes there (for masking what follows).
@@ -188,10 +238,27 @@ impl StreamDecoder {
             offset: 0,
             skip: 0,
             skip_from: 0,
+            stream_left: 0,
+            stream_from: 0,
+            limits: Limits::default(),
             amqp10_messages: amqp10::MessageAssembler::default(),
             amqp091_messages: amqp091::ContentAssembler::default(),
             lost: None,
         }
+    }
+
+    /// The same decoder holding at most what `limits` allow.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self.reset_assemblers();
+        self
+    }
+
+    /// Messages under way are forgotten; new ones are assembled within the limits.
+    fn reset_assemblers(&mut self) {
+        let l = self.limits;
+        self.amqp10_messages = amqp10::MessageAssembler::with_limits(l.body, l.assembling);
+        self.amqp091_messages = amqp091::ContentAssembler::with_limits(l.body, l.assembling);
     }
 
     /// A decoder for a stream with no header in sight (e.g. a capture that starts mid-way, or
@@ -255,6 +322,12 @@ impl StreamDecoder {
         self.skip
     }
 
+    /// The frame decoded from its head that the stream is inside, if any: (its offset, bytes of
+    /// it still to come). A stream that ends here ends inside that frame.
+    pub fn streamed_frame(&self) -> Option<(u64, u64)> {
+        (self.stream_left > 0).then_some((self.stream_from, self.stream_left))
+    }
+
     /// The skimmed frame the stream is inside, if any: (its offset, bytes of it still to come).
     /// A stream that ends here ends inside that frame.
     pub fn skimmed_frame(&self) -> Option<(u64, u64)> {
@@ -273,6 +346,13 @@ impl StreamDecoder {
         let mut done = Skimmed::default();
         if !matches!(self.mode, Mode::Amqp10 | Mode::Amqp091) {
             return done;
+        }
+        if self.stream_left > 0 {
+            // The rest of a frame being streamed is passed over like that of a skimmed one.
+            done.frames += 1;
+            self.skip = self.stream_left;
+            self.skip_from = self.stream_from;
+            self.stream_left = 0;
         }
         if self.header_ahead(&self.pending) {
             // The start of a protocol header is held: that is for `push` to decode.
@@ -309,8 +389,7 @@ impl StreamDecoder {
             self.pending = BytesMut::new();
             self.need = 0;
         }
-        self.amqp10_messages = amqp10::MessageAssembler::default();
-        self.amqp091_messages = amqp091::ContentAssembler::default();
+        self.reset_assemblers();
         let mut at = (self.skip.min(chunk.len() as u64)) as usize;
         self.skip -= at as u64;
         while let Some(rest) = chunk.get(at..).filter(|r| !r.is_empty()) {
@@ -351,22 +430,50 @@ impl StreamDecoder {
             self.offset += n;
             chunk = chunk.slice(n as usize..);
         }
+        if self.stream_left > 0 {
+            // The rest of a frame decoded from its head: counted, not held.
+            let n = self.stream_left.min(chunk.len() as u64);
+            self.stream_left -= n;
+            self.offset += n;
+            chunk = chunk.slice(n as usize..);
+        }
         if self.mode == Mode::Opaque {
             self.offset += chunk.len() as u64;
             return;
         }
+        let ready = self.ready_at();
         if self.pending.is_empty() {
             // Fast path: decode straight out of the chunk, buffer only the incomplete tail.
             let consumed = self.drain(&chunk, out);
             self.keep_rest(&chunk, consumed);
-        } else if self.pending.len() + chunk.len() < self.need {
+        } else if self.pending.len() + chunk.len() < ready {
             // Still inside a large frame: copy each byte once, decode nothing yet.
             self.pending.extend_from_slice(&chunk);
+        } else if ready < self.need {
+            // The head of a frame too large to hold is complete: decode it, stream the rest.
+            let take = ready - self.pending.len();
+            self.pending.extend_from_slice(&chunk[..take]);
+            let buf = std::mem::take(&mut self.pending).freeze();
+            let consumed = self.drain(&buf, out);
+            self.keep_rest(&buf, consumed);
+            if take < chunk.len() {
+                self.push(chunk.slice(take..), out);
+            }
         } else {
             self.pending.extend_from_slice(&chunk);
             let buf = std::mem::take(&mut self.pending).freeze();
             let consumed = self.drain(&buf, out);
             self.keep_rest(&buf, consumed);
+        }
+    }
+
+    /// Bytes of the incomplete frame held that make it decodable: all of it, or its head when
+    /// it is larger than [`Limits::frame`] (0: its size is not known yet).
+    fn ready_at(&self) -> usize {
+        if self.need > self.limits.frame {
+            self.limits.frame
+        } else {
+            self.need
         }
     }
 
@@ -394,8 +501,9 @@ impl StreamDecoder {
                 // Room for the whole frame up front (one allocation instead of a realloc per
                 // chunk), but never more than a read's worth beyond the bytes present: a
                 // claimed size is not trusted.
+                let ready = self.ready_at();
                 self.pending
-                    .reserve(size.clamp(rest.len(), rest.len() + MAX_AHEAD));
+                    .reserve(ready.clamp(rest.len(), rest.len() + MAX_AHEAD));
             }
             self.pending.extend_from_slice(rest);
         }
@@ -503,17 +611,8 @@ impl StreamDecoder {
                 return Some(0);
             }
         };
-        if size > MAX_BUFFERED_FRAME {
-            let error = DecodeError::new(
-                offset,
-                ErrorKind::FrameTooLarge {
-                    size: size as u64,
-                    max: MAX_BUFFERED_FRAME as u64,
-                },
-            );
-            out.push(Item::Undecodable { offset, error });
-            self.lose_framing(offset, buf);
-            return Some(0);
+        if size > self.limits.frame {
+            return self.step_head(whole, at, size, out);
         }
         if buf.len() < size {
             return None;
@@ -523,6 +622,46 @@ impl StreamDecoder {
             Mode::Amqp10 => amqp10::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp10),
             _ => amqp091::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp091),
         };
+        self.emit(offset, raw, decoded, out);
+        Some(size)
+    }
+
+    /// A frame of `size` bytes, too large to hold, starts at `whole[at..]`: once its head is
+    /// there, decode it and stream the rest of the frame past (see [`super::head`]).
+    fn step_head(
+        &mut self,
+        whole: &Bytes,
+        at: usize,
+        size: usize,
+        out: &mut Vec<Item>,
+    ) -> Option<usize> {
+        let offset = self.offset;
+        let present = whole.len() - at;
+        let head_len = self.limits.frame;
+        if present < head_len {
+            return None;
+        }
+        let head = whole.slice(at..at + head_len);
+        let framing = match self.mode {
+            Mode::Amqp10 => super::head::Framing::Amqp10,
+            _ => super::head::Framing::Amqp091,
+        };
+        let decoded = super::head::decode_head(framing, head.clone(), size as u64, offset);
+        self.emit(offset, head, decoded, out);
+        let here = size.min(present);
+        self.stream_left = (size - here) as u64;
+        self.stream_from = offset;
+        Some(here)
+    }
+
+    /// Report a frame (its message, if it completes one) or why it did not decode.
+    fn emit(
+        &mut self,
+        offset: u64,
+        raw: Bytes,
+        decoded: Result<AnyFrame, DecodeError>,
+        out: &mut Vec<Item>,
+    ) {
         match decoded {
             Ok(frame) => {
                 let message = match &frame {
@@ -544,12 +683,19 @@ impl StreamDecoder {
             }
             Err(error) => out.push(Item::Malformed { offset, raw, error }),
         }
-        Some(size)
     }
 }
 
 /// Decode `raw` again as the same protocol as `like` (used after masking credentials).
 pub fn redecode(like: &AnyFrame, raw: Bytes, offset: u64) -> Option<AnyFrame> {
+    if like.streamed() > 0 {
+        let framing = match like {
+            AnyFrame::Amqp10(_) => super::head::Framing::Amqp10,
+            AnyFrame::Amqp091(_) => super::head::Framing::Amqp091,
+        };
+        let size = raw.len() as u64 + like.streamed();
+        return super::head::decode_head(framing, raw, size, offset).ok();
+    }
     match like {
         AnyFrame::Amqp10(_) => amqp10::decode_frame(raw, offset).ok().map(AnyFrame::Amqp10),
         AnyFrame::Amqp091(_) => amqp091::decode_frame(raw, offset)

@@ -125,6 +125,36 @@ pub(super) fn decoded_span(item: &Item) -> Option<(u64, u64)> {
     }
 }
 
+/// For an item that starts a frame decoded from its head (a frame larger than the inspection
+/// holds): the offsets from the end of its head (from its start, for one not inspected, whose
+/// head is not a frame event) to the end of the frame.
+pub(super) fn streamed_span(item: &Item) -> Option<(u64, u64)> {
+    match item {
+        Item::Frame {
+            offset, raw, frame, ..
+        } if frame.streamed() > 0 => {
+            let head_end = offset + raw.len() as u64;
+            Some((head_end, head_end + frame.streamed()))
+        }
+        Item::Malformed { offset, error, .. } => match error.kind {
+            // Masked from its start: the head goes out undecoded too.
+            crate::codec::ErrorKind::NotInspected { size, .. } => Some((*offset, offset + size)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Where a frame decoded from its head starts to be masked (absolute), when it may hold a
+/// credential: judged from its head as an incomplete frame is.
+pub(super) fn streamed_mask(item: &Item, kind: StreamKind) -> Option<u64> {
+    let (offset, raw) = match item {
+        Item::Frame { offset, raw, .. } | Item::Malformed { offset, raw, .. } => (offset, raw),
+        _ => return None,
+    };
+    credential_span(raw, kind, false).map(|r| offset + r.start as u64)
+}
+
 /// `bytes` (starting at absolute `start`) with every `secrets` range `(from, to)` that overlaps
 /// them masked.
 pub(super) fn masked(bytes: Bytes, start: u64, secrets: &[(u64, u64)]) -> Bytes {

@@ -31,10 +31,11 @@ use crate::verdict::CheckReport;
 /// new connection for itself: enough that the workers stay busy while the reader replays it.
 const LOCAL_AT: usize = 1024 * 1024;
 
-/// What `check` asks of the inspectors: no bytes held, credentials masked.
+/// What `check` asks of the inspectors: no bytes held, credentials masked, the default
+/// inspection budget.
 const CHECK_OPTIONS: InspectOptions = InspectOptions {
-    show_secrets: false,
     emit_data: false,
+    ..InspectOptions::DEFAULT
 };
 
 /// The threads `check` uses unless told otherwise: the available parallelism, at least 1.
@@ -59,17 +60,31 @@ pub struct CheckRun {
 /// A panic in a worker (a bug) is resumed on the calling thread, as it would have happened
 /// there with one thread.
 pub fn check(source: impl IntoIterator<Item = SourceEvent>, jobs: NonZeroUsize) -> CheckRun {
+    check_within(source, jobs, CHECK_OPTIONS.inspect_memory)
+}
+
+/// [`check`], each connection's inspection holding at most `inspect_memory` bytes
+/// (`--inspect-memory`).
+pub fn check_within(
+    source: impl IntoIterator<Item = SourceEvent>,
+    jobs: NonZeroUsize,
+    inspect_memory: usize,
+) -> CheckRun {
+    let opts = InspectOptions {
+        inspect_memory,
+        ..CHECK_OPTIONS
+    };
     if jobs.get() == 1 {
-        sequential(source)
+        sequential(source, opts)
     } else {
-        parallel(source, jobs, LOCAL_AT)
+        parallel(source, opts, jobs, LOCAL_AT)
     }
 }
 
 /// One thread: every source event through one [`Replayer`] into the report.
-fn sequential(source: impl IntoIterator<Item = SourceEvent>) -> CheckRun {
+fn sequential(source: impl IntoIterator<Item = SourceEvent>, opts: InspectOptions) -> CheckRun {
     let mut report = CheckReport::new();
-    let mut replayer = Replayer::new(CHECK_OPTIONS);
+    let mut replayer = Replayer::new(opts);
     let mut out = Vec::with_capacity(4096);
     for ev in source {
         replayer.feed(ev, &mut out);
@@ -106,8 +121,8 @@ impl Shard {
 }
 
 /// A worker: replays the batches it is given until told the capture ended.
-fn work(rx: Receiver<ToWorker>, load: &AtomicUsize) -> Shard {
-    let mut replayer = Replayer::new(CHECK_OPTIONS);
+fn work(rx: Receiver<ToWorker>, load: &AtomicUsize, opts: InspectOptions) -> Shard {
+    let mut replayer = Replayer::new(opts);
     let mut shard = Shard::default();
     let mut out = Vec::with_capacity(256);
     while let Ok(msg) = rx.recv() {
@@ -159,6 +174,7 @@ impl Local {
 /// new connections that arrive while every worker has at least `local_at` waiting.
 fn parallel(
     source: impl IntoIterator<Item = SourceEvent>,
+    opts: InspectOptions,
     jobs: NonZeroUsize,
     local_at: usize,
 ) -> CheckRun {
@@ -169,11 +185,11 @@ fn parallel(
         for load in &loads {
             let (tx, rx) = sync_channel(QUEUE_BATCHES);
             txs.push(tx);
-            workers.push(scope.spawn(move || work(rx, load)));
+            workers.push(scope.spawn(move || work(rx, load, opts)));
         }
         let mut dealer = Dealer::new(txs, &loads);
         let mut local = Local {
-            replayer: Replayer::new(CHECK_OPTIONS),
+            replayer: Replayer::new(opts),
             shard: Shard::default(),
             conns: HashSet::new(),
             out: Vec::with_capacity(256),
@@ -281,7 +297,7 @@ mod tests {
         // 0: the reader keeps every connection; MAX: it keeps none; in between, some.
         for local_at in [0, 1, 100, 300, usize::MAX] {
             for jobs in [2, 3] {
-                let many = parallel(events(40), NonZeroUsize::new(jobs).unwrap(), local_at);
+                let many = parallel(events(40), CHECK_OPTIONS, NonZeroUsize::new(jobs).unwrap(), local_at);
                 assert_eq!(many.stats, one.stats, "jobs {jobs}, local_at {local_at}");
                 assert_eq!(text(&many), text(&one), "jobs {jobs}, local_at {local_at}");
             }

@@ -43,6 +43,9 @@ pub mod keys {
     pub const OFFSET: &str = "offset";
     /// Base64 of the exact bytes (credentials masked).
     pub const RAW: &str = "raw";
+    /// A frame's full size, when `raw` holds only its head (a frame larger than the
+    /// inspection budget; the rest of its bytes follow in `bytes` records).
+    pub const SIZE: &str = "size";
     /// Frame channel.
     pub const CHANNEL: &str = "channel";
     /// Frame name.
@@ -218,6 +221,10 @@ fn write_frame<O: JsonOut + ?Sized>(
     o.entry_str(keys::PROTO, frame_proto(f.frame));
     o.key(keys::RAW);
     o.base64(f.raw);
+    if f.frame.streamed() > 0 {
+        // `raw` is the frame's head; the rest follows in `bytes` records.
+        o.entry_u64(keys::SIZE, f.raw.len() as u64 + f.frame.streamed());
+    }
     o.key(keys::SUMMARY);
     o.str_with(&mut |out| match f.frame {
         AnyFrame::Amqp10(f) => f.summary_into(out),

@@ -146,7 +146,7 @@ impl Row {
             summary: f.frame.summary(),
             link,
             raw: f.raw.slice(..keep),
-            len: f.raw.len(),
+            len: f.size() as usize,
             message: f.message.as_ref().map(|m| match m {
                 Ok(m) => m.to_json(max_body),
                 Err(e) => serde_json::json!({ "decode-error": e.to_string() }),

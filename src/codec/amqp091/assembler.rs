@@ -2,8 +2,9 @@
 //! basic.return), its content header and body frames, joined per channel into a [`Message`],
 //! checking that the body frames add up exactly to the declared body size.
 //!
-//! Memory is bounded: one message may buffer at most [`MAX_MESSAGE`] bytes and all channels
-//! together [`MAX_BUFFERED`]; beyond that the message is reported (typed error) and dropped.
+//! Memory is bounded: a message keeps at most the first `--max-body` bytes of its body (the
+//! rest is counted, and the message marked truncated), and all channels together at most the
+//! assembling limit; past it a message keeps nothing more of its body.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -19,10 +20,6 @@ use super::render::{write_method_fields, write_properties};
 use crate::codec::{DecodeError, ErrorKind};
 use crate::json::{JsonOut, to_value};
 
-/// Largest single message body assembled (larger ones are reported and skipped).
-pub const MAX_MESSAGE: u64 = 64 * 1024 * 1024;
-/// Largest total of body bytes buffered across all channels of one direction.
-pub const MAX_BUFFERED: usize = 256 * 1024 * 1024;
 
 /// A complete message: the method that carries it, its content header and body.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,7 +32,9 @@ pub struct Message {
     pub method: Arc<Method>,
     /// The content header (properties, body size; shared with its frame).
     pub header: Arc<ContentHeader>,
-    /// The body: zero-copy for single-frame bodies, one copy when assembled from several.
+    /// The body as far as it was kept (the first `--max-body` bytes of it; the content
+    /// header's `body_size` is its full size): zero-copy for single-frame bodies, one copy when
+    /// assembled from several.
     pub body: Bytes,
 }
 
@@ -57,10 +56,11 @@ impl Message {
         write_method_fields(o, &self.method);
         let cut = self.body.len().min(max_body);
         let shown = self.body.get(..cut).unwrap_or(&self.body[..]);
+        let size = self.header.body_size.max(self.body.len() as u64);
         let text = match std::str::from_utf8(shown) {
             Ok(s) => Some(s),
             // A multi-byte char cut by truncation still counts as text.
-            Err(e) if e.error_len().is_none() && cut < self.body.len() => {
+            Err(e) if e.error_len().is_none() && (cut as u64) < size => {
                 std::str::from_utf8(shown.get(..e.valid_up_to()).unwrap_or_default()).ok()
             }
             Err(_) => None,
@@ -72,14 +72,14 @@ impl Message {
                 o.base64(shown);
             }
         }
-        o.entry_u64("body-size", self.body.len() as u64);
+        o.entry_u64("body-size", size);
         o.entry_u64("channel", self.channel.into());
         o.entry_str("class", self.header.class_name());
         o.entry_str("method", self.method.def.name);
         o.key("properties");
         write_properties(o, &self.header);
         o.key("truncated");
-        o.bool(cut < self.body.len());
+        o.bool((cut as u64) < size);
     }
 }
 
@@ -94,10 +94,11 @@ enum Pending {
         offset: u64,
         header: Arc<ContentHeader>,
         parts: Parts,
+        /// Body bytes received (kept or not).
         received: u64,
+        /// Body bytes kept.
+        kept: usize,
     },
-    /// An oversized body being counted off (already reported) without buffering.
-    Skip { remaining: u64 },
 }
 
 /// Hashes a channel number as itself (channels are small dense integers; no DoS concern since
@@ -162,12 +163,16 @@ impl Parts {
 pub struct ContentAssembler {
     channels: ChannelMap<Pending>,
     buffered: usize,
-    max_message: u64,
+    /// Body bytes kept of each message.
+    max_body: usize,
+    /// Body bytes kept of all messages under way together.
+    max_buffered: usize,
 }
 
 impl Default for ContentAssembler {
     fn default() -> Self {
-        Self::with_limit(MAX_MESSAGE)
+        let l = crate::codec::Limits::default();
+        Self::with_limits(l.body, l.assembling)
     }
 }
 
@@ -176,12 +181,14 @@ fn err(frame: &Frame, kind: ErrorKind) -> Option<Result<Message, DecodeError>> {
 }
 
 impl ContentAssembler {
-    /// An assembler that refuses messages with bodies over `max_message` bytes.
-    pub fn with_limit(max_message: u64) -> Self {
+    /// An assembler that keeps the first `max_body` bytes of each body, and at most
+    /// `max_buffered` body bytes of all messages under way.
+    pub fn with_limits(max_body: usize, max_buffered: usize) -> Self {
         ContentAssembler {
             channels: ChannelMap::default(),
             buffered: 0,
-            max_message,
+            max_body,
+            max_buffered,
         }
     }
 
@@ -197,8 +204,8 @@ impl ContentAssembler {
 
     fn drop_pending(&mut self, channel: u16) -> Option<Pending> {
         let p = self.channels.remove(&channel);
-        if let Some(Pending::Body { received, .. }) = &p {
-            self.buffered = self.buffered.saturating_sub(*received as usize);
+        if let Some(Pending::Body { kept, .. }) = &p {
+            self.buffered = self.buffered.saturating_sub(*kept);
         }
         p
     }
@@ -249,21 +256,6 @@ impl ContentAssembler {
                             body: Bytes::new(),
                         }));
                     }
-                    if h.body_size > self.max_message {
-                        self.channels.insert(
-                            ch,
-                            Pending::Skip {
-                                remaining: h.body_size,
-                            },
-                        );
-                        return err(
-                            frame,
-                            ErrorKind::FrameTooLarge {
-                                size: h.body_size,
-                                max: self.max_message,
-                            },
-                        );
-                    }
                     self.channels.insert(
                         ch,
                         Pending::Body {
@@ -272,6 +264,7 @@ impl ContentAssembler {
                             header: h.clone(),
                             parts: Parts::None,
                             received: 0,
+                            kept: 0,
                         },
                     );
                     None
@@ -282,28 +275,14 @@ impl ContentAssembler {
                 ),
             },
             FrameKind::Body(b) => {
-                let len = b.len() as u64;
+                let len = frame.body_len().unwrap_or(b.len() as u64);
+                let room = self.max_buffered.saturating_sub(self.buffered);
                 match self.channels.get_mut(&ch) {
-                    Some(Pending::Skip { remaining }) => {
-                        if len > *remaining {
-                            self.channels.remove(&ch);
-                            return err(
-                                frame,
-                                ErrorKind::MalformedFrame(
-                                    "content body frames exceed the declared body size",
-                                ),
-                            );
-                        }
-                        *remaining -= len;
-                        if *remaining == 0 {
-                            self.channels.remove(&ch);
-                        }
-                        None
-                    }
                     Some(Pending::Body {
                         header,
                         parts,
                         received,
+                        kept,
                         ..
                     }) => {
                         let total = received.saturating_add(len);
@@ -316,19 +295,23 @@ impl ContentAssembler {
                                 ),
                             );
                         }
-                        if self.buffered.saturating_add(b.len()) > MAX_BUFFERED {
-                            self.drop_pending(ch);
-                            return err(
-                                frame,
-                                ErrorKind::FrameTooLarge {
-                                    size: total,
-                                    max: MAX_BUFFERED as u64,
-                                },
-                            );
+                        // Only while nothing of the body was left out: what is kept is its start.
+                        if *received == *kept as u64 {
+                            let take = b.len().min(self.max_body.saturating_sub(*kept)).min(room);
+                            if take > 0 {
+                                // Copied when only part of the payload is kept: a slice would
+                                // pin all of the frame's buffer.
+                                let piece = if take == b.len() {
+                                    b.clone()
+                                } else {
+                                    Bytes::copy_from_slice(&b[..take])
+                                };
+                                parts.push(&piece);
+                                *kept += take;
+                                self.buffered += take;
+                            }
                         }
-                        parts.push(b);
                         *received = total;
-                        self.buffered += b.len();
                         if total < header.body_size {
                             return None;
                         }

@@ -60,6 +60,10 @@ pub struct Frame {
     pub kind: FrameKind,
     /// Credential byte ranges within the raw frame (computed while decoding).
     pub secrets: Vec<Range<usize>>,
+    /// Bytes of the frame that were streamed past, not held: a frame larger than the
+    /// inspection budget is decoded from its head, and a body frame's `Body` then holds only
+    /// the head of its payload (0 for a whole frame; the frame-end octet is not checked then).
+    pub streamed: u64,
 }
 
 impl Frame {
@@ -70,6 +74,7 @@ impl Frame {
             offset: 0,
             kind,
             secrets: Vec::new(),
+            streamed: 0,
         }
     }
 
@@ -116,6 +121,18 @@ impl Frame {
             FrameKind::Body(b) => Some(b),
             _ => None,
         }
+    }
+
+    /// The body frame's full payload length (`body()` may hold only its head: the streamed
+    /// bytes count, less the frame-end octet among them).
+    pub fn body_len(&self) -> Option<u64> {
+        self.body()
+            .map(|b| b.len() as u64 + self.streamed.saturating_sub(1))
+    }
+
+    /// The frame's full size, given the bytes of it held (`held`).
+    pub fn size(&self, held: usize) -> u64 {
+        held as u64 + self.streamed
     }
 
     /// Byte ranges (within the raw frame) holding credentials, to be masked: the password
@@ -199,6 +216,7 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
             offset,
             kind: FrameKind::Body(body),
             secrets: Vec::new(),
+            streamed: 0,
         });
     }
     let mut payload = Reader::new(body, offset + FRAME_HEADER_LEN as u64);
@@ -241,6 +259,7 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
         offset,
         kind,
         secrets,
+        streamed: 0,
     })
 }
 

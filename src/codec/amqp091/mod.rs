@@ -21,7 +21,7 @@ mod method;
 mod render;
 mod table;
 
-pub use assembler::{ContentAssembler, MAX_BUFFERED, MAX_MESSAGE, Message};
+pub use assembler::{ContentAssembler, Message};
 pub use auth::{AuthResponse, decode_response};
 pub use content::{BASIC_CLASS_ID, ContentHeader};
 pub use field_table::{FieldTable, FieldValue, MAX_DEPTH};

@@ -249,7 +249,7 @@ pub fn write_frame_fields<O: JsonOut + ?Sized>(o: &mut O, f: &Frame) {
         }
         FrameKind::Body(b) => {
             o.begin_object();
-            o.entry_u64("size", b.len() as u64);
+            o.entry_u64("size", f.body_len().unwrap_or(b.len() as u64));
             o.end_object();
         }
         FrameKind::Heartbeat => {
@@ -429,14 +429,14 @@ fn header_summary_into(h: &ContentHeader, out: &mut String) {
 }
 
 /// Append the summary line of a content body: size and an escaped, truncated preview.
-fn body_summary_into(b: &Bytes, out: &mut String) {
+fn body_summary_into(b: &Bytes, len: u64, out: &mut String) {
     let n = b.len().min(SUMMARY_BODY_MAX);
     out.push_str("content-body ");
-    push_u64(out, b.len() as u64);
+    push_u64(out, len);
     out.push_str(" bytes \"");
     push_escape_ascii(out, b.get(..n).unwrap_or(&b[..]));
     out.push('"');
-    if n < b.len() {
+    if (n as u64) < len {
         out.push_str("...");
     }
 }
@@ -446,7 +446,7 @@ pub fn frame_summary_into(f: &Frame, out: &mut String) {
     match &f.kind {
         FrameKind::Method(m) => method_summary_into(m, out),
         FrameKind::Header(h) => header_summary_into(h, out),
-        FrameKind::Body(b) => body_summary_into(b, out),
+        FrameKind::Body(b) => body_summary_into(b, f.body_len().unwrap_or(0), out),
         FrameKind::Heartbeat => out.push_str("heartbeat"),
     }
 }

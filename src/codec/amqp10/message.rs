@@ -3,10 +3,12 @@
 //! footer), and [`MessageAssembler`], which reassembles deliveries split over several transfers
 //! (`more=true`) per (channel, link handle), discarding aborted ones.
 //!
-//! Memory is bounded: an in-progress delivery holds zero-copy slices of the frames it came in
-//! (so never more than the input), and is dropped with a typed error past
-//! [`MAX_DELIVERY_BYTES`]; all in-progress deliveries together are capped at
-//! [`MAX_ASSEMBLING_BYTES`].
+//! Memory is bounded: a message keeps at most the body bytes `--max-body` asks for plus
+//! [`METADATA_BYTES`] for the sections before its body, whatever its size; the rest is counted
+//! ([`Message::size`]) and the message marked truncated. Body sections past the body bytes kept
+//! are counted, not materialised ([`Message::sections_counted`]). All in-progress deliveries of
+//! one direction together hold at most the assembling limit; past it a delivery keeps nothing
+//! more.
 
 use crate::hash::HashMap;
 
@@ -21,10 +23,9 @@ use super::value::{self, Described, Str, Symbol, Value, write_fields_map};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 use crate::json::{JsonOut, to_value};
 
-/// Largest single delivery the assembler will hold (64 MiB).
-pub const MAX_DELIVERY_BYTES: usize = 64 * 1024 * 1024;
-/// Largest total of in-progress deliveries per direction (256 MiB).
-pub const MAX_ASSEMBLING_BYTES: usize = 256 * 1024 * 1024;
+/// Bytes a message keeps for the sections before its body (header, annotations, properties,
+/// application-properties), beyond the body bytes kept.
+pub const METADATA_BYTES: usize = 16 * 1024;
 
 /// One message section.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +38,9 @@ pub struct Section {
     pub value: Value,
     /// Byte span within the message payload.
     pub span: std::ops::Range<usize>,
+    /// For a section the held bytes end in: its value's full encoded size (`value` then holds
+    /// the start of a binary, string or symbol, and is null for anything else).
+    pub cut: Option<u64>,
 }
 
 /// `header` section (0x70), defaults applied.
@@ -101,19 +105,47 @@ pub struct Message {
     pub message_format: Option<u32>,
     /// How many transfers carried it.
     pub transfers: usize,
-    /// The whole encoded message.
+    /// The encoded message as far as it was kept (all of it unless `size` says more).
     pub payload: Bytes,
-    /// The sections, in order.
+    /// The encoded message's full size.
+    pub size: u64,
+    /// The sections, in order (those the kept bytes hold, the last one perhaps cut).
     pub sections: Vec<Section>,
+    /// Body sections in the kept bytes past the body bytes shown: counted, not materialised.
+    pub sections_counted: u64,
 }
 
 impl Message {
     /// Decode `payload` (whose first byte sits at absolute `offset`) into sections.
     pub fn decode_sections(payload: &Bytes, offset: u64) -> Result<Vec<Section>, DecodeError> {
+        Self::decode_kept(payload, offset, true, usize::MAX).map(|(s, _)| s)
+    }
+
+    /// Decode the kept bytes of a message, `payload` (all of it when `complete`), into
+    /// sections: once body sections (data, amqp-sequence, amqp-value) hold `max_body` bytes,
+    /// the further ones are only counted (the count is returned with the sections). When the
+    /// kept bytes end inside a section, that section is the last one, [`Section::cut`].
+    pub fn decode_kept(
+        payload: &Bytes,
+        offset: u64,
+        complete: bool,
+        max_body: usize,
+    ) -> Result<(Vec<Section>, u64), DecodeError> {
         let mut r = Reader::new(payload.clone(), offset);
         // Most messages are one to three sections.
         let mut sections = Vec::with_capacity(2);
+        let (mut body, mut counted) = (0usize, 0u64);
         while !r.is_empty() {
+            if !complete {
+                let mut probe = r.clone();
+                match Self::section_at(&mut probe) {
+                    Err(e) if cut_short(&e) => {
+                        sections.extend(cut_section(&mut r));
+                        break;
+                    }
+                    _ => {}
+                }
+            }
             let start = r.position();
             let at = r.offset();
             let not_a_section = || {
@@ -141,14 +173,46 @@ impl Message {
                 return Err(not_a_section());
             };
             check_value(def, &v, at, 1).map_err(|e| e.within(def.name).within("message"))?;
+            let span = start..r.position();
+            if (DATA..=AMQP_VALUE).contains(&def.code) {
+                if body >= max_body {
+                    counted += 1;
+                    continue;
+                }
+                body += span.len();
+            }
             sections.push(Section {
                 name: def.name,
                 code: def.code,
                 value: v,
-                span: start..r.position(),
+                span,
+                cut: None,
             });
         }
-        Ok(sections)
+        Ok((sections, counted))
+    }
+
+    /// Read past one section (for telling whether the kept bytes hold all of it).
+    fn section_at(r: &mut Reader) -> Result<(), DecodeError> {
+        if r.u8()? != value::code::DESCRIBED {
+            return Ok(()); // not a section: decoding proper reports it
+        }
+        value::decode_descriptor(r, 1)?;
+        value::decode_at(r, 1).map(drop)
+    }
+
+    /// The body bytes its body sections show (decoding the kept bytes again with this limit
+    /// materialises the same sections).
+    pub fn body_shown(&self) -> usize {
+        if self.sections_counted == 0 {
+            return usize::MAX;
+        }
+        self.sections
+            .iter()
+            .filter(|s| (DATA..=AMQP_VALUE).contains(&s.code))
+            .map(|s| s.span.len())
+            .sum::<usize>()
+            .max(1)
     }
 
     /// The first section with this descriptor code.
@@ -268,16 +332,22 @@ impl Message {
                     o.key("amqp-sequence");
                     o.begin_array();
                     for s in of_code {
-                        s.value.write_json(o);
+                        write_body_value(o, s, max_body);
                     }
                     o.end_array();
+                }
+                AMQP_VALUE => {
+                    for s in of_code {
+                        o.key(s.name);
+                        write_body_value(o, s, max_body);
+                    }
                 }
                 DATA => {
                     // Binary data sections make the array; anything else would be shown as a
                     // section of its own, under the same key (so the array wins).
                     let mut binary = false;
                     for s in of_code {
-                        if matches!(s.value, Value::Binary(_)) {
+                        if matches!(s.value, Value::Binary(_)) || s.cut.is_some() {
                             binary = true;
                         } else {
                             o.key(s.name);
@@ -288,8 +358,10 @@ impl Message {
                         o.key("data");
                         o.begin_array();
                         for s in self.sections.iter().filter(|s| s.code == DATA) {
-                            if let Value::Binary(b) = &s.value {
-                                write_data(o, b, max_body);
+                            match &s.value {
+                                Value::Binary(b) => write_data(o, b, s.cut, max_body),
+                                _ if s.cut.is_some() => write_data(o, &[], s.cut, max_body),
+                                _ => {}
                             }
                         }
                         o.end_array();
@@ -303,8 +375,18 @@ impl Message {
                 }
             }
         }
-        o.entry_u64("size", self.payload.len() as u64);
+        if self.sections_counted > 0 {
+            o.entry_u64("sections-counted", self.sections_counted);
+        }
+        o.entry_u64("size", self.size);
         o.entry_u64("transfers", self.transfers as u64);
+        if (self.payload.len() as u64) < self.size {
+            o.key("truncated");
+            o.begin_object();
+            o.entry_u64("held", self.payload.len() as u64);
+            o.entry_u64("size", self.size);
+            o.end_object();
+        }
     }
 }
 
@@ -312,6 +394,54 @@ impl Message {
 const DATA: u64 = 0x75;
 /// `amqp-sequence` section code.
 const AMQP_SEQUENCE: u64 = 0x76;
+/// `amqp-value` section code.
+const AMQP_VALUE: u64 = 0x77;
+
+/// True for an error that only says the bytes ran out (the kept bytes end inside a section).
+fn cut_short(e: &DecodeError) -> bool {
+    matches!(
+        e.kind,
+        ErrorKind::Truncated { .. } | ErrorKind::LengthExceedsInput { .. }
+    )
+}
+
+/// The section the kept bytes end in, from its descriptor and constructor: a binary, string or
+/// symbol value keeps its start, anything else is null; `cut` is its value's full size. `None`
+/// when not even its descriptor and constructor are there.
+fn cut_section(r: &mut Reader) -> Option<Section> {
+    let start = r.position();
+    if r.u8().ok()? != value::code::DESCRIBED {
+        return None;
+    }
+    let descriptor = value::decode_descriptor(r, 1).ok()?;
+    let def = lookup_descriptor(&descriptor).filter(|def| def.provides("section"))?;
+    let code = r.u8().ok()?;
+    let width = match code {
+        0xa0 | 0xa1 | 0xa3 | 0xc0 | 0xc1 | 0xe0 => 1,
+        0xb0 | 0xb1 | 0xb3 | 0xd0 | 0xd1 | 0xf0 => 4,
+        _ => return None,
+    };
+    let len = match width {
+        1 => u64::from(r.u8().ok()?),
+        _ => u64::from(r.u32().ok()?),
+    };
+    let held = r.rest();
+    let value = match code {
+        0xa0 | 0xb0 => Value::Binary(held),
+        0xa1 | 0xb1 | 0xa3 | 0xb3 => match std::str::from_utf8(&held) {
+            Ok(_) => Value::Binary(held),
+            Err(e) => Value::Binary(held.slice(..e.valid_up_to())),
+        },
+        _ => Value::Null,
+    };
+    Some(Section {
+        name: def.name,
+        code: def.code,
+        value,
+        span: start..r.position(),
+        cut: Some(len),
+    })
+}
 /// The section codes in the byte order of their names (`amqp-sequence`, `amqp-value`,
 /// `application-properties`, `data`, `delivery-annotations`, `footer`, `header`,
 /// `message-annotations`, `properties`), so the JSON keys are written in order.
@@ -346,9 +476,11 @@ fn write_section_value<O: JsonOut + ?Sized>(o: &mut O, s: &Section) {
 
 /// A data section: `{"text"}` when the whole body is UTF-8, else `{"binary"}` (hex) as for
 /// any binary; either cut at `max_body` bytes (text on a char boundary), with `"len"` then. The
-/// body is shown once: the frame's `raw` holds its exact bytes.
-fn write_data<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], max_body: usize) {
+/// body is shown once: the frame's `raw` holds its exact bytes. `full`: the section's full
+/// length when only the start of it, `b`, was kept.
+fn write_data<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], full: Option<u64>, max_body: usize) {
     o.begin_object();
+    let len = full.unwrap_or(b.len() as u64);
     match std::str::from_utf8(b) {
         Ok(text) => {
             let mut cut = text.len().min(max_body);
@@ -356,13 +488,52 @@ fn write_data<O: JsonOut + ?Sized>(o: &mut O, b: &[u8], max_body: usize) {
                 cut -= 1;
             }
             o.entry_str("text", text.get(..cut).unwrap_or_default());
-            if cut < text.len() {
-                o.entry_u64("len", b.len() as u64);
+            if (cut as u64) < len {
+                o.entry_u64("len", len);
             }
         }
-        Err(_) => value::write_binary_entries(o, b, max_body),
+        Err(_) => {
+            o.key("binary");
+            o.hex(b.get(..max_body).unwrap_or(b));
+            if (b.len().min(max_body) as u64) < len {
+                o.entry_u64("len", len);
+            }
+        }
     }
     o.end_object();
+}
+
+/// An amqp-value or amqp-sequence section's value, its strings and binaries cut at `max_body`
+/// bytes as data sections are (`{"text"}` or `{"binary"}`, with `"len"`); a section the kept
+/// bytes end in is shown as far as it was kept.
+fn write_body_value<O: JsonOut + ?Sized>(o: &mut O, s: &Section, max_body: usize) {
+    match (&s.value, s.cut) {
+        (Value::Binary(b), Some(full)) => write_data(o, b, Some(full), max_body),
+        (_, Some(full)) => write_data(o, &[], Some(full), max_body),
+        (v, None) => write_cut_value(o, v, max_body),
+    }
+}
+
+/// `v` as JSON, strings and binaries longer than `max_body` cut (lists element by element).
+fn write_cut_value<O: JsonOut + ?Sized>(o: &mut O, v: &Value, max_body: usize) {
+    match v {
+        Value::String(t) if t.as_str().len() > max_body => {
+            write_data(o, t.as_str().as_bytes(), None, max_body)
+        }
+        Value::Binary(b) => {
+            o.begin_object();
+            value::write_binary_entries(o, b, max_body);
+            o.end_object();
+        }
+        Value::List(items) => {
+            o.begin_array();
+            for v in items {
+                write_cut_value(o, v, max_body);
+            }
+            o.end_array();
+        }
+        v => v.write_json(o),
+    }
 }
 
 /// An in-progress delivery.
@@ -372,25 +543,52 @@ struct Partial {
     delivery_tag: Option<Bytes>,
     message_format: Option<u32>,
     offset: u64,
-    chunks: Vec<Bytes>,
-    len: usize,
+    /// The start of the encoded message, copied (never a slice pinning a frame's buffer).
+    kept: BytesMut,
+    /// The encoded message's size so far.
+    size: u64,
     transfers: usize,
-    /// Dropped for size; ignore the rest of this delivery.
-    overflowed: bool,
 }
 
 /// Reassembles deliveries split over several transfers (`more`), per (channel, link handle),
 /// for one direction of one connection.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MessageAssembler {
     partial: HashMap<(u16, u32), Partial>,
     total: usize,
+    /// Body bytes kept of each message (`--max-body`).
+    max_body: usize,
+    /// Bytes all in-progress deliveries may keep together.
+    max_total: usize,
+}
+
+impl Default for MessageAssembler {
+    fn default() -> Self {
+        let l = crate::codec::Limits::default();
+        Self::with_limits(l.body, l.assembling)
+    }
 }
 
 impl MessageAssembler {
+    /// An assembler keeping `max_body` body bytes of each message (and [`METADATA_BYTES`] for
+    /// the sections before the body), and at most `max_total` bytes of in-progress deliveries.
+    pub fn with_limits(max_body: usize, max_total: usize) -> Self {
+        MessageAssembler {
+            partial: HashMap::default(),
+            total: 0,
+            max_body,
+            max_total,
+        }
+    }
+
     /// Bytes held in in-progress deliveries.
     pub fn buffered(&self) -> usize {
         self.total
+    }
+
+    /// Bytes of a message kept.
+    fn keep(&self) -> usize {
+        self.max_body.saturating_add(METADATA_BYTES)
     }
 
     /// Feed a frame; returns a message (or why it could not be decoded) when this frame
@@ -419,99 +617,82 @@ impl MessageAssembler {
             return None;
         }
         if !t.more && !self.partial.contains_key(&key) {
-            if payload.is_empty() {
+            if frame.payload_len() == 0 {
                 return None;
             }
-            // The common case: a whole message in one transfer, decoded zero-copy.
+            // The common case: a whole message in one transfer, decoded zero-copy (the
+            // message is handed on at once, so a slice of the frame pins nothing for long).
+            let kept = payload.slice(..payload.len().min(self.keep()));
             let offset = frame.payload_abs_offset();
-            return Some(
-                Message::decode_sections(payload, offset).map(|sections| Message {
-                    channel: frame.channel,
-                    handle: t.handle,
-                    delivery_id: t.delivery_id,
-                    delivery_tag: t.delivery_tag.clone(),
-                    message_format: t.message_format,
-                    transfers: 1,
-                    payload: payload.clone(),
-                    sections,
-                }),
-            );
+            let message = Partial {
+                delivery_id: t.delivery_id,
+                delivery_tag: t.delivery_tag.clone(),
+                message_format: t.message_format,
+                offset,
+                kept: BytesMut::new(),
+                size: frame.payload_len(),
+                transfers: 1,
+            };
+            return Some(self.finish(frame.channel, t.handle, message, kept));
         }
+        let room = self
+            .keep()
+            .min(self.max_total.saturating_sub(self.total));
         let p = self.partial.entry(key).or_insert_with(|| Partial {
             delivery_id: t.delivery_id,
             delivery_tag: t.delivery_tag.clone(),
             message_format: t.message_format,
             offset: frame.payload_abs_offset(),
-            chunks: Vec::new(),
-            len: 0,
+            kept: BytesMut::new(),
+            size: 0,
             transfers: 0,
-            overflowed: false,
         });
         p.transfers += 1;
-        let mut report = None;
-        if !p.overflowed {
-            let len = p.len.saturating_add(payload.len());
-            let total = self.total.saturating_add(payload.len());
-            if len > MAX_DELIVERY_BYTES || total > MAX_ASSEMBLING_BYTES {
-                p.overflowed = true;
-                self.total = self.total.saturating_sub(p.len);
-                p.chunks = Vec::new();
-                p.len = 0;
-                let max = if len > MAX_DELIVERY_BYTES {
-                    MAX_DELIVERY_BYTES
-                } else {
-                    MAX_ASSEMBLING_BYTES
-                };
-                report = Some(Err(DecodeError::new(
-                    frame.offset,
-                    ErrorKind::FrameTooLarge {
-                        size: len as u64,
-                        max: max as u64,
-                    },
-                )
-                .within("message")));
-            } else if !payload.is_empty() {
-                p.chunks.push(payload.clone());
-                p.len = len;
-                self.total = total;
-            }
+        p.size = p.size.saturating_add(frame.payload_len());
+        // Only while nothing of the message was left out: what is kept is its start.
+        if p.size - frame.payload_len() == p.kept.len() as u64 {
+            let take = payload.len().min(room.saturating_sub(p.kept.len()));
+            p.kept.extend_from_slice(&payload[..take]);
+            self.total += take;
         }
         if t.more {
-            return report;
+            return None;
         }
         let p = self.partial.remove(&key)?;
-        self.total = self.total.saturating_sub(p.len);
-        if p.overflowed {
-            return report;
-        }
-        let payload = match p.chunks.len() {
-            0 => Bytes::new(),
-            1 => p.chunks.into_iter().next().unwrap_or_default(),
-            _ => {
-                let mut buf = BytesMut::with_capacity(p.len);
-                for c in &p.chunks {
-                    buf.extend_from_slice(c);
-                }
-                buf.freeze()
-            }
-        };
-        Some(
-            Message::decode_sections(&payload, p.offset).map(|sections| Message {
-                channel: frame.channel,
-                handle: t.handle,
-                delivery_id: p.delivery_id,
-                delivery_tag: p.delivery_tag,
-                message_format: p.message_format,
-                transfers: p.transfers,
-                payload,
-                sections,
-            }),
-        )
+        self.total = self.total.saturating_sub(p.kept.len());
+        let mut p = p;
+        let kept = std::mem::take(&mut p.kept).freeze();
+        Some(self.finish(frame.channel, t.handle, p, kept))
+    }
+
+    /// The message of a delivery complete on `channel`, link `handle`, `kept` its start.
+    fn finish(
+        &self,
+        channel: u16,
+        handle: u32,
+        p: Partial,
+        kept: Bytes,
+    ) -> Result<Message, DecodeError> {
+        let complete = kept.len() as u64 == p.size;
+        let (sections, sections_counted) =
+            Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
+        Ok(Message {
+            channel,
+            handle,
+            delivery_id: p.delivery_id,
+            delivery_tag: p.delivery_tag,
+            message_format: p.message_format,
+            transfers: p.transfers,
+            payload: kept,
+            size: p.size,
+            sections,
+            sections_counted,
+        })
     }
 
     fn drop_partial(&mut self, channel: u16, handle: u32) {
         if let Some(p) = self.partial.remove(&(channel, handle)) {
-            self.total = self.total.saturating_sub(p.len);
+            self.total = self.total.saturating_sub(p.kept.len());
         }
     }
 }

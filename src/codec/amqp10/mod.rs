@@ -89,6 +89,9 @@ pub struct Frame {
     pub payload: Bytes,
     /// Where `payload` starts within `raw`.
     pub payload_start: usize,
+    /// Bytes of the frame after `raw` that were not held: a frame larger than the inspection
+    /// budget is decoded from its head (`raw`), the rest streamed past (0 for a whole frame).
+    pub streamed: u64,
 }
 
 impl Frame {
@@ -151,6 +154,16 @@ impl Frame {
         &self.payload
     }
 
+    /// The frame's full size: its bytes held (`raw`) and those streamed past.
+    pub fn size(&self) -> u64 {
+        self.raw.len() as u64 + self.streamed
+    }
+
+    /// The payload's full length (`payload` may hold only its head, see [`Frame::streamed`]).
+    pub fn payload_len(&self) -> u64 {
+        self.payload.len() as u64 + self.streamed
+    }
+
     /// Absolute stream offset of the payload's first byte.
     pub fn payload_abs_offset(&self) -> u64 {
         self.offset + self.payload_start as u64
@@ -176,8 +189,9 @@ impl Frame {
             FrameBody::Empty => out.push_str("(empty frame)"),
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
                 render::composite_into(composite.def, &composite.fields, out);
-                if !self.payload.is_empty() {
-                    let _ = write!(out, " (payload {} bytes)", self.payload.len());
+                let payload = self.payload.len() as u64 + self.streamed;
+                if payload > 0 {
+                    let _ = write!(out, " (payload {payload} bytes)");
                 }
             }
             FrameBody::Unknown { body } => {
@@ -243,6 +257,7 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
         payload: Bytes::new(),
         payload_start: raw.len(),
         raw: Bytes::new(),
+        streamed: 0,
     };
     if body_start >= raw.len() {
         frame.raw = raw;

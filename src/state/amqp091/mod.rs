@@ -79,7 +79,7 @@ impl ConnectionTracker {
             }
         }
         l.last = Some(ts);
-        l.end = ev.offset.saturating_add(ev.raw.len() as u64);
+        l.end = ev.offset.saturating_add(ev.size());
     }
 
     fn frame091(&mut self, ev: &FrameEvent, f: &Frame, ts: Timestamp, out: &mut Vec<Violation>) {
@@ -90,7 +90,7 @@ impl ConnectionTracker {
 
         // Frame size against frame-max (frame-min-size before tune-ok).
         if let Some(limit) = self.conn.frame_limit() {
-            let size = ev.raw.len() as u64;
+            let size = ev.size();
             if size > u64::from(limit) {
                 out.push(rules::FRAME_TOO_LARGE.violation(
                     dir,

@@ -220,7 +220,7 @@ impl ConnectionTracker {
             (None, false) => (Some(MIN_MAX_FRAME_SIZE), Some(0)),
         };
         if let Some(max) = max_frame
-            && fe.raw.len() as u64 > u64::from(max)
+            && fe.size() > u64::from(max)
         {
             out.push(rules::CONNECTION_FRAME_TOO_LARGE.violation(
                 d,
@@ -228,7 +228,7 @@ impl ConnectionTracker {
                 format!(
                     "{} frame of {} bytes; the {}'s max-frame-size is {}{}",
                     f.name(),
-                    fe.raw.len(),
+                    fe.size(),
                     peer_name(p),
                     max,
                     if partner.open.is_none() {

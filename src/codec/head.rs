@@ -1,0 +1,104 @@
+//! Decoding a frame from its head: a frame larger than the inspection budget is decoded from
+//! its first bytes (the frame header and the performative, method or content header, plus the
+//! start of the payload), and the rest of it is streamed past without being held.
+//!
+//! The head is decoded as the whole frame would be, from a copy whose size field says the
+//! head's length (and, for 0-9-1, with a frame-end octet after it); the decoded frame keeps the
+//! exact head bytes as relayed and records how many bytes of it were streamed. Fields cut by the
+//! end of the head are not a malformation: the frame is then [`ErrorKind::NotInspected`].
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::stream::AnyFrame;
+use super::{DecodeError, ErrorKind, amqp10, amqp091};
+
+/// Which framing the head is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// AMQP 1.0 (and SASL).
+    Amqp10,
+    /// AMQP 0-9-1.
+    Amqp091,
+}
+
+/// Decode `head`, the first bytes of a frame of `size` bytes found at absolute `offset`.
+pub fn decode_head(
+    framing: Framing,
+    head: Bytes,
+    size: u64,
+    offset: u64,
+) -> Result<AnyFrame, DecodeError> {
+    let streamed = size.saturating_sub(head.len() as u64);
+    let not_inspected = |e: DecodeError| match e.kind {
+        ErrorKind::Truncated { .. } | ErrorKind::LengthExceedsInput { .. } => DecodeError::new(
+            offset,
+            ErrorKind::NotInspected {
+                size,
+                head: head.len() as u64,
+            },
+        ),
+        _ => e,
+    };
+    match framing {
+        Framing::Amqp10 => {
+            let mut copy = BytesMut::from(&head[..]);
+            let len = u32::try_from(head.len()).unwrap_or(u32::MAX);
+            if let Some(field) = copy.get_mut(..4) {
+                field.copy_from_slice(&len.to_be_bytes());
+            }
+            let mut f = amqp10::decode_frame(copy.freeze(), offset).map_err(not_inspected)?;
+            f.raw = head.clone();
+            f.streamed = streamed;
+            Ok(AnyFrame::Amqp10(f))
+        }
+        Framing::Amqp091 => {
+            const HEADER: usize = 7;
+            let mut copy = BytesMut::with_capacity(head.len() + 1);
+            copy.extend_from_slice(&head);
+            let len = u32::try_from(head.len().saturating_sub(HEADER)).unwrap_or(u32::MAX);
+            if let Some(field) = copy.get_mut(3..HEADER) {
+                field.copy_from_slice(&len.to_be_bytes());
+            }
+            copy.put_u8(0xce);
+            let mut f = amqp091::decode_frame(copy.freeze(), offset).map_err(not_inspected)?;
+            f.streamed = streamed;
+            Ok(AnyFrame::Amqp091(f))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transfer_head_keeps_its_performative_and_the_payload_start() {
+        let transfer = amqp10::described_list(0x14, vec![amqp10::Value::Uint(7)]);
+        let frame = amqp10::encode_frame(0, 3, Some(&transfer), &[b'x'; 5000]).unwrap();
+        let head = Bytes::copy_from_slice(&frame[..1000]);
+        let f = decode_head(Framing::Amqp10, head.clone(), frame.len() as u64, 40).unwrap();
+        let AnyFrame::Amqp10(f) = f else {
+            panic!("{f:?}")
+        };
+        assert_eq!(f.transfer().map(|t| t.handle), Some(7));
+        assert_eq!(f.raw, head, "the exact bytes relayed, size field included");
+        assert_eq!(f.size(), frame.len() as u64);
+        assert_eq!(f.payload_len(), 5000);
+        assert!(f.summary().ends_with("(payload 5000 bytes)"), "{}", f.summary());
+    }
+
+    #[test]
+    fn a_091_body_head_counts_the_whole_body_and_a_cut_method_is_not_inspected() {
+        let mut frame = Vec::new();
+        let body = amqp091::FrameKind::Body(Bytes::from(vec![b'y'; 3000]));
+        amqp091::encode_frame(1, &body, &mut frame);
+        let head = Bytes::copy_from_slice(&frame[..7]);
+        let f = decode_head(Framing::Amqp091, head, frame.len() as u64, 0).unwrap();
+        assert_eq!(f.fields_json()["size"], 3000, "{f:?}");
+        // A method frame cut inside its arguments: not inspected, not malformed.
+        let head = Bytes::from_static(&[1, 0, 1, 0, 1, 0, 0, 0, 60, 0, 40, 0]);
+        let e = decode_head(Framing::Amqp091, head, 70_000, 9).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::NotInspected { size: 70_000, head: 12 }), "{e}");
+        assert_eq!(e.offset, 9);
+    }
+}
