@@ -618,6 +618,7 @@ fn replay_jsonl(path: &Path, out: &Path, jobs: NonZeroUsize) -> u64 {
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: false,
+        ..InspectOptions::DEFAULT
     };
     let mut outputs = [Output {
         render: Render::Jsonl(JsonOptions::default()),

@@ -72,6 +72,7 @@ fn main() {
             let opts = InspectOptions {
                 show_secrets: false,
                 emit_data: false,
+                ..InspectOptions::DEFAULT
             };
             let mut insp = Inspector::new(1, opts);
             let mut out = Vec::new();

@@ -703,6 +703,7 @@ mod tests {
         let opts = InspectOptions {
             show_secrets: false,
             emit_data: false,
+            ..InspectOptions::DEFAULT
         };
         let mut insp = Inspector::new(1, opts);
         let mut out = Vec::new();
@@ -872,6 +873,7 @@ mod tests {
         let opts = InspectOptions {
             show_secrets: false,
             emit_data: false,
+            ..InspectOptions::DEFAULT
         };
         let mut insp = Inspector::new(1, opts);
         let mut out = Vec::new();
@@ -885,5 +887,15 @@ mod tests {
         );
         assert!(v[0].message.contains("6 bytes"), "{}", v[0].message);
         assert!(!out.iter().any(|e| matches!(e.kind, EventKind::Data { .. })));
+    }
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn probe() {
+        eprintln!("Inspector {} Side {} Decoder {} Tracker {} Masker {}",
+            std::mem::size_of::<super::Inspector>(), std::mem::size_of::<super::Side>(),
+            std::mem::size_of::<crate::codec::StreamDecoder>(), std::mem::size_of::<crate::state::ConnTracker>(),
+            std::mem::size_of::<crate::mask::Masker>());
     }
 }

@@ -47,6 +47,10 @@ impl ReplayStats {
 pub struct Replayer {
     opts: InspectOptions,
     inspectors: HashMap<ConnId, Inspector>,
+    /// Connections that connected and have had no bytes yet: only their number is kept (an
+    /// inspector is made at their first bytes, or to close them), so a capture of a million
+    /// connects costs a set of numbers, not a million inspectors.
+    idle: std::collections::HashSet<ConnId>,
     stats: ReplayStats,
     last_ts: Timestamp,
 }
@@ -57,6 +61,7 @@ impl Replayer {
         Replayer {
             opts,
             inspectors: HashMap::new(),
+            idle: Default::default(),
             stats: ReplayStats::default(),
             last_ts: Timestamp(0),
         }
@@ -74,9 +79,22 @@ impl Replayer {
 
     fn inspector_mut(&mut self, conn: ConnId) -> &mut Inspector {
         let opts = &self.opts;
+        self.idle.remove(&conn);
         self.inspectors
             .entry(conn)
-            .or_insert_with(|| Inspector::new(conn, opts.clone()))
+            .or_insert_with(|| Inspector::new(conn, *opts))
+    }
+
+    /// The inspector of `conn` to close it with, if it connected (one made now for a connection
+    /// that had no bytes).
+    fn take_inspector(&mut self, conn: ConnId) -> Option<Inspector> {
+        match self.inspectors.remove(&conn) {
+            Some(insp) => Some(insp),
+            None => self
+                .idle
+                .remove(&conn)
+                .then(|| Inspector::new(conn, self.opts)),
+        }
     }
 
     /// Turn one source event into pipeline events appended to `out`.
@@ -93,7 +111,9 @@ impl Replayer {
                 server,
             } => {
                 self.stats.connections += 1;
-                self.inspector_mut(conn);
+                if !self.inspectors.contains_key(&conn) {
+                    self.idle.insert(conn);
+                }
                 out.push(Event {
                     conn,
                     ts,
@@ -120,7 +140,7 @@ impl Replayer {
                     .gap(dir, ts, offset, len, reason, resync, out);
             }
             SourceEvent::Close { conn, ts, reason } => {
-                if let Some(mut insp) = self.inspectors.remove(&conn) {
+                if let Some(mut insp) = self.take_inspector(conn) {
                     insp.close(ts, reason, out);
                 }
             }
@@ -157,9 +177,10 @@ impl Replayer {
     /// that was fed only some of the capture's connections (one shard of a parallel run).
     pub fn finish_at(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
         let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        conns.extend(self.idle.iter().copied());
         conns.sort_unstable();
         for conn in conns {
-            if let Some(mut insp) = self.inspectors.remove(&conn) {
+            if let Some(mut insp) = self.take_inspector(conn) {
                 let start = out.len();
                 insp.close(ts, "capture ended with the connection open".into(), out);
                 self.stats.violations += out[start..]

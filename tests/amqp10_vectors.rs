@@ -788,27 +788,32 @@ fn multi_transfer_delivery_is_reassembled_per_handle_and_abort_discards() {
 }
 
 #[test]
-fn oversized_delivery_is_dropped_with_a_typed_error() {
-    let chunk = vec![0u8; 1 << 20];
-    let raw = Bytes::from(transfer_bytes(true, 0, &chunk));
-    let mut asm = MessageAssembler::default();
-    let mut errors = 0;
-    for _ in 0..70 {
-        let f = amqp10::decode_frame(raw.clone(), 0).unwrap();
-        if let Some(r) = asm.push(&f) {
-            assert!(matches!(
-                r.unwrap_err().kind,
-                ErrorKind::FrameTooLarge { .. }
-            ));
-            errors += 1;
-        }
-        assert!(asm.buffered() <= amqp10::message::MAX_DELIVERY_BYTES);
+fn a_large_delivery_keeps_only_its_start_and_counts_the_rest() {
+    // 70 transfers of 1 MiB of one data section's bytes: the message keeps --max-body of its
+    // body plus room for metadata, however large it grows, and says how large it was.
+    let chunk = vec![b'a'; 1 << 20];
+    let mut first = vec![0x00, 0x53, 0x75, 0xb0];
+    first.extend_from_slice(&((70u32 << 20) - 8).to_be_bytes());
+    let mut asm = MessageAssembler::with_limits(100, 1 << 20);
+    for i in 0..70 {
+        let payload = if i == 0 {
+            [&first[..], &chunk[first.len()..]].concat()
+        } else {
+            chunk.clone()
+        };
+        let f = amqp10::decode_frame(Bytes::from(transfer_bytes(true, 0, &payload)), 0).unwrap();
+        assert!(asm.push(&f).is_none());
+        assert!(asm.buffered() <= 100 + amqp10::message::METADATA_BYTES);
     }
-    assert_eq!(errors, 1);
+    let m = asm.push(&decode(&transfer_bytes(false, 0, &first[..0]))).unwrap().unwrap();
     assert_eq!(asm.buffered(), 0);
-    // The final transfer of the dropped delivery yields nothing more.
-    let f = decode(&transfer_bytes(false, 0, b""));
-    assert!(asm.push(&f).is_none());
+    assert_eq!(m.size, 70 << 20);
+    assert_eq!(m.transfers, 71);
+    assert_eq!(m.payload.len(), 100 + amqp10::message::METADATA_BYTES);
+    let j = m.to_json(100);
+    assert_eq!(j["data"][0]["len"], (70u64 << 20) - 8, "{j}");
+    assert_eq!(j["data"][0]["text"].as_str().map(str::len), Some(100), "{j}");
+    assert_eq!(j["truncated"]["size"], 70u64 << 20, "{j}");
 }
 
 fn disposition_state(state: &[u8]) -> DeliveryState {

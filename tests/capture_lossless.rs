@@ -58,6 +58,7 @@ fn live(events: Vec<SourceEvent>) -> Run {
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: true,
+        ..InspectOptions::DEFAULT
     };
     amqpeek::replay::run(events, opts, &mut [&mut report, &mut jsonl, &mut pcap]).unwrap();
     jsonl.flush().unwrap();
@@ -79,6 +80,7 @@ fn check(bytes: &[u8]) -> Vec<Finding> {
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: false,
+        ..InspectOptions::DEFAULT
     };
     let stats = amqpeek::replay::run(source, opts, &mut [&mut report]).unwrap();
     assert!(stats.read_errors.is_empty(), "{:?}", stats.read_errors);

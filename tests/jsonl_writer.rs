@@ -52,6 +52,7 @@ fn capture_events(path: &Path) -> Vec<Event> {
     let mut replayer = Replayer::new(InspectOptions {
         show_secrets: false,
         emit_data: false,
+        ..InspectOptions::DEFAULT
     });
     let mut out = Vec::new();
     for ev in capture::open(path, CaptureOptions::default()).unwrap() {
@@ -150,6 +151,7 @@ impl Conn {
                 InspectOptions {
                     show_secrets,
                     emit_data: true,
+                    ..InspectOptions::DEFAULT
                 },
             ),
             now,

@@ -542,6 +542,7 @@ fn pipeline_text(p: &Probe, show_secrets: bool) -> Vec<u8> {
     let opts = InspectOptions {
         show_secrets,
         emit_data: true,
+        ..InspectOptions::DEFAULT
     };
     let mut insp = Inspector::new(1, opts);
     let mut out = Vec::new();

@@ -68,6 +68,7 @@ fn replay(path: &Path, jobs: usize) -> (ReplayStats, Vec<u8>, Vec<u8>) {
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: false,
+        ..InspectOptions::DEFAULT
     };
     let stats = ordered::replay(source, opts, NonZeroUsize::new(jobs).unwrap(), &mut outputs)
         .expect("replay");
@@ -275,6 +276,7 @@ fn to_jsonl(pcapng: &Path, dir: &Path) -> PathBuf {
         let opts = InspectOptions {
             show_secrets: false,
             emit_data: false,
+            ..InspectOptions::DEFAULT
         };
         amqpeek::replay::run(source, opts, &mut [&mut sink]).unwrap();
         sink.flush().unwrap();

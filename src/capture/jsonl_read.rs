@@ -17,8 +17,11 @@ use super::source::SourceEvent;
 use crate::codec::ProtocolHeader;
 use crate::event::{Chunk, ConnId, Dir, Timestamp};
 
-/// Longest line accepted (a frame's base64 can be large, but not unbounded).
-pub const MAX_LINE: usize = 512 * 1024 * 1024;
+/// Longest line accepted, checked before it is read into memory: a longer one is skipped
+/// unread (and reported). amqpeek writes shorter ones: a frame record holds at most
+/// [`MAX_HELD_FRAME`](crate::codec::stream::MAX_HELD_FRAME) bytes of frame (base64: 4/3 of that)
+/// and a `bytes` record one relayed chunk.
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
 #[derive(Debug, Default)]
 struct DirState {
@@ -59,26 +62,62 @@ impl<R: BufRead> JsonlSource<R> {
         }
     }
 
-    fn read_line(&mut self) -> Option<(u64, Result<Value, String>)> {
+    /// Read the next line into `self.line`, at most `max` bytes of it: a longer line is passed
+    /// over to its end without being kept. Returns the line's length (0 at the end of input)
+    /// and whether it was too long.
+    fn next_line(&mut self, max: usize) -> std::io::Result<(usize, bool)> {
         self.line.clear();
+        if self.line.capacity() > 1024 * 1024 {
+            self.line = Vec::new(); // a long line's room is not kept for the short ones
+        }
+        let (mut n, mut long) = (0usize, false);
+        loop {
+            let buf = match self.src.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if buf.is_empty() {
+                return Ok((n, long));
+            }
+            let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            if !long && self.line.len() + take > max {
+                long = true;
+                self.line = Vec::new();
+            }
+            if !long {
+                self.line.extend_from_slice(&buf[..take]);
+            }
+            self.src.consume(take);
+            n += take;
+            if end {
+                return Ok((n, long));
+            }
+        }
+    }
+
+    fn read_line(&mut self) -> Option<(u64, Result<Value, String>)> {
         let start = self.file_offset;
-        let n = match std::io::Read::take(&mut self.src, MAX_LINE as u64)
-            .read_until(b'\n', &mut self.line)
-        {
-            Ok(0) => return None,
-            Ok(n) => n,
+        let (n, long) = match self.next_line(MAX_LINE) {
+            Ok((0, _)) => return None,
+            Ok(r) => r,
             Err(e) => {
                 self.done = true;
                 return Some((start, Err(format!("read error: {e}"))));
             }
         };
         self.file_offset += n as u64;
+        if long {
+            return Some((
+                start,
+                Err(format!("line of {n} bytes is longer than the {MAX_LINE} accepted")),
+            ));
+        }
         if self.line.trim_ascii().is_empty() {
             return Some((start, Ok(Value::Null)));
-        }
-        if n >= MAX_LINE && self.line.last() != Some(&b'\n') {
-            self.done = true;
-            return Some((start, Err("line too long".into())));
         }
         Some((
             start,

@@ -16,6 +16,10 @@ use super::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091};
 /// [`StreamDecoder::push`], which decodes them from their head).
 pub const MAX_BUFFERED_FRAME: usize = 256 * 1024 * 1024;
 
+/// The largest frame decoded whole, whatever the budget (a JSONL line holding it stays within
+/// the reader's limit); larger ones are decoded from their head.
+pub const MAX_HELD_FRAME: usize = 32 * 1024 * 1024;
+
 /// The default per-connection inspection budget (`--inspect-memory`).
 pub const DEFAULT_INSPECT_MEMORY: usize = 4 * 1024 * 1024;
 /// The least inspection budget accepted: room for any frame header and common performative.
@@ -42,7 +46,7 @@ impl Limits {
     pub fn of_budget(budget: usize, max_body: usize) -> Self {
         let quarter = budget.max(MIN_INSPECT_MEMORY) / 4;
         Limits {
-            frame: quarter,
+            frame: quarter.min(MAX_HELD_FRAME),
             body: max_body,
             assembling: quarter,
         }

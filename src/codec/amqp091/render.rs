@@ -511,7 +511,7 @@ mod tests {
     fn body_summary_escapes_and_truncates() {
         let b = Bytes::from_static(b"hello\n\x00world, this is longer than thirty-two bytes");
         let mut s = String::new();
-        body_summary_into(&b, &mut s);
+        body_summary_into(&b, b.len() as u64, &mut s);
         assert!(
             s.starts_with("content-body 50 bytes \"hello\\n\\x00world"),
             "{s}"
