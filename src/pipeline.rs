@@ -889,13 +889,3 @@ mod tests {
         assert!(!out.iter().any(|e| matches!(e.kind, EventKind::Data { .. })));
     }
 }
-#[cfg(test)]
-mod size_probe {
-    #[test]
-    fn probe() {
-        eprintln!("Inspector {} Side {} Decoder {} Tracker {} Masker {}",
-            std::mem::size_of::<super::Inspector>(), std::mem::size_of::<super::Side>(),
-            std::mem::size_of::<crate::codec::StreamDecoder>(), std::mem::size_of::<crate::state::ConnTracker>(),
-            std::mem::size_of::<crate::mask::Masker>());
-    }
-}

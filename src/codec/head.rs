@@ -4,8 +4,9 @@
 //!
 //! The head is decoded as the whole frame would be, from a copy whose size field says the
 //! head's length (and, for 0-9-1, with a frame-end octet after it); the decoded frame keeps the
-//! exact head bytes as relayed and records how many bytes of it were streamed. Fields cut by the
-//! end of the head are not a malformation: the frame is then [`ErrorKind::NotInspected`].
+//! exact head bytes as relayed and records how many bytes of it were streamed. A head that does
+//! not decode (fields cut by its end, or anything else: its masked copy in a capture would not
+//! decode either) is not judged: the frame is [`ErrorKind::NotInspected`].
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -29,15 +30,17 @@ pub fn decode_head(
     offset: u64,
 ) -> Result<AnyFrame, DecodeError> {
     let streamed = size.saturating_sub(head.len() as u64);
-    let not_inspected = |e: DecodeError| match e.kind {
-        ErrorKind::Truncated { .. } | ErrorKind::LengthExceedsInput { .. } => DecodeError::new(
+    // Any failure, not only fields cut by the head's end: a head that may hold a credential is
+    // captured masked from its performative on, and what `check` of that capture finds must be
+    // what was found live.
+    let not_inspected = |_: DecodeError| {
+        DecodeError::new(
             offset,
             ErrorKind::NotInspected {
                 size,
                 head: head.len() as u64,
             },
-        ),
-        _ => e,
+        )
     };
     match framing {
         Framing::Amqp10 => {
