@@ -25,7 +25,7 @@ pub use crate::mask::MASK_BYTE;
 use crate::mask::Masker;
 
 /// Options that change what the inspector emits.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct InspectOptions {
     /// Emit credentials unmasked (`--show-secrets`).
     pub show_secrets: bool,

@@ -82,7 +82,7 @@ impl Replayer {
         self.idle.remove(&conn);
         self.inspectors
             .entry(conn)
-            .or_insert_with(|| Inspector::new(conn, *opts))
+            .or_insert_with(|| Inspector::new(conn, opts.clone()))
     }
 
     /// The inspector of `conn` to close it with, if it connected (one made now for a connection
@@ -93,7 +93,7 @@ impl Replayer {
             None => self
                 .idle
                 .remove(&conn)
-                .then(|| Inspector::new(conn, self.opts)),
+                .then(|| Inspector::new(conn, self.opts.clone())),
         }
     }
 

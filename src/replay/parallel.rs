@@ -185,11 +185,12 @@ fn parallel(
         for load in &loads {
             let (tx, rx) = sync_channel(QUEUE_BATCHES);
             txs.push(tx);
+            let opts = opts.clone();
             workers.push(scope.spawn(move || work(rx, load, opts)));
         }
         let mut dealer = Dealer::new(txs, &loads);
         let mut local = Local {
-            replayer: Replayer::new(opts),
+            replayer: Replayer::new(opts.clone()),
             shard: Shard::default(),
             conns: HashSet::new(),
             out: Vec::with_capacity(256),
