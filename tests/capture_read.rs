@@ -293,7 +293,7 @@ const FIN: Flags = Flags {
 fn ip_tcp(
     src: SocketAddr,
     dst: SocketAddr,
-    seq: u32,
+    (seq, ack): (u32, u32),
     f: Flags,
     payload: &[u8],
     v6_ext: bool,
@@ -312,7 +312,7 @@ fn ip_tcp(
         b = b.syn();
     }
     if f.ack {
-        b = b.ack(1);
+        b = b.ack(ack);
     }
     if f.fin {
         b = b.fin();
@@ -340,6 +340,10 @@ struct PcapFile {
     link: Link,
     bytes: Vec<u8>,
     v6_ext: bool,
+    /// Per sender and receiver: the sequence number after the last byte (or SYN/FIN) written,
+    /// which the receiver's packets acknowledge, as a real peer would (only what the file
+    /// holds: a segment left out of it is not acknowledged).
+    sent: Vec<((SocketAddr, SocketAddr), u32)>,
 }
 
 impl PcapFile {
@@ -351,6 +355,7 @@ impl PcapFile {
             link,
             bytes: Vec::new(),
             v6_ext: false,
+            sent: Vec::new(),
         };
         p.u32(magic);
         p.u16(2);
@@ -388,9 +393,22 @@ impl PcapFile {
         payload: &[u8],
     ) -> usize {
         let at = self.bytes.len();
+        let ack = self
+            .sent
+            .iter()
+            .find(|(k, _)| *k == (dst, src))
+            .map_or(0, |(_, v)| *v);
+        let end = seq
+            .wrapping_add(payload.len() as u32)
+            .wrapping_add(u32::from(f.syn) + u32::from(f.fin));
+        match self.sent.iter_mut().find(|(k, _)| *k == (src, dst)) {
+            Some((_, v)) if (end.wrapping_sub(*v) as i32) > 0 => *v = end,
+            Some(_) => {}
+            None => self.sent.push(((src, dst), end)),
+        }
         let frame = self
             .link
-            .wrap(&ip_tcp(src, dst, seq, f, payload, self.v6_ext));
+            .wrap(&ip_tcp(src, dst, (seq, ack), f, payload, self.v6_ext));
         let ts = T0 + t;
         self.u32((ts / 1_000_000) as u32);
         let frac = (ts % 1_000_000) as u32;

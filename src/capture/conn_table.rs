@@ -66,19 +66,111 @@ enum Sync {
     Start,
     /// Bytes pass straight through.
     Synced,
-    /// Looking for a frame boundary; `gap_offset..` is missing or skipped so far.
-    Searching {
-        buf: BytesMut,
-        /// Stream offset of `buf[0]`.
-        buf_offset: u64,
-        /// Where the unusable span started.
-        gap_offset: u64,
-        /// Bytes missing from the capture inside the span (not in `buf`, not skipped).
-        lost: u64,
-        /// Bytes skipped because no boundary was found in them.
-        skipped: u64,
-        why: &'static str,
-    },
+    /// Looking for a frame boundary (boxed: most directions never search).
+    Searching(Box<Search>),
+}
+
+/// Most distinct capture times remembered for the bytes held while searching; later bytes
+/// take the last one remembered (memory stays bounded whatever the segment sizes).
+const MAX_STAMPS: usize = 4096;
+
+/// How hard a search for a frame boundary tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attempt {
+    /// A run of [`DEFAULT_RUN`] frames.
+    Strict,
+    /// That, or a shorter run that ends exactly where the bytes held do (the peer may be
+    /// waiting for an answer); nothing is given up when none is found.
+    Lenient,
+    /// The stream ended: as `Lenient`, and what holds no boundary is a gap.
+    Final,
+    /// The bytes held are a gap (too much of the other direction waits behind them).
+    GiveUp,
+}
+
+/// The search for a frame boundary in bytes that follow a hole (or a mid-connection start).
+#[derive(Debug)]
+struct Search {
+    buf: BytesMut,
+    /// Stream offset of `buf[0]`.
+    buf_offset: u64,
+    /// Where the span not yet announced as a gap starts.
+    gap_offset: u64,
+    /// Bytes dropped from the span because no boundary was found in them.
+    skipped: u64,
+    why: &'static str,
+    /// Stream offset and capture time of each part of `buf` (so the frames found keep the
+    /// time their bytes were captured at, not the time the boundary was found).
+    stamps: Vec<(u64, Timestamp)>,
+}
+
+impl Search {
+    fn new(at: u64, why: &'static str) -> Box<Self> {
+        Box::new(Search {
+            buf: BytesMut::new(),
+            buf_offset: at,
+            gap_offset: at,
+            skipped: 0,
+            why,
+            stamps: Vec::new(),
+        })
+    }
+
+    /// Take `bytes` at stream offset `offset`, captured at `ts`.
+    fn push(&mut self, offset: u64, bytes: &[u8], ts: Timestamp) {
+        if self.buf.is_empty() {
+            self.buf_offset = offset;
+        }
+        if self.stamps.last().is_none_or(|l| l.1 != ts) && self.stamps.len() < MAX_STAMPS {
+            self.stamps.push((offset, ts));
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Capture time of the byte at stream offset `at` (`or` when nothing is held).
+    fn stamp_at(&self, at: u64, or: Timestamp) -> Timestamp {
+        let i = self.stamps.partition_point(|s| s.0 <= at);
+        self.stamps
+            .get(i.wrapping_sub(1))
+            .map_or(self.stamps.first().map_or(or, |s| s.1), |s| s.1)
+    }
+
+    /// Drop the first `n` buffered bytes (and the times of those parts).
+    fn drop_front(&mut self, n: usize) {
+        let _ = self.buf.split_to(n);
+        self.buf_offset += n as u64;
+        let keep_from = self.stamps.partition_point(|s| s.0 <= self.buf_offset);
+        if keep_from > 1 {
+            self.stamps.drain(..keep_from - 1);
+        }
+    }
+
+    /// The buffered bytes from `from` on as chunks, one per capture time.
+    fn chunks(&mut self, conn: ConnId, dir: Dir, from: usize, or: Timestamp) -> Vec<Chunk> {
+        let rest = self.buf.split_off(from).freeze();
+        let start = self.buf_offset + from as u64;
+        let mut out: Vec<Chunk> = Vec::new();
+        let mut at = 0usize;
+        while at < rest.len() {
+            let here = start + at as u64;
+            let next = self
+                .stamps
+                .iter()
+                .map(|s| s.0)
+                .find(|&o| o > here)
+                .map_or(rest.len(), |o| ((o - start) as usize).min(rest.len()));
+            out.push(Chunk {
+                conn,
+                dir,
+                ts: self.stamp_at(here, or),
+                bytes: rest.slice(at..next),
+            });
+            at = next;
+        }
+        self.buf.clear();
+        self.stamps.clear();
+        out
+    }
 }
 
 #[derive(Debug)]
@@ -99,6 +191,16 @@ struct Flow {
     first_sender: Option<usize>,
     fin: [bool; 2],
     last_seen: u64,
+    /// Per direction: events made but not passed on yet, each with its capture time and a
+    /// sequence number. They go out merged in capture order, and only once the other
+    /// direction holds nothing captured earlier (out of order behind a hole, or in a search
+    /// for a frame boundary): a peer's frames are never judged before what its partner sent
+    /// before them.
+    pending: [VecDeque<(Timestamp, u64, SourceEvent)>; 2],
+    /// Chunk bytes in `pending`.
+    pending_bytes: usize,
+    /// Per direction: its first bytes are missing from the capture.
+    start_lost: [bool; 2],
 }
 
 /// A flow's two ends, the lower first.
@@ -135,6 +237,8 @@ impl Hash for FlowKey {
 /// Tracks every TCP connection of a capture.
 pub struct ConnTable {
     opts: CaptureOptions,
+    /// Numbers the events of every flow in the order they were made.
+    made: u64,
     /// Boxed: a flow moves out of the map and back for every segment (`piece` needs `&mut self`).
     flows: HashMap<FlowKey, Box<Flow>>,
     next_conn: ConnId,
@@ -148,6 +252,7 @@ impl ConnTable {
     pub fn new(opts: CaptureOptions) -> Self {
         ConnTable {
             opts,
+            made: 0,
             flows: HashMap::default(),
             next_conn: 1,
             tick: 0,
@@ -214,6 +319,9 @@ impl ConnTable {
                     first_sender: None,
                     fin: [false, false],
                     last_seen: 0,
+                    pending: [VecDeque::new(), VecDeque::new()],
+                    pending_bytes: 0,
+                    start_lost: [false, false],
                 })
             }
         };
@@ -224,7 +332,7 @@ impl ConnTable {
                 flow.syn_from = Some(idx);
             }
         }
-        if !seg.payload.is_empty() && flow.class != Class::Ignored {
+        if flow.class != Class::Ignored {
             let seq = if seg.syn {
                 seg.seq.wrapping_add(1)
             } else {
@@ -232,11 +340,24 @@ impl ConnTable {
             };
             let mut pieces = std::mem::take(&mut self.pieces);
             pieces.clear();
-            flow.reasm[idx].segment_in(seq, seg.payload, seg.window, &mut pieces);
-            for p in pieces.drain(..) {
-                self.piece(&mut flow, idx, ts, p);
+            // First what the acknowledgement says of the other direction: anything this
+            // segment carries was sent after its sender had read those bytes, so a hole among
+            // them must be known before it is judged.
+            if seg.ack {
+                flow.reasm[1 - idx].acked(seg.ack_no, &mut pieces);
+                self.pieces_in(&mut flow, 1 - idx, ts, &mut pieces);
+            }
+            if !seg.payload.is_empty() {
+                flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
+                self.pieces_in(&mut flow, idx, ts, &mut pieces);
+            }
+            if seg.fin || seg.rst {
+                flow.reasm[idx].fin(seq.wrapping_add(seg.payload.len() as u32));
             }
             self.pieces = pieces;
+            if let Class::Amqp(conn) = flow.class {
+                self.release(&mut flow, conn, false);
+            }
         }
         if seg.rst {
             let who = match flow.client {
@@ -303,9 +424,7 @@ impl ConnTable {
         for idx in 0..2 {
             let mut pieces = Vec::new();
             flow.reasm[idx].flush(&mut pieces);
-            for p in pieces {
-                self.piece(&mut flow, idx, ts, p);
-            }
+            self.pieces_in(&mut flow, idx, ts, &mut pieces);
         }
         if flow.class == Class::Undecided {
             self.decide(&mut flow, ts, true);
@@ -314,6 +433,7 @@ impl ConnTable {
             for idx in 0..2 {
                 self.flush_search(&mut flow, conn, idx, ts);
             }
+            self.release(&mut flow, conn, true);
             self.out.push_back(SourceEvent::Close {
                 conn,
                 ts,
@@ -322,7 +442,13 @@ impl ConnTable {
         }
     }
 
+    /// One piece of direction `idx`: data at its own capture time, a gap at `ts` (when it
+    /// became known).
     fn piece(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, p: Piece) {
+        let ts = match &p {
+            Piece::Data { ts, .. } => *ts,
+            Piece::Gap { .. } => ts,
+        };
         match flow.class {
             Class::Ignored => {}
             Class::Amqp(conn) => self.emit(flow, conn, idx, ts, p),
@@ -337,9 +463,10 @@ impl ConnTable {
                 // Held until the flow is classified: an owned copy, so that it does not keep
                 // the reader's whole window alive meanwhile.
                 let p = match p {
-                    Piece::Data { offset, bytes } => Piece::Data {
+                    Piece::Data { offset, bytes, ts } => Piece::Data {
                         offset,
                         bytes: Bytes::copy_from_slice(&bytes),
+                        ts,
                     },
                     gap => gap,
                 };
@@ -413,158 +540,260 @@ impl ConnTable {
         }
     }
 
+    /// Capture time of the earliest bytes direction `idx` holds (out of order behind a hole,
+    /// or in a search for a frame boundary).
+    fn held_since(flow: &Flow, idx: usize) -> Option<Timestamp> {
+        let search = match &flow.sync[idx] {
+            Sync::Searching(s) if !s.buf.is_empty() => Some(s.stamp_at(s.buf_offset, Timestamp(0))),
+            _ => None,
+        };
+        match (search, flow.reasm[idx].held_since()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// An event of direction `idx`, captured at `ts`, waiting to go out in capture order.
+    fn pend(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, ev: SourceEvent) {
+        if let SourceEvent::Chunk(c) = &ev {
+            flow.pending_bytes += c.bytes.len();
+        }
+        self.made += 1;
+        flow.pending[idx].push_back((ts, self.made, ev));
+    }
+
+    /// Pass on the pending events of both directions, merged in capture order, as far as
+    /// nothing held in the other direction was captured before them (everything at the end).
+    ///
+    /// A direction that holds bytes in a search is first asked whether the frames it holds end
+    /// exactly where its bytes do (as they do when that peer stopped to wait for an answer).
+    /// When too much waits, the holes and searches holding it up are given up as gaps.
+    fn release(&mut self, flow: &mut Flow, conn: ConnId, all: bool) {
+        loop {
+            let next = (0..2)
+                .filter_map(|i| flow.pending[i].front().map(|f| ((f.0, f.1), i)))
+                .min();
+            let Some(((ts, _), i)) = next else {
+                return;
+            };
+            let j = 1 - i;
+            if !all && Self::held_since(flow, j).is_some_and(|h| h <= ts) {
+                if matches!(flow.sync[j], Sync::Searching(_)) {
+                    self.try_resync(flow, conn, j, ts, Attempt::Lenient);
+                }
+                if Self::held_since(flow, j).is_some_and(|h| h <= ts) {
+                    if flow.pending_bytes <= MAX_RESYNC_BUFFER {
+                        return;
+                    }
+                    self.give_up(flow, conn, j, ts);
+                }
+                continue;
+            }
+            if let Some((_, _, ev)) = flow.pending[i].pop_front() {
+                if let SourceEvent::Chunk(c) = &ev {
+                    flow.pending_bytes -= c.bytes.len();
+                }
+                self.out.push_back(ev);
+            }
+        }
+    }
+
+    /// Too much of the other direction waits behind what `idx` holds: declare its holes gaps
+    /// and its search's bytes skipped.
+    fn give_up(&mut self, flow: &mut Flow, conn: ConnId, idx: usize, ts: Timestamp) {
+        let mut pieces = Vec::new();
+        flow.reasm[idx].flush(&mut pieces);
+        self.pieces_in(flow, idx, ts, &mut pieces);
+        self.try_resync(flow, conn, idx, ts, Attempt::GiveUp);
+    }
+
+    /// Pass a batch of reassembled pieces of direction `idx` on (draining `pieces`); a gap
+    /// takes the capture time of the bytes right after it when the batch holds them, else `ts`
+    /// (when it became known).
+    fn pieces_in(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, pieces: &mut Vec<Piece>) {
+        for i in 0..pieces.len() {
+            let t = match &pieces[i] {
+                Piece::Data { ts, .. } => *ts,
+                Piece::Gap { .. } => pieces[i..]
+                    .iter()
+                    .find_map(|p| match p {
+                        Piece::Data { ts, .. } => Some(*ts),
+                        Piece::Gap { .. } => None,
+                    })
+                    .map_or(ts, |d| d.min(ts)),
+            };
+            let p = std::mem::replace(&mut pieces[i], Piece::Gap { offset: 0, len: 0 });
+            self.piece(flow, idx, t, p);
+        }
+        pieces.clear();
+    }
+
     /// Pass one piece of a classified AMQP flow on, resynchronising where needed.
+    ///
+    /// A hole is announced as a gap at once (the trackers then stop judging what it could
+    /// explain); the search for the next frame boundary after it announces the bytes it had
+    /// to skip as a second gap, which tells the decoder the protocol to resume with.
     fn emit(&mut self, flow: &mut Flow, conn: ConnId, idx: usize, ts: Timestamp, p: Piece) {
         let dir = Self::dir(flow, idx);
         match p {
-            Piece::Gap { offset, len } => match &mut flow.sync[idx] {
-                Sync::Searching {
-                    lost, buf, skipped, ..
-                } => {
-                    // Bytes buffered so far precede the hole: they cannot start a run that
-                    // continues past it, so count them as skipped.
-                    *skipped += buf.len() as u64;
-                    buf.clear();
-                    *lost += len;
-                }
-                s => {
-                    *s = Sync::Searching {
-                        buf: BytesMut::new(),
-                        buf_offset: offset + len,
-                        gap_offset: offset,
-                        lost: len,
-                        skipped: 0,
-                        why: "bytes missing from the capture",
-                    };
-                }
-            },
-            Piece::Data { offset, bytes } => {
+            Piece::Gap { offset, len } => {
+                // Bytes buffered in a search before the hole cannot start a run that continues
+                // past it: they go into the gap too.
+                let from = match &flow.sync[idx] {
+                    Sync::Searching(s) => s.gap_offset.min(offset),
+                    _ => offset,
+                };
+                let end = offset + len;
+                let before = offset - from;
+                flow.start_lost[idx] |= from == 0;
+                let gap = SourceEvent::Gap {
+                    conn,
+                    ts,
+                    dir,
+                    offset: from,
+                    len: end - from,
+                    reason: if before > 0 {
+                        format!(
+                            "{len} bytes missing from the capture, after {before} bytes with no frame boundary found"
+                        )
+                    } else {
+                        format!("{len} bytes missing from the capture")
+                    },
+                    resync: None,
+                };
+                self.pend(flow, idx, ts, gap);
+                flow.sync[idx] =
+                    Sync::Searching(Search::new(end, "after bytes missing from the capture"));
+            }
+            Piece::Data { offset, bytes, .. } => {
                 if let Sync::Start = flow.sync[idx] {
                     let mid_stream = !flow.reasm[idx].syn_seen() && offset == 0;
                     let at_header = b"AMQP".starts_with(&bytes[..bytes.len().min(4)]);
+                    // A stream that starts with frames where the partner's header was lost (a
+                    // 0-9-1 server answers with frames): which protocol is for the search to
+                    // find.
+                    let partner_lost = offset == 0 && flow.start_lost[1 - idx];
                     flow.sync[idx] = if mid_stream && !at_header {
-                        Sync::Searching {
-                            buf: BytesMut::new(),
-                            buf_offset: offset,
-                            gap_offset: offset,
-                            lost: 0,
-                            skipped: 0,
-                            why: "capture starts mid-connection",
-                        }
+                        Sync::Searching(Search::new(offset, "capture starts mid-connection"))
+                    } else if partner_lost && !at_header {
+                        Sync::Searching(Search::new(
+                            offset,
+                            "the partner's first bytes are missing from the capture",
+                        ))
                     } else {
                         Sync::Synced
                     };
                 }
                 match &mut flow.sync[idx] {
-                    Sync::Searching { buf, .. } => {
-                        if buf.is_empty()
-                            && let Sync::Searching { buf_offset, .. } = &mut flow.sync[idx]
-                        {
-                            *buf_offset = offset;
-                        }
-                        if let Sync::Searching { buf, .. } = &mut flow.sync[idx] {
-                            buf.extend_from_slice(&bytes);
-                        }
-                        self.try_resync(flow, conn, idx, ts, false);
+                    Sync::Searching(s) => {
+                        s.push(offset, &bytes, ts);
+                        self.try_resync(flow, conn, idx, ts, Attempt::Strict);
                     }
-                    _ => self.out.push_back(SourceEvent::Chunk(Chunk {
-                        conn,
-                        dir,
-                        ts,
-                        bytes,
-                    })),
+                    _ => {
+                        let chunk = SourceEvent::Chunk(Chunk {
+                            conn,
+                            dir,
+                            ts,
+                            bytes,
+                        });
+                        self.pend(flow, idx, ts, chunk);
+                    }
                 }
             }
         }
     }
 
+    /// Look for a frame boundary in what direction `idx` holds; `at` says how hard.
     fn try_resync(
         &mut self,
         flow: &mut Flow,
         conn: ConnId,
         idx: usize,
         ts: Timestamp,
-        at_end: bool,
+        at: Attempt,
     ) {
         let dir = Self::dir(flow, idx);
-        let Sync::Searching {
-            buf,
-            buf_offset,
-            gap_offset,
-            lost,
-            skipped,
-            why,
-        } = &mut flow.sync[idx]
-        else {
+        let Sync::Searching(s) = &mut flow.sync[idx] else {
             return;
         };
-        match find_frame_run(buf, DEFAULT_RUN, at_end) {
-            Some(r) => {
-                let skip = r.offset as u64;
-                let total_skipped = *skipped + skip;
-                let resume = *buf_offset + skip;
-                let reason = format!(
-                    "{why}: resynchronised at offset {resume} after skipping {total_skipped} bytes{}",
-                    if *lost > 0 {
-                        format!(" ({lost} bytes missing from the capture)")
-                    } else {
-                        String::new()
-                    }
-                );
-                self.out.push_back(SourceEvent::Gap {
-                    conn,
-                    ts,
-                    dir,
-                    offset: *gap_offset,
-                    len: resume - *gap_offset,
-                    reason,
-                    resync: Some(r.protocol),
-                });
-                let rest = buf.split_off(r.offset).freeze();
-                flow.sync[idx] = Sync::Synced;
-                if !rest.is_empty() {
-                    self.out.push_back(SourceEvent::Chunk(Chunk {
+        let at_end = at != Attempt::Strict;
+        // A protocol header right after the hole is a boundary of its own (the decoder then
+        // expects a header, as at a stream's start).
+        let found = if at == Attempt::GiveUp {
+            None
+        } else if s.buf.len() >= 8 && s.buf.starts_with(b"AMQP") {
+            Some((0, None))
+        } else {
+            find_frame_run(&s.buf, DEFAULT_RUN, at_end).map(|r| (r.offset, Some(r.protocol)))
+        };
+        let mut made: Vec<(Timestamp, SourceEvent)> = Vec::new();
+        match found {
+            Some((run_at, protocol)) => {
+                let resume = s.buf_offset + run_at as u64;
+                let skipped = s.skipped + run_at as u64;
+                let at = s.stamp_at(s.buf_offset, ts);
+                made.push((
+                    at,
+                    SourceEvent::Gap {
                         conn,
+                        ts: at,
                         dir,
-                        ts,
-                        bytes: rest,
-                    }));
-                }
-            }
-            None if at_end => {
-                let end = *buf_offset + buf.len() as u64;
-                if end > *gap_offset {
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts,
-                        dir,
-                        offset: *gap_offset,
-                        len: end - *gap_offset,
+                        offset: s.gap_offset,
+                        len: resume - s.gap_offset,
                         reason: format!(
-                            "{why}: no frame boundary found in the {} bytes that follow",
-                            buf.len()
+                            "{}: resynchronised at offset {resume} after skipping {skipped} bytes",
+                            s.why
                         ),
-                        resync: None,
-                    });
+                        resync: protocol,
+                    },
+                ));
+                let chunks = s.chunks(conn, dir, run_at, ts);
+                flow.sync[idx] = Sync::Synced;
+                made.extend(chunks.into_iter().map(|c| (c.ts, SourceEvent::Chunk(c))));
+            }
+            None if matches!(at, Attempt::Final | Attempt::GiveUp) => {
+                let end = s.buf_offset + s.buf.len() as u64;
+                if end > s.gap_offset {
+                    let at = s.stamp_at(s.buf_offset, ts);
+                    made.push((
+                        at,
+                        SourceEvent::Gap {
+                            conn,
+                            ts: at,
+                            dir,
+                            offset: s.gap_offset,
+                            len: end - s.gap_offset,
+                            reason: format!(
+                                "{}: no frame boundary found in the {} bytes that follow",
+                                s.why,
+                                s.buf.len()
+                            ),
+                            resync: None,
+                        },
+                    ));
                 }
-                buf.clear();
+                s.buf.clear();
+                s.stamps.clear();
+                s.gap_offset = end;
+                s.buf_offset = end;
             }
             None => {
-                if buf.len() > MAX_RESYNC_BUFFER {
+                if at == Attempt::Strict && s.buf.len() > MAX_RESYNC_BUFFER {
                     // Keep the tail, which may hold the start of a run.
-                    let keep = 64 * 1024;
-                    let drop = buf.len() - keep;
-                    let _ = buf.split_to(drop);
-                    *buf_offset += drop as u64;
-                    *skipped += drop as u64;
+                    let drop = s.buf.len() - 64 * 1024;
+                    s.drop_front(drop);
+                    s.skipped += drop as u64;
                 }
             }
+        }
+        for (at, ev) in made {
+            self.pend(flow, idx, at, ev);
         }
     }
 
     fn flush_search(&mut self, flow: &mut Flow, conn: ConnId, idx: usize, ts: Timestamp) {
         if matches!(flow.sync[idx], Sync::Searching { .. }) {
-            self.try_resync(flow, conn, idx, ts, true);
+            self.try_resync(flow, conn, idx, ts, Attempt::Final);
         }
     }
 }
@@ -605,6 +834,7 @@ mod tests {
                     seq: 1,
                     syn: false,
                     ack: true,
+                    ack_no: 0,
                     fin: false,
                     rst: false,
                     payload: b"AMQP\x00\x00\x09\x01",

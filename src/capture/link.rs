@@ -46,6 +46,9 @@ pub struct TcpSegment<'a> {
     pub syn: bool,
     /// ACK flag.
     pub ack: bool,
+    /// Acknowledgement number (meaningful when `ack` is set): the sender has received every
+    /// byte of the other direction before it.
+    pub ack_no: u32,
     /// FIN flag.
     pub fin: bool,
     /// RST flag.
@@ -161,6 +164,7 @@ pub fn tcp_segment(linktype: u32, frame: &[u8]) -> Result<TcpSegment<'_>, NotTcp
         seq: tcp.sequence_number(),
         syn: tcp.syn(),
         ack: tcp.ack(),
+        ack_no: tcp.acknowledgment_number(),
         fin: tcp.fin(),
         rst: tcp.rst(),
         payload: tcp.payload(),

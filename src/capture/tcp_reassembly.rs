@@ -1,18 +1,30 @@
 //! TCP reassembly of one direction of one connection: segments in any order, retransmitted or
 //! overlapping, in; the byte stream in order, with explicit gaps, out.
 //!
-//! First-seen bytes win where segments overlap. Out-of-order data is buffered up to a bound;
-//! past it the hole before the buffered data is declared a gap and the stream moves on, so
-//! memory stays bounded whatever the capture holds. Never panics on any sequence numbers.
+//! First-seen bytes win where segments overlap, whether the bytes seen first were delivered
+//! already or are held out of order: a retransmission never replaces them, as Wireshark never
+//! dissects a retransmission's bytes a second time. (Which copy a receiver keeps when a
+//! retransmission carries different bytes depends on its TCP stack; honest peers never send
+//! one, and a capture cannot tell, so one rule is kept throughout.)
+//!
+//! Out-of-order data is held, each segment with its own capture time, until the hole before it
+//! is filled or known to be lost: the partner acknowledged bytes the capture never showed
+//! ([`Reassembler::acked`], Wireshark's "ACKed segment that wasn't captured"), the buffer
+//! bound was reached, or the stream ended. The hole is then declared a gap and the stream moves
+//! on, so memory stays bounded whatever the capture holds. Never panics on any sequence
+//! numbers.
 
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
+use crate::event::Timestamp;
+
 /// Default bound on buffered out-of-order bytes per direction.
 pub const DEFAULT_MAX_OUT_OF_ORDER: usize = 1024 * 1024;
 
-/// Segments further than this ahead of the expected sequence number are treated as noise.
+/// Segments (and acknowledgements) further than this ahead of the expected sequence number are
+/// treated as noise.
 const MAX_AHEAD: i64 = 1 << 30;
 
 /// A piece of the reassembled stream.
@@ -24,6 +36,9 @@ pub enum Piece {
         offset: u64,
         /// The bytes.
         bytes: Bytes,
+        /// Capture time of the segment that carried them (not the time they became
+        /// contiguous).
+        ts: Timestamp,
     },
     /// Bytes missing from the capture.
     Gap {
@@ -58,12 +73,16 @@ pub struct Reassembler {
     next_seq: Option<u32>,
     /// Stream offset of the next expected byte.
     offset: u64,
-    /// Out-of-order bytes keyed by stream offset; ranges never overlap and all start after
-    /// `offset`.
-    ooo: BTreeMap<u64, Bytes>,
+    /// Out-of-order bytes keyed by stream offset, with their capture time; ranges never
+    /// overlap and all start after `offset`.
+    ooo: BTreeMap<u64, (Bytes, Timestamp)>,
     ooo_bytes: usize,
     max_ooo: usize,
     syn_seen: bool,
+    /// Stream offset of the FIN (the end of the stream), once seen.
+    fin_at: Option<u64>,
+    /// Capture time of the first segment held since the buffer was last empty.
+    held_since: Timestamp,
 }
 
 impl Default for Reassembler {
@@ -82,6 +101,8 @@ impl Reassembler {
             ooo_bytes: 0,
             max_ooo: max_out_of_order,
             syn_seen: false,
+            fin_at: None,
+            held_since: Timestamp(0),
         }
     }
 
@@ -100,6 +121,12 @@ impl Reassembler {
         self.ooo_bytes
     }
 
+    /// While bytes are held out of order: the capture time of the earliest segment among
+    /// them (of the first held since the buffer was last empty).
+    pub fn held_since(&self) -> Option<Timestamp> {
+        (!self.ooo.is_empty()).then_some(self.held_since)
+    }
+
     /// A SYN with sequence number `seq`: the stream starts at `seq + 1`. Ignored once data has
     /// been seen.
     pub fn syn(&mut self, seq: u32) {
@@ -109,10 +136,55 @@ impl Reassembler {
         }
     }
 
-    /// Take one segment's payload at sequence number `seq`; append what became contiguous
-    /// (and any gap declared to bound memory) to `out`.
-    pub fn segment(&mut self, seq: u32, payload: &[u8], out: &mut Vec<Piece>) {
-        self.segment_in(seq, payload, None, out);
+    /// Stream offset of sequence number `seq`, when it is plausibly ahead of (or at) the next
+    /// expected byte.
+    fn ahead(&self, seq: u32) -> Option<u64> {
+        let rel = (seq.wrapping_sub(self.next_seq?) as i32) as i64;
+        (0..=MAX_AHEAD)
+            .contains(&rel)
+            .then(|| self.offset + rel as u64)
+    }
+
+    /// A FIN or RST at sequence number `seq` (the sequence number after the segment's
+    /// payload): the stream ends there, and [`Reassembler::flush`] declares any bytes before it
+    /// that were never captured a gap. A FIN takes one sequence number, which
+    /// [`Reassembler::acked`] must not take for a lost byte.
+    pub fn fin(&mut self, seq: u32) {
+        if let Some(at) = self.ahead(seq) {
+            self.fin_at = Some(at);
+        }
+    }
+
+    /// The partner acknowledged every byte before sequence number `ack`: bytes before it that
+    /// the capture has not shown (the receiver has them, so they will not be sent again) are
+    /// lost from the capture. Declare those holes as gaps now, and deliver what they held up,
+    /// so that nothing the partner sent after reading the missing bytes is judged before the
+    /// hole is known.
+    ///
+    /// The sequence number after the last byte seen may be the FIN's: while no FIN was seen, an
+    /// acknowledgement of exactly one byte more than the capture showed declares nothing for
+    /// that last byte (a lost FIN is not a lost byte; a lost byte shows later, when the
+    /// partner acknowledges what follows it).
+    pub fn acked(&mut self, ack: u32, out: &mut Vec<Piece>) {
+        let Some(mut target) = self.ahead(ack) else {
+            return;
+        };
+        let seen_end = self
+            .ooo
+            .last_key_value()
+            .map_or(self.offset, |(k, (b, _))| k + b.len() as u64);
+        match self.fin_at {
+            Some(end) => target = target.min(end),
+            None if target == seen_end + 1 => target = seen_end,
+            None => {}
+        }
+        self.skip_to(target, out);
+    }
+
+    /// Take one segment's payload at sequence number `seq`, captured at `ts`; append what
+    /// became contiguous (and any gap declared to bound memory) to `out`.
+    pub fn segment(&mut self, seq: u32, payload: &[u8], ts: Timestamp, out: &mut Vec<Piece>) {
+        self.segment_in(seq, payload, None, ts, out);
     }
 
     /// [`Reassembler::segment`] for a payload that lies in `window`: in-order bytes are then
@@ -123,6 +195,7 @@ impl Reassembler {
         seq: u32,
         payload: &[u8],
         window: Option<&Bytes>,
+        ts: Timestamp,
         out: &mut Vec<Piece>,
     ) {
         if payload.is_empty() {
@@ -139,26 +212,51 @@ impl Reassembler {
         }
         if rel <= 0 {
             let skip = (-rel) as usize;
-            let fresh = &payload[skip.min(payload.len())..];
-            self.deliver(share(window, fresh), out);
-            self.drain(out);
+            self.deliver_fresh(&payload[skip.min(payload.len())..], window, ts, out);
         } else {
             let start = self.offset + rel as u64;
-            self.insert(start, payload);
+            self.insert(start, payload, ts);
             if self.ooo_bytes > self.max_ooo {
                 self.skip_hole(out);
             }
         }
     }
 
-    /// Deliver everything buffered, declaring the holes as gaps (at close or end of capture).
+    /// Deliver everything buffered, declaring the holes as gaps (at close or end of capture),
+    /// up to the FIN or RST when one was seen.
     pub fn flush(&mut self, out: &mut Vec<Piece>) {
         while !self.ooo.is_empty() {
             self.skip_hole(out);
         }
+        if let Some(end) = self.fin_at {
+            self.skip_to(end, out);
+        }
     }
 
-    fn deliver(&mut self, bytes: Bytes, out: &mut Vec<Piece>) {
+    /// Deliver `fresh`, which starts at the next expected byte, where nothing is held: bytes
+    /// already held out of order there were seen first and are delivered instead.
+    fn deliver_fresh(
+        &mut self,
+        fresh: &[u8],
+        window: Option<&Bytes>,
+        ts: Timestamp,
+        out: &mut Vec<Piece>,
+    ) {
+        let start = self.offset;
+        let end = start + fresh.len() as u64;
+        while self.offset < end {
+            let upto = self
+                .ooo
+                .first_key_value()
+                .map_or(end, |(k, _)| (*k).min(end));
+            let (a, b) = ((self.offset - start) as usize, (upto - start) as usize);
+            self.deliver(share(window, &fresh[a..b]), ts, out);
+            self.drain(out);
+        }
+        self.drain(out);
+    }
+
+    fn deliver(&mut self, bytes: Bytes, ts: Timestamp, out: &mut Vec<Piece>) {
         if bytes.is_empty() {
             return;
         }
@@ -166,6 +264,7 @@ impl Reassembler {
         out.push(Piece::Data {
             offset: self.offset,
             bytes,
+            ts,
         });
         self.advance(n as u64);
     }
@@ -184,34 +283,48 @@ impl Reassembler {
             if start > self.offset {
                 break;
             }
-            let bytes = entry.remove();
+            let (bytes, ts) = entry.remove();
             self.ooo_bytes -= bytes.len();
             let end = start + bytes.len() as u64;
             if end > self.offset {
                 let skip = (self.offset - start) as usize;
-                self.deliver(bytes.slice(skip..), out);
+                self.deliver(bytes.slice(skip..), ts, out);
             }
         }
     }
 
     /// Declare the hole before the first buffered segment a gap and deliver from there.
     fn skip_hole(&mut self, out: &mut Vec<Piece>) {
-        let Some((&start, _)) = self.ooo.first_key_value() else {
-            return;
-        };
-        if start > self.offset {
-            let len = start - self.offset;
+        if let Some((&start, _)) = self.ooo.first_key_value() {
+            self.skip_to(start, out);
+        }
+    }
+
+    /// Declare every hole before stream offset `target` a gap, delivering the held bytes
+    /// between them and those contiguous after.
+    fn skip_to(&mut self, target: u64, out: &mut Vec<Piece>) {
+        self.drain(out);
+        while self.offset < target {
+            let upto = self
+                .ooo
+                .first_key_value()
+                .map_or(target, |(k, _)| (*k).min(target));
+            let len = upto - self.offset;
             out.push(Piece::Gap {
                 offset: self.offset,
                 len,
             });
             self.advance(len);
+            self.drain(out);
         }
-        self.drain(out);
     }
 
-    /// Store `payload` at stream offset `start`, keeping only bytes not already held.
-    fn insert(&mut self, start: u64, payload: &[u8]) {
+    /// Store `payload`, captured at `ts`, at stream offset `start`, keeping only bytes not
+    /// already held.
+    fn insert(&mut self, start: u64, payload: &[u8], ts: Timestamp) {
+        if self.ooo.is_empty() {
+            self.held_since = ts;
+        }
         let end = start + payload.len() as u64;
         let mut cursor = start;
         // Existing ranges overlapping [start, end), in order, starting with one that may begin
@@ -220,7 +333,7 @@ impl Reassembler {
             .ooo
             .range(..=start)
             .next_back()
-            .map(|(k, v)| (*k, *k + v.len() as u64));
+            .map(|(k, (v, _))| (*k, *k + v.len() as u64));
         let mut pieces: Vec<(u64, u64)> = Vec::new();
         if let Some((_, e)) = first
             && e > cursor
@@ -230,7 +343,7 @@ impl Reassembler {
         let existing: Vec<(u64, u64)> = self
             .ooo
             .range(cursor..end)
-            .map(|(k, v)| (*k, *k + v.len() as u64))
+            .map(|(k, (v, _))| (*k, *k + v.len() as u64))
             .collect();
         for (s, e) in existing {
             if s > cursor {
@@ -244,7 +357,8 @@ impl Reassembler {
         for (s, e) in pieces {
             let a = (s - start) as usize;
             let b = (e - start) as usize;
-            self.ooo.insert(s, Bytes::copy_from_slice(&payload[a..b]));
+            self.ooo
+                .insert(s, (Bytes::copy_from_slice(&payload[a..b]), ts));
             self.ooo_bytes += b - a;
         }
     }
@@ -254,12 +368,14 @@ impl Reassembler {
 mod tests {
     use super::*;
 
+    const T: Timestamp = Timestamp(0);
+
     fn collect(pieces: &[Piece]) -> (Vec<u8>, Vec<(u64, u64)>) {
         let mut data = Vec::new();
         let mut gaps = Vec::new();
         for p in pieces {
             match p {
-                Piece::Data { offset, bytes } => {
+                Piece::Data { offset, bytes, .. } => {
                     assert_eq!(
                         *offset as usize,
                         data.len()
@@ -283,12 +399,12 @@ mod tests {
         let isn = u32::MAX - 3; // wraps inside the stream
         r.syn(isn);
         let base = isn.wrapping_add(1);
-        r.segment(base.wrapping_add(6), b"ghij", &mut out); // ahead
-        r.segment(base.wrapping_add(8), b"XXkl", &mut out); // overlaps the held "ij"
+        r.segment(base.wrapping_add(6), b"ghij", T, &mut out); // ahead
+        r.segment(base.wrapping_add(8), b"XXkl", T, &mut out); // overlaps the held "ij"
         assert!(out.is_empty());
-        r.segment(base, b"abc", &mut out);
-        r.segment(base, b"abc", &mut out); // retransmission
-        r.segment(base.wrapping_add(2), b"Ydef", &mut out); // overlaps delivered 'c'
+        r.segment(base, b"abc", T, &mut out);
+        r.segment(base, b"abc", T, &mut out); // retransmission
+        r.segment(base.wrapping_add(2), b"Ydef", T, &mut out); // overlaps delivered 'c'
         r.flush(&mut out);
         let (data, gaps) = collect(&out);
         assert_eq!(data, b"abcdefghijkl");
@@ -299,13 +415,100 @@ mod tests {
     fn bounded_buffer_declares_a_gap() {
         let mut r = Reassembler::new(10);
         let mut out = Vec::new();
-        r.segment(100, b"ab", &mut out);
-        r.segment(110, b"0123456789", &mut out);
+        r.segment(100, b"ab", T, &mut out);
+        r.segment(110, b"0123456789", T, &mut out);
         assert_eq!(out.len(), 1);
-        r.segment(120, b"Z", &mut out); // exceeds the bound
+        r.segment(120, b"Z", T, &mut out); // exceeds the bound
         let (data, gaps) = collect(&out);
         assert_eq!(gaps, vec![(2, 8)]);
         assert_eq!(data, b"ab0123456789Z");
         assert_eq!(r.buffered(), 0);
+    }
+
+    #[test]
+    fn an_in_order_segment_never_replaces_bytes_held_out_of_order() {
+        let mut r = Reassembler::default();
+        let mut out = Vec::new();
+        r.syn(99);
+        r.segment(104, b"EFG", Timestamp(1), &mut out); // held, beyond a hole at 100..104
+        r.segment(100, b"abcdefgh", Timestamp(2), &mut out); // fills the hole, conflicts
+        let (data, gaps) = collect(&out);
+        assert_eq!(data, b"abcdEFGh", "the bytes seen first stay");
+        assert!(gaps.is_empty());
+        let stamps: Vec<_> = out
+            .iter()
+            .map(|p| match p {
+                Piece::Data { offset, ts, .. } => (*offset, ts.0),
+                Piece::Gap { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            stamps,
+            vec![(0, 2), (4, 1), (7, 2)],
+            "each part keeps its time"
+        );
+    }
+
+    #[test]
+    fn an_acknowledgement_of_uncaptured_bytes_declares_the_hole_at_once() {
+        let mut r = Reassembler::default();
+        let mut out = Vec::new();
+        r.syn(99);
+        r.segment(100, b"ab", Timestamp(1), &mut out);
+        r.segment(110, b"held", Timestamp(3), &mut out); // 102..110 never captured
+        r.acked(102, &mut out); // nothing missing yet
+        assert_eq!(out.len(), 1);
+        r.acked(112, &mut out);
+        assert_eq!(
+            out[1..],
+            [
+                Piece::Gap { offset: 2, len: 8 },
+                Piece::Data {
+                    offset: 10,
+                    bytes: Bytes::from_static(b"held"),
+                    ts: Timestamp(3)
+                },
+            ]
+        );
+        // Acknowledged bytes past everything seen are missing too.
+        r.acked(120, &mut out);
+        assert_eq!(out[3..], [Piece::Gap { offset: 14, len: 6 }]);
+        // Their retransmission (never sent in reality) is not delivered twice.
+        r.segment(114, b"late", Timestamp(4), &mut out);
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn the_fins_sequence_number_is_not_a_lost_byte() {
+        let mut out = Vec::new();
+        // FIN seen: its acknowledgement declares nothing.
+        let mut r = Reassembler::default();
+        r.syn(99);
+        r.segment(100, b"abc", T, &mut out);
+        r.fin(103);
+        r.acked(104, &mut out);
+        assert_eq!(r.offset(), 3);
+        // FIN lost from the capture: one more than seen is not declared either.
+        let mut r = Reassembler::default();
+        r.syn(99);
+        r.segment(100, b"abc", T, &mut out);
+        r.acked(104, &mut out);
+        assert_eq!(r.offset(), 3);
+        // Two more are: at least one byte is missing.
+        r.acked(105, &mut out);
+        assert_eq!(r.offset(), 5);
+    }
+
+    #[test]
+    fn acknowledgements_far_ahead_or_behind_are_noise() {
+        let mut r = Reassembler::default();
+        let mut out = Vec::new();
+        r.acked(5, &mut out); // nothing known of this direction yet
+        r.syn(u32::MAX - 1);
+        r.segment(u32::MAX, b"ab", T, &mut out);
+        r.acked(u32::MAX - 100, &mut out);
+        r.acked((u32::MAX).wrapping_add(1 << 31), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(r.offset(), 2);
     }
 }

@@ -51,8 +51,10 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
 #[derive(Debug, Default)]
 pub struct ConnTracker {
     inner: Option<Box<dyn ProtocolTracker>>,
-    /// A gap came before anything was seen: the tracker, once chosen, starts "unknown".
-    missed_start: bool,
+    /// Directions with bytes missed before the tracker was chosen: it starts "unknown" in
+    /// them (a lost first segment of the client must not leave the server's frames judged
+    /// against a client that sent nothing).
+    missed: [bool; 2],
 }
 
 impl ConnTracker {
@@ -72,6 +74,14 @@ impl ConnTracker {
     ) {
         if self.inner.is_none() {
             self.inner = tracker_for_header(header);
+            if let Some(t) = self.inner.as_mut() {
+                for d in [Dir::C2S, Dir::S2C]
+                    .into_iter()
+                    .filter(|d| self.missed[d.index()])
+                {
+                    t.gap(d);
+                }
+            }
         }
         if let Some(t) = self.inner.as_mut() {
             t.header(dir, offset, header, ts, out);
@@ -94,7 +104,9 @@ impl ConnTracker {
 
     /// Bytes of `dir` were missed.
     pub fn gap(&mut self, dir: Dir) {
-        self.missed_start = self.inner.is_none();
+        if self.inner.is_none() {
+            self.missed[dir.index()] = true;
+        }
         if let Some(t) = self.inner.as_mut() {
             t.gap(dir);
         }
