@@ -20,6 +20,7 @@ use amqpeek::codec::amqp10::encode_frame;
 use amqpeek::event::{ConnId, Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::InspectOptions;
 use amqpeek::replay::Replayer;
+use amqpeek::sinks::jsonl::{JsonOptions, JsonlSink};
 use proptest::prelude::*;
 use state_amqp10_common as a10;
 use state_amqp091_conv::{K, ll, long, lstr, m, short, sstr};
@@ -123,9 +124,24 @@ fn without(whole: &[Pkt], drop: &[u16]) -> Vec<u8> {
     pcap(&kept)
 }
 
+/// The events of a replay written as amqpeek JSONL.
+fn jsonl(events: &[Event]) -> Vec<u8> {
+    use amqpeek::pipeline::Sink;
+    let mut sink = JsonlSink::new(Vec::new(), JsonOptions::default());
+    for e in events {
+        sink.event(e).unwrap();
+    }
+    sink.into_inner()
+}
+
 /// The property for one capture with `drop` removed; returns the frames still decoded.
 fn assert_no_new_verdict(name: &str, whole: &[Pkt], full: &Verdict, drop: &[u16]) -> usize {
     let lossy = verdict(without(whole, drop));
+    let again = verdict(jsonl(&lossy.events));
+    assert_eq!(
+        again.violations, lossy.violations,
+        "{name}, packets {drop:?} dropped: check of the replay's JSONL differs from check of the pcap"
+    );
     let new: Vec<&Place> = lossy.violations.difference(&full.violations).collect();
     assert!(
         new.is_empty(),

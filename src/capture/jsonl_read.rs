@@ -29,6 +29,9 @@ struct DirState {
     expected: u64,
     /// A gap read from the file, waiting for the next frame to learn the protocol.
     pending_gap: Option<(Timestamp, u64, u64, String)>,
+    /// A pending gap went out before the protocol was known (a line of the other direction
+    /// came first): the next frame owes the decoder its protocol, in a gap of no bytes.
+    owes_resync: bool,
 }
 
 /// Yields [`SourceEvent`]s from an amqpeek JSONL capture.
@@ -125,6 +128,28 @@ impl<R: BufRead> JsonlSource<R> {
         ))
     }
 
+    /// A line of `dir` came: a gap pending in the other direction goes out now, in the
+    /// order the capture holds it (the peers' frames are judged in that order), before the
+    /// protocol after it is known.
+    fn flush_other(&mut self, conn: ConnId, dir: Dir) {
+        let other = dir.flip();
+        if let Some(st) = self.dirs.get_mut(&(conn, other))
+            && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
+        {
+            self.out.push_back(SourceEvent::Gap {
+                conn,
+                ts: gts,
+                dir: other,
+                offset: goff,
+                len: glen,
+                reason,
+                resync: None,
+            });
+            st.expected = goff + glen;
+            st.owes_resync = true;
+        }
+    }
+
     fn handle(&mut self, v: &Value) -> Result<(), String> {
         let field = |k: &str| v.get(k).ok_or_else(|| format!("missing \"{k}\""));
         let conn = field("conn")?.as_u64().ok_or("bad \"conn\"")?;
@@ -172,8 +197,23 @@ impl<R: BufRead> JsonlSource<R> {
                 } else {
                     v.get("proto").and_then(Value::as_str).and_then(proto_of)
                 };
+                self.flush_other(conn, dir);
                 let st = self.dirs.entry((conn, dir)).or_default();
                 let boundary_proto = if event == "header" { None } else { proto };
+                if std::mem::take(&mut st.owes_resync)
+                    && st.pending_gap.is_none()
+                    && boundary_proto.is_some()
+                {
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts,
+                        dir,
+                        offset: st.expected,
+                        len: 0,
+                        reason: "resynchronised at a frame boundary".into(),
+                        resync: boundary_proto,
+                    });
+                }
                 if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
                     let end = (goff + glen).max(offset);
                     self.out.push_back(SourceEvent::Gap {
@@ -222,6 +262,7 @@ impl<R: BufRead> JsonlSource<R> {
                     .and_then(Value::as_str)
                     .unwrap_or("gap")
                     .to_string();
+                self.flush_other(conn, dir);
                 let st = self.dirs.entry((conn, dir)).or_default();
                 if let Some((gts, goff, glen, r)) = st.pending_gap.take() {
                     self.out.push_back(SourceEvent::Gap {
