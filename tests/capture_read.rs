@@ -787,3 +787,27 @@ fn big_endian_pcapng_with_default_microsecond_resolution_reads() {
     });
     assert_eq!(ts, Some(Timestamp(T0 + 10)));
 }
+
+/// #15: a replayed connection starts when its SYN was captured, not at its first data.
+#[test]
+fn a_connection_starts_at_its_syn() {
+    let mut p = PcapFile::new(Link::Ethernet, false, false);
+    let c: SocketAddr = "10.1.1.1:41000".parse().unwrap();
+    let s: SocketAddr = "10.1.1.2:5672".parse().unwrap();
+    conversation(&mut p, c, s, &stream_091(2), &f091(8, 0, &[]), 100);
+    let f = p.write();
+    let evs = collect(f.path(), CaptureOptions::default());
+    let connect_ts: Vec<i64> = evs
+        .iter()
+        .filter_map(|e| match e {
+            SourceEvent::Connect { ts, .. } => Some(ts.0),
+            _ => None,
+        })
+        .collect();
+    let first_data = evs.iter().find_map(|e| match e {
+        SourceEvent::Chunk(c) => Some(c.ts.0),
+        _ => None,
+    });
+    assert_eq!(connect_ts, vec![T0], "the SYN's time");
+    assert_eq!(first_data, Some(T0 + 10), "the first data comes later");
+}

@@ -181,6 +181,8 @@ struct Flow {
     /// Index of the client, once known.
     client: Option<usize>,
     syn_from: Option<usize>,
+    /// When the first SYN was captured: the connection's start (#15).
+    syn_ts: Option<Timestamp>,
     reasm: [Reassembler; 2],
     sync: [Sync; 2],
     /// Before classification: pieces per sending index, in arrival order.
@@ -308,6 +310,7 @@ impl ConnTable {
                     class: Class::Undecided,
                     client: None,
                     syn_from: None,
+                    syn_ts: None,
                     reasm: [
                         Reassembler::new(self.opts.max_out_of_order),
                         Reassembler::new(self.opts.max_out_of_order),
@@ -331,6 +334,7 @@ impl ConnTable {
             if !seg.ack && flow.syn_from.is_none() {
                 flow.syn_from = Some(idx);
             }
+            flow.syn_ts.get_or_insert(ts);
         }
         if flow.class != Class::Ignored {
             let seq = if seg.syn {
@@ -522,7 +526,10 @@ impl ConnTable {
         flow.client = Some(client);
         self.out.push_back(SourceEvent::Connect {
             conn,
-            ts: flow.undecided.first().map(|u| u.1).unwrap_or(ts),
+            ts: flow
+                .syn_ts
+                .or(flow.undecided.first().map(|u| u.1))
+                .unwrap_or(ts),
             client: flow.addrs[client],
             server: flow.addrs[1 - client],
         });

@@ -21,7 +21,8 @@ pub enum SourceEvent {
     Connect {
         /// Connection number (from 1, unique within this capture).
         conn: ConnId,
-        /// When.
+        /// When: its SYN's capture time when the handshake was captured, else its first
+        /// bytes'.
         ts: Timestamp,
         /// The client (SYN sender, or see the orientation rules in [`crate::capture`]).
         client: SocketAddr,
@@ -34,7 +35,8 @@ pub enum SourceEvent {
     Gap {
         /// Connection.
         conn: ConnId,
-        /// When it was noticed.
+        /// When it was noticed (for a packet capture: the capture time of the bytes right
+        /// after it, or of the acknowledgement, FIN or RST that showed the bytes are missing).
         ts: Timestamp,
         /// Direction.
         dir: Dir,
