@@ -245,6 +245,16 @@ pub enum EventKind {
         /// Why.
         reason: String,
     },
+    /// The sender of `dir` closed its side (TCP FIN, or TLS close_notify on a TLS leg): no
+    /// byte follows in `dir`, while the other direction may go on (a half-close). Comes after
+    /// every `Data` of `dir`; a connection that ends by reset, or whose capture stops, has no
+    /// `Fin` for the directions still open.
+    Fin {
+        /// Direction that ended.
+        dir: Dir,
+        /// Its stream's length: the offset the FIN stands at.
+        offset: u64,
+    },
     /// The connection closed.
     Close(CloseInfo),
     /// The connection's tracked state, published by the pipeline after frames changed it (at

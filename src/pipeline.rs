@@ -103,6 +103,8 @@ struct Side {
     /// Bytes of a frame decoded from its head that are masked as they stream past (it may hold
     /// a credential): the absolute range.
     stream_mask: Option<(u64, u64)>,
+    /// The sender has closed this direction (FIN).
+    fin: bool,
 }
 
 /// Bytes of one direction passed over undecoded, reported as one `Gap` event.
@@ -586,6 +588,36 @@ impl Inspector {
             return;
         }
         self.publish_state(ts, out);
+    }
+
+    /// `dir`'s sender closed its side of the connection (TCP FIN, TLS close_notify): nothing
+    /// follows in `dir`. Emits a `Fin` event at the end of the direction's stream, after
+    /// `Data` for the bytes of an incomplete frame held so far (they can no longer complete;
+    /// masked where they may hold a credential), so a capture places the FIN where it happened
+    /// and after every byte before it. Judges nothing: how the connection ended is judged at
+    /// its close. A second FIN of the same direction is ignored.
+    pub fn fin(&mut self, dir: Dir, ts: Timestamp, out: &mut Vec<Event>) {
+        self.latest_ts = self.latest_ts.max(ts);
+        let conn = self.conn;
+        let kind = self.stream_kind(dir);
+        let (show, emit) = (self.opts.show_secrets, self.opts.emit_data);
+        let side = &mut self.sides[dir.index()];
+        if side.fin {
+            return;
+        }
+        side.fin = true;
+        side.end_skim(conn, dir, ts, out);
+        if emit {
+            side.data_to_end(kind, show, undecoded::To { conn, dir, ts }, out);
+        }
+        out.push(Event {
+            conn,
+            ts,
+            kind: EventKind::Fin {
+                dir,
+                offset: side.total,
+            },
+        });
     }
 
     /// The connection ended; flush held bytes and emit the close event.

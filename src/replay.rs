@@ -139,6 +139,11 @@ impl Replayer {
                 self.inspector_mut(conn)
                     .gap(dir, ts, offset, len, reason, resync, out);
             }
+            SourceEvent::Fin { conn, dir, ts } => {
+                if let Some(insp) = self.inspectors.get_mut(&conn) {
+                    insp.fin(dir, ts, out);
+                }
+            }
             SourceEvent::Close { conn, ts, reason } => {
                 if let Some(mut insp) = self.take_inspector(conn) {
                     insp.close(ts, reason, out);

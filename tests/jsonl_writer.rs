@@ -756,6 +756,10 @@ fn each_event_kind_writes_the_documented_line() {
         len: 0,
         reason: "capture started mid-stream".into(),
     }));
+    events.push(ev(EventKind::Fin {
+        dir: Dir::C2S,
+        offset: 16,
+    }));
     events.push(ev(EventKind::Close(amqpeek::event::CloseInfo {
         reason: "client closed".into(),
         bytes_c2s: 16,
@@ -785,6 +789,7 @@ fn each_event_kind_writes_the_documented_line() {
         format!(
             r#"{{"conn":7,"dir":"c2s","event":"gap","len":0,"offset":16,"reason":"capture started mid-stream",{t},"v":1}}"#
         ),
+        format!(r#"{{"conn":7,"dir":"c2s","event":"fin","offset":16,{t},"v":1}}"#),
         format!(
             r#"{{"bytes_c2s":16,"bytes_s2c":5,"conn":7,"event":"close","reason":"client closed",{t},"v":1}}"#
         ),

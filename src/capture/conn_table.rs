@@ -192,6 +192,8 @@ struct Flow {
     head: [Vec<u8>; 2],
     first_sender: Option<usize>,
     fin: [bool; 2],
+    /// Sequence number of each direction's FIN, until it is told (see [`ConnTable::tell_fin`]).
+    fin_at: [Option<u32>; 2],
     last_seen: u64,
     /// Per direction: events made but not passed on yet, each with its capture time and a
     /// sequence number. They go out merged in capture order, and only once the other
@@ -321,6 +323,7 @@ impl ConnTable {
                     head: [Vec::new(), Vec::new()],
                     first_sender: None,
                     fin: [false, false],
+                    fin_at: [None, None],
                     last_seen: 0,
                     pending: [VecDeque::new(), VecDeque::new()],
                     pending_bytes: 0,
@@ -372,6 +375,11 @@ impl ConnTable {
             self.finish(*flow, ts, who);
             return;
         }
+        if seg.fin && !flow.fin[idx] {
+            let at = seg.seq.wrapping_add(seg.payload.len() as u32);
+            flow.fin_at[idx] = Some(at.wrapping_add(u32::from(seg.syn)));
+        }
+        self.tell_fin(&mut flow, idx, ts, false);
         if seg.fin {
             flow.fin[idx] = true;
             if flow.fin[0] && flow.fin[1] {
@@ -436,6 +444,7 @@ impl ConnTable {
         if let Class::Amqp(conn) = flow.class {
             for idx in 0..2 {
                 self.flush_search(&mut flow, conn, idx, ts);
+                self.tell_fin(&mut flow, idx, ts, true);
             }
             self.release(&mut flow, conn, true);
             self.out.push_back(SourceEvent::Close {
@@ -537,6 +546,33 @@ impl ConnTable {
             self.emit(flow, conn, idx, ts, p);
         }
         flow.undecided_bytes = 0;
+        for idx in 0..2 {
+            self.tell_fin(flow, idx, ts, false);
+        }
+    }
+
+    /// Emit the `Fin` of direction `idx` of an AMQP flow once every byte before it has been
+    /// passed on (the reassembly reached its sequence number), or `at_end` when the flow is
+    /// finished: a FIN that is never reached (bytes before it missing) ends its direction at
+    /// the close. Bytes still held while looking for a frame boundary go out before it.
+    fn tell_fin(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, at_end: bool) {
+        let (Some(at), Class::Amqp(conn)) = (flow.fin_at[idx], &flow.class) else {
+            return;
+        };
+        let conn = *conn;
+        let reached = flow.reasm[idx]
+            .next_seq()
+            .is_some_and(|next| next.wrapping_sub(at) as i32 >= 0);
+        if !(reached || at_end) {
+            return;
+        }
+        flow.fin_at[idx] = None;
+        self.flush_search(flow, conn, idx, ts);
+        self.out.push_back(SourceEvent::Fin {
+            conn,
+            dir: Self::dir(flow, idx),
+            ts,
+        });
     }
 
     fn dir(flow: &Flow, idx: usize) -> Dir {

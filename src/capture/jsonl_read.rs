@@ -1,6 +1,8 @@
 //! Reading amqpeek's own JSONL capture back as a source: the base64 `raw` of `header`,
 //! `frame` and `bytes` lines rebuilds each direction's byte stream (credentials stay masked as written),
-//! `connect` / `close` / `gap` lines become their events, and holes in the offsets become gaps.
+//! `connect` / `fin` / `close` / `gap` lines become their events, and holes in the offsets become
+//! gaps. Files written before `fin` lines existed read as before (each direction then ends at
+//! the close).
 //!
 //! Streams line by line; holds only per-connection offsets. A line that is not valid JSON or
 //! lacks a needed field yields an error naming its byte offset, and reading goes on.
@@ -278,6 +280,37 @@ impl<R: BufRead> JsonlSource<R> {
                 }
                 let offset = offset.max(st.expected);
                 st.pending_gap = Some((ts, offset, len, reason));
+            }
+            "fin" => {
+                // The direction ends at `offset`: what is missing before it is a gap first.
+                let dir = dir()?;
+                let offset = offset()?;
+                let st = self.dirs.entry((conn, dir)).or_default();
+                if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts: gts,
+                        dir,
+                        offset: goff,
+                        len: (goff + glen).max(offset) - goff,
+                        reason,
+                        resync: None,
+                    });
+                    st.expected = st.expected.max((goff + glen).max(offset));
+                }
+                if offset > st.expected {
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts,
+                        dir,
+                        offset: st.expected,
+                        len: offset - st.expected,
+                        reason: format!("{} bytes not in the JSONL capture", offset - st.expected),
+                        resync: None,
+                    });
+                    st.expected = offset;
+                }
+                self.out.push_back(SourceEvent::Fin { conn, dir, ts });
             }
             "close" => {
                 for dir in [Dir::C2S, Dir::S2C] {

@@ -24,6 +24,7 @@ pub mod jsonl_read;
 pub mod link;
 pub mod pcap_read;
 pub mod pcapng_write;
+pub mod real_addr;
 pub mod source;
 pub mod tcp_reassembly;
 
@@ -78,6 +79,8 @@ pub struct PacketSource<R: Read> {
     reader: PacketReader<R>,
     format: Format,
     table: ConnTable,
+    /// Real server addresses named by amqpeek's SYN comments.
+    real: real_addr::RealAddrs,
     last_ts: Timestamp,
     skips: SkipCounts,
     error: Option<SourceEvent>,
@@ -100,6 +103,7 @@ impl<R: Read> PacketSource<R> {
         Ok(PacketSource {
             reader: PacketReader::with_head(head, src, format)?,
             format,
+            real: real_addr::RealAddrs::new(opts.max_connections),
             table: ConnTable::new(opts),
             last_ts: Timestamp(0),
             skips: SkipCounts::default(),
@@ -132,6 +136,10 @@ impl<R: Read> Iterator for PacketSource<R> {
                     match link::tcp_segment(p.linktype, p.data) {
                         Ok(mut seg) => {
                             seg.window = Some(p.window);
+                            if let Some(real) = p.real_server {
+                                self.real.announce(&seg, real);
+                            }
+                            self.real.restore(&mut seg);
                             self.table.segment(p.ts, &seg)
                         }
                         Err(NotTcp::Fragment) => self.skips.fragments += 1,

@@ -9,7 +9,9 @@ use std::io::{self, Read};
 
 use bytes::{Bytes, BytesMut};
 
-use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use std::net::SocketAddr;
+
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgParser};
 
@@ -61,6 +63,9 @@ pub struct Packet<'a> {
     pub window: &'a Bytes,
     /// Byte offset of its record in the file.
     pub file_offset: u64,
+    /// The real server address named by an amqpeek packet comment on it (see
+    /// [`super::real_addr`]).
+    pub real_server: Option<std::net::SocketAddr>,
 }
 
 /// Why reading stopped early.
@@ -345,11 +350,12 @@ impl<R: Read> PacketReader<R> {
             data: &self.buf[start..start + incl],
             window: &self.buf,
             file_offset,
+            real_server: None,
         }))
     }
 
     fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
-        let (ts, linktype, off, n, file_offset) = match self.next_pcapng_packet()? {
+        let (ts, linktype, off, n, file_offset, real_server) = match self.next_pcapng_packet()? {
             Ok(found) => found,
             Err(e) => return Some(Err(e)),
         };
@@ -359,14 +365,16 @@ impl<R: Read> PacketReader<R> {
             data: self.buf.get(off..off + n).unwrap_or_default(),
             window: &self.buf,
             file_offset,
+            real_server,
         }))
     }
 
-    /// The next packet block: (ts, linktype, data offset in `buf`, data length, file offset).
+    /// The next packet block: (ts, linktype, data offset in `buf`, data length, file offset,
+    /// real server address from an amqpeek comment).
     #[allow(clippy::type_complexity)]
     fn next_pcapng_packet(
         &mut self,
-    ) -> Option<Result<(Timestamp, u32, usize, usize, u64), ReadError>> {
+    ) -> Option<Result<(Timestamp, u32, usize, usize, u64, Option<SocketAddr>), ReadError>> {
         loop {
             match self.need(12, "a block header") {
                 Ok(true) => {}
@@ -457,6 +465,7 @@ impl<R: Read> PacketReader<R> {
                     }));
                 }
             };
+            let mut real_server = None;
             let (iface_id, raw_ts, data): (u32, Option<u64>, &[u8]) = match block {
                 Block::InterfaceDescription(idb) => {
                     let mut units_per_sec = 1_000_000u64;
@@ -475,8 +484,13 @@ impl<R: Read> PacketReader<R> {
                     interface_id,
                     timestamp,
                     data,
+                    options,
                     ..
                 }) => {
+                    real_server = options.iter().find_map(|o| match o {
+                        EnhancedPacketOption::Comment(c) => super::real_addr::parse(c),
+                        _ => None,
+                    });
                     // pcap-file hands the raw timestamp units over as "nanoseconds".
                     let raw = timestamp.as_nanos() as u64;
                     let d: &[u8] = match data {
@@ -515,7 +529,14 @@ impl<R: Read> PacketReader<R> {
             };
             self.last_ts = ts;
             let off = (data.as_ptr() as usize).saturating_sub(self.buf.as_ptr() as usize);
-            return Some(Ok((ts, iface.linktype, off, data.len(), file_offset)));
+            return Some(Ok((
+                ts,
+                iface.linktype,
+                off,
+                data.len(),
+                file_offset,
+                real_server,
+            )));
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Synthesising the TCP conversation of a relayed connection: Ethernet + IPv4/IPv6 + TCP
-//! packets with the real addresses and ports, a three-way handshake, consistent sequence and
-//! acknowledgement numbers, payload cut into segments, FIN or RST at the end, and correct
-//! checksums (etherparse builds the headers), so Wireshark reassembles the stream with no
-//! options.
+//! packets with the addresses and ports given, a three-way handshake, consistent sequence and
+//! acknowledgement numbers, payload cut into segments, each side's FIN where it closed (or at
+//! the end) or an RST, and correct checksums (etherparse builds the headers), so Wireshark
+//! reassembles the stream with no options.
 //!
 //! Pure packet building: no file I/O here (the pcapng sink writes the blocks).
 
@@ -45,6 +45,10 @@ pub struct Conversation {
     offset: [u64; 2],
     /// Bytes each side sent that the other has not acknowledged.
     unacked: [u64; 2],
+    /// Each side has sent its FIN.
+    fin: [bool; 2],
+    /// Who sent the first FIN.
+    first_fin: Option<Dir>,
     ended: bool,
 }
 
@@ -71,6 +75,8 @@ impl Conversation {
             next_seq: [(mix >> 32) as u32, mix as u32 ^ 0x5A5A_5A5A],
             offset: [0, 0],
             unacked: [0, 0],
+            fin: [false, false],
+            first_fin: None,
             ended: false,
         }
     }
@@ -195,21 +201,48 @@ impl Conversation {
         }
     }
 
-    /// An orderly close: client FIN, server FIN-ACK, client ACK.
+    /// `dir` closes its side (a half-close) after its byte at stream offset `offset - 1`: FIN
+    /// from `dir` (a later offset than expected skips sequence space, as [`Conversation::data`]
+    /// does), acknowledged by the other side, which may go on sending. Once per side. The
+    /// second FIN's acknowledgement is left to [`Conversation::fin`] at the close, so the close
+    /// always has a packet to carry what is reported then.
+    pub fn fin_from(&mut self, dir: Dir, offset: u64, out: &mut Vec<SynthPacket>) {
+        let i = dir.index();
+        if self.ended || self.fin[i] {
+            return;
+        }
+        if offset > self.offset[i] {
+            let skip = offset - self.offset[i];
+            self.next_seq[i] = self.next_seq[i].wrapping_add(skip as u32);
+            self.offset[i] = offset;
+        }
+        self.fin[i] = true;
+        self.first_fin.get_or_insert(dir);
+        let mut h = self.header(dir);
+        h.fin = true;
+        out.push(self.control(dir, h));
+        self.next_seq[i] = self.next_seq[i].wrapping_add(1);
+        self.unacked[i] = 0;
+        if !self.fin[1 - i] {
+            let ack = self.header(dir.flip());
+            out.push(self.control(dir.flip(), ack));
+        }
+    }
+
+    /// An orderly close: a FIN from each side that has not sent one yet (client first), each
+    /// acknowledged by the other; the last by the side that sent its FIN first.
     pub fn fin(&mut self, out: &mut Vec<SynthPacket>) {
         if self.ended {
             return;
         }
-        self.ended = true;
         for dir in [Dir::C2S, Dir::S2C] {
-            let mut h = self.header(dir);
-            h.fin = true;
-            out.push(self.control(dir, h));
-            let i = dir.index();
-            self.next_seq[i] = self.next_seq[i].wrapping_add(1);
+            let offset = self.offset[dir.index()];
+            self.fin_from(dir, offset, out);
         }
-        let ack = self.header(Dir::C2S);
-        out.push(self.control(Dir::C2S, ack));
+        let first = self.first_fin.unwrap_or(Dir::C2S);
+        let ack = self.header(first);
+        out.push(self.control(first, ack));
+        self.ended = true;
     }
 
     /// An abortive close: RST from `dir`.
@@ -255,6 +288,46 @@ mod tests {
             "mixed families are written as IPv6"
         );
         assert_eq!(out[4].payload, MAX_SEGMENT as u64..MAX_SEGMENT as u64 + 10);
-        assert!(segs.iter().rev().nth(1).unwrap().fin);
+        let fins: Vec<_> = segs.iter().filter(|s| s.fin).collect();
+        assert_eq!(fins.len(), 2);
+        assert_eq!(fins[0].src, segs[0].src, "the client's FIN first");
+        assert_eq!(fins[1].seq, segs[5].seq.wrapping_add(5), "after the server's bytes");
+        let last = segs.last().unwrap();
+        assert!(last.ack && !last.fin, "the client acknowledges the server's FIN");
+    }
+
+    #[test]
+    fn a_half_close_puts_the_fin_before_the_other_sides_later_bytes() {
+        let c: SocketAddr = "10.0.0.1:40000".parse().unwrap();
+        let s: SocketAddr = "10.0.0.2:5672".parse().unwrap();
+        let mut conv = Conversation::new(c, s, 1);
+        let mut out = Vec::new();
+        conv.handshake(&mut out);
+        conv.data(Dir::C2S, 0, b"AMQP", &mut out);
+        conv.fin_from(Dir::C2S, 4, &mut out);
+        conv.fin_from(Dir::C2S, 4, &mut out);
+        conv.data(Dir::S2C, 0, b"later", &mut out);
+        conv.fin(&mut out);
+        let segs: Vec<_> = out
+            .iter()
+            .map(|p| tcp_segment(linktype::ETHERNET, &p.frame).unwrap())
+            .collect();
+        let flags: Vec<(bool, bool, usize)> = segs
+            .iter()
+            .map(|s| (s.src == c, s.fin, s.payload.len()))
+            .collect();
+        assert_eq!(
+            &flags[3..],
+            &[
+                (true, false, 4),
+                (true, true, 0),
+                (false, false, 0),
+                (false, false, 5),
+                (false, true, 0),
+                (true, false, 0),
+            ],
+            "data, FIN, ACK, the server's later data, its FIN, the last ACK"
+        );
+        assert_eq!(segs[4].seq, segs[3].seq.wrapping_add(4));
     }
 }

@@ -51,6 +51,17 @@ pub enum SourceEvent {
         /// `StreamDecoder::assuming(protocol)` there, protocol state unknown.
         resync: Option<ProtocolHeader>,
     },
+    /// The sender of `dir` closed its side (its FIN), after every byte of `dir` before it;
+    /// the other direction may go on (a half-close). At most once per direction, before the
+    /// `Close`.
+    Fin {
+        /// Connection.
+        conn: ConnId,
+        /// Direction that ended.
+        dir: Dir,
+        /// When.
+        ts: Timestamp,
+    },
     /// The connection ended (FIN both ways, RST, or the capture ended with it still open).
     Close {
         /// Connection.
@@ -77,6 +88,7 @@ impl SourceEvent {
         match self {
             SourceEvent::Connect { conn, .. }
             | SourceEvent::Gap { conn, .. }
+            | SourceEvent::Fin { conn, .. }
             | SourceEvent::Close { conn, .. } => Some(*conn),
             SourceEvent::Chunk(c) => Some(c.conn),
             SourceEvent::Error { .. } => None,
@@ -88,6 +100,7 @@ impl SourceEvent {
         match self {
             SourceEvent::Connect { ts, .. }
             | SourceEvent::Gap { ts, .. }
+            | SourceEvent::Fin { ts, .. }
             | SourceEvent::Close { ts, .. } => Some(*ts),
             SourceEvent::Chunk(c) => Some(c.ts),
             SourceEvent::Error { .. } => None,

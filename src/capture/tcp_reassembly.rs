@@ -111,6 +111,12 @@ impl Reassembler {
         self.syn_seen
     }
 
+    /// Sequence number of the next byte expected, once known (a FIN there follows every byte
+    /// before it).
+    pub fn next_seq(&self) -> Option<u32> {
+        self.next_seq
+    }
+
     /// Stream offset of the next byte expected.
     pub fn offset(&self) -> u64 {
         self.offset

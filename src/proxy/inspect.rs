@@ -67,6 +67,16 @@ pub enum InspectMsg {
         /// What.
         violation: crate::event::Violation,
     },
+    /// The sender of `dir` closed its side (FIN, or TLS close_notify), after every chunk of
+    /// `dir`; the relay passed it on and the other direction may go on (a half-close).
+    Fin {
+        /// Connection.
+        conn: ConnId,
+        /// Direction that ended.
+        dir: Dir,
+        /// When the end was read.
+        ts: Timestamp,
+    },
     /// The connection is over.
     Close {
         /// Connection.
@@ -127,6 +137,7 @@ impl InspectMsg {
             | InspectMsg::Chunk { ts, .. }
             | InspectMsg::TlsHeader { ts, .. }
             | InspectMsg::Notice { ts, .. }
+            | InspectMsg::Fin { ts, .. }
             | InspectMsg::Close { ts, .. } => *ts,
         }
     }
@@ -286,6 +297,11 @@ pub(crate) fn run(
                     ts,
                     kind: EventKind::Violation(violation),
                 }),
+                InspectMsg::Fin { conn, dir, ts } => {
+                    if let Some(insp) = conns.get_mut(&conn) {
+                        insp.fin(dir, ts, &mut events);
+                    }
+                }
                 InspectMsg::Close { conn, ts, reason } => {
                     poisoned.remove(&conn);
                     let mut insp = conns

@@ -1,6 +1,7 @@
 //! One relayed connection: connect upstream (and do TLS where configured: see `tls.rs`), then
 //! pump bytes both ways until both directions end, propagating half-close (FIN, and TLS
-//! close_notify) and reset (RST).
+//! close_notify: the inspection side is told of each direction's end where it happened) and
+//! reset (RST).
 //!
 //! The pumps work over any `AsyncRead`/`AsyncWrite` halves, so plain TCP and TLS legs share
 //! them. Each read goes into a buffer of its own, is frozen into `Bytes`, and the same `Bytes` (no
@@ -593,12 +594,29 @@ async fn pump(
     };
     match &end {
         // Half-close: pass the FIN (after TLS close_notify) on and keep the other direction
-        // flowing.
+        // flowing. The inspection side is told in causal order, as a chunk is: before the FIN
+        // is passed on unless the other direction is waiting to queue a chunk, then after.
         End::Eof => {
+            let fin = || InspectMsg::Fin {
+                conn,
+                dir,
+                ts: Timestamp::now(),
+            };
+            let mut late = false;
+            if let Some(q) = inspect {
+                match order.try_lock() {
+                    Ok(_guard) => q.send(fin()),
+                    Err(_) => late = true,
+                }
+            }
             tokio::select! {
                 biased;
                 _ = async { let _ = killed.wait_for(|k| *k).await; } => {}
                 _ = to.shutdown() => {}
+            }
+            if let (Some(q), true) = (inspect, late) {
+                let _guard = order.lock().await;
+                q.send(fin());
             }
         }
         End::ReadFailed(_) | End::WriteFailed(_) => cut(sockets, kill),

@@ -89,6 +89,8 @@ pub mod keys {
     pub const CLOSE: &str = "close";
     /// `"event"` value for a gap.
     pub const GAP: &str = "gap";
+    /// `"event"` value for the end of one direction (its sender's FIN: a half-close).
+    pub const FIN: &str = "fin";
     /// `"event"` value for relayed bytes that are not a header or a decoded frame.
     pub const BYTES: &str = "bytes";
 }
@@ -354,6 +356,14 @@ pub fn write_event<O: JsonOut + ?Sized>(
             o.entry_u64(keys::OFFSET, *offset);
             o.key(keys::RAW);
             o.base64(bytes);
+            tail(o, Some(&env));
+            o.end_object();
+        }
+        EventKind::Fin { dir, offset } => {
+            let env = env(Some(*dir), keys::FIN);
+            o.begin_object();
+            head(o, Some(&env));
+            o.entry_u64(keys::OFFSET, *offset);
             tail(o, Some(&env));
             o.end_object();
         }

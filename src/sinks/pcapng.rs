@@ -6,7 +6,7 @@
 //! Complete blocks reach the file at each `flush`, so a reader sees a valid file between
 //! batches.
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -22,6 +22,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 };
 
 use crate::capture::pcapng_write::{Conversation, SynthPacket};
+use crate::capture::real_addr;
 use crate::event::{ConnId, Dir, Event, EventKind, Timestamp, Violation};
 use crate::pipeline::Sink;
 
@@ -30,12 +31,17 @@ struct ConnState {
     conv: Conversation,
     /// Violations waiting for the packet that holds their frame.
     pending: Vec<Violation>,
+    /// The comment for the conversation's SYN (the real server address, when its port was
+    /// written as 5672).
+    syn_comment: Option<String>,
 }
 
 /// Writes events as a pcapng file.
 pub struct PcapngSink<W: Write> {
     writer: PcapNgWriter<W>,
     conns: HashMap<ConnId, ConnState>,
+    /// The (client, server) pairs written for the open conversations.
+    written: HashSet<(SocketAddr, SocketAddr)>,
     packets: Vec<SynthPacket>,
 }
 
@@ -67,6 +73,7 @@ impl<W: Write> PcapngSink<W> {
         Ok(PcapngSink {
             writer,
             conns: HashMap::default(),
+            written: HashSet::default(),
             packets: Vec::new(),
         })
     }
@@ -82,11 +89,37 @@ impl<W: Write> PcapngSink<W> {
         Ok(self.writer.into_inner())
     }
 
+    /// The state of `conn`, made for a conversation between `client` and `server` if new.
+    ///
+    /// A server port other than 5672 is written as 5672, the one port Wireshark dissects as
+    /// AMQP (see [`real_addr`]), with the real address in the SYN's comment; unless another
+    /// open conversation is written with the same addresses already (the two would merge).
     fn conn(&mut self, conn: ConnId, client: SocketAddr, server: SocketAddr) -> &mut ConnState {
-        self.conns.entry(conn).or_insert_with(|| ConnState {
-            conv: Conversation::new(client, server, conn),
-            pending: Vec::new(),
+        let written = &mut self.written;
+        self.conns.entry(conn).or_insert_with(|| {
+            let mut state = ConnState {
+                conv: Conversation::new(client, server, conn),
+                pending: Vec::new(),
+                syn_comment: None,
+            };
+            if server.port() != real_addr::WIRESHARK_PORT {
+                let as_written = SocketAddr::new(server.ip(), real_addr::WIRESHARK_PORT);
+                let conv = Conversation::new(client, as_written, conn);
+                if !written.contains(&conv.addrs()) {
+                    state.conv = conv;
+                    state.syn_comment = Some(real_addr::comment(server));
+                }
+            }
+            written.insert(state.conv.addrs());
+            state
         })
+    }
+
+    /// Forget `conn` (its conversation has ended).
+    fn remove(&mut self, conn: ConnId) {
+        if let Some(st) = self.conns.remove(&conn) {
+            self.written.remove(&st.conv.addrs());
+        }
     }
 
     /// A connection whose `Connect` this sink never saw: invent documentation addresses.
@@ -105,7 +138,9 @@ impl<W: Write> PcapngSink<W> {
     }
 
     /// Write synthesised packets, attaching pending violations whose offset each one covers
-    /// (or precedes: those go on the next packet of their direction).
+    /// (or precedes: those go on the next packet of their direction). Once the conversation
+    /// has ended, the last packet written takes whatever is still pending, whichever direction
+    /// it is about (its comment names the direction).
     fn write_packets(
         &mut self,
         ts: Timestamp,
@@ -113,14 +148,21 @@ impl<W: Write> PcapngSink<W> {
         conn: ConnId,
     ) -> std::io::Result<()> {
         let micros = ts.0.max(0) as u64;
-        for p in packets.drain(..) {
+        let count = packets.len();
+        for (i, p) in packets.drain(..).enumerate() {
             let mut options = Vec::new();
             if let Some(st) = self.conns.get_mut(&conn) {
+                // The handshake is written first: its SYN takes the address comment.
+                if let Some(c) = st.syn_comment.take() {
+                    options.push(EnhancedPacketOption::Comment(Cow::Owned(c)));
+                }
                 let carries = !p.payload.is_empty() || st.conv.ended();
+                let last = st.conv.ended() && i + 1 == count;
                 st.pending.retain(|v| {
-                    let here = v.dir == p.dir
-                        && carries
-                        && v.offset < p.payload.end.max(p.payload.start + 1);
+                    let here = last
+                        || v.dir == p.dir
+                            && carries
+                            && v.offset < p.payload.end.max(p.payload.start + 1);
                     if here {
                         options.push(EnhancedPacketOption::Comment(Cow::Owned(comment(v))));
                     }
@@ -165,7 +207,7 @@ impl<W: Write> Sink for PcapngSink<W> {
         let res = match &ev.kind {
             EventKind::Connect { client, upstream } => {
                 // A reused connection number starts a fresh conversation.
-                self.conns.remove(&ev.conn);
+                self.remove(ev.conn);
                 self.conn(ev.conn, *client, *upstream)
                     .conv
                     .handshake(&mut out);
@@ -182,6 +224,12 @@ impl<W: Write> Sink for PcapngSink<W> {
                     st.pending.push(v.clone());
                 }
             }),
+            EventKind::Fin { dir, offset } => self.ensure_conn(ev).and_then(|_| {
+                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    st.conv.fin_from(*dir, *offset, &mut out);
+                }
+                self.write_packets(ev.ts, &mut out, ev.conn)
+            }),
             EventKind::Close(info) => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
                     let r = info.reason.to_ascii_lowercase();
@@ -197,7 +245,7 @@ impl<W: Write> Sink for PcapngSink<W> {
                     }
                 }
                 let res = self.write_packets(ev.ts, &mut out, ev.conn);
-                self.conns.remove(&ev.conn);
+                self.remove(ev.conn);
                 res
             }),
             // Headers, frames and gaps carry no bytes of their own (Data does).

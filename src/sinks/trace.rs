@@ -102,6 +102,9 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             "{head} {} gap at offset {offset} ({len} bytes): {reason}",
             dir.arrow()
         ),
+        EventKind::Fin { dir, offset } => {
+            format!("{head} {} fin at offset {offset} (no more bytes this way)", dir.arrow())
+        }
         EventKind::Close(c) => format!(
             "{head} close: {} (c2s {} B, s2c {} B)",
             c.reason, c.bytes_c2s, c.bytes_s2c

@@ -59,6 +59,8 @@ impl App {
             EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
             // Shown through the `Data` events that carry the same bytes, and the violations.
             EventKind::Undecoded { .. } => {}
+            // A half-close shows in the close row's reason.
+            EventKind::Fin { .. } => {}
             EventKind::Gap {
                 dir,
                 offset,

@@ -77,6 +77,7 @@ impl CheckReport {
             }
             EventKind::Connect { .. } => self.connections += 1,
             EventKind::Close(_)
+            | EventKind::Fin { .. }
             | EventKind::Header { .. }
             | EventKind::Data { .. }
             | EventKind::Undecoded { .. }
