@@ -368,3 +368,95 @@ async fn the_key_log_decrypts_the_upstream_leg_in_tshark() {
     assert!(decrypted >= 5, "tshark decrypted {decrypted} AMQP packets");
     assert_eq!(without, 0, "without the keys nothing is readable");
 }
+
+/// Lines tshark prints for `file` with display filter `filter` and no other option.
+fn tshark_lines(file: &std::path::Path, filter: &str, field: &str) -> Vec<String> {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(file)
+        .args(["-Y", filter, "-T", "fields", "-e", field])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// #15: the pcapng of a proxy whose upstream leg is TLS to the amqps port (5671) holds the
+/// plaintext, and tshark with no options dissects it as AMQP, not as TLS: the server port is
+/// written as 5672, the real address is in the SYN's comment, and amqpeek's own reader (so
+/// `check` and `replay` of the file) gives the real address back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_legs_pcapng_on_5671_is_dissected_as_amqp_by_tshark_with_no_options() {
+    let Some(rabbit) = broker().await else { return };
+    if !tshark_ok() {
+        return;
+    }
+    let pki = pki();
+    // A TLS-terminating proxy in front of RabbitMQ stands for a broker's amqps port.
+    let mut amqps = listen_tls(rabbit, &pki);
+    amqps.listen = "127.0.0.1:5671".parse().unwrap();
+    let inner = start_proxy_with(amqps, vec![]).await;
+    let amqps_addr = inner.addr;
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("tls-leg.pcapng");
+    let outer_cfg = tls_config(
+        inner.addr,
+        "localhost",
+        TlsOptions {
+            upstream_tls: true,
+            ca: Some(pki.ca.clone()),
+            ..Default::default()
+        },
+    );
+    let sinks: Vec<BoxSink> = vec![Box::new(
+        amqpeek::sinks::pcapng::PcapngSink::create(&cap).unwrap(),
+    )];
+    let outer = start_proxy_with(outer_cfg, sinks).await;
+    let url = format!("amqp://guest:guest@127.0.0.1:{}", outer.addr.port());
+    let connection = Connection::open("amqpeek-tls-pcapng", url.as_str())
+        .await
+        .unwrap();
+    exchange(connection, "pcapng").await;
+    outer.wait_closed(1).await;
+    let (_, events) = outer.stop().await;
+    let _ = inner.stop().await;
+    let frames = frame_names(&events).len();
+
+    let amqp = tshark_lines(&cap, "amqp", "frame.number");
+    let tls = tshark_lines(&cap, "tls", "frame.number");
+    eprintln!(
+        "tshark: {} AMQP packets, {} TLS packets; {frames} frames decoded live",
+        amqp.len(),
+        tls.len()
+    );
+    assert_eq!(tls.len(), 0, "nothing in the plaintext is taken for TLS");
+    assert!(amqp.len() >= 10, "tshark dissects AMQP: {amqp:?}");
+    let ports = tshark_lines(&cap, "tcp.flags.syn == 1 && tcp.flags.ack == 0", "tcp.dstport");
+    assert_eq!(ports, ["5672"], "the server port as written");
+    let comments = tshark_lines(&cap, "frame.comment", "frame.comment");
+    assert!(
+        comments.iter().any(|c| c.contains("127.0.0.1:5671")),
+        "the SYN names the real server: {comments:?}"
+    );
+
+    let back: Vec<amqpeek::capture::SourceEvent> =
+        amqpeek::capture::open(&cap, Default::default())
+            .unwrap()
+            .collect();
+    let servers: Vec<std::net::SocketAddr> = back
+        .iter()
+        .filter_map(|e| match e {
+            amqpeek::capture::SourceEvent::Connect { server, .. } => Some(*server),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(servers, [amqps_addr], "read back with the real server address");
+}
