@@ -439,7 +439,11 @@ async fn a_tls_legs_pcapng_on_5671_is_dissected_as_amqp_by_tshark_with_no_option
     );
     assert_eq!(tls.len(), 0, "nothing in the plaintext is taken for TLS");
     assert!(amqp.len() >= 10, "tshark dissects AMQP: {amqp:?}");
-    let ports = tshark_lines(&cap, "tcp.flags.syn == 1 && tcp.flags.ack == 0", "tcp.dstport");
+    let ports = tshark_lines(
+        &cap,
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        "tcp.dstport",
+    );
     assert_eq!(ports, ["5672"], "the server port as written");
     let comments = tshark_lines(&cap, "frame.comment", "frame.comment");
     assert!(
@@ -447,10 +451,9 @@ async fn a_tls_legs_pcapng_on_5671_is_dissected_as_amqp_by_tshark_with_no_option
         "the SYN names the real server: {comments:?}"
     );
 
-    let back: Vec<amqpeek::capture::SourceEvent> =
-        amqpeek::capture::open(&cap, Default::default())
-            .unwrap()
-            .collect();
+    let back: Vec<amqpeek::capture::SourceEvent> = amqpeek::capture::open(&cap, Default::default())
+        .unwrap()
+        .collect();
     let servers: Vec<std::net::SocketAddr> = back
         .iter()
         .filter_map(|e| match e {
@@ -458,5 +461,9 @@ async fn a_tls_legs_pcapng_on_5671_is_dissected_as_amqp_by_tshark_with_no_option
             _ => None,
         })
         .collect();
-    assert_eq!(servers, [amqps_addr], "read back with the real server address");
+    assert_eq!(
+        servers,
+        [amqps_addr],
+        "read back with the real server address"
+    );
 }

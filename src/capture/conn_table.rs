@@ -194,6 +194,8 @@ struct Flow {
     fin: [bool; 2],
     /// Sequence number of each direction's FIN, until it is told (see [`ConnTable::tell_fin`]).
     fin_at: [Option<u32>; 2],
+    /// The index whose FIN was seen first.
+    fin_first: usize,
     last_seen: u64,
     /// Per direction: events made but not passed on yet, each with its capture time and a
     /// sequence number. They go out merged in capture order, and only once the other
@@ -324,6 +326,7 @@ impl ConnTable {
                     first_sender: None,
                     fin: [false, false],
                     fin_at: [None, None],
+                    fin_first: 0,
                     last_seen: 0,
                     pending: [VecDeque::new(), VecDeque::new()],
                     pending_bytes: 0,
@@ -376,6 +379,9 @@ impl ConnTable {
             return;
         }
         if seg.fin && !flow.fin[idx] {
+            if !flow.fin[1 - idx] {
+                flow.fin_first = idx;
+            }
             let at = seg.seq.wrapping_add(seg.payload.len() as u32);
             flow.fin_at[idx] = Some(at.wrapping_add(u32::from(seg.syn)));
         }
@@ -444,6 +450,10 @@ impl ConnTable {
         if let Class::Amqp(conn) = flow.class {
             for idx in 0..2 {
                 self.flush_search(&mut flow, conn, idx, ts);
+            }
+            // FINs never reached (bytes before them missing) end their directions here, in
+            // the order they were seen.
+            for idx in [flow.fin_first, 1 - flow.fin_first] {
                 self.tell_fin(&mut flow, idx, ts, true);
             }
             self.release(&mut flow, conn, true);
@@ -908,5 +918,94 @@ mod tests {
         for _ in 0..5 {
             assert_eq!(closes(200, 16), first, "the same events on every run");
         }
+    }
+
+    /// What a table makes of a handshake then `segs` (client 10.0.0.2:40000, server
+    /// 10.0.0.1:5672, both sides' data from sequence number 1; `true` for the client's), as
+    /// (event kind, direction, bytes) per event.
+    fn kinds(segs: &[(bool, u32, bool, &'static [u8])]) -> Vec<(&'static str, Option<Dir>, usize)> {
+        let client: SocketAddr = "10.0.0.2:40000".parse().unwrap();
+        let server: SocketAddr = "10.0.0.1:5672".parse().unwrap();
+        let mut t = ConnTable::new(CaptureOptions::default());
+        let handshake: [(bool, u32, bool, &[u8]); 2] =
+            [(true, 0, false, b""), (false, 0, false, b"")];
+        for (i, &(from_client, seq, fin, payload)) in handshake.iter().chain(segs).enumerate() {
+            let (src, dst) = if from_client {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            let seg = TcpSegment {
+                src,
+                dst,
+                seq,
+                syn: i < 2,
+                ack: i > 0,
+                fin,
+                rst: false,
+                payload,
+                window: None,
+            };
+            t.segment(Timestamp(i as i64), &seg);
+        }
+        t.finish_all(Timestamp(1_000));
+        std::iter::from_fn(|| t.pop())
+            .map(|e| match e {
+                SourceEvent::Connect { .. } => ("connect", None, 0),
+                SourceEvent::Chunk(c) => ("chunk", Some(c.dir), c.bytes.len()),
+                SourceEvent::Fin { dir, .. } => ("fin", Some(dir), 0),
+                SourceEvent::Close { .. } => ("close", None, 0),
+                SourceEvent::Gap { dir, .. } => ("gap", Some(dir), 0),
+                SourceEvent::Error { .. } => ("error", None, 0),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_fin_is_told_once_every_byte_before_it_was_passed_on() {
+        let c2s = Some(Dir::C2S);
+        // In order: the client's FIN right after its header, before the server's bytes.
+        let in_order = kinds(&[
+            (true, 1, false, b"AMQP\x00\x00\x09\x01"),
+            (true, 9, true, b""),
+            (true, 9, true, b""), // retransmitted: told once
+            (false, 1, false, &[8, 0, 0, 0, 0, 0, 0, 0xce]),
+        ]);
+        assert_eq!(
+            in_order,
+            [
+                ("connect", None, 0),
+                ("chunk", c2s, 8),
+                ("fin", c2s, 0),
+                ("chunk", Some(Dir::S2C), 8),
+                ("close", None, 0),
+            ]
+        );
+        // The FIN (with the last bytes) arrives before a segment it follows: told after it.
+        let reordered = kinds(&[
+            (true, 1, false, b"AMQP"),
+            (true, 9, true, b"\x08\x00\x00\x00\x00\x00\x00\xce"),
+            (true, 5, false, b"\x00\x00\x09\x01"),
+        ]);
+        assert_eq!(
+            reordered,
+            [
+                ("connect", None, 0),
+                ("chunk", c2s, 4),
+                ("chunk", c2s, 4),
+                ("chunk", c2s, 8),
+                ("fin", c2s, 0),
+                ("close", None, 0),
+            ]
+        );
+        // Bytes before the FIN never captured: it ends its direction at the close.
+        let lost = kinds(&[
+            (true, 1, false, b"AMQP\x00\x00\x09\x01"),
+            (true, 100, true, b""),
+        ]);
+        assert_eq!(
+            lost[lost.len() - 2..],
+            [("fin", c2s, 0), ("close", None, 0)]
+        );
     }
 }

@@ -291,9 +291,16 @@ mod tests {
         let fins: Vec<_> = segs.iter().filter(|s| s.fin).collect();
         assert_eq!(fins.len(), 2);
         assert_eq!(fins[0].src, segs[0].src, "the client's FIN first");
-        assert_eq!(fins[1].seq, segs[5].seq.wrapping_add(5), "after the server's bytes");
+        assert_eq!(
+            fins[1].seq,
+            segs[5].seq.wrapping_add(5),
+            "after the server's bytes"
+        );
         let last = segs.last().unwrap();
-        assert!(last.ack && !last.fin, "the client acknowledges the server's FIN");
+        assert!(
+            last.ack && !last.fin,
+            "the client acknowledges the server's FIN"
+        );
     }
 
     #[test]

@@ -332,7 +332,11 @@ impl Side {
         };
         let from = (self.data_sent - self.held_offset) as usize;
         let offset = self.data_sent;
-        let bytes = masked(self.held.peek(from, (end - offset) as usize), offset, &secret);
+        let bytes = masked(
+            self.held.peek(from, (end - offset) as usize),
+            offset,
+            &secret,
+        );
         self.data_sent = end;
         to.push(
             EventKind::Data {

@@ -103,7 +103,10 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             dir.arrow()
         ),
         EventKind::Fin { dir, offset } => {
-            format!("{head} {} fin at offset {offset} (no more bytes this way)", dir.arrow())
+            format!(
+                "{head} {} fin at offset {offset} (no more bytes this way)",
+                dir.arrow()
+            )
         }
         EventKind::Close(c) => format!(
             "{head} close: {} (c2s {} B, s2c {} B)",
