@@ -591,31 +591,29 @@ impl Inspector {
     }
 
     /// `dir`'s sender closed its side of the connection (TCP FIN, TLS close_notify): nothing
-    /// follows in `dir`. Emits a `Fin` event at the end of the direction's stream, after
-    /// `Data` for the bytes of an incomplete frame held so far (they can no longer complete;
-    /// masked where they may hold a credential), so a capture places the FIN where it happened
-    /// and after every byte before it. Judges nothing: how the connection ended is judged at
-    /// its close. A second FIN of the same direction is ignored.
+    /// follows in `dir`. The bytes of an incomplete frame held so far go out now, as at a
+    /// close (`Undecoded`, and `Data`; masked from the frame header on where they may hold a
+    /// credential: the frame can no longer complete), then a `Fin` event at the end of the
+    /// direction's stream; so every capture has each byte of `dir` before its FIN, and places
+    /// the FIN where it happened. Judges nothing: the decoder keeps the incomplete frame, and
+    /// the close judges it (`codec.truncated-frame`) as it judges how the connection ended. A
+    /// second FIN of the same direction is ignored.
     pub fn fin(&mut self, dir: Dir, ts: Timestamp, out: &mut Vec<Event>) {
         self.latest_ts = self.latest_ts.max(ts);
         let conn = self.conn;
-        let kind = self.stream_kind(dir);
-        let (show, emit) = (self.opts.show_secrets, self.opts.emit_data);
         let side = &mut self.sides[dir.index()];
         if side.fin {
             return;
         }
         side.fin = true;
         side.end_skim(conn, dir, ts, out);
-        if emit {
-            side.data_to_end(kind, show, undecoded::To { conn, dir, ts }, out);
-        }
+        self.release_held(dir, ts, out);
         out.push(Event {
             conn,
             ts,
             kind: EventKind::Fin {
                 dir,
-                offset: side.total,
+                offset: self.sides[dir.index()].total,
             },
         });
     }

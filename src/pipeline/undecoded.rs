@@ -311,43 +311,6 @@ impl Side {
         );
     }
 
-    /// The direction has ended (its sender's FIN): the held bytes of an incomplete frame, which
-    /// can no longer complete, go out as `Data` now, masked where they may hold a credential.
-    /// They stay held (the decoder is not done with them) until the close releases them.
-    pub(super) fn data_to_end(
-        &mut self,
-        kind: StreamKind,
-        show_secrets: bool,
-        to: To,
-        out: &mut Vec<Event>,
-    ) {
-        let end = self.held_offset + self.held.len() as u64;
-        if end <= self.data_sent {
-            return;
-        }
-        let secret = if show_secrets {
-            Vec::new()
-        } else {
-            self.held_secret(kind)
-        };
-        let from = (self.data_sent - self.held_offset) as usize;
-        let offset = self.data_sent;
-        let bytes = masked(
-            self.held.peek(from, (end - offset) as usize),
-            offset,
-            &secret,
-        );
-        self.data_sent = end;
-        to.push(
-            EventKind::Data {
-                dir: to.dir,
-                offset,
-                bytes,
-            },
-            out,
-        );
-    }
-
     /// The protocol this direction speaks, as far as undecoded bytes go.
     pub(super) fn note_header(&mut self, header: ProtocolHeader) {
         self.sasl = header == ProtocolHeader::Amqp10Sasl;
