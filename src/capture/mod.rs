@@ -1,4 +1,4 @@
-//! Captures: writing relayed connections as pcapng ([`pcapng_write`], used by
+//! Captures: writing relayed connections as pcapng ([`pcapng_write`] and [`real_addr`], used by
 //! `sinks::pcapng`), and reading any capture back as a stream of [`SourceEvent`]s for offline
 //! replay: pcap and pcapng from tcpdump / Wireshark (see [`link`] for the link types) and
 //! amqpeek's own JSONL, told apart by their first bytes.

@@ -1,6 +1,9 @@
 //! The pcapng sink: every relayed connection as a TCP conversation Wireshark and tshark
-//! reassemble and dissect as AMQP with no options, violations attached as packet comments
-//! (`frame.comment`) to the packet holding the offending frame.
+//! reassemble and dissect as AMQP with no options (a server port other than 5672 is written as
+//! 5672, the real address in the SYN's comment: see [`real_addr`]), violations attached as
+//! packet comments (`frame.comment`) to the packet holding the offending frame, and each
+//! direction's FIN where its `Fin` event puts it (a half-close before the other side's later
+//! data), the rest at the close.
 //!
 //! Writes the bytes of `Data` events exactly (already masked); never reorders a direction.
 //! Complete blocks reach the file at each `flush`, so a reader sees a valid file between
