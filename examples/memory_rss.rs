@@ -62,7 +62,9 @@ fn send(addr: &str, frames: bool, id: u32) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let bin = args.get(1).expect("usage: memory_rss <amqpeek> frames|messages");
+    let bin = args
+        .get(1)
+        .expect("usage: memory_rss <amqpeek> frames|messages");
     let frames = args.get(2).map(String::as_str) != Some("messages");
     let n = if frames { 6 } else { 8 };
     let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -77,9 +79,19 @@ fn main() {
         }
     });
     let dir = std::env::temp_dir();
-    let (jsonl, pcap) = (dir.join("amqpeek-rss.jsonl"), dir.join("amqpeek-rss.pcapng"));
+    let (jsonl, pcap) = (
+        dir.join("amqpeek-rss.jsonl"),
+        dir.join("amqpeek-rss.pcapng"),
+    );
     let mut proxy = Command::new(bin)
-        .args(["proxy", "--quiet", "--listen", "127.0.0.1:0", "--upstream", &up])
+        .args([
+            "proxy",
+            "--quiet",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &up,
+        ])
         .arg("--jsonl")
         .arg(&jsonl)
         .arg("--pcap")
@@ -133,7 +145,10 @@ fn main() {
     } else {
         "8 connections x one 60 MiB message (240 transfers)"
     };
-    println!("{what}, --jsonl --pcap; sent in {:.1} s", sent.as_secs_f64());
+    println!(
+        "{what}, --jsonl --pcap; sent in {:.1} s",
+        sent.as_secs_f64()
+    );
     println!(
         "proxy RSS before {} MiB, peak {} MiB (growth {} MiB), after close {} MiB",
         before >> 10,

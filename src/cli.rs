@@ -242,12 +242,20 @@ pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
         Some((i, _)) => t.split_at(i),
         None => (t, ""),
     };
-    let shift = match unit.trim_end_matches(['B', 'b', 'i']).to_ascii_uppercase().as_str() {
+    let shift = match unit
+        .trim_end_matches(['B', 'b', 'i'])
+        .to_ascii_uppercase()
+        .as_str()
+    {
         "" => 0,
         "K" => 10,
         "M" => 20,
         "G" => 30,
-        _ => return Err(format!("{s:?}: a number of bytes, optionally with K, M or G")),
+        _ => {
+            return Err(format!(
+                "{s:?}: a number of bytes, optionally with K, M or G"
+            ));
+        }
     };
     let n: usize = digits
         .parse()

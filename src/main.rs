@@ -616,7 +616,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
-    let parallel::CheckRun { report, stats, .. } = parallel::check_within(source, jobs, args.inspect_memory);
+    let parallel::CheckRun { report, stats, .. } =
+        parallel::check_within(source, jobs, args.inspect_memory);
     report_read_errors(&stats);
     if stats.nothing_readable() {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));

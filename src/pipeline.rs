@@ -281,7 +281,8 @@ impl Inspector {
                 // A frame decoded from its head: what streams past of it is masked too when it
                 // may hold a credential.
                 let kind = undecoded::StreamKind::of(side, dir, self.client_header, self.cbs);
-                side.stream_mask = undecoded::streamed_mask(&item, kind).map(|m| (m.max(from), end));
+                side.stream_mask =
+                    undecoded::streamed_mask(&item, kind).map(|m| (m.max(from), end));
                 secrets.extend(side.stream_mask);
             }
             if let Item::Malformed { error, .. } = &item

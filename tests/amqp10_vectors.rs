@@ -805,14 +805,21 @@ fn a_large_delivery_keeps_only_its_start_and_counts_the_rest() {
         assert!(asm.push(&f).is_none());
         assert!(asm.buffered() <= 100 + amqp10::message::METADATA_BYTES);
     }
-    let m = asm.push(&decode(&transfer_bytes(false, 0, &first[..0]))).unwrap().unwrap();
+    let m = asm
+        .push(&decode(&transfer_bytes(false, 0, &first[..0])))
+        .unwrap()
+        .unwrap();
     assert_eq!(asm.buffered(), 0);
     assert_eq!(m.size, 70 << 20);
     assert_eq!(m.transfers, 71);
     assert_eq!(m.payload.len(), 100 + amqp10::message::METADATA_BYTES);
     let j = m.to_json(100);
     assert_eq!(j["data"][0]["len"], (70u64 << 20) - 8, "{j}");
-    assert_eq!(j["data"][0]["text"].as_str().map(str::len), Some(100), "{j}");
+    assert_eq!(
+        j["data"][0]["text"].as_str().map(str::len),
+        Some(100),
+        "{j}"
+    );
     assert_eq!(j["truncated"]["size"], 70u64 << 20, "{j}");
 }
 

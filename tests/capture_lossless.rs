@@ -410,10 +410,8 @@ fn a_frame_larger_than_the_budget_is_decoded_from_its_head_and_captured_whole() 
     use amqpeek::codec::amqp10;
     // 5 MB frames, over the default budget's 1 MiB a frame: an AMQP 1.0 transfer, a 0-9-1
     // body frame, and a SASL frame whose streamed bytes must be masked as they pass.
-    let transfer = amqp10::described_list(
-        0x14,
-        vec![amqp10::Value::Uint(0), amqp10::Value::Uint(0)],
-    );
+    let transfer =
+        amqp10::described_list(0x14, vec![amqp10::Value::Uint(0), amqp10::Value::Uint(0)]);
     let mut payload = vec![0x00, 0x53, 0x75, 0xb0];
     payload.extend_from_slice(&(5_000_000u32 - 8).to_be_bytes());
     payload.resize(5_000_000, b'm');
@@ -452,8 +450,17 @@ fn a_frame_larger_than_the_budget_is_decoded_from_its_head_and_captured_whole() 
         let raw = base64::engine::general_purpose::STANDARD
             .decode(frame["raw"].as_str().unwrap())
             .unwrap();
-        assert_eq!(raw.len(), 1 << 20, "{what}: the head is held, not the frame");
-        assert_eq!(frame["size"], stream.len() as u64 - 8, "{what}: {}", frame["summary"]);
+        assert_eq!(
+            raw.len(),
+            1 << 20,
+            "{what}: the head is held, not the frame"
+        );
+        assert_eq!(
+            frame["size"],
+            stream.len() as u64 - 8,
+            "{what}: {}",
+            frame["summary"]
+        );
         assert_eq!(written, stream, "{what}");
         if what == "1.0" {
             let data = &frame["message"]["data"][0];

@@ -578,11 +578,17 @@ impl ConnTable {
         }
         flow.fin_at[idx] = None;
         self.flush_search(flow, conn, idx, ts);
-        self.out.push_back(SourceEvent::Fin {
+        // In capture order with the rest of the flow's events (a hole found at the FIN goes
+        // out before it).
+        let fin = SourceEvent::Fin {
             conn,
             dir: Self::dir(flow, idx),
             ts,
-        });
+        };
+        self.pend(flow, idx, ts, fin);
+        if !at_end {
+            self.release(flow, conn, false);
+        }
     }
 
     fn dir(flow: &Flow, idx: usize) -> Dir {
@@ -939,6 +945,7 @@ mod tests {
                 src,
                 dst,
                 seq,
+                ack_no: 0,
                 syn: i < 2,
                 ack: i > 0,
                 fin,
@@ -1005,7 +1012,8 @@ mod tests {
         ]);
         assert_eq!(
             lost[lost.len() - 2..],
-            [("fin", c2s, 0), ("close", None, 0)]
+            [("fin", c2s, 0), ("close", None, 0)],
+            "{lost:?}"
         );
     }
 }

@@ -118,7 +118,9 @@ impl<R: BufRead> JsonlSource<R> {
         if long {
             return Some((
                 start,
-                Err(format!("line of {n} bytes is longer than the {MAX_LINE} accepted")),
+                Err(format!(
+                    "line of {n} bytes is longer than the {MAX_LINE} accepted"
+                )),
             ));
         }
         if self.line.trim_ascii().is_empty() {

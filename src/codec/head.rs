@@ -87,7 +87,11 @@ mod tests {
         assert_eq!(f.raw, head, "the exact bytes relayed, size field included");
         assert_eq!(f.size(), frame.len() as u64);
         assert_eq!(f.payload_len(), 5000);
-        assert!(f.summary().ends_with("(payload 5000 bytes)"), "{}", f.summary());
+        assert!(
+            f.summary().ends_with("(payload 5000 bytes)"),
+            "{}",
+            f.summary()
+        );
     }
 
     #[test]
@@ -101,7 +105,16 @@ mod tests {
         // A method frame cut inside its arguments: not inspected, not malformed.
         let head = Bytes::from_static(&[1, 0, 1, 0, 1, 0, 0, 0, 60, 0, 40, 0]);
         let e = decode_head(Framing::Amqp091, head, 70_000, 9).unwrap_err();
-        assert!(matches!(e.kind, ErrorKind::NotInspected { size: 70_000, head: 12 }), "{e}");
+        assert!(
+            matches!(
+                e.kind,
+                ErrorKind::NotInspected {
+                    size: 70_000,
+                    head: 12
+                }
+            ),
+            "{e}"
+        );
         assert_eq!(e.offset, 9);
     }
 }

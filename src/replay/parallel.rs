@@ -298,7 +298,12 @@ mod tests {
         // 0: the reader keeps every connection; MAX: it keeps none; in between, some.
         for local_at in [0, 1, 100, 300, usize::MAX] {
             for jobs in [2, 3] {
-                let many = parallel(events(40), CHECK_OPTIONS, NonZeroUsize::new(jobs).unwrap(), local_at);
+                let many = parallel(
+                    events(40),
+                    CHECK_OPTIONS,
+                    NonZeroUsize::new(jobs).unwrap(),
+                    local_at,
+                );
                 assert_eq!(many.stats, one.stats, "jobs {jobs}, local_at {local_at}");
                 assert_eq!(text(&many), text(&one), "jobs {jobs}, local_at {local_at}");
             }

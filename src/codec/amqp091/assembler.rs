@@ -20,7 +20,6 @@ use super::render::{write_method_fields, write_properties};
 use crate::codec::{DecodeError, ErrorKind};
 use crate::json::{JsonOut, to_value};
 
-
 /// A complete message: the method that carries it, its content header and body.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {

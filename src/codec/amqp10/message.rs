@@ -635,9 +635,7 @@ impl MessageAssembler {
             };
             return Some(self.finish(frame.channel, t.handle, message, kept));
         }
-        let room = self
-            .keep()
-            .min(self.max_total.saturating_sub(self.total));
+        let room = self.keep().min(self.max_total.saturating_sub(self.total));
         let p = self.partial.entry(key).or_insert_with(|| Partial {
             delivery_id: t.delivery_id,
             delivery_tag: t.delivery_tag.clone(),
