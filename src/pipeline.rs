@@ -307,61 +307,26 @@ impl Inspector {
                 }
                 _ => {}
             }
-            let kind = match item {
-                Item::Header {
-                    offset,
-                    raw,
-                    header,
-                } => {
-                    if dir == Dir::C2S && self.client_header.is_none() {
-                        self.client_header = Some(header);
-                    }
-                    EventKind::Header {
-                        dir,
-                        offset,
-                        header,
-                        raw,
-                    }
-                }
-                Item::Frame {
-                    offset,
-                    raw,
-                    frame,
-                    message,
-                } => EventKind::Frame(Arc::new(FrameEvent {
-                    dir,
-                    offset,
-                    raw,
-                    frame,
-                    message,
-                })),
-                Item::Malformed { offset, raw, error } => {
-                    EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
-                        dir,
-                        offset,
-                        format!("{} ({} byte frame)", error, raw.len()),
-                    ))
-                }
-                Item::Undecodable { offset, error } => {
-                    EventKind::Violation(rules::CODEC_UNDECODABLE_STREAM.violation(
-                        dir,
-                        offset,
-                        format!("decoding stops: {error}"),
-                    ))
-                }
-            };
+            let kind = item_event(
+                dir,
+                item,
+                &mut self.client_header,
+                &mut self.tracker,
+                &mut self.violations,
+            );
             // Track state: the frame's violations follow the frame.
-            self.state_dirty |= matches!(kind, EventKind::Header { .. } | EventKind::Frame(_));
+            self.state_dirty |=
+                matches!(kind, Some(EventKind::Header { .. } | EventKind::Frame(_)));
             match &kind {
-                EventKind::Header {
+                Some(EventKind::Header {
                     dir,
                     offset,
                     header,
                     ..
-                } => self
+                }) => self
                     .tracker
                     .header(*dir, *offset, *header, ts, &mut self.violations),
-                EventKind::Frame(f) => {
+                Some(EventKind::Frame(f)) => {
                     self.tracker.frame(f, ts, &mut self.violations);
                     if !self.violations.is_empty() {
                         let summary = f.frame.summary();
@@ -375,7 +340,9 @@ impl Inspector {
             if let Some((_, end)) = span {
                 side.covered = side.covered.max(end);
             }
-            out.push(Event { conn, ts, kind });
+            if let Some(kind) = kind {
+                out.push(Event { conn, ts, kind });
+            }
             for v in self.violations.drain(..) {
                 out.push(Event {
                     conn,
@@ -383,6 +350,16 @@ impl Inspector {
                     kind: EventKind::Violation(v),
                 });
             }
+        }
+        // Bytes no header or frame accounts for (after a server refused the client's header,
+        // or of a protocol that is not decoded) are judged once the chunk is in.
+        self.tracker.seen(dir, side.total, &mut self.violations);
+        for v in self.violations.drain(..) {
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Violation(v),
+            });
         }
 
         self.state_throttled(ts, out);
@@ -472,6 +449,18 @@ impl Inspector {
                 raw: raw.clone(),
             },
         });
+        // The negotiation sees it as any header: a broker that refuses it is judged by its
+        // answer, and one that accepts starts a new exchange inside TLS.
+        self.state_dirty = true;
+        self.tracker
+            .header(dir, offset, header, ts, &mut self.violations);
+        for v in self.violations.drain(..) {
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Violation(v),
+            });
+        }
         if emit_data {
             out.push(Event {
                 conn,
@@ -692,6 +681,59 @@ impl Inspector {
             }),
         });
     }
+}
+
+/// The event a decoded item of `dir` becomes: a header (the client's first one noted in
+/// `client_header`), a frame, a malformed frame's violation; decoding that stopped becomes what
+/// `tracker` judges it (into `violations`), and no event of its own.
+fn item_event(
+    dir: Dir,
+    item: Item,
+    client_header: &mut Option<crate::codec::ProtocolHeader>,
+    tracker: &mut ConnTracker,
+    violations: &mut Vec<Violation>,
+) -> Option<EventKind> {
+    Some(match item {
+        Item::Header {
+            offset,
+            raw,
+            header,
+        } => {
+            if dir == Dir::C2S && client_header.is_none() {
+                *client_header = Some(header);
+            }
+            EventKind::Header {
+                dir,
+                offset,
+                header,
+                raw,
+            }
+        }
+        Item::Frame {
+            offset,
+            raw,
+            frame,
+            message,
+        } => EventKind::Frame(Arc::new(FrameEvent {
+            dir,
+            offset,
+            raw,
+            frame,
+            message,
+        })),
+        Item::Malformed { offset, raw, error } => {
+            EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
+                dir,
+                offset,
+                format!("{} ({} byte frame)", error, raw.len()),
+            ))
+        }
+        Item::Undecodable { offset, error } => {
+            // A violation, or a protocol amqpeek does not decode: the negotiation says.
+            tracker.undecodable(dir, offset, &error, violations);
+            return None;
+        }
+    })
 }
 
 #[cfg(test)]

@@ -226,11 +226,16 @@ fn a_publish_with_a_bad_frame_end_is_judged_the_same_from_the_jsonl() {
 }
 
 fn conversation(chunks: &[(Dir, &[u8])]) -> Vec<SourceEvent> {
+    conversation_on(5672, chunks)
+}
+
+/// A conversation with a server on `port`, ended by FIN both ways.
+fn conversation_on(port: u16, chunks: &[(Dir, &[u8])]) -> Vec<SourceEvent> {
     let mut events = vec![SourceEvent::Connect {
         conn: 1,
         ts: Timestamp(1),
         client: "127.0.0.1:40000".parse().unwrap(),
-        server: "127.0.0.1:5672".parse().unwrap(),
+        server: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
     }];
     for (i, (dir, bytes)) in chunks.iter().enumerate() {
         events.push(SourceEvent::Chunk(Chunk {
@@ -469,4 +474,168 @@ fn a_frame_larger_than_the_budget_is_decoded_from_its_head_and_captured_whole() 
             assert_eq!(frame["message"]["truncated"]["size"], 5_000_000, "{frame}");
         }
     }
+}
+
+/// An AMQP 1.0 frame (type 0, channel 0) holding the performative `code` with `fields`.
+fn perf10(code: u64, fields: Vec<amqpeek::codec::amqp10::Value>) -> Vec<u8> {
+    use amqpeek::codec::amqp10;
+    amqp10::encode_frame(0, 0, Some(&amqp10::described_list(code, fields)), &[]).unwrap()
+}
+
+/// A 0-9-1 `connection.start` (version 0-9, no server properties, PLAIN, en_US).
+fn connection_start() -> Vec<u8> {
+    let payload: Vec<u8> = [
+        &[0u8, 10, 0, 10, 0, 9][..],
+        &[0, 0, 0, 0],
+        &[0, 0, 0, 5],
+        b"PLAIN",
+        &[0, 0, 0, 5],
+        b"en_US",
+    ]
+    .concat();
+    let mut f = vec![1u8, 0, 0];
+    f.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    f.extend_from_slice(&payload);
+    f.push(0xce);
+    f
+}
+
+const H10: &[u8] = b"AMQP\x00\x01\x00\x00";
+const HSASL: &[u8] = b"AMQP\x03\x01\x00\x00";
+const HTLS: &[u8] = b"AMQP\x02\x01\x00\x00";
+const H091: &[u8] = b"AMQP\x00\x00\x09\x01";
+
+/// (what, the conversation, the rules reported: (side, rule, count)).
+type Case = (&'static str, Chunks, Vec<(&'static str, &'static str, u64)>);
+
+#[test]
+fn a_header_the_server_does_not_speak_is_judged_by_the_servers_answer() {
+    use amqpeek::codec::amqp10::Value;
+    let open = perf10(0x10, vec![Value::String("broker".into())]);
+    let close = perf10(0x18, vec![]);
+    let refusal = "header.data-after-refusal";
+    let cases: Vec<Case> = vec![
+        // Clean: the server answers with the header it speaks and closes (what RabbitMQ does).
+        (
+            "TLS asked, SASL answered",
+            vec![(Dir::C2S, HTLS.into()), (Dir::S2C, HSASL.into())],
+            vec![],
+        ),
+        (
+            "plain 1.0 asked, SASL answered",
+            vec![(Dir::C2S, H10.into()), (Dir::S2C, HSASL.into())],
+            vec![],
+        ),
+        (
+            "SASL asked, plain 1.0 answered",
+            vec![(Dir::C2S, HSASL.into()), (Dir::S2C, H10.into())],
+            vec![],
+        ),
+        (
+            "0-9-1 asked of a 1.0 broker",
+            vec![(Dir::C2S, H091.into()), (Dir::S2C, H10.into())],
+            vec![],
+        ),
+        (
+            "1.0 asked of a 0-9-1 broker",
+            vec![(Dir::C2S, H10.into()), (Dir::S2C, H091.into())],
+            vec![],
+        ),
+        (
+            "0-9 asked, accepted with connection.start",
+            vec![
+                (Dir::C2S, b"AMQP\x01\x01\x00\x09".to_vec()),
+                (Dir::S2C, connection_start()),
+            ],
+            vec![],
+        ),
+        // The server refuses, then goes on.
+        (
+            "SASL header, then a second header, an open and a close",
+            vec![
+                (Dir::C2S, H10.into()),
+                (Dir::S2C, [HSASL, H10, &open, &close].concat()),
+            ],
+            vec![("s2c", refusal, 3)],
+        ),
+        (
+            "TLS refused with 1.0, then an open",
+            vec![(Dir::C2S, HTLS.into()), (Dir::S2C, [H10, &open].concat())],
+            vec![("s2c", refusal, 1)],
+        ),
+        (
+            "0-9-1 refused with its own header, then connection.start",
+            vec![
+                (Dir::C2S, H091.into()),
+                (Dir::S2C, [H091, &connection_start()].concat()),
+            ],
+            vec![("s2c", refusal, 1)],
+        ),
+        (
+            "1.0 refused with 0-9-1, then the start of a frame",
+            vec![
+                (Dir::C2S, H10.into()),
+                (Dir::S2C, [H091, b"\x01\x00"].concat()),
+            ],
+            vec![("s2c", "codec.truncated-frame", 1), ("s2c", refusal, 1)],
+        ),
+        // Garbage where a header must be is the client's; the server's answer is judged too.
+        (
+            "HTTP answered with a header",
+            vec![
+                (Dir::C2S, b"GET / HTTP/1.1\r\n\r\n".to_vec()),
+                (Dir::S2C, H091.into()),
+            ],
+            vec![("c2s", "codec.undecodable-stream", 1)],
+        ),
+        (
+            "HTTP answered with a header and connection.start",
+            vec![
+                (Dir::C2S, b"GET / HTTP/1.1\r\n\r\n".to_vec()),
+                (Dir::S2C, [H091, &connection_start()].concat()),
+            ],
+            vec![("c2s", "codec.undecodable-stream", 1), ("s2c", refusal, 1)],
+        ),
+        // TLS from the first byte (AMQPS): noted as not decoded, never a violation.
+        (
+            "a TLS ClientHello answered by a TLS server",
+            vec![
+                (
+                    Dir::C2S,
+                    [&[0x16u8, 3, 1, 0, 0x2e, 1][..], &[0; 46]].concat(),
+                ),
+                (
+                    Dir::S2C,
+                    [&[0x16u8, 3, 3, 0, 0x2e, 2][..], &[0; 46]].concat(),
+                ),
+            ],
+            vec![("c2s", "codec.not-decoded", 1)],
+        ),
+    ];
+    for (what, chunks, want) in cases {
+        let chunks: Vec<(Dir, &[u8])> = chunks.iter().map(|(d, b)| (*d, &b[..])).collect();
+        let found = assert_lossless(what, conversation(&chunks));
+        let mut got: Vec<(&str, &str, u64)> =
+            found.iter().map(|f| (f.1, f.2.as_str(), f.4)).collect();
+        got.sort();
+        assert_eq!(got, want, "{what}: {found:?}");
+    }
+}
+
+#[test]
+fn a_stream_that_is_not_amqp_on_any_port_is_judged_the_same_from_amqpeeks_pcapng() {
+    // The proxy relays to a broker on a port no one calls AMQP; the client opens with a TLS
+    // ClientHello, the server answers with its header and more. The JSONL keeps the connection;
+    // the pcapng amqpeek wrote must too, with the server's answer.
+    let hello = [&[0x16u8, 3, 1, 0, 0x2e, 1][..], &[0; 46]].concat();
+    let answer = [H091, &connection_start()].concat();
+    let found = assert_lossless(
+        "TLS to a plain broker on port 15673",
+        conversation_on(15673, &[(Dir::C2S, &hello), (Dir::S2C, &answer)]),
+    );
+    assert_eq!(
+        rules(&found),
+        ["codec.not-decoded", "header.data-after-refusal"],
+        "{found:?}"
+    );
 }

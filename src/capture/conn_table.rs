@@ -207,6 +207,8 @@ struct Flow {
     pending_bytes: usize,
     /// Per direction: its first bytes are missing from the capture.
     start_lost: [bool; 2],
+    /// A segment of it was marked relayed by amqpeek: AMQP whatever its port or first bytes.
+    relayed: bool,
 }
 
 /// A flow's two ends, the lower first.
@@ -331,10 +333,12 @@ impl ConnTable {
                     pending: [VecDeque::new(), VecDeque::new()],
                     pending_bytes: 0,
                     start_lost: [false, false],
+                    relayed: false,
                 })
             }
         };
         flow.last_seen = self.tick;
+        flow.relayed |= seg.relayed;
         if seg.syn {
             flow.reasm[idx].syn(seg.seq);
             if !seg.ack && flow.syn_from.is_none() {
@@ -510,7 +514,9 @@ impl ConnTable {
         let first_not_amqp = flow
             .first_sender
             .is_some_and(|i| !b"AMQP".starts_with(flow.head[i].as_slice()));
-        let amqp = header_from.is_some() || on_port;
+        // On an AMQP port, or relayed by amqpeek, a stream is a connection whatever its first
+        // bytes (a TLS ClientHello, garbage): the server's answer to them is judged.
+        let amqp = header_from.is_some() || on_port || flow.relayed;
         if !amqp {
             if first_not_amqp || flow.undecided_bytes > MAX_UNDECIDED || last_chance {
                 flow.class = Class::Ignored;
@@ -898,6 +904,7 @@ mod tests {
                     rst: false,
                     payload: b"AMQP\x00\x00\x09\x01",
                     window: None,
+                    relayed: false,
                 },
             );
         }
@@ -946,6 +953,7 @@ mod tests {
                 dst,
                 seq,
                 ack_no: 0,
+                relayed: false,
                 syn: i < 2,
                 ack: i > 0,
                 fin,

@@ -58,6 +58,9 @@ pub struct TcpSegment<'a> {
     /// The buffer `payload` lies in, when the reader has one: delivered payloads are then
     /// shared out of it instead of copied.
     pub window: Option<&'a bytes::Bytes>,
+    /// The capture says the segment belongs to a connection amqpeek relayed (see
+    /// [`super::pcap_read::Packet::relayed`]): an AMQP connection whatever its port.
+    pub relayed: bool,
 }
 
 /// Why a frame yielded no TCP segment.
@@ -169,5 +172,6 @@ pub fn tcp_segment(linktype: u32, frame: &[u8]) -> Result<TcpSegment<'_>, NotTcp
         rst: tcp.rst(),
         payload: tcp.payload(),
         window: None,
+        relayed: false,
     })
 }

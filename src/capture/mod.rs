@@ -140,6 +140,7 @@ impl<R: Read> Iterator for PacketSource<R> {
                                 self.real.announce(&seg, real);
                             }
                             self.real.restore(&mut seg);
+                            seg.relayed = p.relayed;
                             self.table.segment(p.ts, &seg)
                         }
                         Err(NotTcp::Fragment) => self.skips.fragments += 1,

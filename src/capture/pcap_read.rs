@@ -66,7 +66,14 @@ pub struct Packet<'a> {
     /// The real server address named by an amqpeek packet comment on it (see
     /// [`super::real_addr`]).
     pub real_server: Option<std::net::SocketAddr>,
+    /// Captured on an interface amqpeek's pcapng sink declared (`if_name` `amqpeek`): every TCP
+    /// conversation on it is a connection amqpeek relayed, so an AMQP one whatever its port
+    /// and first bytes.
+    pub relayed: bool,
 }
+
+/// The `if_name` amqpeek's pcapng sink gives its one interface.
+pub const RELAY_IF_NAME: &str = "amqpeek";
 
 /// Why reading stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +90,8 @@ struct Iface {
     linktype: u32,
     /// Timestamp units per second.
     units_per_sec: u64,
+    /// Its `if_name` is [`RELAY_IF_NAME`].
+    relayed: bool,
 }
 
 enum Kind {
@@ -351,30 +360,32 @@ impl<R: Read> PacketReader<R> {
             window: &self.buf,
             file_offset,
             real_server: None,
+            relayed: false,
         }))
     }
 
     fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
-        let (ts, linktype, off, n, file_offset, real_server) = match self.next_pcapng_packet()? {
+        let (ts, iface, off, n, file_offset, real_server) = match self.next_pcapng_packet()? {
             Ok(found) => found,
             Err(e) => return Some(Err(e)),
         };
         Some(Ok(Packet {
             ts,
-            linktype,
+            linktype: iface.linktype,
             data: self.buf.get(off..off + n).unwrap_or_default(),
             window: &self.buf,
             file_offset,
             real_server,
+            relayed: iface.relayed,
         }))
     }
 
-    /// The next packet block: (ts, linktype, data offset in `buf`, data length, file offset,
-    /// real server address from an amqpeek comment).
+    /// The next packet block: (ts, its interface, data offset in `buf`, data length, file
+    /// offset, real server address from an amqpeek comment).
     #[allow(clippy::type_complexity)]
     fn next_pcapng_packet(
         &mut self,
-    ) -> Option<Result<(Timestamp, u32, usize, usize, u64, Option<SocketAddr>), ReadError>> {
+    ) -> Option<Result<(Timestamp, Iface, usize, usize, u64, Option<SocketAddr>), ReadError>> {
         loop {
             match self.need(12, "a block header") {
                 Ok(true) => {}
@@ -469,14 +480,20 @@ impl<R: Read> PacketReader<R> {
             let (iface_id, raw_ts, data): (u32, Option<u64>, &[u8]) = match block {
                 Block::InterfaceDescription(idb) => {
                     let mut units_per_sec = 1_000_000u64;
+                    let mut relayed = false;
                     for opt in &idb.options {
-                        if let InterfaceDescriptionOption::IfTsResol(r) = opt {
-                            units_per_sec = tsresol_units(*r);
+                        match opt {
+                            InterfaceDescriptionOption::IfTsResol(r) => {
+                                units_per_sec = tsresol_units(*r);
+                            }
+                            InterfaceDescriptionOption::IfName(n) => relayed = n == RELAY_IF_NAME,
+                            _ => {}
                         }
                     }
                     ifaces.push(Iface {
                         linktype: u32::from(idb.linktype) & 0xFFFF,
                         units_per_sec,
+                        relayed,
                     });
                     continue;
                 }
@@ -529,14 +546,7 @@ impl<R: Read> PacketReader<R> {
             };
             self.last_ts = ts;
             let off = (data.as_ptr() as usize).saturating_sub(self.buf.as_ptr() as usize);
-            return Some(Ok((
-                ts,
-                iface.linktype,
-                off,
-                data.len(),
-                file_offset,
-                real_server,
-            )));
+            return Some(Ok((ts, iface, off, data.len(), file_offset, real_server)));
         }
     }
 }

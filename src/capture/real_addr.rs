@@ -97,6 +97,7 @@ mod tests {
             dst: dst.parse().unwrap(),
             seq: 0,
             ack_no: 0,
+            relayed: false,
             syn,
             ack,
             fin: false,

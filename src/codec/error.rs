@@ -52,6 +52,10 @@ pub enum ErrorKind {
     /// Bytes that are not an AMQP protocol header.
     #[error("not an AMQP protocol header")]
     BadProtocolHeader,
+    /// A valid protocol header (or a TLS record) of a protocol this codec does not decode:
+    /// what follows it is in that protocol.
+    #[error("{} is not decoded", .0.describe())]
+    NotDecoded(super::ProtocolHeader),
     /// A class/method or frame type the codec does not know.
     #[error("unknown {what} {id}")]
     Unknown { what: &'static str, id: u32 },

@@ -579,13 +579,10 @@ impl StreamDecoder {
                 ProtocolHeader::Amqp091 => Mode::Amqp091,
                 other => {
                     let kind = match other {
-                        ProtocolHeader::NotAmqp | ProtocolHeader::RawTls => {
-                            ErrorKind::BadProtocolHeader
-                        }
-                        _ => ErrorKind::Unknown {
-                            what: "protocol",
-                            id: 0,
-                        },
+                        ProtocolHeader::NotAmqp => ErrorKind::BadProtocolHeader,
+                        // A header of a protocol (or TLS) that is not decoded here: valid,
+                        // just not followed.
+                        _ => ErrorKind::NotDecoded(other),
                     };
                     out.push(Item::Undecodable {
                         offset: offset + len as u64,

@@ -68,7 +68,11 @@ impl<W: Write> PcapngSink<W> {
         let mut writer = PcapNgWriter::new(out).map_err(io_err)?;
         let mut idb = InterfaceDescriptionBlock::new(DataLink::ETHERNET, 0);
         idb.options = vec![
-            InterfaceDescriptionOption::IfName(Cow::Borrowed("amqpeek")),
+            // The name marks every conversation on it as one amqpeek relayed (read back as AMQP
+            // whatever its port).
+            InterfaceDescriptionOption::IfName(Cow::Borrowed(
+                crate::capture::pcap_read::RELAY_IF_NAME,
+            )),
             // Timestamps written in nanoseconds (pcap-file writes Duration::as_nanos).
             InterfaceDescriptionOption::IfTsResol(9),
         ];

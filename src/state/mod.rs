@@ -7,14 +7,16 @@
 
 pub mod amqp091;
 pub mod amqp10;
+pub mod negotiation;
 pub mod rules;
 pub mod snapshot;
 
 pub use rules::{Rule, catalog};
 pub use snapshot::Snapshot;
 
-use crate::codec::ProtocolHeader;
+use crate::codec::{DecodeError, ProtocolHeader};
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+use negotiation::{Fate, Negotiation};
 
 /// The rules of one protocol for one connection.
 pub trait ProtocolTracker: std::fmt::Debug + Send {
@@ -46,10 +48,12 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
     fn snapshot(&self) -> snapshot::Detail;
 }
 
-/// Tracks one connection, whatever its protocol: picks the protocol's tracker from the first
-/// protocol header (or from the first frame when the capture started mid-stream).
+/// Tracks one connection, whatever its protocol: judges the header negotiation, and picks the
+/// protocol's tracker from the first protocol header (or from the first frame when the capture
+/// started mid-stream), never from a server's header that refuses the client's.
 #[derive(Debug, Default)]
 pub struct ConnTracker {
+    negotiation: Negotiation,
     inner: Option<Box<dyn ProtocolTracker>>,
     /// Directions with bytes missed before the tracker was chosen: it starts "unknown" in
     /// them (a lost first segment of the client must not leave the server's frames judged
@@ -72,7 +76,10 @@ impl ConnTracker {
         ts: Timestamp,
         out: &mut Vec<Violation>,
     ) {
-        if self.inner.is_none() {
+        if self.negotiation.header(dir, offset, header, out) == Fate::Refused {
+            return;
+        }
+        if self.inner.is_none() && !self.negotiation.refused() {
             self.inner = tracker_for_header(header);
             if let Some(t) = self.inner.as_mut() {
                 for d in [Dir::C2S, Dir::S2C]
@@ -88,8 +95,35 @@ impl ConnTracker {
         }
     }
 
+    /// Decoding of `dir` stopped at `offset` with `error`: judged as the negotiation says (a
+    /// protocol amqpeek does not decode is no violation).
+    pub fn undecodable(
+        &mut self,
+        dir: Dir,
+        offset: u64,
+        error: &DecodeError,
+        out: &mut Vec<Violation>,
+    ) {
+        self.negotiation.undecodable(dir, offset, error, out);
+    }
+
+    /// `dir`'s stream was seen up to `total` bytes (after its items were fed): bytes no header
+    /// or frame accounts for are judged here.
+    pub fn seen(&mut self, dir: Dir, total: u64, out: &mut Vec<Violation>) {
+        self.negotiation.seen(dir, total, out);
+    }
+
+    /// The header negotiation so far.
+    pub fn negotiation(&self) -> &Negotiation {
+        &self.negotiation
+    }
+
     /// Feed a decoded frame.
     pub fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
+        let name = frame.frame.name();
+        if self.negotiation.frame(frame.dir, frame.offset, name, out) == Fate::Refused {
+            return;
+        }
         if self.inner.is_none() {
             self.inner = tracker_mid_stream(frame);
             if let Some(t) = self.inner.as_mut() {

@@ -58,6 +58,41 @@ pub const CODEC_UNDECODABLE_STREAM: Rule = Rule {
     text: "decoding stops: the bytes no longer follow the protocol (still relayed unchanged)",
 };
 
+/// A stream of a protocol amqpeek does not decode, once bytes of it were left undecoded.
+///
+/// AMQP 1.0 §2.2: "When the client opens a new socket connection to a server, it MUST send a
+/// protocol header with the client's preferred protocol version." "Any data appearing beyond
+/// the protocol header MUST match the version indicated by the protocol header." A client may
+/// ask for any protocol: what follows a header of one amqpeek does not decode (the TLS upgrade
+/// `AMQP 2 1 0 0` without `--cert`, 0-9, 0-8, other versions) or a TLS record (AMQPS) is in
+/// that protocol, relayed and captured but not judged. Not a violation: a note of what was not
+/// checked.
+pub const CODEC_NOT_DECODED: Rule = Rule {
+    id: "codec.not-decoded",
+    severity: Severity::Info,
+    spec: "AMQP 1.0 §2.2",
+    text: "a stream in a protocol amqpeek does not decode (TLS, AMQP other than 1.0 and 0-9-1): relayed and captured, not judged",
+};
+
+/// The server refused the client's protocol header and did not close the socket.
+///
+/// AMQP 1.0 §2.2: "If the requested protocol version is not supported, the server MUST send a
+/// protocol header with a supported protocol version and then close the socket." "If the
+/// server cannot parse the protocol header, the server MUST send a valid protocol header with
+/// a supported protocol version and then close the socket." AMQP 0-9-1 §4.2.2: "If the server
+/// does not recognise the first 5 octets of data on the socket, or does not support the
+/// specific protocol version that the client requests, it MUST write a valid protocol header
+/// to the socket, then flush the socket (to ensure the client application will receive the
+/// data) and then close the socket connection." A 0-9-1 server accepts with connection.start,
+/// so any header it answers with refuses; an AMQP 1.0 server refuses with a header other than
+/// the client's. Only a header sent after the client's is an answer to it.
+pub const HEADER_DATA_AFTER_REFUSAL: Rule = Rule {
+    id: "header.data-after-refusal",
+    severity: Severity::Error,
+    spec: "AMQP 1.0 §2.2 / AMQP 0-9-1 §4.2.2",
+    text: "the server answered the client's protocol header with another (refusing it), then sent more instead of closing the socket",
+};
+
 /// The connection ended part-way through a frame.
 ///
 /// AMQP 1.0 §2.3.1: the frame size "MUST contain the total frame size of the frame header,
@@ -80,11 +115,14 @@ pub const PROXY_TLS_INSECURE: Rule = Rule {
     text: "the broker's TLS certificate was not verified (--insecure)",
 };
 
-/// The codec's own rules (malformed bytes).
+/// The rules of no one protocol: the codec's (malformed bytes), the header negotiation's and
+/// the proxy's.
 pub const CODEC_RULES: &[&Rule] = &[
     &CODEC_MALFORMED_FRAME,
     &CODEC_UNDECODABLE_STREAM,
+    &CODEC_NOT_DECODED,
     &CODEC_TRUNCATED_FRAME,
+    &HEADER_DATA_AFTER_REFUSAL,
     &PROXY_TLS_INSECURE,
 ];
 

@@ -11,6 +11,9 @@ use crate::event::Timestamp;
 /// MIN-MAX-FRAME-SIZE (§2.8.19): the frame size both peers accept before negotiation.
 pub const MIN_MAX_FRAME_SIZE: u32 = 512;
 
+/// Protocol headers kept per peer: a legitimate one sends at most three (TLS, SASL, AMQP).
+pub const MAX_HEADERS: usize = 8;
+
 /// The connection states of AMQP 1.0 §2.4.6, as seen by one endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
@@ -106,7 +109,7 @@ impl OpenInfo {
 /// What one peer has sent on the connection (its outgoing direction), and when.
 #[derive(Clone, Debug, Default)]
 pub struct Peer {
-    /// Protocol headers sent, in order.
+    /// Protocol headers sent, in order (the first [`MAX_HEADERS`]).
     pub headers: Vec<ProtocolHeader>,
     /// The AMQP (not SASL) header was sent.
     pub amqp_header: bool,

@@ -330,12 +330,23 @@ impl ProtocolTracker for ConnectionTracker {
         out: &mut Vec<Violation>,
     ) {
         let d = dir.index();
-        self.peers[d].headers.push(header);
+        // Only a peer that entered the SASL layer itself is inside it: a server that answers
+        // the client's SASL header with the plain one refuses SASL (§2.2), it does not skip it.
+        let in_sasl = self.peers[d].headers.contains(&ProtocolHeader::Amqp10Sasl);
+        // A legitimate peer sends at most three (TLS, SASL, AMQP): beyond a few, a hostile
+        // stream of headers is not kept.
+        let kept = self.peers[d].headers.len() < connection::MAX_HEADERS;
+        if kept {
+            self.peers[d].headers.push(header);
+        }
         match header {
             ProtocolHeader::Amqp10Sasl => self.sasl.used = true,
             ProtocolHeader::Amqp10 => {
                 // The server's sasl-outcome may be among bytes missed in either direction.
-                if self.sasl.used && !self.sasl.succeeded() && !self.peers.iter().any(|p| p.unknown)
+                if in_sasl
+                    && self.sasl.used
+                    && !self.sasl.succeeded()
+                    && !self.peers.iter().any(|p| p.unknown)
                 {
                     out.push(rules::SASL_HEADER_BEFORE_SUCCESS.violation(
                         dir,
@@ -357,7 +368,8 @@ impl ProtocolTracker for ConnectionTracker {
         let k = self.peers[d].headers.len() - 1;
         // After a gap the headers' positions say nothing: the missed bytes may hold a header.
         let comparable = self.peers.iter().all(|p| !p.unknown);
-        if let Some(other) = self.peers[dir.flip().index()].headers.get(k)
+        if kept
+            && let Some(other) = self.peers[dir.flip().index()].headers.get(k)
             && *other != header
             && comparable
         {
