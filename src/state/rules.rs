@@ -65,12 +65,13 @@ pub const CODEC_UNDECODABLE_STREAM: Rule = Rule {
 /// the protocol header MUST match the version indicated by the protocol header." A client may
 /// ask for any protocol: what follows a header of one amqpeek does not decode (the TLS upgrade
 /// `AMQP 2 1 0 0` without `--cert`, 0-9, 0-8, other versions) or a TLS record (AMQPS) is in
-/// that protocol, relayed and captured but not judged. Not a violation: a note of what was not
-/// checked.
+/// that protocol, relayed and captured but not judged. §2.8.19 (AMQPS port 5671):
+/// "Implementations listening on this port SHOULD NOT expect a protocol handshake before TLS is
+/// negotiated." Not a violation: a note of what was not checked.
 pub const CODEC_NOT_DECODED: Rule = Rule {
     id: "codec.not-decoded",
     severity: Severity::Info,
-    spec: "AMQP 1.0 §2.2",
+    spec: "AMQP 1.0 §2.2, §2.8.19",
     text: "a stream in a protocol amqpeek does not decode (TLS, AMQP other than 1.0 and 0-9-1): relayed and captured, not judged",
 };
 

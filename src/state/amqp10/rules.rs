@@ -184,7 +184,7 @@ pub const SESSION_BEGIN_ON_CHANNEL_IN_USE: Rule = rule(
 );
 
 /// AMQP 1.0 §2.5.5 (session states): "In the UNMAPPED state, the session endpoint is not mapped
-/// to any incoming or outgoing channel on the connection endpoint. In this state an endpoint
+/// to any incoming or outgoing channels on the connection endpoint. In this state an endpoint
 /// cannot send or receive frames." (and in BEGIN_RCVD / END_SENT it "cannot send them").
 pub const SESSION_FRAME_ON_UNMAPPED_CHANNEL: Rule = rule(
     "amqp10.session.frame-on-unmapped-channel",
@@ -225,10 +225,12 @@ pub const LINK_HANDLE_IN_USE: Rule = rule(
     "an attach on a handle the sender still uses for another link",
 );
 
-/// AMQP 1.0 §2.8.17 (session-error `amqp:session:unattached-handle`): "An attach was received
-/// using a handle that is already in use for an attached link" is handle-in-use; a frame
-/// referring to a handle that is not attached is unattached-handle. §2.6.2: the handle is used
-/// "to refer to the link in all frames that reference the link".
+/// AMQP 1.0 §2.8.17 (session-error `amqp:session:unattached-handle`): "A frame (other than
+/// attach) was received referencing a handle which is not currently in use of an attached
+/// link." §2.7.4 (flow, handle): "If set to a handle that is not currently associated with an
+/// attached link, the recipient MUST respond by ending the session with an unattached-handle
+/// session error." §2.6.2: each link endpoint is assigned a numeric handle "used by the peer as
+/// a shorthand to refer to the link in all frames that reference the link".
 pub const LINK_UNATTACHED_HANDLE: Rule = rule(
     "amqp10.link.unattached-handle",
     Error,
@@ -280,13 +282,14 @@ pub const LINK_TRANSFER_WITHOUT_CREDIT: Rule = rule(
     "a sender started a delivery with link-credit <= 0",
 );
 
-/// AMQP 1.0 §2.6 / §2.7.3 (attach, role): a link is a unidirectional route; "Messages only
-/// travel along a link if they meet the entry criteria at the source" — only the sending end
-/// (role sender) transfers.
+/// AMQP 1.0 §2.6 (links): "A link provides a unidirectional transport for messages between a
+/// source and a target." §2.7.3 (attach, role): "The role being played by the peer, i.e.,
+/// whether the peer is the sender or the receiver of messages on the link." Only the end that
+/// attached as sender transfers.
 pub const LINK_TRANSFER_FROM_RECEIVER: Rule = rule(
     "amqp10.link.transfer-from-receiver",
     Error,
-    "AMQP 1.0 §2.6.7, §2.7.3",
+    "AMQP 1.0 §2.6, §2.7.3",
     "a transfer from the endpoint that attached the link as receiver",
 );
 
