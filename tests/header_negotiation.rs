@@ -48,6 +48,7 @@ fn check(path: &Path) -> Found {
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: false,
+        ..InspectOptions::default()
     };
     amqpeek::replay::run(source, opts, &mut [&mut report]).unwrap();
     found(&report)
