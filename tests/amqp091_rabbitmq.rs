@@ -30,11 +30,16 @@ struct Decoded {
 /// Decode a recorded direction fed in uneven chunks; nothing may fail to decode.
 fn decode(stream: &[u8]) -> Decoded {
     // The client sends a protocol header; a 0-9-1 server answers with frames straight away.
-    let mut d = if stream.starts_with(b"AMQP") {
+    let d = if stream.starts_with(b"AMQP") {
         StreamDecoder::new()
     } else {
         StreamDecoder::assuming(ProtocolHeader::Amqp091)
     };
+    // Whole bodies kept: the messages are compared with what was published.
+    let mut d = d.with_limits(amqpeek::codec::Limits {
+        body: 1 << 20,
+        ..amqpeek::codec::Limits::default()
+    });
     let mut items = Vec::new();
     let mut at = 0;
     let mut step = 1;

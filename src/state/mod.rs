@@ -138,6 +138,7 @@ impl ConnTracker {
 
     /// Bytes of `dir` were missed.
     pub fn gap(&mut self, dir: Dir) {
+        self.negotiation.gap();
         if self.inner.is_none() {
             self.missed[dir.index()] = true;
         }

@@ -50,6 +50,9 @@ pub struct Negotiation {
     count: [usize; 2],
     refusal: Option<Refusal>,
     undecoded: [Option<Undecoded>; 2],
+    /// Bytes of either direction were missed: the headers' positions no longer say which
+    /// answers which (a lost header shifts them), so no refusal is judged from here on.
+    gapped: bool,
 }
 
 /// What the connection tracker does with a server item after the negotiation saw it.
@@ -94,6 +97,12 @@ impl Negotiation {
         &self.headers[dir.index()]
     }
 
+    /// Bytes of a direction were missed: judge no refusal from here on (a header may have
+    /// been among them).
+    pub fn gap(&mut self) {
+        self.gapped = true;
+    }
+
     /// Whether the server refused the client's header (and so must have closed).
     pub fn refused(&self) -> bool {
         self.refusal.is_some()
@@ -118,6 +127,7 @@ impl Negotiation {
             self.headers[d].push(header);
         }
         if dir == Dir::S2C
+            && !self.gapped
             && k < MAX_HEADERS
             && let Some(&asked) = self.headers[Dir::C2S.index()].get(k)
             && refuses(asked, header, k)
