@@ -431,7 +431,12 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode> {
+/// The capture `input` names, opened; with `stop`, reading ends as soon as it is set (the TUI's
+/// `q`), even from a pipe that never closes.
+fn open_capture(
+    input: &CaptureArgs,
+    stop: Option<&capture::Stop>,
+) -> Result<capture::CaptureSource, ExitCode> {
     let mut opts = CaptureOptions::default();
     for p in &input.ports {
         if !opts.ports.contains(p) {
@@ -447,9 +452,17 @@ fn open_capture(input: &CaptureArgs) -> Result<capture::CaptureSource, ExitCode>
             );
             return Err(ExitCode::from(EXIT_BAD_INPUT));
         }
-        capture::from_reader(Box::new(io::stdin()), opts)
+        let stdin: Box<dyn Read + Send> = Box::new(io::stdin());
+        let stdin = match stop {
+            Some(stop) => capture::stop::stoppable(stdin, stop, true),
+            None => stdin,
+        };
+        capture::from_reader(stdin, opts)
     } else {
-        capture::open(&input.capture, opts)
+        match stop {
+            Some(stop) => capture::open_stoppable(&input.capture, opts, stop),
+            None => capture::open(&input.capture, opts),
+        }
     };
     opened.map_err(|e| {
         eprintln!("amqpeek: {e}");
@@ -506,7 +519,9 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let report = SharedReport::default();
-    let source = match open_capture(&args.input) {
+    // Quitting the UI stops the reading, whatever the source: the replay then ends at once.
+    let stop = tui.then(capture::Stop::new);
+    let source = match open_capture(&args.input, stop.as_ref()) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
@@ -540,6 +555,9 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         });
         let title = format!("replay {}", input_name(&args.input));
         let ui = tui::run(rx, tui_options(&args.output, title, false));
+        if let Some(stop) = &stop {
+            stop.stop();
+        }
         let stats = worker
             .join()
             .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
@@ -590,9 +608,21 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         }
         run(source, inspect, &mut refs)?
     };
-    report_read_errors(&stats);
-    if stats.nothing_readable() {
-        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    if stop.as_ref().is_some_and(capture::Stop::cut_short) {
+        // The user quit before the capture ended: what was cut is no read error, and the
+        // outputs hold what was read until then.
+        if args.output.jsonl.is_some() || args.output.pcap.is_some() {
+            eprintln!(
+                "amqpeek: quit before the end of {}: the captures written hold what was read \
+                 until then",
+                input_name(&args.input)
+            );
+        }
+    } else {
+        report_read_errors(&stats);
+        if stats.nothing_readable() {
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
     }
     match policy {
         Some(policy) => {
@@ -611,7 +641,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         finish_on_first_interrupt();
     }
     let policy = gate::policy(&args.policy, args.fail_on)?;
-    let source = match open_capture(&args.input) {
+    let source = match open_capture(&args.input, None) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };

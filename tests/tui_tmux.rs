@@ -145,6 +145,69 @@ fn replay_in_tmux_at_80x24_shows_the_connection_help_and_quits() {
     let _ = tmux(&["kill-session", "-t", &session]);
 }
 
+/// `q` quits a replay of stdin at once, though the stdin never closes (as with
+/// `dumpcap -w - | amqpeek replay -`): the capture comes through a FIFO this test holds open
+/// for writing until the end. Before the fix, amqpeek waited for the end of stdin after `q`.
+#[test]
+fn q_quits_a_replay_of_a_stdin_that_never_closes() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("tiny.jsonl");
+    capture(&cap);
+    let fifo = dir.path().join("stdin.fifo");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    // Read and write: opening does not wait for the reader, and the pipe never ends while
+    // this handle lives.
+    let mut writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    std::io::Write::write_all(&mut writer, &std::fs::read(&cap).unwrap()).unwrap();
+    let session = format!("amqpeek-tui-stdin-{}", std::process::id());
+    let cmd = format!(
+        "{} replay - < {}; echo EXITED $?; sleep 5",
+        env!("CARGO_BIN_EXE_amqpeek"),
+        fifo.display()
+    );
+    let status = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "80",
+            "-y",
+            "24",
+            &cmd,
+        ])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(status.success());
+    let s = wait_for(&session, "Connections 1");
+    assert!(!s.contains("end of feed"), "stdin is still open: {s}");
+    wait_for(&session, "connection closed");
+    let asked = Instant::now();
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let s = wait_for(&session, "EXITED 0");
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "q took {:?} to quit",
+        asked.elapsed()
+    );
+    assert!(!s.contains("Connections 1"), "alternate screen left: {s}");
+    let _ = tmux(&["kill-session", "-t", &session]);
+    drop(writer);
+}
+
 /// The capture the end-to-end test replays is one the capture reader reads: a connect, the
 /// bytes of both headers and both opens, in order, and the close.
 #[test]

@@ -26,6 +26,7 @@ pub mod pcap_read;
 pub mod pcapng_write;
 pub mod real_addr;
 pub mod source;
+pub mod stop;
 pub mod tcp_reassembly;
 
 use std::fs::File;
@@ -35,6 +36,7 @@ use std::path::Path;
 pub use conn_table::{CaptureOptions, ConnTable};
 pub use pcap_read::Format;
 pub use source::SourceEvent;
+pub use stop::Stop;
 
 use bytes::Bytes;
 
@@ -203,12 +205,30 @@ impl Iterator for CaptureSource {
 
 /// Open a capture file, detecting its format from its first bytes.
 pub fn open(path: &Path, opts: CaptureOptions) -> Result<CaptureSource, OpenError> {
+    open_with(path, opts, |f| f)
+}
+
+/// As [`open`], reading no further once `stop` is set (the capture then ends where reading
+/// stopped, as a file would).
+pub fn open_stoppable(
+    path: &Path,
+    opts: CaptureOptions,
+    stop: &Stop,
+) -> Result<CaptureSource, OpenError> {
+    open_with(path, opts, |f| stop::stoppable(f, stop, false))
+}
+
+fn open_with(
+    path: &Path,
+    opts: CaptureOptions,
+    wrap: impl FnOnce(Box<dyn Read + Send>) -> Box<dyn Read + Send>,
+) -> Result<CaptureSource, OpenError> {
     let io = |source| OpenError::Io {
         path: path.display().to_string(),
         source,
     };
     let file = File::open(path).map_err(io)?;
-    from_reader(Box::new(file), opts).map_err(|e| match e {
+    from_reader(wrap(Box::new(file)), opts).map_err(|e| match e {
         OpenError::UnknownFormat(_) => OpenError::UnknownFormat(path.display().to_string()),
         other => other,
     })
