@@ -233,6 +233,11 @@ pub struct OutputArgs {
     /// a quarter of it is decoded from its head and the rest streamed to the captures.
     #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]
     pub inspect_memory: usize,
+    /// Show and write only the frames this filter passes (the TUI's filter language, e.g.
+    /// `name:transfer handle:1 settled:false`); the TUI starts with it. Never filters what is
+    /// relayed, nor the verdict.
+    #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
+    pub filter: Option<amqpeek::filter::Filter>,
 }
 
 /// `--inspect-memory`: bytes, with an optional K, M or G (binary) suffix, at least 64K.
@@ -268,6 +273,10 @@ pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
         return Err(format!("{s:?} is below the least budget, {}K", min >> 10));
     }
     Ok(bytes)
+}
+
+fn parse_filter(s: &str) -> Result<amqpeek::filter::Filter, String> {
+    amqpeek::filter::Filter::parse(s).map_err(|e| e.to_string())
 }
 
 /// Whether a path is `-`: stdin for a capture read, stdout for a capture written.

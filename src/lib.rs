@@ -12,6 +12,7 @@
 pub mod capture;
 pub mod codec;
 pub mod event;
+pub mod filter;
 pub mod hash;
 pub mod json;
 pub mod mask;

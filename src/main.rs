@@ -26,7 +26,7 @@ use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
 use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::pcapng::PcapngSink;
-use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink, jsonl};
+use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink, jsonl};
 use amqpeek::tui::{self, TuiOptions};
 use amqpeek::verdict::{Format, SharedReport};
 use cli::{
@@ -254,22 +254,32 @@ fn check_outputs(input: Option<&std::path::Path>, output: &OutputArgs) -> anyhow
     outputs::check_distinct(input, &outs)
 }
 
-/// The captures asked for (`--jsonl`, `--pcap`); at most one of them on stdout.
+/// `sink`, behind `--filter` when one was given.
+fn filtered<S: Sink + Send + 'static>(output: &OutputArgs, sink: S) -> BoxSink {
+    match &output.filter {
+        Some(f) => Box::new(FilteredSink::new(sink, f.clone())),
+        None => Box::new(sink),
+    }
+}
+
+/// The captures asked for (`--jsonl`, `--pcap`), each behind `--filter`; at most one of them
+/// on stdout.
 fn file_sinks(output: &OutputArgs) -> anyhow::Result<Vec<BoxSink>> {
     check_stdout_use(output)?;
     let mut sinks: Vec<BoxSink> = Vec::new();
     if let Some(path) = &output.jsonl {
-        sinks.push(Box::new(JsonlSink::new(
+        let sink = JsonlSink::new(
             capture_out("--jsonl", path)?,
             JsonOptions {
                 max_body: output.max_body,
             },
-        )));
+        );
+        sinks.push(filtered(output, sink));
     }
     if let Some(path) = &output.pcap {
         let sink = PcapngSink::new(capture_out("--pcap", path)?)
             .with_context(|| format!("writing {}", path.display()))?;
-        sinks.push(Box::new(sink));
+        sinks.push(filtered(output, sink));
     }
     Ok(sinks)
 }
@@ -288,6 +298,7 @@ fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
         title,
         live,
         max_body: output.max_body,
+        filter: output.filter.clone().unwrap_or_default(),
         ..TuiOptions::default()
     }
 }
@@ -369,7 +380,10 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         sinks.push(Box::new(feed));
         feed_rx = Some(rx);
     } else if output.trace() {
-        sinks.push(Box::new(TraceSink::new(BufWriter::new(io::stdout()))));
+        sinks.push(filtered(
+            &output,
+            TraceSink::new(BufWriter::new(io::stdout())),
+        ));
     }
     let verdict = policy.map(|p| {
         let report = SharedReport::default();
@@ -563,7 +577,11 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
             .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
         ui.context("terminal UI")?;
         stats
-    } else if args.output.pcap.is_none() && !live && policy.is_none() {
+    } else if args.output.pcap.is_none()
+        && !live
+        && policy.is_none()
+        && args.output.filter.is_none()
+    {
         // JSONL and the trace: decoded and rendered on every core, written in capture order.
         let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
         check_stdout_use(&args.output)?;
@@ -590,22 +608,19 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         ordered::replay(source, inspect, jobs, &mut outputs)?
     } else {
         // A pcapng capture is written by one stateful sink, a live capture is shown as it
-        // comes, and the verdict sees every event: one thread.
+        // comes, the verdict sees every event, and a filter judges in event order: one thread.
         let mut sinks = file_sinks(&args.output)?;
         if policy.is_some() {
             sinks.push(Box::new(report.clone()));
         }
-        let mut trace = args
-            .output
-            .trace()
-            .then(|| TraceSink::new(BufWriter::new(io::stdout())));
+        if args.output.trace() {
+            let trace = TraceSink::new(BufWriter::new(io::stdout()));
+            sinks.push(filtered(&args.output, trace));
+        }
         let mut refs: Vec<&mut dyn Sink> = sinks
             .iter_mut()
             .map(|s| &mut **s as &mut dyn Sink)
             .collect();
-        if let Some(t) = trace.as_mut() {
-            refs.push(t);
-        }
         run(source, inspect, &mut refs)?
     };
     if stop.as_ref().is_some_and(capture::Stop::cut_short) {

@@ -6,10 +6,12 @@
 //! [`Inspector`](crate::pipeline::Inspector) masks them) and never touch the relay: they run on
 //! the inspection side, where falling behind slows the relay down but never drops an event.
 
+pub mod filtered;
 pub mod jsonl;
 pub mod pcapng;
 pub mod trace;
 pub mod ts_text;
 
+pub use filtered::FilteredSink;
 pub use jsonl::{JsonOptions, JsonlSink, event_json};
 pub use trace::TraceSink;

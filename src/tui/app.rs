@@ -45,6 +45,8 @@ pub struct TuiOptions {
     pub title: String,
     /// Live traffic: ages grow with the wall clock (replay: ages end at the last event).
     pub live: bool,
+    /// The filter the frame list starts with (`--filter`).
+    pub filter: Filter,
 }
 
 impl Default for TuiOptions {
@@ -59,6 +61,7 @@ impl Default for TuiOptions {
             follow: true,
             title: "amqpeek".into(),
             live: true,
+            filter: Filter::default(),
         }
     }
 }
@@ -227,6 +230,7 @@ impl App {
     /// An empty UI of the given terminal size.
     pub fn new(opts: TuiOptions, size: (u16, u16)) -> App {
         let follow = opts.follow;
+        let filter = opts.filter.clone();
         App {
             opts,
             size,
@@ -241,7 +245,7 @@ impl App {
             view_dangling: 0,
             frame_list: ListState::default(),
             follow,
-            filter: Filter::default(),
+            filter,
             detail_list: ListState::default(),
             toggled: HashSet::new(),
             hex_scroll: 0,

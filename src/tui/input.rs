@@ -115,6 +115,7 @@ pub const KEYS: &[(&str, &str)] = &[
 pub const FILTER_HELP: &[&str] = &[
     "name:transfer channel:1 link:orders dir:c2s conn:2",
     "proto:0-9-1 rule:credit violations  words  \"quoted words\"",
+    "fields: handle:1 delivery-id:2..5 settled:false source.address:q",
     "terms are and-ed; !term negates; key:a|b matches either",
 ];
 

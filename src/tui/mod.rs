@@ -33,7 +33,8 @@
 
 mod actions;
 pub mod app;
-pub mod filter;
+/// The filter language (shared with the headless `--filter`).
+pub use crate::filter;
 mod ingest;
 pub mod input;
 pub mod model;

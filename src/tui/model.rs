@@ -5,19 +5,19 @@
 //! and its field tree, message and field spans come from it when shown. Nothing here decodes
 //! bytes or tracks protocol state; the state is the pipeline's [`Snapshot`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
+use crate::codec::ProtocolHeader;
 use crate::codec::spans::FieldSpans;
-use crate::codec::{AnyFrame, ProtocolHeader, amqp10::Performative};
 use crate::event::{CloseInfo, ConnId, Dir, FrameEvent, Timestamp, Violation};
 use crate::state::Snapshot;
 
-use super::filter::{Filter, FrameFacts};
+use super::filter::{Filter, FrameFacts, LinkNames};
 
 /// What kind of row of the frame list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,11 +133,7 @@ impl Row {
         max_raw: usize,
         max_body: usize,
     ) -> Row {
-        let proto = match &f.frame {
-            AnyFrame::Amqp10(_) if f.frame.name().starts_with("sasl") => "amqp-sasl",
-            AnyFrame::Amqp10(_) => "amqp-1.0",
-            AnyFrame::Amqp091(_) => "amqp-0-9-1",
-        };
+        let proto = super::filter::frame_proto(&f.frame);
         let keep = f.raw.len().min(max_raw);
         Row {
             channel: Some(f.frame.channel()),
@@ -214,6 +210,7 @@ impl Row {
             link: self.link.as_deref(),
             proto: self.proto,
             rules,
+            frame: self.frame.as_ref().map(|f| &f.frame),
         }
     }
 
@@ -284,8 +281,8 @@ pub struct Conn {
     pub evicted: u64,
     /// Bytes held by `rows` (see [`Row::held_bytes`]).
     pub raw_bytes: usize,
-    /// Link names by (sending direction, channel, handle), from the attaches seen.
-    link_names: HashMap<(Dir, u16, u32), String>,
+    /// Link names from the attaches seen.
+    link_names: LinkNames,
     /// Malformed rows still waiting for their bytes from `Data` events.
     pub(super) pending_raw: Vec<u64>,
 }
@@ -316,22 +313,7 @@ impl Conn {
     /// The link an AMQP 1.0 frame belongs to, from the attach that named its handle (an
     /// attach names it, a detach with closed=true forgets it).
     pub fn link_of(&mut self, f: &FrameEvent) -> Option<String> {
-        let AnyFrame::Amqp10(x) = &f.frame else {
-            return None;
-        };
-        let key = |h: u32| (f.dir, x.channel, h);
-        match x.performative()? {
-            Performative::Attach(a) => {
-                let name = a.name.as_str().to_string();
-                self.link_names.insert(key(a.handle), name.clone());
-                Some(name)
-            }
-            Performative::Flow(fl) => self.link_names.get(&key(fl.handle?)).cloned(),
-            Performative::Transfer(t) => self.link_names.get(&key(t.handle)).cloned(),
-            Performative::Detach(d) if d.closed => self.link_names.remove(&key(d.handle)),
-            Performative::Detach(d) => self.link_names.get(&key(d.handle)).cloned(),
-            _ => None,
-        }
+        self.link_names.of(f)
     }
 
     /// Take the tracker state published at `ts`, unless a later one is already shown (a state

@@ -1,18 +1,40 @@
-//! The frame filter language: what the user types after `/`.
+//! The frame filter language, the same in the TUI (what the user types after `/`) and headless
+//! (`--filter EXPR` on `replay` and `proxy`, through [`crate::sinks::FilteredSink`]).
 //!
 //! ```text
 //! filter := term (' ' term)*          every term must match (and)
 //! term   := '!' term                  not
 //!         | key ':' value ('|' value)*  any of the values
+//!         | field ':' value ('|' value)*  a field of the frame (see `field.rs`)
 //!         | 'violations'              frames with at least one violation
 //!         | word | "quoted words"     case-insensitive text search in name and summary
 //! key    := name | channel | ch | link | dir | conn | proto | rule
+//! field  := any field name of a frame of either protocol, by its spec name (`handle`,
+//!           `delivery-id`, `settled`, `delivery-tag`, `routing-key`), `a.b` for field `b`
+//!           of the described value in field `a` (`source.address`)
 //! ```
 //!
 //! Parsing never panics; a bad filter is a [`FilterError`] the UI shows in place. This module
-//! only knows [`FrameFacts`], never the app's storage.
+//! only knows [`FrameFacts`], never the app's storage; field terms read the decoded frame the
+//! facts carry, never its bytes.
 
+mod field;
+mod links;
+
+pub use field::{Wanted, is_field_name};
+pub use links::LinkNames;
+
+use crate::codec::AnyFrame;
 use crate::event::Dir;
+
+/// The protocol name of a frame: `amqp-1.0`, `amqp-sasl` or `amqp-0-9-1`.
+pub fn frame_proto(frame: &AnyFrame) -> &'static str {
+    match frame {
+        AnyFrame::Amqp10(_) if frame.name().starts_with("sasl") => "amqp-sasl",
+        AnyFrame::Amqp10(_) => "amqp-1.0",
+        AnyFrame::Amqp091(_) => "amqp-0-9-1",
+    }
+}
 
 /// What a filter can ask about one row of the frame list.
 #[derive(Clone, Copy, Debug)]
@@ -33,13 +55,18 @@ pub struct FrameFacts<'a> {
     pub proto: &'a str,
     /// Rule ids of the violations attached to the row.
     pub rules: &'a [String],
+    /// The decoded frame, for field terms (`None`: the row is no frame).
+    pub frame: Option<&'a AnyFrame>,
 }
 
 /// Why a filter does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FilterError {
     /// `foo:bar` with an unknown key.
-    #[error("unknown filter key '{0}' (try name: channel: link: dir: conn: proto: rule:)")]
+    #[error(
+        "unknown filter key '{0}' (try name: channel: link: dir: conn: proto: rule:, or a \
+         frame field such as handle: delivery-id: settled: delivery-tag:)"
+    )]
     UnknownKey(String),
     /// `channel:x` / `conn:x` with a value that is not a number.
     #[error("{key}: wants a number, got '{value}'")]
@@ -86,6 +113,8 @@ pub enum Term {
     Violations,
     /// Name or summary contains this (lower-case).
     Text(String),
+    /// A field of the decoded frame (path of spec names, lower-case) has one of these values.
+    Field(Vec<String>, Vec<Wanted>),
 }
 
 /// A parsed filter: all terms must match. The empty filter matches everything.
@@ -97,7 +126,7 @@ pub struct Filter {
     pub source: String,
 }
 
-fn contains_ci(hay: &str, needle_lower: &str) -> bool {
+pub(crate) fn contains_ci(hay: &str, needle_lower: &str) -> bool {
     if needle_lower.is_empty() {
         return true;
     }
@@ -127,6 +156,25 @@ impl Term {
             Term::Rule(v) => f.rules.iter().any(|r| v.iter().any(|s| contains_ci(r, s))),
             Term::Violations => !f.rules.is_empty(),
             Term::Text(s) => contains_ci(f.summary, s) || contains_ci(f.name, s),
+            Term::Field(path, wanted) => f.frame.is_some_and(|fr| field::matches(fr, path, wanted)),
+        }
+    }
+
+    /// Whether matching may read the summary (it costs a rendering per frame headless).
+    fn reads_summary(&self) -> bool {
+        match self {
+            Term::Not(t) => t.reads_summary(),
+            Term::Link(_) | Term::Text(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether matching may read the frame's violations.
+    fn reads_rules(&self) -> bool {
+        match self {
+            Term::Not(t) => t.reads_rules(),
+            Term::Rule(_) | Term::Violations => true,
+            _ => false,
         }
     }
 }
@@ -152,6 +200,17 @@ impl Filter {
     /// Does every term match the row?
     pub fn matches(&self, f: &FrameFacts<'_>) -> bool {
         self.terms.iter().all(|t| t.matches(f))
+    }
+
+    /// Whether some term reads the summary (without one, facts may carry an empty summary).
+    pub fn reads_summary(&self) -> bool {
+        self.terms.iter().any(Term::reads_summary)
+    }
+
+    /// Whether some term reads the frame's violations (without one, a frame can be judged
+    /// before its violations are known).
+    pub fn reads_rules(&self) -> bool {
+        self.terms.iter().any(Term::reads_rules)
     }
 }
 
@@ -231,7 +290,7 @@ fn parse_term(tok: &Token) -> Result<Term, FilterError> {
             "conn" | "c" => "conn",
             "proto" | "p" => "proto",
             "rule" | "r" => "rule",
-            _ => return Err(FilterError::UnknownKey(key.to_string())),
+            _ => return field_term(key, value),
         };
         let values: Vec<&str> = value.split('|').filter(|s| !s.is_empty()).collect();
         if values.is_empty() {
@@ -259,6 +318,26 @@ fn parse_term(tok: &Token) -> Result<Term, FilterError> {
         "violations" | "violation" | "viol" => Ok(Term::Violations),
         other => Ok(Term::Text(other.to_string())),
     }
+}
+
+/// `key:value` where `key` is no built-in key: a field term when some frame has such a field.
+fn field_term(key: &str, value: &str) -> Result<Term, FilterError> {
+    let path = key.to_ascii_lowercase();
+    if !is_field_name(&path) || path.split('.').any(str::is_empty) {
+        return Err(FilterError::UnknownKey(key.to_string()));
+    }
+    let values: Vec<Wanted> = value
+        .split('|')
+        .filter(|s| !s.is_empty())
+        .map(Wanted::new)
+        .collect();
+    if values.is_empty() {
+        return Err(FilterError::EmptyValue(path));
+    }
+    Ok(Term::Field(
+        path.split('.').map(str::to_string).collect(),
+        values,
+    ))
 }
 
 fn numbers<T: std::str::FromStr>(
@@ -290,6 +369,7 @@ mod tests {
             link: Some("orders-sender"),
             proto: "amqp-1.0",
             rules,
+            frame: None,
         }
     }
 
