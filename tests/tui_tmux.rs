@@ -134,7 +134,10 @@ fn replay_in_tmux_at_80x24_shows_the_connection_help_and_quits() {
 
     tmux(&["send-keys", "-t", &session, "?"]);
     let s = wait_for(&session, "amqpeek keys");
-    assert!(s.contains("follow new frames (tail)"), "{s}");
+    assert!(
+        s.contains("first / last row (End, G, F resume follow)"),
+        "{s}"
+    );
     tmux(&["send-keys", "-t", &session, "Escape"]);
     // A key right after Esc would be read as Alt+key: wait until the Esc closed the overlay.
     wait_until_gone(&session, "amqpeek keys");
@@ -206,6 +209,118 @@ fn q_quits_a_replay_of_a_stdin_that_never_closes() {
     assert!(!s.contains("Connections 1"), "alternate screen left: {s}");
     let _ = tmux(&["kill-session", "-t", &session]);
     drop(writer);
+}
+
+/// `tmux -L socket ARGS`: a server of this test's own, whose options touch no other test.
+fn tmux_at(socket: &str, args: &[&str]) -> String {
+    let out = Command::new("tmux")
+        .arg("-L")
+        .arg(socket)
+        .args(args)
+        .output()
+        .expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Wait until `check` holds for the screen of `session` on `socket` (or fail with it).
+fn wait_at(socket: &str, session: &str, what: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let s = tmux_at(socket, &["capture-pane", "-p", "-t", session]);
+        if s.contains(what) {
+            return s;
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = tmux_at(socket, &["kill-server"]);
+            panic!("screen never showed {what:?}:\n{s}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ends a tmux server of its own when dropped (also when the test fails).
+struct KillServer(String);
+
+impl Drop for KillServer {
+    fn drop(&mut self) {
+        let _ = tmux_at(&self.0, &["kill-server"]);
+    }
+}
+
+/// In a real terminal: `y` puts the selected frame's hex on the clipboard through OSC 52
+/// (tmux takes it into its paste buffer), and that hex decodes as the frame; `e` writes an
+/// export that replays.
+#[test]
+fn y_copies_through_osc52_and_e_exports_from_the_terminal() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("tiny.jsonl");
+    capture(&cap);
+    let out = dir.path().join("conn.jsonl");
+    let socket = format!("amqpeek-osc52-{}", std::process::id());
+    let _server = KillServer(socket.clone());
+    let session = "copy";
+    let cmd = format!(
+        "cd {} && {} replay {}; sleep 5",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_amqpeek"),
+        cap.display()
+    );
+    let started = Command::new("tmux")
+        .args([
+            "-L",
+            &socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+        ])
+        .args(["-x", "100", "-y", "30", &cmd])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(started.success());
+    // tmux takes an application's OSC 52 into a paste buffer.
+    tmux_at(&socket, &["set-option", "-s", "set-clipboard", "on"]);
+    wait_at(&socket, session, "end of feed");
+    // The list follows to its last row (the close); one up is the broker's open.
+    tmux_at(&socket, &["send-keys", "-t", session, "Up"]);
+    tmux_at(&socket, &["send-keys", "-t", session, "y"]);
+    wait_at(&socket, session, "copied open bytes as hex");
+    let hex = tmux_at(&socket, &["show-buffer"]);
+    let decoded = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(["decode", hex.trim()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&decoded.stdout);
+    assert!(
+        text.contains("@open") && text.contains("broker-y"),
+        "{hex}: {text}"
+    );
+
+    // e: the export line, what to export cycled with Tab, a path typed over the default.
+    tmux_at(&socket, &["send-keys", "-t", session, "e"]);
+    wait_at(&socket, session, "export shown to: amqpeek-export.pcapng");
+    for _ in 0.."amqpeek-export.pcapng".len() {
+        tmux_at(&socket, &["send-keys", "-t", session, "BSpace"]);
+    }
+    tmux_at(&socket, &["send-keys", "-t", session, "Tab"]);
+    tmux_at(&socket, &["send-keys", "-t", session, "-l", "conn.jsonl"]);
+    wait_at(&socket, session, "export connection to: conn.jsonl");
+    tmux_at(&socket, &["send-keys", "-t", session, "Enter"]);
+    wait_at(&socket, session, "exported 2 connection frame(s)");
+    tmux_at(&socket, &["send-keys", "-t", session, "q"]);
+    let _ = tmux_at(&socket, &["kill-server"]);
+    let back = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(["replay", out.to_str().unwrap(), "--no-tui"])
+        .output()
+        .unwrap();
+    let trace = String::from_utf8_lossy(&back.stdout);
+    assert_eq!(trace.matches("@open(16)").count(), 2, "{trace}");
 }
 
 /// The capture the end-to-end test replays is one the capture reader reads: a connect, the

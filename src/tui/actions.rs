@@ -1,7 +1,7 @@
 //! What the user's actions do to the UI state: focus, cursors and scrolling, zoom, the filter
 //! line, the detail tree's expansion, and jumps (Enter on a state item or a violation, `n`/`N`).
 
-use super::app::{App, ListState, Overlay, Pane};
+use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
 use super::filter::Filter;
 use super::input::Action;
 use super::views;
@@ -117,17 +117,31 @@ impl App {
                     error: None,
                 }
             }
-            Action::FilterChar(ch) => {
-                if let Overlay::FilterInput { text, error } = &mut self.overlay {
+            Action::FilterChar(ch) => match &mut self.overlay {
+                Overlay::FilterInput { text, error } => {
                     text.push(ch);
                     *error = Filter::parse(text).err().map(|e| e.to_string());
                 }
-            }
-            Action::FilterBackspace => {
-                if let Overlay::FilterInput { text, error } = &mut self.overlay {
+                Overlay::Export { text, .. } => text.push(ch),
+                _ => {}
+            },
+            Action::FilterBackspace => match &mut self.overlay {
+                Overlay::FilterInput { text, error } => {
                     text.pop();
                     *error = Filter::parse(text).err().map(|e| e.to_string());
                 }
+                Overlay::Export { text, .. } => {
+                    text.pop();
+                }
+                _ => {}
+            },
+            Action::TextTab => {
+                if let Overlay::Export { scope, .. } = &mut self.overlay {
+                    *scope = scope.next();
+                }
+            }
+            Action::FilterSubmit if matches!(self.overlay, Overlay::Export { .. }) => {
+                self.submit_export()
             }
             Action::FilterSubmit => {
                 if let Overlay::FilterInput { text, .. } = &self.overlay {
@@ -205,7 +219,50 @@ impl App {
                 }
             }
             Action::Click { x, y } => self.click(x, y),
+            Action::Mark => self.toggle_mark(),
+            Action::MarkedOnly => self.toggle_marked_only(),
+            Action::OpenExport => {
+                let scope = if self.marks.is_empty() && self.marked_conns.is_empty() {
+                    ExportScope::Shown
+                } else {
+                    ExportScope::Marked
+                };
+                self.overlay = Overlay::Export {
+                    text: "amqpeek-export.pcapng".into(),
+                    scope,
+                }
+            }
+            Action::CopyHex => self.copy_selected(false),
+            Action::CopyJson => self.copy_selected(true),
+            Action::CycleTime | Action::Timeline => {}
         }
+    }
+
+    /// Enter in the export line: ask for the capture of what is chosen to be written.
+    fn submit_export(&mut self) {
+        let Overlay::Export { text, scope } = &self.overlay else {
+            return;
+        };
+        let (path, scope) = (text.trim().to_string(), *scope);
+        if path.is_empty() {
+            return;
+        }
+        let (events, frames, conns) = super::export::capture_of(self, scope);
+        self.overlay = Overlay::None;
+        if frames == 0 && conns == 0 {
+            self.message = Some(format!("nothing to export ({} frames)", scope.name()));
+            return;
+        }
+        let jsonl = path.ends_with(".jsonl") || path.ends_with(".json");
+        self.effects.push(Effect::Export {
+            path: path.into(),
+            jsonl,
+            events,
+            what: format!(
+                "{frames} {} frame(s) of {conns} connection(s)",
+                scope.name()
+            ),
+        });
     }
 
     fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {

@@ -7,9 +7,11 @@
 //! the same events always give the same screen (tests rely on it).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::path::PathBuf;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use crate::capture::SourceEvent;
 use crate::event::{ConnId, Event, Timestamp};
 use crate::state::Snapshot;
 
@@ -84,6 +86,64 @@ pub enum AppEvent {
     Mouse(MouseEvent),
     /// The terminal has a new size.
     Resize(u16, u16),
+    /// What an [`Effect`] came to (shown in the status line).
+    Notice(String),
+}
+
+/// Something the UI asks its owner to do outside it (the app itself does no I/O): the event
+/// loop performs it and answers with an [`AppEvent::Notice`].
+#[derive(Clone, Debug)]
+pub enum Effect {
+    /// Write the capture `events` (rebuilt from the rows, see `export.rs`) to `path`, masked.
+    Export {
+        /// Where.
+        path: PathBuf,
+        /// JSONL (else pcapng).
+        jsonl: bool,
+        /// The capture, as source events replayed through a masking pipeline.
+        events: Vec<SourceEvent>,
+        /// What is exported, in words (`3 marked frames of 1 connection`).
+        what: String,
+    },
+    /// Put `text` on the terminal's clipboard (OSC 52).
+    Clipboard {
+        /// The text.
+        text: String,
+        /// What it is, in words (`frame as hex`).
+        what: String,
+    },
+}
+
+/// What an export writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExportScope {
+    /// The marked frames and connections.
+    #[default]
+    Marked,
+    /// The frames the list shows (connection choice, filter, marked-only).
+    Shown,
+    /// The whole selected connection (or the selected frame's).
+    Connection,
+}
+
+impl ExportScope {
+    /// The next scope (Tab in the export line).
+    pub fn next(self) -> ExportScope {
+        match self {
+            ExportScope::Marked => ExportScope::Shown,
+            ExportScope::Shown => ExportScope::Connection,
+            ExportScope::Connection => ExportScope::Marked,
+        }
+    }
+
+    /// In words.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportScope::Marked => "marked",
+            ExportScope::Shown => "shown",
+            ExportScope::Connection => "connection",
+        }
+    }
 }
 
 /// The panes; `Tab` cycles in this order.
@@ -166,6 +226,20 @@ pub enum Overlay {
         /// Parse error of `text`, shown live.
         error: Option<String>,
     },
+    /// Typing the path of an export (Tab changes what is exported).
+    Export {
+        /// The path typed (`.jsonl`: JSON Lines, else pcapng).
+        text: String,
+        /// What is exported.
+        scope: ExportScope,
+    },
+}
+
+impl Overlay {
+    /// Whether keys are text for the overlay's line.
+    pub fn is_typing(&self) -> bool {
+        matches!(self, Overlay::FilterInput { .. } | Overlay::Export { .. })
+    }
 }
 
 /// The whole UI state.
@@ -224,6 +298,14 @@ pub struct App {
     pub(super) conn_ids: Vec<ConnId>,
     /// Closed connections forgotten to stay within `max_closed_conns`.
     pub conns_forgotten: u64,
+    /// Marked frames (`m`).
+    pub marks: HashSet<(ConnId, u64)>,
+    /// Marked connections (`m` in the connection list): all their frames count as marked.
+    pub marked_conns: HashSet<ConnId>,
+    /// The frame list shows only marked frames (`M`).
+    pub marked_only: bool,
+    /// What the owner of the app is asked to do (drained by the event loop).
+    pub effects: Vec<Effect>,
 }
 
 impl App {
@@ -260,6 +342,10 @@ impl App {
             next_seq: 0,
             conn_ids: Vec::new(),
             conns_forgotten: 0,
+            marks: HashSet::new(),
+            marked_conns: HashSet::new(),
+            marked_only: false,
+            effects: Vec::new(),
         }
     }
 
@@ -357,9 +443,9 @@ impl App {
                 self.size = (w, h);
                 self.clamp_all();
             }
+            AppEvent::Notice(m) => self.message = Some(m),
             AppEvent::Key(k) => {
-                let filtering = matches!(self.overlay, Overlay::FilterInput { .. });
-                if let Some(a) = input::key_action(k, filtering) {
+                if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);
                 }
             }

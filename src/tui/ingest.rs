@@ -96,7 +96,7 @@ impl App {
         let conn = row.conn;
         let seq = row.seq;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
-        let visible = in_scope && row.matches(&self.filter);
+        let visible = in_scope && self.shows(&row);
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -281,7 +281,7 @@ impl App {
                 continue;
             }
             for r in &c.rows {
-                if r.matches(&self.filter) {
+                if self.shows(r) {
                     view.push((c.id, r.seq));
                 }
             }

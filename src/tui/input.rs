@@ -27,6 +27,22 @@ pub enum Action {
     FilterSubmit,
     /// Close the filter line without applying.
     FilterCancel,
+    /// Tab in a text line (the export line: what to export).
+    TextTab,
+    /// Mark / unmark the selected frame, or connection in the connection list.
+    Mark,
+    /// List only the marked frames (toggle).
+    MarkedOnly,
+    /// Start typing an export's path.
+    OpenExport,
+    /// Copy the selected frame as hex (OSC 52).
+    CopyHex,
+    /// Copy the selected frame as its JSONL record (OSC 52).
+    CopyJson,
+    /// Times in the frame list: absolute, relative to the first frame, delta to the previous.
+    CycleTime,
+    /// Follow the selected frame's link (AMQP 1.0) or channel (0-9-1) over time.
+    Timeline,
     /// The focused pane fills the screen (toggle).
     Zoom,
     /// Focus the next pane.
@@ -89,8 +105,10 @@ pub enum Action {
 pub const KEYS: &[(&str, &str)] = &[
     ("Up/Down j/k", "move the cursor"),
     ("PgUp/PgDn ^U/^D", "a page up / down"),
-    ("g/Home G/End", "first / last row (End, G, F resume follow)"),
-    ("F", "follow new frames (tail)"),
+    (
+        "g/Home G/End F",
+        "first / last row (End, G, F resume follow)",
+    ),
     ("Tab/Shift-Tab", "next / previous pane"),
     ("c d s v", "focus connections / detail / state / violations"),
     (
@@ -104,10 +122,20 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/ or f", "filter frames (Enter applies, Esc cancels)"),
     ("Esc", "close overlay, leave zoom, clear filter"),
     ("n / N", "next / previous frame with a violation"),
-    ("a", "frames of all connections"),
-    ("z", "zoom the focused pane"),
-    ("[ / ]", "scroll the hex dump"),
-    ("mouse", "wheel scrolls, click selects"),
+    ("a / z", "frames of all connections / zoom the focused pane"),
+    (
+        "m / M / e",
+        "mark (connection in its list) / only marked / export",
+    ),
+    ("y / Y", "copy the frame as hex / as JSON (OSC 52)"),
+    (
+        "t / L",
+        "time absolute/relative/delta / follow link or channel",
+    ),
+    (
+        "[ ] mouse",
+        "scroll the hex dump; wheel scrolls, click selects",
+    ),
     ("? / q Ctrl-C", "this help / quit"),
 ];
 
@@ -115,8 +143,7 @@ pub const KEYS: &[(&str, &str)] = &[
 pub const FILTER_HELP: &[&str] = &[
     "name:transfer channel:1 link:orders dir:c2s conn:2",
     "proto:0-9-1 rule:credit violations  words  \"quoted words\"",
-    "fields: handle:1 delivery-id:2..5 settled:false source.address:q",
-    "terms are and-ed; !term negates; key:a|b matches either",
+    "fields: handle:1 delivery-id:2..5 settled:false  !t: not  a|b: either",
 ];
 
 /// The action for a key press (`filtering`: the filter line is open).
@@ -133,6 +160,7 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
             KeyCode::Enter => Some(Action::FilterSubmit),
             KeyCode::Esc => Some(Action::FilterCancel),
             KeyCode::Backspace => Some(Action::FilterBackspace),
+            KeyCode::Tab => Some(Action::TextTab),
             KeyCode::Char(c) if !ctrl => Some(Action::FilterChar(c)),
             _ => None,
         };
@@ -161,6 +189,13 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         KeyCode::Char('n') => Action::NextViolation,
         KeyCode::Char('N') => Action::PrevViolation,
         KeyCode::Char('z') => Action::Zoom,
+        KeyCode::Char('m') => Action::Mark,
+        KeyCode::Char('M') => Action::MarkedOnly,
+        KeyCode::Char('e') => Action::OpenExport,
+        KeyCode::Char('y') => Action::CopyHex,
+        KeyCode::Char('Y') => Action::CopyJson,
+        KeyCode::Char('t') => Action::CycleTime,
+        KeyCode::Char('L') => Action::Timeline,
         KeyCode::Char('[') => Action::HexUp,
         KeyCode::Char(']') => Action::HexDown,
         KeyCode::Char('c') => Action::FocusPane(Pane::Connections),

@@ -33,10 +33,13 @@
 
 mod actions;
 pub mod app;
+pub mod clipboard;
+pub mod export;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;
 mod ingest;
 pub mod input;
+mod marks;
 pub mod model;
 pub mod views;
 
@@ -379,8 +382,45 @@ fn event_loop(
                 }
             }
         }
+        if !app.effects.is_empty() {
+            perform(terminal, app);
+            dirty = true;
+        }
         if app.quit {
             return Ok(());
         }
+    }
+}
+
+/// Do what the app asked (it does no I/O itself), and tell it how that went.
+fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) {
+    use std::io::Write;
+    for effect in std::mem::take(&mut app.effects) {
+        let notice = match effect {
+            app::Effect::Export {
+                path,
+                jsonl,
+                events,
+                what,
+            } => match export::write(&path, jsonl, events, app.opts.max_body) {
+                Ok(n) => format!(
+                    "exported {what}: {n} frame(s) to {} ({}, masked)",
+                    path.display(),
+                    if jsonl { "JSONL" } else { "pcapng" }
+                ),
+                Err(e) => format!("export failed: {e}"),
+            },
+            app::Effect::Clipboard { text, what } => {
+                let out = terminal.backend_mut();
+                match out
+                    .write_all(clipboard::osc52(&text).as_bytes())
+                    .and_then(|()| out.flush())
+                {
+                    Ok(()) => format!("copied {what} ({} characters)", text.len()),
+                    Err(e) => format!("copy failed: {e}"),
+                }
+            }
+        };
+        app.handle(AppEvent::Notice(notice));
     }
 }

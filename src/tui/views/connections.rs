@@ -144,7 +144,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             (
                 row_text(
                     [
-                        &c.id.to_string(),
+                        &if app.marked_conns.contains(&c.id) {
+                            format!("*{}", c.id)
+                        } else {
+                            c.id.to_string()
+                        },
                         &addresses(c),
                         short_proto(&c.proto),
                         &state,

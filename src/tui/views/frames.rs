@@ -14,11 +14,13 @@ use crate::tui::app::{App, Pane, Row, RowKind};
 /// Width of the name column.
 pub const NAME_W: usize = 14;
 
-/// The text of one row; `with_conn` adds the connection number (all-connections view).
-pub fn row_text(r: &Row, with_conn: bool) -> String {
+/// The text of one row, after its time column `time`; `with_conn` adds the connection number
+/// (all-connections view); `marked` puts a `*` before the violation marker.
+pub fn row_text(r: &Row, time: &str, with_conn: bool, marked: bool) -> String {
     let dir = r.dir.map_or("  ", Dir::arrow);
     let ch = r.channel.map_or("-".to_string(), |c| c.to_string());
     let mark = if r.violations.is_empty() { ' ' } else { '!' };
+    let star = if marked { '*' } else { ' ' };
     let conn = if with_conn {
         format!("{:>3} ", r.conn)
     } else {
@@ -37,16 +39,7 @@ pub fn row_text(r: &Row, with_conn: bool) -> String {
         Some(rest) => (format!("{:<NAME_W$}", r.name), rest),
         None => (fit(&r.name, NAME_W), r.summary.as_str()),
     };
-    format!(
-        "{} {}{} {:>3} {} {} {}",
-        clock(r.ts),
-        conn,
-        dir,
-        ch,
-        mark,
-        name,
-        summary
-    )
+    format!("{time} {conn}{dir} {ch:>3}{star}{mark} {name} {summary}")
 }
 
 fn row_style(r: &Row) -> Style {
@@ -74,7 +67,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     let total = app.rows_in_scope();
     let mut title = vec![Span::styled(
-        format!(" Frames: {scope} "),
+        format!(
+            " Frames: {scope}{} ",
+            if app.marked_only { ", marked only" } else { "" }
+        ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
     if app.filter.is_empty() {
@@ -119,7 +115,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         if i == app.frame_list.selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push(Line::styled(row_text(r, with_conn), style));
+        let marked = app.is_marked(*c, *s);
+        if marked {
+            style = style.add_modifier(Modifier::BOLD);
+        }
+        lines.push(Line::styled(
+            row_text(r, &clock(r.ts), with_conn, marked),
+            style,
+        ));
     }
     if lines.is_empty() {
         let msg = if total == 0 {
@@ -150,16 +153,31 @@ mod tests {
     #[test]
     fn a_summary_repeating_the_name_shows_the_whole_name_once() {
         assert_eq!(
-            row_text(&row("channel.close-ok", "channel.close-ok"), false),
+            row_text(
+                &row("channel.close-ok", "channel.close-ok"),
+                "12:00:00.123",
+                false,
+                false
+            ),
             "12:00:00.123 <-   1   channel.close-ok "
         );
         assert_eq!(
-            row_text(&row("basic.ack", "basic.ack delivery-tag=4"), true),
-            "12:00:00.123   3 <-   1   basic.ack      delivery-tag=4"
+            row_text(
+                &row("basic.ack", "basic.ack delivery-tag=4"),
+                "12:00:00.123",
+                true,
+                true
+            ),
+            "12:00:00.123   3 <-   1*  basic.ack      delivery-tag=4"
         );
         // Otherwise the name is cut to its column.
         assert_eq!(
-            row_text(&row("sasl-mechanisms", "@sasl-mechanisms(64) [..]"), false),
+            row_text(
+                &row("sasl-mechanisms", "@sasl-mechanisms(64) [..]"),
+                "12:00:00.123",
+                false,
+                false
+            ),
             "12:00:00.123 <-   1   sasl-mechanis… @sasl-mechanisms(64) [..]"
         );
     }

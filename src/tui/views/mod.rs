@@ -236,6 +236,20 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
+    if let Overlay::Export { text, scope } = &app.overlay {
+        spans.push(Span::styled(
+            format!("export {} to: ", scope.name()),
+            Style::new().fg(Color::Yellow),
+        ));
+        spans.push(Span::raw(text.clone()));
+        spans.push(Span::styled("█", Style::new().fg(Color::Yellow)));
+        spans.push(Span::styled(
+            "  Tab: marked/shown/connection, .jsonl or pcapng, Enter writes, Esc cancels",
+            Style::new().fg(Color::DarkGray),
+        ));
+        f.render_widget(Paragraph::new(Line::from(spans)), area);
+        return;
+    }
     if app.follow {
         spans.push(Span::styled(
             " FOLLOW ",
@@ -251,6 +265,23 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         spans.push(Span::styled(
             format!(" /{}", app.filter.source),
             Style::new().fg(Color::Yellow),
+        ));
+    }
+    let marked = app.marks.len() + app.marked_conns.len();
+    if marked > 0 || app.marked_only {
+        spans.push(Span::styled(
+            format!(
+                " {}{} marked",
+                if app.marked_only { "only " } else { "" },
+                app.marks.len()
+                    + app
+                        .marked_conns
+                        .iter()
+                        .filter_map(|c| app.conns.get(c))
+                        .map(|c| c.rows.len())
+                        .sum::<usize>()
+            ),
+            Style::new().fg(Color::Magenta),
         ));
     }
     if app.dropped > 0 {
