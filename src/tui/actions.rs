@@ -90,6 +90,9 @@ impl App {
         if !matches!(a, Action::FilterChar(_) | Action::FilterBackspace) {
             self.message = None;
         }
+        if matches!(self.overlay, Overlay::Timeline { .. }) && self.timeline_key(a) {
+            return;
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::Help => {
@@ -234,7 +237,8 @@ impl App {
             }
             Action::CopyHex => self.copy_selected(false),
             Action::CopyJson => self.copy_selected(true),
-            Action::CycleTime | Action::Timeline => {}
+            Action::CycleTime => self.cycle_time(),
+            Action::Timeline => self.open_timeline(),
         }
     }
 
@@ -384,9 +388,14 @@ impl App {
             ));
             return;
         };
-        // Show the frame's connection, clearing a filter that hides it.
-        if let Ok(pos) = self.conn_ids.binary_search(&v.conn)
-            && self.selected_conn().is_some_and(|c| c != v.conn)
+        self.select_frame(v.conn, seq);
+    }
+
+    /// Select row `seq` of `conn` in the frame list, centred: its connection shown, and a
+    /// filter or marked-only view that hides it cleared.
+    pub(super) fn select_frame(&mut self, conn: crate::event::ConnId, seq: u64) {
+        if let Ok(pos) = self.conn_ids.binary_search(&conn)
+            && self.selected_conn().is_some_and(|c| c != conn)
         {
             self.conn_list.selected = pos + 1;
             let h = self.page(Pane::Connections);
@@ -394,12 +403,13 @@ impl App {
         }
         self.follow = false;
         self.rebuild_view();
-        if !self.view.contains(&(v.conn, seq)) {
+        if !self.view.contains(&(conn, seq)) {
             self.filter = Filter::default();
+            self.marked_only = false;
             self.rebuild_view();
             self.message = Some("filter cleared to show the frame".into());
         }
-        if let Some(i) = self.view.iter().position(|e| *e == (v.conn, seq)) {
+        if let Some(i) = self.view.iter().position(|e| *e == (conn, seq)) {
             self.frame_list.selected = i;
             // Centre the frame.
             let h = self.page(Pane::Frames);

@@ -226,6 +226,13 @@ pub enum Overlay {
         /// Parse error of `text`, shown live.
         error: Option<String>,
     },
+    /// Following a link or channel over time (`L`).
+    Timeline {
+        /// What is followed.
+        follow: super::timeline::Follow,
+        /// The timeline's cursor.
+        list: ListState,
+    },
     /// Typing the path of an export (Tab changes what is exported).
     Export {
         /// The path typed (`.jsonl`: JSON Lines, else pcapng).
@@ -240,6 +247,18 @@ impl Overlay {
     pub fn is_typing(&self) -> bool {
         matches!(self, Overlay::FilterInput { .. } | Overlay::Export { .. })
     }
+}
+
+/// What the frame list's time column shows (`t` cycles).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeMode {
+    /// The time of day (UTC).
+    #[default]
+    Absolute,
+    /// Seconds since the first frame of the connection shown (of all, for all connections).
+    Relative,
+    /// Seconds since the row above.
+    Delta,
 }
 
 /// The whole UI state.
@@ -306,6 +325,8 @@ pub struct App {
     pub marked_only: bool,
     /// What the owner of the app is asked to do (drained by the event loop).
     pub effects: Vec<Effect>,
+    /// The frame list's time column.
+    pub time_mode: TimeMode,
 }
 
 impl App {
@@ -346,6 +367,7 @@ impl App {
             marked_conns: HashSet::new(),
             marked_only: false,
             effects: Vec::new(),
+            time_mode: TimeMode::Absolute,
         }
     }
 

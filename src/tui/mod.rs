@@ -41,6 +41,7 @@ mod ingest;
 pub mod input;
 mod marks;
 pub mod model;
+pub mod timeline;
 pub mod views;
 
 use std::collections::BTreeMap;

@@ -7,9 +7,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::timeline::secs;
 use super::{clock, count, fit, pane_block, selected_style};
 use crate::event::Dir;
-use crate::tui::app::{App, Pane, Row, RowKind};
+use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
 /// Width of the name column.
 pub const NAME_W: usize = 14;
@@ -73,6 +74,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
+    match app.time_mode {
+        TimeMode::Absolute => {}
+        TimeMode::Relative => title.push(Span::raw("time +since first ")),
+        TimeMode::Delta => title.push(Span::raw("time +since previous ")),
+    }
     if app.filter.is_empty() {
         title.push(Span::raw(format!("{} ", count(total as u64))));
     } else {
@@ -103,6 +109,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let with_conn = app.selected_conn().is_none();
     let mut lines = Vec::with_capacity(h);
     let start = app.frame_list.offset.min(app.view.len());
+    let origin = match app.selected_conn() {
+        Some(c) => app.conns.get(&c).map(|c| c.first_ts),
+        None => app.conns.values().map(|c| c.first_ts).min(),
+    }
+    .unwrap_or_default();
+    let mut prev = start
+        .checked_sub(1)
+        .and_then(|i| app.view.get(i))
+        .and_then(|(c, s)| app.row(*c, *s))
+        .map(|r| r.ts);
     for (i, (c, s)) in app.view.iter().enumerate().skip(start).take(h) {
         let Some(r) = app.row(*c, *s) else {
             lines.push(Line::styled(
@@ -119,10 +135,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         if marked {
             style = style.add_modifier(Modifier::BOLD);
         }
-        lines.push(Line::styled(
-            row_text(r, &clock(r.ts), with_conn, marked),
-            style,
-        ));
+        let time = match app.time_mode {
+            TimeMode::Absolute => clock(r.ts),
+            TimeMode::Relative => format!("{:>12}", secs(r.ts.0 - origin.0)),
+            TimeMode::Delta => format!("{:>12}", secs(r.ts.0 - prev.unwrap_or(r.ts).0)),
+        };
+        prev = Some(r.ts);
+        lines.push(Line::styled(row_text(r, &time, with_conn, marked), style));
     }
     if lines.is_empty() {
         let msg = if total == 0 {

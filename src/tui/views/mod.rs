@@ -10,6 +10,7 @@ pub mod frames;
 pub mod help;
 pub mod state;
 pub mod state_items;
+pub mod timeline;
 pub mod violations;
 
 use ratatui::Frame;
@@ -120,6 +121,10 @@ pub fn render(app: &App, f: &mut Frame) {
     status(app, f, areas.status);
     if app.overlay == Overlay::Help {
         help::render(f, area);
+    }
+    if let Overlay::Timeline { follow, list } = &app.overlay {
+        let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
+        timeline::render(app, f, above, follow, list);
     }
 }
 
