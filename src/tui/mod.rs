@@ -22,7 +22,9 @@
 //!
 //! The UI tracks no protocol state and decodes nothing: frames arrive decoded and shared, and
 //! each connection's state arrives as the pipeline's `State` events (throttled there), which it
-//! renders as they are.
+//! renders as they are. (An export, `e`, runs the capture it rebuilds through the ordinary
+//! pipeline, as `replay` would, to mask it.) The app does no I/O: exports and clipboard copies
+//! are [`app::Effect`]s the event loop performs.
 //!
 //! This module must never slow the relay: the feed only ever `try_send`s into a bounded
 //! channel (connects, closes, headers and gaps are kept aside when it is full, and the latest
