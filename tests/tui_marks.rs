@@ -195,6 +195,7 @@ fn an_export_is_masked_even_when_the_view_shows_secrets() {
         InspectOptions {
             show_secrets: true,
             emit_data: true,
+            ..InspectOptions::default()
         },
     );
     let mut out = vec![Event {

@@ -174,6 +174,8 @@ pub fn write(
     let opts = InspectOptions {
         show_secrets: false,
         emit_data: !jsonl,
+        max_body,
+        ..InspectOptions::default()
     };
     let mut sink: Box<dyn Sink> = if jsonl {
         Box::new(JsonlSink::new(file, JsonOptions { max_body }))
