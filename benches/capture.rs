@@ -2,7 +2,7 @@
 //! conversations (written by `PcapngSink`), read back (a) through `capture::open` alone (block
 //! parsing, link/IP/TCP decoding, reassembly), (b) as `amqpeek check` does, by the same code
 //! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
-//! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`replay::ordered::replay`, JSONL to
+//! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`driver::offline::run`, JSONL to
 //! a file, with the default `--jobs` and with `--jobs 1`), and
 //! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, best of two in the same run,
 //! and (e) converted to JSON by `tshark -r FILE -T json` into a file (the job of (c)), best of two.
@@ -28,11 +28,12 @@ use amqpeek::codec::amqp10::{self as a10, Described, Descriptor, Str, Symbol, de
 use amqpeek::codec::amqp091::{
     self as a091, ContentHeader, FrameKind, Method, MethodKind as K, encode_frame,
 };
+use amqpeek::driver::offline::{self, Pace};
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
-use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::JsonOptions;
+use amqpeek::sinks::JsonlSink;
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::verdict::CheckReport;
 use bytes::Bytes;
@@ -611,7 +612,7 @@ fn check(path: &Path, jobs: NonZeroUsize) -> (CheckReport, u64) {
 }
 
 /// (c) What `amqpeek replay CAPTURE --no-tui --quiet --jsonl OUT [--jobs N]` does, by the same
-/// code (`replay::ordered::replay`); returns bytes written.
+/// code (`driver::offline::run`); returns bytes written.
 fn replay_jsonl(path: &Path, out: &Path, jobs: NonZeroUsize) -> u64 {
     let mut file = BufWriter::with_capacity(256 * 1024, File::create(out).unwrap());
     let source = capture::open(path, CaptureOptions::default()).unwrap();
@@ -620,11 +621,10 @@ fn replay_jsonl(path: &Path, out: &Path, jobs: NonZeroUsize) -> u64 {
         emit_data: false,
         ..InspectOptions::DEFAULT
     };
-    let mut outputs = [Output {
-        render: Render::Jsonl(JsonOptions::default()),
-        out: &mut file,
-    }];
-    ordered::replay(source, opts, jobs, &mut outputs).unwrap();
+    let sinks: Vec<Box<dyn amqpeek::pipeline::Sink + Send + '_>> =
+        vec![Box::new(JsonlSink::new(&mut file, JsonOptions::default()))];
+    let done = offline::run(source, opts, sinks, jobs, Pace::Batched);
+    assert!(done.sink_failures.is_empty(), "{:?}", done.sink_failures);
     drop(file);
     std::fs::metadata(out).unwrap().len()
 }

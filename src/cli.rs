@@ -81,9 +81,8 @@ pub struct ReplayArgs {
     /// Outputs.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Threads decoding connections when writing only `--jsonl` and/or the trace [default: the
-    /// number of CPUs]; 1 does everything on one thread. The output is the same whatever the
-    /// number.
+    /// Threads decoding connections (without the TUI, reading a file) [default: the number of
+    /// CPUs]; 1 does everything on one thread. Every output is the same whatever the number.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
     /// Exit 1 when a finding at or above this severity was seen, naming the failing rules.
@@ -319,6 +318,10 @@ pub struct ProxyArgs {
     /// TLS.
     #[command(flatten)]
     pub tls: TlsArgs,
+    /// Threads inspecting connections (each connection on one of them) [default: the number of
+    /// CPUs]. Per connection, every output is in order whatever the number.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// TLS on either leg of the proxy (AMQPS, Azure Service Bus / Event Hubs).

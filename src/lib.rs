@@ -11,6 +11,7 @@
 
 pub mod capture;
 pub mod codec;
+pub mod driver;
 pub mod event;
 pub mod filter;
 pub mod hash;

@@ -21,9 +21,9 @@ use clap::Parser;
 
 use amqpeek::capture::{self, CaptureOptions};
 use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
+use amqpeek::driver::offline::{self, Pace};
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
-use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink, jsonl};
@@ -339,6 +339,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         fail_on,
         policy,
         tls,
+        jobs,
     } = args;
     // Checked before listening: a bad config never starts a proxy CI would wait on.
     let policy = match fail_on {
@@ -369,6 +370,9 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         max_body: output.max_body,
     };
     config.tls = tls_config(&spec, &tls)?;
+    if let Some(jobs) = jobs {
+        config.jobs = jobs;
+    }
     if let Some(warning) = amqpeek::proxy::exposure_warning(&config) {
         eprintln!("amqpeek: warning: {warning}");
     }
@@ -545,84 +549,43 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         inspect_memory: args.output.inspect_memory,
         max_body: args.output.max_body,
     };
-    let run = if live {
-        amqpeek::replay::run_live
-    } else {
-        amqpeek::replay::run
-    };
-    let stats = if tui {
-        // The capture is decoded on a worker thread into the UI without loss; the UI stays
+    // A capture read as it is made: what each packet makes is written before the next is read.
+    let pace = if live { Pace::AsItComes } else { Pace::Batched };
+    let mut sinks = file_sinks(&args.output)?;
+    if policy.is_some() {
+        sinks.push(Box::new(report.clone()));
+    }
+    let done = if tui {
+        // The capture is decoded on another thread into the UI without loss; the UI stays
         // open until the user quits.
-        let mut sinks = file_sinks(&args.output)?;
-        if policy.is_some() {
-            sinks.push(Box::new(report.clone()));
-        }
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
-        let mut feed = feed.lossless();
+        sinks.push(Box::new(feed.lossless()));
         let worker = std::thread::spawn(move || {
-            let mut refs: Vec<&mut dyn Sink> = sinks
-                .iter_mut()
-                .map(|s| &mut **s as &mut dyn Sink)
-                .collect();
-            refs.push(&mut feed);
-            run(source, inspect, &mut refs)
+            offline::run(source, inspect, sinks, std::num::NonZeroUsize::MIN, pace)
         });
         let title = format!("replay {}", input_name(&args.input));
         let ui = tui::run(rx, tui_options(&args.output, title, false));
         if let Some(stop) = &stop {
             stop.stop();
         }
-        let stats = worker
+        let done = worker
             .join()
-            .map_err(|_| anyhow::anyhow!("the replay thread panicked"))??;
+            .map_err(|_| anyhow::anyhow!("the replay thread panicked"))?;
         ui.context("terminal UI")?;
-        stats
-    } else if args.output.pcap.is_none()
-        && !live
-        && policy.is_none()
-        && args.output.filter.is_none()
-    {
-        // JSONL and the trace: decoded and rendered on every core, written in capture order.
-        let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
-        check_stdout_use(&args.output)?;
-        let mut jsonl = match &args.output.jsonl {
-            Some(path) => Some(capture_out("--jsonl", path)?),
-            None => None,
-        };
-        let mut stdout = args.output.trace().then(|| BufWriter::new(io::stdout()));
-        let mut outputs = Vec::new();
-        if let Some(out) = jsonl.as_mut() {
-            outputs.push(Output {
-                render: Render::Jsonl(JsonOptions {
-                    max_body: args.output.max_body,
-                }),
-                out,
-            });
+        for what in &done.sink_failures {
+            eprintln!("amqpeek: {what}");
         }
-        if let Some(out) = stdout.as_mut() {
-            outputs.push(Output {
-                render: Render::Trace,
-                out,
-            });
-        }
-        ordered::replay(source, inspect, jobs, &mut outputs)?
+        done
     } else {
-        // A pcapng capture is written by one stateful sink, a live capture is shown as it
-        // comes, the verdict sees every event, and a filter judges in event order: one thread.
-        let mut sinks = file_sinks(&args.output)?;
-        if policy.is_some() {
-            sinks.push(Box::new(report.clone()));
-        }
         if args.output.trace() {
             let trace = TraceSink::new(BufWriter::new(io::stdout()));
             sinks.push(filtered(&args.output, trace));
         }
-        let mut refs: Vec<&mut dyn Sink> = sinks
-            .iter_mut()
-            .map(|s| &mut **s as &mut dyn Sink)
-            .collect();
-        run(source, inspect, &mut refs)?
+        // Decoded on `--jobs` threads, every output written in capture order.
+        let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
+        offline::run(source, inspect, sinks, jobs, pace)
     };
+    let stats = done.stats;
     if stop.as_ref().is_some_and(capture::Stop::cut_short) {
         // The user quit before the capture ended: what was cut is no read error, and the
         // outputs hold what was read until then.
@@ -639,13 +602,18 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     }
-    match policy {
+    let code = match policy {
         Some(policy) => {
             let report = report.0.lock().unwrap_or_else(|p| p.into_inner());
-            Ok(gate::conclude(&report, &policy, true))
+            gate::conclude(&report, &policy, true)
         }
-        None => Ok(ExitCode::SUCCESS),
+        None => ExitCode::SUCCESS,
+    };
+    // A capture that is incomplete is a failure of the run, whatever the verdict.
+    if !done.sink_failures.is_empty() {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
+    Ok(code)
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {

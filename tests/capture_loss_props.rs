@@ -17,9 +17,9 @@ use std::path::Path;
 use amqpeek::capture::pcapng_write::Conversation;
 use amqpeek::capture::{self, CaptureOptions, Format, pcap_read::PacketReader};
 use amqpeek::codec::amqp10::encode_frame;
+use amqpeek::driver::Router;
 use amqpeek::event::{ConnId, Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::InspectOptions;
-use amqpeek::replay::Replayer;
 use amqpeek::sinks::jsonl::{JsonOptions, JsonlSink};
 use proptest::prelude::*;
 use state_amqp10_common as a10;
@@ -84,7 +84,7 @@ fn verdict(file: Vec<u8>) -> Verdict {
         CaptureOptions::default(),
     )
     .unwrap();
-    let mut r = Replayer::new(InspectOptions::default());
+    let mut r = Router::new(InspectOptions::default());
     let mut events = Vec::new();
     for ev in src {
         r.feed(ev, &mut events);

@@ -301,6 +301,45 @@ fn replay_into_an_unwritable_capture_exits_2_naming_it() {
 }
 
 #[test]
+fn replay_with_one_unwritable_capture_writes_the_other_whole_and_exits_2() {
+    // One sink-error policy, live and offline: the failing output is named once, dropped,
+    // and the replay goes on with the others (on one thread and on several).
+    let dir = tempfile::tempdir().unwrap();
+    // 100 copies of a shipped conversation, one after another: many batches, so the failing
+    // output fails long before the end.
+    let shipped = std::fs::read_to_string(cli_common::capture_path("amqp10-fe2o3.jsonl")).unwrap();
+    let mut many = String::new();
+    for conn in 1..=100u64 {
+        for line in shipped.lines() {
+            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            v["conn"] = conn.into();
+            many.push_str(&v.to_string());
+            many.push('\n');
+        }
+    }
+    let capture = dir.path().join("many.jsonl");
+    std::fs::write(&capture, many).unwrap();
+    let want = check_findings(&capture);
+    assert!(want.iter().any(|f| f.0 == 100), "{want:?}");
+    let capture = capture.to_str().unwrap().to_string();
+    for jobs in ["1", "2"] {
+        let pcap = dir.path().join(format!("ok-{jobs}.pcapng"));
+        let out = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+            .args(["replay", &capture, "--no-tui", "--quiet", "--jobs", jobs])
+            .args(["--jsonl", "/dev/full", "--pcap"])
+            .arg(&pcap)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--jobs {jobs}: {err}");
+        assert_eq!(err.matches("--jsonl /dev/full").count(), 1, "{err}");
+        let got = check_findings(&pcap);
+        assert_eq!(got.len(), want.len(), "--jobs {jobs}: the pcapng is whole");
+        assert!(got == want, "--jobs {jobs}: the pcapng's findings");
+    }
+}
+
+#[test]
 fn one_file_as_two_outputs_or_as_the_capture_read_is_refused_before_writing() {
     let dir = tempfile::tempdir().unwrap();
     let kept = dir.path().join("kept.jsonl");

@@ -16,9 +16,9 @@ use amqpeek::codec::amqp10::{
 use amqpeek::codec::amqp091::{
     self as a091, ContentHeader, FieldTable, FieldValue, FrameKind, Method, MethodKind as K,
 };
+use amqpeek::driver::Router;
 use amqpeek::event::{Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Inspector, Sink};
-use amqpeek::replay::Replayer;
 use amqpeek::sinks::{JsonOptions, JsonlSink, event_json};
 use bytes::Bytes;
 use serde_json::Value;
@@ -49,7 +49,7 @@ fn same_lines(events: &[Event], opts: JsonOptions) -> usize {
 }
 
 fn capture_events(path: &Path) -> Vec<Event> {
-    let mut replayer = Replayer::new(InspectOptions {
+    let mut replayer = Router::new(InspectOptions {
         show_secrets: false,
         emit_data: false,
         ..InspectOptions::DEFAULT

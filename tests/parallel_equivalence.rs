@@ -1,5 +1,5 @@
 //! `check` and `replay` with several threads give exactly the single-threaded verdict, outputs
-//! (JSONL and trace, byte for byte) and statistics: on the shipped captures, and on a generated
+//! (JSONL, trace and pcapng, byte for byte: the ordered writer takes any sink) and statistics: on the shipped captures, and on a generated
 //! capture of many interleaved connections (copies of the shipped conversations, some
 //! corrupted, cut short, missing bytes or reset), as pcapng and as JSONL (with some
 //! connections never closed and an unreadable line).
@@ -10,13 +10,13 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
+use amqpeek::driver::offline::{self, Pace};
 use amqpeek::event::{CloseInfo, ConnId, Dir, Event, EventKind, Severity, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::replay::ReplayStats;
-use amqpeek::replay::ordered::{self, Output, Render};
 use amqpeek::replay::parallel::{self, CheckRun};
 use amqpeek::sinks::pcapng::PcapngSink;
-use amqpeek::sinks::{JsonOptions, JsonlSink};
+use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink};
 use amqpeek::verdict::Format;
 use bytes::Bytes;
 
@@ -51,28 +51,29 @@ fn assert_same(one: &CheckRun, many: &CheckRun, what: &str) {
     }
 }
 
-/// A replay into JSONL and the trace: (stats, JSONL, trace).
-fn replay(path: &Path, jobs: usize) -> (ReplayStats, Vec<u8>, Vec<u8>) {
+/// A replay into JSONL, the trace and pcapng: (stats, JSONL, trace, pcapng).
+fn replay(path: &Path, jobs: usize) -> (ReplayStats, Vec<u8>, Vec<u8>, Vec<u8>) {
     let source = capture::open(path, CaptureOptions::default()).expect("capture opens");
-    let (mut jsonl, mut trace) = (Vec::new(), Vec::new());
-    let mut outputs = [
-        Output {
-            render: Render::Jsonl(JsonOptions { max_body: 64 }),
-            out: &mut jsonl,
-        },
-        Output {
-            render: Render::Trace,
-            out: &mut trace,
-        },
+    let (mut jsonl, mut trace, mut pcapng) = (Vec::new(), Vec::new(), Vec::new());
+    let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![
+        Box::new(JsonlSink::new(&mut jsonl, JsonOptions { max_body: 64 })),
+        Box::new(TraceSink::new(&mut trace)),
+        Box::new(PcapngSink::new(&mut pcapng).unwrap()),
     ];
     let opts = InspectOptions {
         show_secrets: false,
-        emit_data: false,
+        emit_data: true,
         ..InspectOptions::DEFAULT
     };
-    let stats = ordered::replay(source, opts, NonZeroUsize::new(jobs).unwrap(), &mut outputs)
-        .expect("replay");
-    (stats, jsonl, trace)
+    let done = offline::run(
+        source,
+        opts,
+        sinks,
+        NonZeroUsize::new(jobs).unwrap(),
+        Pace::Batched,
+    );
+    assert!(done.sink_failures.is_empty(), "{:?}", done.sink_failures);
+    (done.stats, jsonl, trace, pcapng)
 }
 
 /// Check and replay agree across 1, 2 and 4 jobs; returns the single-threaded check.
@@ -85,16 +86,17 @@ fn assert_jobs_agree(path: &Path) -> CheckRun {
         "{}: replay and check",
         path.display()
     );
-    assert!(!replayed.1.is_empty() && !replayed.2.is_empty());
+    assert!(!replayed.1.is_empty() && !replayed.2.is_empty() && !replayed.3.is_empty());
     for jobs in [2, 4] {
         let what = format!("{} with {jobs} jobs", path.display());
         let many = run(path, jobs);
         assert_eq!(many.jobs.get(), jobs);
         assert_same(&one, &many, &what);
-        let (stats, jsonl, trace) = replay(path, jobs);
+        let (stats, jsonl, trace, pcapng) = replay(path, jobs);
         assert_eq!(stats, replayed.0, "{what}: replay stats");
         assert!(jsonl == replayed.1, "{what}: JSONL differs");
         assert!(trace == replayed.2, "{what}: trace differs");
+        assert!(pcapng == replayed.3, "{what}: pcapng differs");
     }
     one
 }

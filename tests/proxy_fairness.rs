@@ -174,3 +174,71 @@ async fn a_flooding_connection_does_not_hold_up_a_quiet_one() {
     );
     assert_eq!(data_of(&events, 2, Dir::C2S).len(), 50 * 16);
 }
+
+/// A sink whose lines are rendered on the inspection workers (as JSONL's are), where the
+/// rendering of connection 1's events waits while its gate is shut: connection 1's worker is
+/// stuck, as a worker busy with a flood is.
+struct StuckRender(Gate);
+
+/// The rendering half of [`StuckRender`].
+struct StuckLines(Gate);
+
+impl Sink for StuckRender {
+    fn event(&mut self, _: &Event) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn renderer(&self) -> Option<Box<dyn amqpeek::pipeline::Render>> {
+        Some(Box::new(StuckLines(self.0.clone())))
+    }
+    fn write_rendered(&mut self, _: &[u8]) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl amqpeek::pipeline::Render for StuckLines {
+    fn render(&mut self, ev: &Event, out: &mut Vec<u8>) {
+        if ev.conn == 1 {
+            let _ = self.0.event(ev);
+        }
+        out.push(b'.');
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_whose_inspection_is_stuck_does_not_hold_up_the_others_inspection() {
+    let up = echo_upstream(Arc::new(AtomicU64::new(0))).await;
+    let mut config = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), up);
+    // Connections are dealt to the workers in turn: #1 and #2 are inspected on different ones.
+    config.jobs = std::num::NonZeroUsize::new(2).unwrap();
+    let gate = Gate::default();
+    gate.shut();
+    let _reopen = OpenOnDrop(gate.clone());
+    let proxy = start_proxy_with(config, vec![Box::new(StuckRender(gate.clone()))]).await;
+
+    let mut a = TcpStream::connect(proxy.addr).await.unwrap();
+    a.write_all(b"stuck").await.unwrap();
+    let mut b = TcpStream::connect(proxy.addr).await.unwrap();
+    let mut buf = [0u8; 16];
+    for i in 0..20u32 {
+        let ping = format!("ping {i:>10}\n");
+        b.write_all(ping.as_bytes()).await.unwrap();
+        b.read_exact(&mut buf).await.unwrap();
+    }
+    drop(b);
+    // #2's close reaches the sinks while #1's worker is still stuck on its first event.
+    proxy.wait_closed(2).await;
+    assert_eq!(
+        data_of(&proxy.events.lock().unwrap(), 2, Dir::C2S).len(),
+        20 * 16
+    );
+    assert!(
+        !proxy.events.lock().unwrap().iter().any(|e| e.conn == 1),
+        "#1's inspection was held"
+    );
+
+    gate.open();
+    drop(a);
+    proxy.wait_closed(1).await;
+    let (_, events) = proxy.stop().await;
+    assert_eq!(data_of(&events, 1, Dir::C2S), b"stuck");
+}

@@ -18,9 +18,9 @@ use std::path::Path;
 
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
 use amqpeek::codec::amqp10::encode_frame;
+use amqpeek::driver::Router;
 use amqpeek::event::{Chunk, ConnId, Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::InspectOptions;
-use amqpeek::replay::Replayer;
 use bytes::Bytes;
 use state_amqp10_common as a10;
 use state_amqp091_conv::{K, ll, long, lstr, m, short, sstr};
@@ -34,7 +34,7 @@ struct Outcome {
 }
 
 fn replay(events: &[SourceEvent]) -> Outcome {
-    let mut r = Replayer::new(InspectOptions::default());
+    let mut r = Router::new(InspectOptions::default());
     let mut out = Vec::new();
     for ev in events {
         r.feed(ev.clone(), &mut out);

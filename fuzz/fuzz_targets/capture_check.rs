@@ -17,7 +17,8 @@ use std::num::NonZeroUsize;
 use amqpeek::capture::{self, CaptureOptions, CaptureSource};
 use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::{InspectOptions, MASK_BYTE};
-use amqpeek::replay::{Replayer, parallel};
+use amqpeek::driver::Router;
+use amqpeek::replay::parallel;
 use libfuzzer_sys::fuzz_target;
 
 /// Returns at most `step` bytes per read.
@@ -84,9 +85,10 @@ fuzz_target!(|data: &[u8]| {
 
 /// Every event of replaying `source` with the relayed bytes on.
 fn replay(source: CaptureSource, show_secrets: bool) -> Vec<Event> {
-    let mut r = Replayer::new(InspectOptions {
+    let mut r = Router::new(InspectOptions {
         show_secrets,
         emit_data: true,
+        ..InspectOptions::default()
     });
     let mut out = Vec::new();
     for ev in source {

@@ -972,6 +972,7 @@ mod tests {
                 SourceEvent::Close { .. } => ("close", None, 0),
                 SourceEvent::Gap { dir, .. } => ("gap", Some(dir), 0),
                 SourceEvent::Error { .. } => ("error", None, 0),
+                SourceEvent::TlsHeader { .. } | SourceEvent::Notice { .. } => ("other", None, 0),
             })
             .collect()
     }

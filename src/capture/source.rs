@@ -1,13 +1,17 @@
-//! What a capture reader yields: [`SourceEvent`]s in capture order, the offline counterpart of
-//! what the proxy sees live (a connection appears, bytes flow per direction, bytes go missing,
-//! the connection ends), plus read errors positioned in the file.
+//! What a source yields: [`SourceEvent`]s in order, the same live (the proxy's relays) and
+//! offline (a capture reader): a connection appears, bytes flow per direction, bytes go
+//! missing, the connection ends; plus what only one kind of source knows (read errors
+//! positioned in a file; TLS upgrades and notices of the proxy). The driver routes them to one
+//! inspector per connection.
 //!
 //! Only vocabulary lives here: no parsing, no I/O.
 
 use std::net::SocketAddr;
 
 use crate::codec::ProtocolHeader;
-use crate::event::{Chunk, ConnId, Dir, Timestamp};
+use bytes::Bytes;
+
+use crate::event::{Chunk, ConnId, Dir, Timestamp, Violation};
 
 /// One thing a capture source found, in capture order.
 ///
@@ -71,6 +75,29 @@ pub enum SourceEvent {
         /// Plain words, e.g. `FIN both ways`, `reset by server`.
         reason: String,
     },
+    /// AMQP's TLS upgrade header (`AMQP 2 1 0 0`) was relayed in `dir` (the proxy only):
+    /// what follows on this direction is the plaintext inside TLS, starting with a protocol
+    /// header again.
+    TlsHeader {
+        /// Connection.
+        conn: ConnId,
+        /// Direction.
+        dir: Dir,
+        /// When.
+        ts: Timestamp,
+        /// The header's bytes.
+        bytes: Bytes,
+    },
+    /// Something about the connection worth a warning that no byte shows (the proxy only: an
+    /// unverified upstream certificate), reported as a violation event.
+    Notice {
+        /// Connection.
+        conn: ConnId,
+        /// When.
+        ts: Timestamp,
+        /// What.
+        violation: Violation,
+    },
     /// The file could not be read past this point (truncated or corrupt), or one record of it
     /// was unusable. For packet captures this is the last item; for JSONL, reading goes on with
     /// the next line.
@@ -89,6 +116,8 @@ impl SourceEvent {
             SourceEvent::Connect { conn, .. }
             | SourceEvent::Gap { conn, .. }
             | SourceEvent::Fin { conn, .. }
+            | SourceEvent::TlsHeader { conn, .. }
+            | SourceEvent::Notice { conn, .. }
             | SourceEvent::Close { conn, .. } => Some(*conn),
             SourceEvent::Chunk(c) => Some(c.conn),
             SourceEvent::Error { .. } => None,
@@ -101,6 +130,8 @@ impl SourceEvent {
             SourceEvent::Connect { ts, .. }
             | SourceEvent::Gap { ts, .. }
             | SourceEvent::Fin { ts, .. }
+            | SourceEvent::TlsHeader { ts, .. }
+            | SourceEvent::Notice { ts, .. }
             | SourceEvent::Close { ts, .. } => Some(*ts),
             SourceEvent::Chunk(c) => Some(c.ts),
             SourceEvent::Error { .. } => None,

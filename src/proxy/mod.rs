@@ -5,7 +5,7 @@
 //! client ⇄ relay (one task per connection, bytes forwarded as read) ⇄ upstream
 //!             │ the same `Bytes`, no copy, a queue bounded per connection
 //!             ▼
-//!          inspection thread: Inspector per connection -> sinks
+//!          the driver, live (`driver::live`): inspection workers -> sink writer
 //! ```
 //!
 //! With TLS configured (see [`tls`]), either leg may be TLS and the inspector gets the
@@ -16,7 +16,6 @@
 //! half-close and reset; it never waits on decoding except through its own connection's queue budget
 //! (back-pressure, so captures are lossless) and never lets one connection hold up another.
 
-mod inspect;
 pub mod limits;
 pub mod queue;
 mod relay;
@@ -33,10 +32,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::driver::live::Live;
 use crate::event::ConnId;
-use crate::pipeline::{InspectOptions, Sink};
+use crate::pipeline::InspectOptions;
 
-pub use inspect::InspectMsg;
+pub use crate::driver::live::BoxSink;
 
 /// How the proxy runs.
 #[derive(Clone, Debug)]
@@ -51,9 +51,12 @@ pub struct ProxyConfig {
     pub inspect: InspectOptions,
     /// Size of each read (and so the largest chunk) in bytes.
     pub read_buffer: usize,
-    /// How many queued messages count as the inspection falling behind (an eighth of this),
-    /// for the live view's skimming.
+    /// How many messages queued at one inspection worker count as it falling behind (an
+    /// eighth of this), for the live view's skimming.
     pub queue_chunks: usize,
+    /// Inspection worker threads, each connection inspected on one of them (dealt in turn as
+    /// connections open); one per CPU by default.
+    pub jobs: std::num::NonZeroUsize,
     /// Bytes one connection may have queued for inspection before its relay waits (only that
     /// connection's: back-pressure never falls on the others).
     pub conn_queue_bytes: usize,
@@ -78,6 +81,7 @@ impl ProxyConfig {
             inspect: InspectOptions::default(),
             read_buffer: 64 * 1024,
             queue_chunks: 256,
+            jobs: crate::replay::parallel::default_jobs(),
             conn_queue_bytes: 1 << 20,
             drain_timeout: Duration::from_secs(2),
             tls: None,
@@ -119,9 +123,6 @@ pub struct RunSummary {
     pub sink_failures: Vec<String>,
 }
 
-/// A sink the inspection thread owns.
-pub type BoxSink = Box<dyn Sink + Send>;
-
 /// A bound, not yet running proxy (bind first so callers learn the address, e.g. port 0).
 #[derive(Debug)]
 pub struct Proxy {
@@ -151,16 +152,14 @@ impl Proxy {
     ) -> io::Result<RunSummary> {
         let Proxy { listener, config } = self;
         let config = Arc::new(config);
-        let (inspect_tx, inspector) = if sinks.is_empty() {
-            (None, None)
-        } else {
-            let (tx, rx) = queue::channel();
-            let opts = config.inspect.clone();
-            let capacity = config.queue_chunks.max(1);
-            let handle =
-                tokio::task::spawn_blocking(move || inspect::run(rx, capacity, sinks, opts));
-            (Some(tx), Some(handle))
-        };
+        let live = (!sinks.is_empty()).then(|| {
+            Live::start(
+                sinks,
+                config.inspect.clone(),
+                config.jobs,
+                config.queue_chunks,
+            )
+        });
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut tasks = JoinSet::new();
         let mut next: ConnId = 1;
@@ -188,7 +187,7 @@ impl Proxy {
                             client,
                             addr,
                             config.clone(),
-                            inspect_tx.clone(),
+                            live.as_ref().map(|l| l.queue(conn)),
                             stop_rx.clone(),
                         ));
                     }
@@ -211,9 +210,8 @@ impl Proxy {
             tracing::warn!("{} connection(s) did not finish; cutting them", tasks.len());
             tasks.shutdown().await;
         }
-        drop(inspect_tx);
-        let sink_failures = match inspector {
-            Some(handle) => handle.await.map_err(io::Error::other)??,
+        let sink_failures = match live {
+            Some(live) => live.finish().await?,
             None => Vec::new(),
         };
         Ok(RunSummary {

@@ -1,27 +1,23 @@
-//! The queue from the relays to the inspection side, with back-pressure per connection.
+//! The queue from a relay to its inspection worker, with back-pressure per connection.
 //!
-//! All connections share one unbounded FIFO (so the inspection side sees every connection's
-//! messages in the order they happened), but the bytes a connection may have waiting in it are
-//! bounded by that connection's own budget ([`ConnQueue`]). A connection that floods the
-//! inspection waits for its own budget only: a quiet neighbour always finds room in its own,
-//! and is never held up, as Envoy's per-connection watermarks do it. In all, the queue holds
-//! at most one budget per open connection (and `--max-connections` bounds those).
+//! The connections of one worker share its unbounded FIFO (so the worker sees each of its
+//! connections' messages in the order they happened), but the bytes a connection may have
+//! waiting in it are bounded by that connection's own budget ([`ConnQueue`]). A connection that
+//! floods the inspection waits for its own budget only: a quiet neighbour always finds room in
+//! its own, and is never held up, as Envoy's per-connection watermarks do it. In all, the queues
+//! hold at most one budget per open connection (and `--max-connections` bounds those).
 
 use std::sync::Arc;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::InspectMsg;
+use crate::capture::SourceEvent;
+use crate::driver::live::{Queued, WorkerTx};
 
-/// The sending end every relay clones its [`ConnQueue`] from.
-pub type InspectTx = mpsc::UnboundedSender<InspectMsg>;
-
-/// The receiving end the inspection thread drains.
-pub type InspectRx = mpsc::UnboundedReceiver<InspectMsg>;
-
-/// A new queue.
-pub(crate) fn channel() -> (InspectTx, InspectRx) {
-    mpsc::unbounded_channel()
+/// A new queue (for tests; the proxy's come from [`crate::driver::live::Live::queue`]).
+#[cfg(test)]
+fn channel() -> (WorkerTx, tokio::sync::mpsc::UnboundedReceiver<Queued>) {
+    tokio::sync::mpsc::unbounded_channel()
 }
 
 /// Bytes of one connection queued and not yet inspected, given back when the inspection side
@@ -33,7 +29,7 @@ pub struct Permit(#[allow(dead_code)] OwnedSemaphorePermit);
 /// while its budget of queued bytes lasts.
 #[derive(Debug)]
 pub(crate) struct ConnQueue {
-    tx: InspectTx,
+    tx: WorkerTx,
     budget: Arc<Semaphore>,
     /// The budget in bytes (a chunk larger than this takes all of it).
     limit: usize,
@@ -41,7 +37,7 @@ pub(crate) struct ConnQueue {
 
 impl ConnQueue {
     /// A connection's end of `tx`, allowed `limit` bytes waiting at once.
-    pub(crate) fn new(tx: InspectTx, limit: usize) -> Self {
+    pub(crate) fn new(tx: WorkerTx, limit: usize) -> Self {
         let limit = limit.clamp(1, Semaphore::MAX_PERMITS);
         ConnQueue {
             tx,
@@ -76,10 +72,11 @@ impl ConnQueue {
             .map(Permit)
     }
 
-    /// Queue `msg` (never waits: chunks wait for their budget before this).
-    pub(crate) fn send(&self, msg: InspectMsg) {
+    /// Queue `ev`, holding `permit` of the budget until it is inspected (never waits: chunks
+    /// wait for their budget before this).
+    pub(crate) fn send(&self, ev: SourceEvent, permit: Option<Permit>) {
         // The inspection side gone means the proxy is stopping: nothing left to tell it.
-        let _ = self.tx.send(msg);
+        let _ = self.tx.send(Queued { ev, permit });
     }
 }
 

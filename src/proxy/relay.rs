@@ -23,11 +23,13 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use super::ProxyConfig;
 use super::limits::{Activity, watchdog};
-use super::queue::{ConnQueue, InspectTx, Permit};
+use super::queue::ConnQueue;
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
-use super::{InspectMsg, ProxyConfig};
-use crate::event::{ConnId, Dir, Timestamp, Violation};
+use crate::capture::SourceEvent;
+use crate::driver::live::WorkerTx;
+use crate::event::{Chunk, ConnId, Dir, Timestamp, Violation};
 
 /// How one direction ended.
 #[derive(Debug)]
@@ -137,7 +139,7 @@ pub(crate) async fn connection(
     client: TcpStream,
     client_addr: SocketAddr,
     config: Arc<ProxyConfig>,
-    inspect: Option<InspectTx>,
+    inspect: Option<WorkerTx>,
     mut stop: watch::Receiver<bool>,
 ) {
     let inspect = inspect.map(|tx| ConnQueue::new(tx, config.conn_queue_bytes));
@@ -148,12 +150,15 @@ pub(crate) async fn connection(
     let connected =
         tokio::time::timeout(config.connect_timeout, TcpStream::connect(config.upstream)).await;
     if let Some(q) = &inspect {
-        q.send(InspectMsg::Open {
-            conn,
-            ts: opened,
-            client: client_addr,
-            upstream: config.upstream,
-        });
+        q.send(
+            SourceEvent::Connect {
+                conn,
+                ts: opened,
+                client: client_addr,
+                server: config.upstream,
+            },
+            None,
+        );
     }
     let upstream = match connected {
         Ok(Ok(s)) => s,
@@ -243,9 +248,9 @@ pub(crate) async fn connection(
     close(&inspect, conn, reason).await;
 }
 
-async fn send(inspect: &Option<ConnQueue>, msg: InspectMsg) {
+async fn send(inspect: &Option<ConnQueue>, ev: SourceEvent) {
     if let Some(q) = inspect {
-        q.send(msg);
+        q.send(ev, None);
     }
 }
 
@@ -284,7 +289,7 @@ async fn establish(
             let raw = Bytes::copy_from_slice(&head);
             send(
                 inspect,
-                InspectMsg::TlsHeader {
+                SourceEvent::TlsHeader {
                     conn,
                     dir: Dir::C2S,
                     ts: Timestamp::now(),
@@ -314,20 +319,19 @@ async fn establish(
                     // untouched, the client will give up or retry.
                     send(
                         inspect,
-                        InspectMsg::Chunk {
+                        SourceEvent::Chunk(Chunk {
                             conn,
                             dir: Dir::S2C,
                             ts,
                             bytes,
-                            permit: None,
-                        },
+                        }),
                     )
                     .await;
                     return Ok((Leg::Tcp(client), Leg::Tcp(upstream)));
                 }
                 send(
                     inspect,
-                    InspectMsg::TlsHeader {
+                    SourceEvent::TlsHeader {
                         conn,
                         dir: Dir::S2C,
                         ts,
@@ -345,7 +349,7 @@ async fn establish(
                 let ts = Timestamp::now();
                 send(
                     inspect,
-                    InspectMsg::TlsHeader {
+                    SourceEvent::TlsHeader {
                         conn,
                         dir: Dir::S2C,
                         ts,
@@ -360,13 +364,12 @@ async fn establish(
             let ts = Timestamp::now();
             send(
                 inspect,
-                InspectMsg::Chunk {
+                SourceEvent::Chunk(Chunk {
                     conn,
                     dir: Dir::C2S,
                     ts,
                     bytes: bytes.clone(),
-                    permit: None,
-                },
+                }),
             )
             .await;
             upstream
@@ -402,7 +405,7 @@ async fn establish(
             );
             send(
                 inspect,
-                InspectMsg::Notice {
+                SourceEvent::Notice {
                     conn,
                     ts: Timestamp::now(),
                     violation: insecure_notice(),
@@ -442,7 +445,7 @@ fn insecure_notice() -> Violation {
 async fn close(inspect: &Option<ConnQueue>, conn: ConnId, reason: String) {
     send(
         inspect,
-        InspectMsg::Close {
+        SourceEvent::Close {
             conn,
             ts: Timestamp::now(),
             reason,
@@ -573,7 +576,7 @@ async fn pump(
         if let Some(q) = inspect {
             match order.try_lock() {
                 Ok(guard) => match q.try_reserve(bytes.len()) {
-                    Some(permit) => q.send(chunk(conn, dir, ts, &bytes, permit)),
+                    Some(permit) => q.send(chunk(conn, dir, ts, &bytes), Some(permit)),
                     None => late = Some(Some(guard)),
                 },
                 Err(_) => late = Some(None),
@@ -588,7 +591,7 @@ async fn pump(
                 None => order.lock().await,
             };
             if let Some(permit) = q.reserve(bytes.len()).await {
-                q.send(chunk(conn, dir, ts, &bytes, permit));
+                q.send(chunk(conn, dir, ts, &bytes), Some(permit));
             }
         }
     };
@@ -597,7 +600,7 @@ async fn pump(
         // flowing. The inspection side is told in causal order, as a chunk is: before the FIN
         // is passed on unless the other direction is waiting to queue a chunk, then after.
         End::Eof => {
-            let fin = || InspectMsg::Fin {
+            let fin = || SourceEvent::Fin {
                 conn,
                 dir,
                 ts: Timestamp::now(),
@@ -605,7 +608,7 @@ async fn pump(
             let mut late = false;
             if let Some(q) = inspect {
                 match order.try_lock() {
-                    Ok(_guard) => q.send(fin()),
+                    Ok(_guard) => q.send(fin(), None),
                     Err(_) => late = true,
                 }
             }
@@ -616,7 +619,7 @@ async fn pump(
             }
             if let (Some(q), true) = (inspect, late) {
                 let _guard = order.lock().await;
-                q.send(fin());
+                q.send(fin(), None);
             }
         }
         End::ReadFailed(_) | End::WriteFailed(_) => cut(sockets, kill),
@@ -625,15 +628,14 @@ async fn pump(
     (end, Instant::now())
 }
 
-/// The queue message for a chunk of relayed bytes holding `permit` of its connection's budget.
-fn chunk(conn: ConnId, dir: Dir, ts: Timestamp, bytes: &Bytes, permit: Permit) -> InspectMsg {
-    InspectMsg::Chunk {
+/// The source event of a chunk of relayed bytes (shared with the write: no copy).
+fn chunk(conn: ConnId, dir: Dir, ts: Timestamp, bytes: &Bytes) -> SourceEvent {
+    SourceEvent::Chunk(Chunk {
         conn,
         dir,
         ts,
         bytes: bytes.clone(),
-        permit: Some(permit),
-    }
+    })
 }
 
 /// Reads start this large and double (up to the configured read size) while they fill the

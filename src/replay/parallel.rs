@@ -3,7 +3,7 @@
 //! A capture's connections are independent (one [`Inspector`](crate::pipeline::Inspector)
 //! each), so the calling thread reads the capture (block parsing and TCP reassembly: the fast
 //! part) and deals each connection's source events to one of N - 1 worker threads, each a
-//! [`Replayer`] of its own. The calling thread is the N-th worker: a new connection stays with
+//! [`Router`] of its own. The calling thread is the N-th worker: a new connection stays with
 //! it when every worker thread already has plenty waiting, so the reader replays instead of
 //! waiting for room, and N threads keep N cores busy. A worker keeps only what the verdict
 //! needs: connection and frame counts, and its connections' findings. Findings are per
@@ -12,7 +12,7 @@
 //! however the connections were dealt.
 //!
 //! Memory stays bounded: events travel in batches over bounded channels, and the reader waits
-//! when a worker is behind (see `replay/deal.rs`).
+//! when a worker is behind (see `driver/deal.rs`).
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,9 +20,10 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 use std::collections::HashSet;
 
-use super::deal::{Dealer, QUEUE_BATCHES, ToWorker};
-use super::{ReplayStats, Replayer};
+use super::ReplayStats;
 use crate::capture::SourceEvent;
+use crate::driver::deal::{Dealer, QUEUE_BATCHES, ToWorker};
+use crate::driver::{CAPTURE_ENDED, Router};
 use crate::event::{ConnId, Event, Timestamp};
 use crate::pipeline::InspectOptions;
 use crate::verdict::CheckReport;
@@ -81,10 +82,10 @@ pub fn check_within(
     }
 }
 
-/// One thread: every source event through one [`Replayer`] into the report.
+/// One thread: every source event through one [`Router`] into the report.
 fn sequential(source: impl IntoIterator<Item = SourceEvent>, opts: InspectOptions) -> CheckRun {
     let mut report = CheckReport::new();
-    let mut replayer = Replayer::new(opts);
+    let mut replayer = Router::new(opts);
     let mut out = Vec::with_capacity(4096);
     for ev in source {
         replayer.feed(ev, &mut out);
@@ -92,7 +93,7 @@ fn sequential(source: impl IntoIterator<Item = SourceEvent>, opts: InspectOption
             report.tally(&e);
         }
     }
-    replayer.finish(&mut out);
+    replayer.finish_at(replayer.last_ts(), CAPTURE_ENDED, &mut out);
     for e in out.drain(..) {
         report.tally(&e);
     }
@@ -122,7 +123,7 @@ impl Shard {
 
 /// A worker: replays the batches it is given until told the capture ended.
 fn work(rx: Receiver<ToWorker>, load: &AtomicUsize, opts: InspectOptions) -> Shard {
-    let mut replayer = Replayer::new(opts);
+    let mut replayer = Router::new(opts);
     let mut shard = Shard::default();
     let mut out = Vec::with_capacity(256);
     while let Ok(msg) = rx.recv() {
@@ -135,7 +136,7 @@ fn work(rx: Receiver<ToWorker>, load: &AtomicUsize, opts: InspectOptions) -> Sha
                 load.fetch_sub(batch.weight, Ordering::Relaxed);
             }
             ToWorker::End(ts) => {
-                replayer.finish_at(ts, &mut out);
+                replayer.finish_at(ts, CAPTURE_ENDED, &mut out);
                 shard.take(&mut out);
                 break;
             }
@@ -147,7 +148,7 @@ fn work(rx: Receiver<ToWorker>, load: &AtomicUsize, opts: InspectOptions) -> Sha
 
 /// The connections the calling thread replays itself.
 struct Local {
-    replayer: Replayer,
+    replayer: Router,
     shard: Shard,
     conns: HashSet<ConnId>,
     out: Vec<Event>,
@@ -163,7 +164,7 @@ impl Local {
     }
 
     fn finish(mut self, ts: Timestamp) -> Shard {
-        self.replayer.finish_at(ts, &mut self.out);
+        self.replayer.finish_at(ts, CAPTURE_ENDED, &mut self.out);
         self.shard.take(&mut self.out);
         self.shard.stats = self.replayer.stats().clone();
         self.shard
@@ -190,7 +191,7 @@ fn parallel(
         }
         let mut dealer = Dealer::new(txs, &loads);
         let mut local = Local {
-            replayer: Replayer::new(opts.clone()),
+            replayer: Router::new(opts.clone()),
             shard: Shard::default(),
             conns: HashSet::new(),
             out: Vec::with_capacity(256),
@@ -245,10 +246,7 @@ fn merge(shards: Vec<Shard>, read_errors: Vec<(u64, String)>, jobs: NonZeroUsize
     let mut stats = ReplayStats::default();
     let mut report = CheckReport::new();
     for s in shards {
-        stats.connections += s.stats.connections;
-        stats.frames += s.stats.frames;
-        stats.bytes += s.stats.bytes;
-        stats.violations += s.stats.violations;
+        stats.add(&s.stats);
         report.absorb(s.report);
     }
     stats.read_errors = read_errors;
@@ -267,7 +265,7 @@ mod tests {
     /// Connections 1..=n interleaved, each with a protocol header then a frame size below 8
     /// (framing lost: one violation each), some closed, and a read error in the middle.
     fn events(n: u64) -> Vec<SourceEvent> {
-        crate::replay::test_events::interleaved(n, |_| b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03")
+        crate::driver::test_events::interleaved(n, |_| b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03")
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
 use crate::event::{ConnId, Dir, Event, EventKind, Violation};
 use crate::json::{JsonOut, TextWriter, ValueBuilder, to_value};
-use crate::pipeline::Sink;
+use crate::pipeline::{Render, Sink};
 use crate::sinks::ts_text::TsText;
 
 /// The format version written as `"v"`.
@@ -394,6 +394,13 @@ pub fn event_json(ev: &Event, opts: &JsonOptions) -> Option<Value> {
 #[derive(Debug)]
 pub struct JsonlSink<W: Write> {
     out: W,
+    lines: Lines,
+}
+
+/// Makes the JSONL line of one event: what [`JsonlSink`] writes, and what its [`Render`] makes
+/// on an inspection worker.
+#[derive(Debug)]
+struct Lines {
     opts: JsonOptions,
     /// Event times as text.
     ts: TsText,
@@ -401,14 +408,40 @@ pub struct JsonlSink<W: Write> {
     line: TextWriter,
 }
 
+impl Lines {
+    /// The line of `ev`, newline included; `None` for events JSONL leaves out (data, state).
+    fn line(&mut self, ev: &Event) -> Option<&[u8]> {
+        if matches!(ev.kind, EventKind::Data { .. } | EventKind::State(_)) {
+            return None;
+        }
+        let ts = self.ts.get(ev.ts);
+        self.line.clear();
+        if !write_event(&mut self.line, ev, ts, &self.opts) {
+            return None;
+        }
+        self.line.newline();
+        Some(self.line.as_bytes())
+    }
+}
+
+impl Render for Lines {
+    fn render(&mut self, ev: &Event, out: &mut Vec<u8>) {
+        if let Some(line) = self.line(ev) {
+            out.extend_from_slice(line);
+        }
+    }
+}
+
 impl<W: Write> JsonlSink<W> {
     /// A sink writing to `out`; wrap files in a `BufWriter` (flushed once per batch).
     pub fn new(out: W, opts: JsonOptions) -> Self {
         JsonlSink {
             out,
-            opts,
-            ts: TsText::default(),
-            line: TextWriter::new(),
+            lines: Lines {
+                opts,
+                ts: TsText::default(),
+                line: TextWriter::new(),
+            },
         }
     }
 
@@ -417,7 +450,7 @@ impl<W: Write> JsonlSink<W> {
         self.out
     }
 
-    /// The writer (a parallel replay takes the bytes written to memory so far).
+    /// The writer.
     pub fn get_mut(&mut self) -> &mut W {
         &mut self.out
     }
@@ -425,20 +458,26 @@ impl<W: Write> JsonlSink<W> {
 
 impl<W: Write> Sink for JsonlSink<W> {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        if matches!(ev.kind, EventKind::Data { .. } | EventKind::State(_)) {
-            return Ok(());
+        match self.lines.line(ev) {
+            Some(line) => self.out.write_all(line),
+            None => Ok(()),
         }
-        let ts = self.ts.get(ev.ts);
-        self.line.clear();
-        if write_event(&mut self.line, ev, ts, &self.opts) {
-            self.line.newline();
-            self.out.write_all(self.line.as_bytes())?;
-        }
-        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+
+    fn renderer(&self) -> Option<Box<dyn Render>> {
+        Some(Box::new(Lines {
+            opts: self.lines.opts,
+            ts: TsText::default(),
+            line: TextWriter::new(),
+        }))
+    }
+
+    fn write_rendered(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)
     }
 }
 

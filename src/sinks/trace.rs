@@ -13,7 +13,7 @@
 use std::io::{self, Write};
 
 use crate::event::{Event, EventKind, Timestamp};
-use crate::pipeline::Sink;
+use crate::pipeline::{Render, Sink};
 
 /// Writes one line per event to `W` (stdout in the CLI).
 #[derive(Debug)]
@@ -126,6 +126,27 @@ impl<W: Write> Sink for TraceSink<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+
+    fn renderer(&self) -> Option<Box<dyn Render>> {
+        Some(Box::new(Lines))
+    }
+
+    fn write_rendered(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)
+    }
+}
+
+/// Makes the trace lines on an inspection worker.
+#[derive(Debug)]
+struct Lines;
+
+impl Render for Lines {
+    fn render(&mut self, ev: &Event, out: &mut Vec<u8>) {
+        if let Some(line) = trace_line(ev) {
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
     }
 }
 

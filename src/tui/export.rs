@@ -177,7 +177,7 @@ pub fn write(
         max_body,
         ..InspectOptions::default()
     };
-    let mut sink: Box<dyn Sink> = if jsonl {
+    let mut sink: Box<dyn Sink + Send> = if jsonl {
         Box::new(JsonlSink::new(file, JsonOptions { max_body }))
     } else {
         Box::new(PcapngSink::new(file).map_err(named)?)

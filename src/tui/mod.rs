@@ -4,7 +4,7 @@
 //! Wiring (the only entry points):
 //!
 //! ```text
-//! // live (proxy): the feed is a Sink; put it with the other sinks on the inspection thread.
+//! // live (proxy): the feed is a Sink; put it with the other sinks of the inspection.
 //! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
 //! sinks.push(Box::new(feed));                  // never blocks: try_send, drops counted
 //! tui::run(rx, TuiOptions::default())?;        // on the main thread, until the user quits

@@ -157,7 +157,7 @@ impl Sink for CheckReport {
 }
 
 /// A report shared with whoever reads the verdict (the proxy's `--fail-on`: the sink runs on
-/// the inspection thread, the verdict is read at shutdown).
+/// the inspection workers, the verdict is read at shutdown).
 #[derive(Clone, Debug, Default)]
 pub struct SharedReport(pub std::sync::Arc<std::sync::Mutex<CheckReport>>);
 

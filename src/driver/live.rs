@@ -1,0 +1,376 @@
+//! The driver live: the proxy's relays are the source. Inspection runs on `jobs` worker
+//! threads, each connection on one of them (dealt in turn as connections open), fed through
+//! its own queue budget (see `proxy/queue.rs`); the workers take turns writing to the sinks.
+//!
+//! ```text
+//! relay #1 ─┐ per worker FIFO, per connection budget
+//! relay #3 ─┴─▶ worker 0: Router (inspectors) + renderers ─┐ one at a time
+//! relay #2 ───▶ worker 1: Router (inspectors) + renderers ─┴─▶ SinkSet (one error policy)
+//! ```
+//!
+//! A worker takes its queue in batches; what each message makes (its events, and the bytes of
+//! the sinks that render) it writes to the sinks at once, holding them meanwhile, and at the end
+//! of the batch it flushes them. So per connection, the sinks get everything in the order it
+//! happened; across connections, each message's output stays together, in the order the
+//! workers finished them (one worker's connections in the order their relays queued them).
+//! Decoding and rendering run on every worker at once; only the writing takes turns.
+//!
+//! Backpressure falls only on the connection that causes it: a relay waits only for its own
+//! connection's budget, which its worker gives back chunk by chunk as it inspects them. Sinks
+//! that are behind (a slow disk) hold up the workers waiting for their turn; then each
+//! connection waits only once its own budget is spent. When no sink needs
+//! every frame (the TUI alone) and a worker falls behind (see [`Backlog`]), it skims chunks
+//! ([`crate::pipeline::Inspector::skim`]) until it has caught up, so the relay never waits for
+//! decoding.
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::router::Router;
+use super::sinks::{Output, Part, SinkSet};
+use crate::capture::SourceEvent;
+use crate::event::Timestamp;
+use crate::pipeline::{InspectOptions, Sink};
+use crate::proxy::queue::Permit;
+
+/// A sink of the proxy (the workers take turns writing to it).
+pub type BoxSink = Box<dyn Sink + Send>;
+
+/// What a relay queues for inspection: a source event, and for a chunk its share of the
+/// connection's queue budget, given back when the chunk has been inspected (`None` for the few
+/// bytes read while setting TLS up).
+#[derive(Debug)]
+pub struct Queued {
+    /// The event.
+    pub ev: SourceEvent,
+    /// The budget it holds.
+    pub permit: Option<Permit>,
+}
+
+/// The sending end of one worker's queue.
+pub type WorkerTx = mpsc::UnboundedSender<Queued>;
+
+/// Most messages a worker takes off its queue at once.
+const MAX_BATCH: usize = 512;
+
+/// How long a worker sleeps between polls while traffic flows (the most a trace line or
+/// capture record lags behind the relay, plus processing).
+const POLL_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Empty polls before a worker parks until the next message.
+const IDLE_POLLS: u32 = 200;
+
+/// How long a message may wait in the queue before the inspection counts as behind.
+const MAX_LAG: Duration = Duration::from_millis(10);
+
+/// Shortest stretch of skimming once the inspection fell behind.
+const SKIM_AT_LEAST: Duration = Duration::from_millis(250);
+
+/// Whether a worker is behind the relay: a message waited [`MAX_LAG`] or more, or an eighth
+/// of the queue (at least 8 messages) was waiting. Once behind, it stays so for at least
+/// [`SKIM_AT_LEAST`] and until messages wait less than a quarter of that lag again. The hold
+/// keeps a flood from being decoded in bursts between skims: decoding what a live view cannot
+/// show anyway would only take CPU from the relay. A burst of messages that is handled at once
+/// (many connections speaking together) is not lag.
+#[derive(Debug)]
+struct Backlog {
+    capacity: usize,
+    behind_until: Option<Instant>,
+}
+
+impl Backlog {
+    /// `lag`: how long the message at hand waited; `queued`: how many messages were queued from
+    /// it on.
+    fn behind(&mut self, lag: Duration, queued: usize, now: Instant) -> bool {
+        if lag >= MAX_LAG || queued >= (self.capacity / 8).max(8) {
+            self.behind_until = Some(now + SKIM_AT_LEAST);
+        } else if lag < MAX_LAG / 4 && self.behind_until.is_some_and(|t| now >= t) {
+            self.behind_until = None;
+        }
+        self.behind_until.is_some()
+    }
+}
+
+/// The inspection side of a running proxy.
+#[derive(Debug)]
+pub struct Live {
+    txs: Vec<WorkerTx>,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+    sinks: Arc<Mutex<SinkSet<'static>>>,
+}
+
+impl Live {
+    /// Start `jobs` workers writing to `sinks`. `capacity`: how many queued messages
+    /// count as a worker falling behind (an eighth of it), for skimming.
+    pub fn start(
+        sinks: Vec<BoxSink>,
+        opts: InspectOptions,
+        jobs: NonZeroUsize,
+        capacity: usize,
+    ) -> Live {
+        let sinks = SinkSet::new(sinks, "the relay");
+        let may_skim = sinks.may_skim();
+        let parts: Vec<Part> = (0..jobs.get()).map(|_| sinks.part()).collect();
+        let sinks = Arc::new(Mutex::new(sinks));
+        let mut txs = Vec::with_capacity(jobs.get());
+        let mut workers = Vec::with_capacity(jobs.get());
+        for part in parts {
+            let (tx, rx) = mpsc::unbounded_channel();
+            txs.push(tx);
+            let worker = Worker {
+                router: Router::new(opts.clone()).containing_panics(),
+                part,
+                sinks: sinks.clone(),
+                may_skim,
+                backlog: Backlog {
+                    capacity: capacity.max(1),
+                    behind_until: None,
+                },
+            };
+            workers.push(tokio::task::spawn_blocking(move || worker.run(rx)));
+        }
+        Live {
+            txs,
+            workers,
+            sinks,
+        }
+    }
+
+    /// The queue of the worker that inspects connection `conn` (connections are dealt to the
+    /// workers in turn).
+    pub fn queue(&self, conn: crate::event::ConnId) -> WorkerTx {
+        self.txs[(conn as usize) % self.txs.len()].clone()
+    }
+
+    /// Once every relay is gone: let the workers close what is still open and write it, then
+    /// flush and drop the sinks. Returns what made sinks fail (a capture that could
+    /// not be written: its error names it), each reported once on stderr when it happened.
+    pub async fn finish(self) -> std::io::Result<Vec<String>> {
+        drop(self.txs);
+        for w in self.workers {
+            w.await.map_err(std::io::Error::other)?;
+        }
+        let sinks = Arc::try_unwrap(self.sinks)
+            .map_err(|_| std::io::Error::other("an inspection worker still holds the sinks"))?;
+        Ok(sinks
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_failures())
+    }
+}
+
+/// One inspection worker: the inspectors of its connections, and its part of the sinks.
+struct Worker {
+    router: Router,
+    part: Part,
+    sinks: Arc<Mutex<SinkSet<'static>>>,
+    may_skim: bool,
+    backlog: Backlog,
+}
+
+impl Worker {
+    /// Inspect until every relay is gone, then close the connections still open.
+    fn run(mut self, mut rx: mpsc::UnboundedReceiver<Queued>) {
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        let mut events = Vec::new();
+        let mut out = Output::default();
+        while next_batch(&mut rx, &mut batch) {
+            let waiting = rx.len();
+            let taken = batch.len();
+            for (i, Queued { ev, permit }) in batch.drain(..).enumerate() {
+                let skim = self.may_skim && matches!(ev, SourceEvent::Chunk(_)) && {
+                    let ts = ev.ts().unwrap_or_else(Timestamp::now);
+                    let lag = Timestamp::now().0.saturating_sub(ts.0).max(0) as u64;
+                    self.backlog.behind(
+                        Duration::from_micros(lag),
+                        taken - i + waiting,
+                        Instant::now(),
+                    )
+                };
+                self.router.feed_skimming(ev, skim, &mut events);
+                // Inspected: the connection's budget is given back.
+                drop(permit);
+                // Written while its events are fresh in the cache.
+                self.part.take(&mut events, &mut out);
+                self.write(&mut out, false);
+            }
+            // The batch is done: what it changed is shown as of its last frame, and the bytes
+            // of incomplete frames reach the captures too.
+            self.router.publish_states(&mut events);
+            self.router.flush_data(Timestamp::now(), &mut events);
+            self.part.take(&mut events, &mut out);
+            self.write(&mut out, true);
+        }
+        self.router
+            .finish_at(Timestamp::now(), "proxy stopped", &mut events);
+        self.part.take(&mut events, &mut out);
+        self.write(&mut out, true);
+    }
+
+    /// Write `out` to the sinks (waiting for this worker's turn), and `flush` them; empties it.
+    fn write(&self, out: &mut Output, flush: bool) {
+        if !out.is_empty() || flush {
+            // A panic of a sink elsewhere leaves the sinks usable: each failure is its own.
+            let mut sinks = self.sinks.lock().unwrap_or_else(|p| p.into_inner());
+            sinks.write_all(out);
+            if flush {
+                sinks.flush();
+            }
+        }
+        out.clear();
+    }
+}
+
+/// Wait for the next messages and take up to [`MAX_BATCH`] of them; false once every sender is
+/// gone. While traffic flows, the queue is polled on a short timer instead of parking: a parked
+/// receiver makes every relay `send` pay a thread wake-up (a syscall and a context switch per
+/// chunk). After a while without traffic, it parks until the next message.
+fn next_batch(rx: &mut mpsc::UnboundedReceiver<Queued>, batch: &mut Vec<Queued>) -> bool {
+    let mut idle_polls = 0u32;
+    loop {
+        match rx.try_recv() {
+            Ok(m) => {
+                batch.push(m);
+                break;
+            }
+            Err(mpsc::error::TryRecvError::Empty) if idle_polls < IDLE_POLLS => {
+                idle_polls += 1;
+                std::thread::sleep(POLL_INTERVAL);
+            }
+            Err(mpsc::error::TryRecvError::Empty) => match rx.blocking_recv() {
+                Some(m) => {
+                    batch.push(m);
+                    break;
+                }
+                None => return false,
+            },
+            Err(mpsc::error::TryRecvError::Disconnected) => return false,
+        }
+    }
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(m) => batch.push(m),
+            Err(_) => break,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Chunk, Dir, Event, EventKind};
+    use bytes::Bytes;
+    use std::sync::{Arc, Mutex};
+
+    /// Keeps every event it is given.
+    struct Keep(Arc<Mutex<Vec<Event>>>);
+
+    impl Sink for Keep {
+        fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+            self.0.lock().unwrap().push(ev.clone());
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_end_of_a_batch_publishes_the_state_after_its_last_frame() {
+        let t = |ms: i64| Timestamp(1_764_417_600_000_000 + ms * 1000);
+        // AMQP 1.0: both headers and opens, then the client's begin 1 ms after the server's
+        // open, too soon for the time throttle and without a new connection state name.
+        let open = hex::decode("000000110200000000531 0c00401a10163".replace(' ', "")).unwrap();
+        let begin =
+            hex::decode("0000001a0200000000531 1c00d0440437000000064 7000000064".replace(' ', ""))
+                .unwrap();
+        let header = b"AMQP\x00\x01\x00\x00".to_vec();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let live = Live::start(
+            vec![Box::new(Keep(events.clone()))],
+            InspectOptions::default(),
+            NonZeroUsize::new(2).unwrap(),
+            64,
+        );
+        let tx = live.queue(1);
+        let send = |ev| tx.send(Queued { ev, permit: None }).unwrap();
+        send(SourceEvent::Connect {
+            conn: 1,
+            ts: t(0),
+            client: "127.0.0.1:40000".parse().unwrap(),
+            server: "127.0.0.1:5672".parse().unwrap(),
+        });
+        let chunks = [
+            (Dir::C2S, header.clone()),
+            (Dir::S2C, header),
+            (Dir::C2S, open.clone()),
+            (Dir::S2C, open),
+            (Dir::C2S, begin),
+        ];
+        for (i, (dir, bytes)) in chunks.into_iter().enumerate() {
+            send(SourceEvent::Chunk(Chunk {
+                conn: 1,
+                dir,
+                ts: t(1 + i as i64),
+                bytes: Bytes::from(bytes),
+            }));
+        }
+        drop(tx);
+        assert!(live.finish().await.unwrap().is_empty());
+        let events = events.lock().unwrap();
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::Violation(_))),
+            "a clean conversation"
+        );
+        let sessions = |s: &crate::state::Snapshot| match &s.detail {
+            crate::state::snapshot::Detail::Amqp10(a) => a.sessions.len(),
+            _ => 0,
+        };
+        // The state with the begin's session, as of the begin, before the proxy stopped.
+        let with_session: Vec<(Timestamp, usize)> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::State(s) if sessions(s) == 1 => Some((e.ts, sessions(s))),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(with_session, vec![(t(5), 1)]);
+        assert!(
+            matches!(events.last().unwrap().kind, EventKind::Close(_)),
+            "closed when the proxy stopped"
+        );
+    }
+
+    #[test]
+    fn behind_from_a_lag_or_an_eighth_of_the_queue_for_at_least_the_hold() {
+        let mut b = Backlog {
+            capacity: 256,
+            behind_until: None,
+        };
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        assert!(
+            !b.behind(ms(1), 31, t0),
+            "a burst handled at once is not lag"
+        );
+        assert!(b.behind(MAX_LAG, 1, t0), "waited too long: behind");
+        assert!(b.behind(ms(0), 1, t0 + ms(50)), "held");
+        assert!(
+            b.behind(MAX_LAG / 2, 1, t0 + SKIM_AT_LEAST),
+            "still lagging"
+        );
+        assert!(
+            !b.behind(ms(1), 1, t0 + SKIM_AT_LEAST),
+            "caught up after the hold"
+        );
+        let t1 = t0 + SKIM_AT_LEAST;
+        assert!(
+            b.behind(ms(0), 32, t1),
+            "an eighth of the queue waiting: behind"
+        );
+        assert!(b.behind(ms(0), 0, t1 + SKIM_AT_LEAST / 2), "held again");
+    }
+}

@@ -1,0 +1,335 @@
+//! Routes source events to one [`Inspector`] per connection and collects the events they make:
+//! the same for the proxy's workers, `replay` and `check`.
+
+use crate::hash::{HashMap, HashSet};
+
+use super::Stats;
+use crate::capture::SourceEvent;
+use crate::event::{ConnId, Event, EventKind, Timestamp};
+use crate::pipeline::{InspectOptions, Inspector};
+
+/// The inspectors of the connections one thread (the only one, or one worker) is given.
+#[derive(Debug)]
+pub struct Router {
+    opts: InspectOptions,
+    inspectors: HashMap<ConnId, Inspector>,
+    /// Connections that connected and have had no bytes yet: only their number is kept (an
+    /// inspector is made at their first bytes, or to close them), so a capture of a million
+    /// connects costs a set of numbers, not a million inspectors.
+    idle: HashSet<ConnId>,
+    /// Connections whose inspector panicked (live only): not inspected any more.
+    poisoned: HashSet<ConnId>,
+    /// Whether an inspector's panic is contained (live: one connection's decoder bug must not
+    /// stop the inspection of the others) or goes on (offline: a bug to see, and to fuzz for).
+    contain_panics: bool,
+    /// Connections that got bytes since [`Router::flush_data`].
+    touched: Vec<ConnId>,
+    stats: Stats,
+    last_ts: Timestamp,
+}
+
+impl Router {
+    /// A router whose inspectors use `opts`.
+    pub fn new(opts: InspectOptions) -> Self {
+        Router {
+            opts,
+            inspectors: HashMap::default(),
+            idle: HashSet::default(),
+            poisoned: HashSet::default(),
+            contain_panics: false,
+            touched: Vec::new(),
+            stats: Stats::default(),
+            last_ts: Timestamp(0),
+        }
+    }
+
+    /// The same, containing an inspector's panic to its connection: it gets a gap event saying
+    /// it is not inspected any more, and the others go on (the proxy's choice).
+    pub fn containing_panics(mut self) -> Self {
+        self.contain_panics = true;
+        self
+    }
+
+    /// What has been seen so far.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The time of the latest source event that had one.
+    pub fn last_ts(&self) -> Timestamp {
+        self.last_ts
+    }
+
+    fn inspector(&mut self, conn: ConnId) -> &mut Inspector {
+        let opts = &self.opts;
+        self.idle.remove(&conn);
+        self.inspectors
+            .entry(conn)
+            .or_insert_with(|| Inspector::new(conn, opts.clone()))
+    }
+
+    /// The inspector of `conn` to close it with, if it connected (one made now for a connection
+    /// that had no bytes).
+    fn take_inspector(&mut self, conn: ConnId) -> Option<Inspector> {
+        match self.inspectors.remove(&conn) {
+            Some(insp) => Some(insp),
+            None => self
+                .idle
+                .remove(&conn)
+                .then(|| Inspector::new(conn, self.opts.clone())),
+        }
+    }
+
+    /// Turn one source event into pipeline events appended to `out`.
+    pub fn feed(&mut self, ev: SourceEvent, out: &mut Vec<Event>) {
+        self.feed_skimming(ev, false, out);
+    }
+
+    /// As [`Router::feed`]; a chunk with `skim` set is passed over by frame sizes instead of
+    /// decoded ([`Inspector::skim`]: a live view that fell behind).
+    pub fn feed_skimming(&mut self, ev: SourceEvent, skim: bool, out: &mut Vec<Event>) {
+        let start = out.len();
+        if let Some(ts) = ev.ts() {
+            self.last_ts = ts;
+        }
+        if let Some(conn) = ev.conn()
+            && self.poisoned.contains(&conn)
+            && !matches!(ev, SourceEvent::Connect { .. })
+        {
+            if let SourceEvent::Close { ts, reason, .. } = ev {
+                // Its close is still told, by an inspector that saw nothing of it.
+                self.poisoned.remove(&conn);
+                Inspector::new(conn, self.opts.clone()).close(ts, reason, out);
+            }
+            return;
+        }
+        match ev {
+            SourceEvent::Connect {
+                conn,
+                ts,
+                client,
+                server,
+            } => {
+                self.stats.connections += 1;
+                self.poisoned.remove(&conn);
+                if !self.inspectors.contains_key(&conn) {
+                    self.idle.insert(conn);
+                }
+                out.push(Event {
+                    conn,
+                    ts,
+                    kind: EventKind::Connect {
+                        client,
+                        upstream: server,
+                    },
+                });
+            }
+            SourceEvent::Chunk(c) => {
+                self.stats.bytes += c.bytes.len() as u64;
+                if self.opts.emit_data {
+                    self.touched.push(c.conn);
+                }
+                self.chunk(c, skim, out);
+            }
+            SourceEvent::Gap {
+                conn,
+                ts,
+                dir,
+                offset,
+                len,
+                reason,
+                resync,
+            } => {
+                self.inspector(conn)
+                    .gap(dir, ts, offset, len, reason, resync, out);
+            }
+            SourceEvent::TlsHeader {
+                conn,
+                dir,
+                ts,
+                bytes,
+            } => self.inspector(conn).tls_header(dir, ts, bytes, out),
+            SourceEvent::Notice {
+                conn,
+                ts,
+                violation,
+            } => out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Violation(violation),
+            }),
+            SourceEvent::Fin { conn, dir, ts } => {
+                if let Some(insp) = self.inspectors.get_mut(&conn) {
+                    insp.fin(dir, ts, out);
+                }
+            }
+            SourceEvent::Close { conn, ts, reason } => {
+                if let Some(mut insp) = self.take_inspector(conn) {
+                    insp.close(ts, reason, out);
+                }
+            }
+            SourceEvent::Error {
+                file_offset,
+                message,
+            } => {
+                self.stats.read_errors.push((file_offset, message));
+            }
+        }
+        self.count(&out[start..]);
+    }
+
+    fn count(&mut self, events: &[Event]) {
+        for e in events {
+            match e.kind {
+                EventKind::Frame(_) => self.stats.frames += 1,
+                EventKind::Violation(_) => self.stats.violations += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// A chunk through its inspector (decoded, or skimmed); a panic there is contained to the
+    /// connection when the router contains panics.
+    fn chunk(&mut self, c: crate::event::Chunk, skim: bool, out: &mut Vec<Event>) {
+        let contain = self.contain_panics;
+        let insp = self.inspector(c.conn);
+        let (conn, dir, ts, len) = (c.conn, c.dir, c.ts, c.bytes.len() as u64);
+        let feed = |insp: &mut Inspector, out: &mut Vec<Event>| {
+            if skim {
+                insp.skim(c.dir, c.ts, c.bytes, out)
+            } else {
+                insp.chunk(c.dir, c.ts, c.bytes, out)
+            }
+        };
+        if !contain {
+            feed(insp, out);
+            return;
+        }
+        let at = insp.bytes_seen(dir);
+        let start = out.len();
+        let fed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed(&mut *insp, &mut *out)));
+        if fed.is_err() {
+            // A decoder bug must not take the other connections' inspection down with it.
+            tracing::error!(
+                "#{conn}: the inspector panicked; not inspecting this connection any more"
+            );
+            out.truncate(start);
+            self.inspectors.remove(&conn);
+            self.poisoned.insert(conn);
+            out.push(Event {
+                conn,
+                ts,
+                kind: EventKind::Gap {
+                    dir,
+                    offset: at,
+                    len,
+                    reason: "inspector failed; the rest of this connection is not inspected".into(),
+                },
+            });
+        }
+    }
+
+    /// A `State` event for each connection whose state changed since its last one (see
+    /// [`Inspector::publish_state`]), as of its latest bytes, in connection order.
+    pub fn publish_states(&mut self, out: &mut Vec<Event>) {
+        let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        conns.sort_unstable();
+        for conn in conns {
+            if let Some(insp) = self.inspectors.get_mut(&conn) {
+                insp.publish_state(insp.latest_ts(), out);
+            }
+        }
+    }
+
+    /// The bytes of incomplete frames of every connection that got bytes since the last call,
+    /// as `Data` events (as of `now`): the captures hold every relayed byte however the proxy
+    /// ends (kill -9 included).
+    pub fn flush_data(&mut self, now: Timestamp, out: &mut Vec<Event>) {
+        self.touched.sort_unstable();
+        self.touched.dedup();
+        for conn in self.touched.drain(..) {
+            if let Some(insp) = self.inspectors.get_mut(&conn) {
+                insp.flush_data(now, out);
+            }
+        }
+    }
+
+    /// Close every connection still open (the capture ended), as of the last source event.
+    pub fn finish(&mut self, out: &mut Vec<Event>) {
+        self.finish_at(self.last_ts, CAPTURE_ENDED, out);
+    }
+
+    /// Close every connection still open as of `ts`, for `reason`, in connection order (`ts`:
+    /// the capture's last time, for a router fed only some of its connections; or now).
+    pub fn finish_at(&mut self, ts: Timestamp, reason: &str, out: &mut Vec<Event>) {
+        let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        conns.extend(self.idle.iter().copied());
+        conns.sort_unstable();
+        for conn in conns {
+            if let Some(mut insp) = self.take_inspector(conn) {
+                let start = out.len();
+                insp.close(ts, reason.into(), out);
+                self.count_violations(&out[start..]);
+            }
+        }
+    }
+
+    fn count_violations(&mut self, events: &[Event]) {
+        self.stats.violations += events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Violation(_)))
+            .count() as u64;
+    }
+}
+
+/// Why the connections still open when a capture ends are closed.
+pub const CAPTURE_ENDED: &str = "capture ended with the connection open";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Chunk, Dir};
+    use bytes::Bytes;
+
+    #[test]
+    fn a_connection_is_inspected_from_its_connect_to_its_close() {
+        let client = "127.0.0.1:40000".parse().unwrap();
+        let server = "127.0.0.1:5672".parse().unwrap();
+        let mut r = Router::new(InspectOptions::default());
+        let mut out = Vec::new();
+        r.feed(
+            SourceEvent::Connect {
+                conn: 1,
+                ts: Timestamp(1),
+                client,
+                server,
+            },
+            &mut out,
+        );
+        r.feed(
+            SourceEvent::Chunk(Chunk {
+                conn: 1,
+                dir: Dir::C2S,
+                ts: Timestamp(2),
+                bytes: Bytes::from_static(b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03"),
+            }),
+            &mut out,
+        );
+        r.feed(
+            SourceEvent::Close {
+                conn: 1,
+                ts: Timestamp(3),
+                reason: "FIN both ways".into(),
+            },
+            &mut out,
+        );
+        let before = out.len();
+        r.finish_at(Timestamp(4), CAPTURE_ENDED, &mut out);
+        assert_eq!(out.len(), before, "closed already: nothing left to finish");
+        assert!(matches!(out.last().unwrap().kind, EventKind::Close(_)));
+        assert_eq!(r.stats().connections, 1);
+        assert_eq!(r.stats().bytes, 12);
+        assert!(r.stats().violations >= 1, "a frame size below 8");
+    }
+}
