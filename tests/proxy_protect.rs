@@ -55,12 +55,16 @@ fn close_reason(events: &[Event], conn: u64) -> Option<String> {
         })
 }
 
+/// The connections that connected, by number (the inspection workers may tell connections
+/// in any order across connections).
 fn connected(events: &[Event]) -> Vec<u64> {
-    events
+    let mut conns: Vec<u64> = events
         .iter()
         .filter(|e| matches!(e.kind, EventKind::Connect { .. }))
         .map(|e| e.conn)
-        .collect()
+        .collect();
+    conns.sort_unstable();
+    conns
 }
 
 /// Read until the proxy closes the connection; what was read.
