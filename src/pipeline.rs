@@ -157,6 +157,9 @@ struct Side {
     /// Bytes of a frame decoded from its head that are masked as they stream past (it may hold
     /// a credential): the absolute range.
     stream_mask: Option<(u64, u64)>,
+    /// The bytes of a frame decoded from its head that stream past undecoded (absolute range):
+    /// searched for URL passwords as they pass, as a whole frame's payload is.
+    streaming: Option<(u64, u64)>,
     /// The sender has closed this direction (FIN).
     fin: bool,
 }
@@ -338,6 +341,7 @@ impl Inspector {
                 side.stream_mask =
                     undecoded::streamed_mask(&item, kind).map(|m| (m.max(from), end));
                 secrets.extend(side.stream_mask);
+                side.streaming = Some((from, end));
             }
             if let Item::Malformed { error, .. } = &item
                 && matches!(error.kind, crate::codec::ErrorKind::NotInspected { .. })
@@ -422,6 +426,9 @@ impl Inspector {
         // Emit every byte the decoder has finished with; hold back an incomplete frame so a
         // secret inside it can still be masked once the frame is complete.
         let committed = side.decoder.offset() - side.decoder.buffered() as u64;
+        if !self.opts.show_secrets {
+            secrets.extend(side.streamed_url_passwords(committed));
+        }
         side.commit(committed, &secrets, self.opts.emit_data, to, out);
         if side.stream_mask.is_some_and(|(_, end)| end <= committed) {
             side.stream_mask = None;

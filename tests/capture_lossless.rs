@@ -639,3 +639,34 @@ fn a_stream_that_is_not_amqp_on_any_port_is_judged_the_same_from_amqpeeks_pcapng
         "{found:?}"
     );
 }
+
+/// A URL password in the part of a large frame that streams past undecoded is masked as it
+/// passes, in the JSONL and in the pcapng, as it is in a frame decoded whole.
+#[test]
+fn a_url_password_in_the_streamed_part_of_a_large_frame_is_masked() {
+    use amqpeek::codec::amqp10;
+    let transfer =
+        amqp10::described_list(0x14, vec![amqp10::Value::Uint(0), amqp10::Value::Uint(0)]);
+    let mut payload = vec![0x00, 0x53, 0x75, 0xb0];
+    payload.extend_from_slice(&(5_000_000u32 - 8).to_be_bytes());
+    payload.resize(2_500_000, b'm');
+    payload.extend_from_slice(b" amqps://guest:s3cretpw@broker.example/ ");
+    payload.resize(5_000_000, b'm');
+    let mut c10 = b"AMQP\x00\x01\x00\x00".to_vec();
+    c10.extend(amqp10::encode_frame(0, 0, Some(&transfer), &payload).unwrap());
+    // Cut so that the URL sits inside one chunk (a URL cut by a chunk boundary is not found).
+    let events = conversation(&chunked(Dir::C2S, &c10, 1 << 20));
+    let run = live(events);
+    let written = &jsonl_streams(&run.jsonl)[&(1, "c2s".to_string())];
+    assert_eq!(written.len(), c10.len(), "every byte in the JSONL");
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    assert!(find(written, b"amqps://guest:"), "the URL is there, masked");
+    assert!(
+        !find(written, b"s3cretpw"),
+        "the password leaked into the JSONL"
+    );
+    assert!(
+        !find(&run.pcapng, b"s3cretpw"),
+        "the password leaked into the pcapng"
+    );
+}

@@ -255,6 +255,32 @@ impl Side {
         self.data_sent = self.data_sent.max(self.held_offset);
     }
 
+    /// URL passwords in the bytes up to `committed` of a frame that streams past undecoded
+    /// (decoded from its head), as absolute ranges; the stream is forgotten once it has passed.
+    /// A URL cut by a chunk boundary is not found (as one cut by a frame boundary is not).
+    pub(super) fn streamed_url_passwords(&mut self, committed: u64) -> Vec<(u64, u64)> {
+        let Some((from, end)) = self.streaming else {
+            return Vec::new();
+        };
+        let lo = from.max(self.held_offset);
+        let hi = end.min(committed);
+        let mut found = Vec::new();
+        if lo < hi {
+            let bytes = self
+                .held
+                .peek((lo - self.held_offset) as usize, (hi - lo) as usize);
+            found.extend(
+                crate::codec::credential::url_passwords(&bytes)
+                    .into_iter()
+                    .map(|r| (lo + r.start as u64, lo + r.end as u64)),
+            );
+        }
+        if end <= committed {
+            self.streaming = None;
+        }
+        found
+    }
+
     /// The masks of the incomplete frame held (empty when it cannot hold a credential), as
     /// absolute ranges: from its frame header on when it could carry a credential, its whole
     /// self in a SASL layer (where it may start inside a secret), URL passwords in it, and
