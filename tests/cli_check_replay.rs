@@ -226,3 +226,17 @@ fn replay_without_a_terminal_prints_the_trace_with_credentials_masked() {
     assert!(!trace.contains("password=\"guest\""));
     assert!(trace.contains("basic.publish"));
 }
+
+/// The trace line of the transfer completing an AMQP 1.0 message shows its body, as a 0-9-1
+/// content-body line does (the issue saw only "(payload 39 bytes)").
+#[test]
+fn the_trace_shows_an_amqp10_messages_body() {
+    let path = capture("amqp10-fe2o3.jsonl");
+    let out = amqpeek(&["replay", "--no-tui", &path]);
+    let trace = text(&out.stdout);
+    let transfers: Vec<&str> = trace.lines().filter(|l| l.contains("@transfer")).collect();
+    assert!(!transfers.is_empty(), "{trace}");
+    for line in &transfers {
+        assert!(line.contains(" body \"hello from amqpeek demo"), "{line}");
+    }
+}

@@ -77,6 +77,9 @@ pub struct Properties {
     pub reply_to_group_id: Option<Str>,
 }
 
+/// Body bytes (or characters) a trace line shows of a message.
+pub const SUMMARY_BODY_MAX: usize = 32;
+
 /// The body of a message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
@@ -305,6 +308,33 @@ impl Message {
             Body::Sequence(seq)
         } else {
             Body::None
+        }
+    }
+
+    /// The body in a few words for a trace line, as a 0-9-1 content body shows: the first
+    /// [`SUMMARY_BODY_MAX`] bytes of the first `data` section (escaped, `...` when cut), an
+    /// `amqp-value` in Proton's text cut to as many characters, `amqp-sequence` as a count.
+    pub fn body_summary(&self) -> String {
+        match self.body() {
+            Body::Data(parts) => {
+                let first = parts.first().map_or(&[][..], |b| &b[..]);
+                let n = first.len().min(SUMMARY_BODY_MAX);
+                let cut = n < first.len() || parts.len() > 1;
+                format!(
+                    "body \"{}\"{}",
+                    first[..n].escape_ascii(),
+                    if cut { "..." } else { "" }
+                )
+            }
+            Body::Value(v) => {
+                let text = v.to_string();
+                match text.char_indices().nth(SUMMARY_BODY_MAX) {
+                    Some((at, _)) => format!("body {}...", &text[..at]),
+                    None => format!("body {text}"),
+                }
+            }
+            Body::Sequence(seqs) => format!("body amqp-sequence x{}", seqs.len()),
+            Body::None => "no body".to_string(),
         }
     }
 
@@ -725,5 +755,52 @@ mod tests {
             })
             .collect();
         assert_eq!(codes, all);
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    fn message(sections: Vec<Section>) -> Message {
+        Message {
+            channel: 0,
+            handle: 0,
+            delivery_id: None,
+            delivery_tag: None,
+            message_format: None,
+            transfers: 1,
+            payload: Bytes::new(),
+            size: 0,
+            sections,
+            sections_counted: 0,
+        }
+    }
+
+    #[test]
+    fn a_body_summary_is_cut_and_escaped_as_a_0_9_1_body_is() {
+        let section = |code, value| Section {
+            name: "",
+            code,
+            value,
+            span: 0..0,
+            cut: None,
+        };
+        let long = message(vec![section(
+            0x75,
+            Value::Binary(Bytes::from(vec![b'x'; 40])),
+        )]);
+        assert_eq!(
+            long.body_summary(),
+            format!("body \"{}\"...", "x".repeat(32))
+        );
+        let bin = message(vec![section(
+            0x75,
+            Value::Binary(Bytes::from_static(b"a\x00\"")),
+        )]);
+        assert_eq!(bin.body_summary(), "body \"a\\x00\\\"\"");
+        let value = message(vec![section(0x77, Value::Uint(7))]);
+        assert_eq!(value.body_summary(), "body 7");
+        assert_eq!(message(vec![]).body_summary(), "no body");
     }
 }
