@@ -7,7 +7,9 @@
 //! Source (proxy | pcap/pcapng | JSONL) -> decode -> track state -> sinks (tui | text | jsonl | pcap | check)
 //! ```
 //!
-//! [`codec`] (and later `state`) are sans-IO: no tokio, no clock; time is passed in.
+//! [`codec`] and [`state`] are sans-IO: no tokio, no clock; time is passed in.
+
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod capture;
 pub mod codec;

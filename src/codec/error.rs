@@ -11,15 +11,23 @@ use std::fmt;
 pub enum ErrorKind {
     /// The input ended before the value did.
     #[error("truncated: needed {needed} bytes, {available} available")]
-    Truncated { needed: u64, available: u64 },
+    Truncated {
+        /// Bytes the value needed from where it started.
+        needed: u64,
+        /// Bytes there were.
+        available: u64,
+    },
     /// A format code / type constructor the spec does not define.
     #[error("invalid format code 0x{0:02x}")]
     InvalidFormatCode(u8),
     /// A length or count that cannot be satisfied by the bytes present.
     #[error("{what} of {claimed} exceeds the {available} bytes available")]
     LengthExceedsInput {
+        /// What claimed it (`list size`, `array count` ...).
         what: &'static str,
+        /// The length or count claimed.
         claimed: u64,
+        /// Bytes left in the input.
         available: u64,
     },
     /// Nesting deeper than the decoder allows.
@@ -34,7 +42,9 @@ pub enum ErrorKind {
     /// The value has the wrong type for the field.
     #[error("expected {expected}, found {found}")]
     UnexpectedType {
+        /// The type the field is defined with.
         expected: &'static str,
+        /// The type found on the wire.
         found: &'static str,
     },
     /// A mandatory field is absent or null.
@@ -45,7 +55,12 @@ pub enum ErrorKind {
     MalformedFrame(&'static str),
     /// A frame larger than the negotiated or sane maximum.
     #[error("frame size {size} exceeds maximum {max}")]
-    FrameTooLarge { size: u64, max: u64 },
+    FrameTooLarge {
+        /// The frame's size field.
+        size: u64,
+        /// The largest frame allowed there.
+        max: u64,
+    },
     /// Bytes left over after a complete value where none are allowed.
     #[error("{0} trailing bytes")]
     TrailingBytes(u64),
@@ -58,14 +73,24 @@ pub enum ErrorKind {
     NotDecoded(super::ProtocolHeader),
     /// A class/method or frame type the codec does not know.
     #[error("unknown {what} {id}")]
-    Unknown { what: &'static str, id: u32 },
+    Unknown {
+        /// What kind of id (`class/method`, `frame type` ...).
+        what: &'static str,
+        /// The id found.
+        id: u32,
+    },
     /// A value that breaks an encoding rule (e.g. array element count mismatch, bad constructor).
     #[error("invalid encoding: {0}")]
     InvalidEncoding(&'static str),
     /// A frame larger than the inspection budget whose fields do not fit in the head of it the
     /// inspection holds: not inspected (and not judged), its bytes passed on.
     #[error("frame of {size} bytes not inspected: its fields do not fit in the {head} bytes held")]
-    NotInspected { size: u64, head: u64 },
+    NotInspected {
+        /// The frame's full size.
+        size: u64,
+        /// The bytes of it the inspection held.
+        head: u64,
+    },
 }
 
 /// A decode error: kind, absolute offset, and the field path being decoded.

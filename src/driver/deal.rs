@@ -26,11 +26,11 @@ const EVENT_WEIGHT: usize = 64;
 /// Batches queued per worker before the reader waits: with rounds of 256 KB, up to about 4 MB
 /// of capture per worker, enough to keep every worker busy on a capture whose connections come
 /// one after another.
-pub const QUEUE_BATCHES: usize = 16;
+pub(crate) const QUEUE_BATCHES: usize = 16;
 
 /// Source events for one worker, each with its number in the capture.
 #[derive(Default)]
-pub struct Batch {
+pub(crate) struct Batch {
     /// The events, in capture order.
     pub events: Vec<(u64, SourceEvent)>,
     /// Their weight.
@@ -38,7 +38,7 @@ pub struct Batch {
 }
 
 /// What the reader sends a worker.
-pub enum ToWorker {
+pub(crate) enum ToWorker {
     /// The worker's part of one round.
     Batch(Batch),
     /// The capture ended at this time: close what is still open, and stop.
@@ -46,14 +46,14 @@ pub enum ToWorker {
 }
 
 /// Which worker got each event of a round, in capture order: (worker, how many in a row).
-pub type Route = Vec<(usize, usize)>;
+pub(crate) type Route = Vec<(usize, usize)>;
 
 /// A worker stopped taking events (it panicked; joining it tells).
 #[derive(Debug)]
-pub struct Gone;
+pub(crate) struct Gone;
 
 /// Deals source events to the workers.
-pub struct Dealer<'a> {
+pub(crate) struct Dealer<'a> {
     txs: Vec<SyncSender<ToWorker>>,
     /// Weight sent to each worker and not yet replayed (the worker subtracts what it is done
     /// with).
@@ -70,7 +70,7 @@ pub struct Dealer<'a> {
 
 impl<'a> Dealer<'a> {
     /// A dealer to the workers behind `txs`, whose loads are `loads` (one each).
-    pub fn new(txs: Vec<SyncSender<ToWorker>>, loads: &'a [AtomicUsize]) -> Self {
+    pub(crate) fn new(txs: Vec<SyncSender<ToWorker>>, loads: &'a [AtomicUsize]) -> Self {
         Dealer {
             pending: txs.iter().map(|_| Batch::default()).collect(),
             txs,
@@ -105,13 +105,13 @@ impl<'a> Dealer<'a> {
     }
 
     /// Whether `conn` is dealt to a worker (seen, and not closed since).
-    pub fn knows(&self, conn: ConnId) -> bool {
+    pub(crate) fn knows(&self, conn: ConnId) -> bool {
         self.routes.contains_key(&conn)
     }
 
     /// The least work waiting at any worker: weight sent and not yet replayed, plus weight
     /// dealt and not yet sent.
-    pub fn least_load(&self) -> usize {
+    pub(crate) fn least_load(&self) -> usize {
         (0..self.txs.len())
             .map(|w| self.loads[w].load(Ordering::Relaxed) + self.pending[w].weight)
             .min()
@@ -120,7 +120,12 @@ impl<'a> Dealer<'a> {
 
     /// Queue source event `seq` of connection `conn` for its worker. When that completes a
     /// round, sends it and returns its route.
-    pub fn deal(&mut self, seq: u64, conn: ConnId, ev: SourceEvent) -> Result<Option<Route>, Gone> {
+    pub(crate) fn deal(
+        &mut self,
+        seq: u64,
+        conn: ConnId,
+        ev: SourceEvent,
+    ) -> Result<Option<Route>, Gone> {
         let w = self.worker_of(conn);
         let weight = EVENT_WEIGHT
             + match &ev {
@@ -153,7 +158,7 @@ impl<'a> Dealer<'a> {
 
     /// Send every worker its part of the round so far; returns the round's route (empty when
     /// nothing was dealt since the last round).
-    pub fn send_round(&mut self) -> Result<Route, Gone> {
+    pub(crate) fn send_round(&mut self) -> Result<Route, Gone> {
         for w in 0..self.txs.len() {
             let batch = std::mem::take(&mut self.pending[w]);
             if batch.events.is_empty() {
@@ -168,7 +173,7 @@ impl<'a> Dealer<'a> {
     }
 
     /// Tell every worker the capture ended at `last_ts` (after [`Dealer::send_round`]).
-    pub fn end(self, last_ts: Timestamp) {
+    pub(crate) fn end(self, last_ts: Timestamp) {
         for tx in &self.txs {
             // A worker that is gone is noticed when joined.
             let _ = tx.send(ToWorker::End(last_ts));

@@ -83,7 +83,7 @@ pub fn is_field_name(path: &str) -> bool {
 }
 
 /// Whether `frame` has a field at `path` whose value matches one of `wanted`.
-pub fn matches(frame: &AnyFrame, path: &[String], wanted: &[Wanted]) -> bool {
+pub(super) fn matches(frame: &AnyFrame, path: &[String], wanted: &[Wanted]) -> bool {
     let Some((first, rest)) = path.split_first() else {
         return false;
     };

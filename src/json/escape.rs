@@ -93,7 +93,7 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// Append `s` as a quoted, escaped JSON string.
 #[inline]
-pub fn push_str(out: &mut Vec<u8>, s: &str) {
+pub(super) fn push_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
@@ -119,7 +119,7 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// The text of a string [`push_str`] wrote (without its quotes), unescaped.
-pub fn unescape(text: &[u8]) -> Cow<'_, [u8]> {
+pub(super) fn unescape(text: &[u8]) -> Cow<'_, [u8]> {
     if !text.contains(&b'\\') {
         return Cow::Borrowed(text);
     }

@@ -9,7 +9,7 @@ fn digit(n: u8) -> u8 {
 }
 
 /// Append the lower-case hex of `bytes` to `out`.
-pub fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
     let at = out.len();
     out.resize(at + bytes.len().saturating_mul(2), 0);
     let Some(dst) = out.get_mut(at..) else {

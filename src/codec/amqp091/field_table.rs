@@ -298,27 +298,27 @@ fn decode_value(r: &mut Reader, depth: usize) -> Result<FieldValue, DecodeError>
 
 /// Read a shortstr (u8 length + bytes), zero-copy.
 #[inline]
-pub fn shortstr(r: &mut Reader) -> Result<Bytes, DecodeError> {
+pub(super) fn shortstr(r: &mut Reader) -> Result<Bytes, DecodeError> {
     let n = r.u8()?;
     r.bytes(n.into())
 }
 
 /// Read a longstr (u32 length + bytes), zero-copy.
 #[inline]
-pub fn longstr(r: &mut Reader) -> Result<Bytes, DecodeError> {
+pub(super) fn longstr(r: &mut Reader) -> Result<Bytes, DecodeError> {
     let n = r.u32()?;
     r.bytes_len(n.into())
 }
 
 /// Append a shortstr; bytes beyond 255 are cut off (the wire cannot say more).
-pub fn put_shortstr(out: &mut Vec<u8>, s: &[u8]) {
+pub(super) fn put_shortstr(out: &mut Vec<u8>, s: &[u8]) {
     let s = &s[..s.len().min(255)];
     out.push(s.len() as u8);
     out.extend_from_slice(s);
 }
 
 /// Append a longstr (u32 length + bytes).
-pub fn put_longstr(out: &mut Vec<u8>, s: &[u8]) {
+pub(super) fn put_longstr(out: &mut Vec<u8>, s: &[u8]) {
     out.put_u32(u32::try_from(s.len()).unwrap_or(u32::MAX));
     out.extend_from_slice(&s[..s.len().min(u32::MAX as usize)]);
 }

@@ -32,7 +32,7 @@ const SUMMARY_SKIP: &[&str] = &[
 ];
 
 /// A string's JSON: the text when UTF-8, else `{"hex": ...}`.
-pub fn write_bytes<O: JsonOut + ?Sized>(o: &mut O, b: &[u8]) {
+pub(super) fn write_bytes<O: JsonOut + ?Sized>(o: &mut O, b: &[u8]) {
     match std::str::from_utf8(b) {
         Ok(s) => o.str(s),
         Err(_) => {
@@ -45,7 +45,7 @@ pub fn write_bytes<O: JsonOut + ?Sized>(o: &mut O, b: &[u8]) {
 }
 
 /// A timestamp's JSON: `{"timestamp": secs, "utc": "<RFC 3339>"}` (no `utc` when out of range).
-pub fn write_timestamp<O: JsonOut + ?Sized>(o: &mut O, secs: u64) {
+pub(super) fn write_timestamp<O: JsonOut + ?Sized>(o: &mut O, secs: u64) {
     o.begin_object();
     o.entry_u64("timestamp", secs);
     let utc = i64::try_from(secs)
@@ -72,7 +72,7 @@ fn write_float<O: JsonOut + ?Sized>(o: &mut O, v: f64) {
 }
 
 /// A decimal as an exact string (`value * 10^-scale`, e.g. scale 2, value -12345 -> "-123.45").
-pub fn decimal_string(scale: u8, value: i32) -> String {
+pub(super) fn decimal_string(scale: u8, value: i32) -> String {
     let neg = value < 0;
     let digits = value.unsigned_abs().to_string();
     let scale = usize::from(scale);
@@ -90,7 +90,7 @@ pub fn decimal_string(scale: u8, value: i32) -> String {
 /// A field value's JSON: scalars for bool/integers/floats/UTF-8 strings; `{"decimal": "1.23"}`,
 /// `{"timestamp": .., "utc": ..}`, `{"bytes": hex}` (x), `{"hex": ..}` (non-UTF-8 S), arrays
 /// as arrays, tables as objects, void as null.
-pub fn write_field_value<O: JsonOut + ?Sized>(o: &mut O, v: &FieldValue) {
+pub(super) fn write_field_value<O: JsonOut + ?Sized>(o: &mut O, v: &FieldValue) {
     match v {
         FieldValue::Bool(b) => o.bool(*b),
         FieldValue::I8(x) => o.i64((*x).into()),
@@ -133,7 +133,7 @@ pub fn field_value_json(v: &FieldValue) -> Json {
 }
 
 /// A field table as a JSON object (keys as text, lossily for non-UTF-8 keys).
-pub fn write_table<O: JsonOut + ?Sized>(o: &mut O, t: &FieldTable) {
+pub(super) fn write_table<O: JsonOut + ?Sized>(o: &mut O, t: &FieldTable) {
     o.begin_object();
     for (k, v) in &t.0 {
         o.key(&String::from_utf8_lossy(k));
@@ -148,7 +148,7 @@ pub fn table_json(t: &FieldTable) -> Json {
 }
 
 /// An argument/property value's JSON.
-pub fn write_value<O: JsonOut + ?Sized>(o: &mut O, v: &Value) {
+pub(super) fn write_value<O: JsonOut + ?Sized>(o: &mut O, v: &Value) {
     match v {
         Value::Bit(b) => o.bool(*b),
         Value::Octet(x) => o.u64((*x).into()),
@@ -197,7 +197,7 @@ fn start_ok_response(m: &Method) -> Option<AuthResponse> {
 }
 
 /// A method's arguments as a JSON object keyed by spec names.
-pub fn write_method_fields<O: JsonOut + ?Sized>(o: &mut O, m: &Method) {
+pub(super) fn write_method_fields<O: JsonOut + ?Sized>(o: &mut O, m: &Method) {
     let auth = start_ok_response(m);
     let write = |o: &mut O, i: usize| {
         let (Some(def), Some(v)) = (m.def.args.get(i), m.args.get(i)) else {
@@ -218,7 +218,7 @@ pub fn write_method_fields<O: JsonOut + ?Sized>(o: &mut O, m: &Method) {
 }
 
 /// A content header's properties as a JSON object keyed by spec names.
-pub fn write_properties<O: JsonOut + ?Sized>(o: &mut O, h: &ContentHeader) {
+pub(super) fn write_properties<O: JsonOut + ?Sized>(o: &mut O, h: &ContentHeader) {
     o.begin_object();
     if let Some(class) = h.class() {
         for &i in class.property_key_order {
@@ -235,7 +235,7 @@ pub fn write_properties<O: JsonOut + ?Sized>(o: &mut O, h: &ContentHeader) {
 }
 
 /// The `fields` object of a frame.
-pub fn write_frame_fields<O: JsonOut + ?Sized>(o: &mut O, f: &Frame) {
+pub(super) fn write_frame_fields<O: JsonOut + ?Sized>(o: &mut O, f: &Frame) {
     match &f.kind {
         FrameKind::Method(m) => write_method_fields(o, m),
         FrameKind::Header(h) => {
@@ -442,7 +442,7 @@ fn body_summary_into(b: &Bytes, len: u64, out: &mut String) {
 }
 
 /// Append the frame's summary line to `out`.
-pub fn frame_summary_into(f: &Frame, out: &mut String) {
+pub(super) fn frame_summary_into(f: &Frame, out: &mut String) {
     match &f.kind {
         FrameKind::Method(m) => method_summary_into(m, out),
         FrameKind::Header(h) => header_summary_into(h, out),
