@@ -172,7 +172,7 @@ pub enum Item {
     Undecodable {
         /// Absolute offset where decoding stopped.
         offset: u64,
-        /// Why.
+        /// Why decoding could not go on (its kind says what was found there).
         error: DecodeError,
     },
 }

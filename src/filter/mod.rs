@@ -101,7 +101,7 @@ pub enum Term {
     Channel(Vec<u16>),
     /// Link name (or summary) contains any of these (lower-case).
     Link(Vec<String>),
-    /// Direction.
+    /// Sent this way (`dir:c2s` client to server, `dir:s2c`).
     Dir(Dir),
     /// Connection is one of these.
     Conn(Vec<u64>),

@@ -39,9 +39,9 @@ pub enum RowKind {
 pub struct Row {
     /// Global arrival number (orders rows across connections).
     pub seq: u64,
-    /// Connection.
+    /// The connection the row belongs to (its number, from 1).
     pub conn: ConnId,
-    /// When.
+    /// When the row's bytes were captured or relayed.
     pub ts: Timestamp,
     /// Direction (none for close).
     pub dir: Option<Dir>,
@@ -331,9 +331,9 @@ impl Conn {
 /// A violation in the violations pane.
 #[derive(Clone, Debug)]
 pub struct ViolationRow {
-    /// Connection.
+    /// The connection the violation was found on.
     pub conn: ConnId,
-    /// When.
+    /// When the offending frame was captured or relayed.
     pub ts: Timestamp,
     /// The violation.
     pub violation: Violation,

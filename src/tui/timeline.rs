@@ -22,16 +22,16 @@ use crate::event::{ConnId, Dir};
 pub enum Follow {
     /// The AMQP 1.0 link of this name on this connection.
     Link {
-        /// Connection.
+        /// The connection the link is on.
         conn: ConnId,
         /// Link name.
         name: String,
     },
     /// The channel (AMQP 1.0: session) of this number on this connection.
     Channel {
-        /// Connection.
+        /// The connection the channel is on.
         conn: ConnId,
-        /// Channel.
+        /// The channel number (AMQP 1.0: as the client numbers its session).
         channel: u16,
     },
 }

@@ -90,7 +90,7 @@ pub fn side(dir: Dir) -> &'static str {
 pub struct FindingKey {
     /// Rule id.
     pub rule: String,
-    /// Connection.
+    /// The connection it was found on.
     pub conn: ConnId,
     /// Direction of the offending bytes (the peer at fault sent them).
     pub dir: Dir,
@@ -117,7 +117,7 @@ pub struct Occurrence {
 pub struct Finding {
     /// Rule id.
     pub rule: String,
-    /// Connection.
+    /// The connection it was found on.
     pub conn: ConnId,
     /// Direction of the offending bytes.
     pub dir: Dir,
