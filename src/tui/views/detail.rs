@@ -135,7 +135,13 @@ fn walk(
     };
     match v {
         serde_json::Value::Object(m) => {
-            for (k, c) in m {
+            let mut entries: Vec<(&String, &serde_json::Value)> = m.iter().collect();
+            if path == "$message" {
+                // A message's sections in the order the spec puts them on the wire (§3.2),
+                // not the byte order of their names.
+                entries.sort_by_key(|(k, _)| section_rank(k));
+            }
+            for (k, c) in entries {
                 let (p, fp) = child(k);
                 walk(out, k.clone(), c, depth + 1, p, fp, toggled);
             }
@@ -147,6 +153,22 @@ fn walk(
             }
         }
         _ => {}
+    }
+}
+
+/// Where an AMQP 1.0 message section goes in wire order (header, delivery-annotations,
+/// message-annotations, properties, application-properties, the body, footer); anything
+/// else (sizes, counts, a 0-9-1 message's keys) after them, in name order.
+fn section_rank(key: &str) -> u8 {
+    match key {
+        "header" => 0,
+        "delivery-annotations" => 1,
+        "message-annotations" => 2,
+        "properties" => 3,
+        "application-properties" => 4,
+        "data" | "amqp-sequence" | "amqp-value" => 5,
+        "footer" => 6,
+        _ => 7,
     }
 }
 
@@ -466,6 +488,46 @@ mod tests {
         assert_eq!(l[0].spans[9].style.bg, None);
         assert_eq!(bytes_per_line(38), 8);
         assert_eq!(bytes_per_line(69), 16);
+    }
+
+    #[test]
+    fn message_sections_come_in_wire_order() {
+        // As the JSON holds them: keys in byte order.
+        let message = serde_json::json!({
+            "size": 90,
+            "amqp-value": "x",
+            "application-properties": {},
+            "footer": {},
+            "header": {},
+            "message-annotations": {},
+            "properties": {},
+            "delivery-annotations": {},
+        });
+        let mut nodes = Vec::new();
+        let toggled = HashSet::new();
+        walk(
+            &mut nodes,
+            "message".into(),
+            &message,
+            0,
+            "$message".into(),
+            None,
+            &toggled,
+        );
+        let keys: Vec<&str> = nodes.iter().skip(1).map(|n| n.label.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "header",
+                "delivery-annotations",
+                "message-annotations",
+                "properties",
+                "application-properties",
+                "amqp-value",
+                "footer",
+                "size"
+            ]
+        );
     }
 
     #[test]
