@@ -368,6 +368,8 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         emit_data: tui || output.pcap.is_some(),
         inspect_memory: output.inspect_memory,
         max_body: output.max_body,
+        // Live, the state pane shows the latest state (published per batch, throttled).
+        state_each_frame: false,
     };
     config.tls = tls_config(&spec, &tls)?;
     if let Some(jobs) = jobs {
@@ -548,6 +550,8 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         emit_data: tui || args.output.pcap.is_some(),
         inspect_memory: args.output.inspect_memory,
         max_body: args.output.max_body,
+        // Into the TUI, each frame's state: the state pane shows it as of the selected frame.
+        state_each_frame: tui,
     };
     // A capture read as it is made: what each packet makes is written before the next is read.
     let pace = if live { Pace::AsItComes } else { Pace::Batched };

@@ -38,6 +38,10 @@ pub struct InspectOptions {
     pub inspect_memory: usize,
     /// Message body bytes kept (`--max-body`); the rest is counted.
     pub max_body: usize,
+    /// Publish a `State` event after every frame that changed the tracked state, not only at
+    /// the end of a batch or every [`STATE_INTERVAL_US`]: a replay into the TUI shows the state
+    /// as of the selected frame.
+    pub state_each_frame: bool,
 }
 
 impl InspectOptions {
@@ -47,6 +51,7 @@ impl InspectOptions {
         emit_data: true,
         inspect_memory: crate::codec::stream::DEFAULT_INSPECT_MEMORY,
         max_body: crate::codec::stream::DEFAULT_MAX_BODY,
+        state_each_frame: false,
     };
 
     /// What each direction's decoder may hold.
@@ -406,6 +411,17 @@ impl Inspector {
                     conn,
                     ts,
                     kind: EventKind::Violation(v),
+                });
+            }
+            if self.opts.state_each_frame && self.state_dirty {
+                // As `publish_state`, inline: `side` is still borrowed.
+                let snapshot = self.tracker.snapshot();
+                self.state_dirty = false;
+                self.state_last = Some((snapshot.name.clone(), ts));
+                out.push(Event {
+                    conn,
+                    ts,
+                    kind: EventKind::State(Arc::new(snapshot)),
                 });
             }
         }

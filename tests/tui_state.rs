@@ -391,3 +391,46 @@ fn an_0_9_1_content_in_progress_shows_how_much_of_its_body_came() {
         "1       OPEN  50       2       on      3       ctag      body 3/10/- active -"
     );
 }
+
+/// In a replay, the state pane shows the connection as it was just after the selected frame:
+/// after the server's begin, one session and no link yet; after the last frame, both links
+/// (the issue: "the state pane shows only the final state").
+#[test]
+fn in_a_replay_the_state_is_shown_as_of_the_selected_frame() {
+    // A replay's app, the frame list moved by `keys`, then the state pane zoomed.
+    let pane_after = |keys: &[KeyCode]| {
+        let mut app = app_with(conversation(1, 0, &two_links(), false), 160, 40);
+        for k in keys {
+            press(&mut app, *k);
+        }
+        press(&mut app, KeyCode::Char('s'));
+        press(&mut app, KeyCode::Char('z'));
+        state_pane(&app, 1)
+    };
+    // Rows: header, header, open, open, begin, begin (the server's, row 5), attach ...
+    let early = pane_after(&[
+        KeyCode::Char('g'),
+        KeyCode::Down,
+        KeyCode::Down,
+        KeyCode::Down,
+        KeyCode::Down,
+        KeyCode::Down,
+    ]);
+    println!("{}", early.join("\n"));
+    assert!(
+        early.iter().any(|l| l.starts_with("sessions (1)")),
+        "{}",
+        early.join("\n")
+    );
+    assert!(
+        early.iter().any(|l| l.starts_with("links (0)")),
+        "no link attached yet after the begin:\n{}",
+        early.join("\n")
+    );
+    let last = pane_after(&[KeyCode::Char('G')]);
+    assert!(
+        last.iter().any(|l| l.starts_with("links (2)")),
+        "{}",
+        last.join("\n")
+    );
+}

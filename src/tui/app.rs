@@ -479,9 +479,18 @@ impl App {
         }
     }
 
-    /// The snapshot the state pane shows (selected connection, or the selected frame's).
+    /// The snapshot the state pane shows: in a replay, the state of the selected frame's
+    /// connection as of just after that frame (when it is still kept); otherwise, and live,
+    /// the connection's latest.
     pub fn state_snapshot(&self) -> Option<&Snapshot> {
-        self.state_conn().map(|c| c.snapshot.as_ref())
+        let conn = self.state_conn()?;
+        if !self.opts.live
+            && let Some(row) = self.selected_row().filter(|r| r.conn == conn.id)
+            && let Some(state) = conn.state_after(row.seq)
+        {
+            return Some(state.as_ref());
+        }
+        Some(conn.snapshot.as_ref())
     }
 
     /// The connection the state pane shows.

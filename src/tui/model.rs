@@ -71,6 +71,9 @@ pub struct Row {
     pub message: Option<serde_json::Value>,
     /// Violations attached to this row.
     pub violations: Vec<Violation>,
+    /// The connection's state just after this row, when the pipeline published one then (a
+    /// replay into the TUI publishes it after every frame that changed it).
+    pub state: Option<Arc<Snapshot>>,
     /// The frame's field spans, found once when first shown.
     spans: OnceLock<Option<FieldSpans>>,
 }
@@ -96,6 +99,7 @@ impl Row {
             fields: None,
             message: None,
             violations: Vec::new(),
+            state: None,
             spans: OnceLock::new(),
         }
     }
@@ -243,6 +247,24 @@ impl Row {
     /// The bytes this row holds in memory (the whole frame for a frame row: it is shared).
     pub fn held_bytes(&self) -> usize {
         self.frame.as_ref().map_or(self.raw.len(), |f| f.raw.len())
+            + self.state.as_deref().map_or(0, snapshot_bytes)
+    }
+}
+
+/// About what a snapshot holds, in bytes (its tables and credit histories), for the bound
+/// on what a connection's rows may hold.
+fn snapshot_bytes(s: &Snapshot) -> usize {
+    use crate::state::snapshot::Detail;
+    match &s.detail {
+        Detail::None => 64,
+        Detail::Amqp10(a) => {
+            512 + a.sessions.len() * 256
+                + a.links
+                    .iter()
+                    .map(|l| 512 + l.credit_history.len() * 8)
+                    .sum::<usize>()
+        }
+        Detail::Amqp091(c) => 512 + c.channels.len() * 256,
     }
 }
 
@@ -324,7 +346,20 @@ impl Conn {
         }
         self.snapshot_ts = ts;
         self.state = snapshot.name.clone();
+        if let Some(row) = self.rows.back_mut() {
+            // Counted with the row's bytes: the per-connection bound covers the states kept.
+            let before = row.state.as_deref().map_or(0, snapshot_bytes);
+            self.raw_bytes = self.raw_bytes.saturating_sub(before) + snapshot_bytes(&snapshot);
+            row.state = Some(snapshot.clone());
+        }
         self.snapshot = snapshot;
+    }
+
+    /// The state as of just after the row `seq`: the one published after the latest row at or
+    /// before it that has one, if that row is still kept.
+    pub fn state_after(&self, seq: u64) -> Option<&Arc<Snapshot>> {
+        let end = self.rows.partition_point(|r| r.seq <= seq);
+        self.rows.range(..end).rev().find_map(|r| r.state.as_ref())
     }
 }
 

@@ -20,7 +20,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::State;
     let conn = app.state_conn();
     let title = match conn {
-        Some(c) => format!(" State: conn {} {} ", c.id, c.state),
+        Some(c) => {
+            let name = app
+                .state_snapshot()
+                .map_or(c.state.as_str(), |s| s.name.as_str());
+            format!(" State: conn {} {name} ", c.id)
+        }
         None => " State ".to_string(),
     };
     let block = pane_block(
@@ -30,7 +35,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     );
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let items = conn.map(|c| state_items(&c.snapshot)).unwrap_or_default();
+    let items = app.state_snapshot().map(state_items).unwrap_or_default();
     if items.is_empty() {
         let msg = if conn.is_some() {
             "nothing tracked yet"
