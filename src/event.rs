@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
 
+mod close;
+pub use close::{CloseReason, Failure, Timeout};
+
 /// Connection number, unique within one run or capture, starting at 1.
 pub type ConnId = u64;
 
@@ -152,8 +155,9 @@ pub struct Violation {
 /// Why a connection ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloseInfo {
-    /// Plain words, e.g. `client closed`, `upstream refused: Connection refused`.
-    pub reason: String,
+    /// Who closed or reset first and how; shown (and written to a JSONL) in plain words,
+    /// e.g. `client closed`, `upstream refused: Connection refused`.
+    pub reason: CloseReason,
     /// Bytes relayed client to server.
     pub bytes_c2s: u64,
     /// Bytes relayed server to client.

@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use crate::codec::{Item, StreamDecoder};
 use crate::event::Violation;
-use crate::event::{CloseInfo, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
+use crate::event::{CloseInfo, CloseReason, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
 use crate::state::{ConnTracker, rules};
 
 mod held;
@@ -686,11 +686,11 @@ impl Inspector {
     }
 
     /// The connection ended; flush held bytes and emit the close event.
-    pub fn close(&mut self, ts: Timestamp, reason: String, out: &mut Vec<Event>) {
+    pub fn close(&mut self, ts: Timestamp, reason: CloseReason, out: &mut Vec<Event>) {
         for dir in [Dir::C2S, Dir::S2C] {
             self.sides[dir.index()].end_skim(self.conn, dir, ts, out);
         }
-        let ending = crate::state::Ending::of_reason(&reason);
+        let ending = crate::state::Ending::of(&reason);
         self.tracker.close(ts, ending, &mut self.violations);
         for v in self.violations.drain(..) {
             out.push(Event {

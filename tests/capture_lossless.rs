@@ -343,7 +343,7 @@ fn cut_at(events: &[SourceEvent], cut: usize) -> Vec<SourceEvent> {
         out.push(SourceEvent::Close {
             conn,
             ts: Timestamp(last.0 + 1),
-            reason: "client reset".into(),
+            reason: "client reset: Connection reset by peer (os error 104)".into(),
         });
     }
     out

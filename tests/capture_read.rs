@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
 use amqpeek::codec::ProtocolHeader;
-use amqpeek::event::{CloseInfo, Dir, Event, EventKind, Timestamp};
+use amqpeek::event::{CloseInfo, CloseReason, Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::Sink;
 use amqpeek::sinks::pcapng::PcapngSink;
 use base64::Engine;
@@ -62,7 +62,7 @@ fn connects(evs: &[SourceEvent]) -> Vec<(u64, SocketAddr, SocketAddr)> {
         .collect()
 }
 
-fn closes(evs: &[SourceEvent]) -> Vec<(u64, String)> {
+fn closes(evs: &[SourceEvent]) -> Vec<(u64, CloseReason)> {
     evs.iter()
         .filter_map(|e| match e {
             SourceEvent::Close { conn, reason, .. } => Some((*conn, reason.clone())),
@@ -101,7 +101,7 @@ fn pcapng_written_by_the_sink_reads_back_identically() {
         (
             "[2001:db8::1]:40002".parse().unwrap(),
             "[2001:db8::2]:15672".parse().unwrap(),
-            "connection reset by peer",
+            "client reset: Connection reset by peer (os error 104)",
         ),
         (
             "10.0.0.1:40003".parse().unwrap(),
@@ -153,7 +153,7 @@ fn pcapng_written_by_the_sink_reads_back_identically() {
         events.push(ev(
             50,
             EventKind::Close(CloseInfo {
-                reason: reason.to_string(),
+                reason: CloseReason::parse(reason),
                 bytes_c2s: off[0],
                 bytes_s2c: off[1],
             }),
@@ -201,6 +201,105 @@ fn pcapng_written_by_the_sink_reads_back_identically() {
         _ => None,
     });
     assert_eq!(first_chunk_ts, Some(Timestamp(T0 + 1000 + 1)));
+}
+
+/// The reason a pcapng written by our sink gives when read back, for a 0-9-1 connection that
+/// closed for `reason`.
+fn read_back_close(reason: CloseReason) -> CloseReason {
+    let ev = |t: i64, kind| Event {
+        conn: 1,
+        ts: Timestamp(T0 + t * 1000),
+        kind,
+    };
+    let header = Bytes::from_static(b"AMQP\x00\x00\x09\x01");
+    let events = [
+        ev(
+            0,
+            EventKind::Connect {
+                client: "10.0.0.1:40001".parse().unwrap(),
+                upstream: "10.0.0.2:5672".parse().unwrap(),
+            },
+        ),
+        ev(
+            1,
+            EventKind::Data {
+                dir: Dir::C2S,
+                offset: 0,
+                bytes: header.clone(),
+            },
+        ),
+        ev(
+            2,
+            EventKind::Close(CloseInfo {
+                reason,
+                bytes_c2s: 8,
+                bytes_s2c: 0,
+            }),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("close.pcapng");
+    let mut sink = PcapngSink::create(&path).unwrap();
+    for e in &events {
+        sink.event(e).unwrap();
+    }
+    sink.flush().unwrap();
+    drop(sink);
+    let got = closes(&collect(&path, CaptureOptions::default()));
+    assert_eq!(got.len(), 1, "{got:?}");
+    got[0].1.clone()
+}
+
+#[test]
+fn the_pcapng_sink_ends_a_reset_connection_with_an_rst_from_the_peer_that_reset() {
+    let by_client = CloseReason::Reset { by: Some(Dir::C2S) };
+    let by_server = CloseReason::Reset { by: Some(Dir::S2C) };
+    for (reason, want) in [
+        (
+            "client reset: Connection reset by peer (os error 104)",
+            &by_client,
+        ),
+        (
+            "upstream reset: Connection reset by peer (os error 104)",
+            &by_server,
+        ),
+        (
+            "client closed, then upstream reset: Broken pipe (os error 32)",
+            &by_server,
+        ),
+        (
+            "upstream closed, then client reset: Connection reset by peer (os error 104)",
+            &by_client,
+        ),
+        (
+            "upstream refused: Connection refused (os error 111)",
+            &by_server,
+        ),
+        ("reset by client", &by_client),
+        ("reset by server", &by_server),
+        ("reset", &by_client),
+        // Clean ends, failures that are no reset, and words nobody knows end with FINs.
+        ("client closed", &CloseReason::FinBothWays),
+        ("upstream closed", &CloseReason::FinBothWays),
+        ("client error: timed out", &CloseReason::FinBothWays),
+        (
+            "idle timeout: no bytes either way for 1.5s",
+            &CloseReason::FinBothWays,
+        ),
+        ("proxy stopped", &CloseReason::FinBothWays),
+        (
+            "capture ended with the connection open",
+            &CloseReason::FinBothWays,
+        ),
+        ("FIN both ways", &CloseReason::FinBothWays),
+        ("something else", &CloseReason::FinBothWays),
+    ] {
+        assert_eq!(
+            &read_back_close(CloseReason::parse(reason)),
+            want,
+            "{reason}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------- hand-built pcap
@@ -493,11 +592,7 @@ fn every_link_type_byte_order_and_resolution_reads_the_same_conversation() {
             assert_eq!(connects(&evs), vec![(1, c, s)], "{what}");
             assert_eq!(chunks(&evs, 1, Dir::C2S), c2s, "{what}");
             assert_eq!(chunks(&evs, 1, Dir::S2C), s2c, "{what}");
-            assert_eq!(
-                closes(&evs),
-                vec![(1, "FIN both ways".to_string())],
-                "{what}"
-            );
+            assert_eq!(closes(&evs), vec![(1, CloseReason::FinBothWays)], "{what}");
             assert!(gaps(&evs).is_empty(), "{what}");
             let ts = evs.iter().find_map(|e| match e {
                 SourceEvent::Chunk(c) => Some(c.ts),
@@ -542,7 +637,7 @@ fn out_of_order_retransmitted_and_overlapping_segments_reassemble_first_seen_win
     want[a - 5..a].fill(b'!'); // first seen for those five bytes was the bogus overlap
     assert_eq!(chunks(&evs, 1, Dir::C2S), want);
     assert!(gaps(&evs).is_empty());
-    assert_eq!(closes(&evs), vec![(1, "FIN both ways".to_string())]);
+    assert_eq!(closes(&evs), vec![(1, CloseReason::FinBothWays)]);
 }
 
 #[test]
@@ -593,10 +688,7 @@ fn capture_starting_mid_connection_resynchronises_at_a_frame_boundary() {
         (0, 0, Some(ProtocolHeader::Amqp091))
     );
     assert_eq!(chunks(&evs, 1, Dir::S2C), f091(8, 0, b""));
-    assert_eq!(
-        closes(&evs),
-        vec![(1, "capture ended with the connection open".to_string())]
-    );
+    assert_eq!(closes(&evs), vec![(1, CloseReason::CaptureEnded)]);
 }
 
 #[test]
@@ -663,10 +755,7 @@ fn truncated_file_yields_what_is_there_then_an_error_at_the_cut() {
     f.write_all(&bytes).unwrap();
     let evs = collect(f.path(), CaptureOptions::default());
     assert_eq!(chunks(&evs, 1, Dir::C2S), data[..40]);
-    assert_eq!(
-        closes(&evs),
-        vec![(1, "capture ended with the connection open".to_string())]
-    );
+    assert_eq!(closes(&evs), vec![(1, CloseReason::CaptureEnded)]);
     match evs.last().unwrap() {
         SourceEvent::Error {
             file_offset,
@@ -735,7 +824,10 @@ fn jsonl_lines_rebuild_the_same_chunks_and_gaps() {
         (g[0].2, g[0].3, g[0].4),
         ((8 + m1.len()) as u64, 100, Some(ProtocolHeader::Amqp091))
     );
-    assert_eq!(closes(&evs), vec![(7, "client closed".to_string())]);
+    assert_eq!(
+        closes(&evs),
+        vec![(7, CloseReason::Closed { first: Dir::C2S })]
+    );
     match evs.last().unwrap() {
         SourceEvent::Error { file_offset, .. } => {
             assert_eq!(*file_offset as usize, text.rfind('\n').unwrap() + 1)

@@ -8,7 +8,7 @@ use std::io::ErrorKind;
 use std::time::Duration;
 
 use amqpeek::codec::ProtocolHeader;
-use amqpeek::event::{Dir, Event, EventKind};
+use amqpeek::event::{CloseReason, Dir, Event, EventKind, Failure};
 use common::{data_of, start_proxy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -94,10 +94,11 @@ async fn upstream_down_closes_the_client_promptly_and_says_why() {
             && matches!(e.kind, EventKind::Connect { upstream, .. } if upstream == closed)));
         let close = close_of(&events, conn);
         assert!(
-            close.reason.starts_with("upstream refused: ") && close.reason.contains("refused"),
+            matches!(&close.reason, CloseReason::Refused(e) if e.contains("refused")),
             "{}",
             close.reason
         );
+        assert!(close.reason.to_string().starts_with("upstream refused: "));
         assert_eq!((close.bytes_c2s, close.bytes_s2c), (0, 0));
     }
 }
@@ -266,7 +267,19 @@ async fn a_client_reset_resets_the_upstream() {
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
     let close = close_of(&events, 1);
-    assert!(close.reason.starts_with("client reset"), "{}", close.reason);
+    assert!(
+        matches!(
+            close.reason,
+            CloseReason::Failed {
+                by: Dir::C2S,
+                how: Failure::Reset,
+                ..
+            }
+        ),
+        "{}",
+        close.reason
+    );
+    assert!(close.reason.to_string().starts_with("client reset: "));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -311,10 +324,18 @@ async fn an_upstream_reset_resets_the_client() {
     let (_, events) = proxy.stop().await;
     let close = close_of(&events, 1);
     assert!(
-        close.reason.starts_with("upstream reset"),
+        matches!(
+            close.reason,
+            CloseReason::Failed {
+                by: Dir::S2C,
+                how: Failure::Reset,
+                ..
+            }
+        ),
         "{}",
         close.reason
     );
+    assert!(close.reason.to_string().starts_with("upstream reset: "));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

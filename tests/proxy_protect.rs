@@ -50,7 +50,7 @@ fn close_reason(events: &[Event], conn: u64) -> Option<String> {
         .iter()
         .filter(|e| e.conn == conn)
         .find_map(|e| match &e.kind {
-            EventKind::Close(c) => Some(c.reason.clone()),
+            EventKind::Close(c) => Some(c.reason.to_string()),
             _ => None,
         })
 }

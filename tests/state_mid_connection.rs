@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use amqpeek::capture::{CaptureOptions, SourceEvent};
 use amqpeek::codec::ProtocolHeader;
-use amqpeek::event::{ConnId, Dir, Event, EventKind, Timestamp};
+use amqpeek::event::{CloseReason, ConnId, Dir, Event, EventKind, Timestamp};
 use amqpeek::pipeline::{InspectOptions, Inspector};
 use bytes::Bytes;
 use common::violation_lines;
@@ -20,7 +20,7 @@ use common::violation_lines;
 /// What a capture holds, in order.
 enum Ev {
     Chunk(ConnId, Dir, Timestamp, Bytes),
-    Close(ConnId, Timestamp, String),
+    Close(ConnId, Timestamp, CloseReason),
 }
 
 fn load(path: &str) -> Vec<Ev> {

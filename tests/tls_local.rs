@@ -43,7 +43,7 @@ fn close_reasons(events: &[Event]) -> Vec<(u64, String)> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Close(c) => Some((e.conn, c.reason.clone())),
+            EventKind::Close(c) => Some((e.conn, c.reason.to_string())),
             _ => None,
         })
         .collect()

@@ -19,7 +19,7 @@ use super::link::TcpSegment;
 use super::source::SourceEvent;
 use super::tcp_reassembly::{Piece, Reassembler};
 use crate::codec::resync::{DEFAULT_RUN, find_frame_run};
-use crate::event::{Chunk, ConnId, Dir, Timestamp};
+use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
 /// Ports that mark the server side when no SYN was captured.
 pub const WELL_KNOWN_PORTS: [u16; 2] = [5672, 5671];
@@ -294,11 +294,7 @@ impl ConnTable {
                 .get(&key)
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
             if stale && let Some(flow) = self.flows.remove(&key) {
-                self.finish(
-                    *flow,
-                    ts,
-                    "superseded by a new connection on the same ports",
-                );
+                self.finish(*flow, ts, CloseReason::Superseded);
             }
         }
         // One lookup to take the flow out (or make it), one to put it back.
@@ -374,12 +370,10 @@ impl ConnTable {
             }
         }
         if seg.rst {
-            let who = match flow.client {
-                Some(c) if c == idx => "reset by client",
-                Some(_) => "reset by server",
-                None => "reset",
-            };
-            self.finish(*flow, ts, who);
+            let by = flow
+                .client
+                .map(|c| if c == idx { Dir::C2S } else { Dir::S2C });
+            self.finish(*flow, ts, CloseReason::Reset { by });
             return;
         }
         if seg.fin && !flow.fin[idx] {
@@ -393,7 +387,7 @@ impl ConnTable {
         if seg.fin {
             flow.fin[idx] = true;
             if flow.fin[0] && flow.fin[1] {
-                self.finish(*flow, ts, "FIN both ways");
+                self.finish(*flow, ts, CloseReason::FinBothWays);
                 return;
             }
         }
@@ -409,7 +403,7 @@ impl ConnTable {
             _ => ConnId::MAX,
         });
         for f in flows {
-            self.finish(f, ts, "capture ended with the connection open");
+            self.finish(f, ts, CloseReason::CaptureEnded);
         }
     }
 
@@ -436,13 +430,13 @@ impl ConnTable {
         for (_, _, a, b) in old {
             let k = FlowKey(a, b);
             if let Some(f) = self.flows.remove(&k) {
-                self.finish(*f, ts, "evicted: too many connections tracked at once");
+                self.finish(*f, ts, CloseReason::Evicted);
             }
         }
     }
 
     /// Flush a flow's buffers and emit its close (AMQP flows only).
-    fn finish(&mut self, mut flow: Flow, ts: Timestamp, reason: &str) {
+    fn finish(&mut self, mut flow: Flow, ts: Timestamp, reason: CloseReason) {
         for idx in 0..2 {
             let mut pieces = Vec::new();
             flow.reasm[idx].flush(&mut pieces);
@@ -461,11 +455,7 @@ impl ConnTable {
                 self.tell_fin(&mut flow, idx, ts, true);
             }
             self.release(&mut flow, conn, true);
-            self.out.push_back(SourceEvent::Close {
-                conn,
-                ts,
-                reason: reason.to_string(),
-            });
+            self.out.push_back(SourceEvent::Close { conn, ts, reason });
         }
     }
 
@@ -883,7 +873,7 @@ mod tests {
 
     /// Close events (connection, reason) of `flows` AMQP connections opened one after another
     /// through a table that holds `max` at once, all idle since.
-    fn closes(flows: u16, max: usize) -> Vec<(ConnId, String)> {
+    fn closes(flows: u16, max: usize) -> Vec<(ConnId, CloseReason)> {
         let mut t = ConnTable::new(CaptureOptions {
             max_connections: max,
             ..CaptureOptions::default()
@@ -923,7 +913,7 @@ mod tests {
         assert_eq!(first.len(), 200, "every connection closes once");
         let evicted: Vec<ConnId> = first
             .iter()
-            .filter(|(_, r)| r.starts_with("evicted"))
+            .filter(|(_, r)| *r == CloseReason::Evicted)
             .map(|(c, _)| *c)
             .collect();
         assert!(!evicted.is_empty());

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::source::SourceEvent;
 use crate::codec::ProtocolHeader;
-use crate::event::{Chunk, ConnId, Dir, Timestamp};
+use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
 /// Longest line accepted, checked before it is read into memory: a longer one is skipped
 /// unread (and reported). amqpeek writes shorter ones: a frame record holds at most
@@ -331,11 +331,8 @@ impl<R: BufRead> JsonlSource<R> {
                     }
                     self.dirs.remove(&(conn, dir));
                 }
-                let reason = v
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("closed")
-                    .to_string();
+                let reason =
+                    CloseReason::parse(v.get("reason").and_then(Value::as_str).unwrap_or("closed"));
                 self.out.push_back(SourceEvent::Close { conn, ts, reason });
             }
             _ => {} // violations and anything newer carry no bytes

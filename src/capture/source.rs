@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use crate::codec::ProtocolHeader;
 use bytes::Bytes;
 
-use crate::event::{Chunk, ConnId, Dir, Timestamp, Violation};
+use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp, Violation};
 
 /// One thing a capture source found, in capture order.
 ///
@@ -72,8 +72,8 @@ pub enum SourceEvent {
         conn: ConnId,
         /// When.
         ts: Timestamp,
-        /// Plain words, e.g. `FIN both ways`, `reset by server`.
-        reason: String,
+        /// Who closed or reset first and how, e.g. [`CloseReason::FinBothWays`].
+        reason: CloseReason,
     },
     /// AMQP's TLS upgrade header (`AMQP 2 1 0 0`) was relayed in `dir` (the proxy only):
     /// what follows on this direction is the plaintext inside TLS, starting with a protocol

@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 use super::router::Router;
 use super::sinks::{Output, Part, SinkSet};
 use crate::capture::SourceEvent;
-use crate::event::Timestamp;
+use crate::event::{CloseReason, Timestamp};
 use crate::pipeline::{InspectOptions, Sink};
 use crate::proxy::queue::Permit;
 
@@ -205,7 +205,7 @@ impl Worker {
             self.write(&mut out, true);
         }
         self.router
-            .finish_at(Timestamp::now(), "proxy stopped", &mut events);
+            .finish_at(Timestamp::now(), CloseReason::ProxyStopped, &mut events);
         self.part.take(&mut events, &mut out);
         self.write(&mut out, true);
     }

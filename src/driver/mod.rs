@@ -108,7 +108,7 @@ pub(crate) mod test_events {
             evs.push(SourceEvent::Close {
                 conn,
                 ts: Timestamp(1000 + conn as i64),
-                reason: "FIN both ways".into(),
+                reason: crate::event::CloseReason::FinBothWays,
             });
         }
         evs

@@ -5,7 +5,7 @@ use crate::hash::{HashMap, HashSet};
 
 use super::Stats;
 use crate::capture::SourceEvent;
-use crate::event::{ConnId, Event, EventKind, Timestamp};
+use crate::event::{CloseReason, ConnId, Event, EventKind, Timestamp};
 use crate::pipeline::{InspectOptions, Inspector};
 
 /// The inspectors of the connections one thread (the only one, or one worker) is given.
@@ -262,14 +262,14 @@ impl Router {
 
     /// Close every connection still open as of `ts`, for `reason`, in connection order (`ts`:
     /// the capture's last time, for a router fed only some of its connections; or now).
-    pub fn finish_at(&mut self, ts: Timestamp, reason: &str, out: &mut Vec<Event>) {
+    pub fn finish_at(&mut self, ts: Timestamp, reason: CloseReason, out: &mut Vec<Event>) {
         let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
         conns.extend(self.idle.iter().copied());
         conns.sort_unstable();
         for conn in conns {
             if let Some(mut insp) = self.take_inspector(conn) {
                 let start = out.len();
-                insp.close(ts, reason.into(), out);
+                insp.close(ts, reason.clone(), out);
                 self.count_violations(&out[start..]);
             }
         }
@@ -284,7 +284,7 @@ impl Router {
 }
 
 /// Why the connections still open when a capture ends are closed.
-pub const CAPTURE_ENDED: &str = "capture ended with the connection open";
+pub const CAPTURE_ENDED: CloseReason = CloseReason::CaptureEnded;
 
 #[cfg(test)]
 mod tests {
@@ -320,7 +320,7 @@ mod tests {
             SourceEvent::Close {
                 conn: 1,
                 ts: Timestamp(3),
-                reason: "FIN both ways".into(),
+                reason: CloseReason::FinBothWays,
             },
             &mut out,
         );

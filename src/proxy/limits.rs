@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::event::{CloseReason, Timeout};
+
 /// The length of every AMQP protocol header (`AMQP` and four version bytes): a client that has
 /// sent this many bytes has sent its header, or something that is not AMQP at all (which the
 /// inspection reports, not the watchdog).
@@ -76,25 +78,19 @@ impl Activity {
 
 /// The earliest deadline still in force, with the close reason it would give; `None` when no
 /// deadline applies any more (the header was sent and there is no idle timeout).
-fn next_deadline(limits: Deadlines, activity: &Activity) -> Option<(Instant, String)> {
+fn next_deadline(limits: Deadlines, activity: &Activity) -> Option<(Instant, CloseReason)> {
     let handshake = limits
         .handshake
         .filter(|_| !activity.header_sent())
         .map(|d| {
             (
                 activity.accepted + d,
-                format!(
-                    "handshake timeout: the client sent no protocol header within {}",
-                    seconds(d)
-                ),
+                CloseReason::Timeout(Timeout::Handshake(d)),
             )
         });
-    let idle = limits.idle.map(|d| {
-        (
-            activity.last() + d,
-            format!("idle timeout: no bytes either way for {}", seconds(d)),
-        )
-    });
+    let idle = limits
+        .idle
+        .map(|d| (activity.last() + d, CloseReason::Timeout(Timeout::Idle(d))));
     match (handshake, idle) {
         (Some(h), Some(i)) => Some(if h.0 <= i.0 { h } else { i }),
         (h, i) => h.or(i),
@@ -103,7 +99,7 @@ fn next_deadline(limits: Deadlines, activity: &Activity) -> Option<(Instant, Str
 
 /// Completes, with the close reason, when a deadline of `limits` passes; never when none
 /// applies. Activity that moves a deadline on is seen when the old deadline is reached.
-pub(crate) async fn watchdog(limits: Deadlines, activity: &Activity) -> String {
+pub(crate) async fn watchdog(limits: Deadlines, activity: &Activity) -> CloseReason {
     loop {
         let Some((at, _)) = next_deadline(limits, activity) else {
             return std::future::pending().await;
@@ -114,16 +110,6 @@ pub(crate) async fn watchdog(limits: Deadlines, activity: &Activity) -> String {
         {
             return reason;
         }
-    }
-}
-
-/// `30s`, `1.5s`: a duration as a close reason states it.
-fn seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{}s", s as u64)
-    } else {
-        format!("{s}s")
     }
 }
 
@@ -155,6 +141,10 @@ mod tests {
         assert_eq!(at, accepted + Duration::from_secs(30));
         assert_eq!(
             reason,
+            CloseReason::Timeout(Timeout::Handshake(Duration::from_secs(30)))
+        );
+        assert_eq!(
+            reason.to_string(),
             "handshake timeout: the client sent no protocol header within 30s"
         );
     }
@@ -176,7 +166,10 @@ mod tests {
         let activity = Activity::new(accepted);
         let (at, reason) = next_deadline(limits(Some(30_000), Some(1500)), &activity).unwrap();
         assert_eq!(at, accepted + Duration::from_millis(1500));
-        assert_eq!(reason, "idle timeout: no bytes either way for 1.5s");
+        assert_eq!(
+            reason,
+            CloseReason::Timeout(Timeout::Idle(Duration::from_millis(1500)))
+        );
         activity.passed(8, true);
         let (moved, _) = next_deadline(limits(Some(30_000), Some(1500)), &activity).unwrap();
         assert!(moved >= accepted + Duration::from_secs(10), "{moved:?}");

@@ -29,7 +29,7 @@ use super::queue::ConnQueue;
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use crate::capture::SourceEvent;
 use crate::driver::live::WorkerTx;
-use crate::event::{Chunk, ConnId, Dir, Timestamp, Violation};
+use crate::event::{Chunk, CloseReason, ConnId, Dir, Failure, Timestamp, Violation};
 
 /// How one direction ended.
 #[derive(Debug)]
@@ -165,13 +165,13 @@ pub(crate) async fn connection(
         failed => {
             let reason = match failed {
                 Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                    format!("upstream refused: {e}")
+                    CloseReason::Refused(e.to_string())
                 }
-                Ok(Err(e)) => format!("upstream unreachable: {e}"),
-                _ => format!(
-                    "upstream unreachable: no answer within {:?}",
+                Ok(Err(e)) => CloseReason::Unreachable(e.to_string()),
+                _ => CloseReason::Unreachable(format!(
+                    "no answer within {:?}",
                     config.connect_timeout
-                ),
+                )),
             };
             tracing::warn!("#{conn} {client_addr}: {reason}");
             drop(client);
@@ -193,7 +193,7 @@ pub(crate) async fn connection(
             tokio::select! {
                 r = setup => r,
                 reason = watchdog(deadlines, &activity) => Err(reason),
-                _ = async { let _ = stop.wait_for(|s| *s).await; } => Err("proxy stopped".into()),
+                _ = async { let _ = stop.wait_for(|s| *s).await; } => Err(CloseReason::ProxyStopped),
             }
         }
     };
@@ -254,7 +254,7 @@ async fn send(inspect: &Option<ConnQueue>, ev: SourceEvent) {
     }
 }
 
-/// Put TLS where it belongs on both legs; errors are close reasons in plain words.
+/// Put TLS where it belongs on both legs; errors are close reasons.
 async fn establish(
     conn: ConnId,
     mut client: TcpStream,
@@ -262,7 +262,7 @@ async fn establish(
     tls: &TlsConfig,
     inspect: &Option<ConnQueue>,
     activity: &Activity,
-) -> Result<(Leg, Leg), String> {
+) -> Result<(Leg, Leg), CloseReason> {
     let client_tls = tls.listen_tls && tls.server.is_some();
     // AMQP's own TLS upgrade: a client that starts with `AMQP 2 1 0 0` on a plain leg, when
     // there is certificate material to answer it with.
@@ -274,7 +274,7 @@ async fn establish(
             let read = client
                 .read(&mut head[n..])
                 .await
-                .map_err(|e| format!("client error: {e}"))?;
+                .map_err(setup_error(Dir::C2S))?;
             if read == 0 {
                 break;
             }
@@ -302,16 +302,16 @@ async fn establish(
                 upstream
                     .write_all(&raw)
                     .await
-                    .map_err(|e| format!("upstream error: {e}"))?;
+                    .map_err(setup_error(Dir::S2C))?;
                 let mut reply = [0u8; 8];
                 tokio::time::timeout(tls.handshake_timeout, upstream.read_exact(&mut reply))
                     .await
-                    .map_err(|_| "upstream did not answer the TLS upgrade header".to_owned())?
-                    .map_err(|e| format!("upstream closed during the TLS upgrade: {e}"))?;
+                    .map_err(|_| CloseReason::TlsUpgradeUnanswered)?
+                    .map_err(|e| CloseReason::TlsUpgradeClosed(e.to_string()))?;
                 client
                     .write_all(&reply)
                     .await
-                    .map_err(|e| format!("client error: {e}"))?;
+                    .map_err(setup_error(Dir::C2S))?;
                 let bytes = Bytes::copy_from_slice(&reply);
                 let ts = Timestamp::now();
                 if reply != AMQP_TLS_HEADER {
@@ -344,7 +344,7 @@ async fn establish(
                 client
                     .write_all(&AMQP_TLS_HEADER)
                     .await
-                    .map_err(|e| format!("client error: {e}"))?;
+                    .map_err(setup_error(Dir::C2S))?;
                 let bytes = Bytes::from_static(&AMQP_TLS_HEADER);
                 let ts = Timestamp::now();
                 send(
@@ -375,7 +375,7 @@ async fn establish(
             upstream
                 .write_all(&bytes)
                 .await
-                .map_err(|e| format!("upstream error: {e}"))?;
+                .map_err(setup_error(Dir::S2C))?;
         }
     }
 
@@ -385,11 +385,14 @@ async fn establish(
                 let acceptor = tokio_rustls::TlsAcceptor::from(server.clone());
                 match tokio::time::timeout(tls.handshake_timeout, acceptor.accept(client)).await {
                     Ok(Ok(s)) => Ok(Leg::Tls(Box::new(s))),
-                    Ok(Err(e)) => Err(format!("client TLS handshake failed: {e}")),
-                    Err(_) => Err(format!(
-                        "client TLS handshake failed: no answer within {:?}",
-                        tls.handshake_timeout
-                    )),
+                    Ok(Err(e)) => Err(CloseReason::TlsHandshake {
+                        by: Dir::C2S,
+                        detail: e.to_string(),
+                    }),
+                    Err(_) => Err(CloseReason::TlsHandshake {
+                        by: Dir::C2S,
+                        detail: format!("no answer within {:?}", tls.handshake_timeout),
+                    }),
                 }
             }
             _ => Ok(Leg::Tcp(client)),
@@ -417,11 +420,14 @@ async fn establish(
         let name = tls.server_name.clone();
         match tokio::time::timeout(tls.handshake_timeout, connector.connect(name, upstream)).await {
             Ok(Ok(s)) => Ok(Leg::Tls(Box::new(s))),
-            Ok(Err(e)) => Err(format!("upstream TLS handshake failed: {e}")),
-            Err(_) => Err(format!(
-                "upstream TLS handshake failed: no answer within {:?}",
-                tls.handshake_timeout
-            )),
+            Ok(Err(e)) => Err(CloseReason::TlsHandshake {
+                by: Dir::S2C,
+                detail: e.to_string(),
+            }),
+            Err(_) => Err(CloseReason::TlsHandshake {
+                by: Dir::S2C,
+                detail: format!("no answer within {:?}", tls.handshake_timeout),
+            }),
         }
     };
     let (client, upstream) = tokio::join!(accept_client, connect_upstream);
@@ -442,7 +448,18 @@ fn insecure_notice() -> Violation {
     )
 }
 
-async fn close(inspect: &Option<ConnQueue>, conn: ConnId, reason: String) {
+/// A failure of `by`'s socket while TLS is being set up: an `error` whatever its kind (as
+/// the words have always said).
+fn setup_error(by: Dir) -> impl Fn(io::Error) -> CloseReason {
+    move |e| CloseReason::Failed {
+        clean_first: None,
+        by,
+        how: Failure::Error,
+        detail: e.to_string(),
+    }
+}
+
+async fn close(inspect: &Option<ConnQueue>, conn: ConnId, reason: CloseReason) {
     send(
         inspect,
         SourceEvent::Close {
@@ -454,38 +471,32 @@ async fn close(inspect: &Option<ConnQueue>, conn: ConnId, reason: String) {
     .await;
 }
 
-/// The close reason in plain words: a failure wins over a clean end (naming the clean end
-/// first when it came first, e.g. `client closed, then upstream reset: ...`), else who closed
-/// first.
-fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> String {
-    fn failure(e: &io::Error, whose: &str) -> String {
-        match e.kind() {
-            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
-                format!("{whose} reset: {e}")
-            }
-            _ => format!("{whose} error: {e}"),
-        }
-    }
+/// Why the connection ended: a failure wins over a clean end (naming the clean end first
+/// when it came first, e.g. `client closed, then upstream reset: ...`), else who closed first.
+fn reason(c2s: End, c2s_at: Instant, s2c: End, s2c_at: Instant) -> CloseReason {
     let failed = match (&c2s, &s2c) {
-        (End::ReadFailed(e), _) | (_, End::WriteFailed(e)) => Some(failure(e, "client")),
-        (End::WriteFailed(e), _) | (_, End::ReadFailed(e)) => Some(failure(e, "upstream")),
+        (End::ReadFailed(e), _) | (_, End::WriteFailed(e)) => {
+            Some(CloseReason::failed(Dir::C2S, e))
+        }
+        (End::WriteFailed(e), _) | (_, End::ReadFailed(e)) => {
+            Some(CloseReason::failed(Dir::S2C, e))
+        }
         _ => None,
     };
-    if let Some(failed) = failed {
-        let clean_first = match (&c2s, &s2c) {
-            (End::Eof, _) if c2s_at <= s2c_at => Some("client closed"),
-            (_, End::Eof) if s2c_at <= c2s_at => Some("upstream closed"),
-            _ => None,
-        };
-        return match clean_first {
-            Some(clean) => format!("{clean}, then {failed}"),
-            None => failed,
-        };
+    if let Some(mut failed) = failed {
+        if let CloseReason::Failed { clean_first, .. } = &mut failed {
+            *clean_first = match (&c2s, &s2c) {
+                (End::Eof, _) if c2s_at <= s2c_at => Some(Dir::C2S),
+                (_, End::Eof) if s2c_at <= c2s_at => Some(Dir::S2C),
+                _ => None,
+            };
+        }
+        return failed;
     }
     match (c2s, s2c) {
-        (End::Eof, End::Eof) if c2s_at <= s2c_at => "client closed".into(),
-        (End::Eof, End::Eof) => "upstream closed".into(),
-        _ => "proxy stopped".into(),
+        (End::Eof, End::Eof) if c2s_at <= s2c_at => CloseReason::Closed { first: Dir::C2S },
+        (End::Eof, End::Eof) => CloseReason::Closed { first: Dir::S2C },
+        _ => CloseReason::ProxyStopped,
     }
 }
 
@@ -731,12 +742,38 @@ mod tests {
         let t0 = Instant::now();
         let t1 = t0 + std::time::Duration::from_millis(1);
         let reset = || End::ReadFailed(io::ErrorKind::ConnectionReset.into());
-        assert_eq!(reason(End::Eof, t0, End::Eof, t1), "client closed");
-        assert_eq!(reason(End::Eof, t1, End::Eof, t0), "upstream closed");
-        assert!(reason(reset(), t0, End::Killed, t1).starts_with("client reset: "));
-        assert!(
-            reason(End::Eof, t0, reset(), t1).starts_with("client closed, then upstream reset: ")
+        let failed = |clean_first, by| CloseReason::Failed {
+            clean_first,
+            by,
+            how: Failure::Reset,
+            detail: io::Error::from(io::ErrorKind::ConnectionReset).to_string(),
+        };
+        assert_eq!(
+            reason(End::Eof, t0, End::Eof, t1),
+            CloseReason::Closed { first: Dir::C2S }
         );
-        assert_eq!(reason(End::Killed, t0, End::Killed, t1), "proxy stopped");
+        assert_eq!(
+            reason(End::Eof, t1, End::Eof, t0),
+            CloseReason::Closed { first: Dir::S2C }
+        );
+        assert_eq!(reason(reset(), t0, End::Killed, t1), failed(None, Dir::C2S));
+        assert!(
+            reason(reset(), t0, End::Killed, t1)
+                .to_string()
+                .starts_with("client reset: ")
+        );
+        assert_eq!(
+            reason(End::Eof, t0, reset(), t1),
+            failed(Some(Dir::C2S), Dir::S2C)
+        );
+        assert!(
+            reason(End::Eof, t0, reset(), t1)
+                .to_string()
+                .starts_with("client closed, then upstream reset: ")
+        );
+        assert_eq!(
+            reason(End::Killed, t0, End::Killed, t1),
+            CloseReason::ProxyStopped
+        );
     }
 }

@@ -373,7 +373,7 @@ pub fn write_event<O: JsonOut + ?Sized>(
             o.entry_u64(keys::BYTES_C2S, c.bytes_c2s);
             o.entry_u64(keys::BYTES_S2C, c.bytes_s2c);
             head(o, Some(&env));
-            o.entry_str(keys::REASON, &c.reason);
+            o.entry_str(keys::REASON, &c.reason.to_string());
             tail(o, Some(&env));
             o.end_object();
         }

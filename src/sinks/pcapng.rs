@@ -26,7 +26,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 
 use crate::capture::pcapng_write::{Conversation, SynthPacket};
 use crate::capture::real_addr;
-use crate::event::{ConnId, Dir, Event, EventKind, Timestamp, Violation};
+use crate::event::{CloseReason, ConnId, Dir, Event, EventKind, Failure, Timestamp, Violation};
 use crate::pipeline::Sink;
 
 /// Per-connection state.
@@ -239,16 +239,9 @@ impl<W: Write> Sink for PcapngSink<W> {
             }),
             EventKind::Close(info) => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
-                    let r = info.reason.to_ascii_lowercase();
-                    if r.contains("reset") || r.contains("refused") || r.contains("abort") {
-                        let dir = if r.contains("upstream") || r.contains("server") {
-                            Dir::S2C
-                        } else {
-                            Dir::C2S
-                        };
-                        st.conv.rst(dir, &mut out);
-                    } else {
-                        st.conv.fin(&mut out);
+                    match reset_by(&info.reason) {
+                        Some(dir) => st.conv.rst(dir, &mut out),
+                        None => st.conv.fin(&mut out),
                     }
                 }
                 let res = self.write_packets(ev.ts, &mut out, ev.conn);
@@ -265,5 +258,22 @@ impl<W: Write> Sink for PcapngSink<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.writer.get_mut().flush()
+    }
+}
+
+/// The peer whose RST ends a connection that closed for `reason` in the packets written: a
+/// reset the proxy saw (`client reset: ...`, also after the other peer's clean close), the
+/// upstream refusing the proxy's connection, a reset a capture saw (by the client when it did
+/// not say whom). `None`: the connection ends with FINs.
+fn reset_by(reason: &CloseReason) -> Option<Dir> {
+    match reason {
+        CloseReason::Failed {
+            by,
+            how: Failure::Reset,
+            ..
+        } => Some(*by),
+        CloseReason::Refused(_) => Some(Dir::S2C),
+        CloseReason::Reset { by } => Some(by.unwrap_or(Dir::C2S)),
+        _ => None,
     }
 }

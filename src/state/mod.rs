@@ -15,7 +15,7 @@ pub use rules::{Rule, catalog};
 pub use snapshot::Snapshot;
 
 use crate::codec::{DecodeError, ProtocolHeader};
-use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+use crate::event::{CloseReason, Dir, Failure, FrameEvent, Timestamp, Violation};
 use negotiation::{Fate, Negotiation};
 
 /// The rules of one protocol for one connection.
@@ -193,37 +193,46 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// From a close event's reason in plain words (the proxy's `client closed`, `upstream
-    /// reset: ...`, `client closed, then upstream reset: ...`; a capture's `FIN both ways`,
-    /// `reset by client`, `reset by server`). Anything else is [`Ending::Unknown`].
-    pub fn of_reason(reason: &str) -> Ending {
-        let mut by = [false; 2];
-        let mut first = None;
-        for part in reason.split(", then ") {
-            let side = if part == "FIN both ways" {
-                by = [true, true];
-                continue;
-            } else if part == "client closed" || part == "upstream closed" {
-                // Both ends of stream were seen; the proxy names who closed first.
-                by = [true, true];
-                let d = if part == "client closed" {
-                    Dir::C2S
+    /// From a close event's reason: the proxy's clean closes (both peers ended their side,
+    /// who first is known) and resets (with the clean close before one, when there was), a
+    /// capture's FINs both ways (who first not said) and resets by a known peer. Anything
+    /// else (errors, timeouts, the proxy stopping, a capture ending, unknown words) is
+    /// [`Ending::Unknown`].
+    pub fn of(reason: &CloseReason) -> Ending {
+        let reset = |d: Dir| {
+            let mut by = [false; 2];
+            by[d.index()] = true;
+            by
+        };
+        match reason {
+            CloseReason::Closed { first } => Ending::Closed {
+                by: [true, true],
+                first: Some(*first),
+            },
+            CloseReason::FinBothWays => Ending::Closed {
+                by: [true, true],
+                first: None,
+            },
+            CloseReason::Reset { by: Some(d) } => Ending::Closed {
+                by: reset(*d),
+                first: Some(*d),
+            },
+            CloseReason::Failed {
+                clean_first,
+                by,
+                how: Failure::Reset,
+                ..
+            } => Ending::Closed {
+                // A clean close before the reset means both ends of stream were seen.
+                by: if clean_first.is_some() {
+                    [true, true]
                 } else {
-                    Dir::S2C
-                };
-                first.get_or_insert(d);
-                continue;
-            } else if part == "reset by client" || part.starts_with("client reset") {
-                Dir::C2S
-            } else if part == "reset by server" || part.starts_with("upstream reset") {
-                Dir::S2C
-            } else {
-                return Ending::Unknown;
-            };
-            by[side.index()] = true;
-            first.get_or_insert(side);
+                    reset(*by)
+                },
+                first: Some(clean_first.unwrap_or(*by)),
+            },
+            _ => Ending::Unknown,
         }
-        Ending::Closed { by, first }
     }
 
     /// Whether the peer sending in `d` demonstrably closed its side.
@@ -265,13 +274,21 @@ mod tests {
 
     #[test]
     fn the_ending_names_who_left_first_when_the_source_knows() {
-        assert_eq!(Ending::of_reason("client closed").first(), Some(Dir::C2S));
-        assert_eq!(Ending::of_reason("upstream closed").first(), Some(Dir::S2C));
-        let e = Ending::of_reason("client closed, then upstream reset: Connection reset");
+        let of = |text: &str| Ending::of(&CloseReason::parse(text));
+        assert_eq!(of("client closed").first(), Some(Dir::C2S));
+        assert_eq!(of("upstream closed").first(), Some(Dir::S2C));
+        let e = of("client closed, then upstream reset: Connection reset");
         assert_eq!(e.first(), Some(Dir::C2S));
         assert!(e.by(Dir::S2C));
-        assert_eq!(Ending::of_reason("reset by server").first(), Some(Dir::S2C));
-        assert_eq!(Ending::of_reason("FIN both ways").first(), None);
-        assert_eq!(Ending::of_reason("proxy stopped"), Ending::Unknown);
+        let e = of("upstream reset: Connection reset");
+        assert_eq!(e.first(), Some(Dir::S2C));
+        assert!(e.by(Dir::S2C) && !e.by(Dir::C2S));
+        assert_eq!(of("reset by server").first(), Some(Dir::S2C));
+        assert_eq!(of("FIN both ways").first(), None);
+        assert!(of("FIN both ways").by(Dir::C2S));
+        assert_eq!(of("proxy stopped"), Ending::Unknown);
+        assert_eq!(of("reset"), Ending::Unknown);
+        assert_eq!(of("client error: timed out"), Ending::Unknown);
+        assert_eq!(of("client reset"), Ending::Unknown);
     }
 }
