@@ -99,9 +99,9 @@ impl Dir {
 /// A run of bytes seen on one direction of one connection: what every source produces.
 #[derive(Clone, Debug)]
 pub struct Chunk {
-    /// Connection.
+    /// The connection (its number, from 1, unique within the run or the capture).
     pub conn: ConnId,
-    /// Direction.
+    /// Which way (`C2S`: sent by the client; `S2C`: by the server).
     pub dir: Dir,
     /// When the bytes were observed.
     pub ts: Timestamp,
@@ -167,7 +167,7 @@ pub struct CloseInfo {
 /// A decoded frame with where it was found.
 #[derive(Clone, Debug)]
 pub struct FrameEvent {
-    /// Direction.
+    /// Which way (`C2S`: sent by the client; `S2C`: by the server).
     pub dir: Dir,
     /// Byte offset of the frame in that direction's stream.
     pub offset: u64,
@@ -200,7 +200,7 @@ pub enum EventKind {
     },
     /// A protocol header.
     Header {
-        /// Direction.
+        /// Which way (`C2S`: sent by the client; `S2C`: by the server).
         dir: Dir,
         /// Byte offset.
         offset: u64,
@@ -215,7 +215,7 @@ pub enum EventKind {
     /// frame boundaries: every relayed byte appears in exactly one `Data` event. Used by the
     /// pcap sink; other sinks ignore it.
     Data {
-        /// Direction.
+        /// Which way (`C2S`: sent by the client; `S2C`: by the server).
         dir: Dir,
         /// Byte offset of `bytes[0]`.
         offset: u64,
@@ -228,7 +228,7 @@ pub enum EventKind {
     /// With the `Header` and `Frame` events, every relayed byte is in exactly one such event,
     /// in stream order (the JSONL's `bytes` records).
     Undecoded {
-        /// Direction.
+        /// Which way (`C2S`: sent by the client; `S2C`: by the server).
         dir: Dir,
         /// Byte offset of `bytes[0]`.
         offset: u64,
@@ -240,13 +240,13 @@ pub enum EventKind {
     /// Bytes that were relayed but not seen by the inspector (capture loss, mid-stream start),
     /// or skimmed (passed over undecoded while the inspection of a live view fell behind).
     Gap {
-        /// Direction.
+        /// Which way (`C2S`: sent by the client; `S2C`: by the server).
         dir: Dir,
         /// Byte offset where the gap starts.
         offset: u64,
         /// How many bytes are missing (0 when unknown).
         len: u64,
-        /// Why.
+        /// Why the bytes are missing, in plain words.
         reason: String,
     },
     /// The sender of `dir` closed its side (TCP FIN, or TLS close_notify on a TLS leg): no
@@ -271,11 +271,11 @@ pub enum EventKind {
 /// One thing that happened on one connection at one time.
 #[derive(Clone, Debug)]
 pub struct Event {
-    /// Connection.
+    /// The connection (its number, from 1, unique within the run or the capture).
     pub conn: ConnId,
-    /// When.
+    /// When it happened (the relay\'s read time, or the capture time).
     pub ts: Timestamp,
-    /// What.
+    /// What happened.
     pub kind: EventKind,
 }
 

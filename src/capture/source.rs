@@ -37,12 +37,12 @@ pub enum SourceEvent {
     Chunk(Chunk),
     /// Bytes of one direction that the capture does not hold.
     Gap {
-        /// Connection.
+        /// The connection (its number, from 1, unique within the run or the capture).
         conn: ConnId,
         /// When it was noticed (for a packet capture: the capture time of the bytes right
         /// after it, or of the acknowledgement, FIN or RST that showed the bytes are missing).
         ts: Timestamp,
-        /// Direction.
+        /// Which way (`C2S`: sent by the client; `S2C`: by the server).
         dir: Dir,
         /// Stream offset where the missing bytes start.
         offset: u64,
@@ -59,18 +59,18 @@ pub enum SourceEvent {
     /// the other direction may go on (a half-close). At most once per direction, before the
     /// `Close`.
     Fin {
-        /// Connection.
+        /// The connection (its number, from 1, unique within the run or the capture).
         conn: ConnId,
         /// Direction that ended.
         dir: Dir,
-        /// When.
+        /// When it happened (the relay\'s read time, or the capture time).
         ts: Timestamp,
     },
     /// The connection ended (FIN both ways, RST, or the capture ended with it still open).
     Close {
-        /// Connection.
+        /// The connection (its number, from 1, unique within the run or the capture).
         conn: ConnId,
-        /// When.
+        /// When it happened (the relay\'s read time, or the capture time).
         ts: Timestamp,
         /// Who closed or reset first and how, e.g. [`CloseReason::FinBothWays`].
         reason: CloseReason,
@@ -79,11 +79,11 @@ pub enum SourceEvent {
     /// what follows on this direction is the plaintext inside TLS, starting with a protocol
     /// header again.
     TlsHeader {
-        /// Connection.
+        /// The connection (its number, from 1, unique within the run or the capture).
         conn: ConnId,
-        /// Direction.
+        /// Which way (`C2S`: sent by the client; `S2C`: by the server).
         dir: Dir,
-        /// When.
+        /// When it happened (the relay\'s read time, or the capture time).
         ts: Timestamp,
         /// The header's bytes.
         bytes: Bytes,
@@ -91,11 +91,11 @@ pub enum SourceEvent {
     /// Something about the connection worth a warning that no byte shows (the proxy only: an
     /// unverified upstream certificate), reported as a violation event.
     Notice {
-        /// Connection.
+        /// The connection (its number, from 1, unique within the run or the capture).
         conn: ConnId,
-        /// When.
+        /// When it happened (the relay\'s read time, or the capture time).
         ts: Timestamp,
-        /// What.
+        /// The warning, reported as a violation of the connection.
         violation: Violation,
     },
     /// The file could not be read past this point (truncated or corrupt), or one record of it
