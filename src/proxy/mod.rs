@@ -21,6 +21,7 @@ pub mod queue;
 mod relay;
 pub mod shutdown;
 pub mod tls;
+mod upgrade;
 
 use std::future::Future;
 use std::io;

@@ -1,4 +1,5 @@
-//! One relayed connection: connect upstream (and do TLS where configured: see `tls.rs`), then
+//! One relayed connection: connect upstream (and do TLS where configured: see `upgrade.rs`
+//! for the TLS upgrade and handshakes, `tls.rs` for the configuration), then
 //! pump bytes both ways until both directions end, propagating half-close (FIN, and TLS
 //! close_notify: the inspection side is told of each direction's end where it happened) and
 //! reset (RST).
@@ -26,10 +27,9 @@ use tokio::sync::watch;
 use super::ProxyConfig;
 use super::limits::{Activity, watchdog};
 use super::queue::ConnQueue;
-use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use crate::capture::SourceEvent;
 use crate::driver::live::WorkerTx;
-use crate::event::{Chunk, CloseReason, ConnId, Dir, Failure, Timestamp, Violation};
+use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
 /// How one direction ended.
 #[derive(Debug)]
@@ -45,7 +45,7 @@ enum End {
 }
 
 /// Anything a leg can be: a TCP stream, or TLS over one.
-trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+pub(super) trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
 
 type BoxRead = Box<dyn LegRead>;
@@ -72,7 +72,7 @@ impl LegRead for tokio::io::ReadHalf<Box<dyn Stream>> {
 type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// One leg of a connection once set up.
-enum Leg {
+pub(super) enum Leg {
     /// Plain TCP.
     Tcp(TcpStream),
     /// TLS (either side) over TCP.
@@ -189,7 +189,7 @@ pub(crate) async fn connection(
     let legs = match config.tls.as_ref() {
         None => Ok((Leg::Tcp(client), Leg::Tcp(upstream))),
         Some(tls) => {
-            let setup = establish(conn, client, upstream, tls, &inspect, &activity);
+            let setup = super::upgrade::establish(conn, client, upstream, tls, &inspect, &activity);
             tokio::select! {
                 r = setup => r,
                 reason = watchdog(deadlines, &activity) => Err(reason),
@@ -248,214 +248,10 @@ pub(crate) async fn connection(
     close(&inspect, conn, reason).await;
 }
 
-async fn send(inspect: &Option<ConnQueue>, ev: SourceEvent) {
+/// Tell the inspection side `ev`, when inspecting.
+pub(super) async fn send(inspect: &Option<ConnQueue>, ev: SourceEvent) {
     if let Some(q) = inspect {
         q.send(ev, None);
-    }
-}
-
-/// Put TLS where it belongs on both legs; errors are close reasons.
-async fn establish(
-    conn: ConnId,
-    mut client: TcpStream,
-    mut upstream: TcpStream,
-    tls: &TlsConfig,
-    inspect: &Option<ConnQueue>,
-    activity: &Activity,
-) -> Result<(Leg, Leg), CloseReason> {
-    let client_tls = tls.listen_tls && tls.server.is_some();
-    // AMQP's own TLS upgrade: a client that starts with `AMQP 2 1 0 0` on a plain leg, when
-    // there is certificate material to answer it with.
-    let mut upgrade = false;
-    if !client_tls && tls.server.is_some() {
-        let mut head = [0u8; 8];
-        let mut n = 0;
-        while n < head.len() {
-            let read = client
-                .read(&mut head[n..])
-                .await
-                .map_err(setup_error(Dir::C2S))?;
-            if read == 0 {
-                break;
-            }
-            activity.passed(read, true);
-            n += read;
-            if !AMQP_TLS_HEADER.starts_with(&head[..n]) {
-                break;
-            }
-        }
-        if n == head.len() && head == AMQP_TLS_HEADER {
-            upgrade = true;
-            let raw = Bytes::copy_from_slice(&head);
-            send(
-                inspect,
-                SourceEvent::TlsHeader {
-                    conn,
-                    dir: Dir::C2S,
-                    ts: Timestamp::now(),
-                    bytes: raw.clone(),
-                },
-            )
-            .await;
-            if !tls.upstream_tls {
-                // Ask the broker for the same, and pass its answer on.
-                upstream
-                    .write_all(&raw)
-                    .await
-                    .map_err(setup_error(Dir::S2C))?;
-                let mut reply = [0u8; 8];
-                tokio::time::timeout(tls.handshake_timeout, upstream.read_exact(&mut reply))
-                    .await
-                    .map_err(|_| CloseReason::TlsUpgradeUnanswered)?
-                    .map_err(|e| CloseReason::TlsUpgradeClosed(e.to_string()))?;
-                client
-                    .write_all(&reply)
-                    .await
-                    .map_err(setup_error(Dir::C2S))?;
-                let bytes = Bytes::copy_from_slice(&reply);
-                let ts = Timestamp::now();
-                if reply != AMQP_TLS_HEADER {
-                    // The broker refuses TLS (answers with the header it wants): relay on
-                    // untouched, the client will give up or retry.
-                    send(
-                        inspect,
-                        SourceEvent::Chunk(Chunk {
-                            conn,
-                            dir: Dir::S2C,
-                            ts,
-                            bytes,
-                        }),
-                    )
-                    .await;
-                    return Ok((Leg::Tcp(client), Leg::Tcp(upstream)));
-                }
-                send(
-                    inspect,
-                    SourceEvent::TlsHeader {
-                        conn,
-                        dir: Dir::S2C,
-                        ts,
-                        bytes,
-                    },
-                )
-                .await;
-            } else {
-                // The broker's leg is TLS already: answer the upgrade here.
-                client
-                    .write_all(&AMQP_TLS_HEADER)
-                    .await
-                    .map_err(setup_error(Dir::C2S))?;
-                let bytes = Bytes::from_static(&AMQP_TLS_HEADER);
-                let ts = Timestamp::now();
-                send(
-                    inspect,
-                    SourceEvent::TlsHeader {
-                        conn,
-                        dir: Dir::S2C,
-                        ts,
-                        bytes,
-                    },
-                )
-                .await;
-            }
-        } else if n > 0 {
-            // Not an upgrade: these are the first bytes of the conversation.
-            let bytes = Bytes::copy_from_slice(&head[..n]);
-            let ts = Timestamp::now();
-            send(
-                inspect,
-                SourceEvent::Chunk(Chunk {
-                    conn,
-                    dir: Dir::C2S,
-                    ts,
-                    bytes: bytes.clone(),
-                }),
-            )
-            .await;
-            upstream
-                .write_all(&bytes)
-                .await
-                .map_err(setup_error(Dir::S2C))?;
-        }
-    }
-
-    let accept_client = async {
-        match (&tls.server, client_tls || upgrade) {
-            (Some(server), true) => {
-                let acceptor = tokio_rustls::TlsAcceptor::from(server.clone());
-                match tokio::time::timeout(tls.handshake_timeout, acceptor.accept(client)).await {
-                    Ok(Ok(s)) => Ok(Leg::Tls(Box::new(s))),
-                    Ok(Err(e)) => Err(CloseReason::TlsHandshake {
-                        by: Dir::C2S,
-                        detail: e.to_string(),
-                    }),
-                    Err(_) => Err(CloseReason::TlsHandshake {
-                        by: Dir::C2S,
-                        detail: format!("no answer within {:?}", tls.handshake_timeout),
-                    }),
-                }
-            }
-            _ => Ok(Leg::Tcp(client)),
-        }
-    };
-    let connect_upstream = async {
-        if !(tls.upstream_tls || upgrade) {
-            return Ok(Leg::Tcp(upstream));
-        }
-        if tls.insecure {
-            tracing::warn!(
-                "#{conn}: upstream certificate NOT verified (--insecure): anyone on the path can read this connection"
-            );
-            send(
-                inspect,
-                SourceEvent::Notice {
-                    conn,
-                    ts: Timestamp::now(),
-                    violation: insecure_notice(),
-                },
-            )
-            .await;
-        }
-        let connector = tokio_rustls::TlsConnector::from(tls.client.clone());
-        let name = tls.server_name.clone();
-        match tokio::time::timeout(tls.handshake_timeout, connector.connect(name, upstream)).await {
-            Ok(Ok(s)) => Ok(Leg::Tls(Box::new(s))),
-            Ok(Err(e)) => Err(CloseReason::TlsHandshake {
-                by: Dir::S2C,
-                detail: e.to_string(),
-            }),
-            Err(_) => Err(CloseReason::TlsHandshake {
-                by: Dir::S2C,
-                detail: format!("no answer within {:?}", tls.handshake_timeout),
-            }),
-        }
-    };
-    let (client, upstream) = tokio::join!(accept_client, connect_upstream);
-    match (client, upstream) {
-        (Ok(c), Ok(u)) => Ok((c, u)),
-        // The upstream's failure is the more telling one: the client side usually fails
-        // only because its peer went away.
-        (_, Err(e)) | (Err(e), _) => Err(e),
-    }
-}
-
-/// The warning shown on every connection relayed with `--insecure`.
-fn insecure_notice() -> Violation {
-    crate::state::rules::PROXY_TLS_INSECURE.violation(
-        Dir::S2C,
-        0,
-        "upstream TLS certificate NOT verified (--insecure): the broker's identity is unchecked",
-    )
-}
-
-/// A failure of `by`'s socket while TLS is being set up: an `error` whatever its kind (as
-/// the words have always said).
-fn setup_error(by: Dir) -> impl Fn(io::Error) -> CloseReason {
-    move |e| CloseReason::Failed {
-        clean_first: None,
-        by,
-        how: Failure::Error,
-        detail: e.to_string(),
     }
 }
 
@@ -736,6 +532,7 @@ async fn write_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Failure;
 
     #[test]
     fn reasons_name_failures_and_who_closed_first() {
