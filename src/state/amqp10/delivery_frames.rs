@@ -23,6 +23,24 @@ fn hex(b: &[u8]) -> String {
 }
 
 impl ConnectionTracker {
+    /// A transfer on a handle never attached, after a gap: learn the link (`d` sends on it, so
+    /// `d` is its sender), state unknown.
+    fn learn_sender_link(&mut self, d: Dir, sid: u64, handle: u32) -> u64 {
+        // Learn the link: d sends on it, so d is its sender.
+        let lid = self.new_id();
+        self.links
+            .insert(lid, Link::new(sid, format!("(handle {handle})"), d, false));
+        if let Some(l) = self.links.get_mut(&lid) {
+            l.handle[d.index()] = Some(handle);
+        }
+        if let Some(s) = self.sessions.get_mut(&sid) {
+            s.handles[d.index()].insert(handle, lid);
+            s.roles[d.index()][0] = true;
+            s.roles[d.flip().index()][1] = true;
+        }
+        lid
+    }
+
     pub(crate) fn on_transfer(
         &mut self,
         d: Dir,
@@ -41,23 +59,7 @@ impl ConnectionTracker {
             .and_then(|s| s.handles[d.index()].get(&t.handle))
         {
             Some(l) => *l,
-            None if self.peer(d).unknown => {
-                // Learn the link: d sends on it, so d is its sender.
-                let lid = self.new_id();
-                self.links.insert(
-                    lid,
-                    Link::new(sid, format!("(handle {})", t.handle), d, false),
-                );
-                if let Some(l) = self.links.get_mut(&lid) {
-                    l.handle[d.index()] = Some(t.handle);
-                }
-                if let Some(s) = self.sessions.get_mut(&sid) {
-                    s.handles[d.index()].insert(t.handle, lid);
-                    s.roles[d.index()][0] = true;
-                    s.roles[d.flip().index()][1] = true;
-                }
-                lid
-            }
+            None if self.peer(d).unknown => self.learn_sender_link(d, sid, t.handle),
             None => {
                 let _ = self.link_for(d, sid, t.handle, fe, "transfer", out);
                 return;
@@ -79,42 +81,7 @@ impl ConnectionTracker {
             ));
             return;
         }
-        // Session flow control (§2.5.6): one transfer-id per transfer frame.
-        let side = &mut s.side[d.index()];
-        if let Some(tid) = side.next_outgoing_id {
-            let judged = side.limit.judge(tid, false);
-            if s.known && judged == Judged::InFlight && !side.limit.in_flight_reported {
-                side.limit.in_flight_reported = true;
-                out.push(rules::SESSION_EXCESS_NOT_JUDGED.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "transfer-id {tid} on channel {channel} is beyond the {}'s latest incoming-window but within an earlier, larger one the {} may not have seen replaced yet: the excess is not judged",
-                        peer_name(d.flip()),
-                        peer_name(d)
-                    ),
-                ));
-            }
-            if s.known && judged == Judged::Exceeded {
-                let g = side.limit.cur.unwrap_or(super::serial::Grant {
-                    base: tid,
-                    amount: 0,
-                });
-                out.push(rules::SESSION_INCOMING_WINDOW_EXCEEDED.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "transfer-id {tid} on channel {channel}: the {} allowed transfer-ids {}..{} (next-incoming-id {} + incoming-window {})",
-                        peer_name(d.flip()),
-                        g.base,
-                        g.base.wrapping_add(g.amount),
-                        g.base,
-                        g.amount
-                    ),
-                ));
-            }
-            side.next_outgoing_id = Some(tid.wrapping_add(1));
-        }
+        session_window(s, d, channel, fe, out);
         if t.more && t.aborted {
             out.push(rules::DELIVERY_MORE_WITH_ABORTED.violation(
                 d,
@@ -128,211 +95,9 @@ impl ConnectionTracker {
         let settled_here = t.settled == Some(true);
         let last = !t.more || t.aborted;
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
-            // A continuation: the first transfer's values must not change.
-            let mut diffs = Vec::new();
-            if let (Some(a), Some(b)) = (p.delivery_id, t.delivery_id)
-                && a != b
-            {
-                diffs.push(format!("delivery-id {b} (first transfer: {a})"));
-            }
-            if let (Some(a), Some(b)) = (&p.tag, &t.delivery_tag)
-                && a != b
-            {
-                diffs.push(format!(
-                    "delivery-tag {} (first transfer: {})",
-                    hex(b),
-                    hex(a)
-                ));
-            }
-            if let (Some(a), Some(b)) = (p.message_format, t.message_format)
-                && a != b
-            {
-                diffs.push(format!("message-format {b} (first transfer: {a})"));
-            }
-            if !diffs.is_empty() {
-                out.push(rules::DELIVERY_CONTINUATION_MISMATCH.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "continuation transfer {} of link {:?} has {}",
-                        p.transfers + 1,
-                        l.name,
-                        diffs.join(", ")
-                    ),
-                ));
-            }
-            p.transfers = p.transfers.saturating_add(1);
-            p.settled |= settled_here;
-            (p.delivery_id, p.settled)
+            continuation(p, &l.name, t, settled_here, d, fe, out)
         } else {
-            // The first transfer of a new delivery.
-            if l.known {
-                let missing: Vec<&str> = [
-                    ("delivery-id", t.delivery_id.is_none()),
-                    ("delivery-tag", t.delivery_tag.is_none()),
-                    ("message-format", t.message_format.is_none()),
-                ]
-                .iter()
-                .filter(|(_, m)| *m)
-                .map(|(n, _)| *n)
-                .collect();
-                if !missing.is_empty() {
-                    out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "first transfer of a delivery on link {:?} lacks {}",
-                            l.name,
-                            missing.join(", ")
-                        ),
-                    ));
-                }
-            }
-            let known = l.known && s.known;
-            if known {
-                if t.resume {
-                    if let Some(a) = l.sender_attach().filter(|a| !a.incomplete_unsettled) {
-                        let listed = match (&a.unsettled, &t.delivery_tag) {
-                            (Some(tags), Some(tag)) => tags.iter().any(|x| x == tag),
-                            _ => false,
-                        };
-                        if !listed {
-                            out.push(rules::DELIVERY_RESUME_NOT_UNSETTLED.violation(
-                                d,
-                                fe.offset,
-                                format!(
-                                    "resumed transfer on link {:?} with tag {} that the sender's attach unsettled map does not list",
-                                    l.name,
-                                    t.delivery_tag.as_deref().map_or("(none)".into(), hex)
-                                ),
-                            ));
-                        }
-                    }
-                } else if l.receiver_attach().is_some_and(|a| a.incomplete_unsettled) {
-                    out.push(rules::LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "new delivery on link {:?} although the receiver's attach set incomplete-unsettled",
-                            l.name
-                        ),
-                    ));
-                }
-                let judged = l.delivery_count.map(|dc| (dc, l.credit.judge(dc, true)));
-                if let Some((dc, Judged::InFlight)) = judged
-                    && !l.credit.in_flight_reported
-                {
-                    l.credit.in_flight_reported = true;
-                    out.push(rules::LINK_EXCESS_NOT_JUDGED.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "link {:?}: delivery-count {dc} is beyond the receiver's latest link-credit but within an earlier, larger grant the sender may not have seen replaced yet: the excess is not judged",
-                            l.name
-                        ),
-                    ));
-                }
-                if let Some((dc, Judged::Exceeded)) = judged {
-                    out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
-                            d,
-                            fe.offset,
-                            match l.credit.cur {
-                                Some(g) => format!(
-                                    "link {:?}: delivery-count {dc} reached the receiver's limit {} (delivery-count {} + link-credit {}): link-credit {}",
-                                    l.name,
-                                    g.base.wrapping_add(g.amount),
-                                    g.base,
-                                    g.amount,
-                                    g.remaining(dc)
-                                ),
-                                None => format!(
-                                    "link {:?}: transfer before the receiver granted any link-credit",
-                                    l.name
-                                ),
-                            },
-                        ));
-                }
-                if t.rcv_settle_mode == Some(ReceiverSettleMode::Second)
-                    && l.rcv_settle_mode() == Some(ReceiverSettleMode::First)
-                {
-                    out.push(rules::DELIVERY_RCV_SETTLE_MODE_ILLEGAL.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "transfer on link {:?} sets rcv-settle-mode second; the receiver attached with first",
-                            l.name
-                        ),
-                    ));
-                }
-            }
-            l.delivery_count = l.delivery_count.map(|c| c.wrapping_add(1));
-            l.deliveries = l.deliveries.saturating_add(1);
-            if let Some(id) = t.delivery_id {
-                let dd = d.index();
-                if known {
-                    if s.deliveries[dd].contains_key(&id) {
-                        out.push(rules::DELIVERY_ID_REUSED.violation(
-                            d,
-                            fe.offset,
-                            format!(
-                                "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
-                                l.name
-                            ),
-                        ));
-                    } else if let Some(prev) = s.last_delivery_id[dd]
-                        && !after(id, prev)
-                    {
-                        out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
-                                d,
-                                fe.offset,
-                                format!(
-                                    "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
-                                    l.name
-                                ),
-                            ));
-                    }
-                    if let Some(tag) = &t.delivery_tag
-                        && let Some(other) = s.tags[dd].get(&(lid, tag.clone()))
-                    {
-                        out.push(rules::DELIVERY_TAG_REUSED.violation(
-                                d,
-                                fe.offset,
-                                format!(
-                                    "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
-                                    hex(tag),
-                                    l.name
-                                ),
-                            ));
-                    }
-                }
-                s.last_delivery_id[dd] = Some(id);
-                if !settled_here && !t.aborted && s.deliveries[dd].len() < MAX_TRACKED_DELIVERIES {
-                    let tag = t.delivery_tag.clone().unwrap_or_default();
-                    if let Some(old) = s.deliveries[dd].insert(
-                        id,
-                        Delivery {
-                            link: lid,
-                            tag: tag.clone(),
-                            rcv_settle_mode: t.rcv_settle_mode,
-                            state: t.state.as_ref().map(|x| x.name()),
-                            complete: !t.more,
-                        },
-                    ) {
-                        s.tags[dd].remove(&(old.link, old.tag));
-                    }
-                    s.tags[dd].insert((lid, tag), id);
-                }
-            }
-            if t.more && !t.aborted {
-                l.partial = Some(Partial {
-                    delivery_id: t.delivery_id,
-                    tag: t.delivery_tag.clone(),
-                    message_format: t.message_format,
-                    settled: settled_here,
-                    transfers: 1,
-                });
-            }
-            (t.delivery_id, settled_here)
+            first_transfer(s, l, lid, t, settled_here, d, fe, out)
         };
         if last {
             l.partial = None;
@@ -491,6 +256,297 @@ impl ConnectionTracker {
                     ),
                 ));
             }
+        }
+    }
+}
+
+/// Session flow control (§2.5.6): one transfer-id per transfer frame, judged against every
+/// incoming-window grant the sender may still be acting on.
+fn session_window(
+    s: &mut super::session::Session,
+    d: Dir,
+    channel: u16,
+    fe: &FrameEvent,
+    out: &mut Vec<Violation>,
+) {
+    let side = &mut s.side[d.index()];
+    if let Some(tid) = side.next_outgoing_id {
+        let judged = side.limit.judge(tid, false);
+        if s.known && judged == Judged::InFlight && !side.limit.in_flight_reported {
+            side.limit.in_flight_reported = true;
+            out.push(rules::SESSION_EXCESS_NOT_JUDGED.violation(
+                d,
+                fe.offset,
+                format!(
+                    "transfer-id {tid} on channel {channel} is beyond the {}'s latest incoming-window but within an earlier, larger one the {} may not have seen replaced yet: the excess is not judged",
+                    peer_name(d.flip()),
+                    peer_name(d)
+                ),
+            ));
+        }
+        if s.known && judged == Judged::Exceeded {
+            let g = side.limit.cur.unwrap_or(super::serial::Grant {
+                base: tid,
+                amount: 0,
+            });
+            out.push(rules::SESSION_INCOMING_WINDOW_EXCEEDED.violation(
+                d,
+                fe.offset,
+                format!(
+                    "transfer-id {tid} on channel {channel}: the {} allowed transfer-ids {}..{} (next-incoming-id {} + incoming-window {})",
+                    peer_name(d.flip()),
+                    g.base,
+                    g.base.wrapping_add(g.amount),
+                    g.base,
+                    g.amount
+                ),
+            ));
+        }
+        side.next_outgoing_id = Some(tid.wrapping_add(1));
+    }
+}
+
+/// A continuation transfer of the delivery in progress: the first transfer's values must not
+/// change. Returns the delivery's id and whether it is settled so far.
+fn continuation(
+    p: &mut Partial,
+    name: &str,
+    t: &Transfer,
+    settled_here: bool,
+    d: Dir,
+    fe: &FrameEvent,
+    out: &mut Vec<Violation>,
+) -> (Option<u32>, bool) {
+    // A continuation: the first transfer's values must not change.
+    let mut diffs = Vec::new();
+    if let (Some(a), Some(b)) = (p.delivery_id, t.delivery_id)
+        && a != b
+    {
+        diffs.push(format!("delivery-id {b} (first transfer: {a})"));
+    }
+    if let (Some(a), Some(b)) = (&p.tag, &t.delivery_tag)
+        && a != b
+    {
+        diffs.push(format!(
+            "delivery-tag {} (first transfer: {})",
+            hex(b),
+            hex(a)
+        ));
+    }
+    if let (Some(a), Some(b)) = (p.message_format, t.message_format)
+        && a != b
+    {
+        diffs.push(format!("message-format {b} (first transfer: {a})"));
+    }
+    if !diffs.is_empty() {
+        out.push(rules::DELIVERY_CONTINUATION_MISMATCH.violation(
+            d,
+            fe.offset,
+            format!(
+                "continuation transfer {} of link {:?} has {}",
+                p.transfers + 1,
+                name,
+                diffs.join(", ")
+            ),
+        ));
+    }
+    p.transfers = p.transfers.saturating_add(1);
+    p.settled |= settled_here;
+    (p.delivery_id, p.settled)
+}
+
+/// The first transfer of a new delivery: judged against the link's state and credit, then
+/// counted and recorded on the session. Returns its delivery-id and whether it is settled.
+#[allow(clippy::too_many_arguments)]
+fn first_transfer(
+    s: &mut super::session::Session,
+    l: &mut Link,
+    lid: u64,
+    t: &Transfer,
+    settled_here: bool,
+    d: Dir,
+    fe: &FrameEvent,
+    out: &mut Vec<Violation>,
+) -> (Option<u32>, bool) {
+    let known = l.known && s.known;
+    first_transfer_checks(l, known, t, d, fe, out);
+    l.delivery_count = l.delivery_count.map(|c| c.wrapping_add(1));
+    l.deliveries = l.deliveries.saturating_add(1);
+    if let Some(id) = t.delivery_id {
+        let dd = d.index();
+        if known {
+            if s.deliveries[dd].contains_key(&id) {
+                out.push(rules::DELIVERY_ID_REUSED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
+                        l.name
+                    ),
+                ));
+            } else if let Some(prev) = s.last_delivery_id[dd]
+                && !after(id, prev)
+            {
+                out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
+                            l.name
+                        ),
+                    ));
+            }
+            if let Some(tag) = &t.delivery_tag
+                && let Some(other) = s.tags[dd].get(&(lid, tag.clone()))
+            {
+                out.push(rules::DELIVERY_TAG_REUSED.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
+                            hex(tag),
+                            l.name
+                        ),
+                    ));
+            }
+        }
+        s.last_delivery_id[dd] = Some(id);
+        if !settled_here && !t.aborted && s.deliveries[dd].len() < MAX_TRACKED_DELIVERIES {
+            let tag = t.delivery_tag.clone().unwrap_or_default();
+            if let Some(old) = s.deliveries[dd].insert(
+                id,
+                Delivery {
+                    link: lid,
+                    tag: tag.clone(),
+                    rcv_settle_mode: t.rcv_settle_mode,
+                    state: t.state.as_ref().map(|x| x.name()),
+                    complete: !t.more,
+                },
+            ) {
+                s.tags[dd].remove(&(old.link, old.tag));
+            }
+            s.tags[dd].insert((lid, tag), id);
+        }
+    }
+    if t.more && !t.aborted {
+        l.partial = Some(Partial {
+            delivery_id: t.delivery_id,
+            tag: t.delivery_tag.clone(),
+            message_format: t.message_format,
+            settled: settled_here,
+            transfers: 1,
+        });
+    }
+    (t.delivery_id, settled_here)
+}
+
+/// What the first transfer of a delivery must get right: its fields, a resume the sender's
+/// attach allows, no new delivery after an incomplete unsettled map, the link's credit (§2.6.7,
+/// against every grant the sender may still act on), the receiver's settle mode.
+fn first_transfer_checks(
+    l: &mut Link,
+    known: bool,
+    t: &Transfer,
+    d: Dir,
+    fe: &FrameEvent,
+    out: &mut Vec<Violation>,
+) {
+    if l.known {
+        let missing: Vec<&str> = [
+            ("delivery-id", t.delivery_id.is_none()),
+            ("delivery-tag", t.delivery_tag.is_none()),
+            ("message-format", t.message_format.is_none()),
+        ]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(n, _)| *n)
+        .collect();
+        if !missing.is_empty() {
+            out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
+                d,
+                fe.offset,
+                format!(
+                    "first transfer of a delivery on link {:?} lacks {}",
+                    l.name,
+                    missing.join(", ")
+                ),
+            ));
+        }
+    }
+    if known {
+        if t.resume {
+            if let Some(a) = l.sender_attach().filter(|a| !a.incomplete_unsettled) {
+                let listed = match (&a.unsettled, &t.delivery_tag) {
+                    (Some(tags), Some(tag)) => tags.iter().any(|x| x == tag),
+                    _ => false,
+                };
+                if !listed {
+                    out.push(rules::DELIVERY_RESUME_NOT_UNSETTLED.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "resumed transfer on link {:?} with tag {} that the sender's attach unsettled map does not list",
+                            l.name,
+                            t.delivery_tag.as_deref().map_or("(none)".into(), hex)
+                        ),
+                    ));
+                }
+            }
+        } else if l.receiver_attach().is_some_and(|a| a.incomplete_unsettled) {
+            out.push(rules::LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED.violation(
+                d,
+                fe.offset,
+                format!(
+                    "new delivery on link {:?} although the receiver's attach set incomplete-unsettled",
+                    l.name
+                ),
+            ));
+        }
+        let judged = l.delivery_count.map(|dc| (dc, l.credit.judge(dc, true)));
+        if let Some((dc, Judged::InFlight)) = judged
+            && !l.credit.in_flight_reported
+        {
+            l.credit.in_flight_reported = true;
+            out.push(rules::LINK_EXCESS_NOT_JUDGED.violation(
+                d,
+                fe.offset,
+                format!(
+                    "link {:?}: delivery-count {dc} is beyond the receiver's latest link-credit but within an earlier, larger grant the sender may not have seen replaced yet: the excess is not judged",
+                    l.name
+                ),
+            ));
+        }
+        if let Some((dc, Judged::Exceeded)) = judged {
+            out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
+                    d,
+                    fe.offset,
+                    match l.credit.cur {
+                        Some(g) => format!(
+                            "link {:?}: delivery-count {dc} reached the receiver's limit {} (delivery-count {} + link-credit {}): link-credit {}",
+                            l.name,
+                            g.base.wrapping_add(g.amount),
+                            g.base,
+                            g.amount,
+                            g.remaining(dc)
+                        ),
+                        None => format!(
+                            "link {:?}: transfer before the receiver granted any link-credit",
+                            l.name
+                        ),
+                    },
+                ));
+        }
+        if t.rcv_settle_mode == Some(ReceiverSettleMode::Second)
+            && l.rcv_settle_mode() == Some(ReceiverSettleMode::First)
+        {
+            out.push(rules::DELIVERY_RCV_SETTLE_MODE_ILLEGAL.violation(
+                d,
+                fe.offset,
+                format!(
+                    "transfer on link {:?} sets rcv-settle-mode second; the receiver attached with first",
+                    l.name
+                ),
+            ));
         }
     }
 }
