@@ -215,9 +215,11 @@ fn main() {
     };
     // `RTT_ONLY=1` skips the throughput workloads.
     let rtt_only = std::env::var_os("RTT_ONLY").is_some();
+    // As the binary's runtime: idle threads give their free pages back (proxy/reclaim.rs).
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
+        .on_thread_park(amqpeek::proxy::reclaim::on_idle)
         .build()
         .unwrap();
     rt.block_on(async move {

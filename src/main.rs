@@ -332,7 +332,11 @@ fn optional_seconds(flag: &str, secs: Option<f64>) -> anyhow::Result<Option<Dura
 
 fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     raise_open_files_limit();
-    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_park(amqpeek::proxy::reclaim::on_idle)
+        .build()
+        .context("starting the async runtime")?;
     let ProxyArgs {
         net,
         output,

@@ -240,13 +240,17 @@ fn next_batch(rx: &mut mpsc::UnboundedReceiver<Queued>, batch: &mut Vec<Queued>)
                 idle_polls += 1;
                 std::thread::sleep(POLL_INTERVAL);
             }
-            Err(mpsc::error::TryRecvError::Empty) => match rx.blocking_recv() {
-                Some(m) => {
-                    batch.push(m);
-                    break;
+            Err(mpsc::error::TryRecvError::Empty) => {
+                // Parking: give the allocator's free pages of this thread back first.
+                crate::proxy::reclaim::on_idle();
+                match rx.blocking_recv() {
+                    Some(m) => {
+                        batch.push(m);
+                        break;
+                    }
+                    None => return false,
                 }
-                None => return false,
-            },
+            }
             Err(mpsc::error::TryRecvError::Disconnected) => return false,
         }
     }

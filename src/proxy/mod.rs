@@ -18,6 +18,7 @@
 
 pub mod limits;
 pub mod queue;
+pub mod reclaim;
 mod relay;
 pub mod shutdown;
 pub mod tls;
