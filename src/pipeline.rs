@@ -413,16 +413,16 @@ impl Inspector {
                     kind: EventKind::Violation(v),
                 });
             }
-            if self.opts.state_each_frame && self.state_dirty {
-                // As `publish_state`, inline: `side` is still borrowed.
-                let snapshot = self.tracker.snapshot();
-                self.state_dirty = false;
-                self.state_last = Some((snapshot.name.clone(), ts));
-                out.push(Event {
+            if self.opts.state_each_frame {
+                // `side` is still borrowed: the fields, not `publish_state`.
+                state_event(
+                    &self.tracker,
+                    &mut self.state_dirty,
+                    &mut self.state_last,
                     conn,
                     ts,
-                    kind: EventKind::State(Arc::new(snapshot)),
-                });
+                    out,
+                );
             }
         }
         // Bytes no header or frame accounts for (after a server refused the client's header,
@@ -629,17 +629,14 @@ impl Inspector {
     /// [`Inspector::latest_ts`]), so that the state shown after a burst is the state after its
     /// last frame.
     pub fn publish_state(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
-        if !self.state_dirty {
-            return;
-        }
-        let snapshot = self.tracker.snapshot();
-        self.state_dirty = false;
-        self.state_last = Some((snapshot.name.clone(), ts));
-        out.push(Event {
-            conn: self.conn,
+        state_event(
+            &self.tracker,
+            &mut self.state_dirty,
+            &mut self.state_last,
+            self.conn,
             ts,
-            kind: EventKind::State(Arc::new(snapshot)),
-        });
+            out,
+        );
     }
 
     /// [`Inspector::publish_state`], at most every [`STATE_INTERVAL_US`] of event time unless
@@ -763,6 +760,28 @@ impl Inspector {
 /// The event a decoded item of `dir` becomes: a header (the client's first one noted in
 /// `client_header`), a frame, a malformed frame's violation; decoding that stopped becomes what
 /// `tracker` judges it (into `violations`), and no event of its own.
+/// A `State` event of `tracker` as of `ts` if it saw anything since the last one (`dirty`),
+/// remembering what was published (`last`: the name and when, for the throttle).
+fn state_event(
+    tracker: &ConnTracker,
+    dirty: &mut bool,
+    last: &mut Option<(String, Timestamp)>,
+    conn: ConnId,
+    ts: Timestamp,
+    out: &mut Vec<Event>,
+) {
+    if !std::mem::take(dirty) {
+        return;
+    }
+    let snapshot = tracker.snapshot();
+    *last = Some((snapshot.name.clone(), ts));
+    out.push(Event {
+        conn,
+        ts,
+        kind: EventKind::State(Arc::new(snapshot)),
+    });
+}
+
 fn item_event(
     dir: Dir,
     item: Item,
