@@ -231,18 +231,15 @@ impl<R: BufRead> JsonlSource<R> {
                     });
                     st.expected = end;
                 }
-                if offset > st.expected {
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts,
-                        dir,
-                        offset: st.expected,
-                        len: offset - st.expected,
-                        reason: format!("{} bytes not in the JSONL capture", offset - st.expected),
-                        resync: boundary_proto,
-                    });
-                    st.expected = offset;
-                }
+                missing_up_to(
+                    &mut self.out,
+                    &mut st.expected,
+                    conn,
+                    ts,
+                    dir,
+                    offset,
+                    boundary_proto,
+                );
                 let end = offset + raw.len() as u64;
                 if end <= st.expected {
                     return Ok(()); // already delivered
@@ -300,18 +297,7 @@ impl<R: BufRead> JsonlSource<R> {
                     });
                     st.expected = st.expected.max((goff + glen).max(offset));
                 }
-                if offset > st.expected {
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts,
-                        dir,
-                        offset: st.expected,
-                        len: offset - st.expected,
-                        reason: format!("{} bytes not in the JSONL capture", offset - st.expected),
-                        resync: None,
-                    });
-                    st.expected = offset;
-                }
+                missing_up_to(&mut self.out, &mut st.expected, conn, ts, dir, offset, None);
                 self.out.push_back(SourceEvent::Fin { conn, dir, ts });
             }
             "close" => {
@@ -364,5 +350,31 @@ impl<R: BufRead> Iterator for JsonlSource<R> {
                 });
             }
         }
+    }
+}
+
+/// The bytes of `dir` between what was delivered (`expected`) and `offset`, if any, as a gap
+/// the capture does not hold; `expected` moves to `offset`.
+#[allow(clippy::too_many_arguments)]
+fn missing_up_to(
+    out: &mut std::collections::VecDeque<SourceEvent>,
+    expected: &mut u64,
+    conn: ConnId,
+    ts: Timestamp,
+    dir: Dir,
+    offset: u64,
+    resync: Option<ProtocolHeader>,
+) {
+    if offset > *expected {
+        out.push_back(SourceEvent::Gap {
+            conn,
+            ts,
+            dir,
+            offset: *expected,
+            len: offset - *expected,
+            reason: format!("{} bytes not in the JSONL capture", offset - *expected),
+            resync,
+        });
+        *expected = offset;
     }
 }
