@@ -156,6 +156,20 @@ fn main() {
         (peak - before) >> 10,
         after >> 10
     );
+    // What stays after close, by kind: heap (anonymous, and of it in huge pages) and the
+    // binary's own pages (file-backed: its code paged in).
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let huge_kib: u64 = rollup
+        .lines()
+        .find_map(|l| l.strip_prefix("AnonHugePages:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    println!(
+        "after close: anonymous {} MiB ({} MiB of it in transparent huge pages), file-backed {} MiB",
+        status_kib(pid, "RssAnon:") >> 10,
+        huge_kib >> 10,
+        status_kib(pid, "RssFile:") >> 10
+    );
     let _ = proxy.kill();
     let _ = proxy.wait();
     let _ = std::fs::remove_file(jsonl);

@@ -40,6 +40,7 @@ use cli::{
 const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
+    amqpeek::proxy::reclaim::disable_transparent_huge_pages();
     let cli = Cli::parse();
     let tui = match &cli.command {
         Command::Proxy(a) => use_tui(&a.output),

@@ -99,6 +99,10 @@ pub trait Sink {
 pub trait Render: Send {
     /// Append the bytes `ev` makes (nothing for events the sink ignores) to `out`.
     fn render(&mut self, ev: &Event, out: &mut Vec<u8>);
+
+    /// Let go of buffers a burst grew (the worker is about to wait for traffic); nothing by
+    /// default.
+    fn release_spare(&mut self) {}
 }
 
 impl<S: Sink + ?Sized> Sink for &mut S {

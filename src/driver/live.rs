@@ -55,6 +55,8 @@ pub type WorkerTx = mpsc::UnboundedSender<Queued>;
 
 /// Most messages a worker takes off its queue at once.
 const MAX_BATCH: usize = 512;
+/// Events a worker's buffer keeps room for while it waits for traffic.
+const KEEP_EVENTS: usize = 256;
 
 /// How long a worker sleeps between polls while traffic flows (the most a trace line or
 /// capture record lags behind the relay, plus processing).
@@ -177,7 +179,16 @@ impl Worker {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         let mut events = Vec::new();
         let mut out = Output::default();
-        while next_batch(&mut rx, &mut batch) {
+        let release = |part: &mut Part, events: &mut Vec<crate::event::Event>, out: &mut Output| {
+            // Going idle: what the last burst grew goes back (see `proxy::reclaim`).
+            events.shrink_to(KEEP_EVENTS);
+            out.release_spare();
+            part.release_spare();
+            crate::proxy::reclaim::before_long_wait();
+        };
+        while next_batch(&mut rx, &mut batch, &mut || {
+            release(&mut self.part, &mut events, &mut out)
+        }) {
             let waiting = rx.len();
             let taken = batch.len();
             for (i, Queued { ev, permit }) in batch.drain(..).enumerate() {
@@ -228,7 +239,12 @@ impl Worker {
 /// gone. While traffic flows, the queue is polled on a short timer instead of parking: a parked
 /// receiver makes every relay `send` pay a thread wake-up (a syscall and a context switch per
 /// chunk). After a while without traffic, it parks until the next message.
-fn next_batch(rx: &mut mpsc::UnboundedReceiver<Queued>, batch: &mut Vec<Queued>) -> bool {
+/// `before_park` runs before it parks.
+fn next_batch(
+    rx: &mut mpsc::UnboundedReceiver<Queued>,
+    batch: &mut Vec<Queued>,
+    before_park: &mut dyn FnMut(),
+) -> bool {
     let mut idle_polls = 0u32;
     loop {
         match rx.try_recv() {
@@ -241,8 +257,7 @@ fn next_batch(rx: &mut mpsc::UnboundedReceiver<Queued>, batch: &mut Vec<Queued>)
                 std::thread::sleep(POLL_INTERVAL);
             }
             Err(mpsc::error::TryRecvError::Empty) => {
-                // Parking: give the allocator's free pages of this thread back first.
-                crate::proxy::reclaim::on_idle();
+                before_park();
                 match rx.blocking_recv() {
                     Some(m) => {
                         batch.push(m);

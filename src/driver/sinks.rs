@@ -26,6 +26,11 @@ pub struct Output {
     ends: Vec<usize>,
 }
 
+/// Bytes of rendered output a sink's buffer keeps room for across [`Output::release_spare`].
+const KEEP_BYTES: usize = 64 * 1024;
+/// Events and piece ends kept room for across [`Output::release_spare`].
+const KEEP_PIECES: usize = 256;
+
 impl Output {
     /// How many pieces it holds.
     pub fn pieces(&self) -> usize {
@@ -37,6 +42,19 @@ impl Output {
         self.events.clear();
         self.bytes.iter_mut().for_each(Vec::clear);
         self.ends.clear();
+    }
+
+    /// Empty it and let go of buffers grown beyond what an ordinary batch needs (a burst of
+    /// large frames grows them to megabytes): for a worker about to wait for traffic.
+    pub fn release_spare(&mut self) {
+        self.clear();
+        for buf in &mut self.bytes {
+            if buf.capacity() > KEEP_BYTES {
+                *buf = Vec::new();
+            }
+        }
+        self.events.shrink_to(KEEP_PIECES);
+        self.ends.shrink_to(KEEP_PIECES);
     }
 
     /// Whether it holds nothing to write.
@@ -64,6 +82,11 @@ pub struct Part {
 }
 
 impl Part {
+    /// Let each renderer go of what a burst grew (see [`Render::release_spare`]).
+    pub fn release_spare(&mut self) {
+        self.renders.iter_mut().flatten().for_each(|r| r.release_spare());
+    }
+
     /// Take `events` (emptied) into `out` as one more piece.
     pub fn take(&mut self, events: &mut Vec<Event>, out: &mut Output) {
         if out.bytes.len() != self.renders.len() {

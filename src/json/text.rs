@@ -94,6 +94,21 @@ impl TextWriter {
         self.entries.clear();
     }
 
+    /// Empty it and let go of buffers grown beyond `keep` bytes (one huge line grows them to
+    /// its size; a writer that is reused would otherwise hold that for good).
+    pub fn release_spare(&mut self, keep: usize) {
+        self.clear();
+        if self.buf.capacity() > keep {
+            self.buf = Vec::with_capacity(4096);
+        }
+        if self.scratch.capacity() > keep {
+            self.scratch = Vec::new();
+        }
+        if self.text.capacity() > keep {
+            self.text = String::new();
+        }
+    }
+
     /// End a line (JSON Lines): a `\n` after a complete top-level value.
     pub fn newline(&mut self) {
         self.buf.push(b'\n');

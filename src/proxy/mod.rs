@@ -163,6 +163,9 @@ impl Proxy {
             )
         });
         let (stop_tx, stop_rx) = watch::channel(false);
+        // Idle again after a burst: the memory the burst took goes back (see `reclaim`).
+        let sweeper = tokio::spawn(reclaim::sweeper());
+        let _sweeper = AbortOnDrop(sweeper);
         let mut tasks = JoinSet::new();
         let mut next: ConnId = 1;
         let mut shutdown = std::pin::pin!(shutdown);
@@ -220,6 +223,15 @@ impl Proxy {
             connections: next - 1,
             sink_failures,
         })
+    }
+}
+
+/// Aborts a task when dropped (the proxy's background tasks end with it).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

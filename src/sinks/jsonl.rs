@@ -430,7 +430,15 @@ impl Render for Lines {
             out.extend_from_slice(line);
         }
     }
+
+    fn release_spare(&mut self) {
+        // A line of a large frame's head grows the writer to megabytes.
+        self.line.release_spare(KEEP_LINE);
+    }
 }
+
+/// Bytes a renderer's line writer keeps room for while its worker waits for traffic.
+const KEEP_LINE: usize = 64 * 1024;
 
 impl<W: Write> JsonlSink<W> {
     /// A sink writing to `out`; wrap files in a `BufWriter` (flushed once per batch).
