@@ -5,6 +5,8 @@
 
 use bytes::Bytes;
 
+use crate::hash::HashMap;
+
 use crate::codec::amqp10::ReceiverSettleMode;
 
 /// One unsettled delivery (sent unsettled, not yet settled by either end).
@@ -35,4 +37,24 @@ pub struct Partial {
     pub settled: bool,
     /// Transfers so far.
     pub transfers: u32,
+}
+
+/// A session's unsettled deliveries and delivery-ids, per sending peer (index: `Dir::index`).
+#[derive(Clone, Debug, Default)]
+pub struct Deliveries {
+    /// Unsettled deliveries by delivery-id.
+    pub unsettled: [HashMap<u32, Delivery>; 2],
+    /// (link id, tag) -> delivery-id of the unsettled deliveries.
+    pub tags: [HashMap<(u64, Bytes), u32>; 2],
+    /// The last new delivery-id.
+    pub last_id: [Option<u32>; 2],
+}
+
+impl Deliveries {
+    /// Delivery `id` sent by direction index `dd` is settled: forget it and its tag.
+    pub fn settle(&mut self, dd: usize, id: u32) {
+        if let Some(old) = self.unsettled[dd].remove(&id) {
+            self.tags[dd].remove(&(old.link, old.tag));
+        }
+    }
 }

@@ -1,18 +1,16 @@
-//! Delivery frames (AMQP 1.0 §2.6.12 - §2.6.14, §2.7.5, §2.7.6): transfers (session window,
-//! link credit, delivery-id/tag/format across `more` transfers, settlement, abort, resume),
-//! dispositions (ranges, role, settlement modes) and completed messages (the anonymous
-//! terminus's `to`).
+//! Delivery frames (AMQP 1.0 §2.6.12 - §2.6.14, §2.7.5, §2.7.6), judged by the session that
+//! owns the deliveries and the link they travel on: transfers (session window, link credit,
+//! delivery-id/tag/format across `more` transfers, settlement, abort, resume) and dispositions
+//! (ranges, role, settlement modes).
 
-use crate::codec::amqp10::{
-    Disposition, Message, ReceiverSettleMode, Role, SenderSettleMode, Transfer,
-};
+use crate::codec::amqp10::{Disposition, ReceiverSettleMode, Role, SenderSettleMode, Transfer};
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
 
-use super::delivery::{Delivery, Partial};
+use super::delivery::{Deliveries, Delivery, Partial};
 use super::link::Link;
 use super::serial::{Judged, after, in_range};
-use super::session::MAX_TRACKED_DELIVERIES;
-use super::{ConnectionTracker, peer_name, rules};
+use super::session::{MAX_TRACKED_DELIVERIES, Session, SessionSide};
+use super::{At, peer_name, rules};
 
 fn hex(b: &[u8]) -> String {
     let mut s = hex::encode(b.get(..32).unwrap_or(b));
@@ -22,50 +20,23 @@ fn hex(b: &[u8]) -> String {
     s
 }
 
-impl ConnectionTracker {
-    /// A transfer on a handle never attached, after a gap: learn the link (`d` sends on it, so
-    /// `d` is its sender), state unknown.
-    fn learn_sender_link(&mut self, d: Dir, sid: u64, handle: u32) -> u64 {
-        // Learn the link: d sends on it, so d is its sender.
-        let lid = self.new_id();
-        self.links
-            .insert(lid, Link::new(sid, format!("(handle {handle})"), d, false));
-        if let Some(l) = self.links.get_mut(&lid) {
-            l.handle[d.index()] = Some(handle);
-        }
-        if let Some(s) = self.sessions.get_mut(&sid) {
-            s.handles[d.index()].insert(handle, lid);
-            s.roles[d.index()][0] = true;
-            s.roles[d.flip().index()][1] = true;
-        }
-        lid
-    }
-
+impl Session {
+    /// `at.d`'s transfer on `channel`: routed by handle to its link (reported when `d` has not
+    /// attached the handle, or attached it as receiver), judged against the session window,
+    /// then as the first or a continuation transfer of a delivery.
     pub(crate) fn on_transfer(
         &mut self,
-        d: Dir,
-        fe: &FrameEvent,
+        at: At,
         channel: u16,
         t: &Transfer,
         ts: Timestamp,
         out: &mut Vec<Violation>,
     ) {
-        let Some(sid) = self.session_for(d, channel, fe, "transfer", out) else {
+        let (d, fe) = (at.d, at.fe);
+        let Some(lid) = self.link_for(at, t.handle, "transfer", out) else {
             return;
         };
-        let lid = match self
-            .sessions
-            .get(&sid)
-            .and_then(|s| s.handles[d.index()].get(&t.handle))
-        {
-            Some(l) => *l,
-            None if self.peer(d).unknown => self.learn_sender_link(d, sid, t.handle),
-            None => {
-                let _ = self.link_for(d, sid, t.handle, fe, "transfer", out);
-                return;
-            }
-        };
-        let (Some(s), Some(l)) = (self.sessions.get_mut(&sid), self.links.get_mut(&lid)) else {
+        let Some(l) = self.links.get_mut(&lid) else {
             return;
         };
         if l.sender != d {
@@ -81,7 +52,7 @@ impl ConnectionTracker {
             ));
             return;
         }
-        session_window(s, d, channel, fe, out);
+        session_window(&mut self.side[d.index()], self.known, d, channel, fe, out);
         if t.more && t.aborted {
             out.push(rules::DELIVERY_MORE_WITH_ABORTED.violation(
                 d,
@@ -94,66 +65,35 @@ impl ConnectionTracker {
         }
         let settled_here = t.settled == Some(true);
         let last = !t.more || t.aborted;
+        let book = &mut self.deliveries;
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
             continuation(p, &l.name, t, settled_here, d, fe, out)
         } else {
-            first_transfer(s, l, lid, t, settled_here, d, fe, out)
+            first_transfer(book, self.known, l, lid, t, settled_here, at, out)
         };
         if last {
             l.partial = None;
-            if l.known {
-                let mode = l.snd_settle_mode();
-                let broken = match mode {
-                    SenderSettleMode::Settled => !complete_settled && !t.aborted,
-                    SenderSettleMode::Unsettled => complete_settled,
-                    SenderSettleMode::Mixed | SenderSettleMode::Other(_) => false,
-                };
-                if broken {
-                    out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "delivery {} on link {:?} sent {} although the sender's snd-settle-mode is {}",
-                            delivery_id.map_or("?".into(), |i| i.to_string()),
-                            l.name,
-                            if complete_settled { "settled" } else { "unsettled" },
-                            super::link::snd_mode_name(mode)
-                        ),
-                    ));
-                }
-            }
+            settle_mode_check(l, t, delivery_id, complete_settled, at, out);
         }
         // Settled (or aborted, implicitly settled): forget it.
         if let Some(id) = delivery_id {
             let dd = d.index();
             if settled_here || t.aborted {
-                if let Some(old) = s.deliveries[dd].remove(&id) {
-                    s.tags[dd].remove(&(old.link, old.tag));
-                }
-            } else if last && let Some(x) = s.deliveries[dd].get_mut(&id) {
+                book.settle(dd, id);
+            } else if last && let Some(x) = book.unsettled[dd].get_mut(&id) {
                 x.complete = true;
             }
         }
         l.sample(ts);
     }
 
-    pub(crate) fn on_disposition(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        channel: u16,
-        x: &Disposition,
-        out: &mut Vec<Violation>,
-    ) {
-        let Some(sid) = self.session_for(d, channel, fe, "disposition", out) else {
-            return;
-        };
-        let Some(s) = self.sessions.get_mut(&sid) else {
-            return;
-        };
+    /// `at.d`'s disposition: its role must be one `d` has a link of on the session; the
+    /// deliveries it settles are forgotten, a receiver settling first in mode second reported.
+    pub(crate) fn on_disposition(&mut self, at: At, x: &Disposition, out: &mut Vec<Violation>) {
+        let (d, fe) = (at.d, at.fe);
         let r = usize::from(x.role == Role::Receiver);
         let role = super::link::role_name(x.role);
-        if s.known && !self.peers[d.index()].unknown && !s.roles[d.index()][r] {
+        if self.known && !at.sender_missed() && !self.roles[d.index()][r] {
             out.push(rules::DISPOSITION_ROLE_MISMATCH.violation(
                 d,
                 fe.offset,
@@ -172,8 +112,9 @@ impl ConnectionTracker {
         } else {
             d
         };
+        let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
-        let ids: Vec<u32> = s.deliveries[sent_by.index()]
+        let ids: Vec<u32> = self.deliveries.unsettled[sb]
             .keys()
             .copied()
             .filter(|id| in_range(*id, x.first, last))
@@ -181,7 +122,7 @@ impl ConnectionTracker {
         let state = x.state.as_ref().map(|st| st.name());
         let mut second_early = Vec::new();
         for id in ids {
-            let Some(del) = s.deliveries[sent_by.index()].get_mut(&id) else {
+            let Some(del) = self.deliveries.unsettled[sb].get_mut(&id) else {
                 continue;
             };
             if state.is_some() {
@@ -190,26 +131,10 @@ impl ConnectionTracker {
             if !x.settled {
                 continue;
             }
-            if x.role == Role::Receiver {
-                // §2.7.5: with the link negotiated as first, "it is illegal to set this field
-                // to second": a transfer that does is the sender's violation, and the receiver
-                // settling first answers it correctly (the link's mode holds).
-                let link_mode = self.links.get(&del.link).and_then(|l| l.rcv_settle_mode());
-                let mode = match (del.rcv_settle_mode, link_mode) {
-                    (Some(ReceiverSettleMode::Second), Some(ReceiverSettleMode::First)) => {
-                        link_mode
-                    }
-                    (Some(m), _) => Some(m),
-                    (None, l) => l,
-                };
-                let known = self.links.get(&del.link).is_some_and(|l| l.known);
-                if mode == Some(ReceiverSettleMode::Second) && known {
-                    second_early.push(id);
-                }
+            if x.role == Role::Receiver && settles_second_early(del, self.links.get(&del.link)) {
+                second_early.push(id);
             }
-            if let Some(old) = s.deliveries[sent_by.index()].remove(&id) {
-                s.tags[sent_by.index()].remove(&(old.link, old.tag));
-            }
+            self.deliveries.settle(sb, id);
         }
         if !second_early.is_empty() {
             out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
@@ -222,57 +147,72 @@ impl ConnectionTracker {
             ));
         }
     }
+}
 
-    pub(crate) fn on_message(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        m: &Message,
-        out: &mut Vec<Violation>,
-    ) {
-        let Some(sid) = self.channels[d.index()].get(&m.channel) else {
-            return;
-        };
-        let Some(lid) = self
-            .sessions
-            .get(sid)
-            .and_then(|s| s.handles[d.index()].get(&m.handle))
-        else {
-            return;
-        };
-        let Some(l) = self.links.get(lid) else {
-            return;
-        };
-        if l.is_anonymous() && l.sender == d {
-            let to = m.properties().and_then(|p| p.to).filter(|v| !v.is_null());
-            if to.is_none() {
-                out.push(rules::ANONYMOUS_MESSAGE_WITHOUT_TO.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "message (delivery-id {}) on anonymous link {:?} has no properties.to: the routing node cannot route it",
-                        m.delivery_id.map_or("?".into(), |i| i.to_string()),
-                        l.name
-                    ),
-                ));
-            }
-        }
+/// A receiver settling `del` (on link `l`) settles first in rcv-settle-mode second. §2.7.5:
+/// with the link negotiated as first, "it is illegal to set this field to second": a transfer
+/// that does is the sender's violation, and the receiver settling first answers it correctly
+/// (the link's mode holds).
+fn settles_second_early(del: &Delivery, l: Option<&Link>) -> bool {
+    let link_mode = l.and_then(|l| l.rcv_settle_mode());
+    let mode = match (del.rcv_settle_mode, link_mode) {
+        (Some(ReceiverSettleMode::Second), Some(ReceiverSettleMode::First)) => link_mode,
+        (Some(m), _) => Some(m),
+        (None, l) => l,
+    };
+    mode == Some(ReceiverSettleMode::Second) && l.is_some_and(|l| l.known)
+}
+
+/// The last transfer of a delivery: settled or not as the sender's snd-settle-mode says.
+fn settle_mode_check(
+    l: &Link,
+    t: &Transfer,
+    delivery_id: Option<u32>,
+    complete_settled: bool,
+    at: At,
+    out: &mut Vec<Violation>,
+) {
+    if !l.known {
+        return;
+    }
+    let mode = l.snd_settle_mode();
+    let broken = match mode {
+        SenderSettleMode::Settled => !complete_settled && !t.aborted,
+        SenderSettleMode::Unsettled => complete_settled,
+        SenderSettleMode::Mixed | SenderSettleMode::Other(_) => false,
+    };
+    if broken {
+        out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
+            at.d,
+            at.offset(),
+            format!(
+                "delivery {} on link {:?} sent {} although the sender's snd-settle-mode is {}",
+                delivery_id.map_or("?".into(), |i| i.to_string()),
+                l.name,
+                if complete_settled {
+                    "settled"
+                } else {
+                    "unsettled"
+                },
+                super::link::snd_mode_name(mode)
+            ),
+        ));
     }
 }
 
 /// Session flow control (§2.5.6): one transfer-id per transfer frame, judged against every
 /// incoming-window grant the sender may still be acting on.
 fn session_window(
-    s: &mut super::session::Session,
+    side: &mut SessionSide,
+    session_known: bool,
     d: Dir,
     channel: u16,
     fe: &FrameEvent,
     out: &mut Vec<Violation>,
 ) {
-    let side = &mut s.side[d.index()];
     if let Some(tid) = side.next_outgoing_id {
         let judged = side.limit.judge(tid, false);
-        if s.known && judged == Judged::InFlight && !side.limit.in_flight_reported {
+        if session_known && judged == Judged::InFlight && !side.limit.in_flight_reported {
             side.limit.in_flight_reported = true;
             out.push(rules::SESSION_EXCESS_NOT_JUDGED.violation(
                 d,
@@ -284,7 +224,7 @@ fn session_window(
                 ),
             ));
         }
-        if s.known && judged == Judged::Exceeded {
+        if session_known && judged == Judged::Exceeded {
             let g = side.limit.cur.unwrap_or(super::serial::Grant {
                 base: tid,
                 amount: 0,
@@ -359,23 +299,24 @@ fn continuation(
 /// counted and recorded on the session. Returns its delivery-id and whether it is settled.
 #[allow(clippy::too_many_arguments)]
 fn first_transfer(
-    s: &mut super::session::Session,
+    book: &mut Deliveries,
+    session_known: bool,
     l: &mut Link,
     lid: u64,
     t: &Transfer,
     settled_here: bool,
-    d: Dir,
-    fe: &FrameEvent,
+    at: At,
     out: &mut Vec<Violation>,
 ) -> (Option<u32>, bool) {
-    let known = l.known && s.known;
+    let (d, fe) = (at.d, at.fe);
+    let known = l.known && session_known;
     first_transfer_checks(l, known, t, d, fe, out);
     l.delivery_count = l.delivery_count.map(|c| c.wrapping_add(1));
     l.deliveries = l.deliveries.saturating_add(1);
     if let Some(id) = t.delivery_id {
         let dd = d.index();
         if known {
-            if s.deliveries[dd].contains_key(&id) {
+            if book.unsettled[dd].contains_key(&id) {
                 out.push(rules::DELIVERY_ID_REUSED.violation(
                     d,
                     fe.offset,
@@ -384,7 +325,7 @@ fn first_transfer(
                         l.name
                     ),
                 ));
-            } else if let Some(prev) = s.last_delivery_id[dd]
+            } else if let Some(prev) = book.last_id[dd]
                 && !after(id, prev)
             {
                 out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
@@ -397,7 +338,7 @@ fn first_transfer(
                     ));
             }
             if let Some(tag) = &t.delivery_tag
-                && let Some(other) = s.tags[dd].get(&(lid, tag.clone()))
+                && let Some(other) = book.tags[dd].get(&(lid, tag.clone()))
             {
                 out.push(rules::DELIVERY_TAG_REUSED.violation(
                         d,
@@ -410,10 +351,10 @@ fn first_transfer(
                     ));
             }
         }
-        s.last_delivery_id[dd] = Some(id);
-        if !settled_here && !t.aborted && s.deliveries[dd].len() < MAX_TRACKED_DELIVERIES {
+        book.last_id[dd] = Some(id);
+        if !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES {
             let tag = t.delivery_tag.clone().unwrap_or_default();
-            if let Some(old) = s.deliveries[dd].insert(
+            if let Some(old) = book.unsettled[dd].insert(
                 id,
                 Delivery {
                     link: lid,
@@ -423,9 +364,9 @@ fn first_transfer(
                     complete: !t.more,
                 },
             ) {
-                s.tags[dd].remove(&(old.link, old.tag));
+                book.tags[dd].remove(&(old.link, old.tag));
             }
-            s.tags[dd].insert((lid, tag), id);
+            book.tags[dd].insert((lid, tag), id);
         }
     }
     if t.more && !t.aborted {

@@ -14,31 +14,61 @@
 //! Nothing is judged on a session or link with missed bytes.
 
 use crate::codec::amqp10::Flow;
-use crate::event::{Dir, FrameEvent, Violation};
+use crate::event::{FrameEvent, Violation};
 
+use super::link::Link;
 use super::serial::after;
-use super::{ConnectionTracker, peer_name, rules};
+use super::session::Session;
+use super::{At, peer_name, rules};
 
-impl ConnectionTracker {
-    /// The session fields of `d`'s flow on session `sid`.
-    pub(crate) fn session_flow_checks(
-        &self,
-        d: Dir,
-        fe: &FrameEvent,
-        sid: u64,
-        f: &Flow,
-        out: &mut Vec<Violation>,
-    ) {
-        let p = d.flip();
-        let Some(s) = self.sessions.get(&sid) else {
-            return;
-        };
-        if !s.known || self.peers.iter().any(|x| x.unknown) {
+/// A flow without a handle sets none of the link fields (§2.7.4), whatever session it is on.
+pub(crate) fn flow_without_handle_check(at: At, f: &Flow, out: &mut Vec<Violation>) {
+    if f.handle.is_some() {
+        return;
+    }
+    let set: Vec<&str> = [
+        ("delivery-count", f.delivery_count.is_some()),
+        ("link-credit", f.link_credit.is_some()),
+        ("available", f.available.is_some()),
+        ("drain", field_present(at.fe, "drain")),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(n, _)| *n)
+    .collect();
+    if !set.is_empty() {
+        out.push(rules::FLOW_LINK_FIELDS_WITHOUT_HANDLE.violation(
+            at.d,
+            at.offset(),
+            format!("flow without handle sets {}", set.join(", ")),
+        ));
+    }
+}
+
+/// The frame's performative has field `name` set (not null).
+fn field_present(fe: &FrameEvent, name: &str) -> bool {
+    match &fe.frame {
+        crate::codec::AnyFrame::Amqp10(f) => f.composite().is_some_and(|c| {
+            c.def
+                .field_index(name)
+                .and_then(|i| c.fields.get(i))
+                .is_some_and(|v| !v.is_null())
+        }),
+        _ => false,
+    }
+}
+
+impl Session {
+    /// The session fields of `at.d`'s flow on this session.
+    pub(crate) fn flow_checks(&self, at: At, f: &Flow, out: &mut Vec<Violation>) {
+        let (d, p) = (at.d, at.d.flip());
+        let fe = at.fe;
+        if !self.known || at.any_missed() {
             return;
         }
-        let partner = &s.side[p.index()];
-        let me = &s.side[d.index()];
-        let ch = s.channel[d.index()].unwrap_or_default();
+        let partner = &self.side[p.index()];
+        let me = &self.side[d.index()];
+        let ch = self.channel[d.index()].unwrap_or_default();
         match f.next_incoming_id {
             Some(n) if !partner.begun => out.push(rules::FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN.violation(
                 d,
@@ -49,7 +79,7 @@ impl ConnectionTracker {
                 ),
             )),
             // The flow's sender answered the partner's begin: it has received it.
-            None if partner.begun && s.initiator == Some(p) => {
+            None if partner.begun && self.initiator == Some(p) => {
                 out.push(rules::FLOW_NEXT_INCOMING_ID_MISSING.violation(
                     d,
                     fe.offset,
@@ -84,31 +114,24 @@ impl ConnectionTracker {
             None => {}
         }
     }
+}
 
-    /// The link fields of `d`'s flow on link `lid`; true when it judged (and reported) the
+impl Link {
+    /// The link fields of `at.d`'s flow on this link; true when it judged (and reported) the
     /// sender's answer to a drain, which is then no longer pending.
-    pub(crate) fn link_flow_checks(
-        &self,
-        d: Dir,
-        fe: &FrameEvent,
-        lid: u64,
-        f: &Flow,
-        out: &mut Vec<Violation>,
-    ) -> bool {
-        let Some(l) = self.links.get(&lid) else {
-            return false;
-        };
-        if !l.known || self.peers.iter().any(|x| x.unknown) {
+    pub(crate) fn flow_checks(&self, at: At, f: &Flow, out: &mut Vec<Violation>) -> bool {
+        let (d, fe) = (at.d, at.fe);
+        if !self.known || at.any_missed() {
             return false;
         }
-        if l.sender == d {
+        if self.sender == d {
             // §2.6.7 drain: "the sender will (after sending all available messages) advance
             // the delivery-count as much as possible, consuming all link-credit".
             let idle = f.available.is_none_or(|a| a == 0);
-            if l.pending_drain.is_some()
+            if self.pending_drain.is_some()
                 && f.drain
                 && idle
-                && let (Some(dc), Some(g)) = (f.delivery_count, l.credit.cur)
+                && let (Some(dc), Some(g)) = (f.delivery_count, self.credit.cur)
                 && !g.exceeded_by(dc)
             {
                 out.push(rules::LINK_DRAIN_NOT_HONOURED.violation(
@@ -116,7 +139,7 @@ impl ConnectionTracker {
                     fe.offset,
                     format!(
                         "link {:?}: the sender answered a drain with delivery-count {dc} and nothing available, leaving link-credit {} unused",
-                        l.name,
+                        self.name,
                         g.remaining(dc)
                     ),
                 ));
@@ -124,7 +147,7 @@ impl ConnectionTracker {
             }
             return false;
         }
-        let sender_attached = l.sender_attach().is_some();
+        let sender_attached = self.sender_attach().is_some();
         match f.delivery_count {
             Some(dc) if !sender_attached => out.push(
                 rules::FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH.violation(
@@ -132,29 +155,29 @@ impl ConnectionTracker {
                     fe.offset,
                     format!(
                         "link {:?}: the receiver's flow sets delivery-count {dc} before the sender's attach was sent",
-                        l.name
+                        self.name
                     ),
                 ),
             ),
             // The receiver answered the sender's attach: it has seen it.
-            None if f.link_credit.is_some() && sender_attached && l.initiator == Some(l.sender) => {
+            None if f.link_credit.is_some() && sender_attached && self.initiator == Some(self.sender) => {
                 out.push(rules::FLOW_RECEIVER_DELIVERY_COUNT_MISSING.violation(
                     d,
                     fe.offset,
                     format!(
                         "link {:?}: the receiver's flow has no delivery-count, though it answered the sender's attach",
-                        l.name
+                        self.name
                     ),
                 ))
             }
             Some(dc) => {
-                if let Some(snd) = l.delivery_count.filter(|&snd| after(dc, snd)) {
+                if let Some(snd) = self.delivery_count.filter(|&snd| after(dc, snd)) {
                     out.push(rules::FLOW_RECEIVER_DELIVERY_COUNT_AHEAD.violation(
                         d,
                         fe.offset,
                         format!(
                             "link {:?}: the receiver's flow says delivery-count {dc}, ahead of the sender's {snd}",
-                            l.name
+                            self.name
                         ),
                     ));
                 }

@@ -3,7 +3,10 @@
 //! state of §2.6.7 (delivery-count, the receiver's grant, available, drain), the delivery in
 //! progress, and a bounded history of link-credit for display.
 //!
-//! Pure state; never panics on input; the history is capped at [`CREDIT_HISTORY`] samples.
+//! The link judges its own rules on the frames its session routes to it by handle
+//! (`link_frames.rs`, `flow_checks.rs`, `delivery_frames.rs`).
+//!
+//! Never panics on input; the history is capped at [`CREDIT_HISTORY`] samples.
 
 use std::collections::VecDeque;
 
@@ -91,6 +94,38 @@ impl AttachInfo {
             && self.target_is_terminus
             && self.target_address.is_none()
             && !self.target_dynamic
+    }
+}
+
+/// The link states of AMQP 1.0 §2.6, from the client's endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum LinkState {
+    /// Neither end attached.
+    DETACHED,
+    /// The client attached, the server did not (yet).
+    ATTACH_SENT,
+    /// The server attached, the client did not (yet).
+    ATTACH_RCVD,
+    /// Both ends attached.
+    ATTACHED,
+    /// The client detached, the server is still attached.
+    DETACH_SENT,
+    /// The server detached, the client is still attached.
+    DETACH_RCVD,
+}
+
+impl LinkState {
+    /// The spec's name (`ATTACHED` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::DETACHED => "DETACHED",
+            LinkState::ATTACH_SENT => "ATTACH_SENT",
+            LinkState::ATTACH_RCVD => "ATTACH_RCVD",
+            LinkState::ATTACHED => "ATTACHED",
+            LinkState::DETACH_SENT => "DETACH_SENT",
+            LinkState::DETACH_RCVD => "DETACH_RCVD",
+        }
     }
 }
 
@@ -217,17 +252,34 @@ impl Link {
         }
     }
 
-    /// A link state name for display.
-    pub fn state_name(&self) -> &'static str {
+    /// Bytes were missed: its history is no longer known, and what was in progress is lost.
+    pub fn forget(&mut self) {
+        self.known = false;
+        self.partial = None;
+        self.pending_drain = None;
+    }
+
+    /// Neither end is attached any more.
+    pub fn gone(&self) -> bool {
+        self.handle[0].is_none() && self.handle[1].is_none()
+    }
+
+    /// The link's state, from the client's side.
+    pub fn state(&self) -> LinkState {
         let (c, s) = (Dir::C2S.index(), Dir::S2C.index());
         match (self.handle[c].is_some(), self.handle[s].is_some()) {
-            (true, true) => "ATTACHED",
-            (true, false) if self.detached[s].is_some() => "DETACH_RCVD",
-            (true, false) => "ATTACH_SENT",
-            (false, true) if self.detached[c].is_some() => "DETACH_SENT",
-            (false, true) => "ATTACH_RCVD",
-            (false, false) => "DETACHED",
+            (true, true) => LinkState::ATTACHED,
+            (true, false) if self.detached[s].is_some() => LinkState::DETACH_RCVD,
+            (true, false) => LinkState::ATTACH_SENT,
+            (false, true) if self.detached[c].is_some() => LinkState::DETACH_SENT,
+            (false, true) => LinkState::ATTACH_RCVD,
+            (false, false) => LinkState::DETACHED,
         }
+    }
+
+    /// The link's state name for display.
+    pub fn state_name(&self) -> &'static str {
+        self.state().name()
     }
 }
 

@@ -5,8 +5,11 @@
 //!
 //! - [`connection`]: header exchange and the spec's connection states, the open's limits.
 //! - [`sasl`]: the SASL layer's order and outcome.
-//! - [`session`], [`link`], [`delivery`]: the session/link/delivery state and their frames
-//!   (handled in `session_frames.rs`, `link_frames.rs`, `delivery_frames.rs`).
+//! - [`session`], [`link`], [`delivery`]: one tracker per scope. The connection keeps only the
+//!   connection's rules (`connection_frames.rs`) and routes each frame by channel to its
+//!   session (`routing.rs`); the session judges the session's rules and routes by handle to its
+//!   link, which judges the link's (`session_frames.rs`, `link_frames.rs`, `flow_checks.rs`,
+//!   `delivery_frames.rs`).
 //! - [`serial`]: RFC-1982 arithmetic and grants (windows, credit).
 //!
 //! Sans-IO, no clock (frame timestamps only), never panics on input, memory bounded by what was
@@ -15,12 +18,14 @@
 //! or delivery sequencing of what existed across the gap.
 
 pub mod connection;
+mod connection_frames;
 pub mod crossing;
 pub mod delivery;
 mod delivery_frames;
 mod flow_checks;
 pub mod link;
 mod link_frames;
+mod routing;
 pub mod rules;
 pub mod sasl;
 pub mod serial;
@@ -30,15 +35,48 @@ pub mod snapshot;
 
 use crate::hash::HashMap;
 
-use crate::codec::amqp10::{Frame, FrameBody, Performative, TYPE_AMQP};
+use crate::codec::amqp10::{Performative, TYPE_AMQP};
 use crate::codec::{AnyFrame, AnyMessage, ProtocolHeader};
 use crate::event::{Dir, FrameEvent, Timestamp, Violation};
 use crate::state::{Ending, ProtocolTracker};
 
-use connection::{MIN_MAX_FRAME_SIZE, OpenInfo, Peer, SendCheck, may_send, state_of};
-use link::Link;
+use connection::{Peer, state_of};
 use sasl::Sasl;
 use session::Session;
+
+/// One frame as the session and link trackers judge it: who sent it, the frame, and which
+/// directions had bytes missed (what they sent may then be unknown).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At<'a> {
+    /// The sending peer.
+    pub(crate) d: Dir,
+    /// The frame.
+    pub(crate) fe: &'a FrameEvent,
+    /// Bytes of each direction were missed ([`Dir::index`]).
+    pub(crate) missed: [bool; 2],
+}
+
+impl At<'_> {
+    /// The frame's offset.
+    pub(crate) fn offset(&self) -> u64 {
+        self.fe.offset
+    }
+
+    /// Bytes the sender sent were missed.
+    pub(crate) fn sender_missed(&self) -> bool {
+        self.missed[self.d.index()]
+    }
+
+    /// Bytes the sender's partner sent were missed.
+    pub(crate) fn partner_missed(&self) -> bool {
+        self.missed[self.d.flip().index()]
+    }
+
+    /// Bytes of either direction were missed.
+    pub(crate) fn any_missed(&self) -> bool {
+        self.missed[0] || self.missed[1]
+    }
+}
 
 /// Tracks one AMQP 1.0 connection from both directions.
 #[derive(Debug, Default)]
@@ -49,12 +87,10 @@ pub struct ConnectionTracker {
     pub(crate) sasl: Sasl,
     /// The two protocol headers differ.
     pub(crate) header_mismatch: bool,
-    /// Sessions by id.
+    /// Sessions by id (each owns its links).
     pub(crate) sessions: HashMap<u64, Session>,
     /// Channel -> session id, per sending peer.
     pub(crate) channels: [HashMap<u16, u64>; 2],
-    /// Links by id.
-    pub(crate) links: HashMap<u64, Link>,
     /// Next session/link id.
     pub(crate) next_id: u64,
     /// Non-closing detaches that followed a closing one, until the peer reattaches or leaves.
@@ -116,199 +152,6 @@ impl ConnectionTracker {
                 ),
             ));
         }
-    }
-
-    /// Connection-level checks of an AMQP (type 0) or empty frame; false when the frame must not
-    /// be processed further.
-    fn connection_checks(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        f: &Frame,
-        out: &mut Vec<Violation>,
-    ) -> bool {
-        let p = d.flip();
-        let offset = fe.offset;
-        if self.header_mismatch {
-            if !self.peers[d.index()].mismatch_reported {
-                self.peers[d.index()].mismatch_reported = true;
-                out.push(rules::CONNECTION_FRAME_AFTER_HEADER_MISMATCH.violation(
-                    d,
-                    offset,
-                    format!(
-                        "{} after the protocol headers differed (client {:?}, server {:?})",
-                        f.name(),
-                        self.peer(Dir::C2S).headers.last(),
-                        self.peer(Dir::S2C).headers.last()
-                    ),
-                ));
-            }
-            return false;
-        }
-        let me = self.peer(d);
-        let missed = self.peers.iter().any(|p| p.unknown);
-        if self.sasl.used && !me.amqp_header && !missed {
-            out.push(rules::SASL_HEADER_BEFORE_SUCCESS.violation(
-                d,
-                offset,
-                format!(
-                    "{} frame inside the SASL layer (no AMQP protocol header sent after a successful sasl-outcome)",
-                    f.name()
-                ),
-            ));
-            return false;
-        }
-        let is_open = matches!(f.performative(), Some(Performative::Open(_)));
-        let state = state_of(me, self.peer(p));
-        let check = if is_open && me.unknown && me.open.is_none() {
-            SendCheck::Ok
-        } else {
-            may_send(state, is_open)
-        };
-        match check {
-            SendCheck::Ok => {}
-            SendCheck::NotOpenFirst => out.push(rules::CONNECTION_FIRST_FRAME_NOT_OPEN.violation(
-                d,
-                offset,
-                format!(
-                    "the {}'s first frame is {} (state {}), not open",
-                    peer_name(d),
-                    f.name(),
-                    state.name()
-                ),
-            )),
-            SendCheck::AfterClose => {
-                out.push(rules::CONNECTION_FRAME_AFTER_CLOSE.violation(
-                    d,
-                    offset,
-                    format!(
-                        "the {} sent {} on channel {} after its close (state {})",
-                        peer_name(d),
-                        f.name(),
-                        f.channel,
-                        state.name()
-                    ),
-                ));
-                return false;
-            }
-            SendCheck::Illegal => {
-                out.push(rules::CONNECTION_ILLEGAL_FRAME_FOR_STATE.violation(
-                    d,
-                    offset,
-                    format!(
-                        "the {} sent {} in state {}{}",
-                        peer_name(d),
-                        f.name(),
-                        state.name(),
-                        if is_open {
-                            " (it already sent its open)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-                if is_open {
-                    return false;
-                }
-            }
-        }
-        // Limits the partner announced (or the pre-negotiation ones).
-        let partner = self.peer(p);
-        let (max_frame, channel_max) = match (&partner.open, partner.unknown) {
-            (Some(o), _) => (Some(o.max_frame_size), Some(o.channel_max)),
-            (None, true) => (None, None),
-            (None, false) => (Some(MIN_MAX_FRAME_SIZE), Some(0)),
-        };
-        if let Some(max) = max_frame
-            && fe.size() > u64::from(max)
-        {
-            out.push(rules::CONNECTION_FRAME_TOO_LARGE.violation(
-                d,
-                offset,
-                format!(
-                    "{} frame of {} bytes; the {}'s max-frame-size is {}{}",
-                    f.name(),
-                    fe.size(),
-                    peer_name(p),
-                    max,
-                    if partner.open.is_none() {
-                        " (no open received yet)"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
-        let empty = matches!(f.body, FrameBody::Empty);
-        if empty && f.channel != 0 && partner.open.is_none() && !partner.unknown {
-            out.push(rules::CONNECTION_EMPTY_FRAME_CHANNEL.violation(
-                d,
-                offset,
-                format!(
-                    "empty frame on channel {} before the {}'s open was received",
-                    f.channel,
-                    peer_name(p)
-                ),
-            ));
-        } else if let Some(cmax) = channel_max
-            && f.channel > cmax
-        {
-            out.push(rules::CONNECTION_CHANNEL_MAX_EXCEEDED.violation(
-                d,
-                offset,
-                format!(
-                    "{} on channel {}; the {}'s channel-max is {}{}",
-                    f.name(),
-                    f.channel,
-                    peer_name(p),
-                    cmax,
-                    if partner.open.is_none() {
-                        " (no open received yet)"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
-        true
-    }
-
-    fn on_open(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        o: &crate::codec::amqp10::Open,
-        ts: Timestamp,
-        out: &mut Vec<Violation>,
-    ) {
-        if o.max_frame_size < MIN_MAX_FRAME_SIZE {
-            out.push(rules::CONNECTION_MAX_FRAME_SIZE_TOO_SMALL.violation(
-                d,
-                fe.offset,
-                format!(
-                    "open announces max-frame-size {} (minimum 512)",
-                    o.max_frame_size
-                ),
-            ));
-        }
-        let me = &mut self.peers[d.index()];
-        me.open = Some(OpenInfo::of(o));
-        me.open_ts = Some(ts);
-    }
-
-    fn on_close(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        c: &crate::codec::amqp10::Close,
-        out: &mut Vec<Violation>,
-    ) {
-        self.peers[d.index()].close = Some(c.error.is_some());
-        let ids: Vec<u64> = self.links.keys().copied().collect();
-        for id in ids {
-            self.drain_check(id, d, fe.offset, "close", out);
-        }
-        self.unclosed_judged(Some(d), None, "closed the connection", out);
     }
 }
 
@@ -383,12 +226,7 @@ impl ProtocolTracker for ConnectionTracker {
         p.unknown = true;
         p.last_frame = None;
         for s in self.sessions.values_mut() {
-            s.known = false;
-        }
-        for l in self.links.values_mut() {
-            l.known = false;
-            l.partial = None;
-            l.pending_drain = None;
+            s.forget();
         }
     }
 
@@ -428,19 +266,24 @@ impl ProtocolTracker for ConnectionTracker {
             return; // an empty frame
         };
         let ch = f.channel;
+        let at = At {
+            d,
+            fe,
+            missed: [self.peers[0].unknown, self.peers[1].unknown],
+        };
         match perf {
             Performative::Open(o) => self.on_open(d, fe, o, ts, out),
             Performative::Close(c) => self.on_close(d, fe, c, out),
-            Performative::Begin(b) => self.on_begin(d, fe, ch, b, out),
-            Performative::End(_) => self.on_end(d, fe, ch, out),
-            Performative::Attach(a) => self.on_attach(d, fe, ch, a, out),
-            Performative::Detach(x) => self.on_detach(d, fe, ch, x, out),
-            Performative::Flow(x) => self.on_flow(d, fe, ch, x, ts, out),
-            Performative::Transfer(t) => self.on_transfer(d, fe, ch, t, ts, out),
-            Performative::Disposition(x) => self.on_disposition(d, fe, ch, x, out),
+            Performative::Begin(b) => self.on_begin(at, ch, b, out),
+            Performative::End(_) => self.on_end(at, ch, out),
+            Performative::Attach(a) => self.on_attach(at, ch, a, out),
+            Performative::Detach(x) => self.on_detach(at, ch, x, out),
+            Performative::Flow(x) => self.on_flow(at, ch, x, ts, out),
+            Performative::Transfer(t) => self.on_transfer(at, ch, t, ts, out),
+            Performative::Disposition(x) => self.on_disposition(at, ch, x, out),
         }
         if let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message {
-            self.on_message(d, fe, m, out);
+            self.on_message(at, m, out);
         }
     }
 

@@ -1,17 +1,53 @@
 //! A session as both endpoints see it (AMQP 1.0 §2.5): the channel each peer uses, what each
 //! announced in begin/flow (next-outgoing-id, windows, handle-max), the grant the partner gave
-//! for each peer's transfers (§2.5.6), the link handles and the unsettled deliveries.
+//! for each peer's transfers (§2.5.6), its links by handle and the unsettled deliveries.
 //!
-//! Pure state; never panics on input; bounded by the frames seen.
+//! The session owns its links and judges the session's rules on the frames the connection
+//! routes to it by channel (`session_frames.rs`, `flow_checks.rs`, `delivery_frames.rs`); it
+//! routes link frames by handle to the [`Link`] they name.
+//!
+//! Never panics on input; bounded by the frames seen.
 
 use crate::hash::HashMap;
 
-use bytes::Bytes;
-
+use crate::codec::amqp10::Begin;
 use crate::event::Dir;
 
-use super::delivery::Delivery;
+use super::delivery::Deliveries;
+use super::link::Link;
 use super::serial::Limit;
+
+/// The session states of AMQP 1.0 §2.5.5, from the client's endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum SessionState {
+    /// No begin sent or received (or both ends sent).
+    UNMAPPED,
+    /// Begin sent, none received.
+    BEGIN_SENT,
+    /// Begin received, none sent.
+    BEGIN_RCVD,
+    /// Begins exchanged.
+    MAPPED,
+    /// End sent, none received.
+    END_SENT,
+    /// End received, none sent.
+    END_RCVD,
+}
+
+impl SessionState {
+    /// The spec's name (`MAPPED` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionState::UNMAPPED => "UNMAPPED",
+            SessionState::BEGIN_SENT => "BEGIN_SENT",
+            SessionState::BEGIN_RCVD => "BEGIN_RCVD",
+            SessionState::MAPPED => "MAPPED",
+            SessionState::END_SENT => "END_SENT",
+            SessionState::END_RCVD => "END_RCVD",
+        }
+    }
+}
 
 /// What one endpoint of a session announced and has done.
 #[derive(Clone, Debug, Default)]
@@ -49,12 +85,10 @@ pub struct Session {
     pub side: [SessionSide; 2],
     /// Handle -> link id, per sending peer.
     pub handles: [HashMap<u32, u64>; 2],
-    /// Unsettled deliveries by delivery-id, per sending peer.
-    pub deliveries: [HashMap<u32, Delivery>; 2],
-    /// (link id, tag) -> delivery-id of unsettled deliveries, per sending peer.
-    pub tags: [HashMap<(u64, Bytes), u32>; 2],
-    /// The last new delivery-id, per sending peer.
-    pub last_delivery_id: [Option<u32>; 2],
+    /// Its links by id (attached, or detached by one end only).
+    pub links: HashMap<u64, Link>,
+    /// Its unsettled deliveries.
+    pub deliveries: Deliveries,
     /// Roles each peer has attached links with: `[dir][0 sender, 1 receiver]`.
     pub roles: [[bool; 2]; 2],
 }
@@ -73,9 +107,8 @@ impl Session {
             known,
             side: Default::default(),
             handles: Default::default(),
-            deliveries: Default::default(),
-            tags: Default::default(),
-            last_delivery_id: [None; 2],
+            links: HashMap::default(),
+            deliveries: Deliveries::default(),
             roles: [[false; 2]; 2],
         };
         s.channel[dir.index()] = Some(channel);
@@ -101,19 +134,45 @@ impl Session {
         }
     }
 
-    /// The session's state for display (§2.5.5), from the client's side.
-    pub fn state_name(&self) -> &'static str {
+    /// `d` sent its begin for this session on `channel`.
+    pub fn begun(&mut self, d: Dir, channel: u16, b: &Begin) {
+        self.channel[d.index()] = Some(channel);
+        let side = &mut self.side[d.index()];
+        side.begun = true;
+        side.initial_outgoing_id = Some(b.next_outgoing_id);
+        side.next_outgoing_id = Some(b.next_outgoing_id);
+        side.incoming_window = Some(b.incoming_window);
+        side.outgoing_window = Some(b.outgoing_window);
+        side.handle_max = Some(b.handle_max);
+        self.begin_grants();
+    }
+
+    /// Bytes were missed: the session's and its links' history is no longer known.
+    pub fn forget(&mut self) {
+        self.known = false;
+        for l in self.links.values_mut() {
+            l.forget();
+        }
+    }
+
+    /// The session's state (§2.5.5), from the client's side.
+    pub fn state(&self) -> SessionState {
         let (c, s) = (Dir::C2S.index(), Dir::S2C.index());
         let sent = self.channel[c].is_some() || self.side[c].begun;
         let rcvd = self.channel[s].is_some() || self.side[s].begun;
         match (sent, rcvd, self.ended[c], self.ended[s]) {
-            (_, _, true, true) => "UNMAPPED",
-            (_, _, true, false) => "END_SENT",
-            (_, _, false, true) => "END_RCVD",
-            (true, true, false, false) => "MAPPED",
-            (true, false, false, false) => "BEGIN_SENT",
-            (false, true, false, false) => "BEGIN_RCVD",
-            (false, false, false, false) => "UNMAPPED",
+            (_, _, true, true) => SessionState::UNMAPPED,
+            (_, _, true, false) => SessionState::END_SENT,
+            (_, _, false, true) => SessionState::END_RCVD,
+            (true, true, false, false) => SessionState::MAPPED,
+            (true, false, false, false) => SessionState::BEGIN_SENT,
+            (false, true, false, false) => SessionState::BEGIN_RCVD,
+            (false, false, false, false) => SessionState::UNMAPPED,
         }
+    }
+
+    /// The session's state name for display.
+    pub fn state_name(&self) -> &'static str {
+        self.state().name()
     }
 }

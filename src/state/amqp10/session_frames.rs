@@ -1,157 +1,191 @@
-//! Session frames (AMQP 1.0 §2.5, §2.7.2, §2.7.8): begin pairing by remote-channel, end, the
-//! channel maps of both peers, and finding the session a frame belongs to.
+//! The session's rules on the frames routed to it (AMQP 1.0 §2.5.6, §2.7.3, §2.7.4, §2.7.8):
+//! handles within handle-max and not in use, the session windows a flow announces, its end;
+//! and routing each link frame by handle to the [`Link`] it names (reported when `d` has not
+//! attached that handle, unless `d` had a gap). Transfers and dispositions are in
+//! `delivery_frames.rs`, the flow's consistency checks in `flow_checks.rs`.
 
-use crate::codec::amqp10::Begin;
-use crate::event::{Dir, FrameEvent, Violation};
+use crate::codec::amqp10::{Attach, Detach, Flow, Message, Role};
+use crate::event::{Dir, Timestamp, Violation};
 
+use super::crossing::UnclosedDetach;
+use super::link::{AttachInfo, Link};
+use super::serial::Grant;
 use super::session::Session;
-use super::{ConnectionTracker, peer_name, rules};
+use super::{At, peer_name, rules};
 
-impl ConnectionTracker {
-    /// The session `d` sends `name` on `channel` for; learned after a gap, reported otherwise.
-    pub(crate) fn session_for(
-        &mut self,
-        d: Dir,
-        channel: u16,
-        fe: &FrameEvent,
+impl Session {
+    /// The link `at.d` refers to by `handle`; `None` (reported unless `d` had a gap) when `d`
+    /// has not attached it.
+    pub(crate) fn link_for(
+        &self,
+        at: At,
+        handle: u32,
         name: &str,
         out: &mut Vec<Violation>,
     ) -> Option<u64> {
-        if let Some(id) = self.channels[d.index()].get(&channel) {
+        let d = at.d;
+        if let Some(id) = self.handles[d.index()].get(&handle) {
             return Some(*id);
         }
-        if self.peer(d).unknown {
-            let id = self.new_id();
-            self.sessions.insert(id, Session::new(d, channel, false));
-            self.channels[d.index()].insert(channel, id);
-            return Some(id);
-        }
-        out.push(rules::SESSION_FRAME_ON_UNMAPPED_CHANNEL.violation(
-            d,
-            fe.offset,
-            format!(
-                "{name} on channel {channel}, where the {} has no session (no begin sent, or already ended)",
-                peer_name(d)
-            ),
-        ));
-        None
-    }
-
-    pub(crate) fn on_begin(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        channel: u16,
-        b: &Begin,
-        out: &mut Vec<Violation>,
-    ) {
-        let p = d.flip();
-        if let Some(old) = self.channels[d.index()].remove(&channel) {
-            out.push(rules::SESSION_BEGIN_ON_CHANNEL_IN_USE.violation(
+        if !at.sender_missed() {
+            out.push(rules::LINK_UNATTACHED_HANDLE.violation(
                 d,
-                fe.offset,
+                at.offset(),
                 format!(
-                    "begin on channel {channel}, which the {} already uses for a session it has not ended",
+                    "{name} on handle {handle} (channel {}), which the {} has not attached",
+                    self.channel[d.index()].map_or(-1, i32::from),
                     peer_name(d)
                 ),
             ));
-            if let Some(s) = self.sessions.get_mut(&old) {
-                s.ended[d.index()] = true;
-            }
         }
-        let mut id = None;
-        if let Some(rc) = b.remote_channel {
-            let pending = self.channels[p.index()].get(&rc).copied().filter(|sid| {
-                self.sessions
-                    .get(sid)
-                    .is_some_and(|s| s.channel[d.index()].is_none() && !s.ended[d.index()])
-            });
-            match pending {
-                Some(sid) => id = Some(sid),
-                None if self.peer(p).unknown => {}
-                None => out.push(rules::SESSION_REMOTE_CHANNEL_ON_LOCAL_BEGIN.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "begin on channel {channel} has remote-channel {rc}, but the {} has no begin on channel {rc} awaiting an answer{}",
-                        peer_name(p),
-                        if self.channels[p.index()].contains_key(&rc) {
-                            " (that session is already mapped)"
-                        } else {
-                            ""
-                        }
-                    ),
-                )),
-            }
-        }
-        let id = match id {
-            Some(sid) => sid,
-            None => {
-                let sid = self.new_id();
-                let mut s = Session::new(d, channel, true);
-                if b.remote_channel.is_none() {
-                    s.initiator = Some(d);
-                } else {
-                    s.known = !self.peer(p).unknown;
-                }
-                self.sessions.insert(sid, s);
-                sid
-            }
-        };
-        self.channels[d.index()].insert(channel, id);
-        let Some(s) = self.sessions.get_mut(&id) else {
-            return;
-        };
-        s.channel[d.index()] = Some(channel);
-        let side = &mut s.side[d.index()];
-        side.begun = true;
-        side.initial_outgoing_id = Some(b.next_outgoing_id);
-        side.next_outgoing_id = Some(b.next_outgoing_id);
-        side.incoming_window = Some(b.incoming_window);
-        side.outgoing_window = Some(b.outgoing_window);
-        side.handle_max = Some(b.handle_max);
-        s.begin_grants();
+        None
     }
 
-    pub(crate) fn on_end(
-        &mut self,
-        d: Dir,
-        fe: &FrameEvent,
-        channel: u16,
-        out: &mut Vec<Violation>,
-    ) {
-        let Some(id) = self.session_for(d, channel, fe, "end", out) else {
+    /// The attach's handle: within the partner's handle-max, not in use by a link still known
+    /// attached (a handle in use is freed from its old link).
+    pub(crate) fn attach_checks(&mut self, at: At, a: &Attach, out: &mut Vec<Violation>) {
+        let (d, p) = (at.d, at.d.flip());
+        let name = a.name.as_str();
+        if let Some(hm) = self.side[p.index()].handle_max
+            && a.handle > hm
+        {
+            out.push(rules::SESSION_HANDLE_MAX_EXCEEDED.violation(
+                d,
+                at.offset(),
+                format!(
+                    "attach {name:?} on handle {}; the {}'s begin set handle-max {hm}",
+                    a.handle,
+                    peer_name(p)
+                ),
+            ));
+        }
+        let Some(old) = self.handles[d.index()].get(&a.handle).copied() else {
             return;
         };
-        self.channels[d.index()].remove(&channel);
-        self.unclosed_judged(Some(d), Some(id), "ended the session", out);
-        let link_ids: Vec<u64> = self
-            .links
+        let Some(l) = self.links.get_mut(&old) else {
+            return;
+        };
+        // A link of which bytes were missed may have been detached unseen.
+        if l.known {
+            out.push(rules::LINK_HANDLE_IN_USE.violation(
+                d,
+                at.offset(),
+                format!(
+                    "attach {name:?} on handle {}, still used by link {:?}",
+                    a.handle, l.name
+                ),
+            ));
+        }
+        l.handle[d.index()] = None;
+    }
+
+    /// The partner's attach of link `name` sent by `sender` that `d`'s attach answers.
+    pub(crate) fn paired_attach(&self, d: Dir, name: &str, sender: Dir) -> Option<u64> {
+        self.links
             .iter()
-            .filter(|(_, l)| l.session == id)
+            .find(|(_, l)| {
+                l.name == name
+                    && l.sender == sender
+                    && l.attach[d.index()].is_none()
+                    && l.handle[d.flip().index()].is_some()
+            })
             .map(|(k, _)| *k)
-            .collect();
-        for lid in &link_ids {
-            self.drain_check(*lid, d, fe.offset, "end", out);
-            if let Some(l) = self.links.get_mut(lid)
-                && l.handle[d.index()].take().is_some()
-            {
+    }
+
+    /// `d` attached link `lid` with `a`: its handle and role are recorded.
+    pub(crate) fn attached(&mut self, d: Dir, a: &Attach, lid: u64, info: AttachInfo) {
+        self.handles[d.index()].insert(a.handle, lid);
+        let r = usize::from(a.role == Role::Receiver);
+        if let Some(x) = self.roles[d.index()].get_mut(r) {
+            *x = true;
+        }
+        if let Some(l) = self.links.get_mut(&lid) {
+            l.attached(d, a, info);
+        }
+    }
+
+    /// A transfer on a handle never attached, after a gap: learn link `lid` (`d` sends on it,
+    /// so `d` is its sender), state unknown.
+    pub(crate) fn learn_sender_link(&mut self, d: Dir, sid: u64, handle: u32, lid: u64) {
+        let mut l = Link::new(sid, format!("(handle {handle})"), d, false);
+        l.handle[d.index()] = Some(handle);
+        self.links.insert(lid, l);
+        self.handles[d.index()].insert(handle, lid);
+        self.roles[d.index()][0] = true;
+        self.roles[d.flip().index()][1] = true;
+    }
+
+    /// `at.d`'s detach; returns a non-closing detach answering a closing one, whose verdict
+    /// waits for what `d` does next.
+    pub(crate) fn on_detach(
+        &mut self,
+        at: At,
+        x: &Detach,
+        out: &mut Vec<Violation>,
+    ) -> Option<UnclosedDetach> {
+        let lid = self.link_for(at, x.handle, "detach", out)?;
+        let l = self.links.get_mut(&lid)?;
+        let unclosed = l.on_detach(at, x.closed, out);
+        let gone = l.gone();
+        self.handles[at.d.index()].remove(&x.handle);
+        if gone {
+            self.links.remove(&lid);
+        }
+        unclosed
+    }
+
+    /// `at.d` ended the session: its links leave with it (a drain unanswered is judged).
+    /// True when both ends have ended it.
+    pub(crate) fn on_end(&mut self, at: At, out: &mut Vec<Violation>) -> bool {
+        let d = at.d;
+        for l in self.links.values_mut() {
+            l.drain_check(d, at.offset(), "end", out);
+            if l.handle[d.index()].take().is_some() {
                 l.detached[d.index()] = Some(false);
             }
         }
-        let done = match self.sessions.get_mut(&id) {
-            Some(s) => {
-                s.ended[d.index()] = true;
-                s.handles[d.index()].clear();
-                s.ended[0] && s.ended[1]
-            }
-            None => false,
+        self.ended[d.index()] = true;
+        self.handles[d.index()].clear();
+        self.ended[0] && self.ended[1]
+    }
+
+    /// `at.d`'s flow: its session fields are judged and recorded (§2.5.6), then its link
+    /// fields by the link it names.
+    pub(crate) fn on_flow(&mut self, at: At, f: &Flow, ts: Timestamp, out: &mut Vec<Violation>) {
+        let (d, p) = (at.d, at.d.flip());
+        self.flow_checks(at, f, out);
+        let base = f
+            .next_incoming_id
+            .or(self.side[p.index()].initial_outgoing_id);
+        let me = &mut self.side[d.index()];
+        me.next_incoming_id = f.next_incoming_id;
+        me.incoming_window = Some(f.incoming_window);
+        me.outgoing_window = Some(f.outgoing_window);
+        me.next_outgoing_id = Some(f.next_outgoing_id);
+        if let Some(base) = base {
+            self.side[p.index()].limit.update(Grant {
+                base,
+                amount: f.incoming_window,
+            });
+        }
+        let Some(h) = f.handle else {
+            return;
         };
-        if done {
-            self.sessions.remove(&id);
-            for lid in link_ids {
-                self.links.remove(&lid);
-            }
+        let Some(lid) = self.link_for(at, h, "flow", out) else {
+            return;
+        };
+        if let Some(l) = self.links.get_mut(&lid) {
+            l.on_flow(at, f, ts, out);
+        }
+    }
+
+    /// A completed message: judged by the link it travelled on.
+    pub(crate) fn on_message(&self, at: At, m: &Message, out: &mut Vec<Violation>) {
+        if let Some(l) = self.handles[at.d.index()]
+            .get(&m.handle)
+            .and_then(|lid| self.links.get(lid))
+        {
+            l.message_check(at, m, out);
         }
     }
 }

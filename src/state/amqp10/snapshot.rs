@@ -217,12 +217,12 @@ fn session_side(s: &Session, d: Dir) -> SessionSideSnapshot {
             (Some(g), Some(n)) => Some(g.remaining(n)),
             _ => None,
         },
-        unsettled: s.deliveries[d.index()].len(),
+        unsettled: s.deliveries.unsettled[d.index()].len(),
         ended: s.ended[d.index()],
     }
 }
 
-fn session(t: &ConnectionTracker, id: u64, s: &Session) -> SessionSnapshot {
+fn session(s: &Session) -> SessionSnapshot {
     SessionSnapshot {
         channel: PerDir::from_fn(|d| s.channel[d.index()]),
         state: s.state_name(),
@@ -230,18 +230,15 @@ fn session(t: &ConnectionTracker, id: u64, s: &Session) -> SessionSnapshot {
         known: s.known,
         c2s: session_side(s, Dir::C2S),
         s2c: session_side(s, Dir::S2C),
-        links: t.links.values().filter(|l| l.session == id).count(),
+        links: s.links.len(),
     }
 }
 
-fn link(t: &ConnectionTracker, id: u64, l: &Link) -> LinkSnapshot {
-    let s = t.sessions.get(&l.session);
-    let unsettled = s.map_or(0, |s| {
-        s.deliveries[l.sender.index()]
-            .values()
-            .filter(|x| x.link == id)
-            .count()
-    });
+fn link(s: &Session, id: u64, l: &Link) -> LinkSnapshot {
+    let unsettled = s.deliveries.unsettled[l.sender.index()]
+        .values()
+        .filter(|x| x.link == id)
+        .count();
     let (sa, ra) = (l.sender_attach(), l.receiver_attach());
     let client_role = if l.sender == Dir::C2S {
         crate::codec::amqp10::Role::Sender
@@ -255,7 +252,7 @@ fn link(t: &ConnectionTracker, id: u64, l: &Link) -> LinkSnapshot {
         role: role_name(client_role),
         sender: l.sender,
         state: l.state_name(),
-        channel: PerDir::from_fn(|d| s.and_then(|s| s.channel[d.index()])),
+        channel: PerDir::from_fn(|d| s.channel[d.index()]),
         handle: PerDir::from_fn(|d| l.handle[d.index()]),
         source_address: source(sa).or_else(|| source(ra)),
         target_address: target(ra).or_else(|| target(sa)),
@@ -270,23 +267,20 @@ fn link(t: &ConnectionTracker, id: u64, l: &Link) -> LinkSnapshot {
         deliveries: l.deliveries,
         unsettled,
         // A link is only as well known as its session (windows and deliveries live there).
-        known: l.known && s.is_none_or(|s| s.known),
+        known: l.known && s.known,
         credit_history: l.credit_history.iter().map(|(_, c)| *c).collect(),
     }
 }
 
 /// The snapshot of `t`.
 pub fn snapshot(t: &ConnectionTracker) -> Amqp10Snapshot {
-    let mut sessions: Vec<(u64, SessionSnapshot)> = t
-        .sessions
-        .iter()
-        .map(|(id, s)| (*id, session(t, *id, s)))
-        .collect();
+    let mut sessions: Vec<(u64, SessionSnapshot)> =
+        t.sessions.iter().map(|(id, s)| (*id, session(s))).collect();
     sessions.sort_by_key(|(id, _)| *id);
     let mut links: Vec<(u64, LinkSnapshot)> = t
-        .links
-        .iter()
-        .map(|(id, l)| (*id, link(t, *id, l)))
+        .sessions
+        .values()
+        .flat_map(|s| s.links.iter().map(|(id, l)| (*id, link(s, *id, l))))
         .collect();
     links.sort_by_key(|(id, _)| *id);
     Amqp10Snapshot {
