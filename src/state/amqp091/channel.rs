@@ -289,6 +289,39 @@ impl Channel {
 
     /// A method on an open channel (content framing already checked).
     fn method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        self.reply_pairing(at, m, out);
+        match m.kind() {
+            MethodKind::ChannelOpen
+            | MethodKind::ChannelOpenOk
+            | MethodKind::ChannelClose
+            | MethodKind::ChannelCloseOk
+            | MethodKind::ChannelFlowOk => self.channel_method(at, m, out),
+            MethodKind::BasicConsume
+            | MethodKind::BasicConsumeOk
+            | MethodKind::BasicCancel
+            | MethodKind::BasicCancelOk
+            | MethodKind::BasicDeliver => self.consumer_method(at, m, out),
+            MethodKind::BasicQos
+            | MethodKind::BasicGet
+            | MethodKind::BasicGetOk
+            | MethodKind::BasicGetEmpty
+            | MethodKind::BasicAck
+            | MethodKind::BasicNack
+            | MethodKind::BasicReject
+            | MethodKind::BasicRecover
+            | MethodKind::BasicRecoverAsync => self.delivery_method(at, m, out),
+            MethodKind::BasicPublish
+            | MethodKind::ConfirmSelect
+            | MethodKind::TxSelect
+            | MethodKind::TxCommit
+            | MethodKind::TxRollback => self.mode_method(at, m, out),
+            _ => {}
+        }
+    }
+
+    /// A reply must answer a pending request of the partner; a request that expects a reply
+    /// becomes pending (at most [`MAX_PENDING`]).
+    fn reply_pairing(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
         let n = self.number;
         let kind = m.kind();
         let judge = !self.uncertain;
@@ -316,7 +349,13 @@ impl Channel {
             }
             self.pending.push_back((at.dir, kind));
         }
-        match kind {
+    }
+
+    /// The channel class on an open channel: no second open, close and close-ok, flow.
+    fn channel_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let n = self.number;
+        let judge = !self.uncertain;
+        match m.kind() {
             MethodKind::ChannelOpen if judge => {
                 out.push(rules::CHANNEL_ALREADY_OPEN.violation(
                     at.dir,
@@ -349,7 +388,15 @@ impl Channel {
             MethodKind::ChannelFlowOk => {
                 self.flow_stopped[at.dir.index()] = !m.active().unwrap_or(true);
             }
-            MethodKind::BasicQos => self.prefetch = m.prefetch_count(),
+            _ => {}
+        }
+    }
+
+    /// Consumers: consume, cancel (either side), and deliveries to a consumer tag.
+    fn consumer_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let n = self.number;
+        let judge = !self.uncertain;
+        match m.kind() {
             MethodKind::BasicConsume => self.consume(at, m, out),
             MethodKind::BasicConsumeOk => {
                 let no_ack = self.pending_consumes.pop_front().is_some_and(|(_, a)| a);
@@ -397,6 +444,14 @@ impl Channel {
                 let no_ack = consumer.is_some_and(|c| c.no_ack);
                 self.delivered(at, m, no_ack, out);
             }
+            _ => {}
+        }
+    }
+
+    /// Prefetch, basic.get, acknowledgements and confirms, recover.
+    fn delivery_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        match m.kind() {
+            MethodKind::BasicQos => self.prefetch = m.prefetch_count(),
             MethodKind::BasicGet => {
                 self.pending_gets.push_back(m.no_ack().unwrap_or(false));
                 if self.pending_gets.len() > MAX_PENDING {
@@ -423,6 +478,15 @@ impl Channel {
                 self.unacked.clear();
                 self.tx_settled.clear();
             }
+            _ => {}
+        }
+    }
+
+    /// Confirm and transaction modes: publish sequence numbers, select (not both), commit, rollback.
+    fn mode_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let n = self.number;
+        let judge = !self.uncertain;
+        match m.kind() {
             MethodKind::BasicPublish if self.confirm => {
                 let seq = self.next_seq;
                 self.next_seq = seq.saturating_add(1);

@@ -139,17 +139,22 @@ fn offers(list: &[u8], word: &[u8]) -> bool {
 impl Connection {
     /// A connection method on channel 0 from `dir`. Appends violations to `out`.
     pub fn method(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) {
+        if !self.closing(dir, offset, m, out) {
+            self.state = self.next_state(dir, offset, m, out);
+        }
+    }
+
+    /// connection.close and what follows it: close is legal in every state, and the closing
+    /// states have their own rules. True when the method was handled here.
+    fn closing(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) -> bool {
         use ConnState as S;
         use MethodKind as K;
-        let kind = m.kind();
-        // Close is legal in every state; the closing states have their own rules.
-        match (self.state, kind) {
+        match (self.state, m.kind()) {
             (S::Closing { mut by, ok }, K::ConnectionClose)
                 if !by[dir.index()] && !ok[dir.index()] =>
             {
                 by[dir.index()] = true;
                 self.state = S::Closing { by, ok };
-                return;
             }
             // connection.close: "The response to receiving a Close after sending Close must be
             // to send Close-Ok." With crossing closes each peer answers the other's.
@@ -163,7 +168,6 @@ impl Connection {
                 } else {
                     S::Closing { by, ok }
                 };
-                return;
             }
             (S::Closing { by, ok }, _) => {
                 let i = dir.index();
@@ -182,7 +186,6 @@ impl Connection {
                     ));
                 }
                 // The receiver's frames sent before it saw close are in flight: discarded.
-                return;
             }
             (S::Closed, _) => {
                 out.push(rules::CONNECTION_AFTER_CLOSE.violation(
@@ -190,25 +193,31 @@ impl Connection {
                     offset,
                     format!("{} after connection.close-ok", m.name()),
                 ));
-                return;
             }
             (_, K::ConnectionClose) => {
                 let mut by = [false; 2];
                 by[dir.index()] = true;
                 self.state = S::Closing { by, ok: [false; 2] };
-                return;
             }
-            _ => {}
+            _ => return false,
         }
-        let next = match (self.state, kind, dir) {
+        true
+    }
+
+    /// The handshake and the methods of an open connection: the state `m` from `dir` leads to
+    /// (reported when the state does not allow it).
+    fn next_state(
+        &mut self,
+        dir: Dir,
+        offset: u64,
+        m: &Method,
+        out: &mut Vec<Violation>,
+    ) -> ConnState {
+        use ConnState as S;
+        use MethodKind as K;
+        match (self.state, m.kind(), dir) {
             (S::AwaitingStart | S::Unknown, K::ConnectionStart, Dir::S2C) => {
-                self.mechanisms = m.get_bytes(Arg::Mechanisms).cloned();
-                self.locales = m.get_bytes(Arg::Locales).cloned();
-                self.server = [
-                    property(m, Arg::ServerProperties, "product"),
-                    property(m, Arg::ServerProperties, "version"),
-                    property(m, Arg::ServerProperties, "platform"),
-                ];
+                self.start(m);
                 S::AwaitingStartOk
             }
             (S::AwaitingStartOk, K::ConnectionStartOk, Dir::C2S) => {
@@ -222,18 +231,7 @@ impl Connection {
             (S::AwaitingTune | S::Unknown, K::ConnectionSecure, Dir::S2C) => S::AwaitingSecureOk,
             (S::AwaitingSecureOk | S::Unknown, K::ConnectionSecureOk, Dir::C2S) => S::AwaitingTune,
             (S::AwaitingTune | S::Unknown, K::ConnectionTune, Dir::S2C) => {
-                let proposed = tune_values(m);
-                if proposed.1 != 0 && proposed.1 < FRAME_MIN_SIZE && self.state != S::Unknown {
-                    out.push(rules::FRAME_MAX_TOO_SMALL.violation(
-                        dir,
-                        offset,
-                        format!(
-                            "connection.tune frame-max {} < frame-min-size {FRAME_MIN_SIZE}",
-                            proposed.1
-                        ),
-                    ));
-                }
-                self.proposed = Some(proposed);
+                self.tune(dir, offset, m, out);
                 S::AwaitingTuneOk
             }
             (S::AwaitingTuneOk | S::Unknown, K::ConnectionTuneOk, Dir::C2S) => {
@@ -296,8 +294,34 @@ impl Connection {
                 ));
                 state
             }
-        };
-        self.state = next;
+        }
+    }
+
+    /// The server's connection.start: its mechanisms, locales and properties.
+    fn start(&mut self, m: &Method) {
+        self.mechanisms = m.get_bytes(Arg::Mechanisms).cloned();
+        self.locales = m.get_bytes(Arg::Locales).cloned();
+        self.server = [
+            property(m, Arg::ServerProperties, "product"),
+            property(m, Arg::ServerProperties, "version"),
+            property(m, Arg::ServerProperties, "platform"),
+        ];
+    }
+
+    /// The server's connection.tune: frame-max at least frame-min-size (0: no limit).
+    fn tune(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) {
+        let proposed = tune_values(m);
+        if proposed.1 != 0 && proposed.1 < FRAME_MIN_SIZE && self.state != ConnState::Unknown {
+            out.push(rules::FRAME_MAX_TOO_SMALL.violation(
+                dir,
+                offset,
+                format!(
+                    "connection.tune frame-max {} < frame-min-size {FRAME_MIN_SIZE}",
+                    proposed.1
+                ),
+            ));
+        }
+        self.proposed = Some(proposed);
     }
 
     fn start_ok(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) {

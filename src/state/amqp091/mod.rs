@@ -83,11 +83,29 @@ impl ConnectionTracker {
     }
 
     fn frame091(&mut self, ev: &FrameEvent, f: &Frame, ts: Timestamp, out: &mut Vec<Violation>) {
-        let dir = ev.dir;
-        let offset = ev.offset;
         let was_tuned = self.conn.state.tuned();
-        self.liveness(dir, ev, ts, out);
+        self.liveness(ev.dir, ev, ts, out);
+        self.limit_checks(ev, f, was_tuned, out);
+        if self.wrong_direction(ev, f, out)
+            || self.channel_zero(ev, f, out)
+            || !self.connection_open(ev, f, out)
+        {
+            return;
+        }
+        self.blocked_check(ev, f, out);
+        self.channel_frame(ev, f, out);
+    }
 
+    /// Frame size against frame-max (frame-min-size before tune-ok); the channel against
+    /// channel-max (reported once per channel).
+    fn limit_checks(
+        &mut self,
+        ev: &FrameEvent,
+        f: &Frame,
+        was_tuned: bool,
+        out: &mut Vec<Violation>,
+    ) {
+        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
         // Frame size against frame-max (frame-min-size before tune-ok).
         if let Some(limit) = self.conn.frame_limit() {
             let size = ev.size();
@@ -108,7 +126,6 @@ impl ConnectionTracker {
                 ));
             }
         }
-        let ch = f.channel;
         if let Some(max) = self.conn.channel_limit()
             && ch > max
             && self.above_max_reported.insert(ch)
@@ -122,7 +139,11 @@ impl ConnectionTracker {
                 ),
             ));
         }
+    }
 
+    /// A method only the other peer sends; true when reported (the frame goes no further).
+    fn wrong_direction(&self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
+        let (dir, offset) = (ev.dir, ev.offset);
         let method = f.method();
         if let Some(m) = method
             && !methods::sender(m.kind()).allows(dir)
@@ -137,20 +158,26 @@ impl ConnectionTracker {
                     peer(dir.flip())
                 ),
             ));
-            return;
+            return true;
         }
+        false
+    }
 
-        // Channel 0 belongs to the connection class (and heartbeats).
+    /// Channel 0 belongs to the connection class (and heartbeats): true when the frame was
+    /// handled here (a heartbeat, a connection method, or one on the wrong channel).
+    fn channel_zero(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
+        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
+        let method = f.method();
         let connection_method = method.is_some_and(|m| m.class_id() == CONNECTION_CLASS);
         match (&f.kind, ch, connection_method) {
-            (FrameKind::Heartbeat, 0, _) => return,
+            (FrameKind::Heartbeat, 0, _) => return true,
             (FrameKind::Heartbeat, _, _) => {
                 out.push(rules::HEARTBEAT_CHANNEL.violation(
                     dir,
                     offset,
                     format!("heartbeat frame on channel {ch}"),
                 ));
-                return;
+                return true;
             }
             (_, 0, true) => {
                 if let Some(m) = method {
@@ -162,7 +189,7 @@ impl ConnectionTracker {
                         self.blocked_reported = false;
                     }
                 }
-                return;
+                return true;
             }
             (_, _, true) | (_, 0, false) => {
                 out.push(rules::CHANNEL_ZERO.violation(
@@ -180,12 +207,16 @@ impl ConnectionTracker {
                         )
                     },
                 ));
-                return;
+                return true;
             }
             _ => {}
         }
+        false
+    }
 
-        // A channel frame: the connection must be open.
+    /// A channel frame needs an open connection: false when the frame goes no further.
+    fn connection_open(&self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
+        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
         match self.conn.state {
             ConnState::Open | ConnState::Unknown => {}
             ConnState::Closing { by, ok } => {
@@ -200,7 +231,7 @@ impl ConnectionTracker {
                     ));
                 }
                 // From the receiver: in flight, discarded by the closer.
-                return;
+                return false;
             }
             ConnState::Closed => {
                 out.push(rules::CONNECTION_AFTER_CLOSE.violation(
@@ -208,7 +239,7 @@ impl ConnectionTracker {
                     offset,
                     format!("{} on channel {ch} after connection.close-ok", f.name()),
                 ));
-                return;
+                return false;
             }
             // The client pipelining behind its connection.open: a warning, and the frame is
             // tracked so the server's answers to it are not blamed.
@@ -238,10 +269,16 @@ impl ConnectionTracker {
                         state.name()
                     ),
                 ));
-                return;
+                return false;
             }
         }
+        true
+    }
 
+    /// A basic.publish while the broker has the connection blocked (once per blocked period).
+    fn blocked_check(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) {
+        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
+        let method = f.method();
         if method.is_some_and(|m| m.kind() == MethodKind::BasicPublish)
             && let Some(reason) = &self.conn.blocked
             && !self.blocked_reported
@@ -255,7 +292,12 @@ impl ConnectionTracker {
                         ),
                     ));
         }
+    }
 
+    /// A frame on channel `f.channel`: routed to its channel (opened, or learned after a gap).
+    fn channel_frame(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) {
+        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
+        let method = f.method();
         let at = At { dir, offset };
         let uncertain = self.uncertain;
         let channel = match self.channels.get_mut(&ch) {
