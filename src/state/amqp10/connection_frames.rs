@@ -215,8 +215,10 @@ impl ConnectionTracker {
         out: &mut Vec<Violation>,
     ) {
         self.peers[d.index()].close = Some(c.error.is_some());
-        for s in self.sessions.values_mut() {
-            for l in s.links.values_mut() {
+        let mut sessions: Vec<_> = self.sessions.iter_mut().collect();
+        sessions.sort_unstable_by_key(|(id, _)| **id);
+        for (_, s) in sessions {
+            for l in s.links_in_order() {
                 l.drain_check(d, fe.offset, "close", out);
             }
         }

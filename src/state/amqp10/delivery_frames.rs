@@ -69,11 +69,11 @@ impl Session {
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
             continuation(p, &l.name, t, settled_here, d, fe, out)
         } else {
-            first_transfer(book, self.known, l, lid, t, settled_here, at, out)
+            l.first_transfer(book, self.known, lid, t, settled_here, at, out)
         };
         if last {
             l.partial = None;
-            settle_mode_check(l, t, delivery_id, complete_settled, at, out);
+            l.settle_mode_check(t, delivery_id, complete_settled, at, out);
         }
         // Settled (or aborted, implicitly settled): forget it.
         if let Some(id) = delivery_id {
@@ -114,11 +114,13 @@ impl Session {
         };
         let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
-        let ids: Vec<u32> = self.deliveries.unsettled[sb]
+        let mut ids: Vec<u32> = self.deliveries.unsettled[sb]
             .keys()
             .copied()
             .filter(|id| in_range(*id, x.first, last))
             .collect();
+        // In the order they were sent (the range may wrap), whatever the map's seed.
+        ids.sort_unstable_by_key(|id| id.wrapping_sub(x.first));
         let state = x.state.as_ref().map(|st| st.name());
         let mut second_early = Vec::new();
         for id in ids {
@@ -161,43 +163,6 @@ fn settles_second_early(del: &Delivery, l: Option<&Link>) -> bool {
         (None, l) => l,
     };
     mode == Some(ReceiverSettleMode::Second) && l.is_some_and(|l| l.known)
-}
-
-/// The last transfer of a delivery: settled or not as the sender's snd-settle-mode says.
-fn settle_mode_check(
-    l: &Link,
-    t: &Transfer,
-    delivery_id: Option<u32>,
-    complete_settled: bool,
-    at: At,
-    out: &mut Vec<Violation>,
-) {
-    if !l.known {
-        return;
-    }
-    let mode = l.snd_settle_mode();
-    let broken = match mode {
-        SenderSettleMode::Settled => !complete_settled && !t.aborted,
-        SenderSettleMode::Unsettled => complete_settled,
-        SenderSettleMode::Mixed | SenderSettleMode::Other(_) => false,
-    };
-    if broken {
-        out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
-            at.d,
-            at.offset(),
-            format!(
-                "delivery {} on link {:?} sent {} although the sender's snd-settle-mode is {}",
-                delivery_id.map_or("?".into(), |i| i.to_string()),
-                l.name,
-                if complete_settled {
-                    "settled"
-                } else {
-                    "unsettled"
-                },
-                super::link::snd_mode_name(mode)
-            ),
-        ));
-    }
 }
 
 /// Session flow control (§2.5.6): one transfer-id per transfer frame, judged against every
@@ -295,165 +260,227 @@ fn continuation(
     (p.delivery_id, p.settled)
 }
 
-/// The first transfer of a new delivery: judged against the link's state and credit, then
-/// counted and recorded on the session. Returns its delivery-id and whether it is settled.
-#[allow(clippy::too_many_arguments)]
-fn first_transfer(
-    book: &mut Deliveries,
-    session_known: bool,
-    l: &mut Link,
-    lid: u64,
-    t: &Transfer,
-    settled_here: bool,
-    at: At,
-    out: &mut Vec<Violation>,
-) -> (Option<u32>, bool) {
-    let (d, fe) = (at.d, at.fe);
-    let known = l.known && session_known;
-    first_transfer_checks(l, known, t, d, fe, out);
-    l.delivery_count = l.delivery_count.map(|c| c.wrapping_add(1));
-    l.deliveries = l.deliveries.saturating_add(1);
-    if let Some(id) = t.delivery_id {
-        let dd = d.index();
-        if known {
-            if book.unsettled[dd].contains_key(&id) {
-                out.push(rules::DELIVERY_ID_REUSED.violation(
+impl Link {
+    /// The last transfer of a delivery: settled or not as the sender's snd-settle-mode says.
+    fn settle_mode_check(
+        &self,
+        t: &Transfer,
+        delivery_id: Option<u32>,
+        complete_settled: bool,
+        at: At,
+        out: &mut Vec<Violation>,
+    ) {
+        if !self.known {
+            return;
+        }
+        let mode = self.snd_settle_mode();
+        let broken = match mode {
+            SenderSettleMode::Settled => !complete_settled && !t.aborted,
+            SenderSettleMode::Unsettled => complete_settled,
+            SenderSettleMode::Mixed | SenderSettleMode::Other(_) => false,
+        };
+        if broken {
+            out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
+                at.d,
+                at.offset(),
+                format!(
+                    "delivery {} on link {:?} sent {} although the sender's snd-settle-mode is {}",
+                    delivery_id.map_or("?".into(), |i| i.to_string()),
+                    self.name,
+                    if complete_settled {
+                        "settled"
+                    } else {
+                        "unsettled"
+                    },
+                    super::link::snd_mode_name(mode)
+                ),
+            ));
+        }
+    }
+
+    /// The first transfer of a new delivery: judged against the link's state and credit, then
+    /// counted and recorded on the session. Returns its delivery-id and whether it is settled.
+    #[allow(clippy::too_many_arguments)]
+    fn first_transfer(
+        &mut self,
+        book: &mut Deliveries,
+        session_known: bool,
+        lid: u64,
+        t: &Transfer,
+        settled_here: bool,
+        at: At,
+        out: &mut Vec<Violation>,
+    ) -> (Option<u32>, bool) {
+        let (d, fe) = (at.d, at.fe);
+        let known = self.known && session_known;
+        self.first_transfer_checks(known, t, d, fe, out);
+        self.delivery_count = self.delivery_count.map(|c| c.wrapping_add(1));
+        self.deliveries = self.deliveries.saturating_add(1);
+        if let Some(id) = t.delivery_id {
+            let dd = d.index();
+            if known {
+                if book.unsettled[dd].contains_key(&id) {
+                    out.push(rules::DELIVERY_ID_REUSED.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
+                            self.name
+                        ),
+                    ));
+                } else if let Some(prev) = book.last_id[dd]
+                    && !after(id, prev)
+                {
+                    out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
+                            d,
+                            fe.offset,
+                            format!(
+                                "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
+                                self.name
+                            ),
+                        ));
+                }
+                if let Some(tag) = &t.delivery_tag
+                    && let Some(other) = book.tags[dd].get(&(lid, tag.clone()))
+                {
+                    out.push(rules::DELIVERY_TAG_REUSED.violation(
+                            d,
+                            fe.offset,
+                            format!(
+                                "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
+                                hex(tag),
+                                self.name
+                            ),
+                        ));
+                }
+            }
+            book.last_id[dd] = Some(id);
+            if !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES {
+                let tag = t.delivery_tag.clone().unwrap_or_default();
+                if let Some(old) = book.unsettled[dd].insert(
+                    id,
+                    Delivery {
+                        link: lid,
+                        tag: tag.clone(),
+                        rcv_settle_mode: t.rcv_settle_mode,
+                        state: t.state.as_ref().map(|x| x.name()),
+                        complete: !t.more,
+                    },
+                ) {
+                    book.tags[dd].remove(&(old.link, old.tag));
+                }
+                book.tags[dd].insert((lid, tag), id);
+            }
+        }
+        if t.more && !t.aborted {
+            self.partial = Some(Partial {
+                delivery_id: t.delivery_id,
+                tag: t.delivery_tag.clone(),
+                message_format: t.message_format,
+                settled: settled_here,
+                transfers: 1,
+            });
+        }
+        (t.delivery_id, settled_here)
+    }
+
+    /// What the first transfer of a delivery must get right: its fields, a resume the sender's
+    /// attach allows, no new delivery after an incomplete unsettled map, the link's credit (§2.6.7,
+    /// against every grant the sender may still act on), the receiver's settle mode.
+    fn first_transfer_checks(
+        &mut self,
+        known: bool,
+        t: &Transfer,
+        d: Dir,
+        fe: &FrameEvent,
+        out: &mut Vec<Violation>,
+    ) {
+        if self.known {
+            let missing: Vec<&str> = [
+                ("delivery-id", t.delivery_id.is_none()),
+                ("delivery-tag", t.delivery_tag.is_none()),
+                ("message-format", t.message_format.is_none()),
+            ]
+            .iter()
+            .filter(|(_, m)| *m)
+            .map(|(n, _)| *n)
+            .collect();
+            if !missing.is_empty() {
+                out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
                     d,
                     fe.offset,
                     format!(
-                        "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
-                        l.name
+                        "first transfer of a delivery on link {:?} lacks {}",
+                        self.name,
+                        missing.join(", ")
                     ),
                 ));
-            } else if let Some(prev) = book.last_id[dd]
-                && !after(id, prev)
-            {
-                out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
-                            l.name
-                        ),
-                    ));
-            }
-            if let Some(tag) = &t.delivery_tag
-                && let Some(other) = book.tags[dd].get(&(lid, tag.clone()))
-            {
-                out.push(rules::DELIVERY_TAG_REUSED.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
-                            hex(tag),
-                            l.name
-                        ),
-                    ));
             }
         }
-        book.last_id[dd] = Some(id);
-        if !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES {
-            let tag = t.delivery_tag.clone().unwrap_or_default();
-            if let Some(old) = book.unsettled[dd].insert(
-                id,
-                Delivery {
-                    link: lid,
-                    tag: tag.clone(),
-                    rcv_settle_mode: t.rcv_settle_mode,
-                    state: t.state.as_ref().map(|x| x.name()),
-                    complete: !t.more,
-                },
-            ) {
-                book.tags[dd].remove(&(old.link, old.tag));
-            }
-            book.tags[dd].insert((lid, tag), id);
-        }
-    }
-    if t.more && !t.aborted {
-        l.partial = Some(Partial {
-            delivery_id: t.delivery_id,
-            tag: t.delivery_tag.clone(),
-            message_format: t.message_format,
-            settled: settled_here,
-            transfers: 1,
-        });
-    }
-    (t.delivery_id, settled_here)
-}
-
-/// What the first transfer of a delivery must get right: its fields, a resume the sender's
-/// attach allows, no new delivery after an incomplete unsettled map, the link's credit (§2.6.7,
-/// against every grant the sender may still act on), the receiver's settle mode.
-fn first_transfer_checks(
-    l: &mut Link,
-    known: bool,
-    t: &Transfer,
-    d: Dir,
-    fe: &FrameEvent,
-    out: &mut Vec<Violation>,
-) {
-    if l.known {
-        let missing: Vec<&str> = [
-            ("delivery-id", t.delivery_id.is_none()),
-            ("delivery-tag", t.delivery_tag.is_none()),
-            ("message-format", t.message_format.is_none()),
-        ]
-        .iter()
-        .filter(|(_, m)| *m)
-        .map(|(n, _)| *n)
-        .collect();
-        if !missing.is_empty() {
-            out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
-                d,
-                fe.offset,
-                format!(
-                    "first transfer of a delivery on link {:?} lacks {}",
-                    l.name,
-                    missing.join(", ")
-                ),
-            ));
-        }
-    }
-    if known {
-        if t.resume {
-            if let Some(a) = l.sender_attach().filter(|a| !a.incomplete_unsettled) {
-                let listed = match (&a.unsettled, &t.delivery_tag) {
-                    (Some(tags), Some(tag)) => tags.iter().any(|x| x == tag),
-                    _ => false,
-                };
-                if !listed {
-                    out.push(rules::DELIVERY_RESUME_NOT_UNSETTLED.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "resumed transfer on link {:?} with tag {} that the sender's attach unsettled map does not list",
-                            l.name,
-                            t.delivery_tag.as_deref().map_or("(none)".into(), hex)
-                        ),
-                    ));
+        if known {
+            if t.resume {
+                if let Some(a) = self.sender_attach().filter(|a| !a.incomplete_unsettled) {
+                    let listed = match (&a.unsettled, &t.delivery_tag) {
+                        (Some(tags), Some(tag)) => tags.iter().any(|x| x == tag),
+                        _ => false,
+                    };
+                    if !listed {
+                        out.push(rules::DELIVERY_RESUME_NOT_UNSETTLED.violation(
+                            d,
+                            fe.offset,
+                            format!(
+                                "resumed transfer on link {:?} with tag {} that the sender's attach unsettled map does not list",
+                                self.name,
+                                t.delivery_tag.as_deref().map_or("(none)".into(), hex)
+                            ),
+                        ));
+                    }
                 }
+            } else if self
+                .receiver_attach()
+                .is_some_and(|a| a.incomplete_unsettled)
+            {
+                out.push(rules::LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "new delivery on link {:?} although the receiver's attach set incomplete-unsettled",
+                        self.name
+                    ),
+                ));
             }
-        } else if l.receiver_attach().is_some_and(|a| a.incomplete_unsettled) {
-            out.push(rules::LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED.violation(
-                d,
-                fe.offset,
-                format!(
-                    "new delivery on link {:?} although the receiver's attach set incomplete-unsettled",
-                    l.name
-                ),
-            ));
+            self.credit_check(d, fe, out);
+            if t.rcv_settle_mode == Some(ReceiverSettleMode::Second)
+                && self.rcv_settle_mode() == Some(ReceiverSettleMode::First)
+            {
+                out.push(rules::DELIVERY_RCV_SETTLE_MODE_ILLEGAL.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "transfer on link {:?} sets rcv-settle-mode second; the receiver attached with first",
+                        self.name
+                    ),
+                ));
+            }
         }
-        let judged = l.delivery_count.map(|dc| (dc, l.credit.judge(dc, true)));
+    }
+
+    /// Link flow control (§2.6.7): a new delivery needs link-credit, judged against every grant the
+    /// sender may still be acting on (an excess within an older, larger grant is not judged).
+    fn credit_check(&mut self, d: Dir, fe: &FrameEvent, out: &mut Vec<Violation>) {
+        let judged = self
+            .delivery_count
+            .map(|dc| (dc, self.credit.judge(dc, true)));
         if let Some((dc, Judged::InFlight)) = judged
-            && !l.credit.in_flight_reported
+            && !self.credit.in_flight_reported
         {
-            l.credit.in_flight_reported = true;
+            self.credit.in_flight_reported = true;
             out.push(rules::LINK_EXCESS_NOT_JUDGED.violation(
                 d,
                 fe.offset,
                 format!(
                     "link {:?}: delivery-count {dc} is beyond the receiver's latest link-credit but within an earlier, larger grant the sender may not have seen replaced yet: the excess is not judged",
-                    l.name
+                    self.name
                 ),
             ));
         }
@@ -461,10 +488,10 @@ fn first_transfer_checks(
             out.push(rules::LINK_TRANSFER_WITHOUT_CREDIT.violation(
                     d,
                     fe.offset,
-                    match l.credit.cur {
+                    match self.credit.cur {
                         Some(g) => format!(
                             "link {:?}: delivery-count {dc} reached the receiver's limit {} (delivery-count {} + link-credit {}): link-credit {}",
-                            l.name,
+                            self.name,
                             g.base.wrapping_add(g.amount),
                             g.base,
                             g.amount,
@@ -472,22 +499,10 @@ fn first_transfer_checks(
                         ),
                         None => format!(
                             "link {:?}: transfer before the receiver granted any link-credit",
-                            l.name
+                            self.name
                         ),
                     },
                 ));
-        }
-        if t.rcv_settle_mode == Some(ReceiverSettleMode::Second)
-            && l.rcv_settle_mode() == Some(ReceiverSettleMode::First)
-        {
-            out.push(rules::DELIVERY_RCV_SETTLE_MODE_ILLEGAL.violation(
-                d,
-                fe.offset,
-                format!(
-                    "transfer on link {:?} sets rcv-settle-mode second; the receiver attached with first",
-                    l.name
-                ),
-            ));
         }
     }
 }

@@ -172,7 +172,8 @@ impl ConnectionTracker {
         }
     }
 
-    /// A link name is unique per direction across the connection (§2.6.1).
+    /// A link name is unique per direction across the connection (§2.6.1): judged against the
+    /// first (by creation) of the links still known attached under that name.
     fn name_in_use_check(
         &self,
         at: At,
@@ -182,12 +183,14 @@ impl ConnectionTracker {
     ) {
         let d = at.d;
         let name = a.name.as_str();
-        if let Some(dup) = self
+        if let Some((_, dup)) = self
             .sessions
             .values()
-            .flat_map(|s| s.links.values())
-            .find(|l| l.name == name && l.sender == sender && l.handle[d.index()].is_some())
-            && dup.known
+            .flat_map(|s| s.links.iter())
+            .filter(|(_, l)| {
+                l.known && l.name == name && l.sender == sender && l.handle[d.index()].is_some()
+            })
+            .min_by_key(|(id, _)| **id)
         {
             out.push(rules::LINK_NAME_IN_USE.violation(
                 d,

@@ -92,34 +92,7 @@ impl Sasl {
                 }
             }
             SaslFrame::Init { mechanism, .. } => {
-                if from_server || self.step != SaslStep::Init {
-                    unexpected(
-                        format!(
-                            "sasl-init from the {} at step {:?}: the client sends it once, after sasl-mechanisms",
-                            peer(dir),
-                            self.step
-                        ),
-                        out,
-                    );
-                }
-                let m = mechanism.as_str().to_owned();
-                if !from_server
-                    && self.step == SaslStep::Init
-                    && !self.mechanisms.iter().any(|o| o == &m)
-                {
-                    out.push(rules::SASL_MECHANISM_NOT_OFFERED.violation(
-                        dir,
-                        offset,
-                        format!(
-                            "sasl-init chose {m:?}; the server offered {:?}",
-                            self.mechanisms
-                        ),
-                    ));
-                }
-                self.mechanism = Some(m);
-                if self.step <= SaslStep::Init {
-                    self.step = SaslStep::Exchange;
-                }
+                self.init(dir, offset, mechanism.as_str(), unknown, out);
             }
             SaslFrame::Challenge { .. } | SaslFrame::Response { .. } => {
                 let is_challenge = matches!(f, SaslFrame::Challenge { .. });
@@ -152,6 +125,45 @@ impl Sasl {
                     self.step = SaslStep::Done;
                 }
             }
+        }
+    }
+
+    /// sasl-init: the client sends it once, after sasl-mechanisms, choosing an offered
+    /// mechanism. `unknown`: the start was missed (learn, don't judge).
+    fn init(
+        &mut self,
+        dir: Dir,
+        offset: u64,
+        mechanism: &str,
+        unknown: bool,
+        out: &mut Vec<Violation>,
+    ) {
+        let from_server = dir == Dir::S2C;
+        if (from_server || self.step != SaslStep::Init) && !unknown {
+            out.push(rules::SASL_UNEXPECTED_FRAME.violation(
+                dir,
+                offset,
+                format!(
+                    "sasl-init from the {} at step {:?}: the client sends it once, after sasl-mechanisms",
+                    peer(dir),
+                    self.step
+                ),
+            ));
+        }
+        let m = mechanism.to_owned();
+        if !from_server && self.step == SaslStep::Init && !self.mechanisms.iter().any(|o| o == &m) {
+            out.push(rules::SASL_MECHANISM_NOT_OFFERED.violation(
+                dir,
+                offset,
+                format!(
+                    "sasl-init chose {m:?}; the server offered {:?}",
+                    self.mechanisms
+                ),
+            ));
+        }
+        self.mechanism = Some(m);
+        if self.step <= SaslStep::Init {
+            self.step = SaslStep::Exchange;
         }
     }
 }

@@ -147,6 +147,14 @@ impl Session {
         self.begin_grants();
     }
 
+    /// Its links in the order they were created, for violations in a stable order whatever
+    /// the maps' seeds.
+    pub fn links_in_order(&mut self) -> Vec<&mut Link> {
+        let mut v: Vec<(&u64, &mut Link)> = self.links.iter_mut().collect();
+        v.sort_unstable_by_key(|(id, _)| **id);
+        v.into_iter().map(|(_, l)| l).collect()
+    }
+
     /// Bytes were missed: the session's and its links' history is no longer known.
     pub fn forget(&mut self) {
         self.known = false;

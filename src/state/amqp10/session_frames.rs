@@ -83,13 +83,14 @@ impl Session {
     pub(crate) fn paired_attach(&self, d: Dir, name: &str, sender: Dir) -> Option<u64> {
         self.links
             .iter()
-            .find(|(_, l)| {
+            .filter(|(_, l)| {
                 l.name == name
                     && l.sender == sender
                     && l.attach[d.index()].is_none()
                     && l.handle[d.flip().index()].is_some()
             })
             .map(|(k, _)| *k)
+            .min()
     }
 
     /// `d` attached link `lid` with `a`: its handle and role are recorded.
@@ -138,7 +139,7 @@ impl Session {
     /// True when both ends have ended it.
     pub(crate) fn on_end(&mut self, at: At, out: &mut Vec<Violation>) -> bool {
         let d = at.d;
-        for l in self.links.values_mut() {
+        for l in self.links_in_order() {
             l.drain_check(d, at.offset(), "end", out);
             if l.handle[d.index()].take().is_some() {
                 l.detached[d.index()] = Some(false);
