@@ -10,12 +10,15 @@ use bytes::Bytes;
 
 use crate::codec::{Item, StreamDecoder};
 use crate::event::Violation;
-use crate::event::{CloseInfo, CloseReason, ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
+use crate::event::{CloseInfo, CloseReason, ConnId, Dir, Event, EventKind, Timestamp};
 use crate::state::{ConnTracker, rules};
 
+mod chunk;
 mod held;
+mod sink;
 mod undecoded;
 use held::Held;
+pub use sink::{Render, Sink};
 
 /// The least event time between two [`EventKind::State`] events of one connection (µs),
 /// unless its state name changes.
@@ -63,81 +66,6 @@ impl InspectOptions {
 impl Default for InspectOptions {
     fn default() -> Self {
         InspectOptions::DEFAULT
-    }
-}
-
-/// Where events go. One sink knows one output.
-pub trait Sink {
-    /// Take one event.
-    fn event(&mut self, ev: &Event) -> std::io::Result<()>;
-    /// Push buffered output to its destination (called per batch and at shutdown).
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-    /// False for a sink that can do without frames the inspection had no time to decode (a
-    /// live view). When every sink says so, the proxy's inspection skims what it cannot keep up
-    /// with ([`Inspector::skim`]) instead of making the relay wait; captures and checks keep
-    /// the default, and are lossless.
-    fn needs_every_frame(&self) -> bool {
-        true
-    }
-    /// For a sink whose bytes for an event depend on that event alone (JSONL, the trace): a
-    /// [`Render`] that makes those bytes on an inspection worker, so that rendering runs on
-    /// every core and the sink only writes them ([`Sink::write_rendered`]), in order. `None`
-    /// (the default): the sink takes the events themselves ([`Sink::event`]).
-    fn renderer(&self) -> Option<Box<dyn Render>> {
-        None
-    }
-    /// Write bytes made by this sink's [`Sink::renderer`], as if their events had been given.
-    fn write_rendered(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        let _ = bytes;
-        Err(std::io::Error::other("this sink renders no bytes"))
-    }
-}
-
-/// Turns events into one sink's bytes away from that sink (on an inspection worker).
-pub trait Render: Send {
-    /// Append the bytes `ev` makes (nothing for events the sink ignores) to `out`.
-    fn render(&mut self, ev: &Event, out: &mut Vec<u8>);
-
-    /// Let go of buffers a burst grew (the worker is about to wait for traffic); nothing by
-    /// default.
-    fn release_spare(&mut self) {}
-}
-
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        (**self).event(ev)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        (**self).flush()
-    }
-    fn needs_every_frame(&self) -> bool {
-        (**self).needs_every_frame()
-    }
-    fn renderer(&self) -> Option<Box<dyn Render>> {
-        (**self).renderer()
-    }
-    fn write_rendered(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        (**self).write_rendered(bytes)
-    }
-}
-
-impl<S: Sink + ?Sized> Sink for Box<S> {
-    fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        (**self).event(ev)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        (**self).flush()
-    }
-    fn needs_every_frame(&self) -> bool {
-        (**self).needs_every_frame()
-    }
-    fn renderer(&self) -> Option<Box<dyn Render>> {
-        (**self).renderer()
-    }
-    fn write_rendered(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        (**self).write_rendered(bytes)
     }
 }
 
@@ -279,180 +207,6 @@ impl Inspector {
     /// Bytes seen so far in `dir`.
     pub fn bytes_seen(&self, dir: Dir) -> u64 {
         self.sides[dir.index()].total
-    }
-
-    /// Take a chunk of relayed bytes; append the resulting events to `out`.
-    pub fn chunk(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
-        self.latest_ts = self.latest_ts.max(ts);
-        let conn = self.conn;
-        // An AMQP 0-9-1 server answers the client's header with frames, never a header of its
-        // own (0-9-1 §4.2.2): once the client has asked for 0-9-1, expect its frames.
-        if dir == Dir::S2C
-            && self.sides[1].decoder.at_start()
-            && self.client_header == Some(crate::codec::ProtocolHeader::Amqp091)
-        {
-            self.sides[1].decoder = StreamDecoder::assuming(crate::codec::ProtocolHeader::Amqp091)
-                .with_limits(self.opts.limits());
-            self.sides[1].masker = Masker::new(Some(crate::codec::ProtocolHeader::Amqp091));
-        }
-        let to = undecoded::To { conn, dir, ts };
-        let side = &mut self.sides[dir.index()];
-        let start = side.total;
-        side.total += bytes.len() as u64;
-        // The end of a skimmed frame is passed over, not decoded, nor shown; it belongs to the
-        // skimmed run (a new one if the last was already reported).
-        let skip = side.decoder.skipping().min(bytes.len() as u64);
-        if skip > 0 {
-            side.skim
-                .get_or_insert(SkimRun {
-                    offset: start,
-                    len: 0,
-                    frames: 0,
-                    since: ts,
-                })
-                .len += skip;
-        }
-        side.held_offset += skip;
-        side.covered = side.covered.max(side.held_offset);
-        side.data_sent = side.data_sent.max(side.held_offset);
-        side.held.push(bytes.slice(skip as usize..));
-        self.items.clear();
-        side.decoder.push(bytes, &mut self.items);
-        // Decoding resumed: report what was skimmed before it (a chunk that only completes
-        // nothing, e.g. a frame header cut short, does not end the run).
-        if !self.items.is_empty() {
-            side.end_skim(conn, dir, ts, out);
-        }
-
-        // Credentials are masked before anything of the items is shown or written.
-        let mut secrets: Vec<(u64, u64)> = Vec::new();
-        if !self.opts.show_secrets {
-            let mut ranges = Vec::new();
-            side.masker
-                .items(&side.decoder, &mut self.items, &mut ranges);
-            secrets.extend(ranges.into_iter().map(|r| (r.start, r.end)));
-            secrets.extend(side.masker.lost_from().map(|l| (l, u64::MAX)));
-            secrets.extend(side.stream_mask);
-        }
-        for item in self.items.drain(..) {
-            // Bytes before a header or frame that are in no event yet (a malformed frame)
-            // go out first, in stream order.
-            let span = undecoded::decoded_span(&item);
-            if let Some((from, _)) = span {
-                side.undecoded_up_to(from, &secrets, to, out);
-            }
-            if !self.opts.show_secrets
-                && let Some((from, end)) = undecoded::streamed_span(&item)
-            {
-                // A frame decoded from its head: what streams past of it is masked too when it
-                // may hold a credential.
-                let kind = undecoded::StreamKind::of(side, dir, self.client_header, self.cbs);
-                side.stream_mask =
-                    undecoded::streamed_mask(&item, kind).map(|m| (m.max(from), end));
-                secrets.extend(side.stream_mask);
-                side.streaming = Some((from, end));
-            }
-            if let Item::Malformed { error, .. } = &item
-                && matches!(error.kind, crate::codec::ErrorKind::NotInspected { .. })
-            {
-                // Not a malformation: its fields did not fit in what inspection holds. Its
-                // bytes go out undecoded, and the state tracker is told it missed a frame.
-                self.tracker.gap(dir);
-                self.state_dirty = true;
-                continue;
-            }
-            match &item {
-                Item::Malformed { offset, raw, .. } if !self.opts.show_secrets => {
-                    let kind = undecoded::StreamKind::of(side, dir, self.client_header, self.cbs);
-                    if let Some(r) = undecoded::credential_span(raw, kind, true) {
-                        secrets.push((offset + r.start as u64, offset + r.end as u64));
-                    }
-                }
-                Item::Header { header, .. } => side.note_header(*header),
-                Item::Frame { frame, raw, .. } if frame.name() == "attach" => {
-                    self.cbs |= raw.windows(4).any(|w| w == b"$cbs");
-                }
-                _ => {}
-            }
-            let kind = item_event(
-                dir,
-                item,
-                &mut self.client_header,
-                &mut self.tracker,
-                &mut self.violations,
-            );
-            // Track state: the frame's violations follow the frame.
-            self.state_dirty |=
-                matches!(kind, Some(EventKind::Header { .. } | EventKind::Frame(_)));
-            match &kind {
-                Some(EventKind::Header {
-                    dir,
-                    offset,
-                    header,
-                    ..
-                }) => self
-                    .tracker
-                    .header(*dir, *offset, *header, ts, &mut self.violations),
-                Some(EventKind::Frame(f)) => {
-                    self.tracker.frame(f, ts, &mut self.violations);
-                    if !self.violations.is_empty() {
-                        let summary = f.frame.summary();
-                        for v in &mut self.violations {
-                            v.frame.get_or_insert_with(|| summary.clone());
-                        }
-                    }
-                }
-                _ => {}
-            }
-            if let Some((_, end)) = span {
-                side.covered = side.covered.max(end);
-            }
-            if let Some(kind) = kind {
-                out.push(Event { conn, ts, kind });
-            }
-            for v in self.violations.drain(..) {
-                out.push(Event {
-                    conn,
-                    ts,
-                    kind: EventKind::Violation(v),
-                });
-            }
-            if self.opts.state_each_frame {
-                // `side` is still borrowed: the fields, not `publish_state`.
-                state_event(
-                    &self.tracker,
-                    &mut self.state_dirty,
-                    &mut self.state_last,
-                    conn,
-                    ts,
-                    out,
-                );
-            }
-        }
-        // Bytes no header or frame accounts for (after a server refused the client's header,
-        // or of a protocol that is not decoded) are judged once the chunk is in.
-        self.tracker.seen(dir, side.total, &mut self.violations);
-        for v in self.violations.drain(..) {
-            out.push(Event {
-                conn,
-                ts,
-                kind: EventKind::Violation(v),
-            });
-        }
-
-        self.state_throttled(ts, out);
-        let side = &mut self.sides[dir.index()];
-
-        // Emit every byte the decoder has finished with; hold back an incomplete frame so a
-        // secret inside it can still be masked once the frame is complete.
-        let committed = side.decoder.offset() - side.decoder.buffered() as u64;
-        if !self.opts.show_secrets {
-            secrets.extend(side.streamed_url_passwords(committed));
-        }
-        side.commit(committed, &secrets, self.opts.emit_data, to, out);
-        if side.stream_mask.is_some_and(|(_, end)| end <= committed) {
-            side.stream_mask = None;
-        }
     }
 
     /// Take a chunk of relayed bytes without decoding the frames in it, for when the inspection
@@ -761,9 +515,6 @@ impl Inspector {
     }
 }
 
-/// The event a decoded item of `dir` becomes: a header (the client's first one noted in
-/// `client_header`), a frame, a malformed frame's violation; decoding that stopped becomes what
-/// `tracker` judges it (into `violations`), and no event of its own.
 /// A `State` event of `tracker` as of `ts` if it saw anything since the last one (`dirty`),
 /// remembering what was published (`last`: the name and when, for the throttle).
 fn state_event(
@@ -784,56 +535,6 @@ fn state_event(
         ts,
         kind: EventKind::State(Arc::new(snapshot)),
     });
-}
-
-fn item_event(
-    dir: Dir,
-    item: Item,
-    client_header: &mut Option<crate::codec::ProtocolHeader>,
-    tracker: &mut ConnTracker,
-    violations: &mut Vec<Violation>,
-) -> Option<EventKind> {
-    Some(match item {
-        Item::Header {
-            offset,
-            raw,
-            header,
-        } => {
-            if dir == Dir::C2S && client_header.is_none() {
-                *client_header = Some(header);
-            }
-            EventKind::Header {
-                dir,
-                offset,
-                header,
-                raw,
-            }
-        }
-        Item::Frame {
-            offset,
-            raw,
-            frame,
-            message,
-        } => EventKind::Frame(Arc::new(FrameEvent {
-            dir,
-            offset,
-            raw,
-            frame,
-            message,
-        })),
-        Item::Malformed { offset, raw, error } => {
-            EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
-                dir,
-                offset,
-                format!("{} ({} byte frame)", error, raw.len()),
-            ))
-        }
-        Item::Undecodable { offset, error } => {
-            // A violation, or a protocol amqpeek does not decode: the negotiation says.
-            tracker.undecodable(dir, offset, &error, violations);
-            return None;
-        }
-    })
 }
 
 #[cfg(test)]

@@ -154,7 +154,188 @@ impl<R: BufRead> JsonlSource<R> {
         }
     }
 
+    /// Turn one record into its source events.
     fn handle(&mut self, v: &Value) -> Result<(), String> {
+        let line = Line::of(v)?;
+        match line.event {
+            "connect" => {
+                self.out.push_back(SourceEvent::Connect {
+                    conn: line.conn,
+                    ts: line.ts,
+                    client: line.addr("client")?,
+                    server: line.addr("upstream")?,
+                });
+            }
+            "header" | "frame" | "bytes" => self.bytes(&line)?,
+            "gap" => self.gap(&line)?,
+            "fin" => self.fin(&line)?,
+            "close" => self.close(&line),
+            _ => {} // violations and anything newer carry no bytes
+        }
+        Ok(())
+    }
+
+    /// A `header`, `frame` or `bytes` record: its bytes as a chunk, after the gaps before it.
+    fn bytes(&mut self, line: &Line) -> Result<(), String> {
+        let (conn, ts, v) = (line.conn, line.ts, line.v);
+        let dir = line.dir()?;
+        let offset = line.offset()?;
+        let raw = v.get("raw").and_then(Value::as_str).ok_or("bad \"raw\"")?;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(raw)
+            .map_err(|e| format!("bad base64 in \"raw\": {e}"))?;
+        // A header names its protocol by its bytes; it is no frame boundary to resync at.
+        let boundary_proto = if line.event == "header" {
+            None
+        } else {
+            v.get("proto").and_then(Value::as_str).and_then(proto_of)
+        };
+        self.flush_other(conn, dir);
+        let st = self.dirs.entry((conn, dir)).or_default();
+        if std::mem::take(&mut st.owes_resync)
+            && st.pending_gap.is_none()
+            && boundary_proto.is_some()
+        {
+            self.out.push_back(SourceEvent::Gap {
+                conn,
+                ts,
+                dir,
+                offset: st.expected,
+                len: 0,
+                reason: "resynchronised at a frame boundary".into(),
+                resync: boundary_proto,
+            });
+        }
+        if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
+            let end = (goff + glen).max(offset);
+            self.out.push_back(SourceEvent::Gap {
+                conn,
+                ts: gts,
+                dir,
+                offset: goff,
+                len: end - goff,
+                reason,
+                resync: boundary_proto,
+            });
+            st.expected = end;
+        }
+        missing_up_to(
+            &mut self.out,
+            &mut st.expected,
+            conn,
+            ts,
+            dir,
+            offset,
+            boundary_proto,
+        );
+        let end = offset + raw.len() as u64;
+        if end <= st.expected {
+            return Ok(()); // already delivered
+        }
+        let skip = (st.expected - offset) as usize;
+        st.expected = end;
+        let bytes = Bytes::from(raw).slice(skip..);
+        self.out.push_back(SourceEvent::Chunk(Chunk {
+            conn,
+            dir,
+            ts,
+            bytes,
+        }));
+        Ok(())
+    }
+
+    /// A `gap` record: held until the next frame tells the protocol to resync at (a gap held
+    /// before it goes out first).
+    fn gap(&mut self, line: &Line) -> Result<(), String> {
+        let (conn, ts, v) = (line.conn, line.ts, line.v);
+        let dir = line.dir()?;
+        let offset = line.offset()?;
+        let len = v.get("len").and_then(Value::as_u64).unwrap_or(0);
+        let reason = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("gap")
+            .to_string();
+        self.flush_other(conn, dir);
+        let st = self.dirs.entry((conn, dir)).or_default();
+        if let Some((gts, goff, glen, r)) = st.pending_gap.take() {
+            self.out.push_back(SourceEvent::Gap {
+                conn,
+                ts: gts,
+                dir,
+                offset: goff,
+                len: glen,
+                reason: r,
+                resync: None,
+            });
+            st.expected = goff + glen;
+        }
+        let offset = offset.max(st.expected);
+        st.pending_gap = Some((ts, offset, len, reason));
+        Ok(())
+    }
+
+    /// A `fin` record: the direction ends at `offset`; what is missing before it is a gap
+    /// first.
+    fn fin(&mut self, line: &Line) -> Result<(), String> {
+        let (conn, ts) = (line.conn, line.ts);
+        let dir = line.dir()?;
+        let offset = line.offset()?;
+        let st = self.dirs.entry((conn, dir)).or_default();
+        if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
+            self.out.push_back(SourceEvent::Gap {
+                conn,
+                ts: gts,
+                dir,
+                offset: goff,
+                len: (goff + glen).max(offset) - goff,
+                reason,
+                resync: None,
+            });
+            st.expected = st.expected.max((goff + glen).max(offset));
+        }
+        missing_up_to(&mut self.out, &mut st.expected, conn, ts, dir, offset, None);
+        self.out.push_back(SourceEvent::Fin { conn, dir, ts });
+        Ok(())
+    }
+
+    /// A `close` record: the gaps still held go out, then the close; the connection's offsets
+    /// are forgotten.
+    fn close(&mut self, line: &Line) {
+        let (conn, ts, v) = (line.conn, line.ts, line.v);
+        for dir in [Dir::C2S, Dir::S2C] {
+            if let Some(st) = self.dirs.get_mut(&(conn, dir))
+                && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
+            {
+                self.out.push_back(SourceEvent::Gap {
+                    conn,
+                    ts: gts,
+                    dir,
+                    offset: goff,
+                    len: glen,
+                    reason,
+                    resync: None,
+                });
+            }
+            self.dirs.remove(&(conn, dir));
+        }
+        let reason =
+            CloseReason::parse(v.get("reason").and_then(Value::as_str).unwrap_or("closed"));
+        self.out.push_back(SourceEvent::Close { conn, ts, reason });
+    }
+}
+
+/// The fields every record has (`conn`, `ts`, `event`), and the others read on demand.
+struct Line<'a> {
+    v: &'a Value,
+    conn: ConnId,
+    ts: Timestamp,
+    event: &'a str,
+}
+
+impl<'a> Line<'a> {
+    /// The record `v`, or what it lacks.
+    fn of(v: &'a Value) -> Result<Self, String> {
         let field = |k: &str| v.get(k).ok_or_else(|| format!("missing \"{k}\""));
         let conn = field("conn")?.as_u64().ok_or("bad \"conn\"")?;
         let ts = field("ts")?
@@ -162,168 +343,33 @@ impl<R: BufRead> JsonlSource<R> {
             .and_then(Timestamp::parse_rfc3339)
             .ok_or("bad \"ts\"")?;
         let event = field("event")?.as_str().ok_or("bad \"event\"")?;
-        let dir = || -> Result<Dir, String> {
-            match v.get("dir").and_then(Value::as_str) {
-                Some("c2s") => Ok(Dir::C2S),
-                Some("s2c") => Ok(Dir::S2C),
-                _ => Err("bad \"dir\"".into()),
-            }
-        };
-        let addr = |k: &str| -> Result<SocketAddr, String> {
-            v.get(k)
-                .and_then(Value::as_str)
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| format!("bad \"{k}\""))
-        };
-        let offset = || {
-            v.get("offset")
-                .and_then(Value::as_u64)
-                .ok_or("bad \"offset\"")
-        };
-        match event {
-            "connect" => {
-                self.out.push_back(SourceEvent::Connect {
-                    conn,
-                    ts,
-                    client: addr("client")?,
-                    server: addr("upstream")?,
-                });
-            }
-            "header" | "frame" | "bytes" => {
-                let dir = dir()?;
-                let offset = offset()?;
-                let raw = v.get("raw").and_then(Value::as_str).ok_or("bad \"raw\"")?;
-                let raw = base64::engine::general_purpose::STANDARD
-                    .decode(raw)
-                    .map_err(|e| format!("bad base64 in \"raw\": {e}"))?;
-                let proto = if event == "header" {
-                    ProtocolHeader::sniff(&raw).filter(|_| raw.len() >= 8)
-                } else {
-                    v.get("proto").and_then(Value::as_str).and_then(proto_of)
-                };
-                self.flush_other(conn, dir);
-                let st = self.dirs.entry((conn, dir)).or_default();
-                let boundary_proto = if event == "header" { None } else { proto };
-                if std::mem::take(&mut st.owes_resync)
-                    && st.pending_gap.is_none()
-                    && boundary_proto.is_some()
-                {
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts,
-                        dir,
-                        offset: st.expected,
-                        len: 0,
-                        reason: "resynchronised at a frame boundary".into(),
-                        resync: boundary_proto,
-                    });
-                }
-                if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
-                    let end = (goff + glen).max(offset);
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts: gts,
-                        dir,
-                        offset: goff,
-                        len: end - goff,
-                        reason,
-                        resync: boundary_proto,
-                    });
-                    st.expected = end;
-                }
-                missing_up_to(
-                    &mut self.out,
-                    &mut st.expected,
-                    conn,
-                    ts,
-                    dir,
-                    offset,
-                    boundary_proto,
-                );
-                let end = offset + raw.len() as u64;
-                if end <= st.expected {
-                    return Ok(()); // already delivered
-                }
-                let skip = (st.expected - offset) as usize;
-                st.expected = end;
-                let bytes = Bytes::from(raw).slice(skip..);
-                self.out.push_back(SourceEvent::Chunk(Chunk {
-                    conn,
-                    dir,
-                    ts,
-                    bytes,
-                }));
-            }
-            "gap" => {
-                let dir = dir()?;
-                let offset = offset()?;
-                let len = v.get("len").and_then(Value::as_u64).unwrap_or(0);
-                let reason = v
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("gap")
-                    .to_string();
-                self.flush_other(conn, dir);
-                let st = self.dirs.entry((conn, dir)).or_default();
-                if let Some((gts, goff, glen, r)) = st.pending_gap.take() {
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts: gts,
-                        dir,
-                        offset: goff,
-                        len: glen,
-                        reason: r,
-                        resync: None,
-                    });
-                    st.expected = goff + glen;
-                }
-                let offset = offset.max(st.expected);
-                st.pending_gap = Some((ts, offset, len, reason));
-            }
-            "fin" => {
-                // The direction ends at `offset`: what is missing before it is a gap first.
-                let dir = dir()?;
-                let offset = offset()?;
-                let st = self.dirs.entry((conn, dir)).or_default();
-                if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
-                    self.out.push_back(SourceEvent::Gap {
-                        conn,
-                        ts: gts,
-                        dir,
-                        offset: goff,
-                        len: (goff + glen).max(offset) - goff,
-                        reason,
-                        resync: None,
-                    });
-                    st.expected = st.expected.max((goff + glen).max(offset));
-                }
-                missing_up_to(&mut self.out, &mut st.expected, conn, ts, dir, offset, None);
-                self.out.push_back(SourceEvent::Fin { conn, dir, ts });
-            }
-            "close" => {
-                for dir in [Dir::C2S, Dir::S2C] {
-                    if let Some(st) = self.dirs.get_mut(&(conn, dir))
-                        && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
-                    {
-                        self.out.push_back(SourceEvent::Gap {
-                            conn,
-                            ts: gts,
-                            dir,
-                            offset: goff,
-                            len: glen,
-                            reason,
-                            resync: None,
-                        });
-                    }
-                    self.dirs.remove(&(conn, dir));
-                }
-                let reason =
-                    CloseReason::parse(v.get("reason").and_then(Value::as_str).unwrap_or("closed"));
-                self.out.push_back(SourceEvent::Close { conn, ts, reason });
-            }
-            _ => {} // violations and anything newer carry no bytes
+        Ok(Line { v, conn, ts, event })
+    }
+
+    /// Its `dir`.
+    fn dir(&self) -> Result<Dir, String> {
+        match self.v.get("dir").and_then(Value::as_str) {
+            Some("c2s") => Ok(Dir::C2S),
+            Some("s2c") => Ok(Dir::S2C),
+            _ => Err("bad \"dir\"".into()),
         }
-        Ok(())
+    }
+
+    /// Its `offset`.
+    fn offset(&self) -> Result<u64, String> {
+        self.v
+            .get("offset")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| "bad \"offset\"".into())
+    }
+
+    /// Its socket address `k`.
+    fn addr(&self, k: &str) -> Result<SocketAddr, String> {
+        self.v
+            .get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("bad \"{k}\""))
     }
 }
 

@@ -380,6 +380,55 @@ impl<R: Read> PacketReader<R> {
         }))
     }
 
+    /// The next block's header: (is it a section header, its byte order, its type, its length),
+    /// with the whole block in the window; `None` at the end of the file.
+    fn pcapng_block_header(&mut self) -> Option<Result<(bool, bool, u32, usize), ReadError>> {
+        match self.need(12, "a block header") {
+            Ok(true) => {}
+            Ok(false) => {
+                self.done = true;
+                return None;
+            }
+            Err(e) => return Some(Err(e)),
+        }
+        let h = &self.buf[self.pos..self.pos + 12];
+        let btype_le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        let is_shb = btype_le == PCAPNG_SHB;
+        let big_endian = if is_shb {
+            match [h[8], h[9], h[10], h[11]] {
+                [0x1A, 0x2B, 0x3C, 0x4D] => true,
+                [0x4D, 0x3C, 0x2B, 0x1A] => false,
+                _ => return Some(Err(self.err("bad section header byte-order magic"))),
+            }
+        } else {
+            match &self.kind {
+                Kind::Pcapng { big_endian, .. } => *big_endian,
+                Kind::Pcap { .. } => false,
+            }
+        };
+        let rd = |b: &[u8]| {
+            let a = [b[0], b[1], b[2], b[3]];
+            if big_endian {
+                u32::from_be_bytes(a)
+            } else {
+                u32::from_le_bytes(a)
+            }
+        };
+        let btype = rd(&h[0..4]);
+        let blen = rd(&h[4..8]) as usize;
+        if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_RECORD {
+            return Some(Err(
+                self.err(format!("corrupt block (type {btype:#x}, length {blen})"))
+            ));
+        }
+        match self.need(blen, "a block") {
+            Ok(true) => {}
+            Ok(false) => return Some(Err(self.err("file truncated inside a block"))),
+            Err(e) => return Some(Err(e)),
+        }
+        Some(Ok((is_shb, big_endian, btype, blen)))
+    }
+
     /// The next packet block: (ts, its interface, data offset in `buf`, data length, file
     /// offset, real server address from an amqpeek comment).
     #[allow(clippy::type_complexity)]
@@ -387,49 +436,10 @@ impl<R: Read> PacketReader<R> {
         &mut self,
     ) -> Option<Result<(Timestamp, Iface, usize, usize, u64, Option<SocketAddr>), ReadError>> {
         loop {
-            match self.need(12, "a block header") {
-                Ok(true) => {}
-                Ok(false) => {
-                    self.done = true;
-                    return None;
-                }
+            let (is_shb, big_endian, btype, blen) = match self.pcapng_block_header()? {
+                Ok(h) => h,
                 Err(e) => return Some(Err(e)),
-            }
-            let h = &self.buf[self.pos..self.pos + 12];
-            let btype_le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
-            let is_shb = btype_le == PCAPNG_SHB;
-            let big_endian = if is_shb {
-                match [h[8], h[9], h[10], h[11]] {
-                    [0x1A, 0x2B, 0x3C, 0x4D] => true,
-                    [0x4D, 0x3C, 0x2B, 0x1A] => false,
-                    _ => return Some(Err(self.err("bad section header byte-order magic"))),
-                }
-            } else {
-                match &self.kind {
-                    Kind::Pcapng { big_endian, .. } => *big_endian,
-                    Kind::Pcap { .. } => false,
-                }
             };
-            let rd = |b: &[u8]| {
-                let a = [b[0], b[1], b[2], b[3]];
-                if big_endian {
-                    u32::from_be_bytes(a)
-                } else {
-                    u32::from_le_bytes(a)
-                }
-            };
-            let btype = rd(&h[0..4]);
-            let blen = rd(&h[4..8]) as usize;
-            if blen < 12 || !blen.is_multiple_of(4) || blen > MAX_RECORD {
-                return Some(Err(
-                    self.err(format!("corrupt block (type {btype:#x}, length {blen})"))
-                ));
-            }
-            match self.need(blen, "a block") {
-                Ok(true) => {}
-                Ok(false) => return Some(Err(self.err("file truncated inside a block"))),
-                Err(e) => return Some(Err(e)),
-            }
             let file_offset = self.file_offset;
             let (start, end) = (self.pos, self.pos + blen);
             self.consume(blen);
@@ -442,6 +452,10 @@ impl<R: Read> PacketReader<R> {
             else {
                 return None;
             };
+            let fail = |message: String| ReadError {
+                file_offset,
+                message,
+            };
             if is_shb {
                 match PcapNgParser::new(block_bytes) {
                     Ok((_, p)) => {
@@ -452,93 +466,29 @@ impl<R: Read> PacketReader<R> {
                     }
                     Err(e) => {
                         self.done = true;
-                        return Some(Err(ReadError {
-                            file_offset,
-                            message: format!("bad section header: {e}"),
-                        }));
+                        return Some(Err(fail(format!("bad section header: {e}"))));
                     }
                 }
             }
             let Some(p) = parser.as_mut() else {
                 self.done = true;
-                return Some(Err(ReadError {
-                    file_offset,
-                    message: "pcapng block before any section header".into(),
-                }));
+                return Some(Err(fail("pcapng block before any section header".into())));
             };
             let block = match p.next_block(block_bytes) {
                 Ok((_, b)) => b,
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(ReadError {
-                        file_offset,
-                        message: format!("corrupt block (type {btype:#x}): {e}"),
-                    }));
+                    return Some(Err(fail(format!("corrupt block (type {btype:#x}): {e}"))));
                 }
             };
-            let mut real_server = None;
-            let (iface_id, raw_ts, data): (u32, Option<u64>, &[u8]) = match block {
-                Block::InterfaceDescription(idb) => {
-                    let mut units_per_sec = 1_000_000u64;
-                    let mut relayed = false;
-                    for opt in &idb.options {
-                        match opt {
-                            InterfaceDescriptionOption::IfTsResol(r) => {
-                                units_per_sec = tsresol_units(*r);
-                            }
-                            InterfaceDescriptionOption::IfName(n) => relayed = n == RELAY_IF_NAME,
-                            _ => {}
-                        }
-                    }
-                    ifaces.push(Iface {
-                        linktype: u32::from(idb.linktype) & 0xFFFF,
-                        units_per_sec,
-                        relayed,
-                    });
-                    continue;
-                }
-                Block::EnhancedPacket(EnhancedPacketBlock {
-                    interface_id,
-                    timestamp,
-                    data,
-                    options,
-                    ..
-                }) => {
-                    real_server = options.iter().find_map(|o| match o {
-                        EnhancedPacketOption::Comment(c) => super::real_addr::parse(c),
-                        _ => None,
-                    });
-                    // pcap-file hands the raw timestamp units over as "nanoseconds".
-                    let raw = timestamp.as_nanos() as u64;
-                    let d: &[u8] = match data {
-                        std::borrow::Cow::Borrowed(d) => d,
-                        std::borrow::Cow::Owned(_) => continue,
-                    };
-                    (interface_id, Some(raw), d)
-                }
-                Block::SimplePacket(spb) => {
-                    let d: &[u8] = match spb.data {
-                        std::borrow::Cow::Borrowed(d) => d,
-                        std::borrow::Cow::Owned(_) => continue,
-                    };
-                    (0, None, d)
-                }
-                Block::Packet(pb) => {
-                    let raw = pb.timestamp;
-                    let d: &[u8] = match pb.data {
-                        std::borrow::Cow::Borrowed(d) => d,
-                        std::borrow::Cow::Owned(_) => continue,
-                    };
-                    (u32::from(pb.interface_id), Some(raw), d)
-                }
-                _ => continue,
+            let Some((iface_id, raw_ts, data, real_server)) = packet_of(block, ifaces) else {
+                continue;
             };
             let Some(iface) = ifaces.get(iface_id as usize).copied() else {
                 self.done = true;
-                return Some(Err(ReadError {
-                    file_offset,
-                    message: format!("packet for undeclared interface {iface_id}"),
-                }));
+                return Some(Err(fail(format!(
+                    "packet for undeclared interface {iface_id}"
+                ))));
             };
             let ts = match raw_ts {
                 Some(raw) => Timestamp(units_to_micros(raw, iface.units_per_sec)),
@@ -548,6 +498,65 @@ impl<R: Read> PacketReader<R> {
             let off = (data.as_ptr() as usize).saturating_sub(self.buf.as_ptr() as usize);
             return Some(Ok((ts, iface, off, data.len(), file_offset, real_server)));
         }
+    }
+}
+
+/// A pcapng block's packet: (its interface, raw timestamp, data, real server address from an
+/// amqpeek comment); `None` for any other block (an interface description is noted in
+/// `ifaces`), and for a packet whose data is not in the file's bytes as they are.
+#[allow(clippy::type_complexity)]
+fn packet_of<'b>(
+    block: Block<'b>,
+    ifaces: &mut Vec<Iface>,
+) -> Option<(u32, Option<u64>, &'b [u8], Option<SocketAddr>)> {
+    let borrowed = |data: std::borrow::Cow<'b, [u8]>| match data {
+        std::borrow::Cow::Borrowed(d) => Some(d),
+        std::borrow::Cow::Owned(_) => None,
+    };
+    match block {
+        Block::InterfaceDescription(idb) => {
+            let mut units_per_sec = 1_000_000u64;
+            let mut relayed = false;
+            for opt in &idb.options {
+                match opt {
+                    InterfaceDescriptionOption::IfTsResol(r) => units_per_sec = tsresol_units(*r),
+                    InterfaceDescriptionOption::IfName(n) => relayed = n == RELAY_IF_NAME,
+                    _ => {}
+                }
+            }
+            ifaces.push(Iface {
+                linktype: u32::from(idb.linktype) & 0xFFFF,
+                units_per_sec,
+                relayed,
+            });
+            None
+        }
+        Block::EnhancedPacket(EnhancedPacketBlock {
+            interface_id,
+            timestamp,
+            data,
+            options,
+            ..
+        }) => {
+            let real_server = options.iter().find_map(|o| match o {
+                EnhancedPacketOption::Comment(c) => super::real_addr::parse(c),
+                _ => None,
+            });
+            // pcap-file hands the raw timestamp units over as "nanoseconds".
+            let raw = timestamp.as_nanos() as u64;
+            Some((interface_id, Some(raw), borrowed(data)?, real_server))
+        }
+        Block::SimplePacket(spb) => Some((0, None, borrowed(spb.data)?, None)),
+        Block::Packet(pb) => {
+            let raw = pb.timestamp;
+            Some((
+                u32::from(pb.interface_id),
+                Some(raw),
+                borrowed(pb.data)?,
+                None,
+            ))
+        }
+        _ => None,
     }
 }
 
