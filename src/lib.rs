@@ -20,6 +20,7 @@ pub mod hash;
 pub mod json;
 pub mod mask;
 pub mod pipeline;
+pub mod protocol;
 pub mod proxy;
 pub mod replay;
 pub mod sinks;

@@ -115,11 +115,9 @@ impl Masker {
         };
         let mut ranges = frame.secret_ranges();
         ranges.extend(credential::url_passwords(raw));
+        self.proto = Some(frame.protocol().header());
         if let AnyFrame::Amqp10(f) = &*frame {
-            self.proto = Some(ProtocolHeader::Amqp10);
             ranges.extend(self.split.transfer(f));
-        } else {
-            self.proto = Some(ProtocolHeader::Amqp091);
         }
         if !ranges.is_empty() {
             let bytes = apply(raw, &ranges, *offset, masked);
@@ -127,10 +125,7 @@ impl Masker {
                 Some(f) => *frame = f,
                 None => {
                     // Fail closed: the whole payload goes (header kept).
-                    let keep = match frame {
-                        AnyFrame::Amqp10(_) => 8,
-                        AnyFrame::Amqp091(_) => 7,
-                    };
+                    let keep = frame.protocol().frame_header_len();
                     let all = keep.min(raw.len())..raw.len();
                     let raw = apply(&bytes, std::slice::from_ref(&all), *offset, masked);
                     let error = DecodeError::new(

@@ -46,12 +46,9 @@ pub struct JsonlSource<R: BufRead> {
     done: bool,
 }
 
+/// The framing (as its protocol's header) of a record whose `"proto"` is `name`.
 fn proto_of(name: &str) -> Option<ProtocolHeader> {
-    match name {
-        "amqp-1.0" | "amqp-sasl" => Some(ProtocolHeader::Amqp10),
-        "amqp-0-9-1" => Some(ProtocolHeader::Amqp091),
-        _ => None,
-    }
+    crate::protocol::ProtocolId::of_proto_name(name).map(|p| p.header())
 }
 
 impl<R: BufRead> JsonlSource<R> {

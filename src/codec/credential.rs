@@ -10,6 +10,7 @@
 use std::ops::Range;
 
 use super::ProtocolHeader;
+use crate::protocol::ProtocolId;
 
 /// AMQP 1.0 frame header length.
 const AMQP10_HEADER: usize = 8;
@@ -39,16 +40,16 @@ pub fn mask_from(head: &[u8], proto: Option<ProtocolHeader>, sasl: bool) -> Opti
     if sasl {
         return Some(AMQP10_HEADER.min(head.len()));
     }
-    let amqp10 = || amqp10_could_carry(head).then_some(AMQP10_HEADER.min(head.len()));
-    let amqp091 = || amqp091_mask_from(head);
-    match proto {
-        Some(ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl) => amqp10(),
-        Some(ProtocolHeader::Amqp091) => amqp091(),
-        _ => match (amqp10(), amqp091()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        },
+    match proto.and_then(ProtocolId::framed_after) {
+        Some(p) => p.mask_from(head),
+        None => ProtocolId::ALL.iter().filter_map(|p| p.mask_from(head)).min(),
     }
+}
+
+/// Where to mask an AMQP 1.0 unit from: after its frame header, when it could carry a
+/// credential.
+pub fn amqp10_mask_from(head: &[u8]) -> Option<usize> {
+    amqp10_could_carry(head).then_some(AMQP10_HEADER.min(head.len()))
 }
 
 /// An AMQP 1.0 unit that could be a SASL frame (type 1, or a SASL descriptor where the body
@@ -73,7 +74,7 @@ fn amqp10_could_carry(head: &[u8]) -> bool {
 
 /// Where to mask an AMQP 0-9-1 unit from: after the ids of a credential method, after the
 /// frame header of a method frame too short to tell which method it is.
-fn amqp091_mask_from(head: &[u8]) -> Option<usize> {
+pub fn amqp091_mask_from(head: &[u8]) -> Option<usize> {
     match head.get(AMQP091_HEADER..AMQP091_IDS_END) {
         Some(&[c0, c1, m0, m1]) => {
             let class = u16::from_be_bytes([c0, c1]);

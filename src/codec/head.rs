@@ -10,64 +10,48 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::stream::AnyFrame;
 use super::{DecodeError, ErrorKind, amqp10, amqp091};
 
-/// Which framing the head is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Framing {
-    /// AMQP 1.0 (and SASL).
-    Amqp10,
-    /// AMQP 0-9-1.
-    Amqp091,
+/// What a head that does not decode is: not inspected, whatever the failure (not only fields
+/// cut by the head's end: a head that may hold a credential is captured masked from its
+/// performative on, and what `check` of that capture finds must be what was found live).
+fn not_inspected(head: &Bytes, size: u64, offset: u64) -> impl Fn(DecodeError) -> DecodeError {
+    let head = head.len() as u64;
+    move |_| DecodeError::new(offset, ErrorKind::NotInspected { size, head })
 }
 
-/// Decode `head`, the first bytes of a frame of `size` bytes found at absolute `offset`.
-pub fn decode_head(
-    framing: Framing,
-    head: Bytes,
-    size: u64,
-    offset: u64,
-) -> Result<AnyFrame, DecodeError> {
+/// Decode `head`, the first bytes of an AMQP 1.0 frame of `size` bytes found at absolute
+/// `offset`.
+pub fn amqp10(head: Bytes, size: u64, offset: u64) -> Result<amqp10::Frame, DecodeError> {
     let streamed = size.saturating_sub(head.len() as u64);
-    // Any failure, not only fields cut by the head's end: a head that may hold a credential is
-    // captured masked from its performative on, and what `check` of that capture finds must be
-    // what was found live.
-    let not_inspected = |_: DecodeError| {
-        DecodeError::new(
-            offset,
-            ErrorKind::NotInspected {
-                size,
-                head: head.len() as u64,
-            },
-        )
-    };
-    match framing {
-        Framing::Amqp10 => {
-            let mut copy = BytesMut::from(&head[..]);
-            let len = u32::try_from(head.len()).unwrap_or(u32::MAX);
-            if let Some(field) = copy.get_mut(..4) {
-                field.copy_from_slice(&len.to_be_bytes());
-            }
-            let mut f = amqp10::decode_frame(copy.freeze(), offset).map_err(not_inspected)?;
-            f.raw = head.clone();
-            f.streamed = streamed;
-            Ok(AnyFrame::Amqp10(f))
-        }
-        Framing::Amqp091 => {
-            const HEADER: usize = 7;
-            let mut copy = BytesMut::with_capacity(head.len() + 1);
-            copy.extend_from_slice(&head);
-            let len = u32::try_from(head.len().saturating_sub(HEADER)).unwrap_or(u32::MAX);
-            if let Some(field) = copy.get_mut(3..HEADER) {
-                field.copy_from_slice(&len.to_be_bytes());
-            }
-            copy.put_u8(0xce);
-            let mut f = amqp091::decode_frame(copy.freeze(), offset).map_err(not_inspected)?;
-            f.streamed = streamed;
-            Ok(AnyFrame::Amqp091(f))
-        }
+    let mut copy = BytesMut::from(&head[..]);
+    let len = u32::try_from(head.len()).unwrap_or(u32::MAX);
+    if let Some(field) = copy.get_mut(..4) {
+        field.copy_from_slice(&len.to_be_bytes());
     }
+    let mut f = amqp10::decode_frame(copy.freeze(), offset)
+        .map_err(not_inspected(&head, size, offset))?;
+    f.raw = head;
+    f.streamed = streamed;
+    Ok(f)
+}
+
+/// Decode `head`, the first bytes of an AMQP 0-9-1 frame of `size` bytes found at absolute
+/// `offset`.
+pub fn amqp091(head: Bytes, size: u64, offset: u64) -> Result<amqp091::Frame, DecodeError> {
+    const HEADER: usize = 7;
+    let streamed = size.saturating_sub(head.len() as u64);
+    let mut copy = BytesMut::with_capacity(head.len() + 1);
+    copy.extend_from_slice(&head);
+    let len = u32::try_from(head.len().saturating_sub(HEADER)).unwrap_or(u32::MAX);
+    if let Some(field) = copy.get_mut(3..HEADER) {
+        field.copy_from_slice(&len.to_be_bytes());
+    }
+    copy.put_u8(0xce);
+    let mut f = amqp091::decode_frame(copy.freeze(), offset)
+        .map_err(not_inspected(&head, size, offset))?;
+    f.streamed = streamed;
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -79,10 +63,7 @@ mod tests {
         let transfer = amqp10::described_list(0x14, vec![amqp10::Value::Uint(7)]);
         let frame = amqp10::encode_frame(0, 3, Some(&transfer), &[b'x'; 5000]).unwrap();
         let head = Bytes::copy_from_slice(&frame[..1000]);
-        let f = decode_head(Framing::Amqp10, head.clone(), frame.len() as u64, 40).unwrap();
-        let AnyFrame::Amqp10(f) = f else {
-            panic!("{f:?}")
-        };
+        let f = self::amqp10(head.clone(), frame.len() as u64, 40).unwrap();
         assert_eq!(f.transfer().map(|t| t.handle), Some(7));
         assert_eq!(f.raw, head, "the exact bytes relayed, size field included");
         assert_eq!(f.size(), frame.len() as u64);
@@ -100,11 +81,11 @@ mod tests {
         let body = amqp091::FrameKind::Body(Bytes::from(vec![b'y'; 3000]));
         amqp091::encode_frame(1, &body, &mut frame);
         let head = Bytes::copy_from_slice(&frame[..7]);
-        let f = decode_head(Framing::Amqp091, head, frame.len() as u64, 0).unwrap();
+        let f = self::amqp091(head, frame.len() as u64, 0).unwrap();
         assert_eq!(f.fields_json()["size"], 3000, "{f:?}");
         // A method frame cut inside its arguments: not inspected, not malformed.
         let head = Bytes::from_static(&[1, 0, 1, 0, 1, 0, 0, 0, 60, 0, 40, 0]);
-        let e = decode_head(Framing::Amqp091, head, 70_000, 9).unwrap_err();
+        let e = self::amqp091(head, 70_000, 9).unwrap_err();
         assert!(
             matches!(
                 e.kind,

@@ -6,6 +6,7 @@
 //! frame's body, only checks header shapes, so it never panics on any input.
 
 use super::ProtocolHeader;
+use crate::protocol::ProtocolId;
 use crate::codec::amqp10::views::code;
 
 /// Frames the caller usually wants in a row before believing a boundary.
@@ -110,13 +111,10 @@ pub fn plausible_amqp091(buf: &[u8]) -> Plausible {
     }
 }
 
-/// A frame-shape check for one protocol.
-type Check = fn(&[u8]) -> Plausible;
-
 /// Count the run of consecutive plausible frames of one protocol starting at `buf[0]`.
 /// Returns `(frames, reaches_end)`: `reaches_end` is true when the run ends exactly at the end of
 /// the buffer or in a frame that is still incomplete there.
-fn run_length(buf: &[u8], check: Check, want: usize) -> (usize, bool) {
+fn run_length(buf: &[u8], check: ProtocolId, want: usize) -> (usize, bool) {
     let mut at = 0usize;
     let mut frames = 0usize;
     while frames < want {
@@ -126,7 +124,7 @@ fn run_length(buf: &[u8], check: Check, want: usize) -> (usize, bool) {
         if rest.is_empty() {
             return (frames, true);
         }
-        match check(rest) {
+        match check.plausible(rest) {
             Plausible::Frame(n) => {
                 at = at.saturating_add(n);
                 frames += 1;
@@ -139,20 +137,18 @@ fn run_length(buf: &[u8], check: Check, want: usize) -> (usize, bool) {
 }
 
 /// Find the first offset in `buf` where `min_frames` consecutive plausible frames of either
-/// protocol begin (the earliest offset wins; at a tie AMQP 1.0 is preferred).
+/// registered protocol begin (the earliest offset wins; at a tie the protocol registered first,
+/// AMQP 1.0, is preferred).
 ///
 /// When `at_end` is true the buffer holds the last bytes of the stream, so a shorter run (at
 /// least one frame) that reaches exactly the end of the buffer is accepted too. Returns `None`
 /// when no boundary is found (yet): the caller keeps the bytes and tries again with more.
 pub fn find_frame_run(buf: &[u8], min_frames: usize, at_end: bool) -> Option<Resync> {
     let min_frames = min_frames.max(1);
-    let checks: [(ProtocolHeader, Check); 2] = [
-        (ProtocolHeader::Amqp10, plausible_amqp10),
-        (ProtocolHeader::Amqp091, plausible_amqp091),
-    ];
     for offset in 0..buf.len() {
         let rest = &buf[offset..];
-        for (protocol, check) in checks {
+        for &id in ProtocolId::ALL {
+            let (protocol, check) = (id.header(), id);
             let (frames, reaches_end) = run_length(rest, check, min_frames);
             let complete_at_end = at_end
                 && reaches_end
@@ -171,14 +167,14 @@ pub fn find_frame_run(buf: &[u8], min_frames: usize, at_end: bool) -> Option<Res
 }
 
 /// The offset just past the last complete plausible frame of a run starting at `buf[0]`.
-fn run_end(buf: &[u8], check: Check) -> Option<usize> {
+fn run_end(buf: &[u8], check: ProtocolId) -> Option<usize> {
     let mut at = 0usize;
     loop {
         let rest = buf.get(at..)?;
         if rest.is_empty() {
             return Some(at);
         }
-        match check(rest) {
+        match check.plausible(rest) {
             Plausible::Frame(n) => at = at.saturating_add(n),
             _ => return Some(at),
         }

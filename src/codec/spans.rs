@@ -34,7 +34,7 @@ impl AnyFrame {
                 }
                 Some(out)
             }
-            AnyFrame::Amqp091(_) => None,
+            _ => None,
         }
     }
 }

@@ -9,8 +9,10 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::resync::{Plausible, plausible_amqp10, plausible_amqp091};
-use super::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091};
+use super::resync::Plausible;
+use super::{DecodeError, ErrorKind, ProtocolHeader};
+use crate::protocol::{Assemblers, ProtocolId};
+pub use crate::protocol::{AnyFrame, AnyMessage};
 
 /// The largest frame skimming passes over by its size alone (larger ones are left to
 /// [`StreamDecoder::push`], which decodes them from their head).
@@ -56,81 +58,6 @@ impl Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits::of_budget(DEFAULT_INSPECT_MEMORY, DEFAULT_MAX_BODY)
-    }
-}
-
-/// A decoded frame of either protocol.
-// Unboxed on purpose: a box would cost an allocation per decoded frame on the hot path.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq)]
-pub enum AnyFrame {
-    /// AMQP 1.0 (including SASL frames).
-    Amqp10(amqp10::Frame),
-    /// AMQP 0-9-1.
-    Amqp091(amqp091::Frame),
-}
-
-impl AnyFrame {
-    /// Channel number from the frame header.
-    pub fn channel(&self) -> u16 {
-        match self {
-            AnyFrame::Amqp10(f) => f.channel(),
-            AnyFrame::Amqp091(f) => f.channel(),
-        }
-    }
-    /// Frame name as in JSONL `"name"`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            AnyFrame::Amqp10(f) => f.name(),
-            AnyFrame::Amqp091(f) => f.name(),
-        }
-    }
-    /// The codec's one-line summary.
-    pub fn summary(&self) -> String {
-        match self {
-            AnyFrame::Amqp10(f) => f.summary(),
-            AnyFrame::Amqp091(f) => f.summary(),
-        }
-    }
-    /// Fields keyed by spec names.
-    pub fn fields_json(&self) -> serde_json::Value {
-        match self {
-            AnyFrame::Amqp10(f) => f.fields_json(),
-            AnyFrame::Amqp091(f) => f.fields_json(),
-        }
-    }
-    /// Bytes of the frame streamed past after its head (0 for a frame decoded whole).
-    pub fn streamed(&self) -> u64 {
-        match self {
-            AnyFrame::Amqp10(f) => f.streamed,
-            AnyFrame::Amqp091(f) => f.streamed,
-        }
-    }
-    /// Credential byte ranges within the raw frame.
-    pub fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
-        match self {
-            AnyFrame::Amqp10(f) => f.secret_ranges(),
-            AnyFrame::Amqp091(f) => f.secret_ranges(),
-        }
-    }
-}
-
-/// A message completed by a frame.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AnyMessage {
-    /// An AMQP 1.0 delivery's message.
-    Amqp10(amqp10::Message),
-    /// An AMQP 0-9-1 method + content.
-    Amqp091(amqp091::Message),
-}
-
-impl AnyMessage {
-    /// Sections / properties / body as JSON, bodies truncated at `max_body` bytes.
-    pub fn to_json(&self, max_body: usize) -> serde_json::Value {
-        match self {
-            AnyMessage::Amqp10(m) => m.to_json(max_body),
-            AnyMessage::Amqp091(m) => m.to_json(max_body),
-        }
     }
 }
 
@@ -181,10 +108,8 @@ pub enum Item {
 enum Mode {
     /// Waiting for a protocol header.
     Header,
-    /// AMQP 1.0 or SASL frames (a new header may follow SASL).
-    Amqp10,
-    /// AMQP 0-9-1 frames.
-    Amqp091,
+    /// Frames of a registered protocol (a new header may follow, as AMQP 1.0's after SASL).
+    Framed(ProtocolId),
     /// Nothing more will be decoded.
     Opaque,
 }
@@ -220,8 +145,7 @@ pub struct StreamDecoder {
     /// Where that frame starts.
     stream_from: u64,
     limits: Limits,
-    amqp10_messages: amqp10::MessageAssembler,
-    amqp091_messages: amqp091::ContentAssembler,
+    messages: Assemblers,
     /// Where framing was lost and the first bytes there (for masking what follows).
     lost: Option<(u64, Vec<u8>)>,
 }
@@ -245,8 +169,7 @@ impl StreamDecoder {
             stream_left: 0,
             stream_from: 0,
             limits: Limits::default(),
-            amqp10_messages: amqp10::MessageAssembler::default(),
-            amqp091_messages: amqp091::ContentAssembler::default(),
+            messages: Assemblers::new(Limits::default()),
             lost: None,
         }
     }
@@ -260,20 +183,14 @@ impl StreamDecoder {
 
     /// Messages under way are forgotten; new ones are assembled within the limits.
     fn reset_assemblers(&mut self) {
-        let l = self.limits;
-        self.amqp10_messages = amqp10::MessageAssembler::with_limits(l.body, l.assembling);
-        self.amqp091_messages = amqp091::ContentAssembler::with_limits(l.body, l.assembling);
+        self.messages = Assemblers::new(self.limits);
     }
 
     /// A decoder for a stream with no header in sight (e.g. a capture that starts mid-way, or
     /// `decode` given bare frames): start directly in `header`'s protocol.
     pub fn assuming(header: ProtocolHeader) -> Self {
         let mut d = Self::new();
-        d.mode = match header {
-            ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl => Mode::Amqp10,
-            ProtocolHeader::Amqp091 => Mode::Amqp091,
-            _ => Mode::Header,
-        };
+        d.mode = ProtocolId::framed_after(header).map_or(Mode::Header, Mode::Framed);
         d
     }
 
@@ -305,12 +222,16 @@ impl StreamDecoder {
         self.lost.as_ref().map(|(at, head)| (*at, &head[..]))
     }
 
-    /// The framing being decoded: AMQP 1.0 (SASL included) or 0-9-1; `None` before a header
-    /// or once opaque.
+    /// The framing being decoded, as its protocol's header (AMQP 1.0's for SASL too); `None`
+    /// before a header or once opaque.
     pub fn framing(&self) -> Option<ProtocolHeader> {
+        self.protocol().map(ProtocolId::header)
+    }
+
+    /// The protocol being decoded; `None` before a header or once opaque.
+    fn protocol(&self) -> Option<ProtocolId> {
         match self.mode {
-            Mode::Amqp10 => Some(ProtocolHeader::Amqp10),
-            Mode::Amqp091 => Some(ProtocolHeader::Amqp091),
+            Mode::Framed(p) => Some(p),
             Mode::Header | Mode::Opaque => None,
         }
     }
@@ -348,9 +269,9 @@ impl StreamDecoder {
     /// (`chunk.slice(skimmed.bytes..)`), so it is decoded and reported as usual.
     pub fn skim(&mut self, chunk: &Bytes) -> Skimmed {
         let mut done = Skimmed::default();
-        if !matches!(self.mode, Mode::Amqp10 | Mode::Amqp091) {
+        let Mode::Framed(protocol) = self.mode else {
             return done;
-        }
+        };
         if self.stream_left > 0 {
             // The rest of a frame being streamed is passed over like that of a skimmed one.
             done.frames += 1;
@@ -373,11 +294,7 @@ impl StreamDecoder {
                 head[..held].copy_from_slice(&self.pending[..held]);
                 let more = (head.len() - held).min(chunk.len());
                 head[held..held + more].copy_from_slice(&chunk[..more]);
-                let size = match self.mode {
-                    Mode::Amqp10 => amqp10::frame_size(&head[..held + more]),
-                    _ => amqp091::frame_size(&head[..held + more]),
-                };
-                match size {
+                match protocol.frame_size(&head[..held + more]) {
                     Ok(Some(size)) if size <= MAX_BUFFERED_FRAME => size,
                     _ => return done,
                 }
@@ -401,10 +318,7 @@ impl StreamDecoder {
                 break;
             }
             // Only frames of the expected shape are passed over; anything else is decoded.
-            let (plausible, size) = match self.mode {
-                Mode::Amqp10 => (plausible_amqp10(rest), amqp10::frame_size(rest)),
-                _ => (plausible_amqp091(rest), amqp091::frame_size(rest)),
-            };
+            let (plausible, size) = (protocol.plausible(rest), protocol.frame_size(rest));
             match (plausible, size) {
                 (Plausible::Frame(n), _) => {
                     done.frames += 1;
@@ -496,8 +410,7 @@ impl StreamDecoder {
             // many bytes would stop decoding this direction for good.
             let size = match self.mode {
                 _ if self.header_ahead(rest) => Ok(None),
-                Mode::Amqp10 => amqp10::frame_size(rest),
-                Mode::Amqp091 => amqp091::frame_size(rest),
+                Mode::Framed(p) => p.frame_size(rest),
                 Mode::Header | Mode::Opaque => Ok(None),
             };
             if let Ok(Some(size)) = size {
@@ -539,7 +452,7 @@ impl StreamDecoder {
     /// (§5.3.2); as a frame size `AMQP` is 1.09 GB, which nobody negotiates, and `A` is no
     /// 0-9-1 frame type either, so a header is never mistaken for a frame.
     fn header_ahead(&self, buf: &[u8]) -> bool {
-        let framed = matches!(self.mode, Mode::Amqp10 | Mode::Amqp091);
+        let framed = matches!(self.mode, Mode::Framed(_));
         let n = buf.len().min(4);
         framed && n > 0 && buf[..n] == b"AMQP"[..n]
     }
@@ -574,10 +487,10 @@ impl StreamDecoder {
                 raw,
                 header,
             });
-            self.mode = match header {
-                ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl => Mode::Amqp10,
-                ProtocolHeader::Amqp091 => Mode::Amqp091,
-                other => {
+            self.mode = match ProtocolId::framed_after(header) {
+                Some(p) => Mode::Framed(p),
+                None => {
+                    let other = header;
                     let kind = match other {
                         ProtocolHeader::NotAmqp => ErrorKind::BadProtocolHeader,
                         // A header of a protocol (or TLS) that is not decoded here: valid,
@@ -597,12 +510,8 @@ impl StreamDecoder {
                 super::sniff::HEADER_LEN
             });
         }
-        let size = match self.mode {
-            Mode::Amqp10 => amqp10::frame_size(buf),
-            Mode::Amqp091 => amqp091::frame_size(buf),
-            Mode::Header | Mode::Opaque => return None,
-        };
-        let size = match size {
+        let protocol = self.protocol()?;
+        let size = match protocol.frame_size(buf) {
             Ok(Some(size)) => size,
             Ok(None) => return None,
             Err(mut error) => {
@@ -613,16 +522,13 @@ impl StreamDecoder {
             }
         };
         if size > self.limits.frame {
-            return self.step_head(whole, at, size, out);
+            return self.step_head(protocol, whole, at, size, out);
         }
         if buf.len() < size {
             return None;
         }
         let raw = whole.slice(at..at + size);
-        let decoded = match self.mode {
-            Mode::Amqp10 => amqp10::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp10),
-            _ => amqp091::decode_frame(raw.clone(), offset).map(AnyFrame::Amqp091),
-        };
+        let decoded = protocol.decode_frame(raw.clone(), offset);
         self.emit(offset, raw, decoded, out);
         Some(size)
     }
@@ -631,6 +537,7 @@ impl StreamDecoder {
     /// there, decode it and stream the rest of the frame past (see [`super::head`]).
     fn step_head(
         &mut self,
+        protocol: ProtocolId,
         whole: &Bytes,
         at: usize,
         size: usize,
@@ -643,11 +550,7 @@ impl StreamDecoder {
             return None;
         }
         let head = whole.slice(at..at + head_len);
-        let framing = match self.mode {
-            Mode::Amqp10 => super::head::Framing::Amqp10,
-            _ => super::head::Framing::Amqp091,
-        };
-        let decoded = super::head::decode_head(framing, head.clone(), size as u64, offset);
+        let decoded = protocol.decode_head(head.clone(), size as u64, offset);
         self.emit(offset, head, decoded, out);
         let here = size.min(present);
         self.stream_left = (size - here) as u64;
@@ -665,16 +568,7 @@ impl StreamDecoder {
     ) {
         match decoded {
             Ok(frame) => {
-                let message = match &frame {
-                    AnyFrame::Amqp10(f) => self
-                        .amqp10_messages
-                        .push(f)
-                        .map(|r| r.map(AnyMessage::Amqp10)),
-                    AnyFrame::Amqp091(f) => self
-                        .amqp091_messages
-                        .push(f)
-                        .map(|r| r.map(AnyMessage::Amqp091)),
-                };
+                let message = self.messages.push(&frame);
                 out.push(Item::Frame {
                     offset,
                     raw,
@@ -689,25 +583,18 @@ impl StreamDecoder {
 
 /// Decode `raw` again as the same protocol as `like` (used after masking credentials).
 pub fn redecode(like: &AnyFrame, raw: Bytes, offset: u64) -> Option<AnyFrame> {
+    let protocol = like.protocol();
     if like.streamed() > 0 {
-        let framing = match like {
-            AnyFrame::Amqp10(_) => super::head::Framing::Amqp10,
-            AnyFrame::Amqp091(_) => super::head::Framing::Amqp091,
-        };
         let size = raw.len() as u64 + like.streamed();
-        return super::head::decode_head(framing, raw, size, offset).ok();
+        return protocol.decode_head(raw, size, offset).ok();
     }
-    match like {
-        AnyFrame::Amqp10(_) => amqp10::decode_frame(raw, offset).ok().map(AnyFrame::Amqp10),
-        AnyFrame::Amqp091(_) => amqp091::decode_frame(raw, offset)
-            .ok()
-            .map(AnyFrame::Amqp091),
-    }
+    protocol.decode_frame(raw, offset).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::{amqp10, amqp091};
 
     fn feed(d: &mut StreamDecoder, parts: &[&[u8]]) -> Vec<Item> {
         let mut out = Vec::new();

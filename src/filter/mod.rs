@@ -29,11 +29,7 @@ use crate::event::Dir;
 
 /// The protocol name of a frame: `amqp-1.0`, `amqp-sasl` or `amqp-0-9-1`.
 pub fn frame_proto(frame: &AnyFrame) -> &'static str {
-    match frame {
-        AnyFrame::Amqp10(_) if frame.name().starts_with("sasl") => "amqp-sasl",
-        AnyFrame::Amqp10(_) => "amqp-1.0",
-        AnyFrame::Amqp091(_) => "amqp-0-9-1",
-    }
+    frame.proto_name()
 }
 
 /// What a filter can ask about one row of the frame list.

@@ -111,11 +111,7 @@ impl Default for JsonOptions {
 /// The JSONL `"proto"` of a frame: `amqp-sasl` for AMQP 1.0 SASL frames, `amqp-1.0` for other
 /// 1.0 frames, `amqp-0-9-1`.
 pub fn frame_proto(frame: &AnyFrame) -> &'static str {
-    match frame {
-        AnyFrame::Amqp10(_) if frame.name().starts_with("sasl-") => "amqp-sasl",
-        AnyFrame::Amqp10(_) => "amqp-1.0",
-        AnyFrame::Amqp091(_) => "amqp-0-9-1",
-    }
+    frame.proto_name()
 }
 
 /// The JSON of a message result: the codec's message JSON (with `"cbs"` for an AMQP 1.0 CBS
@@ -210,10 +206,7 @@ fn write_frame<O: JsonOut + ?Sized>(
     o.entry_u64(keys::CHANNEL, f.frame.channel().into());
     head(o, env);
     o.key(keys::FIELDS);
-    match f.frame {
-        AnyFrame::Amqp10(f) => f.write_fields_json(o),
-        AnyFrame::Amqp091(f) => f.write_fields_json(o),
-    }
+    f.frame.write_fields_json(o);
     if let Some(msg) = f.message {
         o.key(keys::MESSAGE);
         write_message(o, msg, opts);
@@ -228,10 +221,7 @@ fn write_frame<O: JsonOut + ?Sized>(
         o.entry_u64(keys::SIZE, f.raw.len() as u64 + f.frame.streamed());
     }
     o.key(keys::SUMMARY);
-    o.str_with(&mut |out| match f.frame {
-        AnyFrame::Amqp10(f) => f.summary_into(out),
-        AnyFrame::Amqp091(f) => f.summary_into(out),
-    });
+    o.str_with(&mut |out| f.frame.summary_into(out));
     tail(o, env);
     o.end_object();
 }

@@ -251,21 +251,12 @@ impl Ending {
 
 /// The tracker for a connection that starts with `header`.
 fn tracker_for_header(header: ProtocolHeader) -> Option<Box<dyn ProtocolTracker>> {
-    match header {
-        ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl => {
-            Some(Box::new(amqp10::ConnectionTracker::new()))
-        }
-        ProtocolHeader::Amqp091 => Some(Box::new(amqp091::ConnectionTracker::new())),
-        _ => None,
-    }
+    crate::protocol::ProtocolId::framed_after(header).map(|p| p.tracker())
 }
 
 /// The tracker for a connection first seen at `frame` (no header seen).
 fn tracker_mid_stream(frame: &FrameEvent) -> Option<Box<dyn ProtocolTracker>> {
-    match frame.frame {
-        crate::codec::AnyFrame::Amqp10(_) => Some(Box::new(amqp10::ConnectionTracker::new())),
-        crate::codec::AnyFrame::Amqp091(_) => Some(Box::new(amqp091::ConnectionTracker::new())),
-    }
+    Some(frame.frame.protocol().tracker())
 }
 
 #[cfg(test)]

@@ -151,7 +151,7 @@ fn link_rows<'a>(rows: impl Iterator<Item = &'a Row> + Clone, name: &str) -> Vec
 fn performative(r: &Row) -> Option<&Performative> {
     match &r.frame.as_ref()?.frame {
         AnyFrame::Amqp10(f) => f.performative(),
-        AnyFrame::Amqp091(_) => None,
+        _ => None,
     }
 }
 

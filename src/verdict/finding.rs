@@ -37,7 +37,7 @@ impl Scope {
                 Some(Performative::Detach(d)) => Some(d.handle),
                 _ => None,
             },
-            AnyFrame::Amqp091(_) => None,
+            _ => None,
         };
         let sasl = matches!(frame, AnyFrame::Amqp10(f) if f.is_sasl());
         Scope {

@@ -1,0 +1,94 @@
+//! AMQP 0-9-1 behind the [`Protocol`] interface: its codec in `codec/amqp091/`,
+//! its tracker in `state/amqp091/`.
+
+use bytes::Bytes;
+
+use super::{Protocol, ProtocolFrame, ProtocolMessage};
+use crate::codec::resync::{Plausible, plausible_amqp091};
+use crate::codec::{DecodeError, Limits, ProtocolHeader, amqp091, head};
+use crate::state::ProtocolTracker;
+
+/// AMQP 0-9-1.
+#[derive(Debug)]
+pub struct Amqp091;
+
+impl Protocol for Amqp091 {
+    type Frame = amqp091::Frame;
+    type Message = amqp091::Message;
+    type Assembler = amqp091::ContentAssembler;
+
+    const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
+    const FRAME_HEADER_LEN: usize = 7;
+    const PROTO_NAMES: &'static [&'static str] = &["amqp-0-9-1"];
+
+    fn framed_after(header: ProtocolHeader) -> bool {
+        header == ProtocolHeader::Amqp091
+    }
+    #[inline]
+    fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+        amqp091::frame_size(buf)
+    }
+    #[inline]
+    fn decode_frame(raw: Bytes, offset: u64) -> Result<amqp091::Frame, DecodeError> {
+        amqp091::decode_frame(raw, offset)
+    }
+    fn decode_head(head: Bytes, size: u64, offset: u64) -> Result<amqp091::Frame, DecodeError> {
+        head::amqp091(head, size, offset)
+    }
+    #[inline]
+    fn plausible(buf: &[u8]) -> Plausible {
+        plausible_amqp091(buf)
+    }
+    fn assembler(limits: Limits) -> amqp091::ContentAssembler {
+        amqp091::ContentAssembler::with_limits(limits.body, limits.assembling)
+    }
+    #[inline]
+    fn assemble(
+        assembler: &mut amqp091::ContentAssembler,
+        frame: &amqp091::Frame,
+    ) -> Option<Result<amqp091::Message, DecodeError>> {
+        assembler.push(frame)
+    }
+    fn mask_from(head: &[u8]) -> Option<usize> {
+        crate::codec::credential::amqp091_mask_from(head)
+    }
+    fn tracker() -> Box<dyn ProtocolTracker> {
+        Box::new(crate::state::amqp091::ConnectionTracker::new())
+    }
+    fn proto_name(_: &amqp091::Frame) -> &'static str {
+        "amqp-0-9-1"
+    }
+}
+
+impl ProtocolFrame for amqp091::Frame {
+    fn channel(&self) -> u16 {
+        amqp091::Frame::channel(self)
+    }
+    fn name(&self) -> &'static str {
+        amqp091::Frame::name(self)
+    }
+    fn summary(&self) -> String {
+        amqp091::Frame::summary(self)
+    }
+    fn summary_into(&self, out: &mut String) {
+        amqp091::Frame::summary_into(self, out)
+    }
+    fn fields_json(&self) -> serde_json::Value {
+        amqp091::Frame::fields_json(self)
+    }
+    fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O) {
+        amqp091::Frame::write_fields_json(self, o)
+    }
+    fn streamed(&self) -> u64 {
+        self.streamed
+    }
+    fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
+        amqp091::Frame::secret_ranges(self)
+    }
+}
+
+impl ProtocolMessage for amqp091::Message {
+    fn to_json(&self, max_body: usize) -> serde_json::Value {
+        amqp091::Message::to_json(self, max_body)
+    }
+}

@@ -1,0 +1,98 @@
+//! AMQP 1.0 (SASL included) behind the [`Protocol`] interface: its codec in `codec/amqp10/`,
+//! its tracker in `state/amqp10/`.
+
+use bytes::Bytes;
+
+use super::{Protocol, ProtocolFrame, ProtocolMessage};
+use crate::codec::resync::{Plausible, plausible_amqp10};
+use crate::codec::{DecodeError, Limits, ProtocolHeader, amqp10, head};
+use crate::state::ProtocolTracker;
+
+/// AMQP 1.0.
+#[derive(Debug)]
+pub struct Amqp10;
+
+impl Protocol for Amqp10 {
+    type Frame = amqp10::Frame;
+    type Message = amqp10::Message;
+    type Assembler = amqp10::MessageAssembler;
+
+    const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
+    const FRAME_HEADER_LEN: usize = 8;
+    const PROTO_NAMES: &'static [&'static str] = &["amqp-1.0", "amqp-sasl"];
+
+    fn framed_after(header: ProtocolHeader) -> bool {
+        matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)
+    }
+    #[inline]
+    fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+        amqp10::frame_size(buf)
+    }
+    #[inline]
+    fn decode_frame(raw: Bytes, offset: u64) -> Result<amqp10::Frame, DecodeError> {
+        amqp10::decode_frame(raw, offset)
+    }
+    fn decode_head(head: Bytes, size: u64, offset: u64) -> Result<amqp10::Frame, DecodeError> {
+        head::amqp10(head, size, offset)
+    }
+    #[inline]
+    fn plausible(buf: &[u8]) -> Plausible {
+        plausible_amqp10(buf)
+    }
+    fn assembler(limits: Limits) -> amqp10::MessageAssembler {
+        amqp10::MessageAssembler::with_limits(limits.body, limits.assembling)
+    }
+    #[inline]
+    fn assemble(
+        assembler: &mut amqp10::MessageAssembler,
+        frame: &amqp10::Frame,
+    ) -> Option<Result<amqp10::Message, DecodeError>> {
+        assembler.push(frame)
+    }
+    fn mask_from(head: &[u8]) -> Option<usize> {
+        crate::codec::credential::amqp10_mask_from(head)
+    }
+    fn tracker() -> Box<dyn ProtocolTracker> {
+        Box::new(crate::state::amqp10::ConnectionTracker::new())
+    }
+    fn proto_name(frame: &amqp10::Frame) -> &'static str {
+        if frame.name().starts_with("sasl-") {
+            "amqp-sasl"
+        } else {
+            "amqp-1.0"
+        }
+    }
+}
+
+impl ProtocolFrame for amqp10::Frame {
+    fn channel(&self) -> u16 {
+        amqp10::Frame::channel(self)
+    }
+    fn name(&self) -> &'static str {
+        amqp10::Frame::name(self)
+    }
+    fn summary(&self) -> String {
+        amqp10::Frame::summary(self)
+    }
+    fn summary_into(&self, out: &mut String) {
+        amqp10::Frame::summary_into(self, out)
+    }
+    fn fields_json(&self) -> serde_json::Value {
+        amqp10::Frame::fields_json(self)
+    }
+    fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O) {
+        amqp10::Frame::write_fields_json(self, o)
+    }
+    fn streamed(&self) -> u64 {
+        self.streamed
+    }
+    fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
+        amqp10::Frame::secret_ranges(self)
+    }
+}
+
+impl ProtocolMessage for amqp10::Message {
+    fn to_json(&self, max_body: usize) -> serde_json::Value {
+        amqp10::Message::to_json(self, max_body)
+    }
+}

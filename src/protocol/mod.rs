@@ -1,0 +1,98 @@
+//! The protocol interface: everything the pipeline needs of one protocol behind one trait, and
+//! the table of the protocols amqpeek decodes.
+//!
+//! A protocol is its codec (`src/codec/<protocol>/`), its tracker (`src/state/<protocol>/`), a
+//! file here implementing [`Protocol`] for it by delegating to those, and one line in the
+//! [`protocols!`](register::protocols) table below. The table generates what the pipeline
+//! dispatches on: [`ProtocolId`] (framing, decoding, resync plausibility, message assembly,
+//! its tracker, its JSONL names), [`AnyFrame`], [`AnyMessage`] and [`Assemblers`]. Static
+//! dispatch: a match over the registered protocols, as cheap as the hand-written ones were.
+
+pub mod amqp091;
+pub mod amqp10;
+mod register;
+
+use bytes::Bytes;
+
+use crate::codec::resync::Plausible;
+use crate::codec::{DecodeError, Limits, ProtocolHeader};
+use crate::state::ProtocolTracker;
+
+/// One protocol, as the pipeline sees it. Implemented by a unit type per protocol; every
+/// function is associated (no `self`): the table dispatches to them statically.
+pub trait Protocol {
+    /// Its decoded frame.
+    type Frame: ProtocolFrame + Clone + std::fmt::Debug + PartialEq;
+    /// A message its frames assemble.
+    type Message: ProtocolMessage + Clone + std::fmt::Debug + PartialEq;
+    /// What assembles its messages from its frames, in one direction.
+    type Assembler: std::fmt::Debug;
+
+    /// The header its framing is reported as ([`crate::codec::StreamDecoder::framing`], a
+    /// resynchronisation's protocol).
+    const HEADER: ProtocolHeader;
+    /// Bytes of its frame header (before the part that may hold a credential).
+    const FRAME_HEADER_LEN: usize;
+    /// The JSONL `"proto"` values of its frames.
+    const PROTO_NAMES: &'static [&'static str];
+
+    /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
+    fn framed_after(header: ProtocolHeader) -> bool;
+    /// The size of the frame `buf` starts with, from its head: `Ok(None)` while too few bytes
+    /// are there to tell, an error when the framing is lost.
+    fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError>;
+    /// Decode the whole frame `raw` found at absolute `offset`.
+    fn decode_frame(raw: Bytes, offset: u64) -> Result<Self::Frame, DecodeError>;
+    /// Decode a frame of `size` bytes at `offset` from its first bytes, `head`.
+    fn decode_head(head: Bytes, size: u64, offset: u64) -> Result<Self::Frame, DecodeError>;
+    /// Whether `buf` plausibly starts with one of its frames (for resynchronising after lost
+    /// bytes).
+    fn plausible(buf: &[u8]) -> Plausible;
+    /// A message assembler holding at most what `limits` allow.
+    fn assembler(limits: Limits) -> Self::Assembler;
+    /// Feed `frame` to `assembler`: the message it completes, if any.
+    fn assemble(
+        assembler: &mut Self::Assembler,
+        frame: &Self::Frame,
+    ) -> Option<Result<Self::Message, DecodeError>>;
+    /// A new connection tracker of its rules.
+    fn tracker() -> Box<dyn ProtocolTracker>;
+    /// Where a credential may start in `head`, the first bytes of a unit of this framing that
+    /// could not be decoded (`None`: it cannot hold one); see [`crate::codec::credential`].
+    fn mask_from(head: &[u8]) -> Option<usize>;
+    /// The JSONL `"proto"` of `frame` (one of [`Protocol::PROTO_NAMES`]).
+    fn proto_name(frame: &Self::Frame) -> &'static str;
+}
+
+/// What the pipeline, the sinks and the TUI ask of any protocol's decoded frame.
+pub trait ProtocolFrame {
+    /// Channel number from the frame header.
+    fn channel(&self) -> u16;
+    /// Frame name as in JSONL `"name"`.
+    fn name(&self) -> &'static str;
+    /// The codec's one-line summary.
+    fn summary(&self) -> String;
+    /// The summary, appended to `out`.
+    fn summary_into(&self, out: &mut String);
+    /// Fields keyed by spec names.
+    fn fields_json(&self) -> serde_json::Value;
+    /// The fields, written to `o`.
+    fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O);
+    /// Bytes of the frame streamed past after its head (0 for a frame decoded whole).
+    fn streamed(&self) -> u64;
+    /// Credential byte ranges within the raw frame.
+    fn secret_ranges(&self) -> Vec<std::ops::Range<usize>>;
+}
+
+/// What the sinks ask of any protocol's assembled message.
+pub trait ProtocolMessage {
+    /// Sections / properties / body as JSON, bodies truncated at `max_body` bytes.
+    fn to_json(&self, max_body: usize) -> serde_json::Value;
+}
+
+register::protocols! {
+    /// AMQP 1.0 (including SASL frames).
+    Amqp10(amqp10) => amqp10::Amqp10,
+    /// AMQP 0-9-1.
+    Amqp091(amqp091) => amqp091::Amqp091,
+}

@@ -1,0 +1,181 @@
+//! The macro that turns the table of registered protocols into the types the pipeline
+//! dispatches on (see [`super`]).
+
+/// Generates, from `Variant(field) => ProtocolImpl` lines: [`ProtocolId`](super::ProtocolId),
+/// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
+/// [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
+macro_rules! protocols {
+    ($($(#[$doc:meta])* $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
+        /// One of the protocols amqpeek decodes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ProtocolId {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl ProtocolId {
+            /// Every registered protocol, in registration order.
+            pub const ALL: &'static [ProtocolId] = &[$(ProtocolId::$variant),+];
+
+            /// The protocol framed after `header`, if amqpeek decodes one.
+            pub fn framed_after(header: ProtocolHeader) -> Option<ProtocolId> {
+                $(if <$imp as Protocol>::framed_after(header) {
+                    return Some(ProtocolId::$variant);
+                })+
+                None
+            }
+
+            /// The protocol whose frames' JSONL `"proto"` is `name`.
+            pub fn of_proto_name(name: &str) -> Option<ProtocolId> {
+                $(if <$imp as Protocol>::PROTO_NAMES.contains(&name) {
+                    return Some(ProtocolId::$variant);
+                })+
+                None
+            }
+
+            /// The header its framing is reported as.
+            pub fn header(self) -> ProtocolHeader {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::HEADER),+ }
+            }
+
+            /// Bytes of its frame header.
+            pub fn frame_header_len(self) -> usize {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::FRAME_HEADER_LEN),+ }
+            }
+
+            /// See [`Protocol::frame_size`].
+            #[inline]
+            pub fn frame_size(self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_size(buf)),+ }
+            }
+
+            /// See [`Protocol::plausible`].
+            #[inline]
+            pub fn plausible(self, buf: &[u8]) -> Plausible {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::plausible(buf)),+ }
+            }
+
+            /// See [`Protocol::decode_frame`].
+            #[inline]
+            pub fn decode_frame(self, raw: Bytes, offset: u64) -> Result<AnyFrame, DecodeError> {
+                match self {
+                    $(ProtocolId::$variant => {
+                        <$imp as Protocol>::decode_frame(raw, offset).map(AnyFrame::$variant)
+                    })+
+                }
+            }
+
+            /// See [`Protocol::decode_head`].
+            pub fn decode_head(
+                self,
+                head: Bytes,
+                size: u64,
+                offset: u64,
+            ) -> Result<AnyFrame, DecodeError> {
+                match self {
+                    $(ProtocolId::$variant => {
+                        <$imp as Protocol>::decode_head(head, size, offset).map(AnyFrame::$variant)
+                    })+
+                }
+            }
+
+            /// See [`Protocol::mask_from`].
+            pub fn mask_from(self, head: &[u8]) -> Option<usize> {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }
+            }
+
+            /// See [`Protocol::tracker`].
+            pub fn tracker(self) -> Box<dyn ProtocolTracker> {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::tracker()),+ }
+            }
+        }
+
+        /// A decoded frame of any registered protocol.
+        // Unboxed on purpose: a box would cost an allocation per decoded frame on the hot path.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum AnyFrame {
+            $($(#[$doc])* $variant(<$imp as Protocol>::Frame)),+
+        }
+
+        impl AnyFrame {
+            /// Its protocol.
+            pub fn protocol(&self) -> ProtocolId {
+                match self { $(AnyFrame::$variant(_) => ProtocolId::$variant),+ }
+            }
+            /// The JSONL `"proto"` of the frame (`amqp-sasl` for AMQP 1.0 SASL frames,
+            /// `amqp-1.0` for other 1.0 frames, `amqp-0-9-1`).
+            pub fn proto_name(&self) -> &'static str {
+                match self { $(AnyFrame::$variant(f) => <$imp as Protocol>::proto_name(f)),+ }
+            }
+            /// Channel number from the frame header.
+            pub fn channel(&self) -> u16 {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::channel(f)),+ }
+            }
+            /// Frame name as in JSONL `"name"`.
+            pub fn name(&self) -> &'static str {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::name(f)),+ }
+            }
+            /// The codec's one-line summary.
+            pub fn summary(&self) -> String {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::summary(f)),+ }
+            }
+            /// The summary, appended to `out`.
+            pub fn summary_into(&self, out: &mut String) {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::summary_into(f, out)),+ }
+            }
+            /// Fields keyed by spec names.
+            pub fn fields_json(&self) -> serde_json::Value {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::fields_json(f)),+ }
+            }
+            /// The fields, written to `o`.
+            pub fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O) {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::write_fields_json(f, o)),+ }
+            }
+            /// Bytes of the frame streamed past after its head (0 for a frame decoded whole).
+            pub fn streamed(&self) -> u64 {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::streamed(f)),+ }
+            }
+            /// Credential byte ranges within the raw frame.
+            pub fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::secret_ranges(f)),+ }
+            }
+        }
+
+        /// A message completed by a frame, of any registered protocol.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum AnyMessage {
+            $($(#[$doc])* $variant(<$imp as Protocol>::Message)),+
+        }
+
+        impl AnyMessage {
+            /// Sections / properties / body as JSON, bodies truncated at `max_body` bytes.
+            pub fn to_json(&self, max_body: usize) -> serde_json::Value {
+                match self { $(AnyMessage::$variant(m) => ProtocolMessage::to_json(m, max_body)),+ }
+            }
+        }
+
+        /// One message assembler per registered protocol, for one direction.
+        #[derive(Debug)]
+        pub struct Assemblers {
+            $($(#[$doc])* $field: <$imp as Protocol>::Assembler),+
+        }
+
+        impl Assemblers {
+            /// Assemblers holding at most what `limits` allow.
+            pub fn new(limits: Limits) -> Self {
+                Assemblers { $($field: <$imp as Protocol>::assembler(limits)),+ }
+            }
+
+            /// Feed `frame` to its protocol's assembler: the message it completes, if any.
+            #[inline]
+            pub fn push(&mut self, frame: &AnyFrame) -> Option<Result<AnyMessage, DecodeError>> {
+                match frame {
+                    $(AnyFrame::$variant(f) => <$imp as Protocol>::assemble(&mut self.$field, f)
+                        .map(|r| r.map(AnyMessage::$variant)),)+
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use protocols;
