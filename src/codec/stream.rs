@@ -11,8 +11,8 @@ use bytes::{Bytes, BytesMut};
 
 use super::resync::Plausible;
 use super::{DecodeError, ErrorKind, ProtocolHeader};
-use crate::protocol::{Assemblers, ProtocolId};
 pub use crate::protocol::{AnyFrame, AnyMessage};
+use crate::protocol::{Assemblers, ProtocolId};
 
 /// The largest frame skimming passes over by its size alone (larger ones are left to
 /// [`StreamDecoder::push`], which decodes them from their head).
@@ -490,12 +490,11 @@ impl StreamDecoder {
             self.mode = match ProtocolId::framed_after(header) {
                 Some(p) => Mode::Framed(p),
                 None => {
-                    let other = header;
-                    let kind = match other {
+                    let kind = match header {
                         ProtocolHeader::NotAmqp => ErrorKind::BadProtocolHeader,
                         // A header of a protocol (or TLS) that is not decoded here: valid,
                         // just not followed.
-                        _ => ErrorKind::NotDecoded(other),
+                        other => ErrorKind::NotDecoded(other),
                     };
                     out.push(Item::Undecodable {
                         offset: offset + len as u64,

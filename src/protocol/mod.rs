@@ -96,3 +96,43 @@ register::protocols! {
     /// AMQP 0-9-1.
     Amqp091(amqp091) => amqp091::Amqp091,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{amqp10, amqp091};
+
+    /// One frame of each registered protocol, as the wire carries it.
+    fn a_frame_of(id: ProtocolId) -> Vec<u8> {
+        match id {
+            ProtocolId::Amqp10 => amqp10::encode_frame(0, 0, None, &[]).unwrap(),
+            ProtocolId::Amqp091 => {
+                let mut v = Vec::new();
+                amqp091::encode_frame(0, &amqp091::FrameKind::Heartbeat, &mut v);
+                v
+            }
+        }
+    }
+
+    #[test]
+    fn every_registered_protocol_names_itself_the_same_way_everywhere() {
+        for &id in ProtocolId::ALL {
+            // The header it is reported as frames it again (a resync's protocol, a decoder
+            // started as `assuming` it).
+            assert_eq!(ProtocolId::framed_after(id.header()), Some(id), "{id:?}");
+            let raw = a_frame_of(id);
+            assert_eq!(id.frame_size(&raw).unwrap(), Some(raw.len()), "{id:?}");
+            assert!(matches!(id.plausible(&raw), Plausible::Frame(n) if n == raw.len()));
+            let frame = id.decode_frame(Bytes::from(raw), 0).unwrap();
+            assert_eq!(frame.protocol(), id);
+            // What the JSONL writer names its frames, the JSONL reader reads back as it.
+            assert_eq!(ProtocolId::of_proto_name(frame.proto_name()), Some(id));
+        }
+        assert_eq!(
+            ProtocolId::of_proto_name("amqp-sasl"),
+            Some(ProtocolId::Amqp10)
+        );
+        assert_eq!(ProtocolId::of_proto_name("amqp-0-10"), None);
+        assert_eq!(ProtocolId::framed_after(ProtocolHeader::Amqp10Tls), None);
+    }
+}
