@@ -100,6 +100,37 @@ struct Flow {
     relayed: bool,
 }
 
+impl Flow {
+    /// A flow between `key`'s ends, nothing known of it yet; each direction reassembled with
+    /// at most `max_out_of_order` bytes held out of order.
+    fn new(key: FlowKey, max_out_of_order: usize) -> Box<Flow> {
+        Box::new(Flow {
+            addrs: [key.0, key.1],
+            class: Class::Undecided,
+            client: None,
+            syn_from: None,
+            syn_ts: None,
+            reasm: [
+                Reassembler::new(max_out_of_order),
+                Reassembler::new(max_out_of_order),
+            ],
+            sync: [Sync::Start, Sync::Start],
+            undecided: Vec::new(),
+            undecided_bytes: 0,
+            head: [Vec::new(), Vec::new()],
+            first_sender: None,
+            fin: [false, false],
+            fin_at: [None, None],
+            fin_first: 0,
+            last_seen: 0,
+            pending: [VecDeque::new(), VecDeque::new()],
+            pending_bytes: 0,
+            start_lost: [false, false],
+            relayed: false,
+        })
+    }
+}
+
 /// A flow's two ends, the lower first.
 ///
 /// Hashed as one packed write of addresses and ports with the per-process seeded hasher of
@@ -196,30 +227,7 @@ impl ConnTable {
                 if self.flows.len() >= self.opts.max_connections {
                     self.evict(ts);
                 }
-                Box::new(Flow {
-                    addrs: [key.0, key.1],
-                    class: Class::Undecided,
-                    client: None,
-                    syn_from: None,
-                    syn_ts: None,
-                    reasm: [
-                        Reassembler::new(self.opts.max_out_of_order),
-                        Reassembler::new(self.opts.max_out_of_order),
-                    ],
-                    sync: [Sync::Start, Sync::Start],
-                    undecided: Vec::new(),
-                    undecided_bytes: 0,
-                    head: [Vec::new(), Vec::new()],
-                    first_sender: None,
-                    fin: [false, false],
-                    fin_at: [None, None],
-                    fin_first: 0,
-                    last_seen: 0,
-                    pending: [VecDeque::new(), VecDeque::new()],
-                    pending_bytes: 0,
-                    start_lost: [false, false],
-                    relayed: false,
-                })
+                Flow::new(key, self.opts.max_out_of_order)
             }
         };
         flow.last_seen = self.tick;

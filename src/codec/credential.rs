@@ -42,7 +42,10 @@ pub fn mask_from(head: &[u8], proto: Option<ProtocolHeader>, sasl: bool) -> Opti
     }
     match proto.and_then(ProtocolId::framed_after) {
         Some(p) => p.mask_from(head),
-        None => ProtocolId::ALL.iter().filter_map(|p| p.mask_from(head)).min(),
+        None => ProtocolId::ALL
+            .iter()
+            .filter_map(|p| p.mask_from(head))
+            .min(),
     }
 }
 

@@ -29,8 +29,8 @@ pub fn amqp10(head: Bytes, size: u64, offset: u64) -> Result<amqp10::Frame, Deco
     if let Some(field) = copy.get_mut(..4) {
         field.copy_from_slice(&len.to_be_bytes());
     }
-    let mut f = amqp10::decode_frame(copy.freeze(), offset)
-        .map_err(not_inspected(&head, size, offset))?;
+    let mut f =
+        amqp10::decode_frame(copy.freeze(), offset).map_err(not_inspected(&head, size, offset))?;
     f.raw = head;
     f.streamed = streamed;
     Ok(f)
@@ -48,8 +48,8 @@ pub fn amqp091(head: Bytes, size: u64, offset: u64) -> Result<amqp091::Frame, De
         field.copy_from_slice(&len.to_be_bytes());
     }
     copy.put_u8(0xce);
-    let mut f = amqp091::decode_frame(copy.freeze(), offset)
-        .map_err(not_inspected(&head, size, offset))?;
+    let mut f =
+        amqp091::decode_frame(copy.freeze(), offset).map_err(not_inspected(&head, size, offset))?;
     f.streamed = streamed;
     Ok(f)
 }

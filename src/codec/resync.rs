@@ -6,8 +6,8 @@
 //! frame's body, only checks header shapes, so it never panics on any input.
 
 use super::ProtocolHeader;
-use crate::protocol::ProtocolId;
 use crate::codec::amqp10::views::code;
+use crate::protocol::ProtocolId;
 
 /// Frames the caller usually wants in a row before believing a boundary.
 pub const DEFAULT_RUN: usize = 3;

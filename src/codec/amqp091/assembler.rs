@@ -212,136 +212,145 @@ impl ContentAssembler {
     /// Feed a frame; returns a message when this frame completes one, or an error when the
     /// frame breaks the content sequence (the message in progress is dropped).
     pub fn push(&mut self, frame: &Frame) -> Option<Result<Message, DecodeError>> {
-        let ch = frame.channel;
         match &frame.kind {
             FrameKind::Heartbeat => None,
-            FrameKind::Method(m) => {
-                let was = self.drop_pending(ch);
-                if m.def.content {
-                    self.channels.insert(
-                        ch,
-                        Pending::Header {
-                            method: m.clone(),
-                            offset: frame.offset,
-                        },
-                    );
-                }
-                match was {
-                    Some(Pending::Header { .. }) | Some(Pending::Body { .. }) => err(
-                        frame,
-                        ErrorKind::MalformedFrame(
-                            "method frame before the previous message's content was complete",
-                        ),
-                    ),
-                    _ => None,
-                }
-            }
-            FrameKind::Header(h) => match self.drop_pending(ch) {
-                Some(Pending::Header { method, offset }) => {
-                    if h.class_id != method.def.class_id {
-                        return err(
-                            frame,
-                            ErrorKind::MalformedFrame(
-                                "content header class differs from the method's",
-                            ),
-                        );
-                    }
-                    if h.body_size == 0 {
-                        return Some(Ok(Message {
-                            channel: ch,
-                            offset,
-                            method,
-                            header: h.clone(),
-                            body: Bytes::new(),
-                        }));
-                    }
-                    self.channels.insert(
-                        ch,
-                        Pending::Body {
-                            method,
-                            offset,
-                            header: h.clone(),
-                            parts: Parts::None,
-                            received: 0,
-                            kept: 0,
-                        },
-                    );
-                    None
-                }
-                _ => err(
-                    frame,
-                    ErrorKind::MalformedFrame("content header without a content method before it"),
+            FrameKind::Method(m) => self.method(frame, m),
+            FrameKind::Header(h) => self.header(frame, h),
+            FrameKind::Body(b) => self.body(frame, b),
+        }
+    }
+
+    /// A method frame: it starts a message if it has content, and breaks one under way.
+    fn method(&mut self, frame: &Frame, m: &Arc<Method>) -> Option<Result<Message, DecodeError>> {
+        let ch = frame.channel;
+        let was = self.drop_pending(ch);
+        if m.def.content {
+            self.channels.insert(
+                ch,
+                Pending::Header {
+                    method: m.clone(),
+                    offset: frame.offset,
+                },
+            );
+        }
+        match was {
+            Some(Pending::Header { .. }) | Some(Pending::Body { .. }) => err(
+                frame,
+                ErrorKind::MalformedFrame(
+                    "method frame before the previous message's content was complete",
                 ),
-            },
-            FrameKind::Body(b) => {
-                let len = frame.body_len().unwrap_or(b.len() as u64);
-                let room = self.max_buffered.saturating_sub(self.buffered);
-                match self.channels.get_mut(&ch) {
-                    Some(Pending::Body {
-                        header,
-                        parts,
-                        received,
-                        kept,
-                        ..
-                    }) => {
-                        let total = received.saturating_add(len);
-                        if total > header.body_size {
-                            self.drop_pending(ch);
-                            return err(
-                                frame,
-                                ErrorKind::MalformedFrame(
-                                    "content body frames exceed the declared body size",
-                                ),
-                            );
-                        }
-                        // Only while nothing of the body was left out: what is kept is its start.
-                        if *received == *kept as u64 {
-                            let take = b.len().min(self.max_body.saturating_sub(*kept)).min(room);
-                            if take > 0 {
-                                // Copied when only part of the payload is kept: a slice would
-                                // pin all of the frame's buffer.
-                                let piece = if take == b.len() {
-                                    b.clone()
-                                } else {
-                                    Bytes::copy_from_slice(&b[..take])
-                                };
-                                parts.push(&piece);
-                                *kept += take;
-                                self.buffered += take;
-                            }
-                        }
-                        *received = total;
-                        if total < header.body_size {
-                            return None;
-                        }
-                        match self.drop_pending(ch) {
-                            Some(Pending::Body {
-                                method,
-                                offset,
-                                header,
-                                parts,
-                                ..
-                            }) => Some(Ok(Message {
-                                channel: ch,
-                                offset,
-                                method,
-                                header,
-                                body: parts.into_bytes(),
-                            })),
-                            _ => None,
-                        }
-                    }
-                    _ => {
-                        self.drop_pending(ch);
-                        err(
-                            frame,
-                            ErrorKind::MalformedFrame(
-                                "content body without a content header before it",
-                            ),
-                        )
-                    }
+            ),
+            _ => None,
+        }
+    }
+
+    /// A content header: it completes a message of no body, or starts its body.
+    fn header(
+        &mut self,
+        frame: &Frame,
+        h: &Arc<ContentHeader>,
+    ) -> Option<Result<Message, DecodeError>> {
+        let ch = frame.channel;
+        match self.drop_pending(ch) {
+            Some(Pending::Header { method, offset }) => {
+                if h.class_id != method.def.class_id {
+                    return err(
+                        frame,
+                        ErrorKind::MalformedFrame("content header class differs from the method's"),
+                    );
                 }
+                if h.body_size == 0 {
+                    return Some(Ok(Message {
+                        channel: ch,
+                        offset,
+                        method,
+                        header: h.clone(),
+                        body: Bytes::new(),
+                    }));
+                }
+                self.channels.insert(
+                    ch,
+                    Pending::Body {
+                        method,
+                        offset,
+                        header: h.clone(),
+                        parts: Parts::None,
+                        received: 0,
+                        kept: 0,
+                    },
+                );
+                None
             }
+            _ => err(
+                frame,
+                ErrorKind::MalformedFrame("content header without a content method before it"),
+            ),
+        }
+    }
+
+    /// A content body frame: its start kept (within the limits), the message complete at the
+    /// declared body size.
+    fn body(&mut self, frame: &Frame, b: &Bytes) -> Option<Result<Message, DecodeError>> {
+        let ch = frame.channel;
+        let len = frame.body_len().unwrap_or(b.len() as u64);
+        let room = self.max_buffered.saturating_sub(self.buffered);
+        let Some(Pending::Body {
+            header,
+            parts,
+            received,
+            kept,
+            ..
+        }) = self.channels.get_mut(&ch)
+        else {
+            self.drop_pending(ch);
+            return err(
+                frame,
+                ErrorKind::MalformedFrame("content body without a content header before it"),
+            );
+        };
+        let total = received.saturating_add(len);
+        if total > header.body_size {
+            self.drop_pending(ch);
+            return err(
+                frame,
+                ErrorKind::MalformedFrame("content body frames exceed the declared body size"),
+            );
+        }
+        // Only while nothing of the body was left out: what is kept is its start.
+        if *received == *kept as u64 {
+            let take = b.len().min(self.max_body.saturating_sub(*kept)).min(room);
+            if take > 0 {
+                // Copied when only part of the payload is kept: a slice would pin all of the
+                // frame's buffer.
+                let piece = if take == b.len() {
+                    b.clone()
+                } else {
+                    Bytes::copy_from_slice(&b[..take])
+                };
+                parts.push(&piece);
+                *kept += take;
+                self.buffered += take;
+            }
+        }
+        *received = total;
+        if total < header.body_size {
+            return None;
+        }
+        match self.drop_pending(ch) {
+            Some(Pending::Body {
+                method,
+                offset,
+                header,
+                parts,
+                ..
+            }) => Some(Ok(Message {
+                channel: ch,
+                offset,
+                method,
+                header,
+                body: parts.into_bytes(),
+            })),
+            _ => None,
         }
     }
 }
