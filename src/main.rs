@@ -352,38 +352,8 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         None => None,
     };
     check_outputs(None, &output)?;
-    let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
-    let upstream = rt
-        .block_on(tokio::net::lookup_host(&spec.address))
-        .with_context(|| format!("resolving upstream {}", net.upstream))?
-        .next()
-        .with_context(|| format!("upstream {} has no address", net.upstream))?;
-    if !(net.connect_timeout.is_finite() && net.connect_timeout > 0.0) {
-        bail!("--connect-timeout must be a positive number of seconds");
-    }
-    let mut config = ProxyConfig::new(net.listen, upstream);
-    config.connect_timeout = Duration::from_secs_f64(net.connect_timeout);
-    config.max_connections = net.max_connections.unwrap_or_else(default_max_connections);
-    config.deadlines = amqpeek::proxy::limits::Deadlines {
-        handshake: optional_seconds("--handshake-timeout", Some(net.handshake_timeout))?,
-        idle: optional_seconds("--idle-timeout", net.idle_timeout)?,
-    };
-    config.inspect = InspectOptions {
-        show_secrets: output.show_secrets,
-        emit_data: tui || output.pcap.is_some(),
-        inspect_memory: output.inspect_memory,
-        max_body: output.max_body,
-        // Live, the state pane shows the latest state (published per batch, throttled).
-        state_each_frame: false,
-    };
-    config.tls = tls_config(&spec, &tls)?;
-    if let Some(jobs) = jobs {
-        config.jobs = jobs;
-    }
-    if let Some(warning) = amqpeek::proxy::exposure_warning(&config) {
-        eprintln!("amqpeek: warning: {warning}");
-    }
-
+    let config = proxy_config(&rt, &net, &output, &tls, jobs, tui)?;
+    let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
     let mut feed_rx = None;
     if tui {
@@ -671,6 +641,51 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     Ok(gate::conclude(&report, &policy, false))
+}
+
+/// The proxy's configuration from the command line: the upstream resolved (on `rt`), the
+/// limits, what the inspection emits (`tui`: the bytes too, for the UI), TLS; a warning on
+/// stderr when the listener is exposed.
+fn proxy_config(
+    rt: &tokio::runtime::Runtime,
+    net: &cli::NetArgs,
+    output: &cli::OutputArgs,
+    tls: &cli::TlsArgs,
+    jobs: Option<std::num::NonZeroUsize>,
+    tui: bool,
+) -> anyhow::Result<ProxyConfig> {
+    let spec = amqpeek::proxy::tls::UpstreamSpec::parse(&net.upstream);
+    let upstream = rt
+        .block_on(tokio::net::lookup_host(&spec.address))
+        .with_context(|| format!("resolving upstream {}", net.upstream))?
+        .next()
+        .with_context(|| format!("upstream {} has no address", net.upstream))?;
+    if !(net.connect_timeout.is_finite() && net.connect_timeout > 0.0) {
+        bail!("--connect-timeout must be a positive number of seconds");
+    }
+    let mut config = ProxyConfig::new(net.listen, upstream);
+    config.connect_timeout = Duration::from_secs_f64(net.connect_timeout);
+    config.max_connections = net.max_connections.unwrap_or_else(default_max_connections);
+    config.deadlines = amqpeek::proxy::limits::Deadlines {
+        handshake: optional_seconds("--handshake-timeout", Some(net.handshake_timeout))?,
+        idle: optional_seconds("--idle-timeout", net.idle_timeout)?,
+    };
+    config.inspect = InspectOptions {
+        show_secrets: output.show_secrets,
+        emit_data: tui || output.pcap.is_some(),
+        inspect_memory: output.inspect_memory,
+        max_body: output.max_body,
+        // Live, the state pane shows the latest state (published per batch, throttled).
+        state_each_frame: false,
+    };
+    config.tls = tls_config(&spec, &tls)?;
+    if let Some(jobs) = jobs {
+        config.jobs = jobs;
+    }
+    if let Some(warning) = amqpeek::proxy::exposure_warning(&config) {
+        eprintln!("amqpeek: warning: {warning}");
+    }
+    Ok(config)
 }
 
 /// TLS set-up from the command line: the config, plus start-up notes on stderr.
