@@ -163,16 +163,7 @@ pub(crate) async fn connection(
     let upstream = match connected {
         Ok(Ok(s)) => s,
         failed => {
-            let reason = match failed {
-                Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                    CloseReason::Refused(e.to_string())
-                }
-                Ok(Err(e)) => CloseReason::Unreachable(e.to_string()),
-                _ => CloseReason::Unreachable(format!(
-                    "no answer within {:?}",
-                    config.connect_timeout
-                )),
-            };
+            let reason = connect_failure(failed, config.connect_timeout);
             tracing::warn!("#{conn} {client_addr}: {reason}");
             drop(client);
             close(&inspect, conn, reason).await;
@@ -246,6 +237,20 @@ pub(crate) async fn connection(
     tracing::debug!("#{conn} {client_addr}: {reason}");
     drop((client_r, client_w, upstream_r, upstream_w));
     close(&inspect, conn, reason).await;
+}
+
+/// Why connecting to the upstream failed (`failed`: an error, or no answer within `timeout`).
+fn connect_failure(
+    failed: Result<io::Result<TcpStream>, tokio::time::error::Elapsed>,
+    timeout: std::time::Duration,
+) -> CloseReason {
+    match failed {
+        Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            CloseReason::Refused(e.to_string())
+        }
+        Ok(Err(e)) => CloseReason::Unreachable(e.to_string()),
+        _ => CloseReason::Unreachable(format!("no answer within {timeout:?}")),
+    }
 }
 
 /// Tell the inspection side `ev`, when inspecting.
