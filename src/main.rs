@@ -13,6 +13,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -428,16 +430,25 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
 
 /// The capture `input` names, opened; with `stop`, reading ends as soon as it is set (the TUI's
 /// `q`), even from a pipe that never closes.
-fn open_capture(
-    input: &CaptureArgs,
-    stop: Option<&capture::Stop>,
-) -> Result<capture::CaptureSource, ExitCode> {
+/// The capture options the command line asks for.
+fn capture_options(input: &CaptureArgs) -> CaptureOptions {
     let mut opts = CaptureOptions::default();
     for p in &input.ports {
         if !opts.ports.contains(p) {
             opts.ports.push(*p);
         }
     }
+    opts
+}
+
+/// Open the capture (stopped by `stop` when given; the bytes read of a file counted into
+/// `read` when given).
+fn open_capture(
+    input: &CaptureArgs,
+    stop: Option<&capture::Stop>,
+    read: Option<Arc<AtomicU64>>,
+) -> Result<capture::CaptureSource, ExitCode> {
+    let opts = capture_options(input);
     let opened = if reads_stdin(input) {
         use std::io::IsTerminal;
         if io::stdin().is_terminal() {
@@ -454,9 +465,10 @@ fn open_capture(
         };
         capture::from_reader(stdin, opts)
     } else {
-        match stop {
-            Some(stop) => capture::open_stoppable(&input.capture, opts, stop),
-            None => capture::open(&input.capture, opts),
+        match (stop, read) {
+            (Some(stop), Some(read)) => capture::open_counted(&input.capture, opts, stop, read),
+            (Some(stop), None) => capture::open_stoppable(&input.capture, opts, stop),
+            (None, _) => capture::open(&input.capture, opts),
         }
     };
     opened.map_err(|e| {
@@ -516,7 +528,10 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let report = SharedReport::default();
     // Quitting the UI stops the reading, whatever the source: the replay then ends at once.
     let stop = tui.then(capture::Stop::new);
-    let source = match open_capture(&args.input, stop.as_ref()) {
+    // A file into the UI: its first pass shows how far it has read, and the pager reaches
+    // every frame of it afterwards.
+    let read = (tui && !live).then(|| Arc::new(AtomicU64::new(0)));
+    let source = match open_capture(&args.input, stop.as_ref(), read.clone()) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
@@ -535,26 +550,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         sinks.push(Box::new(report.clone()));
     }
     let done = if tui {
-        // The capture is decoded on another thread into the UI without loss; the UI stays
-        // open until the user quits.
-        let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
-        sinks.push(Box::new(feed.lossless()));
-        let worker = std::thread::spawn(move || {
-            offline::run(source, inspect, sinks, std::num::NonZeroUsize::MIN, pace)
-        });
-        let title = format!("replay {}", input_name(&args.input));
-        let ui = tui::run(rx, tui_options(&args.output, title, false));
-        if let Some(stop) = &stop {
-            stop.stop();
-        }
-        let done = worker
-            .join()
-            .map_err(|_| anyhow::anyhow!("the replay thread panicked"))?;
-        ui.context("terminal UI")?;
-        for what in &done.sink_failures {
-            eprintln!("amqpeek: {what}");
-        }
-        done
+        replay_in_tui(&args, source, &inspect, sinks, stop.as_ref(), pace, read)?
     } else {
         if args.output.trace() {
             let trace = TraceSink::new(BufWriter::new(io::stdout()));
@@ -595,6 +591,55 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
+/// The replay into the UI: the capture is decoded on another thread into it without loss;
+/// the UI stays open until the user quits. A file (`read` counting its first pass) is reached
+/// whole through a pager; stdin keeps the ring of the latest frames.
+fn replay_in_tui(
+    args: &ReplayArgs,
+    source: capture::CaptureSource,
+    inspect: &InspectOptions,
+    mut sinks: Vec<Box<dyn Sink + Send>>,
+    stop: Option<&capture::Stop>,
+    pace: Pace,
+    read: Option<Arc<AtomicU64>>,
+) -> anyhow::Result<amqpeek::driver::Finished> {
+    let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+    sinks.push(Box::new(feed.lossless()));
+    let first = inspect.clone();
+    let worker = std::thread::spawn(move || {
+        offline::run(source, first, sinks, std::num::NonZeroUsize::MIN, pace)
+    });
+    let title = format!("replay {}", input_name(&args.input));
+    let mut opts = tui_options(&args.output, title, false);
+    let ui = match read {
+        Some(read) => {
+            opts.whole_capture = true;
+            let (path, copts) = (args.input.capture.clone(), capture_options(&args.input));
+            let open: tui::pager::Opener =
+                Box::new(move |stop| capture::open_stoppable(&path, copts.clone(), stop).ok());
+            let total = std::fs::metadata(&args.input.capture).map_or(0, |m| m.len());
+            let size = tui::pager::WindowSize {
+                rows: opts.max_frames_per_conn,
+                max_bytes: opts.max_bytes_per_conn,
+            };
+            let pager = tui::pager::Pager::spawn(open, inspect.clone(), size, read, total);
+            tui::run_paged(rx, opts, pager)
+        }
+        None => tui::run(rx, opts),
+    };
+    if let Some(stop) = stop {
+        stop.stop();
+    }
+    let done = worker
+        .join()
+        .map_err(|_| anyhow::anyhow!("the replay thread panicked"))?;
+    ui.context("terminal UI")?;
+    for what in &done.sink_failures {
+        eprintln!("amqpeek: {what}");
+    }
+    Ok(done)
+}
+
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.output {
         outputs::check_distinct(Some(&args.input.capture), &[("-o", out)])?;
@@ -603,7 +648,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         finish_on_first_interrupt();
     }
     let policy = gate::policy(&args.policy, args.fail_on)?;
-    let source = match open_capture(&args.input, None) {
+    let source = match open_capture(&args.input, None, None) {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };

@@ -20,6 +20,7 @@
 //! reassembly, closed connections evicted). Never panics on hostile files.
 
 pub mod conn_table;
+pub mod counted;
 pub mod jsonl_read;
 pub mod link;
 pub mod pcap_read;
@@ -216,6 +217,18 @@ pub fn open_stoppable(
     stop: &Stop,
 ) -> Result<CaptureSource, OpenError> {
     open_with(path, opts, |f| stop::stoppable(f, stop, false))
+}
+
+/// As [`open_stoppable`], adding the bytes read of the file to `read` (a progress bar).
+pub fn open_counted(
+    path: &Path,
+    opts: CaptureOptions,
+    stop: &Stop,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> Result<CaptureSource, OpenError> {
+    open_with(path, opts, |f| {
+        stop::stoppable(Box::new(counted::Counted::new(f, read)), stop, false)
+    })
 }
 
 fn open_with(

@@ -69,6 +69,9 @@ impl App {
         self.list_mut(p).move_by(delta, len, h);
         match p {
             Pane::Frames => {
+                if self.frame_list.selected == before {
+                    self.past_edge(delta, before);
+                }
                 if delta < 0 {
                     self.follow = false;
                 }
@@ -182,7 +185,12 @@ impl App {
                 let h = self.page(self.focus).max(2) as isize - 1;
                 self.move_in(self.focus, h)
             }
-            Action::Home => self.move_in(self.focus, isize::MIN / 2),
+            Action::Home => {
+                if !(self.focus == Pane::Frames && self.far_end(false)) {
+                    self.move_in(self.focus, isize::MIN / 2)
+                }
+            }
+            Action::End if self.focus == Pane::Frames && self.far_end(true) => {}
             Action::End => {
                 self.move_in(self.focus, isize::MAX / 2);
                 if self.focus == Pane::Frames {
@@ -380,6 +388,11 @@ impl App {
                     .map(|r| r.seq)
             })
         });
+        if let Some(seq) = seq.filter(|_| self.opts.whole_capture) {
+            // Kept or not: the whole capture is reachable.
+            self.reach(v.conn, seq);
+            return;
+        }
         let Some(seq) = seq.filter(|s| self.row(v.conn, *s).is_some()) else {
             self.message = Some(format!(
                 "the frame at {} offset {} is no longer in memory",
@@ -444,6 +457,7 @@ impl App {
                 self.detail_list = ListState::default();
                 self.focus(Pane::Frames);
             }
+            None if self.far_violation(forward) => {}
             None => {
                 self.message = Some(if forward {
                     "no later frame with a violation".into()

@@ -49,6 +49,10 @@ pub struct TuiOptions {
     pub live: bool,
     /// The filter the frame list starts with (`--filter`).
     pub filter: Filter,
+    /// A replay of a file: the kept rows are a window of the whole capture, which the pager
+    /// (`pager.rs`) can bring back around any frame (see [`App::paging`]). Off live and for
+    /// stdin, where the rows are a ring of the latest.
+    pub whole_capture: bool,
 }
 
 impl Default for TuiOptions {
@@ -64,6 +68,7 @@ impl Default for TuiOptions {
             title: "amqpeek".into(),
             live: true,
             filter: Filter::default(),
+            whole_capture: false,
         }
     }
 }
@@ -88,6 +93,10 @@ pub enum AppEvent {
     Resize(u16, u16),
     /// What an [`Effect`] came to (shown in the status line).
     Notice(String),
+    /// Bytes of the capture file read so far by the first pass, and the file's size.
+    Progress(u64, u64),
+    /// The rows around a frame, brought back from the capture file (whole-capture mode).
+    Window(Box<super::window::Window>),
 }
 
 /// Something the UI asks its owner to do outside it (the app itself does no I/O): the event
@@ -105,6 +114,9 @@ pub enum Effect {
         /// What is exported, in words (`3 marked frames of 1 connection`).
         what: String,
     },
+    /// Bring back the rows around `target` (whole-capture mode): the pager re-runs the
+    /// pipeline over the file and answers with an [`AppEvent::Window`].
+    LoadWindow(super::window::WindowRequest),
     /// Put `text` on the terminal's clipboard (OSC 52).
     Clipboard {
         /// The text.
@@ -314,6 +326,12 @@ pub struct App {
     /// The user asked to quit.
     pub quit: bool,
     pub(super) next_seq: u64,
+    /// Numbers the rows of the events as they arrive (as the pager does when it re-runs).
+    pub(super) numbering: super::numbering::Numbering,
+    /// A window from the pager is being applied: rows are not counted again.
+    pub(super) windowing: bool,
+    /// Whole-capture mode: where the first pass is, and the window asked for.
+    pub paging: super::window::Paging,
     pub(super) conn_ids: Vec<ConnId>,
     /// Closed connections forgotten to stay within `max_closed_conns`.
     pub conns_forgotten: u64,
@@ -361,6 +379,9 @@ impl App {
             message: None,
             quit: false,
             next_seq: 0,
+            numbering: Default::default(),
+            windowing: false,
+            paging: Default::default(),
             conn_ids: Vec::new(),
             conns_forgotten: 0,
             marks: HashSet::new(),
@@ -459,13 +480,26 @@ impl App {
         match ev {
             AppEvent::Pipeline(e) => self.pipeline(e),
             AppEvent::Dropped(n) => self.dropped = self.dropped.max(n),
-            AppEvent::FeedEnded => self.feed_ended = true,
+            AppEvent::FeedEnded => {
+                self.feed_ended = true;
+                if self.opts.whole_capture
+                    && self
+                        .message
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with("still reading"))
+                {
+                    // It no longer holds.
+                    self.message = None;
+                }
+            }
             AppEvent::Tick(ts) => self.now = self.now.max(ts),
             AppEvent::Resize(w, h) => {
                 self.size = (w, h);
                 self.clamp_all();
             }
             AppEvent::Notice(m) => self.message = Some(m),
+            AppEvent::Progress(read, total) => self.paging.progress = Some((read, total)),
+            AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);

@@ -9,7 +9,8 @@ use bytes::Bytes;
 use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
 
 use super::app::{App, Pane};
-use super::model::{Conn, Row, RowKind, ViolationRow};
+use super::model::{Conn, Row, ViolationRow};
+use super::numbering::Place;
 
 impl App {
     pub(super) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
@@ -24,6 +25,7 @@ impl App {
 
     /// Apply one pipeline event.
     pub(super) fn pipeline(&mut self, e: Event) {
+        let place = self.numbering.place(&e);
         self.now = self.now.max(e.ts);
         let (conn, ts) = (e.conn, e.ts);
         let before = self.conns.len();
@@ -55,7 +57,7 @@ impl App {
                 self.push_row(Row::header(conn, ts, dir, offset, header, &raw));
             }
             EventKind::Frame(f) => self.frame(conn, ts, f),
-            EventKind::Violation(v) => self.violation(conn, ts, v),
+            EventKind::Violation(v) => self.violation(conn, ts, v, place),
             EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
             // Shown through the `Data` events that carry the same bytes, and the violations.
             EventKind::Undecoded { .. } => {}
@@ -97,9 +99,16 @@ impl App {
         let seq = row.seq;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
         let visible = in_scope && self.shows(&row);
+        let windowing = self.windowing;
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
+        if !windowing {
+            // The whole capture's rows, counted once as they first arrive.
+            c.first_seq.get_or_insert(seq);
+            c.last_seq = seq;
+            c.total_rows += 1;
+        }
         c.raw_bytes += row.held_bytes();
         c.rows.push_back(row);
         if visible {
@@ -125,6 +134,10 @@ impl App {
             let Some(old) = c.rows.pop_front() else { break };
             c.raw_bytes = c.raw_bytes.saturating_sub(old.held_bytes());
             c.evicted += 1;
+            if let Some(state) = &old.state {
+                // The state pane of the rows kept before the next state shows this one.
+                c.base_state = Some(state.clone());
+            }
             if !in_scope {
                 continue;
             }
@@ -160,42 +173,19 @@ impl App {
         self.frame_list.clamp(self.view.len(), h);
     }
 
-    pub(super) fn violation(&mut self, conn: ConnId, ts: Timestamp, v: Violation) {
+    pub(super) fn violation(&mut self, conn: ConnId, ts: Timestamp, v: Violation, place: Place) {
         let c = self.conn_mut(conn, ts);
         c.violations += 1;
-        // Attach to the most recent row of the same direction and offset.
-        let seq = c
-            .rows
-            .iter()
-            .rev()
-            .take(64)
-            .find(|r| r.dir == Some(v.dir) && r.offset == v.offset && r.kind != RowKind::Close)
-            .map(|r| r.seq);
-        let seq = match seq {
-            Some(s) => {
-                let filter = self.filter.clone();
-                let in_scope = self.selected_conn().is_none_or(|x| x == conn);
-                let c = self.conn_mut(conn, ts);
-                if let Some(r) = c.row_mut(s) {
-                    let was = r.matches(&filter);
-                    r.violations.push(v.clone());
-                    let now = r.matches(&filter);
-                    if in_scope && was != now {
-                        self.rebuild_view();
-                    }
-                }
+        let seq = match place {
+            Place::Attach(s) => {
+                self.attach_violation(conn, s, &v);
                 Some(s)
             }
-            None if v.rule.starts_with("codec.") => {
-                let row = Row::malformed(conn, ts, &v);
-                let s = self.next_seq;
-                self.push_row(row);
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    c.pending_raw.push(s);
-                }
+            Place::Row(s) => {
+                self.push_malformed(conn, ts, &v);
                 Some(s)
             }
-            None => None,
+            Place::None => None,
         };
         self.violations.push_back(ViolationRow {
             conn,
@@ -208,6 +198,32 @@ impl App {
             self.violations_evicted += 1;
             self.violation_list.selected = self.violation_list.selected.saturating_sub(1);
             self.violation_list.offset = self.violation_list.offset.saturating_sub(1);
+        }
+    }
+
+    /// Attach `v` to row `seq` of `conn`, if it is kept.
+    pub(super) fn attach_violation(&mut self, conn: ConnId, seq: u64, v: &Violation) {
+        let filter = self.filter.clone();
+        let in_scope = self.selected_conn().is_none_or(|x| x == conn);
+        let Some(r) = self.conns.get_mut(&conn).and_then(|c| c.row_mut(seq)) else {
+            return;
+        };
+        let was = r.matches(&filter);
+        r.violations.push(v.clone());
+        let now = r.matches(&filter);
+        if in_scope && was != now {
+            self.rebuild_view();
+        }
+    }
+
+    /// The row of the bytes a `codec.*` violation `v` could not decode; its bytes come with the
+    /// `Data` events that follow.
+    pub(super) fn push_malformed(&mut self, conn: ConnId, ts: Timestamp, v: &Violation) {
+        let row = Row::malformed(conn, ts, v);
+        let s = self.next_seq;
+        self.push_row(row);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.pending_raw.push(s);
         }
     }
 

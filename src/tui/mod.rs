@@ -43,8 +43,11 @@ mod ingest;
 pub mod input;
 mod marks;
 pub mod model;
+pub mod numbering;
+pub mod pager;
 pub mod timeline;
 pub mod views;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::io::{self, Stdout};
@@ -302,10 +305,16 @@ impl Drop for TerminalGuard {
 /// Run the UI on this thread until the user quits. Events come from `rx`; when every feed
 /// has been dropped the UI says "end of feed" and stays open.
 pub fn run(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
-    run_app(rx, opts)
+    run_app(rx, opts, None)
 }
 
-fn run_app(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
+/// As [`run`], for the replay of a file: `pager` brings back the rows of the whole capture
+/// (`opts.whole_capture` on), and shows the first pass's progress.
+pub fn run_paged(rx: TuiReceiver, opts: TuiOptions, pager: pager::Pager) -> io::Result<()> {
+    run_app(rx, opts, Some(&pager))
+}
+
+fn run_app(rx: TuiReceiver, opts: TuiOptions, pager: Option<&pager::Pager>) -> io::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let live = opts.live;
@@ -313,7 +322,25 @@ fn run_app(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
     if live {
         app.handle(AppEvent::Tick(Timestamp::now()));
     }
-    event_loop(&mut guard.terminal, &mut app, &rx, live)
+    event_loop(&mut guard.terminal, &mut app, &rx, live, pager)
+}
+
+/// What the pager has for the app: the first pass's progress, and the windows come.
+fn from_pager(app: &mut App, pager: Option<&pager::Pager>) -> bool {
+    let Some(pager) = pager else {
+        return false;
+    };
+    let mut changed = false;
+    let progress = (pager.read.load(Ordering::Relaxed), pager.total);
+    if app.paging.progress != Some(progress) {
+        app.handle(AppEvent::Progress(progress.0, progress.1));
+        changed = true;
+    }
+    while let Some(w) = pager.try_recv() {
+        app.handle(AppEvent::Window(Box::new(w)));
+        changed = true;
+    }
+    changed
 }
 
 fn event_loop(
@@ -321,6 +348,7 @@ fn event_loop(
     app: &mut App,
     rx: &TuiReceiver,
     live: bool,
+    pager: Option<&pager::Pager>,
 ) -> io::Result<()> {
     let frame_time = Duration::from_millis(1000 / MAX_FPS);
     let mut last_draw: Option<Instant> = None;
@@ -347,6 +375,7 @@ fn event_loop(
                 }
             }
         }
+        dirty |= from_pager(app, pager);
         let dropped = rx.dropped.load(Ordering::Relaxed);
         if dropped != app.dropped {
             app.handle(AppEvent::Dropped(dropped));
@@ -386,7 +415,7 @@ fn event_loop(
             }
         }
         if !app.effects.is_empty() {
-            perform(terminal, app);
+            perform(terminal, app, pager);
             dirty = true;
         }
         if app.quit {
@@ -396,10 +425,22 @@ fn event_loop(
 }
 
 /// Do what the app asked (it does no I/O itself), and tell it how that went.
-fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) {
+fn perform(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    pager: Option<&pager::Pager>,
+) {
     use std::io::Write;
     for effect in std::mem::take(&mut app.effects) {
         let notice = match effect {
+            app::Effect::LoadWindow(request) => match pager {
+                // The answer comes as a window; the app says "loading" meanwhile.
+                Some(p) => {
+                    p.request(request);
+                    continue;
+                }
+                None => "only the frames in memory can be shown".to_string(),
+            },
             app::Effect::Export {
                 path,
                 jsonl,

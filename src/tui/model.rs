@@ -301,6 +301,15 @@ pub struct Conn {
     pub rows: VecDeque<Row>,
     /// Rows dropped from view to stay within the bound.
     pub evicted: u64,
+    /// The number of its first row, once it has one (of the whole capture in a file replay).
+    pub first_seq: Option<u64>,
+    /// The number of its latest row.
+    pub last_seq: u64,
+    /// Rows it has had in all (kept or not).
+    pub total_rows: u64,
+    /// The state as of just before its first kept row (from the rows dropped, or the window's
+    /// start in a file replay), for the state pane of the rows before the first kept state.
+    pub base_state: Option<Arc<Snapshot>>,
     /// Bytes held by `rows` (see [`Row::held_bytes`]).
     pub raw_bytes: usize,
     /// Link names from the attaches seen.
@@ -346,20 +355,41 @@ impl Conn {
         }
         self.snapshot_ts = ts;
         self.state = snapshot.name.clone();
-        if let Some(row) = self.rows.back_mut() {
-            // Counted with the row's bytes: the per-connection bound covers the states kept.
-            let before = row.state.as_deref().map_or(0, snapshot_bytes);
-            self.raw_bytes = self.raw_bytes.saturating_sub(before) + snapshot_bytes(&snapshot);
-            row.state = Some(snapshot.clone());
-        }
+        self.attach_state(snapshot.clone());
         self.snapshot = snapshot;
     }
 
+    /// Keep `snapshot` as the state just after the latest kept row (before the first, when
+    /// none is kept yet).
+    pub fn attach_state(&mut self, snapshot: Arc<Snapshot>) {
+        let Some(row) = self.rows.back_mut() else {
+            self.base_state = Some(snapshot);
+            return;
+        };
+        // Counted with the row's bytes: the per-connection bound covers the states kept.
+        let before = row.state.as_deref().map_or(0, snapshot_bytes);
+        self.raw_bytes = self.raw_bytes.saturating_sub(before) + snapshot_bytes(&snapshot);
+        row.state = Some(snapshot);
+    }
+
     /// The state as of just after the row `seq`: the one published after the latest row at or
-    /// before it that has one, if that row is still kept.
+    /// before it that has one, else the state before the first kept row (when known).
     pub fn state_after(&self, seq: u64) -> Option<&Arc<Snapshot>> {
         let end = self.rows.partition_point(|r| r.seq <= seq);
-        self.rows.range(..end).rev().find_map(|r| r.state.as_ref())
+        self.rows
+            .range(..end)
+            .rev()
+            .find_map(|r| r.state.as_ref())
+            .or(self.base_state.as_ref())
+    }
+
+    /// Forget every kept row (a file replay's window is about to be replaced).
+    pub(super) fn clear_rows(&mut self) {
+        self.rows.clear();
+        self.raw_bytes = 0;
+        self.pending_raw.clear();
+        self.base_state = None;
+        self.link_names = LinkNames::default();
     }
 }
 

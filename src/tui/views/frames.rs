@@ -94,7 +94,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     let mut block = pane_block(app, Pane::Frames, Line::from(title));
     let evicted = app.evicted_in_scope();
-    if evicted > 0 {
+    if let Some(note) = window_note(app) {
+        block = block.title_bottom(Line::styled(note, Style::new().fg(Color::Yellow)));
+    } else if evicted > 0 {
         block = block.title_bottom(Line::styled(
             format!(
                 " {} older frames dropped from view (captures on disk remain complete) ",
@@ -200,4 +202,29 @@ mod tests {
             "12:00:00.123 <-   1   sasl-mechanis… @sasl-mechanisms(64) [..]"
         );
     }
+}
+
+/// In a file replay whose whole capture is not in memory: which of its rows are.
+fn window_note(app: &App) -> Option<String> {
+    if !app.opts.whole_capture {
+        return None;
+    }
+    let total: u64 = match app.selected_conn() {
+        Some(c) => app.conns.get(&c).map_or(0, |c| c.total_rows),
+        None => app.conns.values().map(|c| c.total_rows).sum(),
+    };
+    let kept = app.rows_in_scope() as u64;
+    if kept >= total {
+        return None;
+    }
+    let loading = if app.paging.loading.is_some() {
+        " (loading)"
+    } else {
+        ""
+    };
+    Some(format!(
+        " {} of {} frames in memory{loading}: g G n N Enter reach the rest ",
+        count(kept),
+        count(total)
+    ))
 }

@@ -295,6 +295,9 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
+    if let Some(bar) = progress_bar(app) {
+        spans.push(Span::styled(bar, Style::new().fg(Color::Green)));
+    }
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" {m}"), Style::new().fg(Color::Cyan)));
     } else if app.feed_ended {
@@ -309,6 +312,22 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// While the first pass of a file replay reads it: ` reading [#####.....] 42%`.
+fn progress_bar(app: &App) -> Option<String> {
+    const WIDTH: usize = 20;
+    let (read, total) = app.paging.progress?;
+    if app.feed_ended {
+        return None;
+    }
+    let pct = crate::tui::window::percent(read, total) as usize;
+    let full = pct * WIDTH / 100;
+    Some(format!(
+        " reading [{}{}] {pct}%",
+        "#".repeat(full),
+        ".".repeat(WIDTH - full)
+    ))
 }
 
 #[cfg(test)]

@@ -1,0 +1,102 @@
+//! The row numbers of the frame list, given to pipeline events the same way wherever they are
+//! counted: by the app as the events arrive, and by the pager (`pager.rs`) as it re-runs the
+//! pipeline over a capture file to bring back the rows around a frame no longer in memory.
+//! Both count the same events in the same order, so a row keeps its number across re-runs.
+//!
+//! A header, frame, gap or close is a row; a violation belongs to the latest row of its
+//! connection at its direction and offset among the last [`LOOKBACK`] rows, and a `codec.*`
+//! violation that belongs to none is a row of its own (the malformed bytes). Memory: the last
+//! [`LOOKBACK`] row keys of each open connection (and of the latest closed ones).
+
+use std::collections::VecDeque;
+
+use crate::event::{ConnId, Dir, Event, EventKind};
+use crate::hash::HashMap;
+
+/// How many of a connection's latest rows a violation may belong to.
+pub const LOOKBACK: usize = 64;
+
+/// Closed connections whose recent rows are kept (for the violations found at their end).
+const KEEP_CLOSED: usize = 256;
+
+/// Where an event goes in the frame list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// It is the row with this number.
+    Row(u64),
+    /// It belongs to the row with this number (a violation).
+    Attach(u64),
+    /// It is no row (connect, data, state, fin, a violation of no row).
+    None,
+}
+
+/// What identifies a recent row for the violations that follow it.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    seq: u64,
+    dir: Option<Dir>,
+    offset: u64,
+    close: bool,
+}
+
+/// Numbers the rows of a stream of pipeline events.
+#[derive(Debug, Default)]
+pub struct Numbering {
+    next: u64,
+    recent: HashMap<ConnId, VecDeque<Key>>,
+    closed: VecDeque<ConnId>,
+}
+
+impl Numbering {
+    /// The number the next row gets (= the rows numbered so far).
+    pub fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// Where `e` goes; counts it when it is a row.
+    pub fn place(&mut self, e: &Event) -> Place {
+        let (dir, offset, close) = match &e.kind {
+            EventKind::Header { dir, offset, .. } | EventKind::Gap { dir, offset, .. } => {
+                (Some(*dir), *offset, false)
+            }
+            EventKind::Frame(f) => (Some(f.dir), f.offset, false),
+            EventKind::Close(_) => (None, 0, true),
+            EventKind::Violation(v) => {
+                let found = self.recent.get(&e.conn).and_then(|keys| {
+                    keys.iter()
+                        .rev()
+                        .find(|k| k.dir == Some(v.dir) && k.offset == v.offset && !k.close)
+                        .map(|k| k.seq)
+                });
+                match found {
+                    Some(seq) => return Place::Attach(seq),
+                    None if v.rule.starts_with("codec.") => (Some(v.dir), v.offset, false),
+                    None => return Place::None,
+                }
+            }
+            _ => return Place::None,
+        };
+        let seq = self.next;
+        self.next += 1;
+        let keys = self.recent.entry(e.conn).or_default();
+        if keys.len() == LOOKBACK {
+            keys.pop_front();
+        }
+        keys.push_back(Key {
+            seq,
+            dir,
+            offset,
+            close,
+        });
+        if close {
+            // Little follows a close on its connection: the keys of the latest closed ones only.
+            self.closed.push_back(e.conn);
+            if self.closed.len() > KEEP_CLOSED
+                && let Some(old) = self.closed.pop_front()
+            {
+                self.recent.remove(&old);
+            }
+        }
+        Place::Row(seq)
+    }
+}

@@ -1,0 +1,271 @@
+//! Whole-capture navigation in a file replay: the kept rows are a window of the capture, and a
+//! jump outside it (`g`/`G`, `n`/`N`, Enter on a violation, scrolling past its edge) asks for
+//! the window around the frame it wants ([`Effect::LoadWindow`]). The pager (`pager.rs`)
+//! re-runs the ordinary pipeline over the file and answers with the events of that window
+//! ([`Window`]), which replace the kept rows here. The app does no I/O and decodes nothing:
+//! it only knows, from the first pass, each connection's row numbers and the violations.
+
+use std::sync::Arc;
+
+use crate::event::{ConnId, Event, EventKind};
+use crate::state::Snapshot;
+
+use super::app::{App, Effect};
+use super::model::Row;
+use super::numbering::Place;
+
+/// A window asked of the pager.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowRequest {
+    /// Which request (the app applies the answer to its latest only).
+    pub id: u64,
+    /// Only this connection's rows (the frame list shows one connection), or all.
+    pub scope: Option<ConnId>,
+    /// The row to centre on and select: its connection and number.
+    pub target: (ConnId, u64),
+}
+
+/// One pipeline event of a window, with the place the pager's numbering gave it.
+#[derive(Clone, Debug)]
+pub struct Item {
+    /// Its row number, or the row it belongs to.
+    pub place: Place,
+    /// The AMQP 1.0 link of a frame, from the attaches before it (they may be outside).
+    pub link: Option<String>,
+    /// The event.
+    pub event: Event,
+}
+
+/// The events of the rows around a target, as the pager found them.
+#[derive(Clone, Debug)]
+pub struct Window {
+    /// What was asked.
+    pub request: WindowRequest,
+    /// Each connection's state as of just before its first row in the window.
+    pub base: Vec<(ConnId, Arc<Snapshot>)>,
+    /// The window's rows and what belongs to them, in capture order.
+    pub items: Vec<Item>,
+}
+
+/// Where the whole-capture mode is.
+#[derive(Clone, Debug, Default)]
+pub struct Paging {
+    /// Bytes of the file the first pass has read, and the file's size.
+    pub progress: Option<(u64, u64)>,
+    /// The window asked for and not come yet.
+    pub loading: Option<WindowRequest>,
+    next_id: u64,
+}
+
+impl App {
+    /// Select row `seq` of `conn`: at once when it is kept, else (whole-capture mode, once the
+    /// first pass is over) by asking for the window around it.
+    pub(super) fn reach(&mut self, conn: ConnId, seq: u64) {
+        if self.row(conn, seq).is_some() {
+            self.select_frame(conn, seq);
+            return;
+        }
+        if !self.opts.whole_capture {
+            self.message = Some("that frame is no longer in memory".into());
+            return;
+        }
+        if !self.feed_ended {
+            let pct = self.paging.progress.map_or(0, |(r, t)| percent(r, t));
+            self.message = Some(format!(
+                "still reading the capture ({pct}%): every frame is reachable once it is read"
+            ));
+            return;
+        }
+        self.paging.next_id += 1;
+        let request = WindowRequest {
+            id: self.paging.next_id,
+            // One connection shown: its rows only; else the rows of all around the target.
+            scope: self.selected_conn().map(|_| conn),
+            target: (conn, seq),
+        };
+        self.paging.loading = Some(request);
+        self.follow = false;
+        self.message = Some(format!("loading frame #{} from the capture...", seq + 1));
+        self.effects.push(Effect::LoadWindow(request));
+    }
+
+    /// The first and the last row of the connection choice, of the whole capture.
+    pub fn scope_ends(&self) -> Option<((ConnId, u64), (ConnId, u64))> {
+        let conns: Vec<_> = match self.selected_conn() {
+            Some(c) => self.conns.get(&c).into_iter().collect(),
+            None => self.conns.values().collect(),
+        };
+        let first = conns
+            .iter()
+            .filter_map(|c| Some((c.id, c.first_seq?)))
+            .min_by_key(|(_, s)| *s)?;
+        let last = conns
+            .iter()
+            .filter(|c| c.first_seq.is_some())
+            .map(|c| (c.id, c.last_seq))
+            .max_by_key(|(_, s)| *s)?;
+        Some((first, last))
+    }
+
+    /// `g` / `G` in the frame list of a whole capture: the first / last row of the connection
+    /// choice, brought back when it is not kept. False when the ordinary move does it.
+    pub(super) fn far_end(&mut self, last: bool) -> bool {
+        if !self.opts.whole_capture {
+            return false;
+        }
+        let Some((first, end)) = self.scope_ends() else {
+            return false;
+        };
+        let (conn, seq) = if last { end } else { first };
+        if self.row(conn, seq).is_some() {
+            return false;
+        }
+        self.reach(conn, seq);
+        true
+    }
+
+    /// A move of the frame cursor from `before` that hit the window's edge: bring back the
+    /// window around the edge row when the capture goes on beyond it.
+    pub(super) fn past_edge(&mut self, delta: isize, before: usize) {
+        if !self.opts.whole_capture || !self.feed_ended || self.paging.loading.is_some() {
+            return;
+        }
+        let Some((first, last)) = self.scope_ends() else {
+            return;
+        };
+        let edge = if delta < 0 && before == 0 {
+            (self.row(first.0, first.1).is_none(), self.view.front())
+        } else if delta > 0 && before + 1 >= self.view.len() {
+            (self.row(last.0, last.1).is_none(), self.view.back())
+        } else {
+            return;
+        };
+        if let (true, Some(&(conn, seq))) = edge {
+            self.reach(conn, seq);
+        }
+    }
+
+    /// `n` / `N` found nothing in the window: the next / previous violation's row of the whole
+    /// capture beyond it (from the violations of the first pass), brought back. The filter is
+    /// not looked at for rows not kept. False when there is none.
+    pub(super) fn far_violation(&mut self, forward: bool) -> bool {
+        if !self.opts.whole_capture {
+            return false;
+        }
+        let scope = self.selected_conn();
+        let edge = if forward {
+            self.view.back()
+        } else {
+            self.view.front()
+        };
+        let edge = edge.map(|(_, s)| *s);
+        let candidates = self
+            .violations
+            .iter()
+            .filter(|v| scope.is_none_or(|c| c == v.conn))
+            .filter_map(|v| Some((v.conn, v.seq?)))
+            .filter(|(c, s)| self.row(*c, *s).is_none());
+        let found = if forward {
+            candidates
+                .filter(|(_, s)| edge.is_none_or(|e| *s > e))
+                .min_by_key(|(_, s)| *s)
+        } else {
+            candidates
+                .filter(|(_, s)| edge.is_none_or(|e| *s < e))
+                .max_by_key(|(_, s)| *s)
+        };
+        match found {
+            Some((conn, seq)) => {
+                self.reach(conn, seq);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replace the kept rows by the window the pager brought back, and select its target.
+    pub(super) fn load_window(&mut self, w: Window) {
+        if self.paging.loading.map(|r| r.id) != Some(w.request.id) {
+            // An answer to a request since replaced.
+            return;
+        }
+        self.paging.loading = None;
+        self.windowing = true;
+        for c in self.conns.values_mut() {
+            c.clear_rows();
+            c.evicted = 0;
+        }
+        self.view.clear();
+        self.view_dangling = 0;
+        self.follow = false;
+        for (conn, state) in w.base {
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.base_state = Some(state);
+            }
+        }
+        for item in w.items {
+            self.window_item(item);
+        }
+        self.windowing = false;
+        self.rebuild_view();
+        let (conn, seq) = w.request.target;
+        if self.row(conn, seq).is_some() {
+            self.message = None;
+            self.select_frame(conn, seq);
+        } else {
+            self.message = Some(format!("frame #{} is not in the capture", seq + 1));
+        }
+    }
+
+    /// One event of a window: its row, or what belongs to a row (the counters, the
+    /// violations pane and the connections' latest states are the first pass's).
+    fn window_item(&mut self, item: Item) {
+        let Item { place, link, event } = item;
+        let (conn, ts) = (event.conn, event.ts);
+        if !self.conns.contains_key(&conn) {
+            return;
+        }
+        if let Place::Row(s) = place {
+            self.next_seq = s;
+        }
+        let (max_raw, max_body) = (self.opts.max_raw_per_frame, self.opts.max_body);
+        match event.kind {
+            EventKind::Header {
+                dir,
+                offset,
+                header,
+                raw,
+            } => self.push_row(Row::header(conn, ts, dir, offset, header, &raw)),
+            EventKind::Frame(f) => {
+                self.push_row(Row::frame(conn, ts, &f, link, max_raw, max_body));
+            }
+            EventKind::Gap {
+                dir,
+                offset,
+                len,
+                reason,
+            } => self.push_row(Row::gap(conn, ts, dir, offset, len, &reason)),
+            EventKind::Close(info) => self.push_row(Row::close(conn, ts, &info)),
+            EventKind::Violation(v) => match place {
+                Place::Attach(s) => self.attach_violation(conn, s, &v),
+                Place::Row(_) => self.push_malformed(conn, ts, &v),
+                Place::None => {}
+            },
+            EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
+            EventKind::State(snapshot) => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.attach_state(snapshot);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `read` of `total` in whole percent (100 for an empty file).
+pub fn percent(read: u64, total: u64) -> u64 {
+    if total == 0 {
+        return 100;
+    }
+    (read.min(total) as u128 * 100 / total as u128) as u64
+}
