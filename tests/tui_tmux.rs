@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 
+mod tui_support;
+
 fn b64(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
@@ -47,13 +49,18 @@ fn tmux(args: &[&str]) -> String {
 
 /// Wait until the pane shows `what` (or fail with the screen).
 fn wait_for(session: &str, what: &str) -> String {
+    wait_for_within(session, what, Duration::from_secs(10))
+}
+
+/// As [`wait_for`], waiting `limit` at most.
+fn wait_for_within(session: &str, what: &str, limit: Duration) -> String {
     let start = Instant::now();
     loop {
         let s = tmux(&["capture-pane", "-p", "-t", session]);
         if s.contains(what) {
             return s;
         }
-        if start.elapsed() > Duration::from_secs(10) {
+        if start.elapsed() > limit {
             let _ = tmux(&["kill-session", "-t", session]);
             panic!("screen never showed {what:?}:\n{s}");
         }
@@ -353,4 +360,56 @@ fn the_tiny_capture_reads_back_as_the_connection_it_describes() {
         // Header, then the open: frame header, descriptor, list32 (code, size, count), str8.
         assert_eq!(b.len(), 8 + (8 + 3 + 1 + 4 + 4 + 2 + 8));
     }
+}
+
+/// Issue #17 part 1: the replay of a generated capture of 200,000 frames (2 connections of
+/// 100,000) reaches the whole capture, not only the last 10,000 frames of each connection:
+/// `g` shows connection 1's first row, `G` its last, and Enter on the first violation (its 15th
+/// frame) selects that frame. Before, `g` stopped at the oldest frame kept and Enter said "no
+/// longer in memory".
+#[test]
+fn a_200k_frame_replay_reaches_its_first_and_last_rows_and_an_early_violation() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("big.jsonl");
+    tui_support::write_whole_capture(&cap, 2, 100_000);
+    let session = format!("amqpeek-tui-whole-{}", std::process::id());
+    let cmd = format!(
+        "{} replay {}; echo EXITED $?; sleep 5",
+        env!("CARGO_BIN_EXE_amqpeek"),
+        cap.display()
+    );
+    let status = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", &cmd])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(status.success());
+    // A debug build on a shared machine reads it in well under a minute.
+    let long = Duration::from_secs(300);
+    wait_for_within(&session, "end of feed", long);
+    let s = wait_for(&session, "frames in memory");
+    assert!(s.contains("of 100,005 frames in memory") || s.contains("of 200,010 frames"), "{s}");
+    // Connection 1 only, then its first row.
+    for k in ["c", "Home", "Down", "Enter", "g"] {
+        tmux(&["send-keys", "-t", &session, k]);
+    }
+    let s = wait_for_within(&session, "header conn 1 -> @0", long);
+    assert!(s.contains("amqp-1.0 protocol header"), "{s}");
+    tmux(&["send-keys", "-t", &session, "G"]);
+    let s = wait_for_within(&session, "close conn 1 ", long);
+    assert!(s.contains("connection closed: capture ended"), "{s}");
+    // The first violation: connection 1's `end` on channel 7, its 15th frame (Enter selects
+    // it in the frame list, `d` shows it in detail).
+    for k in ["v", "Home", "Enter", "d"] {
+        tmux(&["send-keys", "-t", &session, k]);
+    }
+    let offset = 8 + tui_support::amqp10::open("c1").len() + 5 * 8;
+    let s = wait_for_within(&session, &format!("end conn 1 -> @{offset} ch 7"), long);
+    assert!(!s.contains("no longer in memory"), "{s}");
+    tmux(&["send-keys", "-t", &session, "q"]);
+    wait_for(&session, "EXITED 0");
+    let _ = tmux(&["kill-session", "-t", &session]);
 }

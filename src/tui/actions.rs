@@ -83,9 +83,15 @@ impl App {
             Pane::Connections if self.conn_list.selected != before_conn => {
                 self.state_list = ListState::default();
                 self.rebuild_view();
+                self.fill_scope();
             }
             _ => {}
         }
+    }
+
+    /// Move the frame cursor by `delta` rows.
+    pub(super) fn move_frames(&mut self, delta: isize) {
+        self.move_in(Pane::Frames, delta)
     }
 
     /// Perform one user action.
@@ -217,6 +223,7 @@ impl App {
             Action::AllConnections => {
                 self.conn_list.selected = 0;
                 self.rebuild_view();
+                self.fill_scope();
             }
             Action::NextViolation | Action::PrevViolation => {
                 let fwd = a == Action::NextViolation;

@@ -23,6 +23,8 @@ pub struct WindowRequest {
     pub scope: Option<ConnId>,
     /// The row to centre on and select: its connection and number.
     pub target: (ConnId, u64),
+    /// Then move the cursor by this many rows (scrolling past the window's edge goes on).
+    pub step: isize,
 }
 
 /// One pipeline event of a window, with the place the pager's numbering gave it.
@@ -65,6 +67,12 @@ impl App {
             self.select_frame(conn, seq);
             return;
         }
+        self.ask_window(conn, seq, 0)
+    }
+
+    /// Ask for the window around row `seq` of `conn`, to select it then move the cursor by
+    /// `step` rows.
+    fn ask_window(&mut self, conn: ConnId, seq: u64, step: isize) {
         if !self.opts.whole_capture {
             self.message = Some("that frame is no longer in memory".into());
             return;
@@ -82,11 +90,22 @@ impl App {
             // One connection shown: its rows only; else the rows of all around the target.
             scope: self.selected_conn().map(|_| conn),
             target: (conn, seq),
+            step,
         };
         self.paging.loading = Some(request);
         self.follow = false;
         self.message = Some(format!("loading frame #{} from the capture...", seq + 1));
         self.effects.push(Effect::LoadWindow(request));
+    }
+
+    /// A connection chosen of which the window holds no row: bring back its latest rows.
+    pub(super) fn fill_scope(&mut self) {
+        if !self.opts.whole_capture || !self.feed_ended || self.rows_in_scope() > 0 {
+            return;
+        }
+        if let Some((_, (conn, seq))) = self.scope_ends() {
+            self.reach(conn, seq);
+        }
     }
 
     /// The first and the last row of the connection choice, of the whole capture.
@@ -141,7 +160,7 @@ impl App {
             return;
         };
         if let (true, Some(&(conn, seq))) = edge {
-            self.reach(conn, seq);
+            self.ask_window(conn, seq, delta);
         }
     }
 
@@ -212,6 +231,9 @@ impl App {
         if self.row(conn, seq).is_some() {
             self.message = None;
             self.select_frame(conn, seq);
+            if w.request.step != 0 {
+                self.move_frames(w.request.step);
+            }
         } else {
             self.message = Some(format!("frame #{} is not in the capture", seq + 1));
         }

@@ -240,3 +240,66 @@ pub fn type_str(app: &mut App, s: &str) {
         press(app, KeyCode::Char(c));
     }
 }
+
+/// Frame indexes (per connection) of the generated capture's two violations.
+pub fn violation_frames(frames: usize) -> [usize; 2] {
+    [10, frames.saturating_sub(10)]
+}
+
+/// Write an amqpeek JSONL capture of `conns` AMQP 1.0 connections taking turns frame by
+/// frame, each with its headers, an open each way, then `frames` frames: empty ones, an `end`
+/// on a channel never begun (a violation) at [`violation_frames`], and halfway a session begun
+/// by the client and answered (the state changes there). Generated, never committed: a big
+/// capture in a test.
+pub fn write_whole_capture(path: &std::path::Path, conns: usize, frames: usize) {
+    use base64::Engine;
+    use std::io::Write;
+    let ts = "2026-12-01T10:00:00.000000Z";
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for c in 1..=conns {
+        writeln!(
+            out,
+            r#"{{"v":1,"ts":"{ts}","conn":{c},"event":"connect","client":"127.0.0.1:{}","upstream":"127.0.0.1:5672"}}"#,
+            40000 + c
+        )
+        .unwrap();
+    }
+    let mut offsets = vec![[0usize; 2]; conns];
+    let mut put = |conn: usize, kind: &str, d: usize, raw: &[u8]| {
+        let dir = ["c2s", "s2c"][d];
+        let b64 = base64::engine::general_purpose::STANDARD.encode(raw);
+        writeln!(
+            out,
+            r#"{{"v":1,"ts":"{ts}","conn":{},"event":"{kind}","dir":"{dir}","offset":{},"proto":"amqp-1.0","raw":"{b64}"}}"#,
+            conn + 1,
+            offsets[conn][d]
+        )
+        .unwrap();
+        offsets[conn][d] += raw.len();
+    };
+    let open = amqp10::open("c1");
+    for c in 0..conns {
+        for d in 0..2 {
+            put(c, "header", d, b"AMQP\x00\x01\x00\x00");
+            put(c, "frame", d, &open);
+        }
+    }
+    let bad = amqp10::frame(7, &amqp10::described(0x17, amqp10::list(&[])));
+    let empty = amqp10::frame(0, &[]);
+    let (begin, reply) = (amqp10::begin(1), amqp10::begin_reply(1, 1));
+    let bad_at = violation_frames(frames);
+    for i in 0..frames {
+        let (d, raw) = if bad_at.contains(&i) {
+            (0, &bad)
+        } else if i == frames / 2 {
+            (0, &begin)
+        } else if i == frames / 2 + 1 {
+            (1, &reply)
+        } else {
+            (i % 2, &empty)
+        };
+        for c in 0..conns {
+            put(c, "frame", d, raw);
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Whole-capture navigation in the replay of a file (issue #17, part 1): the UI keeps a window
+//! of the capture's rows, and `g`/`G`, `n`/`N`, Enter on a violation and scrolling past the
+//! window's edge bring back the rows they need through the pager, which re-runs the pipeline
+//! over the file. Driven here as `replay` drives it (the first pass through the real pipeline
+//! into the app, the app's window requests performed by a real pager), on captures generated
+//! by the test, and the screen read from ratatui's `TestBackend`.
+
+mod tui_support;
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+use amqpeek::capture::{self, CaptureOptions};
+use amqpeek::driver::offline::{self, Pace};
+use amqpeek::event::Event;
+use amqpeek::pipeline::{InspectOptions, Sink};
+use amqpeek::tui::app::Effect;
+use amqpeek::tui::pager::{Opener, Pager, WindowSize};
+use amqpeek::tui::{App, AppEvent, Pane, TuiOptions};
+use crossterm::event::KeyCode;
+use tui_support::*;
+
+/// The pipeline's events into the app, as the lossless feed of `replay` gives them.
+struct ToApp<'a>(&'a mut App);
+
+impl Sink for ToApp<'_> {
+    fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+        self.0.handle(AppEvent::Pipeline(ev.clone()));
+        Ok(())
+    }
+}
+
+fn inspect() -> InspectOptions {
+    InspectOptions {
+        state_each_frame: true,
+        ..InspectOptions::DEFAULT
+    }
+}
+
+fn options(max_frames: usize) -> TuiOptions {
+    TuiOptions {
+        live: false,
+        whole_capture: true,
+        follow: true,
+        max_frames_per_conn: max_frames,
+        ..TuiOptions::default()
+    }
+}
+
+/// The first pass of `replay` into the UI: every event of the capture, then the end.
+fn first_pass(path: &Path, opts: TuiOptions) -> App {
+    let mut app = App::new(opts, (120, 40));
+    let source = capture::open(path, CaptureOptions::default()).unwrap();
+    let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(ToApp(&mut app))];
+    offline::run(source, inspect(), sinks, NonZeroUsize::MIN, Pace::Batched);
+    app.handle(AppEvent::FeedEnded);
+    app
+}
+
+fn pager(path: &Path, rows: usize) -> Pager {
+    let p = path.to_path_buf();
+    let open: Opener =
+        Box::new(move |stop| capture::open_stoppable(&p, CaptureOptions::default(), stop).ok());
+    let size = WindowSize {
+        rows,
+        max_bytes: 32 << 20,
+    };
+    Pager::spawn(open, inspect(), size, Arc::new(AtomicU64::new(0)), 0)
+}
+
+/// Perform the app's window requests with `pager` as the event loop does, until the window
+/// asked last has come.
+fn settle(app: &mut App, pager: &Pager) {
+    for e in std::mem::take(&mut app.effects) {
+        if let Effect::LoadWindow(r) = e {
+            pager.request(r);
+        }
+    }
+    let start = Instant::now();
+    while app.paging.loading.is_some() {
+        match pager.try_recv() {
+            Some(w) => app.handle(AppEvent::Window(Box::new(w))),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "no window came");
+    }
+}
+
+fn key(app: &mut App, pager: &Pager, code: KeyCode) {
+    press(app, code);
+    settle(app, pager);
+}
+
+/// The frame list shows connection `nth` (from 1) only.
+fn choose_conn(app: &mut App, nth: usize) {
+    press(app, KeyCode::Char('c'));
+    press(app, KeyCode::Home);
+    for _ in 0..nth {
+        press(app, KeyCode::Down);
+    }
+    press(app, KeyCode::Enter);
+    assert_eq!(app.focus, Pane::Frames);
+}
+
+fn selected(app: &App) -> (u64, u64, String) {
+    let r = app.selected_row().expect("a row is selected");
+    (r.conn, r.seq, r.name.clone())
+}
+
+#[test]
+fn g_and_big_g_reach_the_first_and_the_last_row_of_a_connection_beyond_the_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    write_whole_capture(&path, 2, 3000);
+    let mut app = first_pass(&path, options(500));
+    let pager = pager(&path, 500);
+    choose_conn(&mut app, 1);
+    let (first, last, total) = {
+        let c = &app.conns[&1];
+        (c.first_seq.unwrap(), c.last_seq, c.total_rows)
+    };
+    assert_eq!(total, 3000 + 4 + 1, "headers, opens, frames, close");
+    assert!(app.row(1, first).is_none(), "the first row is out of the ring");
+
+    key(&mut app, &pager, KeyCode::Char('g'));
+    assert_eq!(selected(&app), (1, first, "header".into()), "{}", dump(&app));
+    let s = dump(&app);
+    assert!(s.contains("amqp-1.0 protocol header"), "{s}");
+    assert!(s.contains("frames in memory"), "{s}");
+
+    key(&mut app, &pager, KeyCode::Char('G'));
+    assert_eq!(selected(&app), (1, last, "close".into()), "{}", dump(&app));
+    assert!(dump(&app).contains("connection closed"));
+}
+
+#[test]
+fn enter_on_an_early_violation_and_n_beyond_the_window_bring_their_frames_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    write_whole_capture(&path, 2, 3000);
+    let mut app = first_pass(&path, options(500));
+    let pager = pager(&path, 500);
+    assert_eq!(app.violations.len(), 4, "two per connection");
+    // The first violation is conn 1's early one, long out of the ring.
+    press(&mut app, KeyCode::Char('v'));
+    press(&mut app, KeyCode::Home);
+    let v = app.violations[0].clone();
+    assert_eq!(v.conn, 1);
+    key(&mut app, &pager, KeyCode::Enter);
+    let r = app.selected_row().expect("the violation's frame");
+    assert_eq!((r.conn, r.dir, r.offset), (1, Some(v.violation.dir), v.violation.offset));
+    assert_eq!(r.violations[0].rule, v.violation.rule);
+    assert!(app.message.is_none(), "{:?}", app.message);
+
+    // From the early one, `n` finds conn 1's late violation, far beyond the window.
+    choose_conn(&mut app, 1);
+    let early = selected(&app).1;
+    key(&mut app, &pager, KeyCode::Char('n'));
+    let r = app.selected_row().expect("the late violation's frame");
+    assert!(r.seq > early + 1000, "{} after {early}", r.seq);
+    assert_eq!((r.conn, r.violations.len()), (1, 1), "{}", dump(&app));
+    // And `N` back to the early one.
+    key(&mut app, &pager, KeyCode::Char('N'));
+    assert_eq!(selected(&app).1, early);
+}
+
+/// Every row reached by scrolling a connection from its first to its last row through windows
+/// is the row the first pass made of it, with the same state as of it: what a UI holding the
+/// whole capture shows.
+#[test]
+fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_made_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    write_whole_capture(&path, 2, 1200);
+    let full = first_pass(&path, options(1_000_000));
+    let mut app = first_pass(&path, options(150));
+    let pager = pager(&path, 150);
+    choose_conn(&mut app, 1);
+    key(&mut app, &pager, KeyCode::Char('g'));
+    let mut seen = 0;
+    let mut states = std::collections::HashSet::new();
+    loop {
+        let (conn, seq, _) = selected(&app);
+        let want = full.row(conn, seq).expect("the first pass made this row");
+        let got = app.selected_row().unwrap();
+        assert_eq!((&got.name, &got.summary), (&want.name, &want.summary));
+        let rules = |r: &amqpeek::tui::app::Row| -> Vec<String> {
+            r.violations.iter().map(|v| v.rule.clone()).collect()
+        };
+        assert_eq!(rules(got), rules(want), "row {seq}");
+        let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let truth = full.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        assert_eq!(state, truth, "state as of row {seq}");
+        states.insert(format!("{:?}", truth.map(|s| s.detail)));
+        seen += 1;
+        if seq == app.conns[&conn].last_seq {
+            break;
+        }
+        let before = seq;
+        key(&mut app, &pager, KeyCode::Down);
+        assert!(selected(&app).1 > before, "stuck at row {before}: {:?} {:?} {}", app.message, app.paging, app.view.len());
+    }
+    assert_eq!(seen as u64, full.conns[&1].total_rows);
+    assert!(states.len() >= 2, "the walk crossed a change of state");
+}
+
+#[test]
+fn the_first_pass_shows_how_far_it_has_read() {
+    let mut app = App::new(options(100), (100, 20));
+    app.handle(AppEvent::Progress(50, 100));
+    let s = dump(&app);
+    assert!(s.contains("reading [##########..........] 50%"), "{s}");
+    app.handle(AppEvent::FeedEnded);
+    assert!(!dump(&app).contains("reading ["));
+}
