@@ -100,3 +100,65 @@ impl Numbering {
         Place::Row(seq)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Severity, Timestamp, Violation};
+
+    fn ev(conn: ConnId, kind: EventKind) -> Event {
+        Event {
+            conn,
+            ts: Timestamp(0),
+            kind,
+        }
+    }
+
+    fn gap(offset: u64) -> EventKind {
+        EventKind::Gap {
+            dir: Dir::C2S,
+            offset,
+            len: 1,
+            reason: "test".into(),
+        }
+    }
+
+    fn violation(rule: &str, offset: u64) -> EventKind {
+        EventKind::Violation(Violation {
+            rule: rule.into(),
+            severity: Severity::Error,
+            spec: String::new(),
+            message: String::new(),
+            dir: Dir::C2S,
+            offset,
+            frame: None,
+        })
+    }
+
+    #[test]
+    fn rows_are_numbered_across_connections_and_violations_find_their_row() {
+        let mut n = Numbering::default();
+        assert_eq!(n.place(&ev(1, gap(0))), Place::Row(0));
+        assert_eq!(n.place(&ev(2, gap(0))), Place::Row(1));
+        assert_eq!(n.place(&ev(1, gap(5))), Place::Row(2));
+        // The row of its connection at its offset, not the other connection's.
+        assert_eq!(n.place(&ev(1, violation("x.y", 0))), Place::Attach(0));
+        assert_eq!(n.place(&ev(2, violation("x.y", 0))), Place::Attach(1));
+        // No row there: a codec violation is a row of its own, another is none.
+        assert_eq!(n.place(&ev(1, violation("x.y", 9))), Place::None);
+        assert_eq!(n.place(&ev(1, violation("codec.bad", 9))), Place::Row(3));
+        assert_eq!(n.place(&ev(1, violation("x.y", 9))), Place::Attach(3));
+        assert_eq!(n.next(), 4);
+    }
+
+    #[test]
+    fn a_violation_belongs_to_one_of_the_latest_rows_only() {
+        let mut n = Numbering::default();
+        n.place(&ev(1, gap(0)));
+        for i in 1..=LOOKBACK as u64 {
+            n.place(&ev(1, gap(i)));
+        }
+        assert_eq!(n.place(&ev(1, violation("x.y", 0))), Place::None);
+        assert_eq!(n.place(&ev(1, violation("x.y", 1))), Place::Attach(1));
+    }
+}
