@@ -205,6 +205,17 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
     }
     assert_eq!(seen as u64, full.conns[&1].total_rows);
     assert!(states.len() >= 2, "the walk crossed a change of state");
+    // And back up across the windows' upper edges: each row the one before, as it was made.
+    for _ in 0..400 {
+        let before = selected(&app).1;
+        key(&mut app, &pager, KeyCode::Up);
+        let (conn, seq, name) = selected(&app);
+        assert!(seq < before, "stuck at row {before}");
+        assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
+        let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let truth = full.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        assert_eq!(state, truth, "state as of row {seq}");
+    }
 }
 
 #[test]
