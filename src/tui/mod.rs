@@ -15,6 +15,11 @@
 //! let feed = feed.lossless();                  // blocks instead of dropping
 //! thread::spawn(move || { for ev in capture { feed.event(&ev); } });  // feed dropped at end
 //! tui::run(rx, TuiOptions { live: false, ..Default::default() })?;
+//!
+//! // replay of a file: the same, and a pager that reaches every frame of it (see `window.rs`
+//! // and `pager.rs`: the app asks, the pager re-runs the pipeline over the file, on its thread).
+//! let pager = pager::Pager::spawn(open_file_again, inspect, size, bytes_read, file_len);
+//! tui::run_paged(rx, TuiOptions { live: false, whole_capture: true, ..Default::default() }, pager)?;
 //! ```
 //!
 //! While the UI runs it owns the terminal: nothing else may write to stdout or stderr (no text
