@@ -202,6 +202,8 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
+    // As the binary: no transparent huge pages (proxy/reclaim.rs).
+    amqpeek::proxy::reclaim::disable_transparent_huge_pages();
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it:
     // then one small round only, as a smoke test that every path still relays.
     let smoke = !std::env::args().any(|a| a == "--bench");
