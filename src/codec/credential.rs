@@ -11,6 +11,8 @@ use std::ops::Range;
 
 use super::ProtocolHeader;
 use crate::protocol::ProtocolId;
+use super::amqp10::value::code::{DESCRIBED, SMALLULONG, ULONG};
+use super::amqp10::views::code::{SASL_MECHANISMS, SASL_OUTCOME};
 
 /// AMQP 1.0 frame header length.
 const AMQP10_HEADER: usize = 8;
@@ -63,13 +65,14 @@ fn amqp10_could_carry(head: &[u8]) -> bool {
     }
     let doff = head.get(4).map_or(2, |d| usize::from(*d) * 4).max(8);
     let body = head.get(doff..).unwrap_or_default();
+    let sasl = |code: u8| (SASL_MECHANISMS..=SASL_OUTCOME).contains(&u64::from(code));
     let sasl_small =
-        body.len() >= 3 && body[0] == 0 && body[1] == 0x53 && (0x40..=0x44).contains(&body[2]);
+        body.len() >= 3 && body[0] == DESCRIBED && body[1] == SMALLULONG && sasl(body[2]);
     let sasl_ulong = body.len() >= 10
-        && body[0] == 0
-        && body[1] == 0x80
+        && body[0] == DESCRIBED
+        && body[1] == ULONG
         && body[2..9] == [0; 7]
-        && (0x40..=0x44).contains(&body[9]);
+        && sasl(body[9]);
     // A body cut before its descriptor could be anything: fail closed.
     let too_short = body.len() < 3;
     sasl_small || sasl_ulong || too_short || contains(head, b"put-token")

@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn a_transfer_head_keeps_its_performative_and_the_payload_start() {
-        let transfer = amqp10::described_list(0x14, vec![amqp10::Value::Uint(7)]);
+        let transfer =
+            amqp10::described_list(amqp10::views::code::TRANSFER, vec![amqp10::Value::Uint(7)]);
         let frame = amqp10::encode_frame(0, 3, Some(&transfer), &[b'x'; 5000]).unwrap();
         let head = Bytes::copy_from_slice(&frame[..1000]);
         let f = self::amqp10(head.clone(), frame.len() as u64, 40).unwrap();

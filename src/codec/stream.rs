@@ -638,7 +638,10 @@ mod tests {
     fn a_header_after_sasl_cut_anywhere_is_a_header_not_a_frame_size() {
         // SASL header, one SASL frame (sasl-outcome, code 0), the 1.0 header, two empty frames.
         let mut stream = b"AMQP\x03\x01\x00\x00".to_vec();
-        let outcome = amqp10::described_list(0x44, vec![amqp10::Value::Ubyte(0)]);
+        let outcome = amqp10::described_list(
+            amqp10::views::code::SASL_OUTCOME,
+            vec![amqp10::Value::Ubyte(0)],
+        );
         stream.extend(amqp10::encode_frame(1, 0, Some(&outcome), &[]).unwrap());
         let second = stream.len();
         stream.extend_from_slice(b"AMQP\x00\x01\x00\x00");
@@ -818,7 +821,8 @@ mod tests {
         let mut a10 = b"AMQP\x00\x01\x00\x00".to_vec();
         let mut a091 = b"AMQP\x00\x00\x09\x01".to_vec();
         for i in 0..60usize {
-            let transfer = amqp10::described_list(0x14, vec![amqp10::Value::Uint(0)]);
+            let transfer =
+                amqp10::described_list(amqp10::views::code::TRANSFER, vec![amqp10::Value::Uint(0)]);
             let payload = vec![b'x'; (i * 97) % 3000];
             a10.extend(amqp10::encode_frame(0, 1, Some(&transfer), &payload).unwrap());
             if i % 7 == 0 {

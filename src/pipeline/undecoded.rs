@@ -51,8 +51,8 @@ impl StreamKind {
 const CONNECTION_CLASS: u16 = 10;
 /// 0-9-1 connection methods that carry a credential: start-ok, secure-ok, update-secret.
 const CREDENTIAL_METHODS: [u16; 3] = [11, 21, 70];
-/// AMQP 1.0 `transfer` descriptor code.
-const TRANSFER: u8 = 0x14;
+/// AMQP 1.0 `transfer` descriptor code (as the small-ulong byte it is on the wire).
+const TRANSFER: u8 = crate::codec::amqp10::views::code::TRANSFER as u8;
 
 /// The part of `frame` (bytes from a frame's first byte: a malformed frame, or the start of an
 /// incomplete one) to mask because it may hold a credential; `None` when it cannot. `complete`:

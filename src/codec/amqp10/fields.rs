@@ -82,6 +82,13 @@ impl<'a> FieldList<'a> {
             _ => None,
         }
     }
+    /// A `timestamp` field (milliseconds since the Unix epoch).
+    pub fn timestamp(&self, i: usize) -> Option<i64> {
+        match self.get(i)? {
+            Value::Timestamp(t) => Some(*t),
+            _ => None,
+        }
+    }
     /// A map field.
     pub fn map(&self, i: usize) -> Option<Map> {
         match self.get(i)? {

@@ -19,7 +19,12 @@ use super::composite::{check_value, lookup_descriptor};
 use super::fields::{FieldList, Map};
 use super::performative::Performative;
 use super::render::write_fields_entries;
-use super::value::{self, Described, Str, Symbol, Value, write_fields_map};
+use super::value::{self, Described, Value, write_fields_map};
+use super::views::code::{
+    AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES, DATA, DELIVERY_ANNOTATIONS, FOOTER, HEADER,
+    MESSAGE_ANNOTATIONS, PROPERTIES, SECTIONS_BY_NAME,
+};
+pub use super::views::{Header, Properties};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 use crate::json::{JsonOut, to_value};
 
@@ -32,7 +37,7 @@ pub const METADATA_BYTES: usize = 16 * 1024;
 pub struct Section {
     /// Section name (`header`, `data` ...).
     pub name: &'static str,
-    /// Descriptor code (0x70..=0x78).
+    /// Descriptor code (`views::code::HEADER` ... `FOOTER`).
     pub code: u64,
     /// The section's value (list for header/properties, map, binary, list, any).
     pub value: Value,
@@ -41,40 +46,6 @@ pub struct Section {
     /// For a section the held bytes end in: its value's full encoded size (`value` then holds
     /// the start of a binary, string or symbol, and is null for anything else).
     pub cut: Option<u64>,
-}
-
-/// `header` section (0x70), defaults applied.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Header {
-    /// Default false.
-    pub durable: bool,
-    /// Default 4.
-    pub priority: u8,
-    /// Milliseconds.
-    pub ttl: Option<u32>,
-    /// Default false.
-    pub first_acquirer: bool,
-    /// Default 0.
-    pub delivery_count: u32,
-}
-
-/// `properties` section (0x73).
-#[derive(Clone, Debug, PartialEq)]
-#[allow(missing_docs)]
-pub struct Properties {
-    pub message_id: Option<Value>,
-    pub user_id: Option<Bytes>,
-    pub to: Option<Value>,
-    pub subject: Option<Str>,
-    pub reply_to: Option<Value>,
-    pub correlation_id: Option<Value>,
-    pub content_type: Option<Symbol>,
-    pub content_encoding: Option<Symbol>,
-    pub absolute_expiry_time: Option<i64>,
-    pub creation_time: Option<i64>,
-    pub group_id: Option<Str>,
-    pub group_sequence: Option<u32>,
-    pub reply_to_group_id: Option<Str>,
 }
 
 /// Body bytes (or characters) a trace line shows of a message.
@@ -223,48 +194,23 @@ impl Message {
         self.sections.iter().find(|s| s.code == code)
     }
 
-    /// The header section, defaults applied.
+    /// The fields of a list section (header, properties).
+    fn list_section(&self, code: u64) -> Option<FieldList<'_>> {
+        match &self.section(code)?.value {
+            Value::List(items) => Some(FieldList(items)),
+            _ => None,
+        }
+    }
+
+    /// The header section, the spec's defaults applied.
     pub fn header(&self) -> Option<Header> {
-        let s = self.section(0x70)?;
-        let Value::List(items) = &s.value else {
-            return None;
-        };
-        let f = FieldList(items);
-        Some(Header {
-            durable: f.bool(0).unwrap_or(false),
-            priority: f.ubyte(1).unwrap_or(4),
-            ttl: f.uint(2),
-            first_acquirer: f.bool(3).unwrap_or(false),
-            delivery_count: f.uint(4).unwrap_or(0),
-        })
+        self.list_section(HEADER).map(|f| Header::from_fields(&f))
     }
 
     /// The properties section.
     pub fn properties(&self) -> Option<Properties> {
-        let s = self.section(0x73)?;
-        let Value::List(items) = &s.value else {
-            return None;
-        };
-        let f = FieldList(items);
-        let ts = |i| match f.get(i) {
-            Some(Value::Timestamp(t)) => Some(*t),
-            _ => None,
-        };
-        Some(Properties {
-            message_id: f.value(0),
-            user_id: f.binary(1),
-            to: f.value(2),
-            subject: f.string(3),
-            reply_to: f.value(4),
-            correlation_id: f.value(5),
-            content_type: f.symbol(6),
-            content_encoding: f.symbol(7),
-            absolute_expiry_time: ts(8),
-            creation_time: ts(9),
-            group_id: f.string(10),
-            group_sequence: f.uint(11),
-            reply_to_group_id: f.string(12),
-        })
+        self.list_section(PROPERTIES)
+            .map(|f| Properties::from_fields(&f))
     }
 
     fn map_section(&self, code: u64) -> Option<&Map> {
@@ -275,19 +221,19 @@ impl Message {
     }
     /// delivery-annotations.
     pub fn delivery_annotations(&self) -> Option<&Map> {
-        self.map_section(0x71)
+        self.map_section(DELIVERY_ANNOTATIONS)
     }
     /// message-annotations.
     pub fn message_annotations(&self) -> Option<&Map> {
-        self.map_section(0x72)
+        self.map_section(MESSAGE_ANNOTATIONS)
     }
     /// application-properties.
     pub fn application_properties(&self) -> Option<&Map> {
-        self.map_section(0x74)
+        self.map_section(APPLICATION_PROPERTIES)
     }
     /// footer.
     pub fn footer(&self) -> Option<&Map> {
-        self.map_section(0x78)
+        self.map_section(FOOTER)
     }
 
     /// The body.
@@ -296,9 +242,9 @@ impl Message {
         let mut seq = Vec::new();
         for s in &self.sections {
             match (s.code, &s.value) {
-                (0x75, Value::Binary(b)) => data.push(b.clone()),
-                (0x76, Value::List(l)) => seq.push(l.clone()),
-                (0x77, v) => return Body::Value(v.clone()),
+                (DATA, Value::Binary(b)) => data.push(b.clone()),
+                (AMQP_SEQUENCE, Value::List(l)) => seq.push(l.clone()),
+                (AMQP_VALUE, v) => return Body::Value(v.clone()),
                 _ => {}
             }
         }
@@ -420,13 +366,6 @@ impl Message {
     }
 }
 
-/// `data` section code.
-const DATA: u64 = 0x75;
-/// `amqp-sequence` section code.
-const AMQP_SEQUENCE: u64 = 0x76;
-/// `amqp-value` section code.
-const AMQP_VALUE: u64 = 0x77;
-
 /// True for an error that only says the bytes ran out (the kept bytes end inside a section).
 fn cut_short(e: &DecodeError) -> bool {
     matches!(
@@ -445,10 +384,13 @@ fn cut_section(r: &mut Reader) -> Option<Section> {
     }
     let descriptor = value::decode_descriptor(r, 1).ok()?;
     let def = lookup_descriptor(&descriptor).filter(|def| def.provides("section"))?;
+    use value::code::{
+        ARRAY8, ARRAY32, LIST8, LIST32, MAP8, MAP32, STR8, STR32, SYM8, SYM32, VBIN8, VBIN32,
+    };
     let code = r.u8().ok()?;
     let width = match code {
-        0xa0 | 0xa1 | 0xa3 | 0xc0 | 0xc1 | 0xe0 => 1,
-        0xb0 | 0xb1 | 0xb3 | 0xd0 | 0xd1 | 0xf0 => 4,
+        VBIN8 | STR8 | SYM8 | LIST8 | MAP8 | ARRAY8 => 1,
+        VBIN32 | STR32 | SYM32 | LIST32 | MAP32 | ARRAY32 => 4,
         _ => return None,
     };
     let len = match width {
@@ -457,8 +399,8 @@ fn cut_section(r: &mut Reader) -> Option<Section> {
     };
     let held = r.rest();
     let value = match code {
-        0xa0 | 0xb0 => Value::Binary(held),
-        0xa1 | 0xb1 | 0xa3 | 0xb3 => match std::str::from_utf8(&held) {
+        VBIN8 | VBIN32 => Value::Binary(held),
+        STR8 | STR32 | SYM8 | SYM32 => match std::str::from_utf8(&held) {
             Ok(_) => Value::Binary(held),
             Err(e) => Value::Binary(held.slice(..e.valid_up_to())),
         },
@@ -472,21 +414,6 @@ fn cut_section(r: &mut Reader) -> Option<Section> {
         cut: Some(len),
     })
 }
-/// The section codes in the byte order of their names (`amqp-sequence`, `amqp-value`,
-/// `application-properties`, `data`, `delivery-annotations`, `footer`, `header`,
-/// `message-annotations`, `properties`), so the JSON keys are written in order.
-const SECTIONS_BY_NAME: [u64; 9] = [
-    AMQP_SEQUENCE,
-    0x77,
-    0x74,
-    DATA,
-    0x71,
-    0x78,
-    0x70,
-    0x72,
-    0x73,
-];
-
 /// A section's value: known composites (header, properties) as objects keyed by field name,
 /// symbol/string-keyed maps as objects, anything else as a value.
 fn write_section_value<O: JsonOut + ?Sized>(o: &mut O, s: &Section) {
@@ -748,11 +675,10 @@ mod tests {
         assert_eq!(names, sorted);
         let mut codes = SECTIONS_BY_NAME.to_vec();
         codes.sort_unstable();
-        let all: Vec<u64> = (0x70..=0x78)
-            .filter(|&c| {
-                lookup_descriptor(&value::Descriptor::Code(c))
-                    .is_some_and(|d| d.provides("section"))
-            })
+        let all: Vec<u64> = super::super::tables::ALL
+            .iter()
+            .filter(|d| d.provides("section"))
+            .map(|d| d.code)
             .collect();
         assert_eq!(codes, all);
     }
@@ -787,7 +713,7 @@ mod summary_tests {
             cut: None,
         };
         let long = message(vec![section(
-            0x75,
+            DATA,
             Value::Binary(Bytes::from(vec![b'x'; 40])),
         )]);
         assert_eq!(
@@ -795,11 +721,11 @@ mod summary_tests {
             format!("body \"{}\"...", "x".repeat(32))
         );
         let bin = message(vec![section(
-            0x75,
+            DATA,
             Value::Binary(Bytes::from_static(b"a\x00\"")),
         )]);
         assert_eq!(bin.body_summary(), "body \"a\\x00\\\"\"");
-        let value = message(vec![section(0x77, Value::Uint(7))]);
+        let value = message(vec![section(AMQP_VALUE, Value::Uint(7))]);
         assert_eq!(value.body_summary(), "body 7");
         assert_eq!(message(vec![]).body_summary(), "no body");
     }

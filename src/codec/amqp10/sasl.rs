@@ -136,7 +136,7 @@ pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &Bytes) -> Vec<Range<
     };
     let Some(content) = binary_content(raw, span.clone()) else {
         // Not binary: null (absent) is fine, anything else is masked whole.
-        if raw.get(span.start) == Some(&0x40) && spans.len() <= defined {
+        if raw.get(span.start) == Some(&super::value::code::NULL) && spans.len() <= defined {
             return Vec::new();
         }
         return text_content(raw, span.clone())
