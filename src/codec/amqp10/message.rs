@@ -1,7 +1,8 @@
 //! Messages: a transfer payload decoded into its sections (header, delivery-annotations,
 //! message-annotations, properties, application-properties, data / amqp-sequence / amqp-value,
 //! footer), and [`MessageAssembler`], which reassembles deliveries split over several transfers
-//! (`more=true`) per (channel, link handle), discarding aborted ones.
+//! (`more=true`) per (channel, link handle), discarding aborted ones. The typed [`Header`]
+//! and [`Properties`] views and the section codes are generated from the spec (`views.rs`).
 //!
 //! Memory is bounded: a message keeps at most the body bytes `--max-body` asks for plus
 //! [`METADATA_BYTES`] for the sections before its body, whatever its size; the rest is counted
