@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
 
 mod close;
+mod rule;
 pub use close::{CloseReason, Failure, Timeout};
+pub use rule::Rule;
 
 /// Connection number, unique within one run or capture, starting at 1.
 pub type ConnId = u64;
@@ -133,10 +135,11 @@ impl Severity {
 }
 
 /// A spec violation found by the codec or a state tracker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// Stable rule id, e.g. `amqp10.connection.frame-after-close`.
-    pub rule: String,
+    /// The rule of the catalog it breaks (serialized as its stable id, e.g.
+    /// `amqp10.connection.frame-after-close`).
+    pub rule: &'static Rule,
     /// Severity.
     pub severity: Severity,
     /// Spec section, e.g. `AMQP 1.0 §2.4.1`.

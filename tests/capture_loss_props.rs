@@ -95,7 +95,7 @@ fn verdict(file: Vec<u8>) -> Verdict {
     for e in &events {
         match &e.kind {
             EventKind::Violation(v) => {
-                violations.insert((e.conn, v.dir.index(), v.rule.clone(), v.offset));
+                violations.insert((e.conn, v.dir.index(), v.rule.id.to_string(), v.offset));
             }
             EventKind::Frame(f) => {
                 frame_ts.insert((e.conn, f.dir.index(), f.offset), e.ts);

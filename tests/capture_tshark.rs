@@ -267,7 +267,7 @@ fn violation_comment_lands_on_the_packet_holding_its_frame() {
     events.push(ev(
         2,
         EventKind::Violation(Violation {
-            rule: "test.heartbeat-rule".into(),
+            rule: &amqpeek::state::amqp091::rules::CONNECTION_PIPELINED,
             severity: Severity::Warning,
             spec: "AMQP 0-9-1 §4.2.7".into(),
             message: "second heartbeat flagged".into(),
@@ -314,7 +314,7 @@ fn violation_comment_lands_on_the_packet_holding_its_frame() {
     ]);
     let commented: Vec<&str> = out
         .lines()
-        .filter(|l| l.contains("test.heartbeat-rule"))
+        .filter(|l| l.contains("amqp091.connection.pipelined-before-open-ok"))
         .collect();
     assert_eq!(commented.len(), 1, "{out}");
     // Relative seq 17 = stream offset 16: the packet carrying the second heartbeat.

@@ -742,7 +742,7 @@ fn each_event_kind_writes_the_documented_line() {
         bytes: Bytes::from_static(b"\x00\xff"),
     }));
     events.push(ev(EventKind::Violation(amqpeek::event::Violation {
-        rule: "amqp091.test.rule".into(),
+        rule: &amqpeek::state::amqp091::rules::CONNECTION_PIPELINED,
         severity: amqpeek::event::Severity::Warning,
         spec: "AMQP 0-9-1 §1.2".into(),
         message: "a \"quoted\" message\n".into(),
@@ -784,7 +784,7 @@ fn each_event_kind_writes_the_documented_line() {
         ),
         format!(r#"{{"conn":7,"dir":"s2c","event":"bytes","offset":3,"raw":"AP8=",{t},"v":1}}"#),
         format!(
-            r#"{{"conn":7,"dir":"s2c","event":"violation","frame_summary":"heartbeat","message":"a \"quoted\" message\n","offset":16,"rule":"amqp091.test.rule","severity":"warning","spec":"AMQP 0-9-1 §1.2",{t},"v":1}}"#
+            r#"{{"conn":7,"dir":"s2c","event":"violation","frame_summary":"heartbeat","message":"a \"quoted\" message\n","offset":16,"rule":"amqp091.connection.pipelined-before-open-ok","severity":"warning","spec":"AMQP 0-9-1 §1.2",{t},"v":1}}"#
         ),
         format!(
             r#"{{"conn":7,"dir":"c2s","event":"gap","len":0,"offset":16,"reason":"capture started mid-stream",{t},"v":1}}"#

@@ -1,17 +1,17 @@
 //! A rule missing from the catalog cannot fire: every `Rule` the source defines (each
-//! `pub const NAME: Rule` in the rules files) is in `state::rules::catalog()`, which the
+//! `pub static NAME: Rule` in the rules files) is in `state::rules::catalog()`, which the
 //! README's rule table, `--ignore`, `--severity` and the baselines are checked against. A rule
 //! added to a tracker and forgotten in its file's `RULES` list fails here.
 
 use std::path::Path;
 
 /// The ids of the rules `src` defines: the first string literal after each
-/// `pub const NAME: Rule`.
+/// `pub static NAME: Rule`.
 fn defined_ids(src: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = src;
-    while let Some(at) = rest.find("pub const ") {
-        rest = &rest[at + "pub const ".len()..];
+    while let Some(at) = rest.find("pub static ") {
+        rest = &rest[at + "pub static ".len()..];
         let Some(colon) = rest.find(':') else { break };
         let name = rest[..colon].trim().to_string();
         let after = rest[colon + 1..].trim_start();

@@ -36,7 +36,7 @@ fn rule_docs(source: &str) -> Vec<(String, String)> {
         if let Some(d) = t.strip_prefix("///") {
             doc.push(' ');
             doc.push_str(d.trim());
-        } else if t.starts_with("pub const") && t.contains(": Rule") {
+        } else if t.starts_with("pub static") && t.contains(": Rule") {
             pending = Some(std::mem::take(&mut doc));
         } else if let Some(d) = pending.as_ref()
             && let Some(id) = t.split('"').nth(1).filter(|_| t.contains('"'))

@@ -304,7 +304,7 @@ async fn lapin_acking_an_unknown_tag_is_reported_once() {
     let chunks = relay.finish_one(Duration::from_secs(10)).await.chunks;
     let (violations, names) = replay(&chunks);
     assert!(names.iter().any(|n| n == "channel.close"), "{names:?}");
-    let rules: Vec<&str> = violations.iter().map(|v| v.rule.as_str()).collect();
+    let rules: Vec<&str> = violations.iter().map(|v| v.rule.id).collect();
     assert_eq!(
         rules,
         vec!["amqp091.basic.unknown-delivery-tag"],

@@ -236,7 +236,7 @@ async fn fe2o3_and_rabbitmq_produce_no_false_reports() {
     }
     let unexpected: Vec<&Violation> = violations
         .iter()
-        .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.as_str()) && v.dir == Dir::S2C))
+        .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.id) && v.dir == Dir::S2C))
         .collect();
     assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
     for rule in DETERMINISTIC_BROKER_BREACHES {
@@ -344,7 +344,7 @@ async fn snapshot_of_a_live_session_has_the_documented_keys() {
     let (violations, _, snap) = replay(&live);
     let unexpected: Vec<&Violation> = violations
         .iter()
-        .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.as_str()) && v.dir == Dir::S2C))
+        .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.id) && v.dir == Dir::S2C))
         .collect();
     assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
     assert_eq!(snap["connection"]["state"], "OPENED");

@@ -139,7 +139,7 @@ proptest! {
         for v in &c.violations {
             prop_assert!(!v.message.is_empty());
             prop_assert!(
-                amqpeek::state::rules::by_id(&v.rule).is_some(),
+                amqpeek::state::rules::by_id(v.rule.id).is_some(),
                 "{} not in the catalog",
                 v.rule
             );

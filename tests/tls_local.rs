@@ -141,7 +141,7 @@ async fn amqp_tls_upgrade_is_terminated_on_both_legs_and_inspected_inside() {
     assert!(
         !events
             .iter()
-            .any(|e| matches!(&e.kind, EventKind::Violation(v) if v.rule.starts_with("codec."))),
+            .any(|e| matches!(&e.kind, EventKind::Violation(v) if v.rule.id.starts_with("codec."))),
         "no decoding trouble: {events:?}"
     );
     let reasons = close_reasons(&events);

@@ -188,7 +188,7 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         let got = app.selected_row().unwrap();
         assert_eq!((&got.name, &got.summary), (&want.name, &want.summary));
         let rules = |r: &amqpeek::tui::app::Row| -> Vec<String> {
-            r.violations.iter().map(|v| v.rule.clone()).collect()
+            r.violations.iter().map(|v| v.rule.id.to_string()).collect()
         };
         assert_eq!(rules(got), rules(want), "row {seq}");
         let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());

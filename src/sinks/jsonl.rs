@@ -261,7 +261,7 @@ fn write_violation<O: JsonOut + ?Sized>(o: &mut O, env: &Envelope, v: &Violation
     }
     o.entry_str(keys::MESSAGE, &v.message);
     o.entry_u64(keys::OFFSET, v.offset);
-    o.entry_str(keys::RULE, &v.rule);
+    o.entry_str(keys::RULE, v.rule.id);
     o.entry_str(keys::SEVERITY, v.severity.as_str());
     o.entry_str(keys::SPEC, &v.spec);
     tail(o, Some(env));
@@ -528,7 +528,7 @@ mod tests {
         assert_eq!(h["raw"], "QU1RUAAACQE=");
         let v = event_json(
             &ev(EventKind::Violation(Violation {
-                rule: "r".into(),
+                rule: &crate::state::rules::CODEC_MALFORMED_FRAME,
                 severity: Severity::Warning,
                 spec: "s".into(),
                 message: "m".into(),

@@ -175,7 +175,7 @@ mod tests {
             kind,
         };
         let v = trace_line(&ev(EventKind::Violation(Violation {
-            rule: "codec.malformed-frame".into(),
+            rule: &crate::state::rules::CODEC_MALFORMED_FRAME,
             severity: Severity::Error,
             spec: String::new(),
             message: "bad".into(),

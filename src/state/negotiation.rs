@@ -244,7 +244,7 @@ mod tests {
     use super::*;
 
     fn rules_of(out: &[Violation]) -> Vec<&str> {
-        out.iter().map(|v| v.rule.as_str()).collect()
+        out.iter().map(|v| v.rule.id).collect()
     }
 
     #[test]

@@ -4,35 +4,8 @@
 //!
 //! Ids are a public interface (CI configurations filter on them): never rename one.
 
-use crate::event::{Dir, Severity, Violation};
-
-/// One rule of the catalog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rule {
-    /// Stable id, e.g. `amqp10.connection.frame-after-close`.
-    pub id: &'static str,
-    /// `error` for MUST, `warning` for SHOULD.
-    pub severity: Severity,
-    /// Spec and section, e.g. `AMQP 1.0 §2.7.9`.
-    pub spec: &'static str,
-    /// One line of explanation.
-    pub text: &'static str,
-}
-
-impl Rule {
-    /// A violation of this rule by the frame at `offset` in direction `dir`.
-    pub fn violation(&self, dir: Dir, offset: u64, message: impl Into<String>) -> Violation {
-        Violation {
-            rule: self.id.to_string(),
-            severity: self.severity,
-            spec: self.spec.to_string(),
-            message: message.into(),
-            dir,
-            offset,
-            frame: None,
-        }
-    }
-}
+pub use crate::event::Rule;
+use crate::event::Severity;
 
 /// Frame bytes that cannot be decoded.
 ///
@@ -40,7 +13,7 @@ impl Rule {
 /// header (8 bytes)." AMQP 0-9-1 §4.2.3: "If the frame-end octet is not correct, the peer MUST
 /// treat this as a fatal error." Every type and composite must follow its encoding (AMQP 1.0
 /// §1, AMQP 0-9-1 §4.2).
-pub const CODEC_MALFORMED_FRAME: Rule = Rule {
+pub static CODEC_MALFORMED_FRAME: Rule = Rule {
     id: "codec.malformed-frame",
     severity: Severity::Error,
     spec: "AMQP 1.0 §1, §2.3 / AMQP 0-9-1 §4.2",
@@ -51,7 +24,7 @@ pub const CODEC_MALFORMED_FRAME: Rule = Rule {
 ///
 /// AMQP 1.0 §2.2: "Any data appearing beyond the protocol header MUST match the version
 /// indicated by the protocol header."
-pub const CODEC_UNDECODABLE_STREAM: Rule = Rule {
+pub static CODEC_UNDECODABLE_STREAM: Rule = Rule {
     id: "codec.undecodable-stream",
     severity: Severity::Error,
     spec: "AMQP 1.0 §2.2 / AMQP 0-9-1 §4.2.2",
@@ -68,7 +41,7 @@ pub const CODEC_UNDECODABLE_STREAM: Rule = Rule {
 /// that protocol, relayed and captured but not judged. §2.8.19 (AMQPS port 5671):
 /// "Implementations listening on this port SHOULD NOT expect a protocol handshake before TLS is
 /// negotiated." Not a violation: a note of what was not checked.
-pub const CODEC_NOT_DECODED: Rule = Rule {
+pub static CODEC_NOT_DECODED: Rule = Rule {
     id: "codec.not-decoded",
     severity: Severity::Info,
     spec: "AMQP 1.0 §2.2, §2.8.19",
@@ -87,7 +60,7 @@ pub const CODEC_NOT_DECODED: Rule = Rule {
 /// data) and then close the socket connection." A 0-9-1 server accepts with connection.start,
 /// so any header it answers with refuses; an AMQP 1.0 server refuses with a header other than
 /// the client's. Only a header sent after the client's is an answer to it.
-pub const HEADER_DATA_AFTER_REFUSAL: Rule = Rule {
+pub static HEADER_DATA_AFTER_REFUSAL: Rule = Rule {
     id: "header.data-after-refusal",
     severity: Severity::Error,
     spec: "AMQP 1.0 §2.2 / AMQP 0-9-1 §4.2.2",
@@ -98,7 +71,7 @@ pub const HEADER_DATA_AFTER_REFUSAL: Rule = Rule {
 ///
 /// AMQP 1.0 §2.3.1: the frame size "MUST contain the total frame size of the frame header,
 /// extended header, and frame body."
-pub const CODEC_TRUNCATED_FRAME: Rule = Rule {
+pub static CODEC_TRUNCATED_FRAME: Rule = Rule {
     id: "codec.truncated-frame",
     severity: Severity::Warning,
     spec: "AMQP 1.0 §2.3.1 / AMQP 0-9-1 §4.2.3",
@@ -109,7 +82,7 @@ pub const CODEC_TRUNCATED_FRAME: Rule = Rule {
 ///
 /// RFC 8446 §4.4.2.4: "the client MUST ... verify the server's certificate" — skipped on the
 /// user's request with `--insecure`; every such connection says so.
-pub const PROXY_TLS_INSECURE: Rule = Rule {
+pub static PROXY_TLS_INSECURE: Rule = Rule {
     id: "proxy.tls.insecure",
     severity: Severity::Warning,
     spec: "RFC 8446 §4.4.2.4 (--insecure)",

@@ -70,7 +70,7 @@ impl Numbering {
                 });
                 match found {
                     Some(seq) => return Place::Attach(seq),
-                    None if v.rule.starts_with("codec.") => (Some(v.dir), v.offset, false),
+                    None if v.rule.id.starts_with("codec.") => (Some(v.dir), v.offset, false),
                     None => return Place::None,
                 }
             }
@@ -125,7 +125,7 @@ mod tests {
 
     fn violation(rule: &str, offset: u64) -> EventKind {
         EventKind::Violation(Violation {
-            rule: rule.into(),
+            rule: crate::state::rules::by_id(rule).expect("a rule of the catalog"),
             severity: Severity::Error,
             spec: String::new(),
             message: String::new(),
@@ -142,12 +142,12 @@ mod tests {
         assert_eq!(n.place(&ev(2, gap(0))), Place::Row(1));
         assert_eq!(n.place(&ev(1, gap(5))), Place::Row(2));
         // The row of its connection at its offset, not the other connection's.
-        assert_eq!(n.place(&ev(1, violation("x.y", 0))), Place::Attach(0));
-        assert_eq!(n.place(&ev(2, violation("x.y", 0))), Place::Attach(1));
+        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 0))), Place::Attach(0));
+        assert_eq!(n.place(&ev(2, violation("amqp10.connection.frame-after-close", 0))), Place::Attach(1));
         // No row there: a codec violation is a row of its own, another is none.
-        assert_eq!(n.place(&ev(1, violation("x.y", 9))), Place::None);
-        assert_eq!(n.place(&ev(1, violation("codec.bad", 9))), Place::Row(3));
-        assert_eq!(n.place(&ev(1, violation("x.y", 9))), Place::Attach(3));
+        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 9))), Place::None);
+        assert_eq!(n.place(&ev(1, violation("codec.malformed-frame", 9))), Place::Row(3));
+        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 9))), Place::Attach(3));
         assert_eq!(n.next(), 4);
     }
 
@@ -158,7 +158,7 @@ mod tests {
         for i in 1..=LOOKBACK as u64 {
             n.place(&ev(1, gap(i)));
         }
-        assert_eq!(n.place(&ev(1, violation("x.y", 0))), Place::None);
-        assert_eq!(n.place(&ev(1, violation("x.y", 1))), Place::Attach(1));
+        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 0))), Place::None);
+        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 1))), Place::Attach(1));
     }
 }

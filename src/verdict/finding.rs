@@ -8,7 +8,6 @@ use serde::Serialize;
 use crate::codec::AnyFrame;
 use crate::codec::amqp10::Performative;
 use crate::event::{ConnId, Dir, Severity, Violation};
-use crate::state::rules;
 
 /// Occurrences kept per finding besides the last one: the first `SAMPLES`.
 pub const SAMPLES: usize = 5;
@@ -141,9 +140,7 @@ impl Finding {
     /// A finding of one occurrence.
     pub fn new(key: FindingKey, v: &Violation, occ: Occurrence) -> Finding {
         Finding {
-            text: rules::by_id(&v.rule)
-                .map(|r| r.text.to_string())
-                .unwrap_or_default(),
+            text: v.rule.text.to_string(),
             rule: key.rule,
             conn: key.conn,
             dir: key.dir,
@@ -193,6 +190,7 @@ impl Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::rules;
 
     #[test]
     fn connection_rules_have_no_scope_and_session_rules_no_handle() {
@@ -228,7 +226,7 @@ mod tests {
             frame: None,
         };
         let key = FindingKey {
-            rule: v.rule.clone(),
+            rule: v.rule.id.to_string(),
             conn: 1,
             dir: Dir::S2C,
             scope: Scope::default(),

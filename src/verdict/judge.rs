@@ -214,7 +214,7 @@ mod tests {
     use crate::state::rules;
     use crate::verdict::{Baseline, RulePattern};
 
-    fn report(items: &[(&rules::Rule, Dir, u64)]) -> CheckReport {
+    fn report(items: &[(&'static rules::Rule, Dir, u64)]) -> CheckReport {
         let mut r = CheckReport::new();
         for (i, (rule, dir, conn)) in items.iter().enumerate() {
             let mut v = rule.violation(*dir, i as u64, "boom");

@@ -31,10 +31,10 @@ impl CheckReport {
     /// Record one violation at `scope` (channel / link; narrowed to what the rule is about).
     pub fn record(&mut self, conn: ConnId, ts: String, v: &Violation, scope: Scope) {
         let key = FindingKey {
-            rule: v.rule.clone(),
+            rule: v.rule.id.to_string(),
             conn,
             dir: v.dir,
-            scope: scope.for_rule(&v.rule),
+            scope: scope.for_rule(v.rule.id),
         };
         let occ = Occurrence {
             ts,
@@ -181,7 +181,7 @@ mod tests {
     use crate::event::Timestamp;
     use crate::state::rules;
 
-    fn violation_event(conn: ConnId, rule: &rules::Rule, dir: Dir, offset: u64) -> Event {
+    fn violation_event(conn: ConnId, rule: &'static rules::Rule, dir: Dir, offset: u64) -> Event {
         Event {
             conn,
             ts: Timestamp(offset as i64),

@@ -239,13 +239,13 @@ impl Conv {
 
     /// The rule ids reported so far, in order.
     pub fn rules(&self) -> Vec<String> {
-        self.violations().into_iter().map(|v| v.rule).collect()
+        self.violations().into_iter().map(|v| v.rule.id.to_string()).collect()
     }
 
     /// Assert exactly these rules were reported (in order).
     pub fn expect(&self, want: &[&str]) -> Vec<Violation> {
         let v = self.violations();
-        let got: Vec<&str> = v.iter().map(|v| v.rule.as_str()).collect();
+        let got: Vec<&str> = v.iter().map(|v| v.rule.id).collect();
         assert_eq!(got, want, "{v:#?}");
         v
     }

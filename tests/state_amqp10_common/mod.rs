@@ -320,7 +320,7 @@ impl Convo {
         }
     }
     pub fn rules(&self) -> Vec<&str> {
-        self.violations.iter().map(|v| v.rule.as_str()).collect()
+        self.violations.iter().map(|v| v.rule.id).collect()
     }
     /// Exactly these rules were reported (in order), nothing else.
     #[track_caller]

@@ -82,7 +82,7 @@ impl<S: Sink> FilteredSink<S> {
             .violations
             .iter()
             .filter_map(|e| match &e.kind {
-                EventKind::Violation(v) => Some(v.rule.clone()),
+                EventKind::Violation(v) => Some(v.rule.id.to_string()),
                 _ => None,
             })
             .collect();
@@ -152,7 +152,7 @@ impl<S: Sink> FilteredSink<S> {
 
     /// A violation of no pending frame: passed when it matches as a row of its own.
     fn lone_violation(&mut self, ev: &Event, v: &crate::event::Violation) -> io::Result<()> {
-        let rules = [v.rule.clone()];
+        let rules = [v.rule.id.to_string()];
         let pass = self.filter.matches(&FrameFacts {
             conn: ev.conn,
             dir: Some(v.dir),

@@ -12,7 +12,7 @@ use crate::state::rules::Rule;
 /// AMQP 0-9-1 §2.2.4 and the connection class grammar: "open-connection = C:protocol-header
 /// S:START C:START-OK *challenge S:TUNE C:TUNE-OK C:OPEN S:OPEN-OK; challenge = S:SECURE
 /// C:SECURE-OK".
-pub const HANDSHAKE_ORDER: Rule = Rule {
+pub static HANDSHAKE_ORDER: Rule = Rule {
     id: "amqp091.connection.handshake-order",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §2.2.4 (connection grammar)",
@@ -23,7 +23,7 @@ pub const HANDSHAKE_ORDER: Rule = Rule {
 ///
 /// AMQP 0-9-1 §2.2.4, connection class grammar: "connection = open-connection *use-connection
 /// close-connection" — channels are used only after open-ok.
-pub const CONNECTION_NOT_OPEN: Rule = Rule {
+pub static CONNECTION_NOT_OPEN: Rule = Rule {
     id: "amqp091.connection.not-open",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §2.2.4 (connection grammar)",
@@ -38,7 +38,7 @@ pub const CONNECTION_NOT_OPEN: Rule = Rule {
 /// client from pipelining behind its open (RabbitMQ accepts it); the server may still refuse
 /// the open, and everything pipelined is then lost. A warning, never an error, and the
 /// server's answers to the pipelined frames are judged as answers.
-pub const CONNECTION_PIPELINED: Rule = Rule {
+pub static CONNECTION_PIPELINED: Rule = Rule {
     id: "amqp091.connection.pipelined-before-open-ok",
     severity: Severity::Warning,
     spec: "AMQP 0-9-1 §2.2.4 (connection grammar)",
@@ -50,7 +50,7 @@ pub const CONNECTION_PIPELINED: Rule = Rule {
 /// AMQP 0-9-1 §4.2.3: "The channel number is 0 for all frames which are global to the
 /// connection and 1-65535 for frames that refer to specific channels." (connection class:
 /// "The client and the server MUST use channel 0 for all connection methods" — reply 503/504.)
-pub const CHANNEL_ZERO: Rule = Rule {
+pub static CHANNEL_ZERO: Rule = Rule {
     id: "amqp091.connection.channel-zero",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.3",
@@ -61,7 +61,7 @@ pub const CHANNEL_ZERO: Rule = Rule {
 ///
 /// AMQP 0-9-1 connection.start-ok, field mechanism: "A single security mechanisms selected by
 /// the client, which must be one of those specified by the server." (rule "security").
-pub const MECHANISM_NOT_OFFERED: Rule = Rule {
+pub static MECHANISM_NOT_OFFERED: Rule = Rule {
     id: "amqp091.connection.mechanism-not-offered",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 connection.start-ok (mechanism)",
@@ -72,7 +72,7 @@ pub const MECHANISM_NOT_OFFERED: Rule = Rule {
 ///
 /// AMQP 0-9-1 connection.start-ok, field locale: "A single message locale selected by the
 /// client, which must be one of those specified by the server."
-pub const LOCALE_NOT_OFFERED: Rule = Rule {
+pub static LOCALE_NOT_OFFERED: Rule = Rule {
     id: "amqp091.connection.locale-not-offered",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 connection.start-ok (locale)",
@@ -85,7 +85,7 @@ pub const LOCALE_NOT_OFFERED: Rule = Rule {
 /// client specifies a channel max that is higher than the value provided by the server, the
 /// server MUST close the connection without attempting a negotiated close." (frame-max alike;
 /// 0 means "no limit", so 0 exceeds any non-zero proposal).
-pub const TUNE_EXCEEDS_SERVER: Rule = Rule {
+pub static TUNE_EXCEEDS_SERVER: Rule = Rule {
     id: "amqp091.connection.tune-exceeds-server",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 connection.tune-ok (rule upper-limit)",
@@ -97,7 +97,7 @@ pub const TUNE_EXCEEDS_SERVER: Rule = Rule {
 /// AMQP 0-9-1 connection.tune-ok frame-max, rule "minimum": "Until the frame-max has been
 /// negotiated, both peers MUST accept frames of up to frame-min-size octets large, and the
 /// minimum negotiated value for frame-max is also frame-min-size." (frame-min-size = 4096)
-pub const FRAME_MAX_TOO_SMALL: Rule = Rule {
+pub static FRAME_MAX_TOO_SMALL: Rule = Rule {
     id: "amqp091.connection.frame-max-too-small",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 connection.tune-ok (rule minimum)",
@@ -110,7 +110,7 @@ pub const FRAME_MAX_TOO_SMALL: Rule = Rule {
 /// the connection, including frame header and end-byte."; rule "minimum": "Until the
 /// frame-max has been negotiated, both peers MUST accept frames of up to frame-min-size
 /// octets large"; §4.2.3 (frame size).
-pub const FRAME_TOO_LARGE: Rule = Rule {
+pub static FRAME_TOO_LARGE: Rule = Rule {
     id: "amqp091.frame.too-large",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.3, connection.tune (frame-max)",
@@ -122,7 +122,7 @@ pub const FRAME_TOO_LARGE: Rule = Rule {
 /// AMQP 0-9-1 connection.tune channel-max: "Specifies highest channel number that the server
 /// permits. Usable channel numbers are in the range 1..channel-max. Zero indicates no
 /// specified limit."
-pub const ABOVE_CHANNEL_MAX: Rule = Rule {
+pub static ABOVE_CHANNEL_MAX: Rule = Rule {
     id: "amqp091.channel.above-channel-max",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 connection.tune (channel-max)",
@@ -134,7 +134,7 @@ pub const ABOVE_CHANNEL_MAX: Rule = Rule {
 /// AMQP 0-9-1 §4.2.7: "The peer should make a best effort to send heartbeats at specified
 /// intervals." ... "If a peer detects no incoming traffic (i.e. received octets) for two
 /// heartbeat intervals or longer, it should close the connection".
-pub const HEARTBEAT_MISSED: Rule = Rule {
+pub static HEARTBEAT_MISSED: Rule = Rule {
     id: "amqp091.heartbeat.missed",
     severity: Severity::Warning,
     spec: "AMQP 0-9-1 §4.2.7",
@@ -146,7 +146,7 @@ pub const HEARTBEAT_MISSED: Rule = Rule {
 /// AMQP 0-9-1 §4.2.7: "Heartbeat frames MUST have a channel number of zero. A peer that
 /// receives an invalid heartbeat frame MUST raise a connection exception with reply code 501
 /// (frame error)."
-pub const HEARTBEAT_CHANNEL: Rule = Rule {
+pub static HEARTBEAT_CHANNEL: Rule = Rule {
     id: "amqp091.heartbeat.nonzero-channel",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.7",
@@ -159,7 +159,7 @@ pub const HEARTBEAT_CHANNEL: Rule = Rule {
 /// "open-channel = C:OPEN S:OPEN-OK". As for the connection, the grammar orders the
 /// conversation without a MUST against pipelining (RabbitMQ accepts it): a warning, and the
 /// server's answers to the pipelined methods are judged as answers.
-pub const CHANNEL_PIPELINED: Rule = Rule {
+pub static CHANNEL_PIPELINED: Rule = Rule {
     id: "amqp091.channel.pipelined-before-open-ok",
     severity: Severity::Warning,
     spec: "AMQP 0-9-1 §2.2.4 (channel grammar)",
@@ -171,7 +171,7 @@ pub const CHANNEL_PIPELINED: Rule = Rule {
 /// AMQP 0-9-1 constants, channel-error (504): "The client attempted to work with a channel
 /// that had not been correctly opened."; §4.5: a channel is closed for the peer that has sent
 /// or received close-ok.
-pub const CHANNEL_NOT_OPEN: Rule = Rule {
+pub static CHANNEL_NOT_OPEN: Rule = Rule {
     id: "amqp091.channel.not-open",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.5, reply code 504 channel-error",
@@ -182,7 +182,7 @@ pub const CHANNEL_NOT_OPEN: Rule = Rule {
 ///
 /// AMQP 0-9-1 channel.open, rule "state": "The client MUST NOT use this method on an
 /// already-opened channel." (error 504 channel-error).
-pub const CHANNEL_ALREADY_OPEN: Rule = Rule {
+pub static CHANNEL_ALREADY_OPEN: Rule = Rule {
     id: "amqp091.channel.already-open",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 channel.open (rule state)",
@@ -195,7 +195,7 @@ pub const CHANNEL_ALREADY_OPEN: Rule = Rule {
 /// channel." ... "After sending this method, any received methods except Close and Close-OK
 /// MUST be discarded. The response to receiving a Close after sending Close must be to send
 /// Close-Ok."; §4.5 channel closure.
-pub const CHANNEL_AFTER_CLOSE: Rule = Rule {
+pub static CHANNEL_AFTER_CLOSE: Rule = Rule {
     id: "amqp091.channel.frame-after-close",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.5, channel.close",
@@ -208,7 +208,7 @@ pub const CHANNEL_AFTER_CLOSE: Rule = Rule {
 /// Close and Close-OK MUST be discarded."; connection.close-ok: "This method confirms a
 /// Connection.Close method and tells the recipient that it is safe to release resources for
 /// the connection and close the socket."; §2.3.7 / §4.5.
-pub const CONNECTION_AFTER_CLOSE: Rule = Rule {
+pub static CONNECTION_AFTER_CLOSE: Rule = Rule {
     id: "amqp091.connection.frame-after-close",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.5, connection.close / close-ok",
@@ -219,7 +219,7 @@ pub const CONNECTION_AFTER_CLOSE: Rule = Rule {
 ///
 /// AMQP 0-9-1 §2.2.1 and every synchronous method's `<response>`: a reply (`*-ok`,
 /// get-empty) answers a synchronous request the other peer sent on that channel.
-pub const UNEXPECTED_REPLY: Rule = Rule {
+pub static UNEXPECTED_REPLY: Rule = Rule {
     id: "amqp091.channel.unexpected-reply",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §2.2.1 (synchronous request/response)",
@@ -230,7 +230,7 @@ pub const UNEXPECTED_REPLY: Rule = Rule {
 ///
 /// AMQP 0-9-1 XML: each method's `<chassis name="client|server" implement="MUST"/>` says
 /// which peer receives it (e.g. basic.deliver is received only by the client).
-pub const WRONG_DIRECTION: Rule = Rule {
+pub static WRONG_DIRECTION: Rule = Rule {
     id: "amqp091.method.wrong-direction",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 XML (method chassis)",
@@ -243,7 +243,7 @@ pub const WRONG_DIRECTION: Rule = Rule {
 /// content header and zero or more content body frames."; §4.2.6.2: "A peer that receives an
 /// incomplete or badly-formatted content MUST raise a connection exception with reply code
 /// 505 (unexpected frame). This includes missing content headers".
-pub const MISSING_HEADER: Rule = Rule {
+pub static MISSING_HEADER: Rule = Rule {
     id: "amqp091.content.missing-header",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.6",
@@ -255,7 +255,7 @@ pub const MISSING_HEADER: Rule = Rule {
 /// AMQP 0-9-1 §4.2.6: "two content frames from the same channel may not be mixed or
 /// overlapped, nor may content frames for a single content be mixed with method frames on the
 /// same channel."; §4.2.6.2: "... missing content body frames".
-pub const BODY_INCOMPLETE: Rule = Rule {
+pub static BODY_INCOMPLETE: Rule = Rule {
     id: "amqp091.content.body-incomplete",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.6",
@@ -266,7 +266,7 @@ pub const BODY_INCOMPLETE: Rule = Rule {
 ///
 /// AMQP 0-9-1 §4.2.6: content (header and body frames) follows a method "formally defined as
 /// carrying content" (basic.publish, basic.deliver, basic.get-ok, basic.return).
-pub const UNEXPECTED_HEADER: Rule = Rule {
+pub static UNEXPECTED_HEADER: Rule = Rule {
     id: "amqp091.content.unexpected-header",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.6",
@@ -277,7 +277,7 @@ pub const UNEXPECTED_HEADER: Rule = Rule {
 ///
 /// AMQP 0-9-1 §4.2.6: body frames follow a content header, and only until body-size is
 /// reached; §4.2.6.2: a badly-formatted content is a 505 unexpected-frame error.
-pub const UNEXPECTED_BODY: Rule = Rule {
+pub static UNEXPECTED_BODY: Rule = Rule {
     id: "amqp091.content.unexpected-body",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.6.2",
@@ -288,7 +288,7 @@ pub const UNEXPECTED_BODY: Rule = Rule {
 ///
 /// AMQP 0-9-1 §4.2.6.1: "The body size is a 64-bit value that defines the total size of the
 /// content body, that is, the sum of the body sizes for the following content body frames."
-pub const BODY_SIZE_MISMATCH: Rule = Rule {
+pub static BODY_SIZE_MISMATCH: Rule = Rule {
     id: "amqp091.content.body-size-mismatch",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.6.1",
@@ -300,7 +300,7 @@ pub const BODY_SIZE_MISMATCH: Rule = Rule {
 /// AMQP 0-9-1 §4.2.6.1: "The class-id MUST match the method frame class id. The peer MUST
 /// respond to an invalid class-id by raising a connection exception with reply code 501
 /// (frame error)."
-pub const CLASS_MISMATCH: Rule = Rule {
+pub static CLASS_MISMATCH: Rule = Rule {
     id: "amqp091.content.class-mismatch",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 §4.2.6.1",
@@ -313,7 +313,7 @@ pub const CLASS_MISMATCH: Rule = Rule {
 /// them by sending a basic.ack on the same channel. The delivery-tag field contains the
 /// sequence number of the confirmed message." ... "the sequence number ... starts at 1" and
 /// "a message will never be both acked and nacked".
-pub const CONFIRM_UNKNOWN_SEQUENCE: Rule = Rule {
+pub static CONFIRM_UNKNOWN_SEQUENCE: Rule = Rule {
     id: "amqp091.confirm.unknown-sequence",
     severity: Severity::Error,
     spec: "RabbitMQ publisher confirms (AMQP 0-9-1 extension confirm.select)",
@@ -324,7 +324,7 @@ pub const CONFIRM_UNKNOWN_SEQUENCE: Rule = Rule {
 ///
 /// RabbitMQ publisher confirms: "To enable confirms, a client sends the confirm.select
 /// method." — a server sends basic.ack/basic.nack only on channels in confirm mode.
-pub const CONFIRM_NOT_SELECTED: Rule = Rule {
+pub static CONFIRM_NOT_SELECTED: Rule = Rule {
     id: "amqp091.confirm.not-in-confirm-mode",
     severity: Severity::Error,
     spec: "RabbitMQ publisher confirms (AMQP 0-9-1 extension confirm.select)",
@@ -336,7 +336,7 @@ pub const CONFIRM_NOT_SELECTED: Rule = Rule {
 /// RabbitMQ publisher confirms: "a transactional channel cannot be put into confirm mode and
 /// once a channel is in confirm mode, it cannot be made transactional" (406
 /// PRECONDITION_FAILED).
-pub const CONFIRM_TX_CONFLICT: Rule = Rule {
+pub static CONFIRM_TX_CONFLICT: Rule = Rule {
     id: "amqp091.confirm.tx-conflict",
     severity: Severity::Error,
     spec: "RabbitMQ publisher confirms (AMQP 0-9-1 extension confirm.select)",
@@ -348,7 +348,7 @@ pub const CONFIRM_TX_CONFLICT: Rule = Rule {
 /// AMQP 0-9-1 domain delivery-tag: "The server-assigned and channel-specific delivery tag";
 /// rule "non-zero": "The server MUST NOT use a zero value for delivery tags." RabbitMQ:
 /// "Delivery tags are monotonically growing positive integers".
-pub const DELIVERY_TAG_ORDER: Rule = Rule {
+pub static DELIVERY_TAG_ORDER: Rule = Rule {
     id: "amqp091.basic.delivery-tag-order",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 domain delivery-tag (rule non-zero)",
@@ -360,7 +360,7 @@ pub const DELIVERY_TAG_ORDER: Rule = Rule {
 /// AMQP 0-9-1 basic.ack delivery-tag: "The server MUST validate that a non-zero delivery-tag
 /// refers to a delivered message, and raise a channel exception if this is not the case."
 /// RabbitMQ closes the channel with 406 PRECONDITION_FAILED "unknown delivery tag".
-pub const UNKNOWN_DELIVERY_TAG: Rule = Rule {
+pub static UNKNOWN_DELIVERY_TAG: Rule = Rule {
     id: "amqp091.basic.unknown-delivery-tag",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 basic.ack (rule acknowledgement), RabbitMQ 406",
@@ -371,7 +371,7 @@ pub const UNKNOWN_DELIVERY_TAG: Rule = Rule {
 ///
 /// AMQP 0-9-1 basic.consume consumer-tag: "The client MUST NOT specify a tag that refers to an
 /// existing consumer." (error 530 not-allowed).
-pub const CONSUMER_TAG_IN_USE: Rule = Rule {
+pub static CONSUMER_TAG_IN_USE: Rule = Rule {
     id: "amqp091.basic.consumer-tag-in-use",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 basic.consume (consumer-tag)",
@@ -383,7 +383,7 @@ pub const CONSUMER_TAG_IN_USE: Rule = Rule {
 /// AMQP 0-9-1 basic.deliver: "This method delivers a message to the client, via a consumer."
 /// — the consumer tag is one the server confirmed with basic.consume-ok (or a nowait consume)
 /// and not yet cancelled.
-pub const UNKNOWN_CONSUMER: Rule = Rule {
+pub static UNKNOWN_CONSUMER: Rule = Rule {
     id: "amqp091.basic.unknown-consumer",
     severity: Severity::Error,
     spec: "AMQP 0-9-1 basic.deliver (consumer-tag)",
@@ -396,7 +396,7 @@ pub const UNKNOWN_CONSUMER: Rule = Rule {
 /// data sent by a consumer."; channel.flow-ok active: "0 means it will not [send content
 /// frames]"; rule "expected-behaviour": the requester "MAY disconnect and/or ban a peer that
 /// does not respect the request."
-pub const FLOW_STOPPED: Rule = Rule {
+pub static FLOW_STOPPED: Rule = Rule {
     id: "amqp091.channel.content-while-flow-stopped",
     severity: Severity::Warning,
     spec: "AMQP 0-9-1 channel.flow / flow-ok (rule expected-behaviour)",
@@ -408,7 +408,7 @@ pub const FLOW_STOPPED: Rule = Rule {
 /// RabbitMQ connection.blocked: "the broker will send a connection.blocked method to the
 /// client" ... blocked connections are simply not read from; publishing is not a protocol
 /// error, but the message will wait.
-pub const PUBLISH_WHILE_BLOCKED: Rule = Rule {
+pub static PUBLISH_WHILE_BLOCKED: Rule = Rule {
     id: "amqp091.connection.publish-while-blocked",
     severity: Severity::Info,
     spec: "RabbitMQ connection.blocked (AMQP 0-9-1 extension)",
@@ -423,7 +423,7 @@ pub const PUBLISH_WHILE_BLOCKED: Rule = Rule {
 /// received a Close-Ok handshake method SHOULD log the error." A SHOULD on the detecting peer:
 /// a warning against the peer that never answered. Judged only when the TCP connection
 /// demonstrably ended (FIN or RST), not when a capture merely stops.
-pub const CLOSE_NOT_ANSWERED: Rule = Rule {
+pub static CLOSE_NOT_ANSWERED: Rule = Rule {
     id: "amqp091.connection.close-not-answered",
     severity: Severity::Warning,
     spec: "AMQP 0-9-1 connection.close / close-ok",

@@ -108,10 +108,10 @@ impl Link {
                 ),
             )),
             Some(dc) => {
-                if let Some(cur) = self
+                let behind = self
                     .delivery_count
-                    .filter(|&cur| self.known && after(cur, dc))
-                {
+                    .filter(|&cur| self.known && after(cur, dc));
+                if let Some(cur) = behind {
                     out.push(rules::FLOW_SENDER_DELIVERY_COUNT_BEHIND.violation(
                         d,
                         at.offset(),
@@ -122,7 +122,12 @@ impl Link {
                         ),
                     ));
                 }
-                self.delivery_count = Some(dc);
+                // A count behind the sender's own deliveries is its error, reported above: the
+                // count its transfers imply stays, so a receiver that counted them is not
+                // blamed for it (answering a violation is not a violation).
+                if behind.is_none() {
+                    self.delivery_count = Some(dc);
+                }
                 // §2.7.4: the sender's link-credit is "the last known value seen from the
                 // receiver": its flow shows which grant it acts on.
                 if let Some(lc) = f.link_credit {

@@ -30,7 +30,7 @@ use Severity::{Error, Info, Warning};
 /// contain an open performative. Note that the connection header which is sent first on the
 /// connection is not a frame." (§2.4.5: "Empty frames can only be sent after the open frame is
 /// sent.")
-pub const CONNECTION_FIRST_FRAME_NOT_OPEN: Rule = rule(
+pub static CONNECTION_FIRST_FRAME_NOT_OPEN: Rule = rule(
     "amqp10.connection.first-frame-not-open",
     Error,
     "AMQP 1.0 §2.7.1",
@@ -41,7 +41,7 @@ pub const CONNECTION_FIRST_FRAME_NOT_OPEN: Rule = rule(
 /// code indicating the reason for closing. This frame MUST be the last thing ever written onto
 /// a connection." §2.7.9 (close): "Sending a close signals that the sender will not be sending
 /// any more frames (or bytes of any other kind) on the connection."
-pub const CONNECTION_FRAME_AFTER_CLOSE: Rule = rule(
+pub static CONNECTION_FRAME_AFTER_CLOSE: Rule = rule(
     "amqp10.connection.frame-after-close",
     Error,
     "AMQP 1.0 §2.4.3, §2.7.9",
@@ -52,7 +52,7 @@ pub const CONNECTION_FRAME_AFTER_CLOSE: Rule = rule(
 /// code indicating the reason for closing." Judged when the peer demonstrably closed or reset
 /// its side of the TCP connection (a FIN, an end of stream or a reset from it) after its open
 /// and without its close; a capture that merely ends is not this.
-pub const CONNECTION_CLOSED_WITHOUT_CLOSE: Rule = rule(
+pub static CONNECTION_CLOSED_WITHOUT_CLOSE: Rule = rule(
     "amqp10.connection.closed-without-close",
     Error,
     "AMQP 1.0 §2.4.3",
@@ -62,7 +62,7 @@ pub const CONNECTION_CLOSED_WITHOUT_CLOSE: Rule = rule(
 /// AMQP 1.0 §2.4.6 / §2.4.7 (connection states): each endpoint follows the state diagram; e.g.
 /// an open is sent once, in HDR_SENT, HDR_EXCH or OPEN_RCVD. A frame the diagram does not allow
 /// in the sender's state is a violation (this is the state machine's fallback arm).
-pub const CONNECTION_ILLEGAL_FRAME_FOR_STATE: Rule = rule(
+pub static CONNECTION_ILLEGAL_FRAME_FOR_STATE: Rule = rule(
     "amqp10.connection.illegal-frame-for-state",
     Error,
     "AMQP 1.0 §2.4.6",
@@ -72,7 +72,7 @@ pub const CONNECTION_ILLEGAL_FRAME_FOR_STATE: Rule = rule(
 /// AMQP 1.0 §2.2: "Any data appearing beyond the protocol header MUST match the version
 /// indicated by the protocol header. If the incoming and outgoing protocol headers do not
 /// match, both peers MUST close their outgoing stream".
-pub const CONNECTION_FRAME_AFTER_HEADER_MISMATCH: Rule = rule(
+pub static CONNECTION_FRAME_AFTER_HEADER_MISMATCH: Rule = rule(
     "amqp10.connection.frame-after-header-mismatch",
     Error,
     "AMQP 1.0 §2.2",
@@ -82,7 +82,7 @@ pub const CONNECTION_FRAME_AFTER_HEADER_MISMATCH: Rule = rule(
 /// AMQP 1.0 §2.7.1 (open, max-frame-size): "A peer MUST NOT send frames larger than its partner
 /// can handle." §2.4.1: "Prior to any explicit negotiation, the maximum frame size is 512
 /// (MIN-MAX-FRAME-SIZE)".
-pub const CONNECTION_FRAME_TOO_LARGE: Rule = rule(
+pub static CONNECTION_FRAME_TOO_LARGE: Rule = rule(
     "amqp10.connection.frame-too-large",
     Error,
     "AMQP 1.0 §2.7.1",
@@ -91,7 +91,7 @@ pub const CONNECTION_FRAME_TOO_LARGE: Rule = rule(
 
 /// AMQP 1.0 §2.7.1 (open, max-frame-size): "Both peers MUST accept frames of up to 512
 /// (MIN-MAX-FRAME-SIZE) octets."
-pub const CONNECTION_MAX_FRAME_SIZE_TOO_SMALL: Rule = rule(
+pub static CONNECTION_MAX_FRAME_SIZE_TOO_SMALL: Rule = rule(
     "amqp10.connection.max-frame-size-too-small",
     Error,
     "AMQP 1.0 §2.7.1",
@@ -100,7 +100,7 @@ pub const CONNECTION_MAX_FRAME_SIZE_TOO_SMALL: Rule = rule(
 
 /// AMQP 1.0 §2.7.1 (open, channel-max): "A peer MUST not use channel numbers outside the range
 /// that its partner can handle." §2.4.1: before negotiation "the maximum channel number is 0".
-pub const CONNECTION_CHANNEL_MAX_EXCEEDED: Rule = rule(
+pub static CONNECTION_CHANNEL_MAX_EXCEEDED: Rule = rule(
     "amqp10.connection.channel-max-exceeded",
     Error,
     "AMQP 1.0 §2.7.1",
@@ -110,7 +110,7 @@ pub const CONNECTION_CHANNEL_MAX_EXCEEDED: Rule = rule(
 /// AMQP 1.0 §2.4.5: "implementations SHOULD use channel 0 when sending empty frames, and MUST
 /// use channel 0 if a maximum channel number has not yet been negotiated (i.e., before an open
 /// frame has been received)".
-pub const CONNECTION_EMPTY_FRAME_CHANNEL: Rule = rule(
+pub static CONNECTION_EMPTY_FRAME_CHANNEL: Rule = rule(
     "amqp10.connection.empty-frame-channel",
     Error,
     "AMQP 1.0 §2.4.5",
@@ -122,7 +122,7 @@ pub const CONNECTION_EMPTY_FRAME_CHANNEL: Rule = rule(
 /// desires from its partner." "If during operation a peer exceeds the remote peer's idle
 /// timeout's threshold, e.g., because it is heavily loaded, it SHOULD gracefully close the
 /// connection".
-pub const CONNECTION_IDLE_TIMEOUT_EXCEEDED: Rule = rule(
+pub static CONNECTION_IDLE_TIMEOUT_EXCEEDED: Rule = rule(
     "amqp10.connection.idle-timeout-exceeded",
     Warning,
     "AMQP 1.0 §2.4.5",
@@ -136,7 +136,7 @@ pub const CONNECTION_IDLE_TIMEOUT_EXCEEDED: Rule = rule(
 /// choose one of the supported mechanisms and initiate a sasl exchange." The exchange is
 /// mechanisms (server), init (client), challenge/response, outcome (server), in that order,
 /// and only inside the SASL layer.
-pub const SASL_UNEXPECTED_FRAME: Rule = rule(
+pub static SASL_UNEXPECTED_FRAME: Rule = rule(
     "amqp10.sasl.unexpected-frame",
     Error,
     "AMQP 1.0 §5.3.2",
@@ -145,7 +145,7 @@ pub const SASL_UNEXPECTED_FRAME: Rule = rule(
 
 /// AMQP 1.0 §5.3.2: "The partner MUST then choose one of the supported mechanisms". §5.3.3.2
 /// (sasl-init, mechanism): "The name of the SASL mechanism used for the SASL exchange."
-pub const SASL_MECHANISM_NOT_OFFERED: Rule = rule(
+pub static SASL_MECHANISM_NOT_OFFERED: Rule = rule(
     "amqp10.sasl.mechanism-not-offered",
     Error,
     "AMQP 1.0 §5.3.2",
@@ -155,7 +155,7 @@ pub const SASL_MECHANISM_NOT_OFFERED: Rule = rule(
 /// AMQP 1.0 §5.3.2 / §5.1: the SASL layer ends with a sasl-outcome; only after an outcome with
 /// code ok does the next layer (the AMQP protocol header) start. "Any data appearing beyond the
 /// protocol header MUST match the version indicated by the protocol header" (§2.2).
-pub const SASL_HEADER_BEFORE_SUCCESS: Rule = rule(
+pub static SASL_HEADER_BEFORE_SUCCESS: Rule = rule(
     "amqp10.sasl.header-before-success",
     Error,
     "AMQP 1.0 §5.3.2",
@@ -167,7 +167,7 @@ pub const SASL_HEADER_BEFORE_SUCCESS: Rule = rule(
 /// AMQP 1.0 §2.7.2 (begin, remote-channel): "If a session is locally initiated, the
 /// remote-channel MUST NOT be set. When an endpoint responds to a remotely initiated session,
 /// the remote-channel MUST be set to the channel on which the remote session sent the begin."
-pub const SESSION_REMOTE_CHANNEL_ON_LOCAL_BEGIN: Rule = rule(
+pub static SESSION_REMOTE_CHANNEL_ON_LOCAL_BEGIN: Rule = rule(
     "amqp10.session.remote-channel-on-local-begin",
     Error,
     "AMQP 1.0 §2.7.2",
@@ -176,7 +176,7 @@ pub const SESSION_REMOTE_CHANNEL_ON_LOCAL_BEGIN: Rule = rule(
 
 /// AMQP 1.0 §2.5.1: "Sessions are established by creating a session endpoint, assigning it to
 /// an unused channel number, and sending a begin".
-pub const SESSION_BEGIN_ON_CHANNEL_IN_USE: Rule = rule(
+pub static SESSION_BEGIN_ON_CHANNEL_IN_USE: Rule = rule(
     "amqp10.session.begin-on-channel-in-use",
     Error,
     "AMQP 1.0 §2.5.1",
@@ -186,7 +186,7 @@ pub const SESSION_BEGIN_ON_CHANNEL_IN_USE: Rule = rule(
 /// AMQP 1.0 §2.5.5 (session states): "In the UNMAPPED state, the session endpoint is not mapped
 /// to any incoming or outgoing channels on the connection endpoint. In this state an endpoint
 /// cannot send or receive frames." (and in BEGIN_RCVD / END_SENT it "cannot send them").
-pub const SESSION_FRAME_ON_UNMAPPED_CHANNEL: Rule = rule(
+pub static SESSION_FRAME_ON_UNMAPPED_CHANNEL: Rule = rule(
     "amqp10.session.frame-on-unmapped-channel",
     Error,
     "AMQP 1.0 §2.5.5",
@@ -197,7 +197,7 @@ pub const SESSION_FRAME_ON_UNMAPPED_CHANNEL: Rule = rule(
 /// transfers that can be sent without exceeding the remote endpoint's incoming-window."
 /// (session-error `amqp:session:window-violation`, §2.8.17: "The peer violated incoming window
 /// for the session.")
-pub const SESSION_INCOMING_WINDOW_EXCEEDED: Rule = rule(
+pub static SESSION_INCOMING_WINDOW_EXCEEDED: Rule = rule(
     "amqp10.session.incoming-window-exceeded",
     Error,
     "AMQP 1.0 §2.5.6",
@@ -206,7 +206,7 @@ pub const SESSION_INCOMING_WINDOW_EXCEEDED: Rule = rule(
 
 /// AMQP 1.0 §2.7.2 (begin, handle-max): "A peer MUST NOT attempt to attach a link using a
 /// handle value outside the range that its partner can handle."
-pub const SESSION_HANDLE_MAX_EXCEEDED: Rule = rule(
+pub static SESSION_HANDLE_MAX_EXCEEDED: Rule = rule(
     "amqp10.session.handle-max-exceeded",
     Error,
     "AMQP 1.0 §2.7.2",
@@ -218,7 +218,7 @@ pub const SESSION_HANDLE_MAX_EXCEEDED: Rule = rule(
 /// AMQP 1.0 §2.7.3 (attach, handle): "The handle MUST NOT be used for other open links. An
 /// attempt to attach using a handle which is already associated with a link MUST be responded
 /// to with an immediate close carrying a handle-in-use session-error."
-pub const LINK_HANDLE_IN_USE: Rule = rule(
+pub static LINK_HANDLE_IN_USE: Rule = rule(
     "amqp10.link.handle-in-use",
     Error,
     "AMQP 1.0 §2.7.3",
@@ -231,7 +231,7 @@ pub const LINK_HANDLE_IN_USE: Rule = rule(
 /// attached link, the recipient MUST respond by ending the session with an unattached-handle
 /// session error." §2.6.2: each link endpoint is assigned a numeric handle "used by the peer as
 /// a shorthand to refer to the link in all frames that reference the link".
-pub const LINK_UNATTACHED_HANDLE: Rule = rule(
+pub static LINK_UNATTACHED_HANDLE: Rule = rule(
     "amqp10.link.unattached-handle",
     Error,
     "AMQP 1.0 §2.6.2, §2.8.17",
@@ -241,7 +241,7 @@ pub const LINK_UNATTACHED_HANDLE: Rule = rule(
 /// AMQP 1.0 §2.6.1: "Link names MUST uniquely identify the link amongst all links of the same
 /// direction between the two participating containers." §2.6.1: a second attach of an active
 /// link "succeeds and the first attach MUST then be closed with a link error of stolen".
-pub const LINK_NAME_IN_USE: Rule = rule(
+pub static LINK_NAME_IN_USE: Rule = rule(
     "amqp10.link.name-in-use",
     Error,
     "AMQP 1.0 §2.6.1",
@@ -254,7 +254,7 @@ pub const LINK_NAME_IN_USE: Rule = rule(
 /// earlier, larger grant the sender has not demonstrably seen replaced (by a flow of its own
 /// echoing the new credit) may be such an in-flight transfer: the capture cannot tell, so the
 /// finding says it was not judged (once per lowering), rather than guessing either way.
-pub const LINK_EXCESS_NOT_JUDGED: Rule = rule(
+pub static LINK_EXCESS_NOT_JUDGED: Rule = rule(
     "amqp10.link.excess-not-judged",
     Info,
     "AMQP 1.0 §2.6.7",
@@ -265,7 +265,7 @@ pub const LINK_EXCESS_NOT_JUDGED: Rule = rule(
 /// frames that the endpoint can currently receive"; a peer may lower it at any time, and the
 /// transfers its partner sent before reading that flow are in flight. A transfer beyond the
 /// latest window but within an earlier, larger one is not judged (once per lowering).
-pub const SESSION_EXCESS_NOT_JUDGED: Rule = rule(
+pub static SESSION_EXCESS_NOT_JUDGED: Rule = rule(
     "amqp10.session.excess-not-judged",
     Info,
     "AMQP 1.0 §2.5.6",
@@ -275,7 +275,7 @@ pub const SESSION_EXCESS_NOT_JUDGED: Rule = rule(
 /// AMQP 1.0 §2.6.7: "If the link-credit is less than or equal to zero, i.e., the
 /// delivery-count is the same as or greater than the delivery-limit, a sender MUST NOT send
 /// more messages."
-pub const LINK_TRANSFER_WITHOUT_CREDIT: Rule = rule(
+pub static LINK_TRANSFER_WITHOUT_CREDIT: Rule = rule(
     "amqp10.link.transfer-without-credit",
     Error,
     "AMQP 1.0 §2.6.7",
@@ -286,7 +286,7 @@ pub const LINK_TRANSFER_WITHOUT_CREDIT: Rule = rule(
 /// source and a target." §2.7.3 (attach, role): "The role being played by the peer, i.e.,
 /// whether the peer is the sender or the receiver of messages on the link." Only the end that
 /// attached as sender transfers.
-pub const LINK_TRANSFER_FROM_RECEIVER: Rule = rule(
+pub static LINK_TRANSFER_FROM_RECEIVER: Rule = rule(
     "amqp10.link.transfer-from-receiver",
     Error,
     "AMQP 1.0 §2.6, §2.7.3",
@@ -297,7 +297,7 @@ pub const LINK_TRANSFER_FROM_RECEIVER: Rule = rule(
 /// messages are available to consume the current link-credit. If set, the sender will (after
 /// sending all available messages) advance the delivery-count as much as possible, consuming
 /// all link-credit, and send the flow state to the receiver."
-pub const LINK_DRAIN_NOT_HONOURED: Rule = rule(
+pub static LINK_DRAIN_NOT_HONOURED: Rule = rule(
     "amqp10.link.drain-not-honoured",
     Warning,
     "AMQP 1.0 §2.6.7",
@@ -310,7 +310,7 @@ pub const LINK_DRAIN_NOT_HONOURED: Rule = rule(
 /// that one peer MAY send a closing detach while its partner is sending a non-closing detach.
 /// In this case, the partner MUST signal that it has closed the link by reattaching and then
 /// sending a closing detach."
-pub const LINK_DETACH_NOT_CLOSED: Rule = rule(
+pub static LINK_DETACH_NOT_CLOSED: Rule = rule(
     "amqp10.link.detach-not-closed",
     Warning,
     "AMQP 1.0 §2.6.6",
@@ -320,7 +320,7 @@ pub const LINK_DETACH_NOT_CLOSED: Rule = rule(
 /// AMQP 1.0 §2.7.3 (attach, incomplete-unsettled): "On receipt of an incomplete unsettled map
 /// a sending endpoint MUST NOT send any new deliveries (i.e. deliveries where resume is not set
 /// to true) to its partner".
-pub const LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED: Rule = rule(
+pub static LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED: Rule = rule(
     "amqp10.link.new-delivery-after-incomplete-unsettled",
     Error,
     "AMQP 1.0 §2.7.3",
@@ -329,7 +329,7 @@ pub const LINK_NEW_DELIVERY_AFTER_INCOMPLETE_UNSETTLED: Rule = rule(
 
 /// AMQP 1.0 §2.7.4 (flow, delivery-count / link-credit / available / drain): "When the handle
 /// field is not set, this field MUST NOT be set."
-pub const FLOW_LINK_FIELDS_WITHOUT_HANDLE: Rule = rule(
+pub static FLOW_LINK_FIELDS_WITHOUT_HANDLE: Rule = rule(
     "amqp10.flow.link-fields-without-handle",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -341,7 +341,7 @@ pub const FLOW_LINK_FIELDS_WITHOUT_HANDLE: Rule = rule(
 /// the corresponding sending endpoint. In the event that the receiving link endpoint has not
 /// yet seen the initial attach frame from the sender this field MUST NOT be set." Judged when
 /// the sender's attach had not even been sent when the receiver's flow passed.
-pub const FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH: Rule = rule(
+pub static FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH: Rule = rule(
     "amqp10.flow.receiver-delivery-count-before-attach",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -351,7 +351,7 @@ pub const FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH: Rule = rule(
 /// AMQP 1.0 §2.7.4 (flow, delivery-count), the same sentence: once the receiver has seen the
 /// sender's attach, its flows "MUST be set to the last known value of the corresponding sending
 /// endpoint". Judged when the receiver's attach answered the sender's (so it saw it).
-pub const FLOW_RECEIVER_DELIVERY_COUNT_MISSING: Rule = rule(
+pub static FLOW_RECEIVER_DELIVERY_COUNT_MISSING: Rule = rule(
     "amqp10.flow.receiver-delivery-count-missing",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -362,7 +362,7 @@ pub const FLOW_RECEIVER_DELIVERY_COUNT_MISSING: Rule = rule(
 /// receiver's value is calculated based on the last known value from the sender and any
 /// subsequent messages received on the link." A receiver's delivery-count ahead of the
 /// sender's counts deliveries never sent.
-pub const FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
+pub static FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
     "amqp10.flow.receiver-delivery-count-ahead",
     Error,
     "AMQP 1.0 §2.6.7, §2.7.4",
@@ -372,7 +372,7 @@ pub const FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
 /// AMQP 1.0 §2.7.4 (flow, next-incoming-id): "This value MUST be set if the peer has received
 /// the begin frame for the session, and MUST NOT be set if it has not." Judged when the
 /// partner's begin had not been sent when the flow passed.
-pub const FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN: Rule = rule(
+pub static FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN: Rule = rule(
     "amqp10.flow.next-incoming-id-before-begin",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -381,7 +381,7 @@ pub const FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN: Rule = rule(
 
 /// AMQP 1.0 §2.7.4 (flow, next-incoming-id), the same sentence: judged when the flow's sender
 /// answered the partner's begin (so it has received it).
-pub const FLOW_NEXT_INCOMING_ID_MISSING: Rule = rule(
+pub static FLOW_NEXT_INCOMING_ID_MISSING: Rule = rule(
     "amqp10.flow.next-incoming-id-missing",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -393,7 +393,7 @@ pub const FLOW_NEXT_INCOMING_ID_MISSING: Rule = rule(
 /// next-incoming-id ahead of the partner's next-outgoing-id counts transfers never sent; one
 /// behind what the peer's earlier flow said un-receives transfers. A declarative "will": a
 /// warning.
-pub const FLOW_NEXT_INCOMING_ID_INCONSISTENT: Rule = rule(
+pub static FLOW_NEXT_INCOMING_ID_INCONSISTENT: Rule = rule(
     "amqp10.flow.next-incoming-id-inconsistent",
     Warning,
     "AMQP 1.0 §2.5.6, §2.7.4",
@@ -403,7 +403,7 @@ pub const FLOW_NEXT_INCOMING_ID_INCONSISTENT: Rule = rule(
 /// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the handle identifies that the flow state is
 /// being sent from the sender link endpoint to receiver link endpoint this field MUST be set
 /// to the current delivery-count of the link endpoint."
-pub const FLOW_SENDER_DELIVERY_COUNT_MISSING: Rule = rule(
+pub static FLOW_SENDER_DELIVERY_COUNT_MISSING: Rule = rule(
     "amqp10.flow.sender-delivery-count-missing",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -416,7 +416,7 @@ pub const FLOW_SENDER_DELIVERY_COUNT_MISSING: Rule = rule(
 /// frames crossing: its delivery-count behind the deliveries it already sent on the link
 /// (initial-delivery-count + one per delivery, §2.6.7) is a wrong count, and makes the receiver
 /// compute the wrong link-credit. Only judged while nothing of the link was missed.
-pub const FLOW_SENDER_DELIVERY_COUNT_BEHIND: Rule = rule(
+pub static FLOW_SENDER_DELIVERY_COUNT_BEHIND: Rule = rule(
     "amqp10.flow.sender-delivery-count-behind",
     Error,
     "AMQP 1.0 §2.7.4",
@@ -429,7 +429,7 @@ pub const FLOW_SENDER_DELIVERY_COUNT_BEHIND: Rule = rule(
 /// multi-transfer delivery"; delivery-tag "MUST be specified for the first transfer of a
 /// multi-transfer message and can only be omitted for continuation transfers"; message-format
 /// likewise.
-pub const DELIVERY_FIRST_TRANSFER_INCOMPLETE: Rule = rule(
+pub static DELIVERY_FIRST_TRANSFER_INCOMPLETE: Rule = rule(
     "amqp10.delivery.first-transfer-incomplete",
     Error,
     "AMQP 1.0 §2.7.5",
@@ -439,7 +439,7 @@ pub const DELIVERY_FIRST_TRANSFER_INCOMPLETE: Rule = rule(
 /// AMQP 1.0 §2.7.5 (transfer): "It is an error if the delivery-id on a continuation transfer
 /// differs from the delivery-id on the first transfer of a delivery." (and the same for
 /// delivery-tag and message-format).
-pub const DELIVERY_CONTINUATION_MISMATCH: Rule = rule(
+pub static DELIVERY_CONTINUATION_MISMATCH: Rule = rule(
     "amqp10.delivery.continuation-mismatch",
     Error,
     "AMQP 1.0 §2.7.5",
@@ -450,7 +450,7 @@ pub const DELIVERY_CONTINUATION_MISMATCH: Rule = rule(
 /// session. The delivery-id is then used to refer to the delivery-tag in all subsequent
 /// interactions on that session." A delivery-id still naming an unsettled delivery cannot name
 /// a second one.
-pub const DELIVERY_ID_REUSED: Rule = rule(
+pub static DELIVERY_ID_REUSED: Rule = rule(
     "amqp10.delivery.id-reused",
     Error,
     "AMQP 1.0 §2.6.12",
@@ -460,7 +460,7 @@ pub const DELIVERY_ID_REUSED: Rule = rule(
 /// AMQP 1.0 §2.8.8 / §2.8.10: delivery-ids are delivery-numbers, RFC-1982 sequence numbers
 /// assigned by the session; each new delivery's id follows the previous one (implementations
 /// use consecutive ids or the session's next-outgoing-id, both increasing).
-pub const DELIVERY_ID_NOT_INCREASING: Rule = rule(
+pub static DELIVERY_ID_NOT_INCREASING: Rule = rule(
     "amqp10.delivery.id-not-increasing",
     Warning,
     "AMQP 1.0 §2.6.12, §2.8.8",
@@ -470,7 +470,7 @@ pub const DELIVERY_ID_NOT_INCREASING: Rule = rule(
 /// AMQP 1.0 §2.6.12: "Each delivery MUST be identified by a delivery-tag chosen by the sending
 /// application. The delivery-tag MUST be unique amongst all deliveries that could be considered
 /// unsettled by either end of the link."
-pub const DELIVERY_TAG_REUSED: Rule = rule(
+pub static DELIVERY_TAG_REUSED: Rule = rule(
     "amqp10.delivery.tag-reused",
     Error,
     "AMQP 1.0 §2.6.12",
@@ -479,7 +479,7 @@ pub const DELIVERY_TAG_REUSED: Rule = rule(
 
 /// AMQP 1.0 §2.7.5 (transfer, aborted): "A sender SHOULD NOT set the more flag to true if it
 /// also sets the aborted flag to true."
-pub const DELIVERY_MORE_WITH_ABORTED: Rule = rule(
+pub static DELIVERY_MORE_WITH_ABORTED: Rule = rule(
     "amqp10.delivery.more-with-aborted",
     Warning,
     "AMQP 1.0 §2.7.5",
@@ -488,7 +488,7 @@ pub const DELIVERY_MORE_WITH_ABORTED: Rule = rule(
 
 /// AMQP 1.0 §2.7.5 (transfer, resume): "The sender MUST NOT send resumed transfers for
 /// deliveries not in its local unsettled map."
-pub const DELIVERY_RESUME_NOT_UNSETTLED: Rule = rule(
+pub static DELIVERY_RESUME_NOT_UNSETTLED: Rule = rule(
     "amqp10.delivery.resume-not-unsettled",
     Error,
     "AMQP 1.0 §2.7.5",
@@ -497,7 +497,7 @@ pub const DELIVERY_RESUME_NOT_UNSETTLED: Rule = rule(
 
 /// AMQP 1.0 §2.7.5 (transfer, rcv-settle-mode): "If the negotiated link value is first, then it
 /// is illegal to set this field to second."
-pub const DELIVERY_RCV_SETTLE_MODE_ILLEGAL: Rule = rule(
+pub static DELIVERY_RCV_SETTLE_MODE_ILLEGAL: Rule = rule(
     "amqp10.delivery.rcv-settle-mode-illegal",
     Error,
     "AMQP 1.0 §2.7.5",
@@ -509,7 +509,7 @@ pub const DELIVERY_RCV_SETTLE_MODE_ILLEGAL: Rule = rule(
 /// to the receiver."; receiver-settle-mode second: "The receiver will only settle after sending
 /// the disposition to the sender and receiving a disposition indicating settlement of the
 /// delivery from the sender."
-pub const DELIVERY_SETTLE_MODE_BROKEN: Rule = rule(
+pub static DELIVERY_SETTLE_MODE_BROKEN: Rule = rule(
     "amqp10.delivery.settle-mode-broken",
     Warning,
     "AMQP 1.0 §2.8.2, §2.8.3",
@@ -521,7 +521,7 @@ pub const DELIVERY_SETTLE_MODE_BROKEN: Rule = rule(
 /// indicated by the specified role." (Referencing deliveries that are unknown, or on links no
 /// longer attached, is allowed: "The disposition performative MAY refer to deliveries on links
 /// that are no longer attached.")
-pub const DISPOSITION_ROLE_MISMATCH: Rule = rule(
+pub static DISPOSITION_ROLE_MISMATCH: Rule = rule(
     "amqp10.disposition.role-mismatch",
     Error,
     "AMQP 1.0 §2.7.6",
@@ -533,7 +533,7 @@ pub const DISPOSITION_ROLE_MISMATCH: Rule = rule(
 /// AMQP Anonymous Terminus for Message Routing v1.0 §2: with a null target address, "Messages
 /// sent over links into a routing node will be forwarded to the node referenced in the to
 /// field of properties"; a message without `to` cannot be routed.
-pub const ANONYMOUS_MESSAGE_WITHOUT_TO: Rule = rule(
+pub static ANONYMOUS_MESSAGE_WITHOUT_TO: Rule = rule(
     "amqp10.anonymous.message-without-to",
     Error,
     "AMQP Anonymous Terminus v1.0 §2",
@@ -544,7 +544,7 @@ pub const ANONYMOUS_MESSAGE_WITHOUT_TO: Rule = rule(
 /// MUST indicate this by supplying the relevant capability [ANONYMOUS-RELAY] in offered-capabilities".
 /// A peer that attaches an anonymous link to a partner that did not offer it relies on a
 /// capability the partner does not claim.
-pub const ANONYMOUS_RELAY_NOT_OFFERED: Rule = rule(
+pub static ANONYMOUS_RELAY_NOT_OFFERED: Rule = rule(
     "amqp10.anonymous.relay-not-offered",
     Warning,
     "AMQP Anonymous Terminus v1.0 §3",
@@ -555,7 +555,7 @@ pub const ANONYMOUS_RELAY_NOT_OFFERED: Rule = rule(
 /// MUST indicate this by supplying the relevant capability [ANONYMOUS-RELAY] in
 /// desired-capabilities". AMQP 1.0 §2.7.1: "The sender MUST NOT attempt to use any capabilities
 /// it did not declare in the desired-capabilities field."
-pub const ANONYMOUS_RELAY_NOT_DESIRED: Rule = rule(
+pub static ANONYMOUS_RELAY_NOT_DESIRED: Rule = rule(
     "amqp10.anonymous.relay-not-desired",
     Error,
     "AMQP Anonymous Terminus v1.0 §3",
