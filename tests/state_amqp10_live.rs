@@ -49,6 +49,27 @@ const DETERMINISTIC_BROKER_BREACHES: &[&str] = &[
     "amqp10.flow.receiver-delivery-count-missing",
 ];
 
+/// fe2o3's own breach, seen once under load (1 run in many): an auto-credit flow of its receiver
+/// saying `next-incoming-id=8 ... delivery-count=10`, i.e. its link counting two deliveries
+/// more than its own session had received (and than RabbitMQ had sent). In this conversation
+/// the server's transfer-ids start at 0, initial-delivery-count is 0 and the auto receiver is
+/// the only receiving link until then, so a consistent receiver's delivery-count can never
+/// exceed its flow's next-incoming-id. Only such a self-contradicting flow is excused.
+fn fe2o3_flow_ahead_of_its_own_session(v: &Violation) -> bool {
+    let field = |name: &str| -> Option<u64> {
+        let frame = v.frame.as_deref()?;
+        let at = frame.find(&format!("{name}="))? + name.len() + 1;
+        let digits: String = frame[at..].chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    v.rule.id == "amqp10.flow.receiver-delivery-count-ahead"
+        && v.dir == Dir::C2S
+        && matches!(
+            (field("next-incoming-id"), field("delivery-count")),
+            (Some(n), Some(dc)) if dc > n
+        )
+}
+
 /// Replay the recording through an inspector: (violations, frame names, snapshot).
 fn replay(rec: &[Chunk]) -> (Vec<Violation>, Vec<String>, serde_json::Value) {
     let mut insp = Inspector::new(1, InspectOptions::default());
@@ -237,6 +258,7 @@ async fn fe2o3_and_rabbitmq_produce_no_false_reports() {
     let unexpected: Vec<&Violation> = violations
         .iter()
         .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.id) && v.dir == Dir::S2C))
+        .filter(|v| !fe2o3_flow_ahead_of_its_own_session(v))
         .collect();
     assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
     for rule in DETERMINISTIC_BROKER_BREACHES {
@@ -345,6 +367,7 @@ async fn snapshot_of_a_live_session_has_the_documented_keys() {
     let unexpected: Vec<&Violation> = violations
         .iter()
         .filter(|v| !(KNOWN_BROKER_BREACHES.contains(&v.rule.id) && v.dir == Dir::S2C))
+        .filter(|v| !fe2o3_flow_ahead_of_its_own_session(v))
         .collect();
     assert!(unexpected.is_empty(), "false reports: {unexpected:#?}");
     assert_eq!(snap["connection"]["state"], "OPENED");
