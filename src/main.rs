@@ -723,7 +723,7 @@ fn proxy_config(
         // Live, the state pane shows the latest state (published per batch, throttled).
         state_each_frame: false,
     };
-    config.tls = tls_config(&spec, &tls)?;
+    config.tls = tls_config(&spec, tls)?;
     if let Some(jobs) = jobs {
         config.jobs = jobs;
     }
