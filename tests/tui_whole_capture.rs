@@ -73,14 +73,19 @@ fn pager(path: &Path, rows: usize) -> Pager {
 
 /// Perform the app's window requests with `pager` as the event loop does, until the window
 /// asked last has come.
-fn settle(app: &mut App, pager: &Pager) {
-    for e in std::mem::take(&mut app.effects) {
-        if let Effect::LoadWindow(r) = e {
-            pager.request(r);
-        }
-    }
+fn settle(app: &mut App, pager: &Pager) -> usize {
+    let mut asked = 0;
     let start = Instant::now();
-    while app.paging.loading.is_some() {
+    loop {
+        for e in std::mem::take(&mut app.effects) {
+            if let Effect::LoadWindow(r) = e {
+                pager.request(r);
+                asked += 1;
+            }
+        }
+        if app.paging.loading.is_none() {
+            return asked;
+        }
         match pager.try_recv() {
             Some(w) => app.handle(AppEvent::Window(Box::new(w))),
             None => std::thread::sleep(Duration::from_millis(2)),
@@ -89,9 +94,18 @@ fn settle(app: &mut App, pager: &Pager) {
     }
 }
 
-fn key(app: &mut App, pager: &Pager, code: KeyCode) {
+/// Press a key and perform the window requests it makes; how many it made.
+fn key(app: &mut App, pager: &Pager, code: KeyCode) -> usize {
     press(app, code);
-    settle(app, pager);
+    settle(app, pager)
+}
+
+/// Apply the filter `f` as the user types it.
+fn set_filter(app: &mut App, f: &str) {
+    press(app, KeyCode::Char('/'));
+    type_str(app, f);
+    press(app, KeyCode::Enter);
+    assert_eq!(app.filter.source, f);
 }
 
 /// The frame list shows connection `nth` (from 1) only.
@@ -226,4 +240,67 @@ fn the_first_pass_shows_how_far_it_has_read() {
     assert!(s.contains("reading [##########..........] 50%"), "{s}");
     app.handle(AppEvent::FeedEnded);
     assert!(!dump(&app).contains("reading ["));
+}
+
+/// The state of connection `conn` as of row `seq`, as `app` shows it.
+fn state_of(app: &App, conn: u64, seq: u64) -> Option<amqpeek::state::Snapshot> {
+    app.conns[&conn].state_after(seq).map(|s| (**s).clone())
+}
+
+/// With a filter on, `g`, then `>` again and again, reach every row of the whole capture the
+/// filter matches, in turn (most of them beyond the window in memory, found by a search of the
+/// capture), each with its state as of it, the filter staying on; `<` comes back through them
+/// all; past the last and the first, "no match".
+#[test]
+fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    write_whole_capture_with(&path, 2, 3000, Some(97));
+    let mut full = first_pass(&path, options(1_000_000));
+    choose_conn(&mut full, 1);
+    set_filter(&mut full, "name:begin");
+    let want: Vec<u64> = full.view.iter().map(|(_, s)| *s).collect();
+    assert!(want.len() > 25, "{} matches", want.len());
+
+    let mut app = first_pass(&path, options(100));
+    let pager = pager(&path, 8);
+    choose_conn(&mut app, 1);
+    set_filter(&mut app, "name:begin");
+    assert!(app.view.len() < 3, "the ring holds few matches: {}", app.view.len());
+    key(&mut app, &pager, KeyCode::Char('g'));
+    let mut seen = vec![selected(&app).1];
+    let mut searches = 0;
+    loop {
+        press(&mut app, KeyCode::Char('>'));
+        if !app.effects.is_empty() {
+            let m = app.message.clone().unwrap_or_default();
+            assert!(m.starts_with("searching ("), "{m}");
+        }
+        searches += settle(&mut app, &pager);
+        if let Some(m) = app.message.clone() {
+            assert_eq!(m, format!("no match after #{}", want.last().unwrap() + 1));
+            break;
+        }
+        let (conn, seq, name) = selected(&app);
+        assert_eq!(app.filter.source, "name:begin", "the filter stays on");
+        assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
+        assert_eq!(state_of(&app, conn, seq), state_of(&full, conn, seq), "row {seq}");
+        seen.push(seq);
+        assert!(seen.len() <= want.len(), "{seen:?}");
+    }
+    assert_eq!(seen, want);
+    assert!(searches >= 3, "the matches were found beyond the window: {searches} searches");
+
+    let mut back = vec![selected(&app).1];
+    loop {
+        key(&mut app, &pager, KeyCode::Char('<'));
+        if let Some(m) = app.message.clone() {
+            assert_eq!(m, format!("no match before #{}", want[0] + 1));
+            break;
+        }
+        back.push(selected(&app).1);
+        assert!(back.len() <= want.len(), "{back:?}");
+    }
+    back.reverse();
+    assert_eq!(back, want);
 }

@@ -229,6 +229,7 @@ impl App {
                 let fwd = a == Action::NextViolation;
                 self.jump_violation_frame(fwd)
             }
+            Action::NextMatch | Action::PrevMatch => self.next_match(a == Action::NextMatch),
             Action::HexUp => self.hex_scroll = self.hex_scroll.saturating_sub(4),
             Action::HexDown => self.hex_scroll = self.hex_scroll.saturating_add(4),
             Action::Scroll { x, y, down } => {

@@ -97,6 +97,8 @@ pub enum AppEvent {
     Progress(u64, u64),
     /// The rows around a frame, brought back from the capture file (whole-capture mode).
     Window(Box<super::window::Window>),
+    /// Rows of the capture a search of the pager has scanned so far.
+    Scanned(u64),
 }
 
 /// Something the UI asks its owner to do outside it (the app itself does no I/O): the event
@@ -500,6 +502,7 @@ impl App {
             AppEvent::Notice(m) => self.message = Some(m),
             AppEvent::Progress(read, total) => self.paging.progress = Some((read, total)),
             AppEvent::Window(w) => self.load_window(*w),
+            AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);

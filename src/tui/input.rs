@@ -79,6 +79,10 @@ pub enum Action {
     NextViolation,
     /// Previous frame with a violation.
     PrevViolation,
+    /// Next frame the filter matches (of the whole capture, in a file replay).
+    NextMatch,
+    /// Previous frame the filter matches.
+    PrevMatch,
     /// Scroll the hex dump up.
     HexUp,
     /// Scroll the hex dump down.
@@ -122,6 +126,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/ or f", "filter frames (Enter applies, Esc cancels)"),
     ("Esc", "close overlay, leave zoom, clear filter"),
     ("n / N", "next / previous frame with a violation"),
+    ("> / <", "next / previous frame the filter matches"),
     ("a / z", "frames of all connections / zoom the focused pane"),
     (
         "m / M / e",
@@ -188,6 +193,8 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         KeyCode::Char('a') => Action::AllConnections,
         KeyCode::Char('n') => Action::NextViolation,
         KeyCode::Char('N') => Action::PrevViolation,
+        KeyCode::Char('>') => Action::NextMatch,
+        KeyCode::Char('<') => Action::PrevMatch,
         KeyCode::Char('z') => Action::Zoom,
         KeyCode::Char('m') => Action::Mark,
         KeyCode::Char('M') => Action::MarkedOnly,

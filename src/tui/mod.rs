@@ -50,9 +50,11 @@ mod marks;
 pub mod model;
 pub mod numbering;
 pub mod pager;
+mod search;
 pub mod timeline;
 pub mod views;
 pub mod window;
+mod window_sink;
 
 use std::collections::BTreeMap;
 use std::io::{self, Stdout};
@@ -339,6 +341,12 @@ fn from_pager(app: &mut App, pager: Option<&pager::Pager>) -> bool {
     let progress = (pager.read.load(Ordering::Relaxed), pager.total);
     if app.paging.progress != Some(progress) {
         app.handle(AppEvent::Progress(progress.0, progress.1));
+        changed = true;
+    }
+    let scanned = pager.scanned.load(Ordering::Relaxed);
+    let searching = app.paging.loading.as_ref().is_some_and(|r| r.find.is_some());
+    if searching && app.paging.scanned != scanned {
+        app.handle(AppEvent::Scanned(scanned));
         changed = true;
     }
     while let Some(w) = pager.try_recv() {

@@ -137,20 +137,32 @@ impl Row {
         max_raw: usize,
         max_body: usize,
     ) -> Row {
-        let proto = super::filter::frame_proto(&f.frame);
         let keep = f.raw.len().min(max_raw);
         Row {
-            channel: Some(f.frame.channel()),
-            name: f.frame.name().to_string(),
-            proto,
-            summary: f.frame.summary(),
-            link,
             raw: f.raw.slice(..keep),
-            len: f.size() as usize,
             message: f.message.as_ref().map(|m| match m {
                 Ok(m) => m.to_json(max_body),
                 Err(e) => serde_json::json!({ "decode-error": e.to_string() }),
             }),
+            ..Row::frame_listed(conn, ts, f, link)
+        }
+    }
+
+    /// The row of a decoded frame as the list and the filter see it (no bytes for the hex
+    /// view, no message rendered): what a search of the capture judges.
+    pub fn frame_listed(
+        conn: ConnId,
+        ts: Timestamp,
+        f: &Arc<FrameEvent>,
+        link: Option<String>,
+    ) -> Row {
+        Row {
+            channel: Some(f.frame.channel()),
+            name: f.frame.name().to_string(),
+            proto: super::filter::frame_proto(&f.frame),
+            summary: f.frame.summary(),
+            link,
+            len: f.size() as usize,
             frame: Some(f.clone()),
             ..Row::bare(conn, ts, Some(f.dir), f.offset, RowKind::Frame)
         }

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::event::{ConnId, Event, EventKind};
+use crate::filter::Filter;
 use crate::state::Snapshot;
 
 use super::app::{App, Effect};
@@ -15,7 +16,7 @@ use super::model::Row;
 use super::numbering::Place;
 
 /// A window asked of the pager.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WindowRequest {
     /// Which request (the app applies the answer to its latest only).
     pub id: u64,
@@ -25,6 +26,22 @@ pub struct WindowRequest {
     pub target: (ConnId, u64),
     /// Then move the cursor by this many rows (scrolling past the window's edge goes on).
     pub step: isize,
+    /// The frame list's filter: the window's rows are those it matches (and the target), as
+    /// the list of rows in memory shows only those.
+    pub filter: Filter,
+    /// Search: the target is not `target` but the first row matching the filter at or after
+    /// it (the last at or before it, backwards), found by the pager scanning the capture.
+    pub find: Option<Find>,
+}
+
+/// A search of the whole capture for a row matching the request's filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Find {
+    /// Towards later rows (the first match at or after the target's number), else earlier
+    /// (the last at or before it).
+    pub forward: bool,
+    /// Only a row with a violation is a match (`n`/`N` with a filter on).
+    pub violations: bool,
 }
 
 /// One pipeline event of a window, with the place the pager's numbering gave it.
@@ -43,6 +60,9 @@ pub struct Item {
 pub struct Window {
     /// What was asked.
     pub request: WindowRequest,
+    /// The row to select: the request's target, or the match a search found (`None`: no
+    /// match; the window is then not to be shown).
+    pub select: Option<(ConnId, u64)>,
     /// Each connection's state as of just before its first row in the window.
     pub base: Vec<(ConnId, Arc<Snapshot>)>,
     /// The window's rows and what belongs to them, in capture order.
@@ -56,6 +76,8 @@ pub struct Paging {
     pub progress: Option<(u64, u64)>,
     /// The window asked for and not come yet.
     pub loading: Option<WindowRequest>,
+    /// Rows a search has scanned so far (of the capture's, the first pass's count).
+    pub scanned: u64,
     next_id: u64,
 }
 
@@ -73,6 +95,13 @@ impl App {
     /// Ask for the window around row `seq` of `conn`, to select it then move the cursor by
     /// `step` rows.
     fn ask_window(&mut self, conn: ConnId, seq: u64, step: isize) {
+        self.ask(conn, seq, step, None)
+    }
+
+    /// Ask the pager for a window: around row `seq` of `conn`, or (`find`) around the match
+    /// of the filter it finds from row `seq` on (back, backwards). Its rows are those the
+    /// filter matches, as the frame list shows.
+    pub(super) fn ask(&mut self, conn: ConnId, seq: u64, step: isize, find: Option<Find>) {
         if !self.opts.whole_capture {
             self.message = Some("that frame is no longer in memory".into());
             return;
@@ -91,10 +120,16 @@ impl App {
             scope: self.selected_conn().map(|_| conn),
             target: (conn, seq),
             step,
+            filter: self.filter.clone(),
+            find,
         };
-        self.paging.loading = Some(request);
+        self.paging.loading = Some(request.clone());
+        self.paging.scanned = 0;
         self.follow = false;
-        self.message = Some(format!("loading frame #{} from the capture...", seq + 1));
+        self.message = Some(match find {
+            None => format!("loading frame #{} from the capture...", seq + 1),
+            Some(_) => "searching (0%)".into(),
+        });
         self.effects.push(Effect::LoadWindow(request));
     }
 
@@ -139,7 +174,13 @@ impl App {
         if self.row(conn, seq).is_some() {
             return false;
         }
-        self.reach(conn, seq);
+        if self.filter.is_empty() {
+            self.reach(conn, seq);
+        } else {
+            // The first / last row the filter shows, of the whole capture.
+            let from = if last { u64::MAX } else { 0 };
+            self.find(from, !last, false);
+        }
         true
     }
 
@@ -165,8 +206,9 @@ impl App {
     }
 
     /// `n` / `N` found nothing in the window: the next / previous violation's row of the whole
-    /// capture beyond it (from the violations of the first pass), brought back. The filter is
-    /// not looked at for rows not kept. False when there is none.
+    /// capture beyond it (from the violations of the first pass), brought back; with a filter
+    /// on, the next / previous such row the filter shows, found by a search. False when there
+    /// is none.
     pub(super) fn far_violation(&mut self, forward: bool) -> bool {
         if !self.opts.whole_capture {
             return false;
@@ -194,6 +236,12 @@ impl App {
                 .max_by_key(|(_, s)| *s)
         };
         match found {
+            Some(_) if !self.filter.is_empty() => {
+                // With a filter on, the next / previous row it shows that has a violation.
+                let from = edge.map_or(0, |e| if forward { e + 1 } else { e.saturating_sub(1) });
+                self.find(from, forward, true);
+                true
+            }
             Some((conn, seq)) => {
                 self.reach(conn, seq);
                 true
@@ -202,13 +250,18 @@ impl App {
         }
     }
 
-    /// Replace the kept rows by the window the pager brought back, and select its target.
+    /// Replace the kept rows by the window the pager brought back, and select its target (a
+    /// search that found nothing leaves the rows as they are and says so).
     pub(super) fn load_window(&mut self, w: Window) {
-        if self.paging.loading.map(|r| r.id) != Some(w.request.id) {
+        if self.paging.loading.as_ref().map(|r| r.id) != Some(w.request.id) {
             // An answer to a request since replaced.
             return;
         }
         self.paging.loading = None;
+        let Some((conn, seq)) = w.select else {
+            self.message = Some(super::search::no_match(&w.request));
+            return;
+        };
         self.windowing = true;
         for c in self.conns.values_mut() {
             c.clear_rows();
@@ -227,15 +280,23 @@ impl App {
         }
         self.windowing = false;
         self.rebuild_view();
-        let (conn, seq) = w.request.target;
-        if self.row(conn, seq).is_some() {
-            self.message = None;
-            self.select_frame(conn, seq);
-            if w.request.step != 0 {
-                self.move_frames(w.request.step);
-            }
-        } else {
+        let Some(row) = self.row(conn, seq) else {
             self.message = Some(format!("frame #{} is not in the capture", seq + 1));
+            return;
+        };
+        if !row.matches(&w.request.filter) {
+            // The frame asked is not one the filter shows: the list in memory would clear the
+            // filter to show it, so bring back the whole window around it.
+            self.filter = Filter::default();
+            self.rebuild_view();
+            self.ask_window(conn, seq, w.request.step);
+            self.message = Some("filter cleared to show the frame".into());
+            return;
+        }
+        self.message = None;
+        self.select_frame(conn, seq);
+        if w.request.step != 0 {
+            self.move_frames(w.request.step);
         }
     }
 

@@ -252,6 +252,17 @@ pub fn violation_frames(frames: usize) -> [usize; 2] {
 /// by the client and answered (the state changes there). Generated, never committed: a big
 /// capture in a test.
 pub fn write_whole_capture(path: &std::path::Path, conns: usize, frames: usize) {
+    write_whole_capture_with(path, conns, frames, None)
+}
+
+/// As [`write_whole_capture`], and (`begin_every`) every so many frames, a session begun by
+/// the client on a channel of its own (2, 3, ...): rows spread over the capture for a search.
+pub fn write_whole_capture_with(
+    path: &std::path::Path,
+    conns: usize,
+    frames: usize,
+    begin_every: Option<usize>,
+) {
     use base64::Engine;
     use std::io::Write;
     let ts = "2026-12-01T10:00:00.000000Z";
@@ -289,12 +300,17 @@ pub fn write_whole_capture(path: &std::path::Path, conns: usize, frames: usize) 
     let (begin, reply) = (amqp10::begin(1), amqp10::begin_reply(1, 1));
     let bad_at = violation_frames(frames);
     for i in 0..frames {
+        let extra = begin_every
+            .filter(|e| i % e == e / 2 && i != frames / 2 + 1)
+            .map(|e| amqp10::begin(2 + (i / e) as u16));
         let (d, raw) = if bad_at.contains(&i) {
             (0, &bad)
         } else if i == frames / 2 {
             (0, &begin)
         } else if i == frames / 2 + 1 {
             (1, &reply)
+        } else if let Some(b) = &extra {
+            (0, b)
         } else {
             (i % 2, &empty)
         };

@@ -223,7 +223,7 @@ fn window_note(app: &App) -> Option<String> {
         ""
     };
     Some(format!(
-        " {} of {} frames in memory{loading}: g G n N Enter reach the rest ",
+        " {} of {} frames in memory{loading}: g G n N > < Enter reach the rest ",
         count(kept),
         count(total)
     ))

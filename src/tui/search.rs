@@ -1,0 +1,139 @@
+//! Search with the filter across the whole capture of a file replay: `>` / `<` select the next
+//! / previous row the frame list's filter matches; when it is not in the window of rows in
+//! memory, the app asks the pager ([`Find`]) to scan the capture for it (re-running the
+//! pipeline, judging each row as the app would) and to bring back the window around it, the
+//! filter staying on. Here too: how the pager judges a row of its re-run against the filter,
+//! as the app judges the row it makes of the same events (`Row::matches`): the row built from
+//! its event by the same constructors, with the violations that belong to it.
+
+use crate::event::EventKind;
+use crate::filter::Filter;
+
+use super::app::{App, ListState, Pane};
+use super::model::Row;
+use super::numbering::Place;
+use super::window::{Find, Item, WindowRequest, percent};
+
+impl App {
+    /// `>` / `<`: the next / previous row the filter matches, in the list or (a file replay)
+    /// anywhere in the capture.
+    pub(super) fn next_match(&mut self, forward: bool) {
+        if self.filter.is_empty() {
+            self.message = Some("no filter to search with: / sets one".into());
+            return;
+        }
+        let cur = self.frame_list.selected;
+        let next = if forward {
+            Some(cur + 1).filter(|i| *i < self.view.len())
+        } else {
+            cur.checked_sub(1).filter(|_| !self.view.is_empty())
+        };
+        if let Some(i) = next {
+            self.follow = false;
+            self.frame_list.selected = i;
+            let h = self.page(Pane::Frames);
+            self.frame_list.clamp(self.view.len(), h);
+            self.detail_list = ListState::default();
+            self.hex_scroll = 0;
+            self.focus = Pane::Frames;
+            return;
+        }
+        let at = self.view.get(cur).map(|(_, s)| *s);
+        // The capture goes on beyond the window (in this direction) only when its end row
+        // of the connection choice is not kept.
+        let beyond = self.opts.whole_capture
+            && self.scope_ends().is_some_and(|(first, last)| {
+                let (c, s) = if forward { last } else { first };
+                self.row(c, s).is_none()
+            });
+        match at {
+            Some(s) if beyond && forward => self.find(s + 1, true, false),
+            Some(s) if beyond && s > 0 => self.find(s - 1, false, false),
+            None if beyond => self.find(if forward { 0 } else { u64::MAX }, forward, false),
+            Some(s) => {
+                let word = if forward { "after" } else { "before" };
+                self.message = Some(format!("no match {word} #{}", s + 1));
+            }
+            None => self.message = Some("no frame matches the filter".into()),
+        }
+    }
+
+    /// Ask the pager for the window around the first row matching the filter at or after
+    /// row `from` (`forward`), or the last at or before it; with `violations`, a row with a
+    /// violation.
+    pub(super) fn find(&mut self, from: u64, forward: bool, violations: bool) {
+        let conn = self.selected_conn().unwrap_or(0);
+        let find = Find {
+            forward,
+            violations,
+        };
+        self.ask(conn, from, 0, Some(find));
+    }
+
+    /// How far the search asked last has scanned: `rows` of the capture's.
+    pub(super) fn scanned(&mut self, rows: u64) {
+        if !self.paging.loading.as_ref().is_some_and(|r| r.find.is_some()) {
+            return;
+        }
+        self.paging.scanned = rows;
+        let pct = percent(rows, self.numbering.next());
+        self.message = Some(format!("searching ({pct}%)"));
+    }
+}
+
+/// What the status line says when a search found nothing.
+pub(super) fn no_match(request: &WindowRequest) -> String {
+    let Some(find) = request.find else {
+        return format!("frame #{} is not in the capture", request.target.1 + 1);
+    };
+    let what = if find.violations {
+        "frame with a violation matching the filter"
+    } else {
+        "match"
+    };
+    match (find.forward, request.target.1) {
+        (true, 0) | (false, u64::MAX) => format!("no {what} in the capture"),
+        // The row searched from is the one after (before) the one selected.
+        (true, from) => format!("no {what} after #{from}"),
+        (false, from) => format!("no {what} before #{}", from.saturating_add(2)),
+    }
+}
+
+/// Whether the row of `items` (its own event first, then what belongs to it) passes `filter`;
+/// with `violations`, only when it also has a violation.
+pub(super) fn row_matches(filter: &Filter, items: &[Item], violations: bool) -> bool {
+    let Some(row) = items.first().and_then(row_of) else {
+        return false;
+    };
+    let mut row = row;
+    for it in &items[1..] {
+        if let (Place::Attach(_), EventKind::Violation(v)) = (it.place, &it.event.kind) {
+            row.violations.push(v.clone());
+        }
+    }
+    (!violations || !row.violations.is_empty()) && row.matches(filter)
+}
+
+/// The row the app makes of a row's event (without what only the detail view shows).
+fn row_of(item: &Item) -> Option<Row> {
+    let e = &item.event;
+    let (conn, ts) = (e.conn, e.ts);
+    Some(match &e.kind {
+        EventKind::Header {
+            dir,
+            offset,
+            header,
+            raw,
+        } => Row::header(conn, ts, *dir, *offset, *header, raw),
+        EventKind::Frame(f) => Row::frame_listed(conn, ts, f, item.link.clone()),
+        EventKind::Gap {
+            dir,
+            offset,
+            len,
+            reason,
+        } => Row::gap(conn, ts, *dir, *offset, *len, reason),
+        EventKind::Close(info) => Row::close(conn, ts, info),
+        EventKind::Violation(v) => Row::malformed(conn, ts, v),
+        _ => return None,
+    })
+}
