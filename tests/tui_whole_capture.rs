@@ -304,3 +304,53 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     back.reverse();
     assert_eq!(back, want);
 }
+
+/// With a filter on, far jumps keep it: `g` brings back the first row it matches, `n` / `N`
+/// the next / previous row it matches that has a violation, however far; each row shown has
+/// its state as of it, also when the rows between (not shown) changed it.
+#[test]
+fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    write_whole_capture_with(&path, 2, 3000, Some(97));
+    let full = first_pass(&path, options(1_000_000));
+    let mut app = first_pass(&path, options(100));
+    let pager = pager(&path, 8);
+    choose_conn(&mut app, 1);
+    set_filter(&mut app, "name:end");
+    let [early, late] = violation_frames(3000);
+    let check = |app: &App| {
+        let (conn, seq, name) = selected(app);
+        assert_eq!(name, "end", "{}", dump(app));
+        assert_eq!(app.filter.source, "name:end", "the filter stays on");
+        assert_eq!(state_of(app, conn, seq), state_of(&full, conn, seq), "row {seq}");
+        seq
+    };
+    key(&mut app, &pager, KeyCode::Char('g'));
+    let first = check(&app);
+    assert!(app.message.is_none(), "{:?}", app.message);
+    // Every row the window holds is one the filter matches.
+    assert!(app.conns[&1].rows.iter().all(|r| r.name == "end"));
+    // The late one: the sessions begun since the early one (rows not kept) are in its state.
+    key(&mut app, &pager, KeyCode::Char('>'));
+    assert!(check(&app) > first + 1000);
+
+    press(&mut app, KeyCode::Char('/'));
+    type_str(&mut app, "|begin");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.filter.source, "name:end|begin");
+    key(&mut app, &pager, KeyCode::Char('g'));
+    let check = |app: &App| {
+        let (conn, seq, _) = selected(app);
+        assert_eq!(app.filter.source, "name:end|begin", "the filter stays on");
+        assert_eq!(state_of(app, conn, seq), state_of(&full, conn, seq), "row {seq}");
+        assert_eq!(app.selected_row().unwrap().violations.len(), 1);
+        seq
+    };
+    assert_eq!(check(&app), first);
+    key(&mut app, &pager, KeyCode::Char('n'));
+    let second = check(&app);
+    assert!(second > first + 2 * (late - early) as u64 - 10, "{second} {:?}", app.message);
+    key(&mut app, &pager, KeyCode::Char('N'));
+    assert_eq!(check(&app), first);
+}

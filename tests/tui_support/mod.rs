@@ -256,7 +256,7 @@ pub fn write_whole_capture(path: &std::path::Path, conns: usize, frames: usize) 
 }
 
 /// As [`write_whole_capture`], and (`begin_every`) every so many frames, a session begun by
-/// the client on a channel of its own (2, 3, ...): rows spread over the capture for a search.
+/// the client on a channel of its own (100, 101, ...): rows spread over the capture for a search.
 pub fn write_whole_capture_with(
     path: &std::path::Path,
     conns: usize,
@@ -302,7 +302,7 @@ pub fn write_whole_capture_with(
     for i in 0..frames {
         let extra = begin_every
             .filter(|e| i % e == e / 2 && i != frames / 2 + 1)
-            .map(|e| amqp10::begin(2 + (i / e) as u16));
+            .map(|e| amqp10::begin(100 + (i / e) as u16));
         let (d, raw) = if bad_at.contains(&i) {
             (0, &bad)
         } else if i == frames / 2 {
