@@ -413,3 +413,66 @@ fn a_200k_frame_replay_reaches_its_first_and_last_rows_and_an_early_violation() 
     wait_for(&session, "EXITED 0");
     let _ = tmux(&["kill-session", "-t", &session]);
 }
+
+/// Waits (`limit` at most) until a line of the screen of `session` holds every one of `parts`.
+fn wait_line(session: &str, parts: &[&str], limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let s = tmux(&["capture-pane", "-p", "-t", session]);
+        if s.lines().any(|l| parts.iter().all(|p| l.contains(p))) {
+            return s;
+        }
+        if start.elapsed() > limit {
+            let _ = tmux(&["kill-session", "-t", session]);
+            panic!("no line showed {parts:?}:\n{s}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue #17 part 1, the search: in the replay of a generated 200,000-frame capture whose
+/// `begin`s lie every 9,973 frames (on channels 100, 101, ...), with the filter `name:begin` on,
+/// `g` finds the first far before the frames in memory, `>` the next, `G` the last and `<` the
+/// one before, the filter staying on; past the last, "no match after". Before, `g` cleared the
+/// filter and `>` did nothing.
+#[test]
+fn a_200k_frame_replay_searches_the_whole_capture_with_the_filter() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("big.jsonl");
+    tui_support::write_whole_capture_with(&cap, 2, 100_000, Some(9973));
+    let session = format!("amqpeek-tui-search-{}", std::process::id());
+    let cmd = format!(
+        "{} replay {}; echo EXITED $?; sleep 5",
+        env!("CARGO_BIN_EXE_amqpeek"),
+        cap.display()
+    );
+    let status = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", &cmd])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(status.success());
+    let long = Duration::from_secs(300);
+    wait_for_within(&session, "end of feed", long);
+    for k in ["c", "Home", "Down", "Enter", "/"] {
+        tmux(&["send-keys", "-t", &session, k]);
+    }
+    tmux(&["send-keys", "-t", &session, "-l", "name:begin"]);
+    tmux(&["send-keys", "-t", &session, "Enter"]);
+    let begin = "begin conn 1 -> @";
+    for (k, ch) in [("g", 100), (">", 101), ("G", 109), ("<", 108)] {
+        tmux(&["send-keys", "-t", &session, k]);
+        let s = wait_line(&session, &[begin, &format!(" ch {ch} ")], long);
+        assert!(s.contains("/name:begin"), "the filter stays on:\n{s}");
+    }
+    tmux(&["send-keys", "-t", &session, ">"]);
+    wait_line(&session, &[begin, " ch 109 "], long);
+    tmux(&["send-keys", "-t", &session, ">"]);
+    wait_for_within(&session, "no match after #", long);
+    tmux(&["send-keys", "-t", &session, "q"]);
+    wait_for(&session, "EXITED 0");
+    let _ = tmux(&["kill-session", "-t", &session]);
+}
