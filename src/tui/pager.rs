@@ -120,9 +120,12 @@ impl Drop for Pager {
 /// Why a re-run stops before it has its window: a newer request, or the UI gone.
 #[derive(Clone)]
 pub(super) struct Cancel {
-    id: u64,
-    latest: Arc<AtomicU64>,
-    quit: Stop,
+    /// The request re-run for.
+    pub(super) id: u64,
+    /// The latest request's id.
+    pub(super) latest: Arc<AtomicU64>,
+    /// Set when the UI is gone.
+    pub(super) quit: Stop,
 }
 
 impl Cancel {

@@ -15,6 +15,9 @@ use super::app::{App, Effect};
 use super::model::Row;
 use super::numbering::Place;
 
+/// What the status line says when a jump cleared the filter to show its frame.
+const FILTER_CLEARED: &str = "filter cleared to show the frame";
+
 /// A window asked of the pager.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WindowRequest {
@@ -139,7 +142,12 @@ impl App {
             return;
         }
         if let Some((_, (conn, seq))) = self.scope_ends() {
-            self.reach(conn, seq);
+            if self.filter.is_empty() {
+                self.reach(conn, seq);
+            } else {
+                // Its latest rows the filter matches.
+                self.find(u64::MAX, false, false);
+            }
         }
     }
 
@@ -290,10 +298,12 @@ impl App {
             self.filter = Filter::default();
             self.rebuild_view();
             self.ask_window(conn, seq, w.request.step);
-            self.message = Some("filter cleared to show the frame".into());
+            self.message = Some(FILTER_CLEARED.into());
             return;
         }
-        self.message = None;
+        if self.message.as_deref() != Some(FILTER_CLEARED) {
+            self.message = None;
+        }
         self.select_frame(conn, seq);
         if w.request.step != 0 {
             self.move_frames(w.request.step);

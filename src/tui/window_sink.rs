@@ -380,3 +380,119 @@ impl WindowSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Timestamp;
+    use crate::filter::Filter;
+
+    fn ev(kind: EventKind) -> Event {
+        Event {
+            conn: 1,
+            ts: Timestamp(0),
+            kind,
+        }
+    }
+
+    fn gap(offset: u64, reason: &str) -> Event {
+        ev(EventKind::Gap {
+            dir: Dir::C2S,
+            offset,
+            len: 1,
+            reason: reason.into(),
+        })
+    }
+
+    fn state(name: &str) -> Event {
+        ev(EventKind::State(Arc::new(Snapshot {
+            name: name.into(),
+            ..Snapshot::default()
+        })))
+    }
+
+    fn sink(filter: &str, target: u64, find: Option<super::super::window::Find>) -> WindowSink {
+        let request = WindowRequest {
+            id: 1,
+            scope: None,
+            target: (1, target),
+            step: 0,
+            filter: Filter::parse(filter).unwrap(),
+            find,
+        };
+        let cancel = Cancel {
+            id: 1,
+            latest: Arc::new(AtomicU64::new(1)),
+            quit: Stop::new(),
+        };
+        let size = WindowSize {
+            rows: 10,
+            max_bytes: 1 << 20,
+        };
+        WindowSink::new(request, size, Stop::new(), cancel, Arc::default())
+    }
+
+    /// (row number or state name) of a window's items, in order.
+    fn shape(w: &Window) -> Vec<String> {
+        w.items
+            .iter()
+            .map(|it| match (&it.place, &it.event.kind) {
+                (Place::Row(s), _) => format!("#{s}"),
+                (_, EventKind::State(s)) => s.name.clone(),
+                _ => "?".into(),
+            })
+            .collect()
+    }
+
+    /// A state published after a row the filter does not match is carried by the next kept
+    /// row of its connection (which published none of its own): the state as of that row.
+    #[test]
+    fn a_filtered_window_keeps_matching_rows_with_the_state_as_of_each() {
+        let mut s = sink("keep", 2, None);
+        for e in [
+            state("S0"),
+            gap(0, "drop"),
+            state("S1"),
+            gap(1, "keep"),
+            state("S2"),
+            gap(2, "drop"),
+            state("S3"),
+            gap(3, "drop"),
+            state("S4"),
+            gap(4, "keep"),
+            gap(5, "drop"),
+        ] {
+            s.event(&e);
+        }
+        let w = s.finish();
+        assert_eq!(w.select, Some((1, 2)), "the target, kept though it does not match");
+        assert_eq!(shape(&w), ["#1", "S2", "#2", "S3", "#4", "S4"]);
+        let base: Vec<_> = w.base.iter().map(|(_, s)| s.name.clone()).collect();
+        assert_eq!(base, ["S1"]);
+    }
+
+    /// Searches: forwards the first match at or after the row asked, backwards the last at
+    /// or before it; none, no window.
+    #[test]
+    fn a_search_selects_the_first_match_after_or_the_last_before() {
+        use super::super::window::Find;
+        let rows = ["a", "keep", "b", "keep", "c", "keep", "d"];
+        let run = |from: u64, forward: bool| {
+            let find = Find {
+                forward,
+                violations: false,
+            };
+            let mut s = sink("keep", from, Some(find));
+            for (i, r) in rows.iter().enumerate() {
+                s.event(&gap(i as u64, r));
+            }
+            let w = s.finish();
+            (w.select.map(|t| t.1), shape(&w))
+        };
+        assert_eq!(run(2, true), (Some(3), ["#1", "#3", "#5"].map(String::from).to_vec()));
+        assert_eq!(run(6, true), (None, vec![]));
+        assert_eq!(run(4, false).0, Some(3));
+        assert_eq!(run(0, false), (None, vec![]));
+        assert_eq!(run(u64::MAX, false).0, Some(5));
+    }
+}
