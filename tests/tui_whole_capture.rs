@@ -1,7 +1,8 @@
 //! Whole-capture navigation in the replay of a file (issue #17, part 1): the UI keeps a window
 //! of the capture's rows, and `g`/`G`, `n`/`N`, Enter on a violation and scrolling past the
 //! window's edge bring back the rows they need through the pager, which re-runs the pipeline
-//! over the file. Driven here as `replay` drives it (the first pass through the real pipeline
+//! over the file; with a filter on, `>`/`<` (and `g`/`G`, `n`/`N`) search the whole capture
+//! for the rows it matches, and it stays on. Driven here as `replay` drives it (the first pass through the real pipeline
 //! into the app, the app's window requests performed by a real pager), on captures generated
 //! by the test, and the screen read from ratatui's `TestBackend`.
 

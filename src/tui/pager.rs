@@ -1,8 +1,10 @@
 //! The pager of a file replay: on a thread of its own, it brings back the rows around a frame
 //! no longer in memory by re-running the ordinary pipeline over the capture file from its
 //! start (the same capture, options and order as the first pass, so the same events and, with
-//! the same [`Numbering`], the same row numbers), keeping only the events of the window around
-//! the target ([`WindowSink`]), and reading no further once it has them.
+//! the same `Numbering`, the same row numbers), keeping only the events of the window around
+//! the target (`WindowSink`, `window_sink.rs`: with a filter on, the rows it matches; for a
+//! search, around the match it finds), and reading no further once it has them. Each request
+//! replaces the one before: a re-run for an older one stops at its next event.
 //!
 //! Memory: the window (at most `rows` rows and `max_bytes` of frames in scope, with what
 //! belongs to them), each connection's latest state before it, and the numbering's few keys

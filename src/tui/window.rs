@@ -4,6 +4,11 @@
 //! re-runs the ordinary pipeline over the file and answers with the events of that window
 //! ([`Window`]), which replace the kept rows here. The app does no I/O and decodes nothing:
 //! it only knows, from the first pass, each connection's row numbers and the violations.
+//!
+//! With a filter on, a window's rows are those the filter matches (and the target), as the
+//! list of rows in memory shows only those; the far jumps then look for rows it matches
+//! (`g`/`G` the first / last, `n`/`N` one with a violation, `>`/`<` the next / previous: a
+//! search of the capture, [`Find`], see `search.rs`), and the filter stays on.
 
 use std::sync::Arc;
 
