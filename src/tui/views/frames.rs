@@ -156,6 +156,31 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// In a file replay whose whole capture is not in memory: which of its rows are.
+fn window_note(app: &App) -> Option<String> {
+    if !app.opts.whole_capture {
+        return None;
+    }
+    let total: u64 = match app.selected_conn() {
+        Some(c) => app.conns.get(&c).map_or(0, |c| c.total_rows),
+        None => app.conns.values().map(|c| c.total_rows).sum(),
+    };
+    let kept = app.rows_in_scope() as u64;
+    if kept >= total {
+        return None;
+    }
+    let loading = if app.paging.loading.is_some() {
+        " (loading)"
+    } else {
+        ""
+    };
+    Some(format!(
+        " {} of {} frames in memory{loading}: g G n N > < Enter reach the rest ",
+        count(kept),
+        count(total)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,29 +227,4 @@ mod tests {
             "12:00:00.123 <-   1   sasl-mechanis… @sasl-mechanisms(64) [..]"
         );
     }
-}
-
-/// In a file replay whose whole capture is not in memory: which of its rows are.
-fn window_note(app: &App) -> Option<String> {
-    if !app.opts.whole_capture {
-        return None;
-    }
-    let total: u64 = match app.selected_conn() {
-        Some(c) => app.conns.get(&c).map_or(0, |c| c.total_rows),
-        None => app.conns.values().map(|c| c.total_rows).sum(),
-    };
-    let kept = app.rows_in_scope() as u64;
-    if kept >= total {
-        return None;
-    }
-    let loading = if app.paging.loading.is_some() {
-        " (loading)"
-    } else {
-        ""
-    };
-    Some(format!(
-        " {} of {} frames in memory{loading}: g G n N > < Enter reach the rest ",
-        count(kept),
-        count(total)
-    ))
 }
