@@ -104,6 +104,63 @@ impl App {
         }
         match a {
             Action::Quit => self.quit = true,
+            Action::Help
+            | Action::Escape
+            | Action::OpenFilter
+            | Action::FilterChar(_)
+            | Action::FilterBackspace
+            | Action::TextTab
+            | Action::FilterSubmit
+            | Action::FilterCancel
+            | Action::OpenExport => self.act_overlay(a),
+            Action::Zoom
+            | Action::FocusNext
+            | Action::FocusPrev
+            | Action::FocusPane(_)
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Home
+            | Action::End
+            | Action::Follow
+            | Action::Scroll { .. }
+            | Action::Click { .. } => self.act_move(a),
+            Action::Enter => self.enter(),
+            Action::Collapse | Action::Expand => {
+                if self.focus == Pane::Detail {
+                    self.toggle_node(Some(matches!(a, Action::Expand)));
+                }
+            }
+            Action::ToggleNode => {
+                if self.focus == Pane::Detail {
+                    self.toggle_node(None);
+                }
+            }
+            Action::AllConnections => {
+                self.conn_list.selected = 0;
+                self.rebuild_view();
+                self.fill_scope();
+            }
+            Action::NextViolation | Action::PrevViolation => {
+                let fwd = a == Action::NextViolation;
+                self.jump_violation_frame(fwd)
+            }
+            Action::NextMatch | Action::PrevMatch => self.next_match(a == Action::NextMatch),
+            Action::HexUp => self.hex_scroll = self.hex_scroll.saturating_sub(4),
+            Action::HexDown => self.hex_scroll = self.hex_scroll.saturating_add(4),
+            Action::Mark => self.toggle_mark(),
+            Action::MarkedOnly => self.toggle_marked_only(),
+            Action::CopyHex => self.copy_selected(false),
+            Action::CopyJson => self.copy_selected(true),
+            Action::CycleTime => self.cycle_time(),
+            Action::Timeline => self.open_timeline(),
+        }
+    }
+
+    /// The actions of the overlays and the text lines (help, filter, export).
+    fn act_overlay(&mut self, a: Action) {
+        match a {
             Action::Help => {
                 self.overlay = if self.overlay == Overlay::Help {
                     Overlay::None
@@ -174,6 +231,33 @@ impl App {
                 }
             }
             Action::FilterCancel => self.overlay = Overlay::None,
+            Action::OpenExport => {
+                let scope = if self.marks.is_empty() && self.marked_conns.is_empty() {
+                    ExportScope::Shown
+                } else {
+                    ExportScope::Marked
+                };
+                self.overlay = Overlay::Export {
+                    text: "amqpeek-export.pcapng".into(),
+                    scope,
+                }
+            }
+            // The other actions are `act`'s own.
+            _ => {}
+        }
+    }
+
+    /// To the top of the focused pane (in the frames of a file replay, the capture's first
+    /// frame, loading it when it is not in memory).
+    fn home(&mut self) {
+        if !(self.focus == Pane::Frames && self.far_end(false)) {
+            self.move_in(self.focus, isize::MIN / 2)
+        }
+    }
+
+    /// Moving: focus, selection, scrolling, zoom and the mouse.
+    fn act_move(&mut self, a: Action) {
+        match a {
             Action::Zoom => {
                 self.zoom = !self.zoom;
                 self.clamp_all();
@@ -191,11 +275,7 @@ impl App {
                 let h = self.page(self.focus).max(2) as isize - 1;
                 self.move_in(self.focus, h)
             }
-            Action::Home => {
-                if !(self.focus == Pane::Frames && self.far_end(false)) {
-                    self.move_in(self.focus, isize::MIN / 2)
-                }
-            }
+            Action::Home => self.home(),
             Action::End if self.focus == Pane::Frames && self.far_end(true) => {}
             Action::End => {
                 self.move_in(self.focus, isize::MAX / 2);
@@ -209,52 +289,14 @@ impl App {
                 let h = self.page(Pane::Frames);
                 self.frame_list.clamp(self.view.len(), h);
             }
-            Action::Enter => self.enter(),
-            Action::Collapse | Action::Expand => {
-                if self.focus == Pane::Detail {
-                    self.toggle_node(Some(matches!(a, Action::Expand)));
-                }
-            }
-            Action::ToggleNode => {
-                if self.focus == Pane::Detail {
-                    self.toggle_node(None);
-                }
-            }
-            Action::AllConnections => {
-                self.conn_list.selected = 0;
-                self.rebuild_view();
-                self.fill_scope();
-            }
-            Action::NextViolation | Action::PrevViolation => {
-                let fwd = a == Action::NextViolation;
-                self.jump_violation_frame(fwd)
-            }
-            Action::NextMatch | Action::PrevMatch => self.next_match(a == Action::NextMatch),
-            Action::HexUp => self.hex_scroll = self.hex_scroll.saturating_sub(4),
-            Action::HexDown => self.hex_scroll = self.hex_scroll.saturating_add(4),
             Action::Scroll { x, y, down } => {
                 if let Some(p) = self.pane_at(x, y) {
                     self.move_in(p, if down { 3 } else { -3 });
                 }
             }
             Action::Click { x, y } => self.click(x, y),
-            Action::Mark => self.toggle_mark(),
-            Action::MarkedOnly => self.toggle_marked_only(),
-            Action::OpenExport => {
-                let scope = if self.marks.is_empty() && self.marked_conns.is_empty() {
-                    ExportScope::Shown
-                } else {
-                    ExportScope::Marked
-                };
-                self.overlay = Overlay::Export {
-                    text: "amqpeek-export.pcapng".into(),
-                    scope,
-                }
-            }
-            Action::CopyHex => self.copy_selected(false),
-            Action::CopyJson => self.copy_selected(true),
-            Action::CycleTime => self.cycle_time(),
-            Action::Timeline => self.open_timeline(),
+            // The other actions are `act`'s own.
+            _ => {}
         }
     }
 

@@ -44,19 +44,7 @@ fn row_text(c: [&str; 8], addr_w: usize) -> String {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Connections;
     let live = app.conns.values().filter(|c| c.closed.is_none()).count();
-    let title = Line::from(vec![Span::styled(
-        if app.conns_forgotten > 0 {
-            format!(
-                " Connections {} ({} open, {} older closed ones forgotten) ",
-                app.conns.len(),
-                live,
-                app.conns_forgotten
-            )
-        } else {
-            format!(" Connections {} ({} open) ", app.conns.len(), live)
-        },
-        Style::new().add_modifier(Modifier::BOLD),
-    )]);
+    let title = title(app, live);
     let block = pane_block(app, Pane::Connections, title).title_top(
         Line::styled(
             format!(" {} ", app.opts.title),
@@ -94,73 +82,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let start = app.conn_list.offset.min(total.saturating_sub(1));
     for i in start..(start + height).min(total) {
         let (text, style) = if i == 0 {
-            let sum = |g: &dyn Fn(&Conn) -> u64| app.conns.values().map(g).sum::<u64>();
-            let v = sum(&|c| c.violations);
-            (
-                row_text(
-                    [
-                        "*",
-                        "all connections",
-                        "",
-                        "",
-                        "",
-                        &format!(
-                            "{}/{}",
-                            bytes(sum(&|c| c.bytes[0])),
-                            bytes(sum(&|c| c.bytes[1]))
-                        ),
-                        &format!("{}/{}", sum(&|c| c.frames[0]), sum(&|c| c.frames[1])),
-                        &v.to_string(),
-                    ],
-                    addr_w,
-                ),
-                if v > 0 {
-                    Style::new().fg(Color::Red)
-                } else {
-                    Style::new()
-                },
-            )
+            all_row(app, addr_w)
         } else {
             let Some(c) = app.conn_ids().get(i - 1).and_then(|id| app.conns.get(id)) else {
                 break;
             };
-            let end = if c.closed.is_some() {
-                c.last_ts
-            } else {
-                app.now.max(c.last_ts)
-            };
-            let state = if c.closed.is_some() && c.state == "-" {
-                "closed".to_string()
-            } else {
-                c.state.clone()
-            };
-            let style = if c.violations > 0 {
-                Style::new().fg(Color::Red)
-            } else if c.closed.is_some() {
-                Style::new().fg(Color::DarkGray)
-            } else {
-                Style::new()
-            };
-            (
-                row_text(
-                    [
-                        &if app.marked_conns.contains(&c.id) {
-                            format!("*{}", c.id)
-                        } else {
-                            c.id.to_string()
-                        },
-                        &addresses(c),
-                        short_proto(&c.proto),
-                        &state,
-                        &age(end.0.saturating_sub(c.first_ts.0)),
-                        &format!("{}/{}", bytes(c.bytes[0]), bytes(c.bytes[1])),
-                        &format!("{}/{}", c.frames[0], c.frames[1]),
-                        &c.violations.to_string(),
-                    ],
-                    addr_w,
-                ),
-                style,
-            )
+            conn_row(app, c, addr_w)
         };
         let style = if i == app.conn_list.selected {
             style.patch(selected_style(focused))
@@ -170,4 +97,92 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         lines.push(Line::styled(text, style));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The pane's title: how many connections, how many open (and forgotten).
+fn title(app: &App, live: usize) -> Line<'static> {
+    Line::from(vec![Span::styled(
+        if app.conns_forgotten > 0 {
+            format!(
+                " Connections {} ({} open, {} older closed ones forgotten) ",
+                app.conns.len(),
+                live,
+                app.conns_forgotten
+            )
+        } else {
+            format!(" Connections {} ({} open) ", app.conns.len(), live)
+        },
+        Style::new().add_modifier(Modifier::BOLD),
+    )])
+}
+
+/// The first row: every connection's totals.
+fn all_row(app: &App, addr_w: usize) -> (String, Style) {
+    let sum = |g: &dyn Fn(&Conn) -> u64| app.conns.values().map(g).sum::<u64>();
+    let v = sum(&|c| c.violations);
+    (
+        row_text(
+            [
+                "*",
+                "all connections",
+                "",
+                "",
+                "",
+                &format!(
+                    "{}/{}",
+                    bytes(sum(&|c| c.bytes[0])),
+                    bytes(sum(&|c| c.bytes[1]))
+                ),
+                &format!("{}/{}", sum(&|c| c.frames[0]), sum(&|c| c.frames[1])),
+                &v.to_string(),
+            ],
+            addr_w,
+        ),
+        if v > 0 {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new()
+        },
+    )
+}
+
+/// The row of connection `c`.
+fn conn_row(app: &App, c: &Conn, addr_w: usize) -> (String, Style) {
+    let end = if c.closed.is_some() {
+        c.last_ts
+    } else {
+        app.now.max(c.last_ts)
+    };
+    let state = if c.closed.is_some() && c.state == "-" {
+        "closed".to_string()
+    } else {
+        c.state.clone()
+    };
+    let style = if c.violations > 0 {
+        Style::new().fg(Color::Red)
+    } else if c.closed.is_some() {
+        Style::new().fg(Color::DarkGray)
+    } else {
+        Style::new()
+    };
+    (
+        row_text(
+            [
+                &if app.marked_conns.contains(&c.id) {
+                    format!("*{}", c.id)
+                } else {
+                    c.id.to_string()
+                },
+                &addresses(c),
+                short_proto(&c.proto),
+                &state,
+                &age(end.0.saturating_sub(c.first_ts.0)),
+                &format!("{}/{}", bytes(c.bytes[0]), bytes(c.bytes[1])),
+                &format!("{}/{}", c.frames[0], c.frames[1]),
+                &c.violations.to_string(),
+            ],
+            addr_w,
+        ),
+        style,
+    )
 }

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use super::{fit, pane_block, selected_style};
-use crate::tui::app::{App, Pane, Row};
+use crate::tui::app::{App, ListState, Pane, Row};
 
 /// Containers at this depth and deeper start collapsed.
 pub const OPEN_DEPTH: usize = 2;
@@ -341,23 +341,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         );
         return;
     };
-    let dir = row.dir.map_or("", |d| d.arrow());
-    let title = Line::from(vec![
-        Span::styled(
-            format!(" {} ", row.name),
-            Style::new().add_modifier(Modifier::BOLD),
-        ),
-        Span::raw(match row.dir {
-            Some(_) => format!(
-                "conn {} {} @{}{} ",
-                row.conn,
-                dir,
-                row.offset,
-                row.channel.map_or(String::new(), |c| format!(" ch {c}"))
-            ),
-            None => format!("conn {} ", row.conn),
-        }),
-    ]);
+    let title = title(row);
     // The hex dump takes the right side when there is room for 8 bytes a line.
     let hex_w: u16 = if area.width >= 150 {
         5 + 16 * 4 + 2
@@ -388,8 +372,47 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             list.offset = list.selected + 1 - h.max(1);
         }
     }
+    let lines = tree_lines(&nodes, &list, focused, inner.width as usize, h);
+    f.render_widget(Paragraph::new(lines), inner);
+
+    if hex_w == 0 {
+        return;
+    }
+    render_hex(app, row, &nodes, &list, f, hex_area);
+}
+
+/// The detail pane's title: the frame's name, connection, direction, offset and channel.
+fn title(row: &Row) -> Line<'static> {
+    let dir = row.dir.map_or("", |d| d.arrow());
+    Line::from(vec![
+        Span::styled(
+            format!(" {} ", row.name),
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(match row.dir {
+            Some(_) => format!(
+                "conn {} {} @{}{} ",
+                row.conn,
+                dir,
+                row.offset,
+                row.channel.map_or(String::new(), |c| format!(" ch {c}"))
+            ),
+            None => format!("conn {} ", row.conn),
+        }),
+    ])
+}
+
+/// The lines of the field tree as shown: `height` lines of `nodes` from `list`'s offset, the
+/// selected one marked, each cut to `width`.
+fn tree_lines(
+    nodes: &[Node],
+    list: &ListState,
+    focused: bool,
+    width: usize,
+    height: usize,
+) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for (i, n) in nodes.iter().enumerate().skip(list.offset).take(h) {
+    for (i, n) in nodes.iter().enumerate().skip(list.offset).take(height) {
         let marker = if !n.container {
             "  "
         } else if n.expanded {
@@ -416,7 +439,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         if i == list.selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push(Line::styled(fit(&text, inner.width as usize), style));
+        lines.push(Line::styled(fit(&text, width), style));
     }
     if nodes.is_empty() {
         lines.push(Line::styled(
@@ -424,11 +447,18 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::DarkGray),
         ));
     }
-    f.render_widget(Paragraph::new(lines), inner);
+    lines
+}
 
-    if hex_w == 0 {
-        return;
-    }
+/// The hex dump beside the tree, the selected field's bytes highlighted.
+fn render_hex(
+    app: &App,
+    row: &Row,
+    nodes: &[Node],
+    list: &ListState,
+    f: &mut Frame,
+    hex_area: Rect,
+) {
     let hl = match (
         row.spans(),
         nodes.get(list.selected).and_then(|n| n.field_path.as_ref()),
