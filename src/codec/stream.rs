@@ -183,7 +183,7 @@ impl StreamDecoder {
 
     /// Messages under way are forgotten; new ones are assembled within the limits.
     fn reset_assemblers(&mut self) {
-        self.messages = Assemblers::new(self.limits);
+        self.messages = Assemblers::after_gap(self.limits);
     }
 
     /// A decoder for a stream with no header in sight (e.g. a capture that starts mid-way, or

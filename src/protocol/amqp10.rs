@@ -42,6 +42,9 @@ impl Protocol for Amqp10 {
     fn assembler(limits: Limits) -> amqp10::MessageAssembler {
         amqp10::MessageAssembler::with_limits(limits.body, limits.assembling)
     }
+    fn assembler_after_gap(limits: Limits) -> amqp10::MessageAssembler {
+        Self::assembler(limits).after_gap()
+    }
     #[inline]
     fn assemble(
         assembler: &mut amqp10::MessageAssembler,

@@ -50,6 +50,11 @@ pub trait Protocol {
     fn plausible(buf: &[u8]) -> Plausible;
     /// A message assembler holding at most what `limits` allow.
     fn assembler(limits: Limits) -> Self::Assembler;
+    /// A message assembler for a stream that resumes after bytes passed over (a skim): frames
+    /// that continue a message whose start was not seen must not make a message.
+    fn assembler_after_gap(limits: Limits) -> Self::Assembler {
+        Self::assembler(limits)
+    }
     /// Feed `frame` to `assembler`: the message it completes, if any.
     fn assemble(
         assembler: &mut Self::Assembler,

@@ -166,6 +166,12 @@ macro_rules! protocols {
                 Assemblers { $($field: <$imp as Protocol>::assembler(limits)),+ }
             }
 
+            /// Assemblers for a stream resuming after bytes passed over (see
+            /// [`Protocol::assembler_after_gap`]).
+            pub fn after_gap(limits: Limits) -> Self {
+                Assemblers { $($field: <$imp as Protocol>::assembler_after_gap(limits)),+ }
+            }
+
             /// Feed `frame` to its protocol's assembler: the message it completes, if any.
             #[inline]
             pub fn push(&mut self, frame: &AnyFrame) -> Option<Result<AnyMessage, DecodeError>> {

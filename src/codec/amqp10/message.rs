@@ -11,7 +11,7 @@
 //! one direction together hold at most the assembling limit; past it a delivery keeps nothing
 //! more.
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
 
 use bytes::{Bytes, BytesMut};
 
@@ -518,7 +518,15 @@ pub struct MessageAssembler {
     max_body: usize,
     /// Bytes all in-progress deliveries may keep together.
     max_total: usize,
+    /// After a gap: the links (channel, handle) seen starting a delivery since (a transfer with
+    /// a delivery-tag, which only a delivery's first transfer must carry); on any other link a
+    /// transfer without one continues a delivery whose start was passed over, and makes no
+    /// message. `None`: no gap.
+    restarted: Option<HashSet<(u16, u32)>>,
 }
+
+/// Links an assembler remembers as restarted after a gap; beyond it, it stops being strict.
+const MAX_RESTARTED: usize = 4096;
 
 impl Default for MessageAssembler {
     fn default() -> Self {
@@ -536,7 +544,33 @@ impl MessageAssembler {
             total: 0,
             max_body,
             max_total,
+            restarted: None,
         }
+    }
+
+    /// This assembler for a stream resuming after a gap: a delivery is assembled only from a
+    /// transfer that starts it (see `restarted`).
+    pub fn after_gap(mut self) -> Self {
+        self.restarted = Some(HashSet::default());
+        self
+    }
+
+    /// After a gap, whether `t` on `key` continues a delivery whose start was not seen.
+    fn continues_unseen(&mut self, key: (u16, u32), t: &super::Transfer) -> bool {
+        let Some(restarted) = &mut self.restarted else {
+            return false;
+        };
+        if restarted.contains(&key) || self.partial.contains_key(&key) {
+            return false;
+        }
+        if t.delivery_tag.is_none() {
+            return true;
+        }
+        restarted.insert(key);
+        if restarted.len() > MAX_RESTARTED {
+            self.restarted = None;
+        }
+        false
     }
 
     /// Bytes held in in-progress deliveries.
@@ -572,6 +606,9 @@ impl MessageAssembler {
         let payload = frame.payload();
         if t.aborted {
             self.drop_partial(key.0, key.1);
+            return None;
+        }
+        if self.continues_unseen(key, t) {
             return None;
         }
         if !t.more && !self.partial.contains_key(&key) {
