@@ -35,6 +35,13 @@ pub enum Command {
     /// `--fail-on`, 2 when anything else went wrong (unreadable input, unwritable output, no
     /// AMQP connection in the capture without `--allow-empty`).
     Check(CheckArgs),
+    /// Print a shell completion script: `amqpeek completions bash > /etc/bash_completion.d/amqpeek`.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `amqpeek man > amqpeek.1; man ./amqpeek.1`.
+    Man,
 }
 
 /// A violation severity, for `--fail-on`.

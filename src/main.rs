@@ -47,7 +47,9 @@ fn main() -> ExitCode {
     let tui = match &cli.command {
         Command::Proxy(a) => use_tui(&a.output),
         Command::Replay(a) => use_tui(&a.output),
-        Command::Decode(_) | Command::Check(_) => false,
+        Command::Decode(_) | Command::Check(_) | Command::Completions { .. } | Command::Man => {
+            false
+        }
     };
     init_tracing(cli.verbose, tui);
     let result = match cli.command {
@@ -55,6 +57,8 @@ fn main() -> ExitCode {
         Command::Proxy(args) => proxy(*args, tui),
         Command::Replay(args) => replay(args, tui),
         Command::Check(args) => check(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man_page(),
     };
     match result {
         Ok(code) => code,
@@ -75,6 +79,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// `amqpeek completions SHELL`: the completion script, generated from the command line's
+/// definition (so it never lags behind a flag).
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let mut out = io::stdout().lock();
+    clap_complete::generate(shell, &mut Cli::command(), "amqpeek", &mut out);
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `amqpeek man`: the manual page in roff, generated from the command line's definition.
+fn man_page() -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let mut out = io::stdout().lock();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The TUI is the live view when stdout is a terminal, unless `--no-tui` or `--quiet`.
 fn use_tui(output: &OutputArgs) -> bool {
     use std::io::IsTerminal;
@@ -91,8 +114,12 @@ fn init_tracing(verbose: u8, tui: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // While the TUI owns the terminal, diagnostics would garble it: only errors, and only
     // after the UI is gone would they be readable, so they are dropped.
+    // Colour only on a terminal (a log written to a file carries no escape codes), and never
+    // with NO_COLOR set.
+    let ansi = std::io::IsTerminal::is_terminal(&io::stderr()) && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_target(false)
         // A diagnostic that cannot be written (stderr closed by whoever started us) is
         // dropped; reporting that on stderr too would panic.

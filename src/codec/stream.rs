@@ -177,12 +177,13 @@ impl StreamDecoder {
     /// The same decoder holding at most what `limits` allow.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
-        self.reset_assemblers();
+        self.messages = Assemblers::new(limits);
         self
     }
 
     /// Messages under way are forgotten; new ones are assembled within the limits.
     fn reset_assemblers(&mut self) {
+        // Frames were passed over: a message under way may have started among them.
         self.messages = Assemblers::after_gap(self.limits);
     }
 
