@@ -24,7 +24,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Decode a protocol header and/or frames given as hex (or raw bytes on stdin with `-`).
+    /// Decode a protocol header and/or frames given as hex (or hex text or raw bytes on stdin
+    /// with `-`).
     Decode(DecodeArgs),
     /// Relay clients to a broker, decoding every frame in both directions.
     Proxy(Box<ProxyArgs>),
@@ -183,7 +184,13 @@ pub struct DecodeArgs {
     /// passwords) instead of masking them with `*`.
     #[arg(long)]
     pub show_secrets: bool,
-    /// Hex bytes (concatenated; whitespace and colons ignored), or `-` for raw bytes on stdin.
+    /// Under each frame's line, its parts and fields one per line, indented by depth, each
+    /// with its byte range in the input (`[start..end)`), as `tshark -V -x` does.
+    #[arg(long)]
+    pub tree: bool,
+    /// Hex bytes (concatenated; whitespace and colons ignored, `0x` prefixes allowed), or `-`
+    /// for stdin: decoded as hex when it is all hex text (hex digits, whitespace, `:`, `0x`),
+    /// else taken as raw bytes.
     #[arg(required = true, value_name = "HEX")]
     pub hex: Vec<String>,
 }

@@ -2,6 +2,7 @@
 //! and runs a command. The only place that uses `anyhow`.
 
 mod cli;
+mod decode;
 mod gate;
 mod outputs;
 
@@ -18,28 +19,25 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use bytes::Bytes;
 use clap::Parser;
 
 use amqpeek::capture::{self, CaptureOptions};
-use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
 use amqpeek::driver::offline::{self, Pace};
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::pcapng::PcapngSink;
-use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink, jsonl};
+use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink};
 use amqpeek::tui::{self, TuiOptions};
 use amqpeek::verdict::{Format, SharedReport};
 use cli::{
-    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, DecodeArgs, OutputArgs, Protocol, ProxyArgs,
-    ReplayArgs, is_stdio,
+    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs, ReplayArgs, is_stdio,
 };
 
 /// Exit status for input the tool cannot decode, and for anything else that went wrong (an
 /// unwritable output, a port in use, an upstream that does not resolve, a bad config): CI can
 /// tell "never ran" (2) from "a peer broke a MUST" (1).
-const EXIT_BAD_INPUT: u8 = 2;
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     amqpeek::proxy::reclaim::disable_transparent_huge_pages();
@@ -53,7 +51,7 @@ fn main() -> ExitCode {
     };
     init_tracing(cli.verbose, tui);
     let result = match cli.command {
-        Command::Decode(args) => decode(args),
+        Command::Decode(args) => decode::run(args),
         Command::Proxy(args) => proxy(*args, tui),
         Command::Replay(args) => replay(args, tui),
         Command::Check(args) => check(args),
@@ -128,130 +126,6 @@ fn init_tracing(verbose: u8, tui: bool) {
         builder.with_writer(io::sink).init();
     } else {
         builder.with_writer(io::stderr).init();
-    }
-}
-
-/// Hex digits from every argument, concatenated; whitespace and ':' ignored.
-fn parse_hex(args: &[String]) -> Result<Vec<u8>, String> {
-    let mut digits = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        for (pos, c) in arg.char_indices() {
-            if c.is_whitespace() || c == ':' {
-                continue;
-            }
-            match c.to_digit(16) {
-                Some(d) => digits.push(d as u8),
-                None => {
-                    return Err(format!(
-                        "invalid hex digit {c:?} at character {pos} of argument {}",
-                        i + 1
-                    ));
-                }
-            }
-        }
-    }
-    if digits.len() % 2 != 0 {
-        return Err(format!(
-            "odd number of hex digits ({}): the last byte is incomplete",
-            digits.len()
-        ));
-    }
-    Ok(digits.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
-}
-
-fn decode(args: DecodeArgs) -> anyhow::Result<ExitCode> {
-    let input = if args.hex.len() == 1 && args.hex[0] == "-" {
-        let mut buf = Vec::new();
-        io::stdin().read_to_end(&mut buf).context("reading stdin")?;
-        buf
-    } else {
-        match parse_hex(&args.hex) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("amqpeek: {e}");
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
-            }
-        }
-    };
-    let mut decoder = if input.starts_with(b"AMQP") {
-        StreamDecoder::new()
-    } else {
-        StreamDecoder::assuming(match args.protocol {
-            Some(Protocol::Amqp091) => ProtocolHeader::Amqp091,
-            Some(Protocol::Amqp10) | None => ProtocolHeader::Amqp10,
-        })
-    };
-    let mut items = Vec::new();
-    let mut masker = amqpeek::mask::Masker::new(decoder.framing());
-    decoder.push(Bytes::from(input), &mut items);
-    if !args.show_secrets {
-        masker.items(&decoder, &mut items, &mut Vec::new());
-    }
-    let opts = JsonOptions::default();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    let mut failure = None;
-    for item in &items {
-        match item {
-            Item::Header {
-                offset,
-                raw,
-                header,
-            } => {
-                if args.json {
-                    let mut m = jsonl::header_json(*offset, *header, raw);
-                    m.insert("v".into(), jsonl::FORMAT_VERSION.into());
-                    m.insert("event".into(), "header".into());
-                    writeln!(out, "{}", serde_json::Value::Object(m))?;
-                } else {
-                    writeln!(out, "header {}", header.describe())?;
-                }
-            }
-            Item::Frame {
-                offset,
-                raw,
-                frame,
-                message,
-            } => {
-                if args.json {
-                    let mut m = jsonl::frame_json(*offset, raw, frame, message.as_ref(), &opts);
-                    m.insert("v".into(), jsonl::FORMAT_VERSION.into());
-                    m.insert("event".into(), "frame".into());
-                    writeln!(out, "{}", serde_json::Value::Object(m))?;
-                } else {
-                    writeln!(out, "{}", frame.summary())?;
-                }
-            }
-            Item::Malformed { offset, raw, error } => {
-                failure = Some(format!(
-                    "malformed {} byte frame at offset {offset}: {error}",
-                    raw.len()
-                ));
-                break;
-            }
-            Item::Undecodable { offset, error } => {
-                failure = Some(format!("cannot decode from offset {offset}: {error}"));
-                break;
-            }
-        }
-    }
-    if failure.is_none() && decoder.buffered() > 0 {
-        let at = decoder.offset() - decoder.buffered() as u64;
-        failure = Some(format!(
-            "input ends inside a frame at offset {at} (only {} bytes of it given)",
-            decoder.buffered()
-        ));
-    }
-    if failure.is_none() && items.is_empty() {
-        failure = Some("no input".into());
-    }
-    out.flush()?;
-    match failure {
-        Some(f) => {
-            eprintln!("amqpeek: {f}");
-            Ok(ExitCode::from(EXIT_BAD_INPUT))
-        }
-        None => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -784,17 +658,4 @@ fn tls_config(
         }
     }
     Ok(config.map(std::sync::Arc::new))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_hex;
-
-    #[test]
-    fn hex_tolerates_whitespace_and_colons_across_arguments() {
-        let args = vec!["41:4d 51".to_string(), "50".to_string()];
-        assert_eq!(parse_hex(&args).unwrap(), b"AMQP");
-        assert!(parse_hex(&["4g".to_string()]).unwrap_err().contains("'g'"));
-        assert!(parse_hex(&["414".to_string()]).unwrap_err().contains("odd"));
-    }
 }

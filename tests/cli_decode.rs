@@ -23,7 +23,7 @@ fn text(b: &[u8]) -> String {
 fn a_protocol_header_decodes_in_text_and_json() {
     let out = run(&["decode", "414d515000010000"], b"");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "header AMQP 1.0 (0 1 0 0)\n");
+    assert_eq!(text(&out.stdout), "@0 header AMQP 1.0 (0 1 0 0)\n");
 
     let out = run(&["decode", "--json", "41:4d:51:50", "00 00 09 01"], b"");
     assert!(out.status.success());
@@ -39,7 +39,7 @@ fn a_protocol_header_decodes_in_text_and_json() {
 fn raw_bytes_on_stdin_are_decoded() {
     let out = run(&["decode", "-"], b"AMQP\x03\x01\x00\x00");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "header AMQP 1.0 SASL (3 1 0 0)\n");
+    assert_eq!(text(&out.stdout), "@0 header AMQP 1.0 SASL (3 1 0 0)\n");
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn bad_input_exits_2_and_says_where() {
         "{}",
         text(&out.stderr)
     );
-    assert_eq!(text(&out.stdout), "header AMQP 1.0 (0 1 0 0)\n");
+    assert_eq!(text(&out.stdout), "@0 header AMQP 1.0 (0 1 0 0)\n");
 
     // Not AMQP framing at all (1.0 frame size below 8).
     let out = run(&["decode", "00000004"], b"");
@@ -116,7 +116,7 @@ fn an_amqp10_performative_decodes_to_its_fields() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "@flow(19) [next-incoming-id=0, incoming-window=65535, next-outgoing-id=0, \
+        "@0 ch 0 @flow(19) [next-incoming-id=0, incoming-window=65535, next-outgoing-id=0, \
          outgoing-window=65535, handle=0, link-credit=65536, drain=false, echo=false]\n"
     );
     let out = run(&["decode", "--json", hex], b"");
@@ -146,8 +146,8 @@ fn amqp091_method_frames_decode_to_their_arguments() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "header AMQP 0-9-1 (0 0 9 1)\n\
-         connection.tune channel-max=2047 frame-max=131072 heartbeat=60\n"
+        "@0 header AMQP 0-9-1 (0 0 9 1)\n\
+         @8 ch 0 connection.tune channel-max=2047 frame-max=131072 heartbeat=60\n"
     );
     // type 1, channel 1, size 10: class 60 method 40, ticket 0, exchange "", routing-key "q",
     // mandatory and immediate false.
@@ -168,4 +168,78 @@ fn amqp091_method_frames_decode_to_their_arguments() {
         v["summary"],
         r#"basic.publish exchange="" routing-key="q" mandatory=false immediate=false"#
     );
+}
+
+/// Item 1: `0x` prefixes on arguments and tokens; hex text on stdin is decoded as hex (raw
+/// bytes on stdin still decode as raw bytes, above).
+#[test]
+fn hex_accepts_0x_prefixes_and_hex_text_on_stdin() {
+    let out = run(&["decode", "0x414d5150", "0x00 0X01 0x00:0x00"], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "@0 header AMQP 1.0 (0 1 0 0)\n");
+
+    let out = run(&["decode", "-"], b"0x41 4d 51 50\n00:00:09:01\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "@0 header AMQP 0-9-1 (0 0 9 1)\n");
+
+    // Hex text with a byte cut in half is an error, not raw bytes.
+    let out = run(&["decode", "-"], b"414d515\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("odd number"), "{}", text(&out.stderr));
+}
+
+/// Item 2: bare 0-9-1 frames taken as 1.0 fail, and the error says what they look like.
+#[test]
+fn bare_091_frames_taken_as_10_suggest_protocol_amqp091() {
+    let out = run(&["decode", "08 0000 00000000 ce"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("looks like AMQP 0-9-1, try --protocol amqp091"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Undecodable as either: no suggestion.
+    let out = run(&["decode", "00000004"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!text(&out.stderr).contains("looks like"), "{}", text(&out.stderr));
+}
+
+/// Item 3: each frame's line gives its offset in the input and its channel.
+#[test]
+fn frame_lines_show_offset_and_channel() {
+    let publish = "01 0001 0000000a 003c0028 0000 00 0171 00 ce";
+    let heartbeat = "08 0000 00000000 ce";
+    let out = run(&["decode", "--protocol", "amqp091", heartbeat, publish], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "@0 ch 0 heartbeat\n\
+         @8 ch 1 basic.publish exchange=\"\" routing-key=\"q\" mandatory=false immediate=false\n"
+    );
+}
+
+/// Item 4: `--tree` puts each field on its own line, indented by depth, with its byte range
+/// in the input (here after an 8-byte header, so the ranges start at 8).
+#[test]
+fn tree_shows_each_field_with_its_byte_range() {
+    let flow = "0000002502000000005313c0180b43700000ffff43700000ffff4340700001000040424240";
+    let out = run(&["decode", "--tree", "414d515000010000", flow], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines[0], "@0 header AMQP 1.0 (0 1 0 0)");
+    assert!(lines[1].starts_with("@8 ch 0 @flow(19) ["), "{}", lines[1]);
+    assert_eq!(lines[2], "  frame header [8..16)");
+    assert_eq!(lines[3], "  flow [16..45)");
+    assert_eq!(lines[4], "    next-incoming-id = 0 [22..23)");
+    assert_eq!(lines[5], "    incoming-window = 65535 [23..28)");
+    assert_eq!(lines[14], "    properties = null [44..45)");
+    assert_eq!(lines.len(), 15);
+
+    let tune = "01 0000 0000000c 000a001e 07ff 00020000 003c ce";
+    let out = run(&["decode", "--tree", "--protocol", "amqp091", tune], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("\n    channel = 0 [1..3)\n"), "{t}");
+    assert!(t.contains("\n  payload (12 bytes) [7..19)\n"), "{t}");
+    assert!(t.contains("\n  frame-end = 0xce [19..20)\n"), "{t}");
 }

@@ -61,18 +61,20 @@ fn discarding_upstream() -> String {
 fn after_a_burst_of_large_frames_closes_the_proxys_memory_is_back_near_its_start() {
     let dir = tempfile::tempdir().unwrap();
     let jsonl = dir.path().join("burst.jsonl");
-    let mut proxy = Proxy(Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(["proxy", "--quiet", "--listen", "127.0.0.1:0", "--upstream"])
-        .arg(discarding_upstream())
-        .arg("--jsonl")
-        .arg(&jsonl)
-        .arg("--pcap")
-        .arg(dir.path().join("burst.pcapng"))
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap());
+    let mut proxy = Proxy(
+        Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+            .args(["proxy", "--quiet", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(discarding_upstream())
+            .arg("--jsonl")
+            .arg(&jsonl)
+            .arg("--pcap")
+            .arg(dir.path().join("burst.pcapng"))
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut err = BufReader::new(proxy.0.stderr.take().unwrap());
     let mut line = String::new();
     let addr = loop {
@@ -85,7 +87,11 @@ fn after_a_burst_of_large_frames_closes_the_proxys_memory_is_back_near_its_start
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
     let pid = proxy.0.id();
     // The kernel folds freed memory back into resident huge pages unless told not to.
-    assert_eq!(status(pid, "THP_enabled:"), 0, "transparent huge pages are on");
+    assert_eq!(
+        status(pid, "THP_enabled:"),
+        0,
+        "transparent huge pages are on"
+    );
     std::thread::sleep(Duration::from_millis(300));
     let before = status(pid, "VmRSS:");
 
@@ -121,7 +127,11 @@ fn after_a_burst_of_large_frames_closes_the_proxys_memory_is_back_near_its_start
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(closes(), 4, "the four connections' closes never reached the JSONL");
+    assert_eq!(
+        closes(),
+        4,
+        "the four connections' closes never reached the JSONL"
+    );
     std::thread::sleep(Duration::from_secs(2));
     let peak = status(pid, "VmHWM:");
     let after = status(pid, "VmRSS:");

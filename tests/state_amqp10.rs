@@ -1130,7 +1130,10 @@ fn deliveries_settled_early_are_listed_in_order() {
         c.s(0, link_flow(0, Some(0), Some(10), false));
         for id in 0..6u32 {
             let tag = [b'a' + id as u8];
-            c.c(0, transfer(0, Some(id), Some(&tag), Some(false), false, &[]));
+            c.c(
+                0,
+                transfer(0, Some(id), Some(&tag), Some(false), false, &[]),
+            );
         }
         c.s(0, disposition(true, 0, Some(5), true));
         c.expect(&["amqp10.delivery.settle-mode-broken"]);

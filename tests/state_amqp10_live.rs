@@ -59,7 +59,10 @@ fn fe2o3_flow_ahead_of_its_own_session(v: &Violation) -> bool {
     let field = |name: &str| -> Option<u64> {
         let frame = v.frame.as_deref()?;
         let at = frame.find(&format!("{name}="))? + name.len() + 1;
-        let digits: String = frame[at..].chars().take_while(char::is_ascii_digit).collect();
+        let digits: String = frame[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
         digits.parse().ok()
     };
     v.rule.id == "amqp10.flow.receiver-delivery-count-ahead"

@@ -382,7 +382,17 @@ fn a_200k_frame_replay_reaches_its_first_and_last_rows_and_an_early_violation() 
         cap.display()
     );
     let status = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", &cmd])
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &cmd,
+        ])
         .env("TERM", "xterm-256color")
         .status()
         .expect("tmux starts");
@@ -391,7 +401,10 @@ fn a_200k_frame_replay_reaches_its_first_and_last_rows_and_an_early_violation() 
     let long = Duration::from_secs(300);
     wait_for_within(&session, "end of feed", long);
     let s = wait_for(&session, "frames in memory");
-    assert!(s.contains("of 100,005 frames in memory") || s.contains("of 200,010 frames"), "{s}");
+    assert!(
+        s.contains("of 100,005 frames in memory") || s.contains("of 200,010 frames"),
+        "{s}"
+    );
     // Connection 1 only, then its first row.
     for k in ["c", "Home", "Down", "Enter", "g"] {
         tmux(&["send-keys", "-t", &session, k]);
@@ -450,7 +463,17 @@ fn a_200k_frame_replay_searches_the_whole_capture_with_the_filter() {
         cap.display()
     );
     let status = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "40", &cmd])
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &cmd,
+        ])
         .env("TERM", "xterm-256color")
         .status()
         .expect("tmux starts");

@@ -138,10 +138,18 @@ fn g_and_big_g_reach_the_first_and_the_last_row_of_a_connection_beyond_the_ring(
         (c.first_seq.unwrap(), c.last_seq, c.total_rows)
     };
     assert_eq!(total, 3000 + 4 + 1, "headers, opens, frames, close");
-    assert!(app.row(1, first).is_none(), "the first row is out of the ring");
+    assert!(
+        app.row(1, first).is_none(),
+        "the first row is out of the ring"
+    );
 
     key(&mut app, &pager, KeyCode::Char('g'));
-    assert_eq!(selected(&app), (1, first, "header".into()), "{}", dump(&app));
+    assert_eq!(
+        selected(&app),
+        (1, first, "header".into()),
+        "{}",
+        dump(&app)
+    );
     let s = dump(&app);
     assert!(s.contains("amqp-1.0 protocol header"), "{s}");
     assert!(s.contains("frames in memory"), "{s}");
@@ -166,7 +174,10 @@ fn enter_on_an_early_violation_and_n_beyond_the_window_bring_their_frames_back()
     assert_eq!(v.conn, 1);
     key(&mut app, &pager, KeyCode::Enter);
     let r = app.selected_row().expect("the violation's frame");
-    assert_eq!((r.conn, r.dir, r.offset), (1, Some(v.violation.dir), v.violation.offset));
+    assert_eq!(
+        (r.conn, r.dir, r.offset),
+        (1, Some(v.violation.dir), v.violation.offset)
+    );
     assert_eq!(r.violations[0].rule, v.violation.rule);
     assert!(app.message.is_none(), "{:?}", app.message);
 
@@ -216,7 +227,13 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         }
         let before = seq;
         key(&mut app, &pager, KeyCode::Down);
-        assert!(selected(&app).1 > before, "stuck at row {before}: {:?} {:?} {}", app.message, app.paging, app.view.len());
+        assert!(
+            selected(&app).1 > before,
+            "stuck at row {before}: {:?} {:?} {}",
+            app.message,
+            app.paging,
+            app.view.len()
+        );
     }
     assert_eq!(seen as u64, full.conns[&1].total_rows);
     assert!(states.len() >= 2, "the walk crossed a change of state");
@@ -267,7 +284,11 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     let pager = pager(&path, 8);
     choose_conn(&mut app, 1);
     set_filter(&mut app, "name:begin");
-    assert!(app.view.len() < 3, "the ring holds few matches: {}", app.view.len());
+    assert!(
+        app.view.len() < 3,
+        "the ring holds few matches: {}",
+        app.view.len()
+    );
     key(&mut app, &pager, KeyCode::Char('g'));
     let mut seen = vec![selected(&app).1];
     let mut searches = 0;
@@ -289,12 +310,19 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
         let (conn, seq, name) = selected(&app);
         assert_eq!(app.filter.source, "name:begin", "the filter stays on");
         assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
-        assert_eq!(state_of(&app, conn, seq), state_of(&full, conn, seq), "row {seq}");
+        assert_eq!(
+            state_of(&app, conn, seq),
+            state_of(&full, conn, seq),
+            "row {seq}"
+        );
         seen.push(seq);
         assert!(seen.len() <= want.len(), "{seen:?}");
     }
     assert_eq!(seen, want);
-    assert!(searches >= 3, "the matches were found beyond the window: {searches} searches");
+    assert!(
+        searches >= 3,
+        "the matches were found beyond the window: {searches} searches"
+    );
 
     let mut back = vec![selected(&app).1];
     loop {
@@ -328,7 +356,11 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
         let (conn, seq, name) = selected(app);
         assert_eq!(name, "end", "{}", dump(app));
         assert_eq!(app.filter.source, "name:end", "the filter stays on");
-        assert_eq!(state_of(app, conn, seq), state_of(&full, conn, seq), "row {seq}");
+        assert_eq!(
+            state_of(app, conn, seq),
+            state_of(&full, conn, seq),
+            "row {seq}"
+        );
         seq
     };
     key(&mut app, &pager, KeyCode::Char('g'));
@@ -348,14 +380,22 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     let check = |app: &App| {
         let (conn, seq, _) = selected(app);
         assert_eq!(app.filter.source, "name:end|begin", "the filter stays on");
-        assert_eq!(state_of(app, conn, seq), state_of(&full, conn, seq), "row {seq}");
+        assert_eq!(
+            state_of(app, conn, seq),
+            state_of(&full, conn, seq),
+            "row {seq}"
+        );
         assert_eq!(app.selected_row().unwrap().violations.len(), 1);
         seq
     };
     assert_eq!(check(&app), first);
     key(&mut app, &pager, KeyCode::Char('n'));
     let second = check(&app);
-    assert!(second > first + 2 * (late - early) as u64 - 10, "{second} {:?}", app.message);
+    assert!(
+        second > first + 2 * (late - early) as u64 - 10,
+        "{second} {:?}",
+        app.message
+    );
     key(&mut app, &pager, KeyCode::Char('N'));
     assert_eq!(check(&app), first);
 }

@@ -10,9 +10,9 @@
 use std::ops::Range;
 
 use super::ProtocolHeader;
-use crate::protocol::ProtocolId;
 use super::amqp10::value::code::{DESCRIBED, SMALLULONG, ULONG};
 use super::amqp10::views::code::{SASL_MECHANISMS, SASL_OUTCOME};
+use crate::protocol::ProtocolId;
 
 /// AMQP 1.0 frame header length.
 const AMQP10_HEADER: usize = 8;

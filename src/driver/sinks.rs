@@ -84,7 +84,10 @@ pub struct Part {
 impl Part {
     /// Let each renderer go of what a burst grew (see [`Render::release_spare`]).
     pub fn release_spare(&mut self) {
-        self.renders.iter_mut().flatten().for_each(|r| r.release_spare());
+        self.renders
+            .iter_mut()
+            .flatten()
+            .for_each(|r| r.release_spare());
     }
 
     /// Take `events` (emptied) into `out` as one more piece.

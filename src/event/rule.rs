@@ -21,7 +21,12 @@ pub struct Rule {
 
 impl Rule {
     /// A violation of this rule by the frame at `offset` in direction `dir`.
-    pub fn violation(&'static self, dir: Dir, offset: u64, message: impl Into<String>) -> Violation {
+    pub fn violation(
+        &'static self,
+        dir: Dir,
+        offset: u64,
+        message: impl Into<String>,
+    ) -> Violation {
         Violation {
             rule: self,
             severity: self.severity,

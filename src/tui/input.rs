@@ -125,7 +125,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("/ or f", "filter frames (Enter applies, Esc cancels)"),
     ("Esc", "close overlay, leave zoom, clear filter"),
-    ("n/N >/<", "next / previous frame with a violation / the filter matches"),
+    (
+        "n/N >/<",
+        "next / previous frame with a violation / the filter matches",
+    ),
     ("a / z", "frames of all connections / zoom the focused pane"),
     (
         "m / M / e",

@@ -344,7 +344,11 @@ fn from_pager(app: &mut App, pager: Option<&pager::Pager>) -> bool {
         changed = true;
     }
     let scanned = pager.scanned.load(Ordering::Relaxed);
-    let searching = app.paging.loading.as_ref().is_some_and(|r| r.find.is_some());
+    let searching = app
+        .paging
+        .loading
+        .as_ref()
+        .is_some_and(|r| r.find.is_some());
     if searching && app.paging.scanned != scanned {
         app.handle(AppEvent::Scanned(scanned));
         changed = true;

@@ -235,7 +235,11 @@ impl Row {
         if filter.is_empty() {
             return true;
         }
-        let rules: Vec<String> = self.violations.iter().map(|v| v.rule.id.to_string()).collect();
+        let rules: Vec<String> = self
+            .violations
+            .iter()
+            .map(|v| v.rule.id.to_string())
+            .collect();
         filter.matches(&self.facts(&rules))
     }
 

@@ -142,12 +142,27 @@ mod tests {
         assert_eq!(n.place(&ev(2, gap(0))), Place::Row(1));
         assert_eq!(n.place(&ev(1, gap(5))), Place::Row(2));
         // The row of its connection at its offset, not the other connection's.
-        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 0))), Place::Attach(0));
-        assert_eq!(n.place(&ev(2, violation("amqp10.connection.frame-after-close", 0))), Place::Attach(1));
+        assert_eq!(
+            n.place(&ev(1, violation("amqp10.connection.frame-after-close", 0))),
+            Place::Attach(0)
+        );
+        assert_eq!(
+            n.place(&ev(2, violation("amqp10.connection.frame-after-close", 0))),
+            Place::Attach(1)
+        );
         // No row there: a codec violation is a row of its own, another is none.
-        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 9))), Place::None);
-        assert_eq!(n.place(&ev(1, violation("codec.malformed-frame", 9))), Place::Row(3));
-        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 9))), Place::Attach(3));
+        assert_eq!(
+            n.place(&ev(1, violation("amqp10.connection.frame-after-close", 9))),
+            Place::None
+        );
+        assert_eq!(
+            n.place(&ev(1, violation("codec.malformed-frame", 9))),
+            Place::Row(3)
+        );
+        assert_eq!(
+            n.place(&ev(1, violation("amqp10.connection.frame-after-close", 9))),
+            Place::Attach(3)
+        );
         assert_eq!(n.next(), 4);
     }
 
@@ -158,7 +173,13 @@ mod tests {
         for i in 1..=LOOKBACK as u64 {
             n.place(&ev(1, gap(i)));
         }
-        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 0))), Place::None);
-        assert_eq!(n.place(&ev(1, violation("amqp10.connection.frame-after-close", 1))), Place::Attach(1));
+        assert_eq!(
+            n.place(&ev(1, violation("amqp10.connection.frame-after-close", 0))),
+            Place::None
+        );
+        assert_eq!(
+            n.place(&ev(1, violation("amqp10.connection.frame-after-close", 1))),
+            Place::Attach(1)
+        );
     }
 }

@@ -72,7 +72,12 @@ impl App {
 
     /// How far the search asked last has scanned: `rows` of the capture's.
     pub(super) fn scanned(&mut self, rows: u64) {
-        if self.paging.loading.as_ref().is_none_or(|r| r.find.is_none()) {
+        if self
+            .paging
+            .loading
+            .as_ref()
+            .is_none_or(|r| r.find.is_none())
+        {
             return;
         }
         self.paging.scanned = rows;

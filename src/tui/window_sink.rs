@@ -465,7 +465,11 @@ mod tests {
             s.event(&e);
         }
         let w = s.finish();
-        assert_eq!(w.select, Some((1, 2)), "the target, kept though it does not match");
+        assert_eq!(
+            w.select,
+            Some((1, 2)),
+            "the target, kept though it does not match"
+        );
         assert_eq!(shape(&w), ["#1", "S2", "#2", "S3", "#4", "S4"]);
         let base: Vec<_> = w.base.iter().map(|(_, s)| s.name.clone()).collect();
         assert_eq!(base, ["S1"]);
@@ -489,7 +493,10 @@ mod tests {
             let w = s.finish();
             (w.select.map(|t| t.1), shape(&w))
         };
-        assert_eq!(run(2, true), (Some(3), ["#1", "#3", "#5"].map(String::from).to_vec()));
+        assert_eq!(
+            run(2, true),
+            (Some(3), ["#1", "#3", "#5"].map(String::from).to_vec())
+        );
         assert_eq!(run(6, true), (None, vec![]));
         assert_eq!(run(4, false).0, Some(3));
         assert_eq!(run(0, false), (None, vec![]));

@@ -239,7 +239,10 @@ impl Conv {
 
     /// The rule ids reported so far, in order.
     pub fn rules(&self) -> Vec<String> {
-        self.violations().into_iter().map(|v| v.rule.id.to_string()).collect()
+        self.violations()
+            .into_iter()
+            .map(|v| v.rule.id.to_string())
+            .collect()
     }
 
     /// Assert exactly these rules were reported (in order).
