@@ -610,14 +610,12 @@ fn decode_masks_every_probe_unless_told_not_to() {
     let mut leaks = Vec::new();
     for p in probes() {
         let h = hex::encode(&p.client);
-        for json in [false, true] {
+        for flag in [None, Some("--json"), Some("--tree")] {
             let mut args = vec!["decode"];
-            if json {
-                args.push("--json");
-            }
+            args.extend(flag);
             args.push(&h);
             if let Some(form) = leak(&run(&args)) {
-                leaks.push(format!("{} (json {json}): the secret as {form}", p.name));
+                leaks.push(format!("{} ({flag:?}): the secret as {form}", p.name));
             }
         }
     }
