@@ -185,7 +185,11 @@ fn hex_accepts_0x_prefixes_and_hex_text_on_stdin() {
     // Hex text with a byte cut in half is an error, not raw bytes.
     let out = run(&["decode", "-"], b"414d515\n");
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("odd number"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("odd number"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Item 2: bare 0-9-1 frames taken as 1.0 fail, and the error says what they look like.
@@ -201,7 +205,11 @@ fn bare_091_frames_taken_as_10_suggest_protocol_amqp091() {
     // Undecodable as either: no suggestion.
     let out = run(&["decode", "00000004"], b"");
     assert_eq!(out.status.code(), Some(2));
-    assert!(!text(&out.stderr).contains("looks like"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("looks like"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Item 3: each frame's line gives its offset in the input and its channel.
@@ -209,7 +217,10 @@ fn bare_091_frames_taken_as_10_suggest_protocol_amqp091() {
 fn frame_lines_show_offset_and_channel() {
     let publish = "01 0001 0000000a 003c0028 0000 00 0171 00 ce";
     let heartbeat = "08 0000 00000000 ce";
-    let out = run(&["decode", "--protocol", "amqp091", heartbeat, publish], b"");
+    let out = run(
+        &["decode", "--protocol", "amqp091", heartbeat, publish],
+        b"",
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
