@@ -114,7 +114,8 @@ fn init_tracing(verbose: u8, tui: bool) {
     // after the UI is gone would they be readable, so they are dropped.
     // Colour only on a terminal (a log written to a file carries no escape codes), and never
     // with NO_COLOR set.
-    let ansi = std::io::IsTerminal::is_terminal(&io::stderr()) && std::env::var_os("NO_COLOR").is_none();
+    let ansi =
+        std::io::IsTerminal::is_terminal(&io::stderr()) && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)

@@ -18,7 +18,9 @@ fn completions_cover_every_command() {
         assert!(script.contains(cmd), "bash completion lacks {cmd}");
     }
     let out = amqpeek().args(["completions", "zsh"]).output().unwrap();
-    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("#compdef amqpeek"));
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("#compdef amqpeek")
+    );
 }
 
 #[test]
@@ -26,7 +28,11 @@ fn the_man_page_is_roff_naming_every_command() {
     let out = amqpeek().arg("man").output().unwrap();
     assert!(out.status.success());
     let page = String::from_utf8(out.stdout).unwrap();
-    assert!(page.contains(".TH amqpeek 1"), "{}", &page[..page.len().min(200)]);
+    assert!(
+        page.contains(".TH amqpeek 1"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
     for cmd in ["decode", "proxy", "replay", "check"] {
         assert!(page.contains(cmd), "man page lacks {cmd}");
     }
@@ -36,7 +42,14 @@ fn the_man_page_is_roff_naming_every_command() {
 fn logs_written_to_a_file_carry_no_escape_codes() {
     // The proxy logs where it listens at info level, on stderr: here a pipe, not a terminal.
     let mut proxy = amqpeek()
-        .args(["proxy", "--no-tui", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"])
+        .args([
+            "proxy",
+            "--no-tui",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "127.0.0.1:9",
+        ])
         .env_remove("NO_COLOR")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -48,5 +61,8 @@ fn logs_written_to_a_file_carry_no_escape_codes() {
     let _ = proxy.kill();
     let _ = proxy.wait();
     assert!(line.contains("listening on"), "{line:?}");
-    assert!(!line.contains('\x1b'), "escape codes in a log that is not a terminal: {line:?}");
+    assert!(
+        !line.contains('\x1b'),
+        "escape codes in a log that is not a terminal: {line:?}"
+    );
 }
