@@ -36,6 +36,10 @@ pub enum Command {
     /// `--fail-on`, 2 when anything else went wrong (unreadable input, unwritable output, no
     /// AMQP connection in the capture without `--allow-empty`).
     Check(CheckArgs),
+    /// Traffic statistics of a capture, as `tshark -z` gives them: frames and bytes per
+    /// performative or method and direction, rates per link and channel, settlement latency
+    /// percentiles (transfer->disposition, publish->confirm, deliver->ack).
+    Stats(StatsArgs),
     /// Print a shell completion script: `amqpeek completions bash > /etc/bash_completion.d/amqpeek`.
     Completions {
         /// The shell to complete in.
@@ -156,6 +160,37 @@ pub struct CheckArgs {
     /// wrong file, port or filter would otherwise pass the gate having checked nothing).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Inspection memory per connection, e.g. 4M (K, M, G: KiB, MiB, GiB): a frame larger than
+    /// a quarter of it is decoded from its head.
+    #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]
+    pub inspect_memory: usize,
+}
+
+/// Output format of `stats`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    /// Aligned tables.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// `amqpeek stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Input.
+    #[command(flatten)]
+    pub input: CaptureArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: StatsFormat,
+    /// Write the statistics to PATH instead of stdout.
+    #[arg(long, short, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Threads decoding connections [default: the number of CPUs]; the numbers are the same
+    /// whatever the number.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
     /// Inspection memory per connection, e.g. 4M (K, M, G: KiB, MiB, GiB): a frame larger than
     /// a quarter of it is decoded from its head.
     #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]

@@ -60,7 +60,7 @@ impl Timestamp {
 }
 
 /// Which way bytes travel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Dir {
     /// Client to server (the peer that opened the TCP connection to the broker).
     #[serde(rename = "c2s")]

@@ -25,6 +25,7 @@ pub mod proxy;
 pub mod replay;
 pub mod sinks;
 pub mod state;
+pub mod stats;
 pub mod tui;
 pub mod verdict;
 

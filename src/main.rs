@@ -27,11 +27,13 @@ use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::pcapng::PcapngSink;
+use amqpeek::stats::Collector;
 use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink};
 use amqpeek::tui::{self, TuiOptions};
 use amqpeek::verdict::{Format, SharedReport};
 use cli::{
-    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs, ReplayArgs, is_stdio,
+    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs, ReplayArgs,
+    StatsArgs, StatsFormat, is_stdio,
 };
 
 /// Exit status for input the tool cannot decode, and for anything else that went wrong (an
@@ -45,9 +47,11 @@ fn main() -> ExitCode {
     let tui = match &cli.command {
         Command::Proxy(a) => use_tui(&a.output),
         Command::Replay(a) => use_tui(&a.output),
-        Command::Decode(_) | Command::Check(_) | Command::Completions { .. } | Command::Man => {
-            false
-        }
+        Command::Decode(_)
+        | Command::Check(_)
+        | Command::Stats(_)
+        | Command::Completions { .. }
+        | Command::Man => false,
     };
     init_tracing(cli.verbose, tui);
     let result = match cli.command {
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
         Command::Proxy(args) => proxy(*args, tui),
         Command::Replay(args) => replay(args, tui),
         Command::Check(args) => check(args),
+        Command::Stats(args) => stats(args),
         Command::Completions { shell } => completions(shell),
         Command::Man => man_page(),
     };
@@ -588,6 +593,54 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     Ok(gate::conclude(&report, &policy, false))
+}
+
+/// `amqpeek stats`: the capture through the pipeline into a [`Collector`], its report as text
+/// or JSON.
+fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
+    if let Some(out) = &args.output {
+        outputs::check_distinct(Some(&args.input.capture), &[("-o", out)])?;
+    }
+    if reads_stdin(&args.input) {
+        finish_on_first_interrupt();
+    }
+    let source = match open_capture(&args.input, None, None) {
+        Ok(s) => s,
+        Err(code) => return Ok(code),
+    };
+    let inspect = InspectOptions {
+        emit_data: false,
+        inspect_memory: args.inspect_memory,
+        ..InspectOptions::DEFAULT
+    };
+    let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
+    let pace = if reads_stdin(&args.input) {
+        Pace::AsItComes
+    } else {
+        Pace::Batched
+    };
+    let mut collector = Collector::new();
+    let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(&mut collector)];
+    let done = offline::run(source, inspect, sinks, jobs, pace);
+    report_read_errors(&done.stats);
+    if done.stats.nothing_readable() {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    if done.stats.connections == 0 {
+        eprintln!("amqpeek: no AMQP connection in {}", input_name(&args.input));
+    }
+    let report = collector.report();
+    let text = match args.format {
+        StatsFormat::Text => format!("amqpeek stats: {}\n{}", input_name(&args.input), report.text()),
+        StatsFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+    };
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => io::stdout().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The proxy's configuration from the command line: the upstream resolved (on `rt`), the

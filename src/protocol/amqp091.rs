@@ -16,6 +16,7 @@ impl Protocol for Amqp091 {
     type Frame = amqp091::Frame;
     type Message = amqp091::Message;
     type Assembler = amqp091::ContentAssembler;
+    type Traffic = crate::stats::Amqp091Traffic;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
     const FRAME_HEADER_LEN: usize = 7;

@@ -5,7 +5,8 @@
 //! file here implementing [`Protocol`] for it by delegating to those, and one line in the
 //! [`protocols!`](register::protocols) table below. The table generates what the pipeline
 //! dispatches on: [`ProtocolId`] (framing, decoding, resync plausibility, message assembly,
-//! its tracker, its JSONL names), [`AnyFrame`], [`AnyMessage`] and [`Assemblers`]. Static
+//! its tracker, its JSONL names), [`AnyFrame`], [`AnyMessage`], [`Assemblers`] and
+//! [`Traffics`] (its traffic accounting, in `src/stats/<protocol>.rs`). Static
 //! dispatch: a match over the registered protocols, as cheap as the hand-written ones were.
 
 pub mod amqp091;
@@ -27,6 +28,9 @@ pub trait Protocol {
     type Message: ProtocolMessage + Clone + std::fmt::Debug + PartialEq;
     /// What assembles its messages from its frames, in one direction.
     type Assembler: std::fmt::Debug;
+    /// Its traffic accounting for one connection, for `stats` and the timeline: which flow
+    /// (link, channel) a frame belongs to, and which frames settle which deliveries.
+    type Traffic: crate::stats::Traffic<Frame = Self::Frame>;
 
     /// The header its framing is reported as ([`crate::codec::StreamDecoder::framing`], a
     /// resynchronisation's protocol).

@@ -3,7 +3,7 @@
 
 /// Generates, from `Variant(field) => ProtocolImpl` lines: [`ProtocolId`](super::ProtocolId),
 /// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
-/// [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
+/// [`Assemblers`](super::Assemblers), [`Traffics`](super::Traffics). The first protocol listed wins a tie in resync.
 macro_rules! protocols {
     ($($(#[$doc:meta])* $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// One of the protocols amqpeek decodes.
@@ -179,6 +179,39 @@ macro_rules! protocols {
                     $(AnyFrame::$variant(f) => <$imp as Protocol>::assemble(&mut self.$field, f)
                         .map(|r| r.map(AnyMessage::$variant)),)+
                 }
+            }
+        }
+
+        /// Each registered protocol's traffic accounting, for one connection.
+        #[derive(Debug, Default)]
+        pub struct Traffics {
+            $($(#[$doc])* $field: <$imp as Protocol>::Traffic),+
+        }
+
+        impl Traffics {
+            /// Account `frame`, seen at `at`, with its protocol; push what it tells to `notes`.
+            #[inline]
+            pub fn frame(
+                &mut self,
+                at: crate::stats::At,
+                frame: &AnyFrame,
+                notes: &mut Vec<crate::stats::Note>,
+            ) {
+                match frame {
+                    $(AnyFrame::$variant(f) => {
+                        crate::stats::Traffic::frame(&mut self.$field, at, f, notes)
+                    })+
+                }
+            }
+
+            /// Bytes of `dir` were lost or passed over (see [`crate::stats::Traffic::gap`]).
+            pub fn gap(&mut self, dir: crate::event::Dir) {
+                $(crate::stats::Traffic::gap(&mut self.$field, dir);)+
+            }
+
+            /// Deliveries waiting for their settlement now.
+            pub fn open(&self) -> usize {
+                0 $(+ crate::stats::Traffic::open(&self.$field))+
             }
         }
     };

@@ -6,7 +6,8 @@
 //! settled it, publish -> its confirm, deliver -> its ack.
 //!
 //! Built from the rows kept in memory and their decoded frames only (pure): a delivery whose
-//! settlement is not among them shows none.
+//! settlement is not among them shows none. Which frame settles which delivery is the
+//! protocols' traffic accounting (`crate::stats`), the same `amqpeek stats` times.
 
 use std::collections::HashMap;
 
@@ -15,7 +16,9 @@ use super::input::Action;
 use super::model::{Row, RowKind};
 use crate::codec::AnyFrame;
 use crate::codec::amqp10::{Performative, Role};
-use crate::event::{ConnId, Dir};
+use crate::event::ConnId;
+use crate::protocol::Traffics;
+use crate::stats::{At, Note};
 
 /// What is followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +86,10 @@ pub struct Entry {
     /// How long this delivery took to settle (µs) and what settled it (`disposition`,
     /// `confirm`, `ack`), once seen.
     pub settled: Option<(i64, &'static str)>,
+    /// Why this delivery awaits no settlement, when it does not: `pre-settled` (a transfer
+    /// settled by its sender), `no confirm` (a publish outside confirm mode), `no-ack` (a
+    /// delivery to a no-ack consumer or get).
+    pub not_awaited: Option<&'static str>,
 }
 
 /// The timeline of `follow` from the rows in memory.
@@ -102,16 +109,22 @@ pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
             })
             .collect(),
     };
-    let settled = settlements(&rows);
+    let settled = settlements(c.rows.iter());
     let first = rows.first().map_or(0, |r| r.ts.0);
     let mut prev = first;
     rows.iter()
         .map(|r| {
+            let (settled, not_awaited) = match settled.get(&r.seq) {
+                Some(Settlement::After(us, by)) => (Some((*us, *by)), None),
+                Some(Settlement::NotAwaited(why)) => (None, Some(*why)),
+                None => (None, None),
+            };
             let e = Entry {
                 seq: r.seq,
                 rel_us: r.ts.0 - first,
                 delta_us: r.ts.0 - prev,
-                settled: settled.get(&r.seq).copied(),
+                settled,
+                not_awaited,
             };
             prev = r.ts.0;
             e
@@ -172,78 +185,52 @@ fn disposition(r: &Row) -> Option<(Role, u32, u32, bool)> {
     }
 }
 
-/// When each delivery of `rows` was settled: seq of the transfer / publish / deliver ->
-/// (µs after it, by what).
-fn settlements(rows: &[&Row]) -> HashMap<u64, (i64, &'static str)> {
+/// How a delivery was settled.
+#[derive(Clone, Copy, Debug)]
+enum Settlement {
+    /// This many µs after it started, by this (`disposition`, `confirm`, `ack`).
+    After(i64, &'static str),
+    /// It awaits none, for this reason.
+    NotAwaited(&'static str),
+}
+
+/// When each delivery among `rows` (a connection's kept rows, in order) was settled, by the
+/// seq of the transfer / publish / deliver that started it. The pairing is each protocol's
+/// own ([`crate::stats::Traffic`], the one `amqpeek stats` uses); a gap row forgets what was
+/// waiting, as there.
+fn settlements<'a>(rows: impl Iterator<Item = &'a Row>) -> HashMap<u64, Settlement> {
     let mut out = HashMap::new();
-    // AMQP 1.0: unsettled transfers by (direction, delivery-id).
-    let mut open10: HashMap<(Dir, u32), (u64, i64)> = HashMap::new();
-    // AMQP 0-9-1: publishes by confirm number, deliveries by tag (per direction they go).
-    let mut confirming = false;
-    let mut next_publish = 1u64;
-    let mut open091: [Vec<(u64, u64, i64)>; 2] = [Vec::new(), Vec::new()];
+    let mut traffic = Traffics::default();
+    let mut notes = Vec::new();
     for r in rows {
         let Some(dir) = r.dir else { continue };
-        let ts = r.ts.0;
-        if let Some(p) = performative(r) {
-            match p {
-                Performative::Transfer(t) => {
-                    if let Some(id) = t.delivery_id {
-                        if t.settled == Some(true) {
-                            out.insert(r.seq, (0, "pre-settled"));
-                        } else {
-                            open10.insert((dir, id), (r.seq, ts));
-                        }
-                    }
-                }
-                Performative::Disposition(d) if d.settled => {
-                    let of = if d.role == Role::Receiver {
-                        dir.flip()
-                    } else {
-                        dir
-                    };
-                    let last = d.last.unwrap_or(d.first);
-                    open10.retain(|(td, id), (seq, at)| {
-                        let hit = *td == of && (d.first..=last).contains(id);
-                        if hit {
-                            out.insert(*seq, (ts - *at, "disposition"));
-                        }
-                        !hit
-                    });
-                }
-                _ => {}
-            }
+        if r.kind == RowKind::Gap {
+            traffic.gap(dir);
             continue;
         }
-        let Some(AnyFrame::Amqp091(f)) = r.frame.as_ref().map(|f| &f.frame) else {
-            continue;
+        let Some(f) = r.frame.as_ref() else { continue };
+        let at = At {
+            seq: r.seq,
+            dir,
+            ts: r.ts.0,
+            size: f.size(),
         };
-        let Some(m) = f.method() else { continue };
-        match m.name() {
-            "confirm.select-ok" => confirming = true,
-            "basic.publish" if confirming => {
-                open091[dir.index()].push((next_publish, r.seq, ts));
-                next_publish += 1;
-            }
-            "basic.deliver" | "basic.get-ok" => {
-                if let Some(tag) = m.delivery_tag() {
-                    open091[dir.index()].push((tag, r.seq, ts));
+        traffic.frame(at, &f.frame, &mut notes);
+        for note in notes.drain(..) {
+            match note {
+                Note::Settled {
+                    start,
+                    after_us,
+                    kind,
+                    ..
+                } => {
+                    out.insert(start, Settlement::After(after_us, kind.by()));
                 }
+                Note::PreSettled { start, kind } => {
+                    out.insert(start, Settlement::NotAwaited(kind.not_awaited()));
+                }
+                Note::Flow { .. } | Note::Untimed => {}
             }
-            "basic.ack" | "basic.nack" | "basic.reject" => {
-                let tag = m.delivery_tag().unwrap_or(0);
-                let multiple = m.multiple().unwrap_or(false);
-                // An ack from the server confirms publishes; from the client, deliveries.
-                let what = if dir == Dir::S2C { "confirm" } else { "ack" };
-                open091[dir.flip().index()].retain(|(n, seq, at)| {
-                    let hit = *n == tag || (multiple && (*n <= tag || tag == 0));
-                    if hit {
-                        out.insert(*seq, (ts - *at, what));
-                    }
-                    !hit
-                });
-            }
-            _ => {}
         }
     }
     out

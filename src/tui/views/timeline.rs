@@ -39,10 +39,10 @@ pub fn entry_text(app: &App, follow: &Follow, e: &Entry) -> String {
     let Some(r) = app.row(follow.conn(), e.seq) else {
         return "   (dropped)".into();
     };
-    let settled = match e.settled {
-        Some((_, "pre-settled")) => "pre-settled".to_string(),
-        Some((us, by)) => format!("{by} +{}", latency(us)),
-        None => String::new(),
+    let settled = match (e.settled, e.not_awaited) {
+        (Some((us, by)), _) => format!("{by} +{}", latency(us)),
+        (None, Some(why)) => why.to_string(),
+        (None, None) => String::new(),
     };
     format!(
         "{:>12} {:>10} {} {:>3} {} {} {}",

@@ -1,0 +1,230 @@
+//! AMQP 0-9-1 traffic: frames to channels, publishes to their confirms, deliveries to their
+//! acks.
+//!
+//! Confirms number a channel's publishes from 1, counting from the first publish after the
+//! client's `confirm.select` (RabbitMQ's publisher confirms: "the broker ... starts counting
+//! at 1 on the first basic.publish"), pipelined or not; `basic.ack`/`basic.nack` from the
+//! broker confirm by that number, `multiple` up to it. Deliveries are acked (`basic.ack`,
+//! `basic.nack`, `basic.reject` from the client) by the delivery-tag the broker gave them. A
+//! consumer or get with `no-ack` has its deliveries settled on delivery. A gap client to
+//! server may hide publishes, after which the numbering is unknown: a channel's publishes are
+//! then not timed until it is opened again.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use bytes::Bytes;
+
+use super::traffic::{At, FlowKey, MAX_OPEN, Note, SettleKind, Traffic};
+use crate::codec::amqp091::{Frame, Method, MethodKind};
+use crate::event::Dir;
+
+/// A publish or delivery waiting for its confirm or ack: the frame that started it, and when.
+type Waiting = BTreeMap<u64, (u64, i64)>;
+
+/// Consumers and gets of one channel whose deliveries need no ack, and those still waiting
+/// for the broker's answer (bounded by what the client asked).
+#[derive(Debug, Default)]
+struct NoAck {
+    /// Consumer tags whose consumer said `no-ack`.
+    tags: HashSet<Bytes>,
+    /// Consumes awaiting their consume-ok: (tag asked, no-ack).
+    consumes: VecDeque<(Bytes, bool)>,
+    /// Gets awaiting their get-ok or get-empty: no-ack.
+    gets: VecDeque<bool>,
+}
+
+/// One channel's numbering and what waits on it.
+#[derive(Debug, Default)]
+struct Channel {
+    /// In confirm mode, with the number the next publish gets (`None`: not in confirm mode).
+    next_publish: Option<u64>,
+    /// The numbering is unknown (publishes may have been lost in a gap).
+    unnumbered: bool,
+    publishes: Waiting,
+    deliveries: Waiting,
+    no_ack: NoAck,
+}
+
+/// The traffic of one AMQP 0-9-1 connection.
+#[derive(Debug, Default)]
+pub struct Amqp091Traffic {
+    channels: HashMap<u16, Channel>,
+    /// Publishes and deliveries waiting, over every channel.
+    waiting: usize,
+}
+
+/// Settle what `tag` (and `multiple`: every one up to it; tag 0 with multiple: all) names in
+/// `waiting`, as `kind`.
+fn settle(
+    waiting: &mut Waiting,
+    tag: u64,
+    multiple: bool,
+    at: At,
+    kind: SettleKind,
+    flow: &FlowKey,
+    notes: &mut Vec<Note>,
+) -> usize {
+    let taken: Vec<(u64, (u64, i64))> = if multiple {
+        let rest = if tag == 0 {
+            BTreeMap::new()
+        } else {
+            waiting.split_off(&(tag + 1))
+        };
+        std::mem::replace(waiting, rest).into_iter().collect()
+    } else {
+        waiting.remove(&tag).map(|v| (tag, v)).into_iter().collect()
+    };
+    for &(_, (start, ts)) in &taken {
+        notes.push(Note::Settled {
+            start,
+            after_us: at.ts - ts,
+            kind,
+            flow: flow.clone(),
+        });
+    }
+    taken.len()
+}
+
+impl Amqp091Traffic {
+    fn method(&mut self, at: At, channel: u16, m: &Method, notes: &mut Vec<Note>) {
+        let flow = FlowKey::Channel(channel);
+        let full = self.waiting >= MAX_OPEN;
+        let ch = self.channels.entry(channel).or_default();
+        let mut message = false;
+        match (m.kind(), at.dir) {
+            (MethodKind::ChannelOpen, Dir::C2S) => {
+                self.waiting -= ch.publishes.len() + ch.deliveries.len();
+                *ch = Channel::default();
+            }
+            (MethodKind::ConfirmSelect, Dir::C2S) => {
+                if ch.next_publish.is_none() {
+                    // Counting starts here: known, whatever a gap hid before.
+                    ch.next_publish = Some(1);
+                    ch.unnumbered = false;
+                }
+            }
+            (MethodKind::BasicPublish, Dir::C2S) => {
+                message = true;
+                let number = ch.next_publish;
+                ch.next_publish = number.map(|n| n + 1);
+                match number {
+                    // A gap may have hidden the confirm.select or publishes before this one.
+                    _ if ch.unnumbered || full => notes.push(Note::Untimed),
+                    None => notes.push(Note::PreSettled {
+                        start: at.seq,
+                        kind: SettleKind::PublishConfirm,
+                    }),
+                    Some(n) => {
+                        ch.publishes.insert(n, (at.seq, at.ts));
+                        self.waiting += 1;
+                    }
+                }
+            }
+            (MethodKind::BasicDeliver | MethodKind::BasicGetOk, Dir::S2C) => {
+                message = true;
+                let no_ack = if m.kind() == MethodKind::BasicGetOk {
+                    ch.no_ack.gets.pop_front().unwrap_or(false)
+                } else {
+                    m.consumer_tag()
+                        .is_some_and(|t| ch.no_ack.tags.contains(t))
+                };
+                if no_ack {
+                    notes.push(Note::PreSettled {
+                        start: at.seq,
+                        kind: SettleKind::DeliverAck,
+                    });
+                } else if full {
+                    notes.push(Note::Untimed);
+                } else if let Some(tag) = m.delivery_tag() {
+                    // A tag given again (a redelivery after recover) replaces the older one.
+                    if ch.deliveries.insert(tag, (at.seq, at.ts)).is_none() {
+                        self.waiting += 1;
+                    }
+                }
+            }
+            (MethodKind::BasicAck | MethodKind::BasicNack, Dir::S2C) => {
+                let (tag, multiple) = (m.delivery_tag().unwrap_or(0), m.multiple() == Some(true));
+                let kind = SettleKind::PublishConfirm;
+                self.waiting -= settle(&mut ch.publishes, tag, multiple, at, kind, &flow, notes);
+            }
+            (MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject, Dir::C2S) => {
+                let (tag, multiple) = (m.delivery_tag().unwrap_or(0), m.multiple() == Some(true));
+                let kind = SettleKind::DeliverAck;
+                self.waiting -= settle(&mut ch.deliveries, tag, multiple, at, kind, &flow, notes);
+            }
+            (MethodKind::BasicConsume, Dir::C2S) => consume(&mut ch.no_ack, m),
+            (MethodKind::BasicConsumeOk, Dir::S2C) => {
+                if let (Some((_, no_ack)), Some(tag)) =
+                    (ch.no_ack.consumes.pop_front(), m.consumer_tag())
+                {
+                    if no_ack {
+                        ch.no_ack.tags.insert(tag.clone());
+                    }
+                }
+            }
+            (MethodKind::BasicCancel | MethodKind::BasicCancelOk, _) => {
+                if let Some(tag) = m.consumer_tag() {
+                    ch.no_ack.tags.remove(tag);
+                }
+            }
+            (MethodKind::BasicGet, Dir::C2S) => ch.no_ack.gets.push_back(m.no_ack() == Some(true)),
+            (MethodKind::BasicGetEmpty, Dir::S2C) => {
+                ch.no_ack.gets.pop_front();
+            }
+            (MethodKind::ChannelCloseOk, _) => {
+                // Whatever was unacked is requeued: nothing waits any more.
+                self.waiting -= ch.publishes.len() + ch.deliveries.len();
+                self.channels.remove(&channel);
+            }
+            _ => {}
+        }
+        if channel != 0 {
+            notes.push(Note::Flow { flow, message });
+        }
+    }
+}
+
+/// A `basic.consume`: with `nowait` its tag is in use at once; else the consume-ok names it.
+fn consume(no_ack: &mut NoAck, m: &Method) {
+    let (tag, wants) = (m.consumer_tag().cloned().unwrap_or_default(), m.no_ack() == Some(true));
+    if m.nowait() == Some(true) {
+        if wants {
+            no_ack.tags.insert(tag);
+        }
+    } else {
+        no_ack.consumes.push_back((tag, wants));
+    }
+}
+
+impl Traffic for Amqp091Traffic {
+    type Frame = Frame;
+
+    fn frame(&mut self, at: At, frame: &Frame, notes: &mut Vec<Note>) {
+        let channel = frame.channel();
+        match frame.method() {
+            Some(m) => self.method(at, channel, m, notes),
+            None if channel != 0 && (frame.body().is_some() || frame.content_header().is_some()) => {
+                notes.push(Note::Flow {
+                    flow: FlowKey::Channel(channel),
+                    message: false,
+                });
+            }
+            None => {}
+        }
+    }
+
+    fn gap(&mut self, dir: Dir) {
+        for ch in self.channels.values_mut() {
+            ch.publishes.clear();
+            ch.deliveries.clear();
+            if dir == Dir::C2S {
+                ch.unnumbered = true;
+            }
+        }
+        self.waiting = 0;
+    }
+
+    fn open(&self) -> usize {
+        self.waiting
+    }
+}

@@ -1,0 +1,233 @@
+//! AMQP 1.0 traffic: frames to links by handle, transfers to deliveries, dispositions to the
+//! deliveries they settle.
+//!
+//! A delivery is keyed as the spec numbers it: by the session (the sender's outgoing channel)
+//! and the delivery-id, in the direction it is sent. A disposition names deliveries by
+//! delivery-id on the session it is sent on: by its `role`, those its sender sent (`sender`)
+//! or received (`receiver`, §2.7.6), the latter on the session's channel in the other
+//! direction, which only the begins tell (`remote-channel`): a disposition on a session whose
+//! begins were not seen settles nothing here, rather than a guess.
+
+use std::collections::HashMap;
+
+use super::traffic::{At, FlowKey, MAX_OPEN, Note, SettleKind, Traffic};
+use crate::codec::amqp10::{Frame, Performative, Role};
+use crate::event::Dir;
+
+/// A delivery waiting for its settlement.
+#[derive(Clone, Debug)]
+struct Open {
+    seq: u64,
+    ts: i64,
+    flow: FlowKey,
+}
+
+/// The traffic of one AMQP 1.0 connection.
+#[derive(Debug, Default)]
+pub struct Amqp10Traffic {
+    /// Links by (direction of the frame naming the handle, its channel, handle).
+    handles: HashMap<(Dir, u16, u32), FlowKey>,
+    /// A session's channel in the other direction, by (direction, channel), from the begins.
+    peer: HashMap<(Dir, u16), u16>,
+    /// Deliveries waiting for their settlement, by (sender's direction, channel, delivery-id).
+    open: HashMap<(Dir, u16, u32), Open>,
+    /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
+    /// delivery-id (if it had one) and the frame that started them.
+    current: HashMap<(Dir, u16, u32), (Option<u32>, u64)>,
+}
+
+impl Amqp10Traffic {
+    /// The flow of handle `handle` as named by `dir` on `channel`; an unnamed link sent in
+    /// `sender` when its attach was not seen.
+    fn flow_of(&self, dir: Dir, channel: u16, handle: u32, sender: Dir) -> FlowKey {
+        self.handles
+            .get(&(dir, channel, handle))
+            .cloned()
+            .unwrap_or(FlowKey::Link {
+                name: None,
+                unnamed: (channel, handle),
+                sender,
+            })
+    }
+
+    fn transfer(
+        &mut self,
+        at: At,
+        channel: u16,
+        t: &crate::codec::amqp10::Transfer,
+        notes: &mut Vec<Note>,
+    ) {
+        let link = (at.dir, channel, t.handle);
+        let flow = self.flow_of(at.dir, channel, t.handle, at.dir);
+        let started = !self.current.contains_key(&link);
+        let (id, start) = match self.current.get(&link) {
+            Some(&(id, start)) => (id.or(t.delivery_id), start),
+            None => (t.delivery_id, at.seq),
+        };
+        if t.more && !t.aborted {
+            self.current.insert(link, (id, start));
+        } else {
+            self.current.remove(&link);
+        }
+        notes.push(Note::Flow {
+            flow: flow.clone(),
+            message: started,
+        });
+        let key = id.map(|id| (at.dir, channel, id));
+        if t.settled == Some(true) || t.aborted {
+            // Settled by its sender (or given up): nothing waits for a disposition.
+            if let Some(k) = key {
+                self.open.remove(&k);
+            }
+            if !t.aborted {
+                notes.push(Note::PreSettled {
+                    start,
+                    kind: SettleKind::TransferDisposition,
+                });
+            }
+            return;
+        }
+        match key {
+            Some(k) if started => {
+                if self.open.len() >= MAX_OPEN {
+                    notes.push(Note::Untimed);
+                } else {
+                    self.open.insert(
+                        k,
+                        Open {
+                            seq: at.seq,
+                            ts: at.ts,
+                            flow,
+                        },
+                    );
+                }
+            }
+            Some(_) => {}
+            // No delivery-id on a delivery's first frame (malformed): it cannot be settled.
+            None if started => notes.push(Note::Untimed),
+            None => {}
+        }
+    }
+
+    fn disposition(
+        &mut self,
+        at: At,
+        channel: u16,
+        d: &crate::codec::amqp10::Disposition,
+        notes: &mut Vec<Note>,
+    ) {
+        if !d.settled {
+            return;
+        }
+        let (sender, sender_channel) = match d.role {
+            Role::Sender => (at.dir, channel),
+            Role::Receiver => match self.peer.get(&(at.dir, channel)) {
+                Some(&c) => (at.dir.flip(), c),
+                None => return,
+            },
+        };
+        let last = d.last.unwrap_or(d.first);
+        let span = u64::from(last.wrapping_sub(d.first)) + 1;
+        let settle = |o: Open| Note::Settled {
+            start: o.seq,
+            after_us: at.ts - o.ts,
+            kind: SettleKind::TransferDisposition,
+            flow: o.flow,
+        };
+        if span <= self.open.len() as u64 {
+            // Few ids: look each up (delivery-ids are serial numbers: the range may wrap).
+            for i in 0..span as u32 {
+                let id = d.first.wrapping_add(i);
+                if let Some(o) = self.open.remove(&(sender, sender_channel, id)) {
+                    notes.push(settle(o));
+                }
+            }
+        } else {
+            let within = |id: u32| id.wrapping_sub(d.first) <= last.wrapping_sub(d.first);
+            let hit: Vec<_> = self
+                .open
+                .keys()
+                .filter(|(dir, c, id)| *dir == sender && *c == sender_channel && within(*id))
+                .copied()
+                .collect();
+            for k in hit {
+                if let Some(o) = self.open.remove(&k) {
+                    notes.push(settle(o));
+                }
+            }
+        }
+    }
+}
+
+impl Traffic for Amqp10Traffic {
+    type Frame = Frame;
+
+    fn frame(&mut self, at: At, frame: &Frame, notes: &mut Vec<Note>) {
+        let Some(p) = frame.performative() else {
+            return;
+        };
+        let (dir, channel) = (at.dir, frame.channel());
+        match p {
+            Performative::Begin(b) => {
+                if let Some(r) = b.remote_channel {
+                    self.peer.insert((dir, channel), r);
+                    self.peer.insert((dir.flip(), r), channel);
+                }
+            }
+            Performative::Attach(a) => {
+                let sender = match a.role {
+                    Role::Sender => dir,
+                    Role::Receiver => dir.flip(),
+                };
+                let flow = FlowKey::Link {
+                    name: Some(a.name.as_str().to_string()),
+                    unnamed: (0, 0),
+                    sender,
+                };
+                self.handles.insert((dir, channel, a.handle), flow.clone());
+                notes.push(Note::Flow {
+                    flow,
+                    message: false,
+                });
+            }
+            Performative::Flow(f) => {
+                if let Some(h) = f.handle {
+                    // A flow's sender may be either end: unnamed, it is counted with the link
+                    // its handle names in that direction.
+                    let flow = self.flow_of(dir, channel, h, dir);
+                    notes.push(Note::Flow {
+                        flow,
+                        message: false,
+                    });
+                }
+            }
+            Performative::Transfer(t) => self.transfer(at, channel, t, notes),
+            Performative::Disposition(d) => self.disposition(at, channel, d, notes),
+            Performative::Detach(d) => {
+                let flow = self.flow_of(dir, channel, d.handle, dir);
+                if d.closed {
+                    self.handles.remove(&(dir, channel, d.handle));
+                }
+                notes.push(Note::Flow {
+                    flow,
+                    message: false,
+                });
+            }
+            Performative::End(_) => {
+                if let Some(r) = self.peer.remove(&(dir, channel)) {
+                    self.peer.remove(&(dir.flip(), r));
+                }
+            }
+            Performative::Open(_) | Performative::Close(_) => {}
+        }
+    }
+
+    fn gap(&mut self, _dir: Dir) {
+        self.open.clear();
+        self.current.clear();
+    }
+
+    fn open(&self) -> usize {
+        self.open.len()
+    }
+}
