@@ -226,6 +226,11 @@ impl Conv {
         self
     }
 
+    /// Every event so far.
+    pub fn events(&self) -> &[amqpeek::Event] {
+        &self.out
+    }
+
     /// Every violation so far.
     pub fn violations(&self) -> Vec<Violation> {
         self.out

@@ -210,6 +210,8 @@ pub struct Convo {
     /// Microseconds.
     pub now: i64,
     pub violations: Vec<Violation>,
+    /// Every event the inspector made, in order.
+    pub events: Vec<amqpeek::Event>,
 }
 
 impl Default for Convo {
@@ -224,6 +226,7 @@ impl Convo {
             insp: Inspector::new(1, InspectOptions::default()),
             now: 1_000_000,
             violations: Vec::new(),
+            events: Vec::new(),
         }
     }
     /// Both AMQP headers, both opens (server open with `server_open` extra fields).
@@ -266,11 +269,7 @@ impl Convo {
             Bytes::copy_from_slice(b),
             &mut out,
         );
-        for e in out {
-            if let EventKind::Violation(v) = e.kind {
-                self.violations.push(v);
-            }
-        }
+        self.take(out);
     }
     pub fn frame(
         &mut self,
@@ -282,6 +281,15 @@ impl Convo {
     ) {
         let f = encode_frame(frame_type, channel, body, payload).unwrap();
         self.bytes(dir, &f);
+    }
+    /// Keep `out`'s events, and its violations apart.
+    fn take(&mut self, out: Vec<amqpeek::Event>) {
+        for e in out {
+            if let EventKind::Violation(v) = &e.kind {
+                self.violations.push(v.clone());
+            }
+            self.events.push(e);
+        }
     }
     /// Client sends a performative on `channel`.
     pub fn c(&mut self, channel: u16, p: Value) {
@@ -313,11 +321,7 @@ impl Convo {
         let mut out = Vec::new();
         self.insp
             .close(Timestamp(self.now), reason.into(), &mut out);
-        for e in out {
-            if let EventKind::Violation(v) = e.kind {
-                self.violations.push(v);
-            }
-        }
+        self.take(out);
     }
     pub fn rules(&self) -> Vec<&str> {
         self.violations.iter().map(|v| v.rule.id).collect()
