@@ -27,8 +27,9 @@ use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
 use amqpeek::replay::parallel;
 use amqpeek::sinks::pcapng::PcapngSink;
-use amqpeek::stats::Collector;
+use amqpeek::sinks::stats_feed::StatsFeed;
 use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink};
+use amqpeek::stats::Collector;
 use amqpeek::tui::{self, TuiOptions};
 use amqpeek::verdict::{Format, SharedReport};
 use cli::{
@@ -267,6 +268,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let mut feed_rx = None;
     if tui {
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+        sinks.push(Box::new(stats_feed(&feed)));
         sinks.push(Box::new(feed));
         feed_rx = Some(rx);
     } else if output.trace() {
@@ -498,6 +500,12 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
+/// The statistics of the run for the UI's `S` pane, published through `feed`.
+fn stats_feed(feed: &tui::TuiFeed) -> StatsFeed {
+    let feed = feed.clone();
+    StatsFeed::new(Box::new(move |report| feed.stats(report)))
+}
+
 /// The replay into the UI: the capture is decoded on another thread into it without loss;
 /// the UI stays open until the user quits. A file (`read` counting its first pass) is reached
 /// whole through a pager; stdin keeps the ring of the latest frames.
@@ -511,6 +519,7 @@ fn replay_in_tui(
     read: Option<Arc<AtomicU64>>,
 ) -> anyhow::Result<amqpeek::driver::Finished> {
     let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
+    sinks.push(Box::new(stats_feed(&feed)));
     sinks.push(Box::new(feed.lossless()));
     let first = inspect.clone();
     let worker = std::thread::spawn(move || {
@@ -631,7 +640,11 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     }
     let report = collector.report();
     let text = match args.format {
-        StatsFormat::Text => format!("amqpeek stats: {}\n{}", input_name(&args.input), report.text()),
+        StatsFormat::Text => format!(
+            "amqpeek stats: {}\n{}",
+            input_name(&args.input),
+            report.text()
+        ),
         StatsFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
     };
     match &args.output {

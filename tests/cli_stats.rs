@@ -307,13 +307,10 @@ async fn stats_times_fe2o3s_transfers_to_their_dispositions_per_link() {
         .await
         .unwrap();
     for _ in 0..MESSAGES {
-        let d = tokio::time::timeout(
-            Duration::from_secs(10),
-            receiver.recv::<Body<AmqpValue>>(),
-        )
-        .await
-        .expect("receive in time")
-        .unwrap();
+        let d = tokio::time::timeout(Duration::from_secs(10), receiver.recv::<Body<AmqpValue>>())
+            .await
+            .expect("receive in time")
+            .unwrap();
         receiver.accept(&d).await.unwrap();
     }
     let _ = receiver.close().await;

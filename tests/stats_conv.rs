@@ -14,8 +14,8 @@ use amqpeek::stats::{At, Collector, MAX_OPEN, Note, StatsReport, Traffic};
 use amqpeek::tui::timeline::{Follow, entries};
 use amqpeek::tui::{App, AppEvent, TuiOptions};
 use bytes::Bytes;
-use state_amqp091_conv::{Conv, K, bit, ll, sstr};
 use state_amqp10_common as c10;
+use state_amqp091_conv::{Conv, K, bit, ll, sstr};
 
 fn report(events: &[Event]) -> StatsReport {
     let mut c = Collector::new();
@@ -126,7 +126,11 @@ fn no_ack_deliveries_await_nothing_and_ack_zero_multiple_settles_all() {
             ("no-ack", bit(true)),
         ],
     );
-    c.s(1, K::BasicConsumeOk, &[("consumer-tag", sstr("amq.ctag-1"))]);
+    c.s(
+        1,
+        K::BasicConsumeOk,
+        &[("consumer-tag", sstr("amq.ctag-1"))],
+    );
     c.consume(1, "manual", false);
     c.at(1).deliver(1, "amq.ctag-1", 1);
     c.deliver(1, "manual", 2).deliver(1, "manual", 3);
@@ -193,7 +197,10 @@ fn a_disposition_settles_the_deliveries_of_its_own_session() {
     assert_eq!((a.settled, b.settled), (2, 2));
     assert_eq!(a.dirs[0].messages, 2);
     let (la, lb) = (a.latency.unwrap(), b.latency.unwrap());
-    assert!(la.min_us > 1_900_000 && lb.max_us < 1_100_000, "{la:?} {lb:?}");
+    assert!(
+        la.min_us > 1_900_000 && lb.max_us < 1_100_000,
+        "{la:?} {lb:?}"
+    );
 }
 
 #[test]
@@ -211,8 +218,16 @@ fn a_disposition_of_every_delivery_id_costs_only_what_waits() {
 fn a_delivery_in_several_transfers_is_one_message_settled_by_its_last() {
     let mut c = c10::Convo::sending_link(10);
     let payload = c10::message(None);
-    c.c_payload(0, c10::transfer(0, Some(7), Some(b"t"), None, true, &[]), &payload);
-    c.c_payload(0, c10::transfer(0, None, None, Some(true), false, &[]), &payload);
+    c.c_payload(
+        0,
+        c10::transfer(0, Some(7), Some(b"t"), None, true, &[]),
+        &payload,
+    );
+    c.c_payload(
+        0,
+        c10::transfer(0, None, None, Some(true), false, &[]),
+        &payload,
+    );
     c.close_tcp();
     assert!(c.violations.is_empty(), "{:#?}", c.violations);
     let r = report(&c.events);

@@ -499,3 +499,50 @@ fn a_200k_frame_replay_searches_the_whole_capture_with_the_filter() {
     wait_for(&session, "EXITED 0");
     let _ = tmux(&["kill-session", "-t", &session]);
 }
+
+/// `S` in a replay shows the statistics of the whole capture, as `amqpeek stats` prints
+/// them: lapin's three confirmed publishes and three acked deliveries.
+#[test]
+fn s_shows_the_statistics_of_a_replay() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/amqp091-lapin.jsonl");
+    let session = format!("amqpeek-tui-stats-{}", std::process::id());
+    let cmd = format!(
+        "{} replay {}; echo EXITED $?; sleep 5",
+        env!("CARGO_BIN_EXE_amqpeek"),
+        cap.display()
+    );
+    let status = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "140",
+            "-y",
+            "50",
+            &cmd,
+        ])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(status.success());
+    wait_for(&session, "end of feed");
+    tmux(&["send-keys", "-t", &session, "S"]);
+    let s = wait_for(&session, "Settlement latency");
+    for (kind, count) in [("publish->confirm", "3"), ("deliver->ack", "3")] {
+        let line = s
+            .lines()
+            .find(|l| l.contains(kind))
+            .unwrap_or_else(|| panic!("{s}"))
+            .replace('│', " ");
+        assert_eq!(line.split_whitespace().nth(1), Some(count), "{s}");
+    }
+    assert!(s.contains("channel 1"), "{s}");
+    tmux(&["send-keys", "-t", &session, "q"]);
+    wait_for(&session, "EXITED 0");
+    let _ = tmux(&["kill-session", "-t", &session]);
+}

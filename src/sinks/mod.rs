@@ -9,6 +9,7 @@
 pub mod filtered;
 pub mod jsonl;
 pub mod pcapng;
+pub mod stats_feed;
 pub mod trace;
 pub mod ts_text;
 

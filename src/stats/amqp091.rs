@@ -27,8 +27,8 @@ type Waiting = BTreeMap<u64, (u64, i64)>;
 struct NoAck {
     /// Consumer tags whose consumer said `no-ack`.
     tags: HashSet<Bytes>,
-    /// Consumes awaiting their consume-ok: (tag asked, no-ack).
-    consumes: VecDeque<(Bytes, bool)>,
+    /// Consumes awaiting their consume-ok (which names the tag): no-ack.
+    consumes: VecDeque<bool>,
     /// Gets awaiting their get-ok or get-empty: no-ack.
     gets: VecDeque<bool>,
 }
@@ -96,12 +96,10 @@ impl Amqp091Traffic {
                 self.waiting -= ch.publishes.len() + ch.deliveries.len();
                 *ch = Channel::default();
             }
-            (MethodKind::ConfirmSelect, Dir::C2S) => {
-                if ch.next_publish.is_none() {
-                    // Counting starts here: known, whatever a gap hid before.
-                    ch.next_publish = Some(1);
-                    ch.unnumbered = false;
-                }
+            (MethodKind::ConfirmSelect, Dir::C2S) if ch.next_publish.is_none() => {
+                // Counting starts here: known, whatever a gap hid before.
+                ch.next_publish = Some(1);
+                ch.unnumbered = false;
             }
             (MethodKind::BasicPublish, Dir::C2S) => {
                 message = true;
@@ -125,8 +123,7 @@ impl Amqp091Traffic {
                 let no_ack = if m.kind() == MethodKind::BasicGetOk {
                     ch.no_ack.gets.pop_front().unwrap_or(false)
                 } else {
-                    m.consumer_tag()
-                        .is_some_and(|t| ch.no_ack.tags.contains(t))
+                    m.consumer_tag().is_some_and(|t| ch.no_ack.tags.contains(t))
                 };
                 if no_ack {
                     notes.push(Note::PreSettled {
@@ -154,12 +151,9 @@ impl Amqp091Traffic {
             }
             (MethodKind::BasicConsume, Dir::C2S) => consume(&mut ch.no_ack, m),
             (MethodKind::BasicConsumeOk, Dir::S2C) => {
-                if let (Some((_, no_ack)), Some(tag)) =
-                    (ch.no_ack.consumes.pop_front(), m.consumer_tag())
-                {
-                    if no_ack {
-                        ch.no_ack.tags.insert(tag.clone());
-                    }
+                let asked = ch.no_ack.consumes.pop_front();
+                if let (Some(true), Some(tag)) = (asked, m.consumer_tag()) {
+                    ch.no_ack.tags.insert(tag.clone());
                 }
             }
             (MethodKind::BasicCancel | MethodKind::BasicCancelOk, _) => {
@@ -186,13 +180,11 @@ impl Amqp091Traffic {
 
 /// A `basic.consume`: with `nowait` its tag is in use at once; else the consume-ok names it.
 fn consume(no_ack: &mut NoAck, m: &Method) {
-    let (tag, wants) = (m.consumer_tag().cloned().unwrap_or_default(), m.no_ack() == Some(true));
-    if m.nowait() == Some(true) {
-        if wants {
-            no_ack.tags.insert(tag);
-        }
-    } else {
-        no_ack.consumes.push_back((tag, wants));
+    let wants = m.no_ack() == Some(true);
+    if m.nowait() != Some(true) {
+        no_ack.consumes.push_back(wants);
+    } else if wants && let Some(tag) = m.consumer_tag() {
+        no_ack.tags.insert(tag.clone());
     }
 }
 
@@ -203,7 +195,9 @@ impl Traffic for Amqp091Traffic {
         let channel = frame.channel();
         match frame.method() {
             Some(m) => self.method(at, channel, m, notes),
-            None if channel != 0 && (frame.body().is_some() || frame.content_header().is_some()) => {
+            None if channel != 0
+                && (frame.body().is_some() || frame.content_header().is_some()) =>
+            {
                 notes.push(Note::Flow {
                     flow: FlowKey::Channel(channel),
                     message: false,

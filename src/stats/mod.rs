@@ -97,8 +97,15 @@ impl Collector {
             self.open.insert(ev.conn, (Traffics::default(), 0));
         }
         match &ev.kind {
-            EventKind::Header { dir, header, raw, .. } => {
-                self.count(header.proto_name(), "protocol-header", *dir, raw.len() as u64);
+            EventKind::Header {
+                dir, header, raw, ..
+            } => {
+                self.count(
+                    header.proto_name(),
+                    "protocol-header",
+                    *dir,
+                    raw.len() as u64,
+                );
             }
             EventKind::Undecoded { dir, bytes, .. } => {
                 self.count("-", "undecoded bytes", *dir, bytes.len() as u64);

@@ -142,7 +142,8 @@ pub(super) fn build(c: &Collector) -> StatsReport {
         flows_summed: c.other_flows.is_some(),
         settlement,
         untimed: c.untimed,
-        unsettled_at_close: c.unsettled_at_close + c.open.values().map(|(t, _)| t.open() as u64).sum::<u64>(),
+        unsettled_at_close: c.unsettled_at_close
+            + c.open.values().map(|(t, _)| t.open() as u64).sum::<u64>(),
         gaps: c.gaps,
     }
 }
@@ -210,7 +211,10 @@ impl StatsReport {
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         let span = match (&self.first, &self.last) {
-            (Some(f), Some(l)) => format!(", {f} to {l} ({})", duration(self.duration_us.max(0) as u64)),
+            (Some(f), Some(l)) => format!(
+                ", {f} to {l} ({})",
+                duration(self.duration_us.max(0) as u64)
+            ),
             _ => String::new(),
         };
         out.push(format!(
@@ -250,7 +254,16 @@ impl StatsReport {
         out.push("Links and channels (rates over each one's first to last frame that way)".into());
         out.push(format!(
             "  {:>4} {:<32} {:<4} {:>8} {:>8} {:>11} {:>9} {:>11} {:>8} {:>8} {:>8}",
-            "conn", "flow", "dir", "frames", "msgs", "bytes", "msg/s", "B/s", "settled", "p50",
+            "conn",
+            "flow",
+            "dir",
+            "frames",
+            "msgs",
+            "bytes",
+            "msg/s",
+            "B/s",
+            "settled",
+            "p50",
             "p99"
         ));
         if self.flows.is_empty() {
@@ -277,7 +290,8 @@ impl StatsReport {
                     d.messages,
                     bytes(d.bytes as f64),
                     rate(d.messages_per_s),
-                    d.bytes_per_s.map_or("-".into(), |b| format!("{}/s", bytes(b))),
+                    d.bytes_per_s
+                        .map_or("-".into(), |b| format!("{}/s", bytes(b))),
                 );
                 if i == 0 {
                     let _ = write!(line, " {:>8} {:>8} {:>8}", f.settled, p50, p99);
@@ -301,8 +315,9 @@ impl StatsReport {
         ));
         for s in &self.settlement {
             let cells = match s.latency {
-                Some(l) => [l.min_us, l.p50_us, l.p90_us, l.p99_us, l.max_us, l.mean_us]
-                    .map(duration),
+                Some(l) => {
+                    [l.min_us, l.p50_us, l.p90_us, l.p99_us, l.max_us, l.mean_us].map(duration)
+                }
                 None => std::array::from_fn(|_| "-".to_string()),
             };
             out.push(format!(

@@ -102,6 +102,9 @@ impl App {
         if matches!(self.overlay, Overlay::Timeline { .. }) && self.timeline_key(a) {
             return;
         }
+        if matches!(self.overlay, Overlay::Stats { .. }) && self.stats_key(a) {
+            return;
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::Help
@@ -155,6 +158,12 @@ impl App {
             Action::CopyJson => self.copy_selected(true),
             Action::CycleTime => self.cycle_time(),
             Action::Timeline => self.open_timeline(),
+            Action::Stats => {
+                self.overlay = Overlay::Stats {
+                    scroll: 0,
+                    column: 0,
+                }
+            }
         }
     }
 

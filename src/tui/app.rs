@@ -99,6 +99,9 @@ pub enum AppEvent {
     Window(Box<super::window::Window>),
     /// Rows of the capture a search of the pager has scanned so far.
     Scanned(u64),
+    /// The statistics of everything the pipeline has seen so far (`crate::stats`), published
+    /// by its statistics sink a few times a second.
+    Stats(std::sync::Arc<crate::stats::StatsReport>),
 }
 
 /// Something the UI asks its owner to do outside it (the app itself does no I/O): the event
@@ -247,6 +250,13 @@ pub enum Overlay {
         /// The timeline's cursor.
         list: ListState,
     },
+    /// The statistics (`S`), scrolled this many lines and columns.
+    Stats {
+        /// Lines scrolled past.
+        scroll: usize,
+        /// Columns scrolled past (the tables are wider than a small terminal).
+        column: u16,
+    },
     /// Typing the path of an export (Tab changes what is exported).
     Export {
         /// The path typed (`.jsonl`: JSON Lines, else pcapng).
@@ -347,6 +357,8 @@ pub struct App {
     pub effects: Vec<Effect>,
     /// The frame list's time column.
     pub time_mode: TimeMode,
+    /// The latest statistics the pipeline published (`S` shows them).
+    pub stats: Option<std::sync::Arc<crate::stats::StatsReport>>,
 }
 
 impl App {
@@ -391,6 +403,7 @@ impl App {
             marked_only: false,
             effects: Vec::new(),
             time_mode: TimeMode::Absolute,
+            stats: None,
         }
     }
 
@@ -503,6 +516,7 @@ impl App {
             AppEvent::Progress(read, total) => self.paging.progress = Some((read, total)),
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
+            AppEvent::Stats(report) => self.stats = Some(report),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);

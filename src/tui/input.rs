@@ -43,6 +43,8 @@ pub enum Action {
     CycleTime,
     /// Follow the selected frame's link (AMQP 1.0) or channel (0-9-1) over time.
     Timeline,
+    /// The statistics: frames per name and direction, rates, settlement latency (toggle).
+    Stats,
     /// The focused pane fills the screen (toggle).
     Zoom,
     /// Focus the next pane.
@@ -140,6 +142,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "time absolute/relative/delta / follow link or channel",
     ),
     (
+        "S",
+        "statistics: frames per name, rates, settlement latency",
+    ),
+    (
         "[ ] mouse",
         "scroll the hex dump; wheel scrolls, click selects",
     ),
@@ -205,6 +211,7 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         KeyCode::Char('Y') => Action::CopyJson,
         KeyCode::Char('t') => Action::CycleTime,
         KeyCode::Char('L') => Action::Timeline,
+        KeyCode::Char('S') => Action::Stats,
         KeyCode::Char('[') => Action::HexUp,
         KeyCode::Char(']') => Action::HexDown,
         KeyCode::Char('c') => Action::FocusPane(Pane::Connections),

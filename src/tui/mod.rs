@@ -51,6 +51,7 @@ pub mod model;
 pub mod numbering;
 pub mod pager;
 mod search;
+mod stats_pane;
 pub mod timeline;
 pub mod views;
 pub mod window;
@@ -102,6 +103,8 @@ pub struct TuiFeed {
 struct Overflow {
     events: Vec<AppEvent>,
     states: BTreeMap<ConnId, AppEvent>,
+    /// The latest statistics (older ones are superseded).
+    stats: Option<AppEvent>,
 }
 
 /// The receiving side, given to [`run`].
@@ -132,6 +135,7 @@ impl TuiReceiver {
             out.append(&mut o.events);
             // After the events: a state describes the connection after all of them.
             out.extend(std::mem::take(&mut o.states).into_values());
+            out.extend(o.stats.take());
         }
         if gone && out.is_empty() {
             None
@@ -230,6 +234,21 @@ impl TuiFeed {
     /// Send a pipeline event.
     pub fn event(&self, ev: &Event) -> bool {
         self.send(AppEvent::Pipeline(ev.clone()))
+    }
+
+    /// Send the latest statistics: never blocks; when the channel is full they wait aside,
+    /// replacing any older ones still waiting. Returns false when the UI is gone.
+    pub fn stats(&self, report: Arc<crate::stats::StatsReport>) -> bool {
+        match self.tx.try_send(AppEvent::Stats(report)) {
+            Ok(()) => true,
+            Err(TrySendError::Full(ev)) => {
+                if let Ok(mut o) = self.overflow.lock() {
+                    o.stats = Some(ev);
+                }
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod frames;
 pub mod help;
 pub mod state;
 pub mod state_items;
+pub mod stats;
 pub mod timeline;
 pub mod violations;
 
@@ -125,6 +126,10 @@ pub fn render(app: &App, f: &mut Frame) {
     if let Overlay::Timeline { follow, list } = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
         timeline::render(app, f, above, follow, list);
+    }
+    if let Overlay::Stats { scroll, column } = app.overlay {
+        let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
+        stats::render(app, f, above, (scroll, column));
     }
 }
 
