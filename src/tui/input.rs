@@ -138,12 +138,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("y / Y", "copy the frame as hex / as JSON (OSC 52)"),
     (
-        "t / L",
-        "time absolute/relative/delta / follow link or channel",
-    ),
-    (
-        "S",
-        "statistics: frames per name, rates, settlement latency",
+        "t / L / S",
+        "time abs/rel/delta / follow a link or channel / statistics",
     ),
     (
         "[ ] mouse",
