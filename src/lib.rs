@@ -11,6 +11,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod browse;
 pub mod capture;
 pub mod codec;
 pub mod driver;

@@ -25,7 +25,7 @@ use amqpeek::capture::{self, CaptureOptions};
 use amqpeek::driver::offline::{self, Pace};
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::proxy::{BoxSink, Proxy, ProxyConfig, shutdown};
-use amqpeek::replay::parallel;
+use amqpeek::replay::{export, pager, parallel};
 use amqpeek::sinks::pcapng::PcapngSink;
 use amqpeek::sinks::stats_feed::StatsFeed;
 use amqpeek::sinks::{FilteredSink, JsonOptions, JsonlSink, TraceSink};
@@ -306,7 +306,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
                 }))
             });
             let opts = tui_options(&output, format!("proxy {local} -> {upstream}"), true);
-            let ui = tui::run(rx, opts);
+            let ui = tui::run(rx, opts, export::write);
             stop.notify_one();
             let summary = handle
                 .join()
@@ -531,17 +531,17 @@ fn replay_in_tui(
         Some(read) => {
             opts.whole_capture = true;
             let (path, copts) = (args.input.capture.clone(), capture_options(&args.input));
-            let open: tui::pager::Opener =
+            let open: pager::Opener =
                 Box::new(move |stop| capture::open_stoppable(&path, copts.clone(), stop).ok());
             let total = std::fs::metadata(&args.input.capture).map_or(0, |m| m.len());
-            let size = tui::pager::WindowSize {
+            let size = pager::WindowSize {
                 rows: opts.max_frames_per_conn,
                 max_bytes: opts.max_bytes_per_conn,
             };
-            let pager = tui::pager::Pager::spawn(open, inspect.clone(), size, read, total);
-            tui::run_paged(rx, opts, pager)
+            let pager = pager::Pager::spawn(open, inspect.clone(), size, read, total);
+            tui::run_paged(rx, opts, pager, export::write)
         }
-        None => tui::run(rx, opts),
+        None => tui::run(rx, opts, export::write),
     };
     if let Some(stop) = stop {
         stop.stop();

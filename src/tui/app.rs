@@ -50,7 +50,7 @@ pub struct TuiOptions {
     /// The filter the frame list starts with (`--filter`).
     pub filter: Filter,
     /// A replay of a file: the kept rows are a window of the whole capture, which the pager
-    /// (`pager.rs`) can bring back around any frame (see [`App::paging`]). Off live and for
+    /// (`replay::pager`, given to `run_paged`) can bring back around any frame (see [`App::paging`]). Off live and for
     /// stdin, where the rows are a ring of the latest.
     pub whole_capture: bool,
 }
@@ -339,7 +339,7 @@ pub struct App {
     pub quit: bool,
     pub(super) next_seq: u64,
     /// Numbers the rows of the events as they arrive (as the pager does when it re-runs).
-    pub(super) numbering: super::numbering::Numbering,
+    pub(super) numbering: crate::browse::numbering::Numbering,
     /// A window from the pager is being applied: rows are not counted again.
     pub(super) windowing: bool,
     /// Whole-capture mode: where the first pass is, and the window asked for.

@@ -5,13 +5,13 @@
 //! them ([`capture_of`], pure): per connection its connect, its protocol headers (always: the
 //! rest cannot be read without them), the chosen rows' bytes in stream order, a gap wherever
 //! bytes between them are left out (resuming at the next frame of its protocol), and its close.
-//! [`write`] replays that capture through the ordinary pipeline with masking on (whatever
-//! `--show-secrets` said) into the JSONL or pcapng sink: the file is what `replay --jsonl` or
-//! `--pcap` would write of those bytes, and reads back as such.
+//! The event loop hands that capture to the [`Exporter`] it was given, which runs it through the
+//! ordinary pipeline with masking on (whatever `--show-secrets` said) into the JSONL or pcapng
+//! sink (`replay::export`): the file is what `replay --jsonl` or `--pcap` would write of those
+//! bytes, and reads back as such. Nothing here runs the pipeline.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -22,9 +22,12 @@ use super::model::{Conn, Row, RowKind};
 use crate::capture::SourceEvent;
 use crate::codec::ProtocolHeader;
 use crate::event::{Chunk, ConnId};
-use crate::pipeline::{InspectOptions, Sink};
-use crate::sinks::pcapng::PcapngSink;
-use crate::sinks::{JsonOptions, JsonlSink};
+
+/// Writes an export: the capture `events` into a new JSONL (`jsonl`) or pcapng file at `path`,
+/// masked, bodies cut at `max_body`; the number of frames written, or an error naming the path.
+/// The event loop is given one (`replay::export::write` in the binary), so that the UI itself
+/// runs no pipeline.
+pub type Exporter = fn(&Path, bool, Vec<SourceEvent>, usize) -> io::Result<u64>;
 
 /// The rows `scope` exports, by connection, in arrival order (headers not added yet).
 fn chosen(app: &App, scope: ExportScope) -> BTreeMap<ConnId, Vec<u64>> {
@@ -159,30 +162,4 @@ fn connection(c: &Conn, rows: &[&Row], out: &mut Vec<SourceEvent>) {
             reason: info.reason.clone(),
         });
     }
-}
-
-/// Replay `events` through a masking pipeline into a new JSONL (`jsonl`) or pcapng file at
-/// `path`; the number of frames written. Errors name the path.
-pub fn write(
-    path: &Path,
-    jsonl: bool,
-    events: Vec<SourceEvent>,
-    max_body: usize,
-) -> io::Result<u64> {
-    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-    let file = BufWriter::new(File::create(path).map_err(named)?);
-    let opts = InspectOptions {
-        show_secrets: false,
-        emit_data: !jsonl,
-        max_body,
-        ..InspectOptions::default()
-    };
-    let mut sink: Box<dyn Sink + Send> = if jsonl {
-        Box::new(JsonlSink::new(file, JsonOptions { max_body }))
-    } else {
-        Box::new(PcapngSink::new(file).map_err(named)?)
-    };
-    let stats = crate::replay::run(events, opts, &mut [&mut *sink]).map_err(named)?;
-    sink.flush().map_err(named)?;
-    Ok(stats.frames)
 }

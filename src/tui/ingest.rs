@@ -10,7 +10,7 @@ use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violati
 
 use super::app::{App, Pane};
 use super::model::{Conn, Row, ViolationRow};
-use super::numbering::Place;
+use crate::browse::numbering::Place;
 
 impl App {
     pub(super) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {

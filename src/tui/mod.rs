@@ -1,35 +1,40 @@
 //! The live terminal UI (ratatui + crossterm): connections, frames, frame detail with hex,
 //! sessions/links/channels, violations, a filter language, keys and mouse.
 //!
-//! Wiring (the only entry points):
+//! Wiring (the only entry points). The UI runs no pipeline: what it needs run is given to the
+//! event loop, an [`Exporter`] for the exports (`replay::export::write`) and, for a file, a
+//! [`WindowSource`] (`replay::pager::Pager`).
 //!
 //! ```text
 //! // live (proxy): the feed is a Sink; put it with the other sinks of the inspection.
 //! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
 //! sinks.push(Box::new(feed));                  // never blocks: try_send, drops counted
-//! tui::run(rx, TuiOptions::default())?;        // on the main thread, until the user quits
+//! tui::run(rx, TuiOptions::default(), export::write)?;  // on the main thread, until quit
 //! // then stop the proxy (the UI returned: the user pressed q or Ctrl-C).
 //!
 //! // replay: nothing may be dropped, and the UI stays open after the last event.
 //! let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
 //! let feed = feed.lossless();                  // blocks instead of dropping
 //! thread::spawn(move || { for ev in capture { feed.event(&ev); } });  // feed dropped at end
-//! tui::run(rx, TuiOptions { live: false, ..Default::default() })?;
+//! tui::run(rx, TuiOptions { live: false, ..Default::default() }, export::write)?;
 //!
 //! // replay of a file: the same, and a pager that reaches every frame of it (see `window.rs`
-//! // and `pager.rs`: the app asks, the pager re-runs the pipeline over the file, on its thread).
-//! let pager = pager::Pager::spawn(open_file_again, inspect, size, bytes_read, file_len);
-//! tui::run_paged(rx, TuiOptions { live: false, whole_capture: true, ..Default::default() }, pager)?;
+//! // and `replay::pager`: the app asks, the pager re-runs the pipeline over the file, on its
+//! // thread, and answers with the row model's windows, `browse::window`).
+//! let pager = replay::pager::Pager::spawn(open_file_again, inspect, size, bytes_read, file_len);
+//! let opts = TuiOptions { live: false, whole_capture: true, ..Default::default() };
+//! tui::run_paged(rx, opts, pager, export::write)?;
 //! ```
 //!
 //! While the UI runs it owns the terminal: nothing else may write to stdout or stderr (no text
 //! trace sink, tracing to a file or off), or the screen is garbled.
 //!
-//! The UI tracks no protocol state and decodes nothing: frames arrive decoded and shared, and
-//! each connection's state arrives as the pipeline's `State` events (throttled there), which it
-//! renders as they are. (An export, `e`, runs the capture it rebuilds through the ordinary
-//! pipeline, as `replay` would, to mask it.) The app does no I/O: exports and clipboard copies
-//! are [`app::Effect`]s the event loop performs.
+//! The UI tracks no protocol state, decodes nothing and runs no pipeline: frames arrive
+//! decoded and shared, and each connection's state arrives as the pipeline's `State` events
+//! (throttled there), which it renders as they are. The app does no I/O: exports, windows and
+//! clipboard copies are [`app::Effect`]s the event loop performs. An export (`e`) is the
+//! capture the app rebuilds from its rows (`export.rs`, pure), which the [`Exporter`] runs
+//! through the ordinary pipeline, as `replay` would, to mask it.
 //!
 //! This module must never slow the relay: the feed only ever `try_send`s into a bounded
 //! channel (connects, closes, headers and gaps are kept aside when it is full, and the latest
@@ -48,14 +53,11 @@ mod ingest;
 pub mod input;
 mod marks;
 pub mod model;
-pub mod numbering;
-pub mod pager;
 mod search;
 mod stats_pane;
 pub mod timeline;
 pub mod views;
 pub mod window;
-mod window_sink;
 
 use std::collections::BTreeMap;
 use std::io::{self, Stdout};
@@ -72,7 +74,9 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 pub use app::{App, AppEvent, Pane, TuiOptions};
+pub use export::Exporter;
 
+use crate::browse::window::WindowSource;
 use crate::event::{ConnId, Event, EventKind, Timestamp};
 use crate::pipeline::Sink;
 
@@ -328,19 +332,50 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// What the event loop is given to perform the app's effects that are more than terminal
+/// I/O: it runs no pipeline itself.
+#[derive(Clone, Copy)]
+struct Executors<'a> {
+    /// Writes an export.
+    export: Exporter,
+    /// Brings back windows of the whole capture (a file replay only).
+    pager: Option<&'a dyn WindowSource>,
+}
+
 /// Run the UI on this thread until the user quits. Events come from `rx`; when every feed
-/// has been dropped the UI says "end of feed" and stays open.
-pub fn run(rx: TuiReceiver, opts: TuiOptions) -> io::Result<()> {
-    run_app(rx, opts, None)
+/// has been dropped the UI says "end of feed" and stays open. `export` writes the exports the
+/// user asks for.
+pub fn run(rx: TuiReceiver, opts: TuiOptions, export: Exporter) -> io::Result<()> {
+    run_app(
+        rx,
+        opts,
+        Executors {
+            export,
+            pager: None,
+        },
+    )
 }
 
 /// As [`run`], for the replay of a file: `pager` brings back the rows of the whole capture
-/// (`opts.whole_capture` on), and shows the first pass's progress.
-pub fn run_paged(rx: TuiReceiver, opts: TuiOptions, pager: pager::Pager) -> io::Result<()> {
-    run_app(rx, opts, Some(&pager))
+/// (`opts.whole_capture` on), and shows the first pass's progress. It is dropped when the UI
+/// returns.
+pub fn run_paged(
+    rx: TuiReceiver,
+    opts: TuiOptions,
+    pager: impl WindowSource,
+    export: Exporter,
+) -> io::Result<()> {
+    run_app(
+        rx,
+        opts,
+        Executors {
+            export,
+            pager: Some(&pager),
+        },
+    )
 }
 
-fn run_app(rx: TuiReceiver, opts: TuiOptions, pager: Option<&pager::Pager>) -> io::Result<()> {
+fn run_app(rx: TuiReceiver, opts: TuiOptions, exec: Executors<'_>) -> io::Result<()> {
     let mut guard = TerminalGuard::enter()?;
     let size = guard.terminal.size()?;
     let live = opts.live;
@@ -348,21 +383,21 @@ fn run_app(rx: TuiReceiver, opts: TuiOptions, pager: Option<&pager::Pager>) -> i
     if live {
         app.handle(AppEvent::Tick(Timestamp::now()));
     }
-    event_loop(&mut guard.terminal, &mut app, &rx, live, pager)
+    event_loop(&mut guard.terminal, &mut app, &rx, live, exec)
 }
 
 /// What the pager has for the app: the first pass's progress, and the windows come.
-fn from_pager(app: &mut App, pager: Option<&pager::Pager>) -> bool {
+fn from_pager(app: &mut App, pager: Option<&dyn WindowSource>) -> bool {
     let Some(pager) = pager else {
         return false;
     };
     let mut changed = false;
-    let progress = (pager.read.load(Ordering::Relaxed), pager.total);
+    let progress = pager.progress();
     if app.paging.progress != Some(progress) {
         app.handle(AppEvent::Progress(progress.0, progress.1));
         changed = true;
     }
-    let scanned = pager.scanned.load(Ordering::Relaxed);
+    let scanned = pager.scanned();
     let searching = app
         .paging
         .loading
@@ -384,7 +419,7 @@ fn event_loop(
     app: &mut App,
     rx: &TuiReceiver,
     live: bool,
-    pager: Option<&pager::Pager>,
+    exec: Executors<'_>,
 ) -> io::Result<()> {
     let frame_time = Duration::from_millis(1000 / MAX_FPS);
     let mut last_draw: Option<Instant> = None;
@@ -411,7 +446,7 @@ fn event_loop(
                 }
             }
         }
-        dirty |= from_pager(app, pager);
+        dirty |= from_pager(app, exec.pager);
         let dropped = rx.dropped.load(Ordering::Relaxed);
         if dropped != app.dropped {
             app.handle(AppEvent::Dropped(dropped));
@@ -451,7 +486,7 @@ fn event_loop(
             }
         }
         if !app.effects.is_empty() {
-            perform(terminal, app, pager);
+            perform(terminal, app, exec);
             dirty = true;
         }
         if app.quit {
@@ -461,15 +496,11 @@ fn event_loop(
 }
 
 /// Do what the app asked (it does no I/O itself), and tell it how that went.
-fn perform(
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
-    app: &mut App,
-    pager: Option<&pager::Pager>,
-) {
+fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App, exec: Executors<'_>) {
     use std::io::Write;
     for effect in std::mem::take(&mut app.effects) {
         let notice = match effect {
-            app::Effect::LoadWindow(request) => match pager {
+            app::Effect::LoadWindow(request) => match exec.pager {
                 // The answer comes as a window; the app says "loading" meanwhile.
                 Some(p) => {
                     p.request(request);
@@ -482,7 +513,7 @@ fn perform(
                 jsonl,
                 events,
                 what,
-            } => match export::write(&path, jsonl, events, app.opts.max_body) {
+            } => match (exec.export)(&path, jsonl, events, app.opts.max_body) {
                 Ok(n) => format!(
                     "exported {what}: {n} frame(s) to {} ({}, masked)",
                     path.display(),

@@ -2,17 +2,12 @@
 //! / previous row the frame list's filter matches; when it is not in the window of rows in
 //! memory, the app asks the pager ([`Find`]) to scan the capture for it (re-running the
 //! pipeline, judging each row as the app would) and to bring back the window around it, the
-//! filter staying on. Here too: how the pager judges a row of its re-run against the filter,
-//! as the app judges the row it makes of the same events (`Row::matches`): the row built from
-//! its event by the same constructors, with the violations that belong to it.
-
-use crate::event::EventKind;
-use crate::filter::Filter;
+//! filter staying on. The pager judges a row of its re-run against the filter as the app judges
+//! the row it makes of the same events (`Row::matches`): `browse::window::row_matches`, the
+//! row built from its event by the same constructors, with the violations that belong to it.
 
 use super::app::{App, ListState, Pane};
-use super::model::Row;
-use super::numbering::Place;
-use super::window::{Find, Item, WindowRequest, percent};
+use super::window::{Find, WindowRequest, percent};
 
 impl App {
     /// `>` / `<`: the next / previous row the filter matches, in the list or (a file replay)
@@ -102,43 +97,4 @@ pub(super) fn no_match(request: &WindowRequest) -> String {
         (true, from) => format!("no {what} after #{from}"),
         (false, from) => format!("no {what} before #{}", from.saturating_add(2)),
     }
-}
-
-/// Whether the row of `items` (its own event first, then what belongs to it) passes `filter`;
-/// with `violations`, only when it also has a violation.
-pub(super) fn row_matches(filter: &Filter, items: &[Item], violations: bool) -> bool {
-    let Some(row) = items.first().and_then(row_of) else {
-        return false;
-    };
-    let mut row = row;
-    for it in &items[1..] {
-        if let (Place::Attach(_), EventKind::Violation(v)) = (it.place, &it.event.kind) {
-            row.violations.push(v.clone());
-        }
-    }
-    (!violations || !row.violations.is_empty()) && row.matches(filter)
-}
-
-/// The row the app makes of a row's event (without what only the detail view shows).
-fn row_of(item: &Item) -> Option<Row> {
-    let e = &item.event;
-    let (conn, ts) = (e.conn, e.ts);
-    Some(match &e.kind {
-        EventKind::Header {
-            dir,
-            offset,
-            header,
-            raw,
-        } => Row::header(conn, ts, *dir, *offset, *header, raw),
-        EventKind::Frame(f) => Row::frame_listed(conn, ts, f, item.link.clone()),
-        EventKind::Gap {
-            dir,
-            offset,
-            len,
-            reason,
-        } => Row::gap(conn, ts, *dir, *offset, *len, reason),
-        EventKind::Close(info) => Row::close(conn, ts, info),
-        EventKind::Violation(v) => Row::malformed(conn, ts, v),
-        _ => return None,
-    })
 }

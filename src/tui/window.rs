@@ -1,81 +1,27 @@
 //! Whole-capture navigation in a file replay: the kept rows are a window of the capture, and a
 //! jump outside it (`g`/`G`, `n`/`N`, Enter on a violation, scrolling past its edge) asks for
-//! the window around the frame it wants ([`Effect::LoadWindow`]). The pager (`pager.rs`)
+//! the window around the frame it wants ([`Effect::LoadWindow`]). The pager (`replay::pager`,
+//! given to the event loop as a [`WindowSource`](crate::browse::window::WindowSource))
 //! re-runs the ordinary pipeline over the file and answers with the events of that window
-//! ([`Window`]), which replace the kept rows here. The app does no I/O and decodes nothing:
-//! it only knows, from the first pass, each connection's row numbers and the violations.
+//! ([`Window`], a type of the row model `browse` it shares with the UI), which replace the
+//! kept rows here. The app does no I/O and decodes nothing: it only knows, from the first
+//! pass, each connection's row numbers and the violations.
 //!
 //! With a filter on, a window's rows are those the filter matches (and the target), as the
 //! list of rows in memory shows only those; the far jumps then look for rows it matches
 //! (`g`/`G` the first / last, `n`/`N` one with a violation, `>`/`<` the next / previous: a
 //! search of the capture, [`Find`], see `search.rs`), and the filter stays on.
 
-use std::sync::Arc;
-
-use crate::event::{ConnId, Event, EventKind};
+use crate::browse::numbering::Place;
+pub use crate::browse::window::{Find, Item, Window, WindowRequest};
+use crate::event::{ConnId, EventKind};
 use crate::filter::Filter;
-use crate::state::Snapshot;
 
 use super::app::{App, Effect};
 use super::model::Row;
-use super::numbering::Place;
 
 /// What the status line says when a jump cleared the filter to show its frame.
 const FILTER_CLEARED: &str = "filter cleared to show the frame";
-
-/// A window asked of the pager.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WindowRequest {
-    /// Which request (the app applies the answer to its latest only).
-    pub id: u64,
-    /// Only this connection's rows (the frame list shows one connection), or all.
-    pub scope: Option<ConnId>,
-    /// The row to centre on and select: its connection and number.
-    pub target: (ConnId, u64),
-    /// Then move the cursor by this many rows (scrolling past the window's edge goes on).
-    pub step: isize,
-    /// The frame list's filter: the window's rows are those it matches (and the target), as
-    /// the list of rows in memory shows only those.
-    pub filter: Filter,
-    /// Search: the target is not `target` but the first row matching the filter at or after
-    /// it (the last at or before it, backwards), found by the pager scanning the capture.
-    pub find: Option<Find>,
-}
-
-/// A search of the whole capture for a row matching the request's filter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Find {
-    /// Towards later rows (the first match at or after the target's number), else earlier
-    /// (the last at or before it).
-    pub forward: bool,
-    /// Only a row with a violation is a match (`n`/`N` with a filter on).
-    pub violations: bool,
-}
-
-/// One pipeline event of a window, with the place the pager's numbering gave it.
-#[derive(Clone, Debug)]
-pub struct Item {
-    /// Its row number, or the row it belongs to.
-    pub place: Place,
-    /// The AMQP 1.0 link of a frame, from the attaches before it (they may be outside).
-    pub link: Option<String>,
-    /// The event.
-    pub event: Event,
-}
-
-/// The events of the rows around a target, as the pager found them.
-#[derive(Clone, Debug)]
-pub struct Window {
-    /// What was asked.
-    pub request: WindowRequest,
-    /// The row to select: the request's target, or the match a search found (`None`: no
-    /// match; the window is then not to be shown).
-    pub select: Option<(ConnId, u64)>,
-    /// Each connection's state as of just before its first row in the window.
-    pub base: Vec<(ConnId, Arc<Snapshot>)>,
-    /// The window's rows and what belongs to them, in capture order.
-    pub items: Vec<Item>,
-}
 
 /// Where the whole-capture mode is.
 #[derive(Clone, Debug, Default)]

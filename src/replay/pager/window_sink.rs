@@ -1,4 +1,4 @@
-//! The sink of a pager's re-run (`pager.rs`): from the pipeline's events over the whole
+//! The sink of a pager's re-run (`mod.rs`): from the pipeline's events over the whole
 //! capture, it keeps the rows of the window around a target row, and what belongs to them.
 //!
 //! With a filter on, the window's rows are those the filter matches (and the target), as the
@@ -13,16 +13,15 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::browse::numbering::{Numbering, Place};
+use crate::browse::window::{Item, Window, WindowRequest, row_matches};
 use crate::capture::Stop;
 use crate::event::{ConnId, Dir, Event, EventKind};
 use crate::filter::LinkNames;
 use crate::hash::HashMap;
 use crate::state::Snapshot;
 
-use super::numbering::{Numbering, Place};
-use super::pager::{Cancel, WindowSize};
-use super::search::row_matches;
-use super::window::{Item, Window, WindowRequest};
+use super::{Cancel, WindowSize};
 
 /// A row of the window and what belongs to it.
 #[derive(Debug)]
@@ -411,7 +410,7 @@ mod tests {
         })))
     }
 
-    fn sink(filter: &str, target: u64, find: Option<super::super::window::Find>) -> WindowSink {
+    fn sink(filter: &str, target: u64, find: Option<crate::browse::window::Find>) -> WindowSink {
         let request = WindowRequest {
             id: 1,
             scope: None,
@@ -479,7 +478,7 @@ mod tests {
     /// or before it; none, no window.
     #[test]
     fn a_search_selects_the_first_match_after_or_the_last_before() {
-        use super::super::window::Find;
+        use crate::browse::window::Find;
         let rows = ["a", "keep", "b", "keep", "c", "keep", "d"];
         let run = |from: u64, forward: bool| {
             let find = Find {

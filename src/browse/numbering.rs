@@ -1,5 +1,5 @@
 //! The row numbers of the frame list, given to pipeline events the same way wherever they are
-//! counted: by the app as the events arrive, and by the pager (`pager.rs`) as it re-runs the
+//! counted: by the TUI as the events arrive, and by the pager (`replay::pager`) as it re-runs the
 //! pipeline over a capture file to bring back the rows around a frame no longer in memory.
 //! Both count the same events in the same order, so a row keeps its number across re-runs.
 //!

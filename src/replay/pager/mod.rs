@@ -1,10 +1,12 @@
-//! The pager of a file replay: on a thread of its own, it brings back the rows around a frame
-//! no longer in memory by re-running the ordinary pipeline over the capture file from its
-//! start (the same capture, options and order as the first pass, so the same events and, with
-//! the same `Numbering`, the same row numbers), keeping only the events of the window around
-//! the target (`WindowSink`, `window_sink.rs`: with a filter on, the rows it matches; for a
-//! search, around the match it finds), and reading no further once it has them. Each request
-//! replaces the one before: a re-run for an older one stops at its next event.
+//! The pager of a file replay into the TUI (the UI's [`WindowSource`]): on a thread of its
+//! own, it brings back the rows around a frame no longer in memory by re-running the ordinary
+//! pipeline over the capture file from its start (the same capture, options and order as the
+//! first pass, so the same events and, with the same `Numbering`, the same row numbers),
+//! keeping only the events of the window around the target (`WindowSink`, `window_sink.rs`:
+//! with a filter on, the rows it matches; for a search, around the match it finds), and
+//! reading no further once it has them. Each request replaces the one before: a re-run for an
+//! older one stops at its next event. The windows are the row model's (`crate::browse`): this
+//! knows nothing of the UI.
 //!
 //! Memory: the window (at most `rows` rows and `max_bytes` of frames in scope, with what
 //! belongs to them), each connection's latest state before it, and the numbering's few keys
@@ -16,14 +18,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 
+use crate::browse::window::{Find, Window, WindowRequest, WindowSource};
 use crate::capture::{CaptureSource, Stop};
 use crate::driver::offline::{self, Pace};
 use crate::event::Event;
 use crate::filter::Term;
 use crate::pipeline::{InspectOptions, Sink};
 
-use super::window::{Find, Window, WindowRequest};
-use super::window_sink::WindowSink;
+use window_sink::WindowSink;
+
+mod window_sink;
 
 /// Opens the capture file anew, reading no further once the flag is set (`None`: it cannot
 /// be opened any more).
@@ -110,6 +114,24 @@ impl Pager {
     /// A window that has come, if any.
     pub fn try_recv(&self) -> Option<Window> {
         self.windows.try_recv().ok()
+    }
+}
+
+impl WindowSource for Pager {
+    fn request(&self, r: WindowRequest) {
+        Pager::request(self, r)
+    }
+
+    fn try_recv(&self) -> Option<Window> {
+        Pager::try_recv(self)
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.read.load(Ordering::Relaxed), self.total)
+    }
+
+    fn scanned(&self) -> u64 {
+        self.scanned.load(Ordering::Relaxed)
     }
 }
 
