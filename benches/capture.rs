@@ -4,6 +4,8 @@
 //! (`replay::parallel::check`), with the default `--jobs` (printed) and with `--jobs 1`,
 //! (c) as `amqpeek replay --no-tui --quiet --jsonl OUT` does (`driver::offline::run`, JSONL to
 //! a file, with the default `--jobs` and with `--jobs 1`), and
+//! (f) summed up as `amqpeek stats` does (`driver::offline::run` into a `stats::Collector`),
+//! with the default `--jobs` and with `--jobs 1`, and
 //! (d) dissected by `tshark -r FILE -Y amqp` printing per-PDU fields, best of two in the same run,
 //! and (e) converted to JSON by `tshark -r FILE -T json` into a file (the job of (c)), best of two.
 //!
@@ -35,6 +37,7 @@ use amqpeek::replay::parallel;
 use amqpeek::sinks::JsonOptions;
 use amqpeek::sinks::JsonlSink;
 use amqpeek::sinks::pcapng::PcapngSink;
+use amqpeek::stats::{Collector, StatsReport};
 use amqpeek::verdict::CheckReport;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -629,6 +632,21 @@ fn replay_jsonl(path: &Path, out: &Path, jobs: NonZeroUsize) -> u64 {
     std::fs::metadata(out).unwrap().len()
 }
 
+/// (f) What `amqpeek stats CAPTURE [--jobs N]` does, by the same code (`driver::offline::run`
+/// into a `stats::Collector`); returns the report.
+fn stats(path: &Path, jobs: NonZeroUsize) -> StatsReport {
+    let source = capture::open(path, CaptureOptions::default()).unwrap();
+    let opts = InspectOptions {
+        emit_data: false,
+        ..InspectOptions::DEFAULT
+    };
+    let mut collector = Collector::new();
+    let sinks: Vec<Box<dyn amqpeek::pipeline::Sink + Send + '_>> = vec![Box::new(&mut collector)];
+    let done = offline::run(source, opts, sinks, jobs, Pace::Batched);
+    assert!(done.sink_failures.is_empty(), "{:?}", done.sink_failures);
+    collector.report()
+}
+
 /// (d) tshark dissecting every AMQP PDU; returns (seconds, AMQP PDUs) or None without tshark.
 fn tshark(path: &Path) -> Option<(f64, u64)> {
     let t = Instant::now();
@@ -703,6 +721,8 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
     let (check1_secs, _) = best(2, &mut || check(path, NonZeroUsize::MIN).1);
     let (jsonl_secs, jsonl_bytes) = best(2, &mut || replay_jsonl(path, jsonl_out, jobs));
     let (jsonl1_secs, _) = best(2, &mut || replay_jsonl(path, jsonl_out, NonZeroUsize::MIN));
+    let (stats_secs, _) = best(2, &mut || stats(path, jobs).frames);
+    let (stats1_secs, _) = best(2, &mut || stats(path, NonZeroUsize::MIN).frames);
     let line = |what: &str, secs: f64| {
         eprintln!(
             "{what:<28} {secs:7.2} s {:8.1} MB/s {:12.0} frames/s",
@@ -715,7 +735,14 @@ fn oneshot(path: &Path, jsonl_out: &Path, frames: u64, check_secs: f64) {
     line("(b1) check --jobs 1", check1_secs);
     line(&format!("(c) replay --jsonl (--jobs {jobs})"), jsonl_secs);
     line("(c1) replay --jsonl --jobs 1", jsonl1_secs);
+    line(&format!("(f) stats (--jobs {jobs})"), stats_secs);
+    line("(f1) stats --jobs 1", stats1_secs);
     eprintln!("    ({payload} payload bytes, {jsonl_bytes} JSONL bytes written)");
+    eprintln!(
+        "stats / check wall time: {:.2} (--jobs {jobs}), {:.2} (--jobs 1)",
+        stats_secs / check_secs,
+        stats1_secs / check1_secs
+    );
     if std::env::var("AMQPEEK_BENCH_TSHARK").as_deref() != Ok("0") {
         // Best of two, as for ours.
         let runs = [tshark(path), tshark(path)];
@@ -805,6 +832,28 @@ fn bench(c: &mut Criterion) {
     );
     assert_eq!(decoded, frames, "every generated frame is decoded");
 
+    // The statistics of it: every frame counted, every delivery of the generator settled and
+    // timed, none left waiting or untimed, whatever the number of threads.
+    let s = stats(&path, jobs);
+    assert_eq!(s, stats(&path, NonZeroUsize::MIN), "stats differ by --jobs");
+    let named: u64 = s
+        .by_name
+        .iter()
+        .filter(|r| r.name != "protocol-header")
+        .map(|r| r.frames)
+        .sum();
+    assert_eq!(named, frames, "stats count every frame");
+    let timed: u64 = s
+        .settlement
+        .iter()
+        .filter_map(|r| r.latency)
+        .map(|l| l.count)
+        .sum();
+    assert!(
+        timed > 0 && s.untimed == 0 && s.unsettled_at_close == 0,
+        "{s:#?}"
+    );
+
     // One timed pass each, for figures next to tshark's (`AMQPEEK_BENCH_ONESHOT=0` skips them,
     // e.g. under a profiler).
     if bench_mode && std::env::var("AMQPEEK_BENCH_ONESHOT").as_deref() != Ok("0") {
@@ -822,6 +871,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("replay_jsonl", |b| {
         b.iter(|| replay_jsonl(&path, &jsonl_out, jobs))
     });
+    g.bench_function("stats", |b| b.iter(|| stats(&path, jobs).frames));
     g.finish();
 }
 
