@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::Sink;
 use amqpeek::proxy::BoxSink;
+use amqpeek::sinks::stats_feed::StatsFeed;
 use amqpeek::sinks::{JsonOptions, JsonlSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -247,11 +248,12 @@ fn main() {
         };
         let null = || -> Vec<BoxSink> { vec![Box::new(NullSink(violations.clone()))] };
         let live_frames = Arc::new(AtomicU64::new(0));
+        // As `amqpeek proxy` with its UI: the view's feed, and the statistics of its `S` pane.
         let live = || -> Vec<BoxSink> {
-            vec![Box::new(LiveSink(
-                NullSink(violations.clone()),
-                live_frames.clone(),
-            ))]
+            vec![
+                Box::new(StatsFeed::new(Box::new(|_| true))),
+                Box::new(LiveSink(NullSink(violations.clone()), live_frames.clone())),
+            ]
         };
         let targets: Vec<(&str, SocketAddr, SocketAddr)> = vec![
             ("direct", counting, echo),

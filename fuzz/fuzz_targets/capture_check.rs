@@ -9,6 +9,9 @@
 //! carries (its exact byte ranges, known from the unmasked decode) must be all `*` in the
 //! masked frame's bytes and in every `Data` byte at those offsets. Only ranges of frames that
 //! decoded are checked, so no legitimate input can make this fail.
+//!
+//! And the statistics of it (`amqpeek stats`, the TUI's `S`) count every frame, header and
+//! undecoded run exactly once, and never hold more deliveries waiting than their bound.
 #![no_main]
 
 use std::io::Read;
@@ -19,6 +22,7 @@ use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::{InspectOptions, MASK_BYTE};
 use amqpeek::driver::Router;
 use amqpeek::replay::parallel;
+use amqpeek::stats::{Collector, MAX_OPEN};
 use libfuzzer_sys::fuzz_target;
 
 /// Returns at most `step` bytes per read.
@@ -59,6 +63,18 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(one.report.totals(), two.report.totals());
     let shown = replay(open(usize::MAX).unwrap(), true);
     let masked = replay(open(usize::MAX).unwrap(), false);
+    let mut stats = Collector::new();
+    let mut counted = 0u64;
+    for e in &masked {
+        stats.add(e);
+        counted += u64::from(matches!(
+            e.kind,
+            EventKind::Frame(_) | EventKind::Header { .. } | EventKind::Undecoded { .. }
+        ));
+    }
+    let report = stats.report();
+    assert_eq!(report.frames, counted);
+    assert!(report.unsettled_at_close <= MAX_OPEN as u64 * one.stats.connections.max(1));
     for e in &shown {
         let EventKind::Frame(f) = &e.kind else {
             continue;

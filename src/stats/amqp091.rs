@@ -89,8 +89,19 @@ impl Amqp091Traffic {
     fn method(&mut self, at: At, channel: u16, m: &Method, notes: &mut Vec<Note>) {
         let flow = FlowKey::Channel(channel);
         let full = self.waiting >= MAX_OPEN;
+        let message = matches!(
+            (m.kind(), at.dir),
+            (MethodKind::BasicPublish, Dir::C2S)
+                | (MethodKind::BasicDeliver | MethodKind::BasicGetOk, Dir::S2C)
+        );
+        // First the flow (a message starts here), then what the frame settled.
+        if channel != 0 || message {
+            notes.push(Note::Flow {
+                flow: flow.clone(),
+                message,
+            });
+        }
         let ch = self.channels.entry(channel).or_default();
-        let mut message = false;
         match (m.kind(), at.dir) {
             (MethodKind::ChannelOpen, Dir::C2S) => {
                 self.waiting -= ch.publishes.len() + ch.deliveries.len();
@@ -102,7 +113,6 @@ impl Amqp091Traffic {
                 ch.unnumbered = false;
             }
             (MethodKind::BasicPublish, Dir::C2S) => {
-                message = true;
                 let number = ch.next_publish;
                 ch.next_publish = number.map(|n| n + 1);
                 match number {
@@ -119,7 +129,6 @@ impl Amqp091Traffic {
                 }
             }
             (MethodKind::BasicDeliver | MethodKind::BasicGetOk, Dir::S2C) => {
-                message = true;
                 let no_ack = if m.kind() == MethodKind::BasicGetOk {
                     ch.no_ack.gets.pop_front().unwrap_or(false)
                 } else {
@@ -171,9 +180,6 @@ impl Amqp091Traffic {
                 self.channels.remove(&channel);
             }
             _ => {}
-        }
-        if channel != 0 {
-            notes.push(Note::Flow { flow, message });
         }
     }
 }

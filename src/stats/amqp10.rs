@@ -75,11 +75,10 @@ impl Amqp10Traffic {
         });
         let key = id.map(|id| (at.dir, channel, id));
         if t.settled == Some(true) || t.aborted {
-            // Settled by its sender (or given up): nothing waits for a disposition.
-            if let Some(k) = key {
-                self.open.remove(&k);
-            }
-            if !t.aborted {
+            // Settled by its sender (or given up): nothing waits for a disposition. Said once
+            // per delivery: on its first frame, or on a later one while it still waited.
+            let waited = key.is_some_and(|k| self.open.remove(&k).is_some());
+            if !t.aborted && (started || waited) {
                 notes.push(Note::PreSettled {
                     start,
                     kind: SettleKind::TransferDisposition,
@@ -180,7 +179,7 @@ impl Traffic for Amqp10Traffic {
                     Role::Receiver => dir.flip(),
                 };
                 let flow = FlowKey::Link {
-                    name: Some(a.name.as_str().to_string()),
+                    name: Some(a.name.as_str().into()),
                     unnamed: (0, 0),
                     sender,
                 };

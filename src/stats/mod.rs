@@ -19,8 +19,6 @@ mod latency;
 mod report;
 mod traffic;
 
-use std::collections::BTreeMap;
-
 use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
 use crate::hash::HashMap;
 use crate::pipeline::Sink;
@@ -69,8 +67,10 @@ pub struct Collector {
     connections: u64,
     first_ts: Option<Timestamp>,
     last_ts: Timestamp,
-    frames: BTreeMap<(&'static str, &'static str, Dir), Count>,
-    flows: BTreeMap<(ConnId, FlowKey), FlowStats>,
+    /// Per (protocol, name, direction); sorted when reported.
+    frames: HashMap<(&'static str, &'static str, Dir), Count>,
+    /// Per connection and flow; sorted when reported.
+    flows: HashMap<(ConnId, FlowKey), FlowStats>,
     /// Flows past [`MAX_FLOWS`], summed (`None`: there were none).
     other_flows: Option<FlowStats>,
     timed_flows: usize,

@@ -102,9 +102,10 @@ pub struct SettleRow {
 }
 
 pub(super) fn build(c: &Collector) -> StatsReport {
-    let by_name: Vec<FrameRow> = c
-        .frames
-        .iter()
+    let mut frames: Vec<_> = c.frames.iter().collect();
+    frames.sort_unstable_by_key(|(k, _)| **k);
+    let by_name: Vec<FrameRow> = frames
+        .into_iter()
         .map(|(&(proto, name, dir), n)| FrameRow {
             proto,
             name,
@@ -113,9 +114,10 @@ pub(super) fn build(c: &Collector) -> StatsReport {
             bytes: n.bytes,
         })
         .collect();
-    let mut flows: Vec<FlowRow> = c
-        .flows
-        .iter()
+    let mut listed: Vec<_> = c.flows.iter().collect();
+    listed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut flows: Vec<FlowRow> = listed
+        .into_iter()
         .map(|((conn, key), f)| flow_row(*conn, key.label(), f))
         .collect();
     if let Some(f) = &c.other_flows {

@@ -33,8 +33,8 @@ pub enum FlowKey {
     /// An AMQP 1.0 link, by its name (or, when its attach was not seen, by the sender's channel
     /// and handle), and the direction its transfers go.
     Link {
-        /// The name the attach gave it, if seen.
-        name: Option<String>,
+        /// The name the attach gave it, if seen (shared: a key is cloned per frame).
+        name: Option<std::sync::Arc<str>>,
         /// Sender's channel and handle, when the name is unknown (else 0, 0).
         unnamed: (u16, u32),
         /// The direction its transfers go (the sender's).
