@@ -50,6 +50,36 @@ fn an_unwritable_verdict_exits_2_and_names_its_path() {
 }
 
 #[test]
+fn unwritable_or_unreadable_statistics_exit_2_and_name_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-such-dir").join("stats.json");
+    let path = path.to_str().unwrap();
+    let out = amqpeek(&[
+        "stats",
+        "--format",
+        "json",
+        "-o",
+        path,
+        &capture("amqp10-fe2o3.jsonl"),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(path), "{}", stderr(&out));
+    let missing = dir.path().join("missing.pcapng");
+    let out = amqpeek(&["stats", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("missing.pcapng"), "{}", stderr(&out));
+    // A capture with no AMQP in it is said so, and its (empty) statistics still given.
+    let out = amqpeek(&["stats", &empty_pcap(dir.path())]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no AMQP connection"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 connection(s)"));
+}
+
+#[test]
 fn a_capture_with_no_amqp_connection_exits_2_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = empty_pcap(dir.path());
