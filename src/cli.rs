@@ -187,6 +187,11 @@ pub struct StatsArgs {
     /// Write the statistics to PATH instead of stdout.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Count only the frames this filter passes (the TUI's filter language, e.g. `conn:2`,
+    /// `link:orders`, `channel:1`), and time only the deliveries they start: the frame that
+    /// settles one need not pass. `violations` and `rule:` terms are refused.
+    #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
+    pub filter: Option<amqpeek::filter::Filter>,
     /// Threads decoding connections [default: the number of CPUs]; the numbers are the same
     /// whatever the number.
     #[arg(long, short, value_name = "N")]

@@ -628,7 +628,10 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     } else {
         Pace::Batched
     };
-    let mut collector = Collector::new();
+    let mut collector = match args.filter {
+        Some(f) => Collector::filtered(f).map_err(anyhow::Error::msg)?,
+        None => Collector::new(),
+    };
     let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(&mut collector)];
     let done = offline::run(source, inspect, sinks, jobs, pace);
     report_read_errors(&done.stats);

@@ -262,6 +262,26 @@ async fn stats_times_lapins_confirms_and_acks_and_counts_what_needs_neither() {
         .sum();
     assert_eq!(s["bytes"], by_name);
 
+    // Only channel 1: its publishes and their confirms; the acks of channel 2 are not counted.
+    let one: Value = serde_json::from_str(&stats(
+        &dir.path().join("run.jsonl"),
+        &["--format", "json", "--filter", "channel:1"],
+    ))
+    .unwrap();
+    assert_eq!(
+        settle(&one, "publish->confirm")["latency"]["count"],
+        CONFIRMED as u64
+    );
+    assert!(settle(&one, "deliver->ack")["latency"].is_null(), "{one:#}");
+    let flows: Vec<_> = one["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["flow"])
+        .collect();
+    assert_eq!(flows, ["channel 1"]);
+    assert_eq!(frames(&one, "basic.publish", "c2s"), CONFIRMED as u64);
+
     let text = stats(&dir.path().join("run.jsonl"), &[]);
     let row = text
         .lines()

@@ -153,15 +153,15 @@ fn no_ack_deliveries_await_nothing_and_ack_zero_multiple_settles_all() {
     assert_eq!(by, [Some("no-ack"), Some("ack"), Some("ack")]);
 }
 
-/// Two sessions, numbered differently each way: A is the client's channel 0 and the server's
-/// 5, B the client's 1 and the server's 0. Each has a sending link and two deliveries.
+/// Two sessions, numbered differently each way: A (link "alpha") is the client's channel 0 and
+/// the server's 5, B (link "beta") the client's 1 and the server's 0. Each has a sending link and two deliveries.
 fn two_sessions() -> c10::Convo {
     let mut c = c10::Convo::opened();
     c.c(0, c10::begin(None, 0, 1000, 1000));
     c.s(5, c10::begin(Some(0), 0, 1000, 1000));
     c.c(1, c10::begin(None, 0, 1000, 1000));
     c.s(0, c10::begin(Some(1), 0, 1000, 1000));
-    for (client, server, name) in [(0, 5, "A"), (1, 0, "B")] {
+    for (client, server, name) in [(0, 5, "alpha"), (1, 0, "beta")] {
         c.c(client, c10::attach_sender(name, 0, &[]));
         c.s(server, c10::attach_receiver(name, 0, &[]));
         c.s(server, c10::link_flow(0, Some(0), Some(10), false));
@@ -193,7 +193,7 @@ fn a_disposition_settles_the_deliveries_of_its_own_session() {
             .find(|f| f.flow == format!("link \"{name}\" c2s"))
             .unwrap_or_else(|| panic!("{r:#?}"))
     };
-    let (a, b) = (flow("A"), flow("B"));
+    let (a, b) = (flow("alpha"), flow("beta"));
     assert_eq!((a.settled, b.settled), (2, 2));
     assert_eq!(a.dirs[0].messages, 2);
     let (la, lb) = (a.latency.unwrap(), b.latency.unwrap());
@@ -201,6 +201,35 @@ fn a_disposition_settles_the_deliveries_of_its_own_session() {
         la.min_us > 1_900_000 && lb.max_us < 1_100_000,
         "{la:?} {lb:?}"
     );
+}
+
+#[test]
+fn a_filter_counts_its_frames_and_times_the_deliveries_they_start() {
+    let mut c = two_sessions();
+    c.advance_ms(1000);
+    c.s(0, c10::disposition(true, 0, Some(1), true));
+    c.s(5, c10::disposition(true, 0, Some(1), true));
+    c.close_tcp();
+    let filter = amqpeek::filter::Filter::parse("link:alpha").unwrap();
+    let mut only_a = Collector::filtered(filter).unwrap();
+    for e in &c.events {
+        only_a.add(e);
+    }
+    let r = only_a.report();
+    // A's two deliveries, settled by dispositions the filter does not pass (they name no
+    // link); B's are neither counted nor timed.
+    assert_eq!(timed(&r, "transfer->disposition"), 2, "{r:#?}");
+    let flows: Vec<_> = r.flows.iter().map(|f| f.flow.as_str()).collect();
+    assert_eq!(flows, ["link \"alpha\" c2s"]);
+    let names: Vec<_> = r.by_name.iter().map(|n| n.name).collect();
+    assert!(
+        !names.contains(&"disposition") && !names.contains(&"begin"),
+        "{names:?}"
+    );
+    assert_eq!(r.filter.as_deref(), Some("link:alpha"));
+    assert_eq!(r.unsettled_at_close, 0);
+    let refused = amqpeek::filter::Filter::parse("violations").unwrap();
+    assert!(Collector::filtered(refused).is_err());
 }
 
 #[test]

@@ -19,7 +19,10 @@ mod latency;
 mod report;
 mod traffic;
 
-use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
+use std::collections::HashSet;
+
+use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
+use crate::filter::{Filter, FrameFacts, LinkNames};
 use crate::hash::HashMap;
 use crate::pipeline::Sink;
 use crate::protocol::Traffics;
@@ -59,11 +62,36 @@ struct FlowStats {
     latency: Option<Box<Latency>>,
 }
 
+/// One open connection: its protocols' traffic accounting, its frames so far, and (with a
+/// filter) its link names and the deliveries waiting whose start the filter passed.
+#[derive(Debug, Default)]
+struct ConnStats {
+    traffic: Traffics,
+    seq: u64,
+    links: LinkNames,
+    passed: HashSet<u64>,
+}
+
+impl ConnStats {
+    /// Deliveries waiting for their settlement that the statistics count.
+    fn waiting(&self, filtering: bool) -> usize {
+        if filtering {
+            // A delivery the protocol forgot without a settlement (a reopened channel, a reused
+            // delivery-id) may still be in `passed`: never more than what waits.
+            self.passed.len().min(self.traffic.open())
+        } else {
+            self.traffic.open()
+        }
+    }
+}
+
 /// Statistics of the connections whose events it is given (see the module doc).
 #[derive(Debug, Default)]
 pub struct Collector {
-    /// Connections open now: their protocols' traffic accounting and frame count.
-    open: HashMap<ConnId, (Traffics, u64)>,
+    /// Only frames this passes are counted, and deliveries they start (`--filter`).
+    filter: Option<Filter>,
+    /// Connections open now.
+    open: HashMap<ConnId, ConnStats>,
     connections: u64,
     first_ts: Option<Timestamp>,
     last_ts: Timestamp,
@@ -88,13 +116,26 @@ impl Collector {
         Self::default()
     }
 
+    /// An empty collector counting only the frames `filter` passes (and the deliveries they
+    /// start, however they are settled: the settling frame need not pass). A filter reading
+    /// violations (`violations`, `rule:`) is refused: statistics do not wait for them.
+    pub fn filtered(filter: Filter) -> Result<Self, String> {
+        if filter.reads_rules() {
+            return Err("stats --filter cannot use `violations` or `rule:` terms".into());
+        }
+        Ok(Collector {
+            filter: (!filter.is_empty()).then_some(filter),
+            ..Self::default()
+        })
+    }
+
     /// Take one event of the pipeline.
     pub fn add(&mut self, ev: &Event) {
         self.first_ts.get_or_insert(ev.ts);
         self.last_ts = self.last_ts.max(ev.ts);
         if !self.open.contains_key(&ev.conn) {
             self.connections += 1;
-            self.open.insert(ev.conn, (Traffics::default(), 0));
+            self.open.insert(ev.conn, ConnStats::default());
         }
         match &ev.kind {
             EventKind::Header {
@@ -110,38 +151,56 @@ impl Collector {
             EventKind::Undecoded { dir, bytes, .. } => {
                 self.count("-", "undecoded bytes", *dir, bytes.len() as u64);
             }
-            EventKind::Frame(f) => {
-                let size = f.size();
-                self.count(f.frame.proto_name(), f.frame.name(), f.dir, size);
-                let mut notes = std::mem::take(&mut self.notes);
-                if let Some((traffic, seq)) = self.open.get_mut(&ev.conn) {
-                    *seq += 1;
-                    let at = At {
-                        seq: *seq,
-                        dir: f.dir,
-                        ts: ev.ts.0,
-                        size,
-                    };
-                    traffic.frame(at, &f.frame, &mut notes);
-                    for note in notes.drain(..) {
-                        self.note(ev.conn, at, note);
-                    }
-                }
-                self.notes = notes;
-            }
+            EventKind::Frame(f) => self.frame(ev.conn, ev.ts, f),
             EventKind::Gap { dir, .. } => {
                 self.gaps += 1;
-                if let Some((traffic, _)) = self.open.get_mut(&ev.conn) {
-                    traffic.gap(*dir);
+                if let Some(c) = self.open.get_mut(&ev.conn) {
+                    c.traffic.gap(*dir);
+                    c.passed.clear();
                 }
             }
             EventKind::Close(_) => {
-                if let Some((traffic, _)) = self.open.remove(&ev.conn) {
-                    self.unsettled_at_close += traffic.open() as u64;
+                let filtering = self.filter.is_some();
+                if let Some(c) = self.open.remove(&ev.conn) {
+                    self.unsettled_at_close += c.waiting(filtering) as u64;
                 }
             }
             _ => {}
         }
+    }
+
+    /// A decoded frame: counted if it passes the filter; its protocol's notes taken as far as
+    /// they are about what passed.
+    fn frame(&mut self, conn: ConnId, ts: Timestamp, f: &FrameEvent) {
+        let Some(c) = self.open.get_mut(&conn) else {
+            return;
+        };
+        c.seq += 1;
+        let at = At {
+            seq: c.seq,
+            dir: f.dir,
+            ts: ts.0,
+            size: f.size(),
+        };
+        let pass = match &self.filter {
+            None => true,
+            Some(filter) => {
+                let link = c.links.of(f);
+                passes(filter, conn, f, link.as_deref())
+            }
+        };
+        let mut notes = std::mem::take(&mut self.notes);
+        c.traffic.frame(at, &f.frame, &mut notes);
+        if self.filter.is_some() && !keep_passed(c, at.seq, pass, &mut notes) {
+            notes.push(Note::Untimed);
+        }
+        if pass {
+            self.count(f.frame.proto_name(), f.frame.name(), f.dir, at.size);
+        }
+        for note in notes.drain(..) {
+            self.note(conn, at, note);
+        }
+        self.notes = notes;
     }
 
     fn count(&mut self, proto: &'static str, name: &'static str, dir: Dir, bytes: u64) {
@@ -197,6 +256,51 @@ impl Collector {
     pub fn report(&self) -> StatsReport {
         report::build(self)
     }
+}
+
+/// Whether `filter` passes frame `f` of `conn` (which belongs to `link`, if any).
+fn passes(filter: &Filter, conn: ConnId, f: &FrameEvent, link: Option<&str>) -> bool {
+    let summary = if filter.reads_summary() {
+        f.frame.summary()
+    } else {
+        String::new()
+    };
+    filter.matches(&FrameFacts {
+        conn,
+        dir: Some(f.dir),
+        channel: Some(f.frame.channel()),
+        name: f.frame.name(),
+        summary: &summary,
+        link,
+        proto: f.frame.proto_name(),
+        rules: &[],
+        frame: Some(&f.frame),
+    })
+}
+
+/// With a filter: keep of frame `seq`'s notes those about what the filter passed (the frame
+/// itself if `pass`, the deliveries whose start it passed), and remember which deliveries it
+/// starts that wait for a settlement. False when one could not be remembered (the bound).
+fn keep_passed(c: &mut ConnStats, seq: u64, pass: bool, notes: &mut Vec<Note>) -> bool {
+    let waits = pass
+        && !notes.iter().any(|n| {
+            matches!(n, Note::Untimed)
+                || matches!(n, Note::PreSettled { start, .. } if *start == seq)
+        });
+    let mut kept = true;
+    notes.retain(|n| match n {
+        Note::Flow { message, .. } => {
+            // Bounded as the protocols' waiting deliveries are (stale entries included).
+            if *message && waits {
+                kept = c.passed.len() < MAX_OPEN && c.passed.insert(seq);
+            }
+            pass
+        }
+        Note::Settled { start, .. } => c.passed.remove(start),
+        Note::PreSettled { start, .. } => (*start == seq && pass) || c.passed.remove(start),
+        Note::Untimed => pass,
+    });
+    kept
 }
 
 impl Sink for Collector {

@@ -12,6 +12,9 @@ use crate::event::{ConnId, Dir, Timestamp};
 /// The statistics of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct StatsReport {
+    /// The `--filter` the numbers are of, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
     /// Connections seen.
     pub connections: u64,
     /// The first event's time (RFC 3339), if any.
@@ -133,6 +136,7 @@ pub(super) fn build(c: &Collector) -> StatsReport {
         .collect();
     let first = c.first_ts;
     StatsReport {
+        filter: c.filter.as_ref().map(|f| f.source.clone()),
         connections: c.connections,
         first: first.map(Timestamp::rfc3339),
         last: first.map(|_| c.last_ts.rfc3339()),
@@ -145,7 +149,10 @@ pub(super) fn build(c: &Collector) -> StatsReport {
         settlement,
         untimed: c.untimed,
         unsettled_at_close: c.unsettled_at_close
-            + c.open.values().map(|(t, _)| t.open() as u64).sum::<u64>(),
+            + c.open
+                .values()
+                .map(|s| s.waiting(c.filter.is_some()) as u64)
+                .sum::<u64>(),
         gaps: c.gaps,
     }
 }
@@ -225,6 +232,12 @@ impl StatsReport {
             self.frames,
             bytes(self.bytes as f64)
         ));
+        if let Some(f) = &self.filter {
+            out.push(format!(
+                "counting only the frames --filter {f:?} passes, and the settlements of the \
+                 deliveries they start"
+            ));
+        }
         out.push(String::new());
         self.name_lines(&mut out);
         out.push(String::new());
