@@ -183,7 +183,7 @@ impl Inspector {
     }
 
     /// Flush time: the bytes of incomplete frames go out as `Data` now, except where they may
-    /// hold a credential (see [`undecoded`]), so a capture flushed now holds every relayed byte.
+    /// hold a credential (see `pipeline/undecoded.rs`), so a capture flushed now holds every relayed byte.
     pub fn flush_data(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
         if !self.opts.emit_data {
             return;

@@ -19,7 +19,7 @@
 //! connection's budget, which its worker gives back chunk by chunk as it inspects them. Sinks
 //! that are behind (a slow disk) hold up the workers waiting for their turn; then each
 //! connection waits only once its own budget is spent. When no sink needs
-//! every frame (the TUI alone) and a worker falls behind (see [`Backlog`]), it skims chunks
+//! every frame (the TUI alone) and a worker falls behind (see `Backlog`), it skims chunks
 //! ([`crate::pipeline::Inspector::skim`]) until it has caught up, so the relay never waits for
 //! decoding.
 

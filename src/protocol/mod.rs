@@ -3,7 +3,7 @@
 //!
 //! A protocol is its codec (`src/codec/<protocol>/`), its tracker (`src/state/<protocol>/`), a
 //! file here implementing [`Protocol`] for it by delegating to those, and one line in the
-//! [`protocols!`](register::protocols) table below. The table generates what the pipeline
+//! `protocols!` (`register.rs`) table below. The table generates what the pipeline
 //! dispatches on: [`ProtocolId`] (framing, decoding, resync plausibility, message assembly,
 //! its tracker, its JSONL names), [`AnyFrame`], [`AnyMessage`], [`Assemblers`] and
 //! [`Traffics`] (its traffic accounting, in `src/stats/<protocol>.rs`). Static

@@ -2,7 +2,7 @@
 //! for the client's protocol header (`--handshake-timeout`), an optional idle deadline
 //! (`--idle-timeout`), and the default cap on concurrent connections (`--max-connections`).
 //!
-//! The relay's pumps record activity here ([`Activity`]); a [`watchdog`] beside them ends the
+//! The relay's pumps record activity here (`Activity`); a `watchdog` beside them ends the
 //! connection when a deadline passes, with a close reason that says which one. Nothing here
 //! reads or holds relayed bytes: only their count and the time they passed.
 

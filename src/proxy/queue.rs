@@ -2,7 +2,7 @@
 //!
 //! The connections of one worker share its unbounded FIFO (so the worker sees each of its
 //! connections' messages in the order they happened), but the bytes a connection may have
-//! waiting in it are bounded by that connection's own budget ([`ConnQueue`]). A connection that
+//! waiting in it are bounded by that connection's own budget (`ConnQueue`). A connection that
 //! floods the inspection waits for its own budget only: a quiet neighbour always finds room in
 //! its own, and is never held up, as Envoy's per-connection watermarks do it. In all, the queues
 //! hold at most one budget per open connection (and `--max-connections` bounds those).

@@ -1,4 +1,4 @@
-//! Rendering a [`Verdict`](super::judge::Verdict): text, JSON and JUnit XML, one file each;
+//! Rendering a [`Verdict`]: text, JSON and JUnit XML, one file each;
 //! here what they share, the findings grouped by rule.
 
 pub mod json;
