@@ -2,7 +2,7 @@
 //! of the capture's rows, and `g`/`G`, `n`/`N`, Enter on a violation and scrolling past the
 //! window's edge bring back the rows they need through the pager, which re-runs the pipeline
 //! over the file; with a filter on, `>`/`<` (and `g`/`G`, `n`/`N`) search the whole capture
-//! for the rows it matches, and it stays on. Driven here as `replay` drives it (the first pass through the real pipeline
+//! for the rows it matches, and it stays on; `L` follows a link across the whole capture. Driven here as `replay` drives it (the first pass through the real pipeline
 //! into the app, the app's window requests performed by a real pager), on captures generated
 //! by the test, and the screen read from ratatui's `TestBackend`.
 
@@ -19,7 +19,8 @@ use amqpeek::driver::offline::{self, Pace};
 use amqpeek::event::Event;
 use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::replay::pager::{Opener, Pager, WindowSize};
-use amqpeek::tui::app::Effect;
+use amqpeek::tui::app::{Effect, Overlay};
+use amqpeek::tui::timeline::{self, Follow};
 use amqpeek::tui::{App, AppEvent, Pane, TuiOptions};
 use crossterm::event::KeyCode;
 use tui_support::*;
@@ -398,4 +399,122 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     );
     key(&mut app, &pager, KeyCode::Char('N'));
     assert_eq!(check(&app), first);
+}
+
+/// Perform the app's follow request with `pager` as the event loop does, until the followed
+/// frames have come.
+fn settle_follow(app: &mut App, pager: &Pager) {
+    for e in std::mem::take(&mut app.effects) {
+        if let Effect::Follow(r) = e {
+            pager.follow(r);
+        }
+    }
+    let start = Instant::now();
+    while timeline::reading(app) {
+        match pager.try_recv_followed() {
+            Some(f) => app.handle(AppEvent::Followed(Box::new(f))),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no followed frames came"
+        );
+    }
+}
+
+/// `L` on a link's first transfer in a 200,000-frame capture, 1,000 rows in memory: the
+/// timeline lists the link's frames of the whole capture from there (1,000 of them, the
+/// window's bound, reaching far beyond the rows in memory), with the dispositions that settle
+/// its deliveries, each delivery timed over the whole file (its disposition 50,050 frames
+/// later, or beyond the entries listed); Enter on the last entry selects that frame.
+#[test]
+fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("link.jsonl");
+    let frames = 200_000;
+    write_link_capture(&path, frames);
+    let mut app = first_pass(&path, options(1000));
+    let pager = pager(&path, 1000);
+    choose_conn(&mut app, 1);
+    key(&mut app, &pager, KeyCode::Char('g'));
+    while selected(&app).2 != "transfer" {
+        press(&mut app, KeyCode::Down);
+    }
+    let (_, t0, _) = selected(&app);
+    assert!(
+        app.selected_row()
+            .unwrap()
+            .summary
+            .contains("delivery-id=0")
+    );
+    let in_memory = app.conns[&1].rows.iter().map(|r| r.seq).max().unwrap();
+    assert!(in_memory < t0 + 1100, "a window of the capture's start");
+
+    press(&mut app, KeyCode::Char('L'));
+    let Overlay::Timeline { follow, .. } = app.overlay.clone() else {
+        panic!("no timeline: {:?}", app.message);
+    };
+    assert_eq!(
+        follow,
+        Follow::Link {
+            conn: 1,
+            name: "orders".into()
+        }
+    );
+    assert!(dump(&app).contains("reading"), "{}", dump(&app));
+    settle_follow(&mut app, &pager);
+    let e = timeline::entries(&app, &follow);
+    assert_eq!(e.len(), 1000, "the bound: a window's rows");
+    let names: Vec<&str> = e.iter().take(6).map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "attach", "attach", "flow", "transfer", "transfer", "transfer"
+        ]
+    );
+    let beyond = e.iter().filter(|e| e.seq > in_memory).count();
+    assert!(beyond > 900, "{beyond} entries beyond the rows in memory");
+    // The cursor is on the transfer the timeline was opened on.
+    let Overlay::Timeline { list, .. } = app.overlay.clone() else {
+        panic!("closed");
+    };
+    assert_eq!(e[list.selected].seq, t0);
+    // Delivery 0: settled 50,050 frames later, by a disposition listed.
+    let us = link_capture_us(50_050);
+    assert_eq!(e[list.selected].settled, Some((us, "disposition")));
+    let far = e
+        .iter()
+        .find(|x| x.name == "disposition" && x.summary.contains("first=0"))
+        .unwrap_or_else(|| panic!("no disposition of delivery 0: {e:?}"));
+    assert_eq!(far.rel_us, us, "{far:?}");
+    // Delivery 1: settled at the end of the capture, beyond the entries listed.
+    let t1 = e
+        .iter()
+        .find(|x| x.summary.contains("delivery-id=1,"))
+        .unwrap();
+    let after = link_capture_us(frames - 50) - link_capture_us(200);
+    assert_eq!(t1.settled, Some((after, "disposition")), "{t1:?}");
+    // The others 100 frames after their transfer, each disposition listed after it.
+    let t2 = e
+        .iter()
+        .find(|x| x.summary.contains("delivery-id=2,"))
+        .unwrap();
+    assert_eq!(t2.settled, Some((1000, "disposition")));
+    let s = dump(&app);
+    assert!(
+        s.contains("Following link \"orders\" of conn 1: 1000 frames"),
+        "{s}"
+    );
+    assert!(s.contains("disposition +500.500ms"), "{s}");
+
+    // Enter on the last entry, far beyond the rows in memory: that frame is selected.
+    let last = e.last().unwrap().clone();
+    assert!(last.seq > in_memory + 50_000, "{last:?}");
+    press(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, &pager);
+    assert_eq!(app.overlay, Overlay::None);
+    let (conn, seq, name) = selected(&app);
+    assert_eq!((conn, seq, name), (1, last.seq, last.name.clone()));
+    assert_eq!(app.selected_row().unwrap().summary, last.summary);
 }

@@ -3,7 +3,8 @@
 //! the pager answers with the pipeline events of that window ([`Window`], each [`Item`] with the
 //! place the numbering gave it). [`WindowSource`] is the pager as the UI's event loop sees it,
 //! whoever runs it. [`row_matches`] is how a row of those events is judged against the frame
-//! list's filter, the same way the app judges the rows it keeps.
+//! list's filter, the same way the app judges the rows it keeps. The timeline's requests of the
+//! pager are in `follow.rs`.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use crate::event::{ConnId, Event, EventKind};
 use crate::filter::Filter;
 use crate::state::Snapshot;
 
+use super::follow::{FollowRequest, Followed};
 use super::numbering::Place;
 use super::row::Row;
 
@@ -79,6 +81,13 @@ pub trait WindowSource {
     fn progress(&self) -> (u64, u64);
     /// Rows the current re-run has numbered (how far a search has got).
     fn scanned(&self) -> u64;
+    /// Ask for the followed frames of the whole capture (the timeline, `L`); an answer still
+    /// due for an older request may be dropped.
+    fn follow(&self, r: FollowRequest);
+    /// Stop bringing back the latest followed frames asked (the timeline was closed).
+    fn stop_follow(&self);
+    /// The followed frames that have come, if any (never waits).
+    fn try_recv_followed(&self) -> Option<Followed>;
 }
 
 /// Whether the row of `items` (its own event first, then what belongs to it) passes `filter`;

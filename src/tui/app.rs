@@ -99,6 +99,8 @@ pub enum AppEvent {
     Window(Box<super::window::Window>),
     /// Rows of the capture a search of the pager has scanned so far.
     Scanned(u64),
+    /// The timeline's followed frames of the whole capture, brought back by the pager.
+    Followed(Box<crate::browse::follow::Followed>),
     /// The statistics of everything the pipeline has seen so far (`crate::stats`), published
     /// by its statistics sink a few times a second.
     Stats(std::sync::Arc<crate::stats::StatsReport>),
@@ -122,6 +124,11 @@ pub enum Effect {
     /// Bring back the rows around `target` (whole-capture mode): the pager re-runs the
     /// pipeline over the file and answers with an [`AppEvent::Window`].
     LoadWindow(super::window::WindowRequest),
+    /// Bring back the followed frames of the whole capture (whole-capture mode, `L`): the
+    /// pager re-runs the pipeline over the file and answers with an [`AppEvent::Followed`].
+    Follow(crate::browse::follow::FollowRequest),
+    /// The timeline was closed before its followed frames came: stop reading them.
+    StopFollow,
     /// Put `text` on the terminal's clipboard (OSC 52).
     Clipboard {
         /// The text.
@@ -516,6 +523,7 @@ impl App {
             AppEvent::Progress(read, total) => self.paging.progress = Some((read, total)),
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
+            AppEvent::Followed(f) => self.followed(*f),
             AppEvent::Stats(report) => self.stats = Some(report),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {

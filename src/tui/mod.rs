@@ -411,6 +411,10 @@ fn from_pager(app: &mut App, pager: Option<&dyn WindowSource>) -> bool {
         app.handle(AppEvent::Window(Box::new(w)));
         changed = true;
     }
+    while let Some(f) = pager.try_recv_followed() {
+        app.handle(AppEvent::Followed(Box::new(f)));
+        changed = true;
+    }
     changed
 }
 
@@ -508,6 +512,19 @@ fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App, exe
                 }
                 None => "only the frames in memory can be shown".to_string(),
             },
+            app::Effect::Follow(request) => match exec.pager {
+                Some(p) => {
+                    p.follow(request);
+                    continue;
+                }
+                None => "only the frames in memory can be followed".to_string(),
+            },
+            app::Effect::StopFollow => {
+                if let Some(p) = exec.pager {
+                    p.stop_follow();
+                }
+                continue;
+            }
             app::Effect::Export {
                 path,
                 jsonl,

@@ -5,73 +5,34 @@
 //! before, and for a delivery how long its settlement took: transfer -> the disposition that
 //! settled it, publish -> its confirm, deliver -> its ack.
 //!
-//! Built from the rows kept in memory and their decoded frames only (pure): a delivery whose
-//! settlement is not among them shows none. Which frame settles which delivery is the
-//! protocols' traffic accounting (`crate::stats`), the same `amqpeek stats` times.
+//! Live and reading stdin, built from the rows kept in memory and their decoded frames (pure): a
+//! delivery whose settlement is not among them shows none. In the replay of a file
+//! (whole-capture mode), the followed frames of the whole capture around the selected one are
+//! asked of the pager ([`Effect::Follow`]), which re-runs the pipeline over the file and
+//! brings back at most a window's worth, each delivery timed over the whole file; the view
+//! says "reading" until they come. Which frame settles which delivery is the protocols'
+//! traffic accounting (`crate::stats`), the same `amqpeek stats` times.
 
 use std::collections::HashMap;
 
-use super::app::{App, ListState, Overlay, Pane, TimeMode};
+use super::app::{App, Effect, ListState, Overlay, Pane, TimeMode};
 use super::input::Action;
 use super::model::{Row, RowKind};
+pub use crate::browse::follow::Follow;
+use crate::browse::follow::{FollowRequest, Followed, Settlement, Step};
 use crate::codec::AnyFrame;
 use crate::codec::amqp10::{Performative, Role};
-use crate::event::ConnId;
+use crate::event::Dir;
 use crate::protocol::Traffics;
 use crate::stats::{At, Note};
 
-/// What is followed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Follow {
-    /// The AMQP 1.0 link of this name on this connection.
-    Link {
-        /// The connection the link is on.
-        conn: ConnId,
-        /// Link name.
-        name: String,
-    },
-    /// The channel (AMQP 1.0: session) of this number on this connection.
-    Channel {
-        /// The connection the channel is on.
-        conn: ConnId,
-        /// The channel number (AMQP 1.0: as the client numbers its session).
-        channel: u16,
-    },
-}
-
-impl Follow {
-    /// What the selected row belongs to: its link, else its channel.
-    pub fn of(row: &Row) -> Option<Follow> {
-        if row.kind != RowKind::Frame {
-            return None;
-        }
-        match (&row.link, row.channel) {
-            (Some(name), _) => Some(Follow::Link {
-                conn: row.conn,
-                name: name.clone(),
-            }),
-            (None, Some(channel)) => Some(Follow::Channel {
-                conn: row.conn,
-                channel,
-            }),
-            _ => None,
-        }
-    }
-
-    /// The connection.
-    pub fn conn(&self) -> ConnId {
-        match self {
-            Follow::Link { conn, .. } | Follow::Channel { conn, .. } => *conn,
-        }
-    }
-
-    /// In words, for the view's title.
-    pub fn title(&self) -> String {
-        match self {
-            Follow::Link { conn, name } => format!("link \"{name}\" of conn {conn}"),
-            Follow::Channel { conn, channel } => format!("channel {channel} of conn {conn}"),
-        }
-    }
+/// The followed frames of the whole capture asked of the pager, and (once come) brought back.
+#[derive(Clone, Debug)]
+pub struct Following {
+    /// What was asked.
+    pub request: FollowRequest,
+    /// The frames, once they have come.
+    pub steps: Option<Vec<Step>>,
 }
 
 /// One frame of the timeline.
@@ -90,10 +51,64 @@ pub struct Entry {
     /// settled by its sender), `no confirm` (a publish outside confirm mode), `no-ack` (a
     /// delivery to a no-ack consumer or get).
     pub not_awaited: Option<&'static str>,
+    /// Which way it went.
+    pub dir: Option<Dir>,
+    /// Its channel.
+    pub channel: Option<u16>,
+    /// The frame's name.
+    pub name: String,
+    /// The frame list's summary of it.
+    pub summary: String,
 }
 
-/// The timeline of `follow` from the rows in memory.
+/// The timeline of `follow`: the followed frames the pager brought back of the whole capture
+/// (none while they are being read), else those of the rows in memory.
 pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
+    match app.paging.following.as_ref() {
+        Some(f) if f.request.follow == *follow => f.steps.as_deref().map_or_else(Vec::new, timed),
+        _ => timed(&in_memory(app, follow)),
+    }
+}
+
+/// Whether the timeline's frames are still being read from the capture.
+pub fn reading(app: &App) -> bool {
+    app.paging
+        .following
+        .as_ref()
+        .is_some_and(|f| f.steps.is_none())
+}
+
+/// The entries of `steps`, timed from the first and from the one before.
+fn timed(steps: &[Step]) -> Vec<Entry> {
+    let first = steps.first().map_or(0, |s| s.ts.0);
+    let mut prev = first;
+    steps
+        .iter()
+        .map(|s| {
+            let (settled, not_awaited) = match s.settlement {
+                Some(Settlement::After(us, by)) => (Some((us, by)), None),
+                Some(Settlement::NotAwaited(why)) => (None, Some(why)),
+                None => (None, None),
+            };
+            let e = Entry {
+                seq: s.seq,
+                rel_us: s.ts.0 - first,
+                delta_us: s.ts.0 - prev,
+                settled,
+                not_awaited,
+                dir: s.dir,
+                channel: s.channel,
+                name: s.name.clone(),
+                summary: s.summary.clone(),
+            };
+            prev = s.ts.0;
+            e
+        })
+        .collect()
+}
+
+/// The followed frames among the rows in memory, with their settlements among them.
+fn in_memory(app: &App, follow: &Follow) -> Vec<Step> {
     let Some(c) = app.conns.get(&follow.conn()) else {
         return Vec::new();
     };
@@ -110,25 +125,8 @@ pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
             .collect(),
     };
     let settled = settlements(c.rows.iter());
-    let first = rows.first().map_or(0, |r| r.ts.0);
-    let mut prev = first;
     rows.iter()
-        .map(|r| {
-            let (settled, not_awaited) = match settled.get(&r.seq) {
-                Some(Settlement::After(us, by)) => (Some((*us, *by)), None),
-                Some(Settlement::NotAwaited(why)) => (None, Some(*why)),
-                None => (None, None),
-            };
-            let e = Entry {
-                seq: r.seq,
-                rel_us: r.ts.0 - first,
-                delta_us: r.ts.0 - prev,
-                settled,
-                not_awaited,
-            };
-            prev = r.ts.0;
-            e
-        })
+        .map(|r| Step::of_row(r, settled.get(&r.seq).copied()))
         .collect()
 }
 
@@ -183,15 +181,6 @@ fn disposition(r: &Row) -> Option<(Role, u32, u32, bool)> {
         }
         _ => None,
     }
-}
-
-/// How a delivery was settled.
-#[derive(Clone, Copy, Debug)]
-enum Settlement {
-    /// This many µs after it started, by this (`disposition`, `confirm`, `ack`).
-    After(i64, &'static str),
-    /// It awaits none, for this reason.
-    NotAwaited(&'static str),
 }
 
 /// When each delivery among `rows` (a connection's kept rows, in order) was settled, by the
@@ -252,6 +241,20 @@ impl App {
             Some(follow) => {
                 // Start on the selected frame.
                 let seq = self.selected_row().map(|r| r.seq);
+                self.paging.following = None;
+                if self.opts.whole_capture && self.feed_ended {
+                    // The followed frames of the whole capture, from the pager.
+                    let request = FollowRequest {
+                        id: self.paging.next_id(),
+                        follow: follow.clone(),
+                        around: seq.unwrap_or(0),
+                    };
+                    self.effects.push(Effect::Follow(request.clone()));
+                    self.paging.following = Some(Following {
+                        request,
+                        steps: None,
+                    });
+                }
                 let at = entries(self, &follow)
                     .iter()
                     .position(|e| Some(e.seq) == seq)
@@ -290,13 +293,14 @@ impl App {
             Action::Home => list.move_by(isize::MIN / 2, len, h),
             Action::End => list.move_by(isize::MAX / 2, len, h),
             Action::Escape | Action::Timeline | Action::Quit => {
-                self.overlay = Overlay::None;
+                self.close_timeline();
                 return a != Action::Quit;
             }
             Action::Enter => {
-                self.overlay = Overlay::None;
+                self.close_timeline();
                 if let Some(e) = items.get(list.selected) {
-                    self.select_frame(follow.conn(), e.seq);
+                    // In memory at once, else (whole-capture mode) the window around it.
+                    self.reach(follow.conn(), e.seq);
                     self.focus = Pane::Frames;
                 }
                 return true;
@@ -305,5 +309,41 @@ impl App {
         }
         self.overlay = Overlay::Timeline { follow, list };
         true
+    }
+
+    /// Close the timeline, forgetting the followed frames brought back (and stopping their
+    /// re-run if it is still going).
+    fn close_timeline(&mut self) {
+        self.overlay = Overlay::None;
+        if let Some(f) = self.paging.following.take()
+            && f.steps.is_none()
+        {
+            self.effects.push(Effect::StopFollow);
+        }
+    }
+
+    /// The followed frames of the whole capture have come: the timeline shows them, its
+    /// cursor on the frame it was opened on.
+    pub(super) fn followed(&mut self, f: Followed) {
+        let Some(following) = self.paging.following.as_mut() else {
+            return;
+        };
+        if following.request.id != f.request.id {
+            // An answer to a request since replaced.
+            return;
+        }
+        let at = f
+            .steps
+            .iter()
+            .position(|s| s.seq == f.request.around)
+            .unwrap_or(0);
+        let len = f.steps.len();
+        following.steps = Some(f.steps);
+        let h = self.timeline_page();
+        if let Overlay::Timeline { list, .. } = &mut self.overlay {
+            list.selected = at;
+            list.offset = at.saturating_sub(h / 2);
+            list.clamp(len, h);
+        }
     }
 }

@@ -32,7 +32,17 @@ pub struct Paging {
     pub loading: Option<WindowRequest>,
     /// Rows a search has scanned so far (of the capture's, the first pass's count).
     pub scanned: u64,
+    /// The timeline's followed frames of the whole capture, asked or brought back.
+    pub following: Option<super::timeline::Following>,
     next_id: u64,
+}
+
+impl Paging {
+    /// The number of a new request of the pager.
+    pub(super) fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
 }
 
 impl App {
@@ -67,9 +77,8 @@ impl App {
             ));
             return;
         }
-        self.paging.next_id += 1;
         let request = WindowRequest {
-            id: self.paging.next_id,
+            id: self.paging.next_id(),
             // One connection shown: its rows only; else the rows of all around the target.
             scope: self.selected_conn().map(|_| conn),
             target: (conn, seq),

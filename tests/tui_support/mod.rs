@@ -122,6 +122,24 @@ pub mod amqp10 {
         }));
         frame(channel, &b)
     }
+    /// A settled disposition of deliveries `first..=last` by the receiver (`receiver`) or the
+    /// sender, accepted.
+    pub fn disposition(channel: u16, receiver: bool, first: u32, last: u32) -> Vec<u8> {
+        let accepted = described(0x24, list(&[]));
+        frame(
+            channel,
+            &described(
+                0x15,
+                list(&[
+                    boolean(receiver),
+                    uint(first),
+                    uint(last),
+                    boolean(true),
+                    accepted,
+                ]),
+            ),
+        )
+    }
     pub const HEADER: &[u8] = b"AMQP\x00\x01\x00\x00";
     pub const EMPTY: &[u8] = &[0, 0, 0, 8, 2, 0, 0, 0];
 }
@@ -317,5 +335,74 @@ pub fn write_whole_capture_with(
         for c in 0..conns {
             put(c, "frame", d, raw);
         }
+    }
+}
+
+/// The capture time of frame `i` of [`write_link_capture`]: 10 µs apart.
+pub fn link_capture_us(i: usize) -> i64 {
+    i as i64 * 10
+}
+
+/// Write an amqpeek JSONL capture of one AMQP 1.0 connection with one link, `orders`, sent by
+/// the client on a session both ends began: its attaches and a flow, then `frames` frames 10 µs
+/// apart ([`link_capture_us`]), mostly empty, a transfer every 200th (delivery-id `i / 200`)
+/// settled by the receiver's disposition 100 frames later; but delivery 0 is settled at frame
+/// 50,050 and delivery 1 at frame `frames - 50`, far from their transfers. Generated, never
+/// committed.
+pub fn write_link_capture(path: &std::path::Path, frames: usize) {
+    use base64::Engine;
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let ts = |us: i64| {
+        format!(
+            "2026-12-01T10:00:{:02}.{:06}Z",
+            us / 1_000_000,
+            us % 1_000_000
+        )
+    };
+    writeln!(
+        out,
+        r#"{{"v":1,"ts":"{}","conn":1,"event":"connect","client":"127.0.0.1:40001","upstream":"127.0.0.1:5672"}}"#,
+        ts(0)
+    )
+    .unwrap();
+    let mut offsets = [0usize; 2];
+    let mut put = |us: i64, kind: &str, d: usize, raw: &[u8]| {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(raw);
+        writeln!(
+            out,
+            r#"{{"v":1,"ts":"{}","conn":1,"event":"{kind}","dir":"{}","offset":{},"proto":"amqp-1.0","raw":"{b64}"}}"#,
+            ts(us),
+            ["c2s", "s2c"][d],
+            offsets[d]
+        )
+        .unwrap();
+        offsets[d] += raw.len();
+    };
+    for d in 0..2 {
+        put(0, "header", d, amqp10::HEADER);
+    }
+    for (d, raw) in [
+        (0, amqp10::open("c1")),
+        (1, amqp10::open("broker")),
+        (0, amqp10::begin(0)),
+        (1, amqp10::begin_reply(0, 0)),
+        (0, amqp10::attach(0, "orders", 0, false, "q")),
+        (1, amqp10::attach(0, "orders", 0, true, "q")),
+        (1, amqp10::flow(0, 0, 1_000_000)),
+    ] {
+        put(0, "frame", d, &raw);
+    }
+    let empty = amqp10::frame(0, &[]);
+    for i in 0..frames {
+        let k = (i / 200) as u32;
+        let (d, raw) = match i % 200 {
+            0 => (0, amqp10::transfer(0, 0, k, b"m")),
+            100 if k >= 2 => (1, amqp10::disposition(0, true, k, k)),
+            _ if i == 50_050 => (1, amqp10::disposition(0, true, 0, 0)),
+            _ if i == frames - 50 => (1, amqp10::disposition(0, true, 1, 1)),
+            _ => (i % 2, empty.clone()),
+        };
+        put(link_capture_us(i), "frame", d, &raw);
     }
 }

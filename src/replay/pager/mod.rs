@@ -8,16 +8,21 @@
 //! older one stops at its next event. The windows are the row model's (`crate::browse`): this
 //! knows nothing of the UI.
 //!
+//! The timeline's followed frames of the whole capture ([`FollowRequest`]) are brought back the
+//! same way, by a re-run into a `FollowSink` (`follow_sink.rs`) on a second thread, so a window
+//! and a timeline do not wait for each other; a newer follow request stops an older re-run.
+//!
 //! Memory: the window (at most `rows` rows and `max_bytes` of frames in scope, with what
 //! belongs to them), each connection's latest state before it, and the numbering's few keys
 //! per connection; never the capture. The state of a frame is the pipeline's own as of that
 //! frame, as in the first pass: nothing is tracked here.
 
 use std::num::NonZeroUsize;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, Mutex};
 
+use crate::browse::follow::{FollowRequest, Followed};
 use crate::browse::window::{Find, Window, WindowRequest, WindowSource};
 use crate::capture::{CaptureSource, Stop};
 use crate::driver::offline::{self, Pace};
@@ -25,13 +30,24 @@ use crate::event::Event;
 use crate::filter::Term;
 use crate::pipeline::{InspectOptions, Sink};
 
+use follow_sink::FollowSink;
 use window_sink::WindowSink;
 
+mod follow_sink;
 mod window_sink;
 
 /// Opens the capture file anew, reading no further once the flag is set (`None`: it cannot
 /// be opened any more).
 pub type Opener = Box<dyn Fn(&Stop) -> Option<CaptureSource> + Send>;
+
+/// The opener, shared by the pager's two threads (held only while the file is opened).
+type Shared = Arc<Mutex<Opener>>;
+
+/// Open the capture anew (`None`: it cannot be).
+fn reopen(open: &Shared, stop: &Stop) -> Option<CaptureSource> {
+    let open = open.lock().unwrap_or_else(|e| e.into_inner());
+    open(stop)
+}
 
 /// How big a window is.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +65,9 @@ pub struct Pager {
     windows: Receiver<Window>,
     latest: Arc<AtomicU64>,
     quit: Stop,
+    follows: Sender<FollowRequest>,
+    followed: Receiver<Followed>,
+    latest_follow: Arc<AtomicU64>,
     /// Bytes of the file the first pass has read.
     pub read: Arc<AtomicU64>,
     /// Rows the current re-run has numbered (how far a search has got).
@@ -58,7 +77,7 @@ pub struct Pager {
 }
 
 impl Pager {
-    /// Start the pager thread. `read` counts the bytes the first pass reads of the file, of
+    /// Start the pager's threads (windows, and the timeline's followed frames). `read` counts the bytes the first pass reads of the file, of
     /// `total`.
     pub fn spawn(
         open: Opener,
@@ -67,38 +86,38 @@ impl Pager {
         read: Arc<AtomicU64>,
         total: u64,
     ) -> Pager {
+        let open = Arc::new(Mutex::new(open));
         let (requests, rx) = channel::<WindowRequest>();
         let (tx, windows) = channel();
         let latest = Arc::new(AtomicU64::new(0));
         let quit = Stop::new();
         let scanned = Arc::new(AtomicU64::new(0));
-        let (latest2, quit2, scanned2) = (latest.clone(), quit.clone(), scanned.clone());
-        std::thread::spawn(move || {
-            while let Ok(mut request) = rx.recv() {
-                // Only the latest request matters.
-                loop {
-                    match rx.try_recv() {
-                        Ok(r) => request = r,
-                        Err(TryRecvError::Empty) => break,
-                        Err(TryRecvError::Disconnected) => return,
-                    }
-                }
-                let cancel = Cancel {
-                    id: request.id,
-                    latest: latest2.clone(),
-                    quit: quit2.clone(),
-                };
-                let window = window_of(&open, &inspect, request, size, cancel, &scanned2);
-                if tx.send(window).is_err() {
-                    return;
-                }
-            }
-        });
+        let (open2, inspect2, scanned2) = (open.clone(), inspect.clone(), scanned.clone());
+        serve(
+            rx,
+            tx,
+            latest.clone(),
+            quit.clone(),
+            move |request, cancel| window_of(&open2, &inspect2, request, size, cancel, &scanned2),
+        );
+        let (follows, rx) = channel::<FollowRequest>();
+        let (tx, followed) = channel();
+        let latest_follow = Arc::new(AtomicU64::new(0));
+        serve(
+            rx,
+            tx,
+            latest_follow.clone(),
+            quit.clone(),
+            move |request, cancel| followed_of(&open, &inspect, request, size.rows, cancel),
+        );
         Pager {
             requests,
             windows,
             latest,
             quit,
+            follows,
+            followed,
+            latest_follow,
             read,
             scanned,
             total,
@@ -115,6 +134,70 @@ impl Pager {
     pub fn try_recv(&self) -> Option<Window> {
         self.windows.try_recv().ok()
     }
+
+    /// Ask for the followed frames of the whole capture (a re-run for an older request stops).
+    pub fn follow(&self, r: FollowRequest) {
+        self.latest_follow.store(r.id, Ordering::SeqCst);
+        let _ = self.follows.send(r);
+    }
+
+    /// Stop the re-run for the latest follow request (the timeline was closed).
+    pub fn stop_follow(&self) {
+        self.latest_follow.fetch_add(1 << 62, Ordering::SeqCst);
+    }
+
+    /// The followed frames that have come, if any.
+    pub fn try_recv_followed(&self) -> Option<Followed> {
+        self.followed.try_recv().ok()
+    }
+}
+
+/// A request of the pager, as its threads see it: its id is what a newer one cancels.
+trait Ask: Send + 'static {
+    fn id(&self) -> u64;
+}
+
+impl Ask for WindowRequest {
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Ask for FollowRequest {
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// A thread answering the requests of `rx` with `answer` on `tx`, the latest first (older ones
+/// waiting are dropped), until the UI is gone.
+fn serve<R: Ask, A: Send + 'static>(
+    rx: Receiver<R>,
+    tx: Sender<A>,
+    latest: Arc<AtomicU64>,
+    quit: Stop,
+    answer: impl Fn(R, Cancel) -> A + Send + 'static,
+) {
+    std::thread::spawn(move || {
+        while let Ok(mut request) = rx.recv() {
+            // Only the latest request matters.
+            loop {
+                match rx.try_recv() {
+                    Ok(r) => request = r,
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            let cancel = Cancel {
+                id: request.id(),
+                latest: latest.clone(),
+                quit: quit.clone(),
+            };
+            if tx.send(answer(request, cancel)).is_err() {
+                return;
+            }
+        }
+    });
 }
 
 impl WindowSource for Pager {
@@ -132,6 +215,18 @@ impl WindowSource for Pager {
 
     fn scanned(&self) -> u64 {
         self.scanned.load(Ordering::Relaxed)
+    }
+
+    fn follow(&self, r: FollowRequest) {
+        Pager::follow(self, r)
+    }
+
+    fn stop_follow(&self) {
+        Pager::stop_follow(self)
+    }
+
+    fn try_recv_followed(&self) -> Option<Followed> {
+        Pager::try_recv_followed(self)
     }
 }
 
@@ -162,7 +257,7 @@ impl Cancel {
 /// a row with a violation first finds the row (the window's rows need not have one), then
 /// brings back the window around it.
 fn window_of(
-    open: &Opener,
+    open: &Shared,
     inspect: &InspectOptions,
     request: WindowRequest,
     size: WindowSize,
@@ -199,7 +294,7 @@ fn window_of(
 
 /// One re-run of the pipeline over the capture into a [`WindowSink`].
 fn rerun(
-    open: &Opener,
+    open: &Shared,
     inspect: &InspectOptions,
     request: WindowRequest,
     size: WindowSize,
@@ -209,7 +304,7 @@ fn rerun(
     scanned.store(0, Ordering::Relaxed);
     let stop = Stop::new();
     let mut sink = WindowSink::new(request, size, stop.clone(), cancel, scanned.clone());
-    if let Some(source) = open(&stop) {
+    if let Some(source) = reopen(open, &stop) {
         let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Lent(&mut sink))];
         offline::run(
             source,
@@ -222,10 +317,51 @@ fn rerun(
     sink.finish()
 }
 
-/// The sink of a re-run, lent to the pipeline.
-struct Lent<'a>(&'a mut WindowSink);
+/// One re-run of the pipeline over the capture into a [`FollowSink`]: the followed frames
+/// around the one asked, at most `rows`.
+fn followed_of(
+    open: &Shared,
+    inspect: &InspectOptions,
+    request: FollowRequest,
+    rows: usize,
+    cancel: Cancel,
+) -> Followed {
+    let stop = Stop::new();
+    let mut sink = FollowSink::new(request, rows, stop.clone(), cancel);
+    if let Some(source) = reopen(open, &stop) {
+        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Lent(&mut sink))];
+        offline::run(
+            source,
+            inspect.clone(),
+            sinks,
+            NonZeroUsize::MIN,
+            Pace::Batched,
+        );
+    }
+    sink.finish()
+}
 
-impl Sink for Lent<'_> {
+/// What a re-run's sink is given of the pipeline's events.
+trait Rerun {
+    fn event(&mut self, ev: &Event);
+}
+
+impl Rerun for WindowSink {
+    fn event(&mut self, ev: &Event) {
+        WindowSink::event(self, ev)
+    }
+}
+
+impl Rerun for FollowSink {
+    fn event(&mut self, ev: &Event) {
+        FollowSink::event(self, ev)
+    }
+}
+
+/// The sink of a re-run, lent to the pipeline.
+struct Lent<'a, S>(&'a mut S);
+
+impl<S: Rerun + Send> Sink for Lent<'_, S> {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
         self.0.event(ev);
         Ok(())

@@ -1,6 +1,7 @@
 //! The timeline of a followed link or channel (`L`), over the whole screen but the status
 //! line: each frame's time since the first and since the one before, direction, name and
-//! summary, and for a delivery how long it took to settle.
+//! summary, and for a delivery how long it took to settle. In the replay of a file, "reading"
+//! until the pager has brought back the followed frames of the whole capture.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,10 +12,10 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use super::{fit, selected_style};
 use crate::event::Dir;
 use crate::tui::app::{App, ListState};
-use crate::tui::timeline::{Entry, Follow, entries};
+use crate::tui::timeline::{Entry, Follow, entries, reading};
 
-/// Width of the settlement column (`disposition +1.234ms`).
-const SETTLED_W: usize = 20;
+/// Width of the settlement column (`disposition +123.456ms`, the longest).
+const SETTLED_W: usize = 22;
 
 /// Seconds with microseconds, signed: `+0.012345`.
 pub fn secs(us: i64) -> String {
@@ -35,10 +36,7 @@ fn latency(us: i64) -> String {
 }
 
 /// The text of one timeline row.
-pub fn entry_text(app: &App, follow: &Follow, e: &Entry) -> String {
-    let Some(r) = app.row(follow.conn(), e.seq) else {
-        return "   (dropped)".into();
-    };
+pub fn entry_text(e: &Entry) -> String {
     let settled = match (e.settled, e.not_awaited) {
         (Some((us, by)), _) => format!("{by} +{}", latency(us)),
         (None, Some(why)) => why.to_string(),
@@ -48,13 +46,13 @@ pub fn entry_text(app: &App, follow: &Follow, e: &Entry) -> String {
         "{:>12} {:>10} {} {:>3} {} {} {}",
         secs(e.rel_us),
         secs(e.delta_us),
-        r.dir.map_or("  ", Dir::arrow),
-        r.channel.map_or("-".into(), |c| c.to_string()),
-        fit(&r.name, 14),
+        e.dir.map_or("  ", Dir::arrow),
+        e.channel.map_or("-".into(), |c| c.to_string()),
+        fit(&e.name, 14),
         fit(&settled, SETTLED_W),
-        r.summary
-            .strip_prefix(r.name.as_str())
-            .unwrap_or(&r.summary)
+        e.summary
+            .strip_prefix(e.name.as_str())
+            .unwrap_or(&e.summary)
             .trim_start(),
     )
 }
@@ -67,7 +65,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, follow: &Follow, list: &List
         .filter_map(|e| e.settled)
         .map(|s| s.0)
         .collect();
-    let mut title = format!(" Following {}: {} frames ", follow.title(), items.len());
+    let mut title = if reading(app) {
+        format!(" Following {}: reading the capture... ", follow.title())
+    } else {
+        format!(" Following {}: {} frames ", follow.title(), items.len())
+    };
     if !settled.is_empty() {
         let mut s = settled.clone();
         s.sort_unstable();
@@ -109,7 +111,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, follow: &Follow, list: &List
         if i == list.selected {
             style = style.patch(selected_style(true));
         }
-        lines.push(Line::styled(entry_text(app, follow, e), style));
+        lines.push(Line::styled(entry_text(e), style));
+    }
+    if reading(app) {
+        lines.push(Line::styled(
+            "   reading the followed frames of the whole capture...",
+            Style::new().fg(Color::DarkGray),
+        ));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
