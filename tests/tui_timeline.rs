@@ -66,6 +66,10 @@ fn l_follows_an_amqp10_link_with_the_dispositions_that_settle_its_deliveries() {
     let Overlay::Timeline { follow, list } = app.overlay.clone() else {
         panic!("no timeline: {:?}", app.message);
     };
+    assert!(
+        app.effects.is_empty(),
+        "not a file's whole capture: the rows in memory, nothing asked of a pager"
+    );
     assert_eq!(
         follow,
         Follow::Link {

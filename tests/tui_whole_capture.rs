@@ -518,3 +518,59 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     assert_eq!((conn, seq, name), (1, last.seq, last.name.clone()));
     assert_eq!(app.selected_row().unwrap().summary, last.summary);
 }
+
+/// `L` on a late transfer: at most half the bound of the followed frames are before it, and
+/// the rest from it on (here the capture's end comes first); Esc before they come stops the
+/// re-run and forgets them.
+#[test]
+fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("link.jsonl");
+    write_link_capture(&path, 60_000);
+    let mut app = first_pass(&path, options(300));
+    let pager = pager(&path, 200);
+    choose_conn(&mut app, 1);
+    // The last transfer is among the rows in memory (the latest ones).
+    let last = app.conns[&1]
+        .rows
+        .iter()
+        .rev()
+        .position(|r| r.name == "transfer")
+        .unwrap();
+    press(&mut app, KeyCode::End);
+    for _ in 0..last {
+        press(&mut app, KeyCode::Up);
+    }
+    let (_, t, name) = selected(&app);
+    assert_eq!(name, "transfer");
+    press(&mut app, KeyCode::Char('L'));
+    settle_follow(&mut app, &pager);
+    let Overlay::Timeline { follow, list } = app.overlay.clone() else {
+        panic!("no timeline: {:?}", app.message);
+    };
+    let e = timeline::entries(&app, &follow);
+    assert_eq!(e[list.selected].seq, t);
+    let before = e.iter().filter(|x| x.seq < t).count();
+    assert_eq!(before, 100, "half the bound before it");
+    assert!(e.len() < 200, "the capture ends first: {}", e.len());
+    assert!(
+        e.windows(2).all(|w| w[0].seq < w[1].seq),
+        "in capture order"
+    );
+
+    press(&mut app, KeyCode::Char('L'));
+    assert_eq!(app.overlay, Overlay::None, "L closes it too");
+    assert!(app.paging.following.is_none(), "nothing kept of it");
+    assert!(app.effects.is_empty(), "nothing to stop");
+    // Opened again and closed before the frames come: the re-run is stopped.
+    press(&mut app, KeyCode::Char('L'));
+    assert!(timeline::reading(&app));
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(!timeline::reading(&app));
+    assert!(app.paging.following.is_none());
+    assert!(
+        app.effects.iter().any(|e| matches!(e, Effect::StopFollow)),
+        "the re-run is stopped"
+    );
+}
