@@ -150,3 +150,44 @@ pub struct Followed {
     /// The frames.
     pub steps: Vec<Step>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Dir;
+
+    /// A link owns its frames by name and the deliveries of its flow in either direction; a
+    /// channel its frames but 0-9-1's content, and its channel's deliveries.
+    #[test]
+    fn a_follow_owns_its_frames_and_its_flows_deliveries() {
+        let link = Follow::Link {
+            conn: 1,
+            name: "orders".into(),
+        };
+        assert!(link.owns(Some("orders"), 0, "transfer"));
+        assert!(!link.owns(Some("other"), 0, "transfer"));
+        assert!(
+            !link.owns(None, 0, "disposition"),
+            "found by what it settles"
+        );
+        let flow = |name: Option<&str>, sender| FlowKey::Link {
+            name: name.map(Into::into),
+            unnamed: (0, 0),
+            sender,
+        };
+        assert!(link.is_flow(&flow(Some("orders"), Dir::C2S)));
+        assert!(link.is_flow(&flow(Some("orders"), Dir::S2C)));
+        assert!(!link.is_flow(&flow(Some("order"), Dir::C2S)));
+        assert!(!link.is_flow(&flow(None, Dir::C2S)));
+        assert!(!link.is_flow(&FlowKey::Channel(0)));
+        let channel = Follow::Channel {
+            conn: 1,
+            channel: 2,
+        };
+        assert!(channel.owns(None, 2, "basic.publish"));
+        assert!(!channel.owns(None, 2, "content-body"));
+        assert!(!channel.owns(None, 3, "basic.ack"));
+        assert!(channel.is_flow(&FlowKey::Channel(2)));
+        assert!(!channel.is_flow(&FlowKey::Channel(3)));
+    }
+}
