@@ -5,9 +5,9 @@
 //! before, and for a delivery how long its settlement took: transfer -> the disposition that
 //! settled it, publish -> its confirm, deliver -> its ack.
 //!
-//! Live and reading stdin, built from the rows kept in memory and their decoded frames (pure): a
-//! delivery whose settlement is not among them shows none. In the replay of a file
-//! (whole-capture mode), the followed frames of the whole capture around the selected one are
+//! Live, reading stdin and during a file's first pass, built from the rows kept in memory and
+//! their decoded frames (pure): a delivery whose settlement is not among them shows none. In
+//! the replay of a file (whole-capture mode, once the first pass is over), the followed frames of the whole capture around the selected one are
 //! asked of the pager ([`Effect::Follow`]), which re-runs the pipeline over the file and
 //! brings back at most a window's worth, each delivery timed over the whole file; the view
 //! says "reading" until they come. Which frame settles which delivery is the protocols'
