@@ -502,8 +502,8 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     assert_eq!(t2.settled, Some((1000, "disposition")));
     let s = dump(&app);
     assert!(
-        s.contains("Following link \"orders\" of conn 1: 1000 frames"),
-        "{s}"
+        s.contains("Following link \"orders\" of conn 1: 1000 frames (more after)"),
+        "the title says the list was cut at the bound: {s}"
     );
     assert!(s.contains("disposition +500.500ms"), "{s}");
 
@@ -553,6 +553,11 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     let before = e.iter().filter(|x| x.seq < t).count();
     assert_eq!(before, 100, "half the bound before it");
     assert!(e.len() < 200, "the capture ends first: {}", e.len());
+    assert!(
+        dump(&app).contains(" frames (more before) "),
+        "{}",
+        dump(&app)
+    );
     assert!(
         e.windows(2).all(|w| w[0].seq < w[1].seq),
         "in capture order"

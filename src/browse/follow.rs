@@ -149,6 +149,8 @@ pub struct Followed {
     pub request: FollowRequest,
     /// The frames.
     pub steps: Vec<Step>,
+    /// Followed frames were left out (the bound): (before the first step, after the last).
+    pub cut: (bool, bool),
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub struct Following {
     pub request: FollowRequest,
     /// The frames, once they have come.
     pub steps: Option<Vec<Step>>,
+    /// Followed frames were left out (the bound): before the first step, after the last.
+    pub cut: (bool, bool),
 }
 
 /// One frame of the timeline.
@@ -253,6 +255,7 @@ impl App {
                     self.paging.following = Some(Following {
                         request,
                         steps: None,
+                        cut: (false, false),
                     });
                 }
                 let at = entries(self, &follow)
@@ -339,6 +342,7 @@ impl App {
             .unwrap_or(0);
         let len = f.steps.len();
         following.steps = Some(f.steps);
+        following.cut = f.cut;
         let h = self.timeline_page();
         if let Overlay::Timeline { list, .. } = &mut self.overlay {
             list.selected = at;

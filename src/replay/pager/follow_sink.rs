@@ -39,6 +39,8 @@ pub(super) struct FollowSink {
     before: usize,
     /// Kept steps that start a delivery not settled yet.
     awaiting: HashSet<u64>,
+    /// Followed frames left out: before the first kept step, after the last.
+    cut: (bool, bool),
     done: bool,
     stop: Stop,
     cancel: Cancel,
@@ -61,6 +63,7 @@ impl FollowSink {
             steps: VecDeque::new(),
             before: 0,
             awaiting: HashSet::default(),
+            cut: (false, false),
             done: false,
             stop,
             cancel,
@@ -121,6 +124,9 @@ impl FollowSink {
             || notes
                 .iter()
                 .any(|n| matches!(n, Note::Settled { flow, .. } if follow.is_flow(flow)));
+        if owns && self.full() {
+            self.cut.1 = true;
+        }
         if owns && !self.full() {
             self.steps.push_back(Step {
                 seq,
@@ -182,6 +188,7 @@ impl FollowSink {
             };
             self.awaiting.remove(&s.seq);
             self.before -= 1;
+            self.cut.0 = true;
         }
     }
 
@@ -189,6 +196,7 @@ impl FollowSink {
         Followed {
             request: self.request,
             steps: self.steps.into(),
+            cut: self.cut,
         }
     }
 }

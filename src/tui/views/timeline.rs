@@ -68,7 +68,22 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, follow: &Follow, list: &List
     let mut title = if reading(app) {
         format!(" Following {}: reading the capture... ", follow.title())
     } else {
-        format!(" Following {}: {} frames ", follow.title(), items.len())
+        let cut = app
+            .paging
+            .following
+            .as_ref()
+            .map_or((false, false), |f| f.cut);
+        let more = match cut {
+            (false, false) => "",
+            (true, false) => "(more before) ",
+            (false, true) => "(more after) ",
+            (true, true) => "(more before and after) ",
+        };
+        format!(
+            " Following {}: {} frames {more}",
+            follow.title(),
+            items.len()
+        )
     };
     if !settled.is_empty() {
         let mut s = settled.clone();
