@@ -14,7 +14,6 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use cli_common::start_proxy;
-use lapin::message::{Delivery, DeliveryResult};
 use lapin::options::*;
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Connection, ConnectionProperties};
@@ -166,39 +165,12 @@ async fn lapin_traffic(uri: &str) {
         .await
         .unwrap();
     }
-    for d in consume(&subch, q.name().as_str(), false, CONFIRMED).await {
+    let (_acked, got) = support::collect(&subch, q.name().as_str(), "", false, CONFIRMED).await;
+    for d in got {
         d.ack(BasicAckOptions::default()).await.unwrap();
     }
-    consume(&fire, q2.name().as_str(), true, UNCONFIRMED).await;
+    support::collect(&fire, q2.name().as_str(), "", true, UNCONFIRMED).await;
     conn.close(200, "bye".into()).await.unwrap();
-}
-
-/// Consume `n` deliveries from `queue` on `ch`.
-async fn consume(ch: &lapin::Channel, queue: &str, no_ack: bool, n: usize) -> Vec<Delivery> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let options = BasicConsumeOptions {
-        no_ack,
-        ..Default::default()
-    };
-    let consumer = ch
-        .basic_consume(queue.into(), "".into(), options, FieldTable::default())
-        .await
-        .unwrap();
-    consumer.set_delegate(move |d: DeliveryResult| {
-        if let Ok(Some(d)) = d {
-            let _ = tx.send(d);
-        }
-        async {}
-    });
-    let mut got = Vec::new();
-    for _ in 0..n {
-        let d = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-            .await
-            .expect("delivery in time")
-            .unwrap();
-        got.push(d);
-    }
-    got
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

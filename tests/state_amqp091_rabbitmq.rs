@@ -13,11 +13,10 @@ use amqpeek::event::{EventKind, Violation};
 use amqpeek::pipeline::{InspectOptions, Inspector};
 use amqpeek::{Dir, Timestamp};
 use bytes::Bytes;
-use lapin::message::{Delivery, DeliveryResult};
 use lapin::options::*;
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
-use support::{Chunk, Relay, broker_or_skip};
+use support::{Chunk, Relay, broker_or_skip, collect};
 
 /// Replay the chunks through an inspector; the violations and the frame names seen.
 fn replay(chunks: &[Chunk]) -> (Vec<Violation>, Vec<String>) {
@@ -39,44 +38,6 @@ fn replay(chunks: &[Chunk]) -> (Vec<Violation>, Vec<String>) {
         }
     }
     (violations, names)
-}
-
-async fn collect(
-    ch: &Channel,
-    queue: &str,
-    tag: &str,
-    no_ack: bool,
-    n: usize,
-) -> (lapin::Consumer, Vec<Delivery>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let consumer = ch
-        .basic_consume(
-            queue.into(),
-            tag.into(),
-            BasicConsumeOptions {
-                no_ack,
-                ..Default::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-        .unwrap();
-    consumer.set_delegate(move |d: DeliveryResult| {
-        if let Ok(Some(d)) = d {
-            let _ = tx.send(d);
-        }
-        async {}
-    });
-    let mut got = Vec::new();
-    for _ in 0..n {
-        let d = tokio::time::timeout(Duration::from_secs(10), rx.recv())
-            .await
-            .expect("delivery in time")
-            .unwrap();
-        got.push(d);
-    }
-    got.sort_by_key(|d| d.delivery_tag);
-    (consumer, got)
 }
 
 async fn declare(ch: &Channel, queue: &str) {

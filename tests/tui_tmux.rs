@@ -84,6 +84,22 @@ fn wait_until_gone(session: &str, what: &str) {
     }
 }
 
+/// A detached tmux session `session` of `size` (columns, rows) running `amqpeek replay ARGS`,
+/// then `EXITED <status>` (kept on screen a few seconds).
+fn start_replay(session: &str, args: &str, (w, h): (u16, u16)) {
+    let cmd = format!(
+        "{} replay {args}; echo EXITED $?; sleep 5",
+        env!("CARGO_BIN_EXE_amqpeek")
+    );
+    let (w, h) = (w.to_string(), h.to_string());
+    let status = Command::new("tmux")
+        .args(["new-session", "-d", "-s", session, "-x", &w, "-y", &h, &cmd])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(status.success());
+}
+
 fn tmux_or_skip() -> bool {
     if Command::new("tmux")
         .arg("-V")
@@ -109,27 +125,7 @@ fn replay_in_tmux_at_80x24_shows_the_connection_help_and_quits() {
     let cap = dir.path().join("tiny.jsonl");
     capture(&cap);
     let session = format!("amqpeek-tui-{}", std::process::id());
-    let cmd = format!(
-        "{} replay {}; echo EXITED $?; sleep 5",
-        env!("CARGO_BIN_EXE_amqpeek"),
-        cap.display()
-    );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success());
+    start_replay(&session, &cap.display().to_string(), (80, 24));
 
     let s = wait_for(&session, "Connections 1");
     assert!(s.contains("127.0.0.1:50001 -> "), "{s}");
@@ -181,27 +177,7 @@ fn q_quits_a_replay_of_a_stdin_that_never_closes() {
         .unwrap();
     std::io::Write::write_all(&mut writer, &std::fs::read(&cap).unwrap()).unwrap();
     let session = format!("amqpeek-tui-stdin-{}", std::process::id());
-    let cmd = format!(
-        "{} replay - < {}; echo EXITED $?; sleep 5",
-        env!("CARGO_BIN_EXE_amqpeek"),
-        fifo.display()
-    );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success());
+    start_replay(&session, &format!("- < {}", fifo.display()), (80, 24));
     let s = wait_for(&session, "Connections 1");
     assert!(!s.contains("end of feed"), "stdin is still open: {s}");
     wait_for(&session, "connection closed");
@@ -376,27 +352,7 @@ fn a_200k_frame_replay_reaches_its_first_and_last_rows_and_an_early_violation() 
     let cap = dir.path().join("big.jsonl");
     tui_support::write_whole_capture(&cap, 2, 100_000);
     let session = format!("amqpeek-tui-whole-{}", std::process::id());
-    let cmd = format!(
-        "{} replay {}; echo EXITED $?; sleep 5",
-        env!("CARGO_BIN_EXE_amqpeek"),
-        cap.display()
-    );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success());
+    start_replay(&session, &cap.display().to_string(), (120, 40));
     // A debug build on a shared machine reads it in well under a minute.
     let long = Duration::from_secs(300);
     wait_for_within(&session, "end of feed", long);
@@ -457,27 +413,7 @@ fn a_200k_frame_replay_searches_the_whole_capture_with_the_filter() {
     let cap = dir.path().join("big.jsonl");
     tui_support::write_whole_capture_with(&cap, 2, 100_000, Some(9973));
     let session = format!("amqpeek-tui-search-{}", std::process::id());
-    let cmd = format!(
-        "{} replay {}; echo EXITED $?; sleep 5",
-        env!("CARGO_BIN_EXE_amqpeek"),
-        cap.display()
-    );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success());
+    start_replay(&session, &cap.display().to_string(), (120, 40));
     let long = Duration::from_secs(300);
     wait_for_within(&session, "end of feed", long);
     for k in ["c", "Home", "Down", "Enter", "/"] {
@@ -509,27 +445,7 @@ fn s_shows_the_statistics_of_a_replay() {
     }
     let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/amqp091-lapin.jsonl");
     let session = format!("amqpeek-tui-stats-{}", std::process::id());
-    let cmd = format!(
-        "{} replay {}; echo EXITED $?; sleep 5",
-        env!("CARGO_BIN_EXE_amqpeek"),
-        cap.display()
-    );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "140",
-            "-y",
-            "50",
-            &cmd,
-        ])
-        .env("TERM", "xterm-256color")
-        .status()
-        .expect("tmux starts");
-    assert!(status.success());
+    start_replay(&session, &cap.display().to_string(), (140, 50));
     wait_for(&session, "end of feed");
     tmux(&["send-keys", "-t", &session, "S"]);
     let s = wait_for(&session, "Settlement latency");

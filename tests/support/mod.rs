@@ -235,3 +235,43 @@ impl Drop for Relay {
         self.accept.abort();
     }
 }
+
+/// Consume `n` deliveries of `queue` on `ch` (consumer tag `tag`, empty: the broker's), sorted by
+/// delivery-tag; the consumer is returned to keep it alive.
+pub async fn collect(
+    ch: &lapin::Channel,
+    queue: &str,
+    tag: &str,
+    no_ack: bool,
+    n: usize,
+) -> (lapin::Consumer, Vec<lapin::message::Delivery>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let consumer = ch
+        .basic_consume(
+            queue.into(),
+            tag.into(),
+            lapin::options::BasicConsumeOptions {
+                no_ack,
+                ..Default::default()
+            },
+            lapin::types::FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    consumer.set_delegate(move |d: lapin::message::DeliveryResult| {
+        if let Ok(Some(d)) = d {
+            let _ = tx.send(d);
+        }
+        async {}
+    });
+    let mut got = Vec::new();
+    for _ in 0..n {
+        let d = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("delivery in time")
+            .unwrap();
+        got.push(d);
+    }
+    got.sort_by_key(|d| d.delivery_tag);
+    (consumer, got)
+}

@@ -304,16 +304,7 @@ fn rerun(
     scanned.store(0, Ordering::Relaxed);
     let stop = Stop::new();
     let mut sink = WindowSink::new(request, size, stop.clone(), cancel, scanned.clone());
-    if let Some(source) = reopen(open, &stop) {
-        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Lent(&mut sink))];
-        offline::run(
-            source,
-            inspect.clone(),
-            sinks,
-            NonZeroUsize::MIN,
-            Pace::Batched,
-        );
-    }
+    replay_into(open, inspect, &stop, &mut sink);
     sink.finish()
 }
 
@@ -328,8 +319,20 @@ fn followed_of(
 ) -> Followed {
     let stop = Stop::new();
     let mut sink = FollowSink::new(request, rows, stop.clone(), cancel);
-    if let Some(source) = reopen(open, &stop) {
-        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Lent(&mut sink))];
+    replay_into(open, inspect, &stop, &mut sink);
+    sink.finish()
+}
+
+/// Replay the capture, opened anew and read no further once `stop` is set, into `sink` on this
+/// thread, in capture order (the first pass's order: the same numbering).
+fn replay_into(
+    open: &Shared,
+    inspect: &InspectOptions,
+    stop: &Stop,
+    sink: &mut (impl Rerun + Send),
+) {
+    if let Some(source) = reopen(open, stop) {
+        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Lent(sink))];
         offline::run(
             source,
             inspect.clone(),
@@ -338,7 +341,6 @@ fn followed_of(
             Pace::Batched,
         );
     }
-    sink.finish()
 }
 
 /// What a re-run's sink is given of the pipeline's events.
