@@ -17,8 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
 
 mod close;
+mod context;
 mod rule;
 pub use close::{CloseReason, Failure, Timeout};
+pub use context::{Awaits, Delivery, FlowKey, FrameContext, FrameRef, SettleKind, Settlement};
 pub use rule::Rule;
 
 /// Connection number, unique within one run or capture, starting at 1.
@@ -181,6 +183,9 @@ pub struct FrameEvent {
     pub frame: AnyFrame,
     /// The message this frame completes, if any.
     pub message: Option<Result<AnyMessage, DecodeError>>,
+    /// What the state layer knows of the frame: its link or channel, its delivery, what it
+    /// settles. Computed once, as the frame is tracked; every consumer reads it from here.
+    pub context: FrameContext,
 }
 
 impl FrameEvent {

@@ -142,6 +142,8 @@ pub struct Inspector {
     sides: [Side; 2],
     items: Vec<Item>,
     tracker: ConnTracker,
+    /// What the state layer tells of each frame (its flow, delivery, settlements).
+    contexts: crate::protocol::Contexts,
     violations: Vec<Violation>,
     /// The client's first protocol header.
     client_header: Option<crate::codec::ProtocolHeader>,
@@ -168,6 +170,7 @@ impl Inspector {
             sides,
             items: Vec::new(),
             tracker: ConnTracker::new(),
+            contexts: Default::default(),
             violations: Vec::new(),
             client_header: None,
             cbs: false,
@@ -228,6 +231,7 @@ impl Inspector {
             let n = skimmed.bytes as u64;
             if side.skim.is_none() {
                 self.tracker.gap(dir);
+                self.contexts.gap(dir);
                 self.state_dirty = true;
             }
             let run = side.skim.get_or_insert(SkimRun {
@@ -344,6 +348,7 @@ impl Inspector {
         }
         side.total = side.total.saturating_add(len);
         self.tracker.gap(dir);
+        self.contexts.gap(dir);
         self.state_dirty = true;
         out.push(Event {
             conn,

@@ -1,7 +1,7 @@
 //! Properties of the statistics' pairing, on random sequences of the frames that start and
 //! settle deliveries (AMQP 0-9-1 publishes, confirms, deliveries, acks, channel reopens; AMQP
 //! 1.0 transfers in one or several frames, dispositions of any range and role) and gaps, fed
-//! to each protocol's `Traffic` as the collector feeds them:
+//! to each protocol's context tracker as the pipeline feeds them:
 //! - a settlement names a frame that started a delivery, of the kind it started, and each
 //!   delivery is settled (or found to need none) at most once;
 //! - its latency is the time between the two frames;
@@ -11,54 +11,59 @@ use std::collections::{HashMap, HashSet};
 
 use amqpeek::codec::amqp10 as a10;
 use amqpeek::codec::amqp091::{self as a091, FrameKind, Method, MethodKind as K, Value};
-use amqpeek::event::Dir;
-use amqpeek::stats::{Amqp10Traffic, Amqp091Traffic, At, Note, SettleKind, Traffic};
+use amqpeek::event::{Awaits, Dir, FrameContext, FrameRef, SettleKind};
+use amqpeek::state::amqp10::context::Amqp10Context;
+use amqpeek::state::amqp091::context::Amqp091Context;
+use amqpeek::state::context::{At, ContextTracker};
 use bytes::Bytes;
 use proptest::prelude::*;
 
 mod state_amqp10_common;
 use state_amqp10_common as c10;
 
-/// What the notes told so far, checked as they come.
+/// What the contexts told so far, checked as they come.
 #[derive(Default)]
 struct Ledger {
     /// Frames that started a delivery, and the kinds of settlement their direction gets.
-    started: HashMap<u64, Dir>,
+    started: HashMap<FrameRef, Dir>,
     /// Deliveries settled or found to need none.
-    done: HashSet<u64>,
-    ts: HashMap<u64, i64>,
+    done: HashSet<FrameRef>,
+    ts: HashMap<FrameRef, i64>,
 }
 
 impl Ledger {
-    fn take(&mut self, at: At, notes: &mut Vec<Note>, kind_of: impl Fn(Dir) -> SettleKind) {
-        self.ts.insert(at.seq, at.ts);
-        for n in notes.drain(..) {
-            match n {
-                Note::Flow { message: true, .. } => {
-                    self.started.insert(at.seq, at.dir);
-                }
-                Note::Settled {
-                    start,
-                    after_us,
-                    kind,
-                    ..
-                } => {
-                    let dir = *self
-                        .started
-                        .get(&start)
-                        .expect("settles a started delivery");
-                    assert_eq!(kind, kind_of(dir), "kind of {start}");
-                    assert_eq!(after_us, at.ts - self.ts[&start], "latency of {start}");
-                    assert!(self.done.insert(start), "{start} settled twice");
-                }
-                Note::PreSettled { start, kind } => {
-                    let dir = *self.started.get(&start).expect("a started delivery");
-                    assert_eq!(kind, kind_of(dir));
-                    assert!(self.done.insert(start), "{start} settled twice");
-                }
-                Note::Flow { .. } | Note::Untimed => {}
+    fn take(&mut self, at: At, cx: &mut FrameContext, kind_of: impl Fn(Dir) -> SettleKind) {
+        self.ts.insert(at.at, at.ts);
+        if let Some(d) = cx.delivery {
+            if d.starts {
+                assert_eq!(d.start, at.at, "a delivery starts on its own frame");
+                self.started.insert(at.at, at.dir());
+            }
+            if d.awaits == Some(Awaits::NotAwaited) {
+                let dir = *self.started.get(&d.start).expect("a started delivery");
+                assert_eq!(d.kind, kind_of(dir));
+                assert!(self.done.insert(d.start), "{:?} settled twice", d.start);
             }
         }
+        for s in cx.settles.drain(..) {
+            let start = s.start;
+            let dir = *self
+                .started
+                .get(&start)
+                .expect("settles a started delivery");
+            assert_eq!(s.kind, kind_of(dir), "kind of {start:?}");
+            assert_eq!(s.after_us, at.ts - self.ts[&start], "latency of {start:?}");
+            assert!(self.done.insert(start), "{start:?} settled twice");
+        }
+        *cx = FrameContext::default();
+    }
+}
+
+/// Frame `seq` of `dir`, at time `seq * 10`.
+fn at(seq: u64, dir: Dir) -> At {
+    At {
+        at: FrameRef { dir, offset: seq },
+        ts: seq as i64 * 10,
     }
 }
 
@@ -199,9 +204,9 @@ proptest! {
 
     #[test]
     fn amqp091_settlements_pair_each_delivery_once(ops in prop::collection::vec(op091(), 1..80)) {
-        let mut t = Amqp091Traffic::default();
+        let mut t = Amqp091Context::default();
         let mut ledger = Ledger::default();
-        let mut notes = Vec::new();
+        let mut cx = FrameContext::default();
         let kind_of = |d: Dir| if d == Dir::C2S { SettleKind::PublishConfirm } else { SettleKind::DeliverAck };
         for (seq, op) in ops.iter().enumerate() {
             let seq = seq as u64;
@@ -211,9 +216,9 @@ proptest! {
                 prop_assert_eq!(t.open(), 0, "a gap forgets what waited");
                 continue;
             };
-            let at = At { seq, dir, ts: seq as i64 * 10, size: 1 };
-            t.frame(at, &frame, &mut notes);
-            ledger.take(at, &mut notes, kind_of);
+            let at = at(seq, dir);
+            t.frame(at, &frame, &mut cx);
+            ledger.take(at, &mut cx, kind_of);
             let waiting = ledger.started.len() - ledger.done.len();
             prop_assert!(t.open() <= waiting, "{} waiting of {} started", t.open(), waiting);
         }
@@ -221,9 +226,9 @@ proptest! {
 
     #[test]
     fn amqp10_settlements_pair_each_delivery_once(ops in prop::collection::vec(op10(), 1..80)) {
-        let mut t = Amqp10Traffic::default();
+        let mut t = Amqp10Context::default();
         let mut ledger = Ledger::default();
-        let mut notes = Vec::new();
+        let mut cx = FrameContext::default();
         // One session: the client's channel 0, the server's 3; a sending link of the client.
         let setup = [
             (Dir::C2S, 0, c10::begin(None, 0, 100, 100)),
@@ -233,9 +238,8 @@ proptest! {
         ];
         let mut seq = 0u64;
         for (dir, ch, body) in &setup {
-            let at = At { seq, dir: *dir, ts: seq as i64 * 10, size: 1 };
-            t.frame(at, &frame10(*ch, body), &mut notes);
-            notes.clear();
+            t.frame(at(seq, *dir), &frame10(*ch, body), &mut cx);
+            cx = FrameContext::default();
             seq += 1;
         }
         for op in &ops {
@@ -255,9 +259,9 @@ proptest! {
                     (dir, ch, c10::disposition(receiver, first, Some(first + span), settled))
                 }
             };
-            let at = At { seq, dir, ts: seq as i64 * 10, size: 1 };
-            t.frame(at, &frame10(ch, &body), &mut notes);
-            ledger.take(at, &mut notes, |_| SettleKind::TransferDisposition);
+            let at = at(seq, dir);
+            t.frame(at, &frame10(ch, &body), &mut cx);
+            ledger.take(at, &mut cx, |_| SettleKind::TransferDisposition);
             let waiting = ledger.started.len() - ledger.done.len();
             prop_assert!(t.open() <= waiting, "{} waiting of {} started", t.open(), waiting);
             seq += 1;

@@ -5,8 +5,8 @@
 //! of a frame (its place, name and summary, not its bytes) and how its delivery was settled.
 //! Pure data: the pager (`crate::replay::pager`) produces it, the UI consumes it.
 
+use crate::event::FlowKey;
 use crate::event::{ConnId, Dir, Timestamp};
-use crate::stats::FlowKey;
 
 use super::row::{Row, RowKind};
 
@@ -75,11 +75,13 @@ impl Follow {
         }
     }
 
-    /// Whether the deliveries of `flow` (the statistics' traffic accounting) are the followed
+    /// Whether the deliveries of `flow` (a frame's context) are the followed
     /// link's or channel's.
     pub fn is_flow(&self, flow: &FlowKey) -> bool {
         match (self, flow) {
-            (Follow::Link { name, .. }, FlowKey::Link { name: Some(n), .. }) => **n == **name,
+            (Follow::Link { name, .. }, FlowKey::Link { name: Some(n), .. }) => {
+                n.as_ref() == name.as_str()
+            }
             (Follow::Channel { channel, .. }, FlowKey::Channel(c)) => c == channel,
             _ => false,
         }

@@ -19,10 +19,8 @@
 //! facts carry, never its bytes.
 
 mod field;
-mod links;
 
 pub use field::{Wanted, is_field_name};
-pub use links::LinkNames;
 
 use crate::codec::AnyFrame;
 use crate::event::Dir;

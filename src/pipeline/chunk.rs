@@ -113,14 +113,14 @@ impl Inspector {
         if !self.note_item(dir, &item, secrets) {
             return;
         }
-        let kind = item_event(
+        let mut kind = item_event(
             dir,
             item,
             &mut self.client_header,
             &mut self.tracker,
             &mut self.violations,
         );
-        self.track(kind.as_ref(), ts);
+        self.track(kind.as_mut(), ts);
         if let Some((_, end)) = span {
             let side = &mut self.sides[dir.index()];
             side.covered = side.covered.max(end);
@@ -176,8 +176,9 @@ impl Inspector {
     }
 
     /// Track the state a header or frame event changes; the frame's violations (into
-    /// `self.violations`) follow the frame, and say which frame it was.
-    fn track(&mut self, kind: Option<&EventKind>, ts: Timestamp) {
+    /// `self.violations`) follow the frame, and say which frame it was; the frame's context is
+    /// filled in (once: every consumer reads it from the event).
+    fn track(&mut self, kind: Option<&mut EventKind>, ts: Timestamp) {
         self.state_dirty |= matches!(kind, Some(EventKind::Header { .. } | EventKind::Frame(_)));
         match kind {
             Some(EventKind::Header {
@@ -189,6 +190,11 @@ impl Inspector {
                 .tracker
                 .header(*dir, *offset, *header, ts, &mut self.violations),
             Some(EventKind::Frame(f)) => {
+                // The event was made just now: nothing shares it yet.
+                if let Some(fe) = Arc::get_mut(f) {
+                    let at = crate::state::context::At::new(fe.dir, fe.offset, ts);
+                    self.contexts.frame(at, &fe.frame, &mut fe.context);
+                }
                 self.tracker.frame(f, ts, &mut self.violations);
                 if !self.violations.is_empty() {
                     let summary = f.frame.summary();
@@ -276,6 +282,7 @@ fn item_event(
             raw,
             frame,
             message,
+            context: crate::event::FrameContext::default(),
         })),
         Item::Malformed { offset, raw, error } => {
             EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(

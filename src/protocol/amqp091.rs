@@ -16,7 +16,7 @@ impl Protocol for Amqp091 {
     type Frame = amqp091::Frame;
     type Message = amqp091::Message;
     type Assembler = amqp091::ContentAssembler;
-    type Traffic = crate::stats::Amqp091Traffic;
+    type Context = crate::state::amqp091::context::Amqp091Context;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
     const FRAME_HEADER_LEN: usize = 7;

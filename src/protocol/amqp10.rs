@@ -16,7 +16,7 @@ impl Protocol for Amqp10 {
     type Frame = amqp10::Frame;
     type Message = amqp10::Message;
     type Assembler = amqp10::MessageAssembler;
-    type Traffic = crate::stats::Amqp10Traffic;
+    type Context = crate::state::amqp10::context::Amqp10Context;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
     const FRAME_HEADER_LEN: usize = 8;

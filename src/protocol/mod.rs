@@ -6,7 +6,8 @@
 //! `protocols!` (`register.rs`) table below. The table generates what the pipeline
 //! dispatches on: [`ProtocolId`] (framing, decoding, resync plausibility, message assembly,
 //! its tracker, its JSONL names), [`AnyFrame`], [`AnyMessage`], [`Assemblers`] and
-//! [`Traffics`] (its traffic accounting, in `src/stats/<protocol>.rs`). Static
+//! [`Contexts`] (what its state layer tells of each frame, in
+//! `src/state/<protocol>/context.rs`). Static
 //! dispatch: a match over the registered protocols, as cheap as the hand-written ones were.
 
 pub mod amqp091;
@@ -28,9 +29,10 @@ pub trait Protocol {
     type Message: ProtocolMessage + Clone + std::fmt::Debug + PartialEq;
     /// What assembles its messages from its frames, in one direction.
     type Assembler: std::fmt::Debug;
-    /// Its traffic accounting for one connection, for `stats` and the timeline: which flow
-    /// (link, channel) a frame belongs to, and which frames settle which deliveries.
-    type Traffic: crate::stats::Traffic<Frame = Self::Frame>;
+    /// What its state layer tells of each frame of one connection
+    /// ([`crate::event::FrameContext`]): which flow (link, channel) a frame belongs to, and
+    /// which frames start and settle which deliveries.
+    type Context: crate::state::context::ContextTracker<Frame = Self::Frame>;
 
     /// The header its framing is reported as ([`crate::codec::StreamDecoder::framing`], a
     /// resynchronisation's protocol).

@@ -3,7 +3,7 @@
 
 /// Generates, from `Variant(field) => ProtocolImpl` lines: [`ProtocolId`](super::ProtocolId),
 /// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
-/// [`Assemblers`](super::Assemblers), [`Traffics`](super::Traffics). The first protocol listed wins a tie in resync.
+/// [`Assemblers`](super::Assemblers), [`Contexts`](super::Contexts). The first protocol listed wins a tie in resync.
 macro_rules! protocols {
     ($($(#[$doc:meta])* $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// One of the protocols amqpeek decodes.
@@ -182,36 +182,38 @@ macro_rules! protocols {
             }
         }
 
-        /// Each registered protocol's traffic accounting, for one connection.
+        /// Each registered protocol's frame context tracker, for one connection.
         #[derive(Debug, Default)]
-        pub struct Traffics {
-            $($(#[$doc])* $field: <$imp as Protocol>::Traffic),+
+        pub struct Contexts {
+            $($(#[$doc])* $field: <$imp as Protocol>::Context),+
         }
 
-        impl Traffics {
-            /// Account `frame`, seen at `at`, with its protocol; push what it tells to `notes`.
+        impl Contexts {
+            /// Take `frame`, seen at `at`, with its protocol; fill in what is known of it.
             #[inline]
             pub fn frame(
                 &mut self,
-                at: crate::stats::At,
+                at: crate::state::context::At,
                 frame: &AnyFrame,
-                notes: &mut Vec<crate::stats::Note>,
+                cx: &mut crate::event::FrameContext,
             ) {
                 match frame {
                     $(AnyFrame::$variant(f) => {
-                        crate::stats::Traffic::frame(&mut self.$field, at, f, notes)
+                        crate::state::context::ContextTracker::frame(&mut self.$field, at, f, cx)
                     })+
                 }
+                cx.waiting = u32::try_from(self.open()).unwrap_or(u32::MAX);
             }
 
-            /// Bytes of `dir` were lost or passed over (see [`crate::stats::Traffic::gap`]).
+            /// Bytes of `dir` were lost or passed over (see
+            /// [`crate::state::context::ContextTracker::gap`]).
             pub fn gap(&mut self, dir: crate::event::Dir) {
-                $(crate::stats::Traffic::gap(&mut self.$field, dir);)+
+                $(crate::state::context::ContextTracker::gap(&mut self.$field, dir);)+
             }
 
             /// Deliveries waiting for their settlement now.
             pub fn open(&self) -> usize {
-                0 $(+ crate::stats::Traffic::open(&self.$field))+
+                0 $(+ crate::state::context::ContextTracker::open(&self.$field))+
             }
         }
     };

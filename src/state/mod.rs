@@ -7,6 +7,7 @@
 
 pub mod amqp091;
 pub mod amqp10;
+pub mod context;
 pub mod negotiation;
 pub mod rules;
 pub mod snapshot;

@@ -5,33 +5,27 @@
 //!
 //! [`Collector`] is a [`Sink`]: it reads the pipeline's events like any other sink, so
 //! `amqpeek stats`, the TUI's statistics pane and anything else get the same numbers from the
-//! same decoded frames; it decodes and tracks no protocol state (which frame settles which
-//! delivery is each protocol's [`Traffic`], registered in [`crate::protocol`]). Its
+//! same decoded frames; it decodes and tracks no protocol state: which flow a frame belongs to
+//! and which frame settles which delivery is the frame's
+//! [`FrameContext`](crate::event::FrameContext), published by the state layer. Its
 //! [`StatsReport`] is what is shown: text, JSON, or the pane.
 //!
-//! Memory is bounded whatever the capture: per connection while it is open, the deliveries
-//! waiting for settlement ([`MAX_OPEN`]); at most [`MAX_FLOWS`] flows listed (the rest are
+//! Memory is bounded whatever the capture: per connection while it is open, with a filter, the
+//! deliveries waiting for settlement whose start it passed (at most [`MAX_OPEN`]); at most [`MAX_FLOWS`] flows listed (the rest are
 //! summed in one row) and [`MAX_TIMED_FLOWS`] of them with their own latency histogram.
 
-mod amqp091;
-mod amqp10;
 mod latency;
 mod report;
-mod traffic;
 
-use std::collections::HashSet;
-
-use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
-use crate::filter::{Filter, FrameFacts, LinkNames};
-use crate::hash::HashMap;
+use crate::event::{Awaits, ConnId, Dir, Event, EventKind, FrameEvent, FrameRef, Timestamp};
+use crate::filter::{Filter, FrameFacts};
+use crate::hash::{HashMap, HashSet};
 use crate::pipeline::Sink;
-use crate::protocol::Traffics;
 
-pub use amqp10::Amqp10Traffic;
-pub use amqp091::Amqp091Traffic;
+pub use crate::event::{FlowKey, SettleKind};
+pub use crate::state::context::MAX_OPEN;
 pub use latency::{Latency, Percentiles};
 pub use report::{DirRow, FlowRow, FrameRow, SettleRow, StatsReport};
-pub use traffic::{At, FlowKey, MAX_OPEN, Note, SettleKind, Traffic};
 
 /// Flows listed one by one, at most; the rest are summed in one row.
 pub const MAX_FLOWS: usize = 4096;
@@ -62,14 +56,12 @@ struct FlowStats {
     latency: Option<Box<Latency>>,
 }
 
-/// One open connection: its protocols' traffic accounting, its frames so far, and (with a
-/// filter) its link names and the deliveries waiting whose start the filter passed.
+/// One open connection: the deliveries waiting on it after its latest frame (its context says),
+/// and (with a filter) the deliveries waiting whose start the filter passed.
 #[derive(Debug, Default)]
 struct ConnStats {
-    traffic: Traffics,
-    seq: u64,
-    links: LinkNames,
-    passed: HashSet<u64>,
+    waiting: usize,
+    passed: HashSet<FrameRef>,
 }
 
 impl ConnStats {
@@ -78,9 +70,9 @@ impl ConnStats {
         if filtering {
             // A delivery the protocol forgot without a settlement (a reopened channel, a reused
             // delivery-id) may still be in `passed`: never more than what waits.
-            self.passed.len().min(self.traffic.open())
+            self.passed.len().min(self.waiting)
         } else {
-            self.traffic.open()
+            self.waiting
         }
     }
 }
@@ -107,7 +99,6 @@ pub struct Collector {
     untimed: u64,
     unsettled_at_close: u64,
     gaps: u64,
-    notes: Vec<Note>,
 }
 
 impl Collector {
@@ -154,8 +145,10 @@ impl Collector {
             EventKind::Frame(f) => self.frame(ev.conn, ev.ts, f),
             EventKind::Gap { dir, .. } => {
                 self.gaps += 1;
+                let _ = dir;
                 if let Some(c) = self.open.get_mut(&ev.conn) {
-                    c.traffic.gap(*dir);
+                    // The state layer forgot what was waiting at the gap.
+                    c.waiting = 0;
                     c.passed.clear();
                 }
             }
@@ -169,38 +162,72 @@ impl Collector {
         }
     }
 
-    /// A decoded frame: counted if it passes the filter; its protocol's notes taken as far as
-    /// they are about what passed.
+    /// A decoded frame: counted if it passes the filter; what its context tells taken as far
+    /// as it is about what passed.
     fn frame(&mut self, conn: ConnId, ts: Timestamp, f: &FrameEvent) {
         let Some(c) = self.open.get_mut(&conn) else {
             return;
         };
-        c.seq += 1;
-        let at = At {
-            seq: c.seq,
+        let cx = &f.context;
+        c.waiting = cx.waiting as usize;
+        let here = FrameRef {
             dir: f.dir,
-            ts: ts.0,
-            size: f.size(),
+            offset: f.offset,
         };
-        let pass = match &self.filter {
-            None => true,
-            Some(filter) => {
-                let link = c.links.of(f);
-                passes(filter, conn, f, link.as_deref())
+        let pass = self
+            .filter
+            .as_ref()
+            .is_none_or(|filter| passes(filter, conn, f));
+        let size = f.size();
+        let filtering = self.filter.is_some();
+        // With a filter, a delivery counts when the frame that started it passed.
+        let counts = |start: &FrameRef, c: &mut ConnStats| {
+            !filtering
+                || if *start == here {
+                    pass
+                } else {
+                    c.passed.contains(start)
+                }
+        };
+        let mut untimed = false;
+        if let Some(d) = cx.delivery.filter(|d| counts(&d.start, c)) {
+            match d.awaits {
+                Some(Awaits::Settlement) if filtering && d.starts => {
+                    // Bounded as the protocols' waiting deliveries are (stale entries included).
+                    if c.passed.len() < MAX_OPEN {
+                        c.passed.insert(d.start);
+                    } else {
+                        untimed = true;
+                    }
+                }
+                Some(Awaits::NotAwaited) => {
+                    c.passed.remove(&d.start);
+                    self.not_awaited[d.kind as usize] += 1;
+                }
+                Some(Awaits::Untimed) => untimed = true,
+                Some(Awaits::Settlement) | None => {}
             }
-        };
-        let mut notes = std::mem::take(&mut self.notes);
-        c.traffic.frame(at, &f.frame, &mut notes);
-        if self.filter.is_some() && !keep_passed(c, at.seq, pass, &mut notes) {
-            notes.push(Note::Untimed);
         }
+        let settled: Vec<_> = cx
+            .settles
+            .iter()
+            .filter(|s| !filtering || c.passed.remove(&s.start))
+            .collect();
         if pass {
-            self.count(f.frame.proto_name(), f.frame.name(), f.dir, at.size);
+            self.count(f.frame.proto_name(), f.frame.name(), f.dir, size);
+            if let Some(flow) = &cx.flow {
+                let d = &mut self.flow(conn, flow.clone()).dirs[f.dir.index()];
+                d.count.frames += 1;
+                d.count.bytes += size;
+                d.messages += u64::from(cx.starts_message());
+                d.first_ts.get_or_insert(ts.0);
+                d.last_ts = ts.0;
+            }
         }
-        for note in notes.drain(..) {
-            self.note(conn, at, note);
+        self.untimed += u64::from(untimed);
+        for s in settled {
+            self.settled(conn, s);
         }
-        self.notes = notes;
     }
 
     fn count(&mut self, proto: &'static str, name: &'static str, dir: Dir, bytes: u64) {
@@ -218,38 +245,20 @@ impl Collector {
         self.flows.entry(key).or_default()
     }
 
-    fn note(&mut self, conn: ConnId, at: At, note: Note) {
-        match note {
-            Note::Flow { flow, message } => {
-                let d = &mut self.flow(conn, flow).dirs[at.dir.index()];
-                d.count.frames += 1;
-                d.count.bytes += at.size;
-                d.messages += u64::from(message);
-                d.first_ts.get_or_insert(at.ts);
-                d.last_ts = at.ts;
-            }
-            Note::Settled {
-                after_us,
-                kind,
-                flow,
-                ..
-            } => {
-                self.latency[kind as usize].record(after_us);
-                let can_time = self.timed_flows < MAX_TIMED_FLOWS;
-                let f = self.flow(conn, flow);
-                f.settled += 1;
-                let started = f.latency.is_none() && can_time;
-                if started {
-                    f.latency = Some(Box::default());
-                }
-                if let Some(l) = &mut f.latency {
-                    l.record(after_us);
-                }
-                self.timed_flows += usize::from(started);
-            }
-            Note::PreSettled { kind, .. } => self.not_awaited[kind as usize] += 1,
-            Note::Untimed => self.untimed += 1,
+    /// A delivery of `conn` was settled.
+    fn settled(&mut self, conn: ConnId, s: &crate::event::Settlement) {
+        self.latency[s.kind as usize].record(s.after_us);
+        let can_time = self.timed_flows < MAX_TIMED_FLOWS;
+        let f = self.flow(conn, s.flow.clone());
+        f.settled += 1;
+        let started = f.latency.is_none() && can_time;
+        if started {
+            f.latency = Some(Box::default());
         }
+        if let Some(l) = &mut f.latency {
+            l.record(s.after_us);
+        }
+        self.timed_flows += usize::from(started);
     }
 
     /// What was collected so far, as shown.
@@ -258,8 +267,8 @@ impl Collector {
     }
 }
 
-/// Whether `filter` passes frame `f` of `conn` (which belongs to `link`, if any).
-fn passes(filter: &Filter, conn: ConnId, f: &FrameEvent, link: Option<&str>) -> bool {
+/// Whether `filter` passes frame `f` of `conn`.
+fn passes(filter: &Filter, conn: ConnId, f: &FrameEvent) -> bool {
     let summary = if filter.reads_summary() {
         f.frame.summary()
     } else {
@@ -271,36 +280,11 @@ fn passes(filter: &Filter, conn: ConnId, f: &FrameEvent, link: Option<&str>) -> 
         channel: Some(f.frame.channel()),
         name: f.frame.name(),
         summary: &summary,
-        link,
+        link: f.context.link_name(),
         proto: f.frame.proto_name(),
         rules: &[],
         frame: Some(&f.frame),
     })
-}
-
-/// With a filter: keep of frame `seq`'s notes those about what the filter passed (the frame
-/// itself if `pass`, the deliveries whose start it passed), and remember which deliveries it
-/// starts that wait for a settlement. False when one could not be remembered (the bound).
-fn keep_passed(c: &mut ConnStats, seq: u64, pass: bool, notes: &mut Vec<Note>) -> bool {
-    let waits = pass
-        && !notes.iter().any(|n| {
-            matches!(n, Note::Untimed)
-                || matches!(n, Note::PreSettled { start, .. } if *start == seq)
-        });
-    let mut kept = true;
-    notes.retain(|n| match n {
-        Note::Flow { message, .. } => {
-            // Bounded as the protocols' waiting deliveries are (stale entries included).
-            if *message && waits {
-                kept = c.passed.len() < MAX_OPEN && c.passed.insert(seq);
-            }
-            pass
-        }
-        Note::Settled { start, .. } => c.passed.remove(start),
-        Note::PreSettled { start, .. } => (*start == seq && pass) || c.passed.remove(start),
-        Note::Untimed => pass,
-    });
-    kept
 }
 
 impl Sink for Collector {

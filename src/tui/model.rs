@@ -15,8 +15,6 @@ pub use crate::browse::row::{Row, RowKind};
 use crate::event::{CloseInfo, ConnId, FrameEvent, Timestamp, Violation};
 use crate::state::Snapshot;
 
-use super::filter::LinkNames;
-
 /// One connection as the UI knows it.
 #[derive(Clone, Debug, Default)]
 pub struct Conn {
@@ -61,8 +59,6 @@ pub struct Conn {
     pub base_state: Option<Arc<Snapshot>>,
     /// Bytes held by `rows` (see [`Row::held_bytes`]).
     pub raw_bytes: usize,
-    /// Link names from the attaches seen.
-    link_names: LinkNames,
     /// Malformed rows still waiting for their bytes from `Data` events.
     pub(super) pending_raw: Vec<u64>,
 }
@@ -90,10 +86,10 @@ impl Conn {
         self.rows.get_mut(i)
     }
 
-    /// The link an AMQP 1.0 frame belongs to, from the attach that named its handle (an
-    /// attach names it, a detach with closed=true forgets it).
-    pub fn link_of(&mut self, f: &FrameEvent) -> Option<String> {
-        self.link_names.of(f)
+    /// The link an AMQP 1.0 frame belongs to, as its context says (the attach that named its
+    /// handle: an attach names it, a detach with closed=true forgets it).
+    pub fn link_of(&self, f: &FrameEvent) -> Option<String> {
+        f.context.link_name().map(String::from)
     }
 
     /// Take the tracker state published at `ts`, unless a later one is already shown (a state
@@ -138,7 +134,6 @@ impl Conn {
         self.raw_bytes = 0;
         self.pending_raw.clear();
         self.base_state = None;
-        self.link_names = LinkNames::default();
     }
 }
 

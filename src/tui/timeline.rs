@@ -10,8 +10,8 @@
 //! the replay of a file (whole-capture mode, once the first pass is over), the followed frames of the whole capture around the selected one are
 //! asked of the pager ([`Effect::Follow`]), which re-runs the pipeline over the file and
 //! brings back at most a window's worth, each delivery timed over the whole file; the view
-//! says "reading" until they come. Which frame settles which delivery is the protocols'
-//! traffic accounting (`crate::stats`), the same `amqpeek stats` times.
+//! says "reading" until they come. Which frame settles which delivery is what the frames'
+//! context says (the state layer's pairing, the one `amqpeek stats` times).
 
 use std::collections::HashMap;
 
@@ -20,11 +20,7 @@ use super::input::Action;
 use super::model::{Row, RowKind};
 pub use crate::browse::follow::Follow;
 use crate::browse::follow::{FollowRequest, Followed, Settlement, Step};
-use crate::codec::AnyFrame;
-use crate::codec::amqp10::{Performative, Role};
-use crate::event::Dir;
-use crate::protocol::Traffics;
-use crate::stats::{At, Note};
+use crate::event::{Awaits, Dir, FrameRef};
 
 /// The followed frames of the whole capture asked of the pager, and (once come) brought back.
 #[derive(Clone, Debug)]
@@ -132,95 +128,41 @@ fn in_memory(app: &App, follow: &Follow) -> Vec<Step> {
         .collect()
 }
 
-/// The link's own frames, and the dispositions on its channels that name its deliveries.
-fn link_rows<'a>(rows: impl Iterator<Item = &'a Row> + Clone, name: &str) -> Vec<&'a Row> {
-    let mut channel: [Option<u16>; 2] = [None, None];
-    let mut ids: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
-    for r in rows.clone().filter(|r| r.link.as_deref() == Some(name)) {
-        let Some(dir) = r.dir else { continue };
-        channel[dir.index()] = r.channel;
-        if let Some(t) = transfer_id(r) {
-            ids[dir.index()].push(t);
-        }
-    }
+/// The link's own frames, and the frames that settle its deliveries (its dispositions).
+fn link_rows<'a>(rows: impl Iterator<Item = &'a Row>, name: &str) -> Vec<&'a Row> {
     rows.filter(|r| {
-        if r.link.as_deref() == Some(name) {
-            return true;
-        }
-        let (Some(dir), Some((role, first, last, _))) = (r.dir, disposition(r)) else {
-            return false;
-        };
-        let of = if role == Role::Receiver {
-            dir.flip()
-        } else {
-            dir
-        };
-        r.channel == channel[dir.index()]
-            && ids[of.index()].iter().any(|id| (first..=last).contains(id))
+        r.link.as_deref() == Some(name)
+            || r.frame.as_ref().is_some_and(|f| {
+                f.context
+                    .settles
+                    .iter()
+                    .any(|s| s.flow.link_name() == Some(name))
+            })
     })
     .collect()
 }
 
-fn performative(r: &Row) -> Option<&Performative> {
-    match &r.frame.as_ref()?.frame {
-        AnyFrame::Amqp10(f) => f.performative(),
-        _ => None,
-    }
-}
-
-fn transfer_id(r: &Row) -> Option<u32> {
-    match performative(r)? {
-        Performative::Transfer(t) => t.delivery_id,
-        _ => None,
-    }
-}
-
-/// A disposition's role, first, last and settled.
-fn disposition(r: &Row) -> Option<(Role, u32, u32, bool)> {
-    match performative(r)? {
-        Performative::Disposition(d) => {
-            Some((d.role, d.first, d.last.unwrap_or(d.first), d.settled))
-        }
-        _ => None,
-    }
-}
-
 /// When each delivery among `rows` (a connection's kept rows, in order) was settled, by the
-/// seq of the transfer / publish / deliver that started it. The pairing is each protocol's
-/// own ([`crate::stats::Traffic`], the one `amqpeek stats` uses); a gap row forgets what was
-/// waiting, as there.
+/// seq of the transfer / publish / deliver that started it, as the frames' context says.
 fn settlements<'a>(rows: impl Iterator<Item = &'a Row>) -> HashMap<u64, Settlement> {
     let mut out = HashMap::new();
-    let mut traffic = Traffics::default();
-    let mut notes = Vec::new();
+    let mut starts: HashMap<FrameRef, u64> = HashMap::new();
     for r in rows {
-        let Some(dir) = r.dir else { continue };
-        if r.kind == RowKind::Gap {
-            traffic.gap(dir);
-            continue;
-        }
         let Some(f) = r.frame.as_ref() else { continue };
-        let at = At {
-            seq: r.seq,
-            dir,
-            ts: r.ts.0,
-            size: f.size(),
-        };
-        traffic.frame(at, &f.frame, &mut notes);
-        for note in notes.drain(..) {
-            match note {
-                Note::Settled {
-                    start,
-                    after_us,
-                    kind,
-                    ..
-                } => {
-                    out.insert(start, Settlement::After(after_us, kind.by()));
-                }
-                Note::PreSettled { start, kind } => {
-                    out.insert(start, Settlement::NotAwaited(kind.not_awaited()));
-                }
-                Note::Flow { .. } | Note::Untimed => {}
+        let cx = &f.context;
+        if let Some(d) = cx.delivery {
+            if d.starts {
+                starts.insert(d.start, r.seq);
+            }
+            if d.awaits == Some(Awaits::NotAwaited)
+                && let Some(&seq) = starts.get(&d.start)
+            {
+                out.insert(seq, Settlement::NotAwaited(d.kind.not_awaited()));
+            }
+        }
+        for s in &cx.settles {
+            if let Some(&seq) = starts.get(&s.start) {
+                out.insert(seq, Settlement::After(s.after_us, s.kind.by()));
             }
         }
     }

@@ -83,6 +83,21 @@ impl Conv {
         }
     }
 
+    /// The capture lost `len` bytes of `dir` here; decoding resumes at a 0-9-1 frame boundary.
+    pub fn lost(&mut self, dir: Dir, len: u64) -> &mut Self {
+        let offset = self.insp.bytes_seen(dir);
+        self.insp.gap(
+            dir,
+            Timestamp(self.now),
+            offset,
+            len,
+            "capture loss".into(),
+            Some(amqpeek::codec::ProtocolHeader::Amqp091),
+            &mut self.out,
+        );
+        self
+    }
+
     /// Move the clock to `secs` seconds.
     pub fn at(&mut self, secs: u64) -> &mut Self {
         self.now = secs as i64 * 1_000_000;

@@ -1,15 +1,14 @@
 //! The sink of a pager's re-run for the timeline (`mod.rs`): from the pipeline's events over
 //! the whole capture, it keeps the followed link's or channel's frames around the one asked
 //! (at most half the bound before it, the rest from it on) as [`Step`]s, and times their
-//! deliveries with the protocols' own traffic accounting (`crate::protocol::Traffics`, the
-//! pairing `amqpeek stats` uses) run over every frame of the connection, so a settlement far
-//! from its delivery is found. A link's dispositions are the frames that settle its
-//! deliveries (a `Note::Settled` of its flow).
+//! deliveries by what the frames' context says settles them (the state layer's pairing, the
+//! one `amqpeek stats` reads) over every frame of the connection, so a settlement far from its
+//! delivery is found. A link's dispositions are the frames that settle its deliveries (a
+//! settlement of its flow).
 //!
 //! Once the bound is reached it keeps no more frames, and reads on only while a delivery it
 //! keeps still awaits its settlement (until the connection's end at most). Memory: the steps
-//! (no frame bytes), the numbering's few keys per connection, and the traffic accounting's
-//! bounded maps; never the capture.
+//! (no frame bytes) and the numbering's few keys per connection; never the capture.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,11 +16,8 @@ use std::sync::Arc;
 use crate::browse::follow::{FollowRequest, Followed, Settlement, Step};
 use crate::browse::numbering::{Numbering, Place};
 use crate::capture::Stop;
-use crate::event::{Event, EventKind, FrameEvent, Timestamp};
-use crate::filter::LinkNames;
-use crate::hash::HashSet;
-use crate::protocol::Traffics;
-use crate::stats::{At, Note};
+use crate::event::{Awaits, Event, EventKind, FrameEvent, FrameRef, Timestamp};
+use crate::hash::{HashMap, HashSet};
 
 use super::Cancel;
 
@@ -31,10 +27,9 @@ pub(super) struct FollowSink {
     /// Steps kept, at most.
     rows: usize,
     numbering: Numbering,
-    links: LinkNames,
-    traffic: Traffics,
-    notes: Vec<Note>,
     steps: VecDeque<Step>,
+    /// The kept steps that start a delivery, by the frame's place.
+    starts: HashMap<FrameRef, u64>,
     /// Kept steps before the one asked.
     before: usize,
     /// Kept steps that start a delivery not settled yet.
@@ -57,10 +52,8 @@ impl FollowSink {
             request,
             rows: rows.max(1),
             numbering: Numbering::default(),
-            links: LinkNames::default(),
-            traffic: Traffics::default(),
-            notes: Vec::new(),
             steps: VecDeque::new(),
+            starts: HashMap::default(),
             before: 0,
             awaiting: HashSet::default(),
             cut: (false, false),
@@ -95,9 +88,8 @@ impl FollowSink {
         let Place::Row(seq) = place else { return };
         match &e.kind {
             EventKind::Frame(f) => self.frame(seq, e.ts, f),
-            EventKind::Gap { dir, .. } => {
-                // As the statistics: a gap forgets what was waiting.
-                self.traffic.gap(*dir);
+            EventKind::Gap { .. } => {
+                // As the state layer: a gap forgets what was waiting.
                 self.awaiting.clear();
             }
             EventKind::Close(_) => self.end(),
@@ -109,21 +101,11 @@ impl FollowSink {
     }
 
     fn frame(&mut self, seq: u64, ts: Timestamp, f: &Arc<FrameEvent>) {
-        let link = self.links.of(f);
-        let at = At {
-            seq,
-            dir: f.dir,
-            ts: ts.0,
-            size: f.size(),
-        };
-        let mut notes = std::mem::take(&mut self.notes);
-        self.traffic.frame(at, &f.frame, &mut notes);
+        let cx = &f.context;
         let follow = &self.request.follow;
         let name = f.frame.name();
-        let owns = follow.owns(link.as_deref(), f.frame.channel(), name)
-            || notes
-                .iter()
-                .any(|n| matches!(n, Note::Settled { flow, .. } if follow.is_flow(flow)));
+        let owns = follow.owns(cx.link_name(), f.frame.channel(), name)
+            || cx.settles.iter().any(|s| follow.is_flow(&s.flow));
         if owns && self.full() {
             self.cut.1 = true;
         }
@@ -142,28 +124,32 @@ impl FollowSink {
                 self.trim();
             }
         }
-        for note in notes.drain(..) {
-            match note {
-                Note::Flow { message: true, .. } if self.last_is(seq) => {
+        if let Some(d) = cx.delivery {
+            if d.starts && self.last_is(seq) {
+                self.starts.insert(d.start, seq);
+            }
+            match d.awaits {
+                Some(Awaits::Settlement) if d.starts && self.last_is(seq) => {
                     self.awaiting.insert(seq);
                 }
-                Note::Settled {
-                    start,
-                    after_us,
-                    kind,
-                    ..
-                } => self.settle(start, Settlement::After(after_us, kind.by())),
-                Note::PreSettled { start, kind } => {
-                    self.settle(start, Settlement::NotAwaited(kind.not_awaited()))
+                Some(Awaits::NotAwaited) => {
+                    self.settle(d.start, Settlement::NotAwaited(d.kind.not_awaited()))
                 }
-                Note::Untimed => {
-                    // Never to be timed: nothing to wait for.
-                    self.awaiting.remove(&seq);
-                }
-                Note::Flow { .. } => {}
+                // Never to be timed: nothing to wait for.
+                Some(Awaits::Untimed) => self.forget(d.start),
+                _ => {}
             }
         }
-        self.notes = notes;
+        for s in &cx.settles {
+            self.settle(s.start, Settlement::After(s.after_us, s.kind.by()));
+        }
+    }
+
+    /// The delivery started at `start` will not be settled as far as the view can tell.
+    fn forget(&mut self, start: FrameRef) {
+        if let Some(seq) = self.starts.remove(&start) {
+            self.awaiting.remove(&seq);
+        }
     }
 
     /// Whether the latest step kept is row `seq`.
@@ -171,8 +157,11 @@ impl FollowSink {
         self.steps.back().is_some_and(|s| s.seq == seq)
     }
 
-    /// The delivery started by row `start` was settled: its step says how, if it is kept.
-    fn settle(&mut self, start: u64, how: Settlement) {
+    /// The delivery started at `start` was settled: its step says how, if it is kept.
+    fn settle(&mut self, start: FrameRef, how: Settlement) {
+        let Some(start) = self.starts.remove(&start) else {
+            return;
+        };
         self.awaiting.remove(&start);
         if let Ok(i) = self.steps.binary_search_by_key(&start, |s| s.seq) {
             self.steps[i].settlement = Some(how);
@@ -187,6 +176,7 @@ impl FollowSink {
                 break;
             };
             self.awaiting.remove(&s.seq);
+            self.starts.retain(|_, seq| *seq != s.seq);
             self.before -= 1;
             self.cut.0 = true;
         }

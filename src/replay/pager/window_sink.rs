@@ -17,7 +17,6 @@ use crate::browse::numbering::{Numbering, Place};
 use crate::browse::window::{Item, Window, WindowRequest, row_matches};
 use crate::capture::Stop;
 use crate::event::{ConnId, Dir, Event, EventKind};
-use crate::filter::LinkNames;
 use crate::hash::HashMap;
 use crate::state::Snapshot;
 
@@ -37,7 +36,6 @@ pub(super) struct WindowSink {
     request: WindowRequest,
     size: WindowSize,
     numbering: Numbering,
-    links: HashMap<ConnId, LinkNames>,
     groups: VecDeque<Group>,
     held: usize,
     before: usize,
@@ -77,7 +75,6 @@ impl WindowSink {
             request,
             size,
             numbering: Numbering::default(),
-            links: HashMap::default(),
             groups: VecDeque::new(),
             held: 0,
             before: 0,
@@ -126,7 +123,7 @@ impl WindowSink {
             return;
         }
         let link = match &e.kind {
-            EventKind::Frame(f) => self.links.entry(e.conn).or_default().of(f),
+            EventKind::Frame(f) => f.context.link_name().map(String::from),
             _ => None,
         };
         match place {

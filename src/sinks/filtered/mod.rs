@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::io;
 
 use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent};
-use crate::filter::{Filter, FrameFacts, LinkNames, frame_proto};
+use crate::filter::{Filter, FrameFacts, frame_proto};
 use crate::pipeline::Sink;
 
 use self::bytes::DirBytes;
@@ -46,7 +46,6 @@ struct Pending {
 
 #[derive(Default)]
 struct ConnState {
-    links: LinkNames,
     dirs: [DirBytes; 2],
 }
 
@@ -192,7 +191,7 @@ impl<S: Sink> Sink for FilteredSink<S> {
         self.resolve()?;
         match &ev.kind {
             EventKind::Frame(f) => {
-                let link = self.conn(ev.conn).links.of(f);
+                let link = f.context.link_name().map(String::from);
                 self.pending = Some(Pending {
                     frame: ev.clone(),
                     violations: Vec::new(),

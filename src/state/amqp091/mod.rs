@@ -10,6 +10,7 @@
 pub mod channel;
 pub mod connection;
 pub mod content;
+pub mod context;
 pub mod methods;
 pub mod rules;
 pub mod snapshot;

@@ -19,6 +19,7 @@
 
 pub mod connection;
 mod connection_frames;
+pub mod context;
 pub mod crossing;
 pub mod delivery;
 mod delivery_frames;

@@ -1,5 +1,5 @@
-//! AMQP 0-9-1 traffic: frames to channels, publishes to their confirms, deliveries to their
-//! acks.
+//! AMQP 0-9-1 frame context: frames to channels, publishes to their confirms, deliveries to
+//! their acks (see [`crate::state::context`]).
 //!
 //! Confirms number a channel's publishes from 1, counting from the first publish after the
 //! client's `confirm.select` (RabbitMQ's publisher confirms: "the broker ... starts counting
@@ -14,12 +14,14 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use bytes::Bytes;
 
-use super::traffic::{At, FlowKey, MAX_OPEN, Note, SettleKind, Traffic};
 use crate::codec::amqp091::{Frame, Method, MethodKind};
-use crate::event::Dir;
+use crate::event::{Dir, FrameContext, FrameRef};
+use crate::state::context::{
+    At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
+};
 
 /// A publish or delivery waiting for its confirm or ack: the frame that started it, and when.
-type Waiting = BTreeMap<u64, (u64, i64)>;
+type Waiting = BTreeMap<u64, (FrameRef, i64)>;
 
 /// Consumers and gets of one channel whose deliveries need no ack, and those still waiting
 /// for the broker's answer (bounded by what the client asked).
@@ -45,26 +47,25 @@ struct Channel {
     no_ack: NoAck,
 }
 
-/// The traffic of one AMQP 0-9-1 connection.
+/// The context of one AMQP 0-9-1 connection's frames.
 #[derive(Debug, Default)]
-pub struct Amqp091Traffic {
+pub struct Amqp091Context {
     channels: HashMap<u16, Channel>,
     /// Publishes and deliveries waiting, over every channel.
     waiting: usize,
 }
 
 /// Settle what `tag` (and `multiple`: every one up to it; tag 0 with multiple: all) names in
-/// `waiting`, as `kind`.
+/// `waiting`, as `kind` with `outcome`.
 fn settle(
     waiting: &mut Waiting,
-    tag: u64,
-    multiple: bool,
+    (tag, multiple): (u64, bool),
     at: At,
-    kind: SettleKind,
+    (kind, outcome): (SettleKind, &'static str),
     flow: &FlowKey,
-    notes: &mut Vec<Note>,
+    cx: &mut FrameContext,
 ) -> usize {
-    let taken: Vec<(u64, (u64, i64))> = if multiple {
+    let taken: Vec<(u64, (FrameRef, i64))> = if multiple {
         let rest = if tag == 0 {
             BTreeMap::new()
         } else {
@@ -75,34 +76,39 @@ fn settle(
         waiting.remove(&tag).map(|v| (tag, v)).into_iter().collect()
     };
     for &(_, (start, ts)) in &taken {
-        notes.push(Note::Settled {
+        cx.settles.push(Settlement {
             start,
             after_us: at.ts - ts,
             kind,
             flow: flow.clone(),
+            outcome,
         });
     }
     taken.len()
 }
 
-impl Amqp091Traffic {
-    fn method(&mut self, at: At, channel: u16, m: &Method, notes: &mut Vec<Note>) {
+impl Amqp091Context {
+    fn method(&mut self, at: At, channel: u16, m: &Method, cx: &mut FrameContext) {
         let flow = FlowKey::Channel(channel);
         let full = self.waiting >= MAX_OPEN;
         let message = matches!(
-            (m.kind(), at.dir),
+            (m.kind(), at.dir()),
             (MethodKind::BasicPublish, Dir::C2S)
                 | (MethodKind::BasicDeliver | MethodKind::BasicGetOk, Dir::S2C)
         );
-        // First the flow (a message starts here), then what the frame settled.
         if channel != 0 || message {
-            notes.push(Note::Flow {
-                flow: flow.clone(),
-                message,
-            });
+            cx.flow = Some(flow.clone());
         }
+        let starts = |kind, awaits| {
+            Some(Delivery {
+                start: at.at,
+                starts: true,
+                kind,
+                awaits: Some(awaits),
+            })
+        };
         let ch = self.channels.entry(channel).or_default();
-        match (m.kind(), at.dir) {
+        match (m.kind(), at.dir()) {
             (MethodKind::ChannelOpen, Dir::C2S) => {
                 self.waiting -= ch.publishes.len() + ch.deliveries.len();
                 *ch = Channel::default();
@@ -115,18 +121,17 @@ impl Amqp091Traffic {
             (MethodKind::BasicPublish, Dir::C2S) => {
                 let number = ch.next_publish;
                 ch.next_publish = number.map(|n| n + 1);
-                match number {
+                let kind = SettleKind::PublishConfirm;
+                cx.delivery = match number {
                     // A gap may have hidden the confirm.select or publishes before this one.
-                    _ if ch.unnumbered || full => notes.push(Note::Untimed),
-                    None => notes.push(Note::PreSettled {
-                        start: at.seq,
-                        kind: SettleKind::PublishConfirm,
-                    }),
+                    _ if ch.unnumbered || full => starts(kind, Awaits::Untimed),
+                    None => starts(kind, Awaits::NotAwaited),
                     Some(n) => {
-                        ch.publishes.insert(n, (at.seq, at.ts));
+                        ch.publishes.insert(n, (at.at, at.ts));
                         self.waiting += 1;
+                        starts(kind, Awaits::Settlement)
                     }
-                }
+                };
             }
             (MethodKind::BasicDeliver | MethodKind::BasicGetOk, Dir::S2C) => {
                 let no_ack = if m.kind() == MethodKind::BasicGetOk {
@@ -134,29 +139,30 @@ impl Amqp091Traffic {
                 } else {
                     m.consumer_tag().is_some_and(|t| ch.no_ack.tags.contains(t))
                 };
-                if no_ack {
-                    notes.push(Note::PreSettled {
-                        start: at.seq,
-                        kind: SettleKind::DeliverAck,
-                    });
+                let kind = SettleKind::DeliverAck;
+                cx.delivery = if no_ack {
+                    starts(kind, Awaits::NotAwaited)
                 } else if full {
-                    notes.push(Note::Untimed);
+                    starts(kind, Awaits::Untimed)
                 } else if let Some(tag) = m.delivery_tag() {
                     // A tag given again (a redelivery after recover) replaces the older one.
-                    if ch.deliveries.insert(tag, (at.seq, at.ts)).is_none() {
+                    if ch.deliveries.insert(tag, (at.at, at.ts)).is_none() {
                         self.waiting += 1;
                     }
-                }
+                    starts(kind, Awaits::Settlement)
+                } else {
+                    starts(kind, Awaits::Untimed)
+                };
             }
             (MethodKind::BasicAck | MethodKind::BasicNack, Dir::S2C) => {
-                let (tag, multiple) = (m.delivery_tag().unwrap_or(0), m.multiple() == Some(true));
-                let kind = SettleKind::PublishConfirm;
-                self.waiting -= settle(&mut ch.publishes, tag, multiple, at, kind, &flow, notes);
+                let tags = (m.delivery_tag().unwrap_or(0), m.multiple() == Some(true));
+                let how = (SettleKind::PublishConfirm, outcome(m.kind()));
+                self.waiting -= settle(&mut ch.publishes, tags, at, how, &flow, cx);
             }
             (MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject, Dir::C2S) => {
-                let (tag, multiple) = (m.delivery_tag().unwrap_or(0), m.multiple() == Some(true));
-                let kind = SettleKind::DeliverAck;
-                self.waiting -= settle(&mut ch.deliveries, tag, multiple, at, kind, &flow, notes);
+                let tags = (m.delivery_tag().unwrap_or(0), m.multiple() == Some(true));
+                let how = (SettleKind::DeliverAck, outcome(m.kind()));
+                self.waiting -= settle(&mut ch.deliveries, tags, at, how, &flow, cx);
             }
             (MethodKind::BasicConsume, Dir::C2S) => consume(&mut ch.no_ack, m),
             (MethodKind::BasicConsumeOk, Dir::S2C) => {
@@ -184,6 +190,15 @@ impl Amqp091Traffic {
     }
 }
 
+/// The outcome a settling method states: `ack`, `nack`, `reject`.
+fn outcome(kind: MethodKind) -> &'static str {
+    match kind {
+        MethodKind::BasicNack => "nack",
+        MethodKind::BasicReject => "reject",
+        _ => "ack",
+    }
+}
+
 /// A `basic.consume`: with `nowait` its tag is in use at once; else the consume-ok names it.
 fn consume(no_ack: &mut NoAck, m: &Method) {
     let wants = m.no_ack() == Some(true);
@@ -194,20 +209,17 @@ fn consume(no_ack: &mut NoAck, m: &Method) {
     }
 }
 
-impl Traffic for Amqp091Traffic {
+impl ContextTracker for Amqp091Context {
     type Frame = Frame;
 
-    fn frame(&mut self, at: At, frame: &Frame, notes: &mut Vec<Note>) {
+    fn frame(&mut self, at: At, frame: &Frame, cx: &mut FrameContext) {
         let channel = frame.channel();
         match frame.method() {
-            Some(m) => self.method(at, channel, m, notes),
+            Some(m) => self.method(at, channel, m, cx),
             None if channel != 0
                 && (frame.body().is_some() || frame.content_header().is_some()) =>
             {
-                notes.push(Note::Flow {
-                    flow: FlowKey::Channel(channel),
-                    message: false,
-                });
+                cx.flow = Some(FlowKey::Channel(channel));
             }
             None => {}
         }

@@ -1,5 +1,5 @@
-//! AMQP 1.0 traffic: frames to links by handle, transfers to deliveries, dispositions to the
-//! deliveries they settle.
+//! AMQP 1.0 frame context: frames to links by handle, transfers to deliveries, dispositions to
+//! the deliveries they settle (see [`crate::state::context`]).
 //!
 //! A delivery is keyed as the spec numbers it: by the session (the sender's outgoing channel)
 //! and the delivery-id, in the direction it is sent. A disposition names deliveries by
@@ -8,23 +8,25 @@
 //! direction, which only the begins tell (`remote-channel`): a disposition on a session whose
 //! begins were not seen settles nothing here, rather than a guess.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
-use super::traffic::{At, FlowKey, MAX_OPEN, Note, SettleKind, Traffic};
 use crate::codec::amqp10::{Frame, Performative, Role};
-use crate::event::Dir;
+use crate::event::{Dir, FrameContext, FrameRef};
+use crate::state::context::{
+    At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
+};
 
 /// A delivery waiting for its settlement.
 #[derive(Clone, Debug)]
 struct Open {
-    seq: u64,
+    start: FrameRef,
     ts: i64,
     flow: FlowKey,
 }
 
-/// The traffic of one AMQP 1.0 connection.
+/// The context of one AMQP 1.0 connection's frames.
 #[derive(Debug, Default)]
-pub struct Amqp10Traffic {
+pub struct Amqp10Context {
     /// Links by (direction of the frame naming the handle, its channel, handle).
     handles: HashMap<(Dir, u16, u32), FlowKey>,
     /// A session's channel in the other direction, by (direction, channel), from the begins.
@@ -33,10 +35,10 @@ pub struct Amqp10Traffic {
     open: HashMap<(Dir, u16, u32), Open>,
     /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
     /// delivery-id (if it had one) and the frame that started them.
-    current: HashMap<(Dir, u16, u32), (Option<u32>, u64)>,
+    current: HashMap<(Dir, u16, u32), (Option<u32>, FrameRef)>,
 }
 
-impl Amqp10Traffic {
+impl Amqp10Context {
     /// The flow of handle `handle` as named by `dir` on `channel`; an unnamed link sent in
     /// `sender` when its attach was not seen.
     fn flow_of(&self, dir: Dir, channel: u16, handle: u32, sender: Dir) -> FlowKey {
@@ -55,57 +57,61 @@ impl Amqp10Traffic {
         at: At,
         channel: u16,
         t: &crate::codec::amqp10::Transfer,
-        notes: &mut Vec<Note>,
+        cx: &mut FrameContext,
     ) {
-        let link = (at.dir, channel, t.handle);
-        let flow = self.flow_of(at.dir, channel, t.handle, at.dir);
+        let dir = at.dir();
+        let link = (dir, channel, t.handle);
+        let flow = self.flow_of(dir, channel, t.handle, dir);
         let started = !self.current.contains_key(&link);
         let (id, start) = match self.current.get(&link) {
             Some(&(id, start)) => (id.or(t.delivery_id), start),
-            None => (t.delivery_id, at.seq),
+            None => (t.delivery_id, at.at),
         };
         if t.more && !t.aborted {
             self.current.insert(link, (id, start));
         } else {
             self.current.remove(&link);
         }
-        notes.push(Note::Flow {
-            flow: flow.clone(),
-            message: started,
-        });
-        let key = id.map(|id| (at.dir, channel, id));
+        cx.flow = Some(flow.clone());
+        let mut delivery = Delivery {
+            start,
+            starts: started,
+            kind: SettleKind::TransferDisposition,
+            awaits: None,
+        };
+        let key = id.map(|id| (dir, channel, id));
         if t.settled == Some(true) || t.aborted {
             // Settled by its sender (or given up): nothing waits for a disposition. Said once
             // per delivery: on its first frame, or on a later one while it still waited.
             let waited = key.is_some_and(|k| self.open.remove(&k).is_some());
             if !t.aborted && (started || waited) {
-                notes.push(Note::PreSettled {
-                    start,
-                    kind: SettleKind::TransferDisposition,
-                });
+                delivery.awaits = Some(Awaits::NotAwaited);
             }
+            cx.delivery = Some(delivery);
             return;
         }
-        match key {
+        delivery.awaits = match key {
             Some(k) if started => {
                 if self.open.len() >= MAX_OPEN {
-                    notes.push(Note::Untimed);
+                    Some(Awaits::Untimed)
                 } else {
                     self.open.insert(
                         k,
                         Open {
-                            seq: at.seq,
+                            start: at.at,
                             ts: at.ts,
                             flow,
                         },
                     );
+                    Some(Awaits::Settlement)
                 }
             }
-            Some(_) => {}
+            Some(_) => None,
             // No delivery-id on a delivery's first frame (malformed): it cannot be settled.
-            None if started => notes.push(Note::Untimed),
-            None => {}
-        }
+            None if started => Some(Awaits::Untimed),
+            None => None,
+        };
+        cx.delivery = Some(delivery);
     }
 
     fn disposition(
@@ -113,32 +119,35 @@ impl Amqp10Traffic {
         at: At,
         channel: u16,
         d: &crate::codec::amqp10::Disposition,
-        notes: &mut Vec<Note>,
+        cx: &mut FrameContext,
     ) {
         if !d.settled {
             return;
         }
+        let dir = at.dir();
         let (sender, sender_channel) = match d.role {
-            Role::Sender => (at.dir, channel),
-            Role::Receiver => match self.peer.get(&(at.dir, channel)) {
-                Some(&c) => (at.dir.flip(), c),
+            Role::Sender => (dir, channel),
+            Role::Receiver => match self.peer.get(&(dir, channel)) {
+                Some(&c) => (dir.flip(), c),
                 None => return,
             },
         };
+        let outcome = d.state.as_ref().map_or("settled", |s| s.name());
         let last = d.last.unwrap_or(d.first);
         let span = u64::from(last.wrapping_sub(d.first)) + 1;
-        let settle = |o: Open| Note::Settled {
-            start: o.seq,
+        let settle = |o: Open| Settlement {
+            start: o.start,
             after_us: at.ts - o.ts,
             kind: SettleKind::TransferDisposition,
             flow: o.flow,
+            outcome,
         };
         if span <= self.open.len() as u64 {
             // Few ids: look each up (delivery-ids are serial numbers: the range may wrap).
             for i in 0..span as u32 {
                 let id = d.first.wrapping_add(i);
                 if let Some(o) = self.open.remove(&(sender, sender_channel, id)) {
-                    notes.push(settle(o));
+                    cx.settles.push(settle(o));
                 }
             }
         } else {
@@ -151,21 +160,23 @@ impl Amqp10Traffic {
                 .collect();
             for k in hit {
                 if let Some(o) = self.open.remove(&k) {
-                    notes.push(settle(o));
+                    cx.settles.push(settle(o));
                 }
             }
         }
+        // Delivery ids settle in order of the range; the report reads them in start order.
+        cx.settles.sort_by_key(|s| s.start);
     }
 }
 
-impl Traffic for Amqp10Traffic {
+impl ContextTracker for Amqp10Context {
     type Frame = Frame;
 
-    fn frame(&mut self, at: At, frame: &Frame, notes: &mut Vec<Note>) {
+    fn frame(&mut self, at: At, frame: &Frame, cx: &mut FrameContext) {
         let Some(p) = frame.performative() else {
             return;
         };
-        let (dir, channel) = (at.dir, frame.channel());
+        let (dir, channel) = (at.dir(), frame.channel());
         match p {
             Performative::Begin(b) => {
                 if let Some(r) = b.remote_channel {
@@ -184,33 +195,23 @@ impl Traffic for Amqp10Traffic {
                     sender,
                 };
                 self.handles.insert((dir, channel, a.handle), flow.clone());
-                notes.push(Note::Flow {
-                    flow,
-                    message: false,
-                });
+                cx.flow = Some(flow);
             }
             Performative::Flow(f) => {
                 if let Some(h) = f.handle {
                     // A flow's sender may be either end: unnamed, it is counted with the link
                     // its handle names in that direction.
-                    let flow = self.flow_of(dir, channel, h, dir);
-                    notes.push(Note::Flow {
-                        flow,
-                        message: false,
-                    });
+                    cx.flow = Some(self.flow_of(dir, channel, h, dir));
                 }
             }
-            Performative::Transfer(t) => self.transfer(at, channel, t, notes),
-            Performative::Disposition(d) => self.disposition(at, channel, d, notes),
+            Performative::Transfer(t) => self.transfer(at, channel, t, cx),
+            Performative::Disposition(d) => self.disposition(at, channel, d, cx),
             Performative::Detach(d) => {
                 let flow = self.flow_of(dir, channel, d.handle, dir);
                 if d.closed {
                     self.handles.remove(&(dir, channel, d.handle));
                 }
-                notes.push(Note::Flow {
-                    flow,
-                    message: false,
-                });
+                cx.flow = Some(flow);
             }
             Performative::End(_) => {
                 if let Some(r) = self.peer.remove(&(dir, channel)) {
