@@ -194,6 +194,36 @@ impl FrameEvent {
     pub fn size(&self) -> u64 {
         self.raw.len() as u64 + self.frame.streamed()
     }
+
+    /// The frame's line as every text output shows it and the filter's free text searches
+    /// it: its summary (its name when it has none), then, when it completes a message whose
+    /// body the summary does not show (AMQP 1.0), the body in a few words.
+    pub fn line(&self) -> String {
+        let mut text = self.frame.summary();
+        if text.is_empty() {
+            text.push_str(self.frame.name());
+        }
+        self.message_summary_into(&mut text);
+        text
+    }
+
+    /// The summary, then what the message it completes adds (see [`FrameEvent::line`]).
+    pub fn summary_with_message(&self) -> String {
+        let mut text = self.frame.summary();
+        self.message_summary_into(&mut text);
+        text
+    }
+
+    fn message_summary_into(&self, text: &mut String) {
+        if let Some(Ok(m)) = &self.message
+            && let Some(s) = m.line_summary()
+        {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&s);
+        }
+    }
 }
 
 /// What happened.

@@ -92,7 +92,7 @@ fn the_whole_80x24_screen_shows_every_pane() {
         // A closed connection keeps the state it died in (greyed): here, before the handshake.
         "│  2 127.0.0.1:50002 -> … 0-9-1  AWAITING_…    0s        16/0          0/0    1│",
         "└──────────────────────────────────────────────────────────────────────────────┘",
-        "┏ Frames: all 7 ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┏ Frames: all 7 rows, 0 frames ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
     ]
     .map(String::from)
     .to_vec();
@@ -137,7 +137,7 @@ fn selecting_a_connection_lists_only_its_frames_and_the_hex_of_a_header() {
     let s = screen(&app);
     assert_eq!(
         s[6],
-        "┏ Frames: conn 1 4 ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓"
+        "┏ Frames: conn 1 4 rows, 0 frames ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓"
             .replace('┏', "┌")
             .replace('━', "─")
             .replace('┓', "┐")
@@ -228,7 +228,7 @@ fn a_filter_narrows_the_list_and_the_title_counts_matches() {
     );
     press(&mut app, KeyCode::Esc);
     let s = screen(&app);
-    assert!(s[6].starts_with("┏ Frames: all 7 ━"), "{}", s[6]);
+    assert!(s[6].starts_with("┏ Frames: all 7 rows, 0 frames ━"), "{}", s[6]);
 }
 
 #[test]
@@ -330,7 +330,7 @@ fn dropped_events_and_evicted_frames_are_announced() {
         s[14],
         "┗ 3 older frames dropped from view (captures on disk remain complete) ━━━━━━━━━┛"
     );
-    assert!(s[6].starts_with("┏ Frames: all 4 ━"), "{}", s[6]);
+    assert!(s[6].starts_with("┏ Frames: all 4 rows, 0 frames ━"), "{}", s[6]);
 }
 
 #[test]
@@ -352,7 +352,7 @@ fn zoom_gives_the_focused_pane_the_whole_screen() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.focus, amqpeek::tui::Pane::Frames);
     let s = screen(&app);
-    assert!(s[0].starts_with("┏ Frames: all 7 ━"), "{}", s[0]);
+    assert!(s[0].starts_with("┏ Frames: all 7 rows, 0 frames ━"), "{}", s[0]);
     let msgs = messages(&broken_events());
     assert_eq!(
         s[3],

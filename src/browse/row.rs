@@ -157,7 +157,7 @@ impl Row {
             channel: Some(f.frame.channel()),
             name: f.frame.name().to_string(),
             proto: crate::filter::frame_proto(&f.frame),
-            summary: f.frame.summary(),
+            summary: f.summary_with_message(),
             link,
             len: f.size() as usize,
             frame: Some(f.clone()),

@@ -99,4 +99,7 @@ impl ProtocolMessage for amqp10::Message {
     fn to_json(&self, max_body: usize) -> serde_json::Value {
         amqp10::Message::to_json(self, max_body)
     }
+    fn line_summary(&self) -> Option<String> {
+        Some(self.body_summary())
+    }
 }

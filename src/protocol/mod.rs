@@ -99,6 +99,11 @@ pub trait ProtocolFrame {
 pub trait ProtocolMessage {
     /// Sections / properties / body as JSON, bodies truncated at `max_body` bytes.
     fn to_json(&self, max_body: usize) -> serde_json::Value;
+    /// What the line of the frame completing the message adds of it (its body in a few words),
+    /// when the frame's own summary does not show it already.
+    fn line_summary(&self) -> Option<String> {
+        None
+    }
 }
 
 register::protocols! {

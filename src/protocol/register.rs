@@ -152,6 +152,10 @@ macro_rules! protocols {
             pub fn to_json(&self, max_body: usize) -> serde_json::Value {
                 match self { $(AnyMessage::$variant(m) => ProtocolMessage::to_json(m, max_body)),+ }
             }
+            /// See [`ProtocolMessage::line_summary`].
+            pub fn line_summary(&self) -> Option<String> {
+                match self { $(AnyMessage::$variant(m) => ProtocolMessage::line_summary(m)),+ }
+            }
         }
 
         /// One message assembler per registered protocol, for one direction.

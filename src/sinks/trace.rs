@@ -70,18 +70,7 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             )
         }
         EventKind::Frame(f) => {
-            let summary = f.frame.summary();
-            let mut text = if summary.is_empty() {
-                f.frame.name().to_string()
-            } else {
-                summary
-            };
-            // The frame completing an AMQP 1.0 message shows its body, as a 0-9-1 content
-            // body frame does.
-            if let Some(Ok(crate::codec::AnyMessage::Amqp10(m))) = &f.message {
-                text.push(' ');
-                text.push_str(&m.body_summary());
-            }
+            let text = f.line();
             format!("{head} {} ch{} {text}", f.dir.arrow(), f.frame.channel())
         }
         EventKind::Violation(v) => {

@@ -60,6 +60,8 @@ struct FlowStats {
 /// and (with a filter) the deliveries waiting whose start the filter passed.
 #[derive(Debug, Default)]
 struct ConnStats {
+    /// Something of it was counted (with a filter, connections are counted by what passed).
+    counted: bool,
     waiting: usize,
     passed: HashSet<FrameRef>,
 }
@@ -125,22 +127,24 @@ impl Collector {
         self.first_ts.get_or_insert(ev.ts);
         self.last_ts = self.last_ts.max(ev.ts);
         if !self.open.contains_key(&ev.conn) {
-            self.connections += 1;
             self.open.insert(ev.conn, ConnStats::default());
+            if self.filter.is_none() {
+                self.connections += 1;
+            }
         }
         match &ev.kind {
             EventKind::Header {
                 dir, header, raw, ..
             } => {
-                self.count(
-                    header.proto_name(),
-                    "protocol-header",
-                    *dir,
-                    raw.len() as u64,
-                );
+                let proto = header.proto_name();
+                if self.passes_unit(ev.conn, *dir, proto, report::HEADER) {
+                    self.count(proto, report::HEADER, *dir, raw.len() as u64);
+                }
             }
             EventKind::Undecoded { dir, bytes, .. } => {
-                self.count("-", "undecoded bytes", *dir, bytes.len() as u64);
+                if self.passes_unit(ev.conn, *dir, "-", report::UNDECODED) {
+                    self.count("-", report::UNDECODED, *dir, bytes.len() as u64);
+                }
             }
             EventKind::Frame(f) => self.frame(ev.conn, ev.ts, f),
             EventKind::Gap { dir, .. } => {
@@ -178,6 +182,12 @@ impl Collector {
             .filter
             .as_ref()
             .is_none_or(|filter| passes(filter, conn, f));
+        if pass && !std::mem::replace(&mut c.counted, true) && self.filter.is_some() {
+            self.connections += 1;
+        }
+        let Some(c) = self.open.get_mut(&conn) else {
+            return;
+        };
         let size = f.size();
         let filtering = self.filter.is_some();
         // With a filter, a delivery counts when the frame that started it passed.
@@ -230,6 +240,32 @@ impl Collector {
         }
     }
 
+    /// Whether a protocol header or a run of undecoded bytes (`name`) of `conn` passes the
+    /// filter, as a row of the frame list would; counts its connection when it does.
+    fn passes_unit(&mut self, conn: ConnId, dir: Dir, proto: &str, name: &str) -> bool {
+        let Some(filter) = &self.filter else {
+            return true;
+        };
+        let pass = filter.matches(&FrameFacts {
+            conn,
+            dir: Some(dir),
+            channel: None,
+            name,
+            summary: "",
+            link: None,
+            proto,
+            rules: &[],
+            frame: None,
+        });
+        if pass
+            && let Some(c) = self.open.get_mut(&conn)
+            && !std::mem::replace(&mut c.counted, true)
+        {
+            self.connections += 1;
+        }
+        pass
+    }
+
     fn count(&mut self, proto: &'static str, name: &'static str, dir: Dir, bytes: u64) {
         let c = self.frames.entry((proto, name, dir)).or_default();
         c.frames += 1;
@@ -270,7 +306,7 @@ impl Collector {
 /// Whether `filter` passes frame `f` of `conn`.
 fn passes(filter: &Filter, conn: ConnId, f: &FrameEvent) -> bool {
     let summary = if filter.reads_summary() {
-        f.frame.summary()
+        f.line()
     } else {
         String::new()
     };

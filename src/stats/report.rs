@@ -15,7 +15,7 @@ pub struct StatsReport {
     /// The `--filter` the numbers are of, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
-    /// Connections seen.
+    /// Connections seen (with a filter: those with anything it passed).
     pub connections: u64,
     /// The first event's time (RFC 3339), if any.
     pub first: Option<String>,
@@ -23,9 +23,13 @@ pub struct StatsReport {
     pub last: Option<String>,
     /// From the first event to the last, in µs.
     pub duration_us: i64,
-    /// Frames (and protocol headers, and undecoded bytes) and their bytes in all.
+    /// Decoded frames: the number `check`, the JSONL's `frame` records and the TUI count.
     pub frames: u64,
-    /// Bytes of them in all.
+    /// Protocol headers (counted apart from the frames).
+    pub headers: u64,
+    /// Runs of undecoded bytes (counted apart from the frames).
+    pub undecoded: u64,
+    /// Bytes of the frames, headers and undecoded bytes in all.
     pub bytes: u64,
     /// Per protocol, frame name and direction.
     pub by_name: Vec<FrameRow>,
@@ -104,6 +108,11 @@ pub struct SettleRow {
     pub not_awaited: u64,
 }
 
+/// The row name of protocol headers.
+pub(super) const HEADER: &str = "protocol-header";
+/// The row name of undecoded bytes.
+pub(super) const UNDECODED: &str = "undecoded bytes";
+
 pub(super) fn build(c: &Collector) -> StatsReport {
     let mut frames: Vec<_> = c.frames.iter().collect();
     frames.sort_unstable_by_key(|(k, _)| **k);
@@ -141,7 +150,21 @@ pub(super) fn build(c: &Collector) -> StatsReport {
         first: first.map(Timestamp::rfc3339),
         last: first.map(|_| c.last_ts.rfc3339()),
         duration_us: first.map_or(0, |f| c.last_ts.0 - f.0),
-        frames: by_name.iter().map(|r| r.frames).sum(),
+        frames: by_name
+            .iter()
+            .filter(|r| !matches!(r.name, HEADER | UNDECODED))
+            .map(|r| r.frames)
+            .sum(),
+        headers: by_name
+            .iter()
+            .filter(|r| r.name == HEADER)
+            .map(|r| r.frames)
+            .sum(),
+        undecoded: by_name
+            .iter()
+            .filter(|r| r.name == UNDECODED)
+            .map(|r| r.frames)
+            .sum(),
         bytes: by_name.iter().map(|r| r.bytes).sum(),
         by_name,
         flows,
@@ -226,8 +249,12 @@ impl StatsReport {
             ),
             _ => String::new(),
         };
+        let mut apart = format!(", {} protocol header(s)", self.headers);
+        if self.undecoded > 0 {
+            let _ = write!(apart, ", {} run(s) of undecoded bytes", self.undecoded);
+        }
         out.push(format!(
-            "{} connection(s){span}; {} frames, {}",
+            "{} connection(s){span}; {} frames{apart}; {}",
             self.connections,
             self.frames,
             bytes(self.bytes as f64)

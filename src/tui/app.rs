@@ -474,6 +474,16 @@ impl App {
         }
     }
 
+    /// Decoded frames of the connection choice, whole (kept in memory or not): the number
+    /// `check` and `stats` give.
+    pub fn frames_in_scope(&self) -> u64 {
+        let frames = |c: &crate::tui::model::Conn| c.frames[0] + c.frames[1];
+        match self.selected_conn() {
+            Some(c) => self.conns.get(&c).map_or(0, frames),
+            None => self.conns.values().map(frames).sum(),
+        }
+    }
+
     /// Rows dropped from view for the connection choice.
     pub fn evicted_in_scope(&self) -> u64 {
         match self.selected_conn() {

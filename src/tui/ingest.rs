@@ -86,8 +86,12 @@ impl App {
 
     fn frame(&mut self, conn: ConnId, ts: Timestamp, f: Arc<FrameEvent>) {
         let (max_raw, max_body) = (self.opts.max_raw_per_frame, self.opts.max_body);
+        let windowing = self.windowing;
         let c = self.conn_mut(conn, ts);
-        c.frames[f.dir.index()] += 1;
+        if !windowing {
+            // Counted once, as the frames first arrive (a window brought back is no new frame).
+            c.frames[f.dir.index()] += 1;
+        }
         let link = c.link_of(&f);
         self.push_row(Row::frame(conn, ts, &f, link, max_raw, max_body));
     }

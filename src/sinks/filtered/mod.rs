@@ -105,7 +105,7 @@ impl<S: Sink> FilteredSink<S> {
         rules: &[String],
     ) -> bool {
         let summary = if self.filter.reads_summary() {
-            f.frame.summary()
+            f.line()
         } else {
             String::new()
         };

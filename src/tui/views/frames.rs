@@ -80,7 +80,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         TimeMode::Delta => title.push(Span::raw("time +since previous ")),
     }
     if app.filter.is_empty() {
-        title.push(Span::raw(format!("{} ", count(total as u64))));
+        // Rows are frames, protocol headers, gaps and closes; frames are counted apart, as
+        // `check` and `stats` count them.
+        title.push(Span::raw(format!(
+            "{} rows, {} frames ",
+            count(total as u64),
+            count(app.frames_in_scope())
+        )));
     } else {
         title.push(Span::styled(
             format!(
