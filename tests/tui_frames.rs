@@ -63,7 +63,11 @@ fn frames_are_listed_by_spec_name_with_direction_and_channel() {
         format!("┃{inner:<78}┃").trim_end().to_string()
     };
     // One connection: its pane is 5 rows, the frame list starts at row 5.
-    assert!(s[5].starts_with("┏ Frames: all 12 rows, 10 frames ━"), "{}", s[5]);
+    assert!(
+        s[5].starts_with("┏ Frames: all 12 rows, 10 frames ━"),
+        "{}",
+        s[5]
+    );
     assert_eq!(s[12], line(12, "->", "empty", &summary_of(&chunks[11].1)));
     assert_eq!(
         s[11],

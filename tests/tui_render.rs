@@ -228,7 +228,11 @@ fn a_filter_narrows_the_list_and_the_title_counts_matches() {
     );
     press(&mut app, KeyCode::Esc);
     let s = screen(&app);
-    assert!(s[6].starts_with("┏ Frames: all 7 rows, 0 frames ━"), "{}", s[6]);
+    assert!(
+        s[6].starts_with("┏ Frames: all 7 rows, 0 frames ━"),
+        "{}",
+        s[6]
+    );
 }
 
 #[test]
@@ -330,7 +334,11 @@ fn dropped_events_and_evicted_frames_are_announced() {
         s[14],
         "┗ 3 older frames dropped from view (captures on disk remain complete) ━━━━━━━━━┛"
     );
-    assert!(s[6].starts_with("┏ Frames: all 4 rows, 0 frames ━"), "{}", s[6]);
+    assert!(
+        s[6].starts_with("┏ Frames: all 4 rows, 0 frames ━"),
+        "{}",
+        s[6]
+    );
 }
 
 #[test]
@@ -352,7 +360,11 @@ fn zoom_gives_the_focused_pane_the_whole_screen() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.focus, amqpeek::tui::Pane::Frames);
     let s = screen(&app);
-    assert!(s[0].starts_with("┏ Frames: all 7 rows, 0 frames ━"), "{}", s[0]);
+    assert!(
+        s[0].starts_with("┏ Frames: all 7 rows, 0 frames ━"),
+        "{}",
+        s[0]
+    );
     let msgs = messages(&broken_events());
     assert_eq!(
         s[3],

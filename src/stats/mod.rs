@@ -126,8 +126,8 @@ impl Collector {
     pub fn add(&mut self, ev: &Event) {
         self.first_ts.get_or_insert(ev.ts);
         self.last_ts = self.last_ts.max(ev.ts);
-        if !self.open.contains_key(&ev.conn) {
-            self.open.insert(ev.conn, ConnStats::default());
+        if let std::collections::hash_map::Entry::Vacant(e) = self.open.entry(ev.conn) {
+            e.insert(ConnStats::default());
             if self.filter.is_none() {
                 self.connections += 1;
             }
@@ -141,10 +141,10 @@ impl Collector {
                     self.count(proto, report::HEADER, *dir, raw.len() as u64);
                 }
             }
-            EventKind::Undecoded { dir, bytes, .. } => {
-                if self.passes_unit(ev.conn, *dir, "-", report::UNDECODED) {
-                    self.count("-", report::UNDECODED, *dir, bytes.len() as u64);
-                }
+            EventKind::Undecoded { dir, bytes, .. }
+                if self.passes_unit(ev.conn, *dir, "-", report::UNDECODED) =>
+            {
+                self.count("-", report::UNDECODED, *dir, bytes.len() as u64);
             }
             EventKind::Frame(f) => self.frame(ev.conn, ev.ts, f),
             EventKind::Gap { dir, .. } => {
