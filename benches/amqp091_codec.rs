@@ -6,8 +6,9 @@ use std::hint::black_box;
 #[path = "support/mixes.rs"]
 mod mixes;
 
+use amqpeek::codec::ProtocolHeader;
 use amqpeek::codec::amqp091::{ContentAssembler, decode_frame};
-use amqpeek::codec::{ProtocolHeader, StreamDecoder};
+use amqpeek::protocol::StreamDecoder;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

@@ -15,7 +15,8 @@ use std::hint::black_box;
 mod mixes;
 
 use amqpeek::codec::amqp091::{ContentAssembler, decode_frame};
-use amqpeek::codec::{ProtocolHeader, StreamDecoder, amqp10};
+use amqpeek::codec::{ProtocolHeader, amqp10};
+use amqpeek::protocol::StreamDecoder;
 use bytes::Bytes;
 
 fn main() {
@@ -97,12 +98,9 @@ fn main() {
         }
         "sizes" => {
             use std::mem::size_of;
-            println!("Item {}", size_of::<amqpeek::codec::stream::Item>());
-            println!("AnyFrame {}", size_of::<amqpeek::codec::stream::AnyFrame>());
-            println!(
-                "AnyMessage {}",
-                size_of::<amqpeek::codec::stream::AnyMessage>()
-            );
+            println!("Item {}", size_of::<amqpeek::protocol::stream::Item>());
+            println!("AnyFrame {}", size_of::<amqpeek::protocol::AnyFrame>());
+            println!("AnyMessage {}", size_of::<amqpeek::protocol::AnyMessage>());
             println!("amqp10::Frame {}", size_of::<amqp10::Frame>());
             println!("amqp10::FrameBody {}", size_of::<amqp10::FrameBody>());
             println!("amqp10::Composite {}", size_of::<amqp10::Composite>());

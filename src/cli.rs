@@ -321,7 +321,7 @@ pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
     let bytes = n
         .checked_mul(1usize << shift)
         .ok_or_else(|| format!("{s:?} is too large"))?;
-    let min = amqpeek::codec::stream::MIN_INSPECT_MEMORY;
+    let min = amqpeek::codec::limits::MIN_INSPECT_MEMORY;
     if bytes < min {
         return Err(format!("{s:?} is below the least budget, {}K", min >> 10));
     }

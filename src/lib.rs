@@ -11,6 +11,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod base;
 pub mod browse;
 pub mod capture;
 pub mod codec;

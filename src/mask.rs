@@ -22,10 +22,8 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 
 use crate::codec::amqp10::cbs;
-use crate::codec::{
-    AnyFrame, AnyMessage, DecodeError, ErrorKind, Item, ProtocolHeader, StreamDecoder, amqp10,
-    amqp091, credential,
-};
+use crate::codec::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091, credential};
+use crate::protocol::{AnyFrame, AnyMessage, Item, StreamDecoder};
 
 /// The byte used to mask credentials, at the same length as the secret.
 pub const MASK_BYTE: u8 = b'*';
@@ -121,7 +119,7 @@ impl Masker {
         }
         if !ranges.is_empty() {
             let bytes = apply(raw, &ranges, *offset, masked);
-            match crate::codec::stream::redecode(frame, bytes.clone(), *offset) {
+            match crate::protocol::stream::redecode(frame, bytes.clone(), *offset) {
                 Some(f) => *frame = f,
                 None => {
                     // Fail closed: the whole payload goes (header kept).

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::codec::{Item, StreamDecoder};
 use crate::event::Violation;
 use crate::event::{CloseInfo, CloseReason, ConnId, Dir, Event, EventKind, Timestamp};
+use crate::protocol::{Item, StreamDecoder};
 use crate::state::{ConnTracker, rules};
 
 mod chunk;
@@ -52,8 +52,8 @@ impl InspectOptions {
     pub const DEFAULT: InspectOptions = InspectOptions {
         show_secrets: false,
         emit_data: true,
-        inspect_memory: crate::codec::stream::DEFAULT_INSPECT_MEMORY,
-        max_body: crate::codec::stream::DEFAULT_MAX_BODY,
+        inspect_memory: crate::codec::limits::DEFAULT_INSPECT_MEMORY,
+        max_body: crate::codec::limits::DEFAULT_MAX_BODY,
         state_each_frame: false,
     };
 

@@ -2,8 +2,9 @@
 //! through `decode_frame`, the content assembler and `StreamDecoder` split at random points;
 //! plus random field tables round-tripping exactly.
 
+use amqpeek::codec::Reader;
 use amqpeek::codec::amqp091::*;
-use amqpeek::codec::{Item, Reader, StreamDecoder};
+use amqpeek::protocol::{Item, StreamDecoder};
 use bytes::Bytes;
 use proptest::prelude::*;
 

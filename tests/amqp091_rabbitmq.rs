@@ -10,9 +10,10 @@ mod support;
 
 use std::time::Duration;
 
+use amqpeek::codec::ProtocolHeader;
 use amqpeek::codec::amqp091::{Frame, FrameKind, Message};
-use amqpeek::codec::{AnyFrame, AnyMessage, Item, ProtocolHeader, StreamDecoder};
 use amqpeek::pipeline::{InspectOptions, Inspector};
+use amqpeek::protocol::{AnyFrame, AnyMessage, Item, StreamDecoder};
 use amqpeek::{Dir, EventKind, Timestamp};
 use bytes::Bytes;
 use lapin::message::DeliveryResult;

@@ -11,8 +11,8 @@ mod support;
 use std::time::Duration;
 
 use amqpeek::codec::amqp10::MessageBody;
-use amqpeek::codec::{AnyFrame, AnyMessage, Item, StreamDecoder};
 use amqpeek::event::Dir;
+use amqpeek::protocol::{AnyFrame, AnyMessage, Item, StreamDecoder};
 use bytes::Bytes;
 use fe2o3_amqp::types::messaging::{Body, Message};
 use fe2o3_amqp::types::primitives::{Binary, Value};

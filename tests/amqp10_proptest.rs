@@ -2,11 +2,12 @@
 //! for every composite of the tables (fields generated from each field's spec type), and
 //! never-panics over random bytes, mutated valid frames, and streams split at random points.
 
+use amqpeek::codec::Reader;
 use amqpeek::codec::amqp10::{
     self, Array, CompositeDef, Described, Descriptor, FieldDef, FieldType, Kind, Value,
     composite::{ALL, check_described, lookup},
 };
-use amqpeek::codec::{Item, Reader, StreamDecoder};
+use amqpeek::protocol::{Item, StreamDecoder};
 use bytes::Bytes;
 use proptest::prelude::*;
 

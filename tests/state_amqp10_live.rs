@@ -90,7 +90,7 @@ fn replay(rec: &[Chunk]) -> (Vec<Violation>, Vec<String>, serde_json::Value) {
             EventKind::Violation(x) => v.push(x),
             EventKind::Frame(f) => {
                 if std::env::var_os("AMQPEEK_DUMP").is_some()
-                    && let amqpeek::codec::AnyFrame::Amqp10(x) = &f.frame
+                    && let amqpeek::protocol::AnyFrame::Amqp10(x) = &f.frame
                 {
                     eprintln!(
                         "{} {} @{} {}",

@@ -2,8 +2,8 @@
 //! tree and hex of a frame with the selected field's bytes lit, filters by name / channel / link.
 mod tui_support;
 
-use amqpeek::codec::{AnyFrame, StreamDecoder};
 use amqpeek::event::Dir;
+use amqpeek::protocol::{AnyFrame, StreamDecoder};
 use amqpeek::tui::App;
 use crossterm::event::KeyCode;
 use tui_support::*;
@@ -15,7 +15,7 @@ fn summary_of(frame: &[u8]) -> String {
     d.push(bytes::Bytes::from_static(amqp10::HEADER), &mut out);
     d.push(bytes::Bytes::copy_from_slice(frame), &mut out);
     match out.pop() {
-        Some(amqpeek::codec::Item::Frame { frame, .. }) => frame.summary(),
+        Some(amqpeek::protocol::Item::Frame { frame, .. }) => frame.summary(),
         other => panic!("not a frame: {other:?}"),
     }
 }
@@ -26,7 +26,7 @@ fn frame_of(frame: &[u8]) -> AnyFrame {
     d.push(bytes::Bytes::from_static(amqp10::HEADER), &mut out);
     d.push(bytes::Bytes::copy_from_slice(frame), &mut out);
     match out.pop() {
-        Some(amqpeek::codec::Item::Frame { frame, .. }) => frame,
+        Some(amqpeek::protocol::Item::Frame { frame, .. }) => frame,
         other => panic!("not a frame: {other:?}"),
     }
 }

@@ -4,7 +4,7 @@
 //! whatever the split.
 #![no_main]
 
-use amqpeek::codec::{Item, StreamDecoder};
+use amqpeek::protocol::{Item, StreamDecoder};
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 

@@ -6,14 +6,14 @@
 //! sizes, as the proxy does when a live view falls behind), offsets must still add up.
 #![no_main]
 
-use amqpeek::codec::StreamDecoder;
+use amqpeek::protocol::StreamDecoder;
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 
 /// sasl-outcome (code ok) in a SASL frame.
 const SASL_OUTCOME: [u8; 16] = [0, 0, 0, 16, 2, 1, 0, 0, 0, 0x53, 0x44, 0xc0, 3, 1, 0x50, 0];
 
-fn decode(parts: &[&[u8]]) -> (Vec<amqpeek::codec::Item>, u64) {
+fn decode(parts: &[&[u8]]) -> (Vec<amqpeek::protocol::Item>, u64) {
     let mut d = StreamDecoder::new();
     let mut out = Vec::new();
     for p in parts {

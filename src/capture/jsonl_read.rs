@@ -21,7 +21,7 @@ use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
 /// Longest line accepted, checked before it is read into memory: a longer one is skipped
 /// unread (and reported). amqpeek writes shorter ones: a frame record holds at most
-/// [`MAX_HELD_FRAME`](crate::codec::stream::MAX_HELD_FRAME) bytes of frame (base64: 4/3 of that)
+/// [`MAX_HELD_FRAME`](crate::codec::limits::MAX_HELD_FRAME) bytes of frame (base64: 4/3 of that)
 /// and a `bytes` record one relayed chunk.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
 

@@ -10,14 +10,14 @@ pub mod amqp10;
 pub mod credential;
 pub mod error;
 pub mod head;
+pub mod limits;
 pub mod reader;
 pub mod resync;
 pub mod sniff;
 pub mod spans;
-pub mod stream;
 
 pub use error::{DecodeError, ErrorKind};
+pub use limits::Limits;
 pub use reader::Reader;
 pub use sniff::ProtocolHeader;
 pub use spans::PAYLOAD_SPAN;
-pub use stream::{AnyFrame, AnyMessage, Item, Limits, Skimmed, StreamDecoder};

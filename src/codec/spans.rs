@@ -7,34 +7,25 @@
 
 use std::ops::Range;
 
-use super::AnyFrame;
-
 /// (field name, byte range within the frame's raw bytes) of each field present.
 pub type FieldSpans = Vec<(&'static str, Range<usize>)>;
 
 /// The span name of a frame's message bytes (after the performative).
 pub const PAYLOAD_SPAN: &str = "$payload";
 
-impl AnyFrame {
-    /// (field name, byte range within the frame's raw bytes) of each field present, or `None`
-    /// when the codec gives no spans for this kind of frame.
-    pub fn field_spans(&self) -> Option<FieldSpans> {
-        match self {
-            AnyFrame::Amqp10(f) => {
-                let c = f.composite()?;
-                let mut out: FieldSpans = c
-                    .def
-                    .fields
-                    .iter()
-                    .zip(c.spans(&f.raw))
-                    .map(|(fd, span)| (fd.name, span))
-                    .collect();
-                if !f.payload().is_empty() {
-                    out.push((PAYLOAD_SPAN, f.payload_start..f.raw.len()));
-                }
-                Some(out)
-            }
-            _ => None,
-        }
+/// (field name, byte range within the frame's raw bytes) of each field of an AMQP 1.0 frame
+/// present, or `None` when it has no performative.
+pub fn amqp10(f: &super::amqp10::Frame) -> Option<FieldSpans> {
+    let c = f.composite()?;
+    let mut out: FieldSpans = c
+        .def
+        .fields
+        .iter()
+        .zip(c.spans(&f.raw))
+        .map(|(fd, span)| (fd.name, span))
+        .collect();
+    if !f.payload().is_empty() {
+        out.push((PAYLOAD_SPAN, f.payload_start..f.raw.len()));
     }
+    Some(out)
 }

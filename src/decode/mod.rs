@@ -10,7 +10,9 @@ use std::process::ExitCode;
 
 use bytes::Bytes;
 
-use amqpeek::codec::{Item, ProtocolHeader, StreamDecoder};
+use amqpeek::codec::ProtocolHeader;
+
+use amqpeek::protocol::{Item, StreamDecoder};
 use amqpeek::sinks::{JsonOptions, jsonl};
 
 use crate::EXIT_BAD_INPUT;

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use amqpeek::codec::AnyFrame;
 use amqpeek::codec::spans::PAYLOAD_SPAN;
+use amqpeek::protocol::AnyFrame;
 
 /// The tree lines of `frame` (`raw` its bytes, `offset` where they start in the input), each
 /// line ending in `\n`, indented two spaces per depth under the frame's summary line.

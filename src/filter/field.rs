@@ -12,10 +12,10 @@
 //! of the described value in field `a`; an array matches when any element does. An AMQP 1.0
 //! field that is absent matches only the default the spec gives it.
 
-use crate::codec::AnyFrame;
 use crate::codec::amqp10::composite::{self, CompositeDef, FieldDef};
 use crate::codec::amqp10::{Descriptor, Value};
 use crate::codec::amqp091;
+use crate::protocol::AnyFrame;
 
 /// One value a field term accepts, parsed once.
 #[derive(Clone, Debug, PartialEq, Eq)]

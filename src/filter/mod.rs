@@ -22,8 +22,8 @@ mod field;
 
 pub use field::{Wanted, is_field_name};
 
-use crate::codec::AnyFrame;
 use crate::event::Dir;
+use crate::protocol::AnyFrame;
 
 /// The protocol name of a frame: `amqp-1.0`, `amqp-sasl` or `amqp-0-9-1`.
 pub fn frame_proto(frame: &AnyFrame) -> &'static str {

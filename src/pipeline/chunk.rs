@@ -7,9 +7,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{Inspector, SkimRun, undecoded};
-use crate::codec::{Item, ProtocolHeader, StreamDecoder};
+use crate::codec::ProtocolHeader;
 use crate::event::{Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
 use crate::mask::Masker;
+use crate::protocol::{Item, StreamDecoder};
 use crate::state::{ConnTracker, rules};
 
 /// Absolute byte ranges of one direction not to show (credentials).

@@ -13,8 +13,9 @@ use std::ops::Range;
 use bytes::{Bytes, BytesMut};
 
 use super::{MASK_BYTE, Side};
-use crate::codec::{Item, ProtocolHeader};
+use crate::codec::ProtocolHeader;
 use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
+use crate::protocol::Item;
 
 /// What the inspector knows of a direction's stream, to judge undecoded bytes.
 #[derive(Clone, Copy, Debug, Default)]

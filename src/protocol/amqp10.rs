@@ -93,6 +93,9 @@ impl ProtocolFrame for amqp10::Frame {
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp10::Frame::secret_ranges(self)
     }
+    fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
+        crate::codec::spans::amqp10(self)
+    }
 }
 
 impl ProtocolMessage for amqp10::Message {

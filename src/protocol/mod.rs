@@ -12,7 +12,12 @@
 
 pub mod amqp091;
 pub mod amqp10;
+mod frame_event;
 mod register;
+pub mod stream;
+
+pub use frame_event::FrameEvent;
+pub use stream::{Item, Skimmed, StreamDecoder};
 
 use bytes::Bytes;
 
@@ -30,11 +35,11 @@ pub trait Protocol {
     /// What assembles its messages from its frames, in one direction.
     type Assembler: std::fmt::Debug;
     /// What its state layer tells of each frame of one connection
-    /// ([`crate::event::FrameContext`]): which flow (link, channel) a frame belongs to, and
+    /// ([`crate::base::FrameContext`]): which flow (link, channel) a frame belongs to, and
     /// which frames start and settle which deliveries.
     type Context: crate::state::context::ContextTracker<Frame = Self::Frame>;
 
-    /// The header its framing is reported as ([`crate::codec::StreamDecoder::framing`], a
+    /// The header its framing is reported as ([`crate::protocol::StreamDecoder::framing`], a
     /// resynchronisation's protocol).
     const HEADER: ProtocolHeader;
     /// Bytes of its frame header (before the part that may hold a credential).
@@ -93,6 +98,11 @@ pub trait ProtocolFrame {
     fn streamed(&self) -> u64;
     /// Credential byte ranges within the raw frame.
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>>;
+    /// (field name, byte range within the raw frame) of each field present, for the hex view,
+    /// or `None` when the codec gives no spans for this kind of frame.
+    fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
+        None
+    }
 }
 
 /// What the sinks ask of any protocol's assembled message.

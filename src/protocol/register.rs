@@ -139,6 +139,10 @@ macro_rules! protocols {
             pub fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
                 match self { $(AnyFrame::$variant(f) => ProtocolFrame::secret_ranges(f)),+ }
             }
+            /// See [`ProtocolFrame::field_spans`].
+            pub fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
+                match self { $(AnyFrame::$variant(f) => ProtocolFrame::field_spans(f)),+ }
+            }
         }
 
         /// A message completed by a frame, of any registered protocol.
@@ -199,7 +203,7 @@ macro_rules! protocols {
                 &mut self,
                 at: crate::state::context::At,
                 frame: &AnyFrame,
-                cx: &mut crate::event::FrameContext,
+                cx: &mut crate::base::FrameContext,
             ) {
                 match frame {
                     $(AnyFrame::$variant(f) => {
@@ -211,7 +215,7 @@ macro_rules! protocols {
 
             /// Bytes of `dir` were lost or passed over (see
             /// [`crate::state::context::ContextTracker::gap`]).
-            pub fn gap(&mut self, dir: crate::event::Dir) {
+            pub fn gap(&mut self, dir: crate::base::Dir) {
                 $(crate::state::context::ContextTracker::gap(&mut self.$field, dir);)+
             }
 

@@ -16,10 +16,12 @@ use std::io::{self, Write};
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use crate::codec::{AnyFrame, AnyMessage, DecodeError, ProtocolHeader};
+use crate::codec::{DecodeError, ProtocolHeader};
+
 use crate::event::{ConnId, Dir, Event, EventKind, Violation};
 use crate::json::{JsonOut, TextWriter, ValueBuilder, to_value};
 use crate::pipeline::{Render, Sink};
+use crate::protocol::{AnyFrame, AnyMessage};
 use crate::sinks::ts_text::TsText;
 
 /// The format version written as `"v"`.

@@ -1,5 +1,5 @@
 //! The context a protocol's state layer publishes with each frame
-//! ([`FrameContext`](crate::event::FrameContext)): which flow (an AMQP 1.0 link, an AMQP 0-9-1
+//! ([`FrameContext`](crate::base::FrameContext)): which flow (an AMQP 1.0 link, an AMQP 0-9-1
 //! channel) the frame belongs to, which delivery it starts or continues, and which deliveries
 //! it settles, with how long they waited.
 //!
@@ -9,9 +9,9 @@
 //! wait for their settlement per connection (later ones are [`Awaits::Untimed`]), and every map
 //! is keyed by what the peers have open (handles, channels, unsettled deliveries).
 
-use crate::event::{Dir, FrameContext, FrameRef, Timestamp};
+use crate::base::{Dir, FrameContext, FrameRef, Timestamp};
 
-pub use crate::event::{Awaits, Delivery, FlowKey, SettleKind, Settlement};
+pub use crate::base::{Awaits, Delivery, FlowKey, SettleKind, Settlement};
 
 /// Deliveries waiting for their settlement, per connection, at most; a delivery beyond them is
 /// [`Awaits::Untimed`].

@@ -15,8 +15,9 @@ pub mod snapshot;
 pub use rules::{Rule, catalog};
 pub use snapshot::Snapshot;
 
+use crate::base::{CloseReason, Dir, Failure, Timestamp, Violation};
 use crate::codec::{DecodeError, ProtocolHeader};
-use crate::event::{CloseReason, Dir, Failure, FrameEvent, Timestamp, Violation};
+use crate::protocol::FrameEvent;
 use negotiation::{Fate, Negotiation};
 
 /// The rules of one protocol for one connection.

@@ -12,8 +12,8 @@
 //! send its header first (1.0 §2.2), and then the bytes it pipelined behind it cannot have been
 //! an answer to the client.
 
+use crate::base::{Dir, Violation};
 use crate::codec::{DecodeError, ErrorKind, ProtocolHeader};
-use crate::event::{Dir, Violation};
 use crate::state::rules;
 
 /// Headers kept per direction (a hostile peer may send any number; the negotiation is over

@@ -4,8 +4,8 @@
 //!
 //! Ids are a public interface (CI configurations filter on them): never rename one.
 
-pub use crate::event::Rule;
-use crate::event::Severity;
+pub use crate::base::Rule;
+use crate::base::Severity;
 
 /// Frame bytes that cannot be decoded.
 ///

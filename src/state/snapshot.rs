@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::event::Dir;
+use crate::base::Dir;
 
 pub use super::amqp10::snapshot::{
     Amqp10Snapshot, ConnectionSnapshot as Amqp10Connection, LinkSnapshot, PeerSnapshot,

@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
-use crate::codec::AnyFrame;
 use crate::codec::amqp10::Performative;
 use crate::event::{ConnId, Dir, Severity, Violation};
+use crate::protocol::AnyFrame;
 
 /// Occurrences kept per finding besides the last one: the first `SAMPLES`.
 pub const SAMPLES: usize = 5;

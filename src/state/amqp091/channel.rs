@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::content::ContentState;
 use super::methods::{answers, expects_reply, is_reply};
 use super::rules;
+use crate::base::{Dir, Violation};
 use crate::codec::amqp091::{FrameKind, Method, MethodKind};
-use crate::event::{Dir, Violation};
 
 /// More outstanding tags/sequence numbers than this and the channel stops judging them
 /// (memory stays bounded whatever the peer does).

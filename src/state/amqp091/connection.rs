@@ -6,8 +6,8 @@
 use bytes::Bytes;
 
 use super::rules;
+use crate::base::{Dir, Violation};
 use crate::codec::amqp091::{Arg, FieldValue, Method, MethodKind};
-use crate::event::{Dir, Violation};
 
 /// frame-min-size: the smallest frame-max, and the limit before tune-ok.
 pub const FRAME_MIN_SIZE: u32 = 4096;

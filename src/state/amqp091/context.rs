@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use bytes::Bytes;
 
+use crate::base::{Dir, FrameContext, FrameRef};
 use crate::codec::amqp091::{Frame, Method, MethodKind};
-use crate::event::{Dir, FrameContext, FrameRef};
 use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };

@@ -4,8 +4,8 @@
 //!
 //! Data and pure functions only; never looks at connection state.
 
+use crate::base::Dir;
 use crate::codec::amqp091::{Method, MethodKind};
-use crate::event::Dir;
 
 /// Who may send a method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,9 +20,11 @@ use std::collections::BTreeMap;
 use channel::{At, Channel};
 use connection::{ConnState, Connection};
 
+use crate::base::{Dir, Timestamp, Violation};
+use crate::codec::ProtocolHeader;
 use crate::codec::amqp091::{Frame, FrameKind, MethodKind};
-use crate::codec::{AnyFrame, ProtocolHeader};
-use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+use crate::protocol::AnyFrame;
+use crate::protocol::FrameEvent;
 use crate::state::{Ending, ProtocolTracker};
 
 /// The connection class id.

@@ -4,7 +4,7 @@
 //!
 //! Holds data only: no tracking logic.
 
-use crate::event::Severity;
+use crate::base::Severity;
 use crate::state::rules::Rule;
 
 /// A connection method out of the handshake / connection-class order.

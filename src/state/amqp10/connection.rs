@@ -4,9 +4,9 @@
 //!
 //! Pure state: no I/O, no clock (timestamps come with the frames). Never panics on input.
 
+use crate::base::Timestamp;
 use crate::codec::ProtocolHeader;
 use crate::codec::amqp10::Open;
-use crate::event::Timestamp;
 
 /// MIN-MAX-FRAME-SIZE (§2.8.19): the frame size both peers accept before negotiation.
 pub const MIN_MAX_FRAME_SIZE: u32 = 512;

@@ -2,8 +2,9 @@
 //! after mismatched headers or inside the SASL layer, what the sender's connection state allows
 //! (§2.4.7), the limits the partner's open set (max-frame-size, channel-max), and open and close.
 
+use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::amqp10::{Close, Frame, FrameBody, Open, Performative};
-use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+use crate::protocol::FrameEvent;
 
 use super::connection::{MIN_MAX_FRAME_SIZE, OpenInfo, SendCheck, may_send, state_of};
 use super::{ConnectionTracker, peer_name, rules};

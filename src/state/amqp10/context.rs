@@ -10,8 +10,8 @@
 
 use crate::hash::HashMap;
 
+use crate::base::{Dir, FrameContext, FrameRef};
 use crate::codec::amqp10::{Frame, Performative, Role};
-use crate::event::{Dir, FrameContext, FrameRef};
 use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };

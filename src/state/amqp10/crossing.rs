@@ -9,7 +9,7 @@
 //!
 //! Bounded: at most [`MAX_UNCLOSED`] detaches wait; beyond, a new one is judged at once.
 
-use crate::event::{Dir, Violation};
+use crate::base::{Dir, Violation};
 
 use super::{ConnectionTracker, peer_name, rules};
 

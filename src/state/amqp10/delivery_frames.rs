@@ -3,8 +3,9 @@
 //! delivery-id/tag/format across `more` transfers, settlement, abort, resume) and dispositions
 //! (ranges, role, settlement modes).
 
+use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::amqp10::{Disposition, ReceiverSettleMode, Role, SenderSettleMode, Transfer};
-use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+use crate::protocol::FrameEvent;
 
 use super::delivery::{Deliveries, Delivery, Partial};
 use super::link::Link;

@@ -13,8 +13,9 @@
 //! sender answered it (its begin carried remote-channel, its attach followed the partner's).
 //! Nothing is judged on a session or link with missed bytes.
 
+use crate::base::Violation;
 use crate::codec::amqp10::Flow;
-use crate::event::{FrameEvent, Violation};
+use crate::protocol::FrameEvent;
 
 use super::link::Link;
 use super::serial::after;
@@ -48,7 +49,7 @@ pub(crate) fn flow_without_handle_check(at: At, f: &Flow, out: &mut Vec<Violatio
 /// The frame's performative has field `name` set (not null).
 fn field_present(fe: &FrameEvent, name: &str) -> bool {
     match &fe.frame {
-        crate::codec::AnyFrame::Amqp10(f) => f.composite().is_some_and(|c| {
+        crate::protocol::AnyFrame::Amqp10(f) => f.composite().is_some_and(|c| {
             c.def
                 .field_index(name)
                 .and_then(|i| c.fields.get(i))

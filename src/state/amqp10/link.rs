@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
+use crate::base::{Dir, Timestamp};
 use crate::codec::amqp10::{AnyTarget, Attach, ReceiverSettleMode, Role, SenderSettleMode, Value};
-use crate::event::{Dir, Timestamp};
 
 use super::delivery::Partial;
 use super::serial::Limit;

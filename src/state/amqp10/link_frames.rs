@@ -4,8 +4,8 @@
 //! and the anonymous terminus's `to` on completed messages. Transfers are in
 //! `delivery_frames.rs`, the flow's consistency checks in `flow_checks.rs`.
 
+use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::amqp10::{Attach, Flow, Message, Role};
-use crate::event::{Dir, Timestamp, Violation};
 
 use super::crossing::UnclosedDetach;
 use super::link::{AttachInfo, Link};

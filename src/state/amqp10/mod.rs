@@ -36,9 +36,11 @@ pub mod snapshot;
 
 use crate::hash::HashMap;
 
+use crate::base::{Dir, Timestamp, Violation};
+use crate::codec::ProtocolHeader;
 use crate::codec::amqp10::{Performative, TYPE_AMQP};
-use crate::codec::{AnyFrame, AnyMessage, ProtocolHeader};
-use crate::event::{Dir, FrameEvent, Timestamp, Violation};
+use crate::protocol::FrameEvent;
+use crate::protocol::{AnyFrame, AnyMessage};
 use crate::state::{Ending, ProtocolTracker};
 
 use connection::{Peer, state_of};

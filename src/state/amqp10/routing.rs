@@ -3,8 +3,8 @@
 //! it belongs to (learned after a gap, reported otherwise). Link names are unique across the
 //! connection, so the attach's name and anonymous-relay checks are judged here too.
 
+use crate::base::{Timestamp, Violation};
 use crate::codec::amqp10::{Attach, Begin, Detach, Disposition, Flow, Message, Role, Transfer};
-use crate::event::{Timestamp, Violation};
 
 use super::flow_checks::flow_without_handle_check;
 use super::link::{Link, role_name};
@@ -178,7 +178,7 @@ impl ConnectionTracker {
         &self,
         at: At,
         a: &Attach,
-        sender: crate::event::Dir,
+        sender: crate::base::Dir,
         out: &mut Vec<Violation>,
     ) {
         let d = at.d;

@@ -5,7 +5,7 @@
 //! Only what the spec makes a MUST / MUST NOT is an `error`; a SHOULD / SHOULD NOT (or a
 //! declarative "will") is a `warning`.
 
-use crate::event::Severity;
+use crate::base::Severity;
 use crate::state::rules::Rule;
 
 const fn rule(

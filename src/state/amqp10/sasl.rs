@@ -3,8 +3,8 @@
 //!
 //! Pure state; never panics on input.
 
+use crate::base::{Dir, Violation};
 use crate::codec::amqp10::SaslFrame;
-use crate::event::{Dir, Violation};
 
 use super::rules;
 

@@ -10,8 +10,8 @@
 
 use crate::hash::HashMap;
 
+use crate::base::Dir;
 use crate::codec::amqp10::Begin;
-use crate::event::Dir;
 
 use super::delivery::Deliveries;
 use super::link::Link;

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::event::Dir;
+use crate::base::Dir;
 use crate::state::snapshot::PerDir;
 
 use super::ConnectionTracker;

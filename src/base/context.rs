@@ -1,5 +1,5 @@
 //! What the state layer knows of one frame, published once with the frame's event
-//! ([`crate::event::FrameEvent::context`]): the flow it belongs to (an AMQP 1.0 link with its
+//! (`FrameEvent::context` in the protocol layer): the flow it belongs to (an AMQP 1.0 link with its
 //! name and the direction its transfers go, an AMQP 0-9-1 channel), the delivery it starts or
 //! continues, which deliveries it settles (with the outcome and how long they waited), and how
 //! many deliveries wait on the connection after it.

@@ -1,0 +1,65 @@
+//! A decoded frame with where it was found, as the pipeline hands it to the trackers and the
+//! sinks.
+
+use bytes::Bytes;
+
+use super::{AnyFrame, AnyMessage};
+use crate::base::{Dir, FrameContext};
+use crate::codec::DecodeError;
+
+/// A decoded frame with where it was found.
+#[derive(Clone, Debug)]
+pub struct FrameEvent {
+    /// Which way (`C2S`: sent by the client; `S2C`: by the server).
+    pub dir: Dir,
+    /// Byte offset of the frame in that direction's stream.
+    pub offset: u64,
+    /// The frame's bytes, credentials masked (unless `--show-secrets`); `frame` is decoded
+    /// from them, so its fields show the mask too.
+    pub raw: Bytes,
+    /// The decoded frame.
+    pub frame: AnyFrame,
+    /// The message this frame completes, if any.
+    pub message: Option<Result<AnyMessage, DecodeError>>,
+    /// What the state layer knows of the frame: its link or channel, its delivery, what it
+    /// settles. Computed once, as the frame is tracked; every consumer reads it from here.
+    pub context: FrameContext,
+}
+
+impl FrameEvent {
+    /// The frame's full size: `raw` holds all of it, or (a frame larger than the inspection
+    /// budget) its head, the rest having been streamed to the sinks as `Undecoded` bytes.
+    pub fn size(&self) -> u64 {
+        self.raw.len() as u64 + self.frame.streamed()
+    }
+
+    /// The frame's line as every text output shows it and the filter's free text searches
+    /// it: its summary (its name when it has none), then, when it completes a message whose
+    /// body the summary does not show (AMQP 1.0), the body in a few words.
+    pub fn line(&self) -> String {
+        let mut text = self.frame.summary();
+        if text.is_empty() {
+            text.push_str(self.frame.name());
+        }
+        self.message_summary_into(&mut text);
+        text
+    }
+
+    /// The summary, then what the message it completes adds (see [`FrameEvent::line`]).
+    pub fn summary_with_message(&self) -> String {
+        let mut text = self.frame.summary();
+        self.message_summary_into(&mut text);
+        text
+    }
+
+    fn message_summary_into(&self, text: &mut String) {
+        if let Some(Ok(m)) = &self.message
+            && let Some(s) = m.line_summary()
+        {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&s);
+        }
+    }
+}
