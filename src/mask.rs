@@ -112,7 +112,10 @@ impl Masker {
             return None;
         };
         let mut ranges = frame.secret_ranges();
-        ranges.extend(credential::url_passwords(raw));
+        let urls = credential::url_passwords(raw);
+        // The bytes just searched for URLs: a message wholly inside them holds none either.
+        let searched = (urls.is_empty()).then(|| raw.as_ptr_range());
+        ranges.extend(urls);
         self.proto = Some(frame.protocol().header());
         if let AnyFrame::Amqp10(f) = &*frame {
             ranges.extend(self.split.transfer(f));
@@ -143,7 +146,7 @@ impl Masker {
         }
         self.note_091(frame, !ranges.is_empty());
         if let Some(Ok(m)) = message {
-            self.message(m);
+            self.message(m, searched);
         }
         None
     }
@@ -179,11 +182,18 @@ impl Masker {
     }
 
     /// Mask a completed message: URL passwords and a put-token's token in its sections or body,
-    /// and the masked copies of its 0-9-1 method and content header.
-    fn message(&mut self, m: &mut AnyMessage) {
+    /// and the masked copies of its 0-9-1 method and content header. `searched`: memory already
+    /// found free of URL passwords (the frame completing it); a payload or body that lies wholly
+    /// inside it (a message of one frame, sliced out of it) is not searched again, since every
+    /// password found in a part of some bytes is found in those bytes.
+    fn message(&mut self, m: &mut AnyMessage, searched: Option<Range<*const u8>>) {
+        let urls = |b: &Bytes| match &searched {
+            Some(s) if s.start <= b.as_ptr() && b.as_ptr_range().end <= s.end => Vec::new(),
+            _ => credential::url_passwords(b),
+        };
         match m {
             AnyMessage::Amqp10(m) => {
-                let mut ranges = credential::url_passwords(&m.payload);
+                let mut ranges = urls(&m.payload);
                 ranges.extend(cbs::put_token_in_payload(&m.payload, 0));
                 if ranges.is_empty() {
                     return;
@@ -210,7 +220,7 @@ impl Masker {
                         m.header = header;
                     }
                 }
-                let ranges = credential::url_passwords(&m.body);
+                let ranges = urls(&m.body);
                 if !ranges.is_empty() {
                     m.body = fill(&m.body, &ranges);
                 }

@@ -8,6 +8,9 @@
 //! where framing was lost. Pure functions: no allocation beyond the returned ranges.
 
 use std::ops::Range;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 use super::ProtocolHeader;
 use super::amqp10::value::code::{DESCRIBED, SMALLULONG, ULONG};
@@ -75,7 +78,7 @@ fn amqp10_could_carry(head: &[u8]) -> bool {
         && sasl(body[9]);
     // A body cut before its descriptor could be anything: fail closed.
     let too_short = body.len() < 3;
-    sasl_small || sasl_ulong || too_short || contains(head, b"put-token")
+    sasl_small || sasl_ulong || too_short || contains_put_token(head)
 }
 
 /// Where to mask an AMQP 0-9-1 unit from: after the ids of a credential method, after the
@@ -92,9 +95,16 @@ pub fn amqp091_mask_from(head: &[u8]) -> Option<usize> {
     }
 }
 
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+/// True when `hay` holds `put-token` (the searcher is built once: this runs on every unit
+/// that did not decode).
+fn contains_put_token(hay: &[u8]) -> bool {
+    static PUT_TOKEN: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"put-token"));
+    PUT_TOKEN.find(hay).is_some()
 }
+
+/// The `://` every URL has, searched for in every frame and message: built once, since
+/// building a searcher costs more than searching a small frame.
+static SCHEME_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"://"));
 
 /// The passwords of `amqp://user:password@host` and `amqps://` URLs in `bytes`: the bytes
 /// between the userinfo's first `:` and its `@`. The scheme is matched case-insensitively; the
@@ -102,7 +112,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// control byte), so text that merely mentions a scheme masks nothing.
 pub fn url_passwords(bytes: &[u8]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    for at in memchr::memmem::find_iter(bytes, b"://") {
+    for at in SCHEME_END.find_iter(bytes) {
         let scheme_ok = |s: &[u8]| at >= s.len() && bytes[at - s.len()..at].eq_ignore_ascii_case(s);
         if !(scheme_ok(b"amqp") || scheme_ok(b"amqps")) {
             continue;
