@@ -93,9 +93,10 @@ pub struct ReplayArgs {
     /// Outputs.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Threads decoding connections (without the TUI, reading a file) [default: the number of
-    /// CPUs]; 1 does everything on one thread. Every output is the same whatever the number.
-    #[arg(long, short, value_name = "N")]
+    /// Threads decoding connections (without the TUI, reading a file), 1 to 256 [default: the
+    /// number of CPUs]; 1 does everything on one thread. Every output is the same whatever the
+    /// number.
+    #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
     /// Exit 1 when a finding at or above this severity was seen, naming the failing rules.
     #[arg(long, value_enum, value_name = "SEVERITY")]
@@ -152,9 +153,9 @@ pub struct CheckArgs {
     /// Write the verdict to PATH instead of stdout.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// Threads inspecting connections [default: the number of CPUs]; 1 does everything on one
-    /// thread. The verdict is the same whatever the number.
-    #[arg(long, short, value_name = "N")]
+    /// Threads inspecting connections, 1 to 256 [default: the number of CPUs]; 1 does
+    /// everything on one thread. The verdict is the same whatever the number.
+    #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
     /// Pass a capture with no AMQP connection in it (by default that is an error, exit 2: a
     /// wrong file, port or filter would otherwise pass the gate having checked nothing).
@@ -192,9 +193,9 @@ pub struct StatsArgs {
     /// settles one need not pass. `violations` and `rule:` terms are refused.
     #[arg(long, value_name = "EXPR", value_parser = parse_filter)]
     pub filter: Option<amqpeek::filter::Filter>,
-    /// Threads decoding connections [default: the number of CPUs]; the numbers are the same
-    /// whatever the number.
-    #[arg(long, short, value_name = "N")]
+    /// Threads decoding connections, 1 to 256 [default: the number of CPUs]; the numbers are
+    /// the same whatever the number.
+    #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
     /// Inspection memory per connection, e.g. 4M (K, M, G: KiB, MiB, GiB): a frame larger than
     /// a quarter of it is decoded from its head.
@@ -244,18 +245,22 @@ pub struct NetArgs {
     /// The broker (host:port).
     #[arg(long, default_value = "127.0.0.1:5672")]
     pub upstream: String,
-    /// Seconds to wait for the broker to accept a connection.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    /// Seconds to wait for the broker to accept a connection (more than 0, at most 86400: a
+    /// day).
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = parse_connect_timeout)]
     pub connect_timeout: f64,
-    /// Connections relayed at once; at the limit new clients wait in the listen backlog until
-    /// one closes [default: from the open-files limit, two descriptors per connection].
-    #[arg(long, value_name = "N")]
+    /// Connections relayed at once, at least 1; at the limit new clients wait in the listen
+    /// backlog until one closes [default: from the open-files limit, two descriptors per
+    /// connection].
+    #[arg(long, value_name = "N", value_parser = parse_max_connections)]
     pub max_connections: Option<usize>,
-    /// Seconds a client has to send its protocol header before it is closed (0: no limit).
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    /// Seconds a client has to send its protocol header before it is closed (0: no limit; at
+    /// most 86400, a day).
+    #[arg(long, default_value_t = 30.0, value_name = "SECS", value_parser = parse_timeout)]
     pub handshake_timeout: f64,
-    /// Close a connection that passes no byte either way for this many seconds [default: off].
-    #[arg(long, value_name = "SECS")]
+    /// Close a connection that passes no byte either way for this many seconds (0: no limit;
+    /// at most 86400, a day) [default: off].
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub idle_timeout: Option<f64>,
 }
 
@@ -328,6 +333,49 @@ pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
     Ok(bytes)
 }
 
+/// The most threads `--jobs` starts: more than this only costs memory (each thread holds its
+/// stack and its connections' state) without decoding any faster.
+pub const MAX_JOBS: usize = 256;
+
+/// The longest timeout a flag takes, in seconds (a day): longer is a typo, not a deadline.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--jobs`: 1 to [`MAX_JOBS`].
+fn parse_jobs(s: &str) -> Result<std::num::NonZeroUsize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_JOBS).contains(n))
+        .and_then(std::num::NonZeroUsize::new)
+        .ok_or_else(|| format!("{s:?}: a number of threads from 1 to {MAX_JOBS}"))
+}
+
+/// `--max-connections`: at least 1 (a proxy that relays nothing is no proxy).
+fn parse_max_connections(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| format!("{s:?}: a number of connections, at least 1"))
+}
+
+/// Seconds from 0 to [`MAX_TIMEOUT_SECS`] (`--handshake-timeout`, `--idle-timeout`; 0: none).
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| (0.0..=MAX_TIMEOUT_SECS).contains(x))
+        .ok_or_else(|| format!("{s:?}: seconds from 0 (no limit) to {MAX_TIMEOUT_SECS} (a day)"))
+}
+
+/// `--connect-timeout`: seconds, more than 0, at most [`MAX_TIMEOUT_SECS`].
+fn parse_connect_timeout(s: &str) -> Result<f64, String> {
+    parse_timeout(s)
+        .ok()
+        .filter(|x| *x > 0.0)
+        .ok_or_else(|| format!("{s:?}: seconds, more than 0, at most {MAX_TIMEOUT_SECS} (a day)"))
+}
+
 fn parse_filter(s: &str) -> Result<amqpeek::filter::Filter, String> {
     amqpeek::filter::Filter::parse(s).map_err(|e| e.to_string())
 }
@@ -372,9 +420,9 @@ pub struct ProxyArgs {
     /// TLS.
     #[command(flatten)]
     pub tls: TlsArgs,
-    /// Threads inspecting connections (each connection on one of them) [default: the number of
-    /// CPUs]. Per connection, every output is in order whatever the number.
-    #[arg(long, short, value_name = "N")]
+    /// Threads inspecting connections (each connection on one of them), 1 to 256 [default: the
+    /// number of CPUs]. Per connection, every output is in order whatever the number.
+    #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
 }
 
@@ -412,6 +460,14 @@ pub struct TlsArgs {
 }
 
 impl TlsArgs {
+    /// The files these options write (`--keylog`, `--cert-out`), with their flags.
+    pub fn outputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        [("--keylog", &self.keylog), ("--cert-out", &self.cert_out)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+            .collect()
+    }
+
     /// The library's view of these options.
     pub fn options(&self) -> amqpeek::proxy::tls::TlsOptions {
         amqpeek::proxy::tls::TlsOptions {

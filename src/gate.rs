@@ -75,7 +75,7 @@ pub fn conclude(report: &CheckReport, policy: &Policy, say_pass: bool) -> ExitCo
 /// Write the baseline of `report`'s findings to `path`.
 pub fn write_baseline(report: &CheckReport, path: &std::path::Path) -> anyhow::Result<()> {
     let baseline = Baseline::of(report.findings());
-    std::fs::write(path, baseline.to_json())
+    amqpeek::files::write(path, baseline.to_json().as_bytes())
         .with_context(|| format!("writing baseline {}", path.display()))?;
     eprintln!(
         "amqpeek: baseline of {} rule(s) and peer(s) written to {}",

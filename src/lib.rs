@@ -17,6 +17,7 @@ pub mod capture;
 pub mod codec;
 pub mod driver;
 pub mod event;
+pub mod files;
 pub mod filter;
 pub mod hash;
 pub mod json;

@@ -11,7 +11,6 @@ mod outputs;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -146,16 +145,22 @@ fn capture_out(
     let out: Box<dyn Write + Send> = if is_stdio(path) {
         Box::new(io::stdout())
     } else {
-        Box::new(File::create(path).with_context(|| format!("creating {}", path.display()))?)
+        Box::new(
+            amqpeek::files::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )
     };
     let named = outputs::Named::new(format!("{flag} {}", path.display()), out);
     Ok(BufWriter::with_capacity(256 * 1024, Box::new(named)))
 }
 
-/// Refuses, before anything is opened for writing, captures that are one file, or the
-/// capture being read (`input`).
-fn check_outputs(input: Option<&std::path::Path>, output: &OutputArgs) -> anyhow::Result<()> {
-    let mut outs: Vec<(&str, &std::path::Path)> = Vec::new();
+/// Refuses, before anything is opened for writing, outputs (the captures and `extra`) that are
+/// one file, or the capture being read (`input`).
+fn check_outputs(
+    input: Option<&std::path::Path>,
+    output: &OutputArgs,
+    extra: &[(&str, &std::path::Path)],
+) -> anyhow::Result<()> {
+    let mut outs: Vec<(&str, &std::path::Path)> = extra.to_vec();
     if let Some(p) = &output.jsonl {
         outs.push(("--jsonl", p));
     }
@@ -261,7 +266,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         Some(f) => Some(gate::policy(&policy, Some(f))?),
         None => None,
     };
-    check_outputs(None, &output)?;
+    check_outputs(None, &output, &tls.outputs())?;
     let config = proxy_config(&rt, &net, &output, &tls, jobs, tui)?;
     let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
@@ -424,7 +429,7 @@ fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
 }
 
 fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
-    check_outputs(Some(&args.input.capture), &args.output)?;
+    check_outputs(Some(&args.input.capture), &args.output, &[])?;
     // A capture read as it is made: every frame shows as soon as it arrives.
     let live = reads_stdin(&args.input);
     if live && !tui {
@@ -557,9 +562,14 @@ fn replay_in_tui(
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let mut outs: Vec<(&str, &std::path::Path)> = Vec::new();
     if let Some(out) = &args.output {
-        outputs::check_distinct(Some(&args.input.capture), &[("-o", out)])?;
+        outs.push(("-o", out));
     }
+    if let Some(out) = &args.write_baseline {
+        outs.push(("--write-baseline", out));
+    }
+    outputs::check_distinct(Some(&args.input.capture), &outs)?;
     if reads_stdin(&args.input) {
         finish_on_first_interrupt();
     }
@@ -592,9 +602,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .judge(&policy)
         .render(format, &input_name(&args.input));
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
-        }
+        Some(path) => amqpeek::files::write(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?,
         None => io::stdout().write_all(text.as_bytes())?,
     }
     if let Some(path) = &args.write_baseline {
@@ -651,9 +660,8 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         StatsFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
     };
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
-        }
+        Some(path) => amqpeek::files::write(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?,
         None => io::stdout().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)

@@ -1,9 +1,10 @@
 //! Output files, checked before anything is opened for writing, and named in their errors.
 //!
-//! Two outputs that are one file (`--jsonl X --pcap X`, also through a symlink or a hard link)
-//! would interleave two writers in it; an output that is the capture being read (`replay X
-//! --jsonl X`) would truncate it before it is read. Both are refused up front. Every write
-//! error of a capture names its flag and path, so "No space left on device" says where.
+//! Two outputs that are one file (`--jsonl X --pcap X`, also through a symlink or a hard link,
+//! and through a symlink to a file not created yet) would interleave two writers in it; an
+//! output that is the capture being read (`replay X --jsonl X`, `check X --write-baseline X`)
+//! would truncate it before it is read. Both are refused up front. Every write error of a
+//! capture names its flag and path, so "No space left on device" says where.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -38,7 +39,9 @@ fn key(path: &Path) -> Option<FileKey> {
             let _ = meta;
         }
     }
-    // Not there yet: where it would be, with the directory's links resolved.
+    // Not there yet: where it would be, with the directory's links resolved and a dangling
+    // symlink followed to the file it would create.
+    let path = &dangling_target(path);
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -47,6 +50,25 @@ fn key(path: &Path) -> Option<FileKey> {
     Some(FileKey::Path(
         dir.join(path.file_name().unwrap_or_default()),
     ))
+}
+
+/// The most links followed from one path, as the kernel's `ELOOP` limit (40) does.
+const MAX_LINKS: usize = 40;
+
+/// Where `path` leads when it is a chain of symlinks ending at nothing: each link's target,
+/// relative to the link's folder, until a name that is no link (or [`MAX_LINKS`] of them).
+fn dangling_target(path: &Path) -> PathBuf {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let Ok(target) = std::fs::read_link(&at) else {
+            break;
+        };
+        at = match at.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+    }
+    at
 }
 
 /// Refuse outputs (flag, path) that are one file, or that are the `input` read.
@@ -124,6 +146,21 @@ mod tests {
             std::os::unix::fs::symlink(&a, &soft).unwrap();
             let e = check_distinct(Some(&a), &[("--pcap", &soft)]).unwrap_err();
             assert!(e.to_string().contains("capture being read"), "{e}");
+            // A chain of relative links to a file not there yet is that file.
+            let (x, l1, l2) = (
+                dir.path().join("x"),
+                dir.path().join("l1"),
+                dir.path().join("l2"),
+            );
+            std::os::unix::fs::symlink("x", &l1).unwrap();
+            std::os::unix::fs::symlink("l1", &l2).unwrap();
+            let e = check_distinct(None, &[("--jsonl", &x), ("--pcap", &l2)]).unwrap_err();
+            assert!(e.to_string().contains("same file"), "{e}");
+            // A loop of links is some file of its own, never a hang.
+            let (m, n) = (dir.path().join("m"), dir.path().join("n"));
+            std::os::unix::fs::symlink("n", &m).unwrap();
+            std::os::unix::fs::symlink("m", &n).unwrap();
+            assert!(check_distinct(None, &[("--jsonl", &x), ("--pcap", &m)]).is_ok());
         }
         let null = Path::new("/dev/null");
         assert!(check_distinct(None, &[("--jsonl", null), ("--pcap", null)]).is_ok());

@@ -11,11 +11,17 @@
 //! described value matches the name of its type (`state:accepted`), and `a.b` names field `b`
 //! of the described value in field `a`; an array matches when any element does. An AMQP 1.0
 //! field that is absent matches only the default the spec gives it.
+//!
+//! A number no field of that name can hold (`handle:-1`, `delivery-tag:18446744073709551616`)
+//! is refused when the filter is parsed, as `channel:70000` is, rather than matching nothing.
 
-use crate::codec::amqp10::composite::{self, CompositeDef, FieldDef};
+use crate::codec::amqp10::composite::{self, CompositeDef, FieldDef, FieldType};
+use crate::codec::amqp10::value::Kind;
 use crate::codec::amqp10::{Descriptor, Value};
-use crate::codec::amqp091;
+use crate::codec::amqp091::{self, WireType};
 use crate::protocol::AnyFrame;
+
+use super::FilterError;
 
 /// One value a field term accepts, parsed once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +71,123 @@ fn number(s: &str) -> Option<i128> {
         Some(h) => i128::from_str_radix(h, 16).ok(),
         None => s.parse().ok(),
     }
+}
+
+/// What every field of one name holds, across both protocols, when each holds numbers or
+/// binary: the smallest and largest number any of them holds, and whether one is binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Numeric {
+    lo: i128,
+    hi: i128,
+    binary: bool,
+}
+
+/// One field's type: `Some(Some((lo, hi)))` a number in that range, `Some(None)` binary, `None`
+/// anything else (text, booleans, described values, `*`).
+type Holds = Option<Option<(i128, i128)>>;
+
+fn holds10(ty: FieldType) -> Holds {
+    let FieldType::Prim(kind) = ty else {
+        return None;
+    };
+    let range = match kind {
+        Kind::Ubyte => (0, u8::MAX.into()),
+        Kind::Ushort => (0, u16::MAX.into()),
+        Kind::Uint => (0, u32::MAX.into()),
+        Kind::Ulong => (0, u64::MAX.into()),
+        Kind::Byte => (i8::MIN.into(), i8::MAX.into()),
+        Kind::Short => (i16::MIN.into(), i16::MAX.into()),
+        Kind::Int => (i32::MIN.into(), i32::MAX.into()),
+        Kind::Long | Kind::Timestamp => (i64::MIN.into(), i64::MAX.into()),
+        Kind::Binary => return Some(None),
+        _ => return None,
+    };
+    Some(Some(range))
+}
+
+fn holds091(ty: WireType) -> Holds {
+    let max: u64 = match ty {
+        WireType::Octet => u8::MAX.into(),
+        WireType::Short => u16::MAX.into(),
+        WireType::Long => u32::MAX.into(),
+        WireType::LongLong | WireType::Timestamp => u64::MAX,
+        _ => return None,
+    };
+    Some(Some((0, max.into())))
+}
+
+/// What the fields called `name` hold, when every one of them holds numbers or binary.
+fn numeric(name: &str) -> Option<Numeric> {
+    let fields10 = composite::ALL
+        .iter()
+        .flat_map(|d| d.fields.iter())
+        .filter(|f| f.name == name)
+        .map(|f| holds10(f.ty));
+    let args091 = amqp091::METHODS
+        .iter()
+        .flat_map(|m| m.args.iter())
+        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
+        .filter(|a| a.name == name)
+        .map(|a| holds091(a.ty));
+    let mut out: Option<Numeric> = None;
+    for holds in fields10.chain(args091) {
+        let acc = out.get_or_insert(Numeric {
+            lo: 0,
+            hi: 0,
+            binary: false,
+        });
+        match holds? {
+            Some((lo, hi)) => {
+                acc.lo = acc.lo.min(lo);
+                acc.hi = acc.hi.max(hi);
+            }
+            None => acc.binary = true,
+        }
+    }
+    out
+}
+
+/// Whether `text` is written as a number or a range of numbers (`12`, `-1`, `0x1f`, `2..4`),
+/// whether or not it fits in one.
+fn looks_numeric(text: &str) -> bool {
+    let one = |s: &str| {
+        let s = s.strip_prefix('-').unwrap_or(s);
+        match s.strip_prefix("0x") {
+            Some(h) => !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()),
+            None => !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()),
+        }
+    };
+    match text.split_once("..") {
+        Some((a, b)) => one(a) && one(b),
+        None => one(text),
+    }
+}
+
+/// Refuses a value `w` of field `path` (`text` as typed) that is a number no field of that
+/// name holds: `handle:-1`, `delivery-tag:18446744073709551616` (a 0-9-1 delivery tag is a
+/// longlong; an AMQP 1.0 one is binary, written `0x` and hex to be taken as such).
+pub(super) fn check_range(path: &str, text: &str, w: &Wanted) -> Result<(), FilterError> {
+    let name = path.rsplit('.').next().unwrap_or(path);
+    let Some(holds) = numeric(name) else {
+        return Ok(());
+    };
+    let as_binary = holds.binary && w.text.starts_with("0x");
+    let fits = match w.range {
+        Some((a, b)) => a <= holds.hi && b >= holds.lo,
+        None => !looks_numeric(&w.text),
+    };
+    if fits || as_binary {
+        return Ok(());
+    }
+    let mut range = format!("{}..={}", holds.lo, holds.hi);
+    if holds.binary {
+        range.push_str(", or binary as 0x and hex digits");
+    }
+    Err(FilterError::OutOfRange {
+        key: path.to_string(),
+        value: text.to_string(),
+        range,
+    })
 }
 
 /// Whether `name` (a field path, `a.b`) names a field some frame of either protocol has: a
@@ -209,6 +332,31 @@ mod tests {
         let r = Wanted::new("2..4");
         assert!(r.number(2) && r.number(4) && !r.number(5));
         assert!(!Wanted::new("orders").number(0));
+    }
+
+    #[test]
+    fn numbers_no_field_of_the_name_holds_are_refused() {
+        let refused = |path: &str, text: &str| check_range(path, text, &Wanted::new(text)).is_err();
+        // 0-9-1 delivery-tag is a longlong; 1.0's is binary, taken as such with `0x`.
+        assert!(!refused("delivery-tag", "18446744073709551615"));
+        assert!(refused("delivery-tag", "18446744073709551616"));
+        assert!(refused("delivery-tag", "-1"));
+        assert!(!refused("delivery-tag", "0x0102030405060708090a"));
+        // handle is a uint.
+        assert!(!refused("handle", "4294967295"));
+        assert!(refused("handle", "4294967296"));
+        assert!(refused("handle", "0x100000000"));
+        assert!(refused("handle", "5000000000..6000000000"));
+        assert!(!refused("handle", "4294967295..6000000000"));
+        assert!(refused(
+            "handle",
+            "99999999999999999999999999999999999999999"
+        ));
+        // Inner fields and restricted values by name.
+        assert!(refused("source.timeout", "4294967296"));
+        assert!(!refused("rcv-settle-mode", "second"));
+        // Fields that hold text take any text.
+        assert!(!refused("routing-key", "99999999999999999999999"));
     }
 
     #[test]

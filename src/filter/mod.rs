@@ -82,7 +82,26 @@ pub enum FilterError {
     /// A quote that is never closed.
     #[error("unterminated quote")]
     UnterminatedQuote,
+    /// More `!` in a row than [`MAX_NOT_DEPTH`].
+    #[error(
+        "more than {MAX_NOT_DEPTH} '!' in a row (at most {MAX_NOT_DEPTH}: '!!' is the term itself)"
+    )]
+    TooDeep,
+    /// A number outside what the key or field can hold (`channel:70000`, `handle:-1`).
+    #[error("{key}: {value} is out of range ({range})")]
+    OutOfRange {
+        /// The key or field path.
+        key: String,
+        /// What was given.
+        value: String,
+        /// What the key or field holds (`0..=65535`), and how else it may be written.
+        range: String,
+    },
 }
+
+/// The most `!` a term may start with: each is one level of [`Term::Not`], which matching
+/// walks recursively.
+pub const MAX_NOT_DEPTH: usize = 16;
 
 /// One test of a row.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -259,19 +278,29 @@ fn tokenize(src: &str) -> Result<Vec<Token>, FilterError> {
     Ok(out)
 }
 
+/// A token as a term: its leading `!`s (at most [`MAX_NOT_DEPTH`]) each negate what follows.
 fn parse_term(tok: &Token) -> Result<Term, FilterError> {
-    let text = tok.text.as_str();
-    if let Some(rest) = text.strip_prefix('!') {
-        if rest.is_empty() && !tok.quoted {
-            return Err(FilterError::DanglingNot);
-        }
-        let inner = Token {
-            text: rest.to_string(),
-            quoted: tok.quoted,
-        };
-        return Ok(Term::Not(Box::new(parse_term(&inner)?)));
+    let rest = tok.text.trim_start_matches('!');
+    let nots = tok.text.len() - rest.len();
+    if nots == 0 {
+        return parse_positive(rest, tok.quoted);
     }
-    if tok.quoted {
+    if nots > MAX_NOT_DEPTH {
+        return Err(FilterError::TooDeep);
+    }
+    if rest.is_empty() && !tok.quoted {
+        return Err(FilterError::DanglingNot);
+    }
+    let mut term = parse_positive(rest, tok.quoted)?;
+    for _ in 0..nots {
+        term = Term::Not(Box::new(term));
+    }
+    Ok(term)
+}
+
+/// A term without leading `!` (`quoted`: a text search whatever it says).
+fn parse_positive(text: &str, quoted: bool) -> Result<Term, FilterError> {
+    if quoted {
         return Ok(Term::Text(text.to_lowercase()));
     }
     if let Some((key, value)) = text.split_once(':') {
@@ -296,8 +325,8 @@ fn parse_term(tok: &Token) -> Result<Term, FilterError> {
             "link" => Term::Link(lower()),
             "proto" => Term::Proto(lower()),
             "rule" => Term::Rule(lower()),
-            "channel" => Term::Channel(numbers(canon, &values)?),
-            "conn" => Term::Conn(numbers(canon, &values)?),
+            "channel" => Term::Channel(numbers(canon, &values, u16::MAX)?),
+            "conn" => Term::Conn(numbers(canon, &values, u64::MAX)?),
             _ => {
                 let d = match value.to_ascii_lowercase().as_str() {
                     "c2s" | "->" | "in" | "client" => Dir::C2S,
@@ -328,22 +357,32 @@ fn field_term(key: &str, value: &str) -> Result<Term, FilterError> {
     if values.is_empty() {
         return Err(FilterError::EmptyValue(path));
     }
+    for (text, w) in value.split('|').filter(|s| !s.is_empty()).zip(&values) {
+        field::check_range(&path, text, w)?;
+    }
     Ok(Term::Field(
         path.split('.').map(str::to_string).collect(),
         values,
     ))
 }
 
-fn numbers<T: std::str::FromStr>(
-    key: &'static str,
-    values: &[&str],
-) -> Result<Vec<T>, FilterError> {
+/// The values of `key:` as numbers of type `T`, at most `max`: one that is no integer is
+/// [`FilterError::NotANumber`], one that `T` cannot hold [`FilterError::OutOfRange`].
+fn numbers<T>(key: &'static str, values: &[&str], max: T) -> Result<Vec<T>, FilterError>
+where
+    T: TryFrom<i128> + std::fmt::Display,
+{
     values
         .iter()
         .map(|v| {
-            v.parse::<T>().map_err(|_| FilterError::NotANumber {
+            let n: i128 = v.parse().map_err(|_| FilterError::NotANumber {
                 key,
                 value: v.to_string(),
+            })?;
+            T::try_from(n).map_err(|_| FilterError::OutOfRange {
+                key: key.to_string(),
+                value: v.to_string(),
+                range: format!("0..={max}"),
             })
         })
         .collect()
@@ -476,8 +515,13 @@ mod tests {
         ));
         assert!(matches!(
             Filter::parse("channel:99999"),
-            Err(FilterError::NotANumber { .. })
+            Err(FilterError::OutOfRange { .. })
         ));
+        assert!(matches!(
+            Filter::parse("conn:18446744073709551616"),
+            Err(FilterError::OutOfRange { .. })
+        ));
+        assert!(Filter::parse("conn:18446744073709551615").is_ok());
         assert_eq!(
             Filter::parse("dir:up"),
             Err(FilterError::BadDir("up".into()))
@@ -501,6 +545,21 @@ mod tests {
         ] {
             let _ = Filter::parse(s);
         }
+    }
+
+    #[test]
+    fn negations_nest_up_to_the_limit_and_a_longer_run_is_an_error() {
+        let deepest = format!("{}name:open", "!".repeat(MAX_NOT_DEPTH));
+        let f = Filter::parse(&deepest).unwrap();
+        // An even number of '!' is the term itself.
+        assert!(f.matches(&facts("open", "", &[])));
+        assert!(!f.matches(&facts("close", "", &[])));
+        let deeper = format!("!{deepest}");
+        assert_eq!(Filter::parse(&deeper), Err(FilterError::TooDeep));
+        // Far beyond the limit: the same error, no stack spent on it.
+        let hostile = "!".repeat(20_000);
+        assert_eq!(Filter::parse(&hostile), Err(FilterError::TooDeep));
+        assert!(FilterError::TooDeep.to_string().contains("16"));
     }
 
     #[test]

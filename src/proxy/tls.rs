@@ -25,13 +25,14 @@ pub const AMQP_TLS_HEADER: [u8; 8] = *b"AMQP\x02\x01\x00\x00";
 /// Why TLS could not be set up (bad files, bad names); reported at start-up.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsSetupError {
-    /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    /// A file could not be read or written (the reason is in the message, not a source, so a
+    /// chain of errors says it once).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What went wrong.
-        source: io::Error,
+        error: io::Error,
     },
     /// A PEM file held nothing usable.
     #[error("{path}: {what}")]
@@ -226,9 +227,21 @@ pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// The bytes of a PEM file named on the command line: a regular file of at most 16 MiB (a
+/// FIFO or `/dev/zero` is refused, never read).
+fn read_pem(path: &Path) -> Result<Vec<u8>, TlsSetupError> {
+    crate::files::read_regular(path, crate::files::MAX_SETTINGS_BYTES).map_err(|source| {
+        TlsSetupError::Io {
+            path: path.to_owned(),
+            error: source,
+        }
+    })
+}
+
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let pem = read_pem(path)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| TlsSetupError::Pem {
             path: path.to_owned(),
             what: e.to_string(),
@@ -277,7 +290,7 @@ pub fn client_config(ca: Option<&Path>, insecure: bool) -> Result<ClientConfig, 
 /// Server-side config from a PEM certificate chain and key.
 pub fn server_config_from_files(cert: &Path, key: &Path) -> Result<ServerConfig, TlsSetupError> {
     let certs = read_certs(cert)?;
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsSetupError::Pem {
+    let key = PrivateKeyDer::from_pem_slice(&read_pem(key)?).map_err(|e| TlsSetupError::Pem {
         path: key.to_owned(),
         what: e.to_string(),
     })?;
@@ -311,14 +324,14 @@ fn generated_server_config(
             let dir = std::env::temp_dir().join(format!("amqpeek-{}", std::process::id()));
             std::fs::create_dir_all(&dir).map_err(|source| TlsSetupError::Io {
                 path: dir.clone(),
-                source,
+                error: source,
             })?;
             dir.join("cert.pem")
         }
     };
-    std::fs::write(&pem_path, cert.pem()).map_err(|source| TlsSetupError::Io {
+    crate::files::write(&pem_path, cert.pem().as_bytes()).map_err(|source| TlsSetupError::Io {
         path: pem_path.clone(),
-        source,
+        error: source,
     })?;
     let key = PrivateKeyDer::try_from(signing_key.serialize_der())
         .map_err(|e| TlsSetupError::Usage(format!("generated key: {e}")))?;
@@ -389,14 +402,13 @@ impl KeyLogFile {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let io_error = |source| TlsSetupError::Io {
             path: path.to_owned(),
-            source,
+            error: source,
         };
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(io_error)?;
+        let file = crate::files::open_output(
+            OpenOptions::new().create(true).append(true).mode(0o600),
+            path,
+        )
+        .map_err(io_error)?;
         let meta = file.metadata().map_err(io_error)?;
         if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
             file.set_permissions(std::fs::Permissions::from_mode(0o600))

@@ -40,8 +40,9 @@
 //! channel (connects, closes, headers and gaps are kept aside when it is full, and the latest
 //! state of each connection; everything else is dropped and counted, and the UI says so); the UI keeps a bounded number of frames and
 //! bytes per connection, and redraws at most [`MAX_FPS`] times a second however fast events
-//! come. The terminal is restored on exit, on error, on panic (hook) and on Ctrl-C (a key in
-//! raw mode, mapped to quit).
+//! come. The terminal is restored on exit, on error, on panic (hook), on Ctrl-C (a key in raw
+//! mode, mapped to quit), on SIGINT, SIGTERM and SIGHUP (the UI quits as on `q`) and on an
+//! abort (see `terminal.rs`).
 
 mod actions;
 pub mod app;
@@ -55,21 +56,18 @@ mod marks;
 pub mod model;
 mod search;
 mod stats_pane;
+mod terminal;
 pub mod timeline;
 pub mod views;
 pub mod window;
 
 use std::collections::BTreeMap;
 use std::io::{self, Stdout};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -79,6 +77,7 @@ pub use export::Exporter;
 use crate::browse::window::WindowSource;
 use crate::event::{ConnId, Event, EventKind, Timestamp};
 use crate::pipeline::Sink;
+use terminal::TerminalGuard;
 
 /// Redraws per second, at most.
 pub const MAX_FPS: u64 = 30;
@@ -268,70 +267,6 @@ impl Sink for TuiFeed {
     }
 }
 
-static TUI_ACTIVE: AtomicBool = AtomicBool::new(false);
-static TUI_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
-static HOOK_INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// Put the terminal back: leave raw mode, the alternate screen and mouse capture.
-fn restore_terminal() {
-    if TUI_ACTIVE.swap(false, Ordering::SeqCst) {
-        let _ = disable_raw_mode();
-        let _ = crossterm::execute!(
-            io::stdout(),
-            DisableMouseCapture,
-            LeaveAlternateScreen,
-            crossterm::cursor::Show
-        );
-    }
-}
-
-/// Owns the terminal while the UI runs; restores it when dropped (also while unwinding).
-struct TerminalGuard {
-    terminal: Terminal<CrosstermBackend<Stdout>>,
-}
-
-impl TerminalGuard {
-    fn enter() -> io::Result<Self> {
-        if !HOOK_INSTALLED.swap(true, Ordering::SeqCst) {
-            let prev = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                // A panic on the UI thread or the main thread ends the program: give the
-                // terminal back first. (A panicking relay task is caught by tokio; the UI
-                // carries on.)
-                let me = std::thread::current();
-                let ui = TUI_THREAD.lock().ok().and_then(|t| *t);
-                if ui == Some(me.id()) || me.name() == Some("main") {
-                    restore_terminal();
-                }
-                prev(info);
-            }));
-        }
-        if let Ok(mut t) = TUI_THREAD.lock() {
-            *t = Some(std::thread::current().id());
-        }
-        enable_raw_mode()?;
-        TUI_ACTIVE.store(true, Ordering::SeqCst);
-        let mut out = io::stdout();
-        if let Err(e) = crossterm::execute!(out, EnterAlternateScreen, EnableMouseCapture) {
-            restore_terminal();
-            return Err(e);
-        }
-        match Terminal::new(CrosstermBackend::new(out)) {
-            Ok(terminal) => Ok(TerminalGuard { terminal }),
-            Err(e) => {
-                restore_terminal();
-                Err(e)
-            }
-        }
-    }
-}
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
 /// What the event loop is given to perform the app's effects that are more than terminal
 /// I/O: it runs no pipeline itself.
 #[derive(Clone, Copy)]
@@ -493,7 +428,7 @@ fn event_loop(
             perform(terminal, app, exec);
             dirty = true;
         }
-        if app.quit {
+        if app.quit || terminal::quit_signalled() {
             return Ok(());
         }
     }

@@ -13,7 +13,8 @@
 //! The command line adds to the file: its `--ignore` and `--severity` come after the file's
 //! (a later `--severity` wins), and its `--fail-on` and `--baseline` replace the file's. Any
 //! mistake (unknown key, bad pattern or level, unreadable baseline) is an error naming the
-//! file: a gate must not silently judge with other settings than the ones written.
+//! file: a gate must not silently judge with other settings than the ones written. Both files
+//! are read only as regular files of at most 16 MiB ([`crate::files::read_settings`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +58,7 @@ pub fn load(explicit: Option<&Path>, cwd: &Path) -> Result<Option<Config>, Strin
             p
         }
     };
-    let text = std::fs::read_to_string(&path)
+    let text = crate::files::read_settings(&path)
         .map_err(|e| format!("reading config {}: {e}", path.display()))?;
     let mut cfg: Config =
         toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))?;
@@ -111,7 +112,7 @@ pub fn build(cfg: &Config, over: &Overrides, default: Severity) -> Result<Policy
     }
     let baseline = match over.baseline.as_ref().or(cfg.baseline.as_ref()) {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = crate::files::read_settings(path)
                 .map_err(|e| format!("reading baseline {}: {e}", path.display()))?;
             Some(Baseline::parse(&text).map_err(|e| format!("baseline {}: {e}", path.display()))?)
         }
