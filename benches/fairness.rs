@@ -154,8 +154,8 @@ fn sinks(kind: &str, dir: &std::path::Path) -> Vec<BoxSink> {
 }
 
 fn main() {
-    // As the binary: no transparent huge pages (proxy/reclaim.rs).
-    amqpeek::proxy::reclaim::disable_transparent_huge_pages();
+    // As the binary: no transparent huge pages (driver/reclaim.rs).
+    amqpeek::driver::reclaim::disable_transparent_huge_pages();
     // `cargo test --all-targets` runs bench binaries without `--bench`: nothing to measure.
     if !std::env::args().any(|a| a == "--bench") {
         return;

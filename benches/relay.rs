@@ -203,8 +203,8 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    // As the binary: no transparent huge pages (proxy/reclaim.rs).
-    amqpeek::proxy::reclaim::disable_transparent_huge_pages();
+    // As the binary: no transparent huge pages (driver/reclaim.rs).
+    amqpeek::driver::reclaim::disable_transparent_huge_pages();
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it:
     // then one small round only, as a smoke test that every path still relays.
     let smoke = !std::env::args().any(|a| a == "--bench");
@@ -218,11 +218,11 @@ fn main() {
     };
     // `RTT_ONLY=1` skips the throughput workloads.
     let rtt_only = std::env::var_os("RTT_ONLY").is_some();
-    // As the binary's runtime: idle threads give their free pages back (proxy/reclaim.rs).
+    // As the binary's runtime: idle threads give their free pages back (driver/reclaim.rs).
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .on_thread_park(amqpeek::proxy::reclaim::on_idle)
+        .on_thread_park(amqpeek::driver::reclaim::on_idle)
         .build()
         .unwrap();
     rt.block_on(async move {

@@ -6,16 +6,22 @@
 //! ```
 //!
 //! The base types ([`crate::base`]) and the decoded frame ([`FrameEvent`], of the protocol
-//! layer) are re-exported here for the layers above the state trackers.
+//! layer) are re-exported here for the layers above the state trackers, with the data the
+//! events carry (the state [`snapshot`], the [`ProtocolHeader`], the payload's span name): a
+//! sink reads the pipeline's output through this module and names no tracker or decoder.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
+pub mod sink;
+
 pub use crate::base::*;
-use crate::codec::ProtocolHeader;
+pub use crate::codec::{ProtocolHeader, PAYLOAD_SPAN};
 pub use crate::protocol::FrameEvent;
+pub use crate::state::snapshot::{self, Snapshot};
+pub use sink::{Render, Sink};
 
 /// What happened.
 #[derive(Clone, Debug)]

@@ -42,7 +42,7 @@ use cli::{
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
-    amqpeek::proxy::reclaim::disable_transparent_huge_pages();
+    amqpeek::driver::reclaim::disable_transparent_huge_pages();
     let cli = Cli::parse();
     let tui = match &cli.command {
         Command::Proxy(a) => use_tui(&a.output),
@@ -250,7 +250,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     raise_open_files_limit();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_park(amqpeek::proxy::reclaim::on_idle)
+        .on_thread_park(amqpeek::driver::reclaim::on_idle)
         .build()
         .context("starting the async runtime")?;
     let ProxyArgs {

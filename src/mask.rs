@@ -7,7 +7,7 @@
 //! - the password of every `amqp://user:password@` or `amqps://` URL in a frame's bytes, and in
 //!   every completed message (client properties, addresses, bodies);
 //! - failing closed, the whole payload of a frame that could carry a credential but did not
-//!   decode ([`credential::mask_from`]), of every transfer of a put-token split over several,
+//!   decode ([`protocol_credential::mask_from`]), of every transfer of a put-token split over several,
 //!   of the incomplete frame a stream ends in, and everything after the point where framing
 //!   was lost at such a frame.
 //!
@@ -23,6 +23,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::codec::amqp10::cbs;
 use crate::codec::{DecodeError, ErrorKind, ProtocolHeader, amqp10, amqp091, credential};
+use crate::protocol::credential as protocol_credential;
 use crate::protocol::{AnyFrame, AnyMessage, Item, StreamDecoder};
 
 /// The byte used to mask credentials, at the same length as the secret.
@@ -79,7 +80,7 @@ impl Masker {
                 }
                 Item::Malformed { offset, raw, .. } => {
                     let proto = self.proto.or(decoder.framing());
-                    let from = credential::mask_from(raw, proto, self.sasl);
+                    let from = protocol_credential::mask_from(raw, proto, self.sasl);
                     let ranges: Vec<Range<usize>> = from
                         .map(|f| f..raw.len())
                         .into_iter()
@@ -90,7 +91,7 @@ impl Masker {
                 Item::Undecodable { .. } => {
                     if let Some((at, head)) = decoder.lost_framing() {
                         let proto = self.proto.or(decoder.framing());
-                        if let Some(from) = credential::mask_from(head, proto, self.sasl) {
+                        if let Some(from) = protocol_credential::mask_from(head, proto, self.sasl) {
                             self.lost_from.get_or_insert(at + from as u64);
                         }
                     }
@@ -233,7 +234,7 @@ impl Masker {
     /// credential, plus URL passwords in it.
     pub fn partial(&self, offset: u64, bytes: &[u8]) -> Vec<Range<u64>> {
         let abs = |r: Range<usize>| offset + r.start as u64..offset + r.end as u64;
-        let from = credential::mask_from(bytes, self.proto, self.sasl).map(|f| f..bytes.len());
+        let from = protocol_credential::mask_from(bytes, self.proto, self.sasl).map(|f| f..bytes.len());
         from.into_iter()
             .chain(credential::url_passwords(bytes))
             .map(abs)

@@ -15,10 +15,9 @@ use crate::state::{ConnTracker, rules};
 
 mod chunk;
 mod held;
-mod sink;
 mod undecoded;
 use held::Held;
-pub use sink::{Render, Sink};
+pub use crate::event::{Render, Sink};
 
 /// The least event time between two [`EventKind::State`] events of one connection (µs),
 /// unless its state name changes.
@@ -143,7 +142,7 @@ pub struct Inspector {
     items: Vec<Item>,
     tracker: ConnTracker,
     /// What the state layer tells of each frame (its flow, delivery, settlements).
-    contexts: crate::protocol::Contexts,
+    contexts: crate::state::Contexts,
     violations: Vec<Violation>,
     /// The client's first protocol header.
     client_header: Option<crate::codec::ProtocolHeader>,

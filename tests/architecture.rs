@@ -1,41 +1,52 @@
-//! The dependency rules of README's "Architecture" that a reading of the sources can check:
-//! the TUI runs no pipeline, tracks nothing and decodes nothing (issue #14: "no tracker and no
-//! decoder used under `src/tui/`"); its pager and export are executed by code it is given, and
-//! the row model it shares with the pager (`src/browse/`) knows nothing of it.
+//! The layering of README's "Architecture", checked on the module graph the sources define.
 //!
-//! The check reads identifiers in code, comments and string and char literals left out, so a
-//! doc comment may say "the pager re-runs the pipeline" and an import in braces
-//! (`use crate::{driver::offline, ..}`) is still caught.
+//! Every file of a top-level module of the library (`src/codec.rs`, `src/codec/**`) is parsed;
+//! each `crate::…` path it names (in code, `use` trees and macro bodies, `#[cfg(test)]` items
+//! left out, `super::` resolved) is an edge from its module to the module named. The tests
+//! hold that graph acyclic, that every edge points down the declared layers, and that the
+//! modules which run the pipeline or keep protocol state are out of the TUI's reach.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// What the TUI must not name: the drivers and the replay that run the pipeline, the
-/// inspector and its options, the router, the trackers, and the codecs' decoders.
-const NOT_IN_TUI: &[&str] = &[
-    "driver",
-    "replay",
-    "Inspector",
-    "InspectOptions",
-    "Router",
-    "ProtocolTracker",
-    "ConnTracker",
-    "ConnectionTracker",
-    "tracker",
-    "decode",
-    "decode_frame",
-    "decode_head",
-    "decode_top",
-    "decode_sections",
-    "decode_kept",
+use syn::visit::Visit;
+
+/// The library's layers, bottom first. A module may name modules of its own layer or below,
+/// never above; within a layer the graph test still forbids cycles.
+const LAYERS: &[&[&str]] = &[
+    // Types every layer speaks: direction, connection id, time, rules, violations, frame
+    // context, close reasons; and the small self-contained helpers.
+    &["base", "hash", "json", "files"],
+    // Bytes to frames, no state.
+    &["codec"],
+    // The protocol table, the frame event and the stream deframer (sniff, skim, resync).
+    &["protocol"],
+    // The trackers (sans-IO): connection, session, link, channel; the frame context.
+    &["state"],
+    // What the layers above share about events: event, masking, the row model, the filter.
+    &["event", "mask", "filter"],
+    // Chunks of bytes to tracked events.
+    &["pipeline"],
+    // Sources and sinks: captures read and written, outputs, statistics, verdicts.
+    &["capture", "sinks", "stats", "verdict", "browse"],
+    // Running the pipeline over sources into sinks, live and offline.
+    &["driver"],
+    // What the user runs: the relay, the replay of files, the terminal UI.
+    &["proxy", "replay", "tui"],
 ];
+
+/// What the TUI may not name: the trackers, the pipeline and the drivers that run it, and the
+/// codecs' decoders. It is handed events, and the code that re-runs the pipeline for it.
+const OUT_OF_TUI_REACH: &[&str] = &["state", "pipeline", "driver", "replay", "proxy", "codec"];
 
 /// Every `.rs` file under `dir`, recursively, in a stable order.
 fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+        let Ok(entries) = fs::read_dir(&d) else { continue };
+        for entry in entries {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
@@ -48,131 +59,338 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The code of a Rust source: comments, string literals and char literals blanked out (a
-/// lifetime `'a` is kept; raw strings are not used in these folders).
-fn code_only(src: &str) -> String {
-    let s: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let mut i = 0;
-    while i < s.len() {
-        let c = s[i];
-        let next = s.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < s.len() && s[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            i += 2;
-            while i < s.len() && !(s[i] == '*' && s.get(i + 1) == Some(&'/')) {
-                i += 1;
-            }
-            i += 2;
-            out.push(' ');
-        } else if c == '"' {
-            i += 1;
-            while i < s.len() && s[i] != '"' {
-                i += if s[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c == '\'' && next == Some('\\') {
-            // An escaped char literal: '\n', '\'', '\u{..}'.
-            i += 2;
-            while i < s.len() && s[i] != '\'' {
-                i += 1;
-            }
-            i += 1;
-            out.push(' ');
-        } else if c == '\'' && s.get(i + 2) == Some(&'\'') {
-            i += 3;
-            out.push(' ');
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
+/// The top-level modules `src/lib.rs` declares.
+fn top_modules(root: &Path) -> Vec<String> {
+    let lib = syn::parse_file(&fs::read_to_string(root.join("src/lib.rs")).unwrap()).unwrap();
+    lib.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) => Some(m.ident.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
-/// The identifiers of `code` with their line numbers.
-fn identifiers(code: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    for (n, line) in code.lines().enumerate() {
-        for word in line.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-            if word.starts_with(|c: char| c.is_alphabetic() || c == '_') {
-                out.push((n + 1, word));
+/// The module path of a file below `src/` (`src/a/b.rs` and `src/a/b/mod.rs` are `[a, b]`).
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// True for an item under `#[cfg(test)]`.
+fn is_test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+/// The top-level modules one file names, with the line of the first mention.
+struct Mentions<'a> {
+    /// The file's module path (its inline `mod` blocks pushed while inside them).
+    here: Vec<String>,
+    /// The crate's top-level modules.
+    tops: &'a BTreeSet<String>,
+    /// Module named -> first line.
+    found: BTreeMap<String, usize>,
+}
+
+impl Mentions<'_> {
+    /// Record the top-level module a path of segments reaches, if any.
+    fn path(&mut self, segs: &[String], line: usize) {
+        let target = match segs.first().map(String::as_str) {
+            Some("crate" | "$crate") => segs.get(1),
+            Some("super") => {
+                let ups = segs.iter().take_while(|s| *s == "super").count();
+                let mut at: Vec<&String> = self.here.iter().collect();
+                at.truncate(at.len().saturating_sub(ups));
+                match at.first() {
+                    Some(top) => Some(*top),
+                    None => segs.get(ups),
+                }
+            }
+            _ => None,
+        };
+        if let Some(t) = target.filter(|t| self.tops.contains(*t)) {
+            self.found.entry(t.clone()).or_insert(line);
+        }
+    }
+
+    /// The `crate :: x` paths of a macro's tokens (its body is not parsed as code).
+    fn tokens(&mut self, tokens: &str, line: usize) {
+        let words: Vec<&str> = tokens.split_whitespace().collect();
+        for (i, w) in words.iter().enumerate() {
+            if (*w == "crate" || *w == "$crate")
+                && words.get(i + 1) == Some(&"::")
+                && let Some(next) = words.get(i + 2)
+            {
+                let segs = ["crate".to_string(), next.trim_matches('{').to_string()];
+                self.path(&segs, line);
             }
         }
     }
-    out
 }
 
-/// `file:line: name` for each identifier of `forbidden` the files under `dir` name.
-fn named(dir: &str, forbidden: &[&str]) -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-    let files = sources(&root);
-    assert!(!files.is_empty(), "no source under {}", root.display());
-    let mut found = Vec::new();
-    for path in files {
+/// The flattened prefixes of a `use` tree: `crate::{a, b::c}` gives `crate::a`, `crate::b`.
+fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_paths(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => out.push([prefix.clone(), vec![n.ident.to_string()]].concat()),
+        syn::UseTree::Rename(r) => out.push([prefix.clone(), vec![r.ident.to_string()]].concat()),
+        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                use_paths(t, prefix, out);
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Mentions<'_> {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Struct(s) => &s.attrs,
+            syn::Item::Enum(e) => &e.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Static(s) => &s.attrs,
+            syn::Item::Macro(m) => &m.attrs,
+            syn::Item::Trait(t) => &t.attrs,
+            syn::Item::Type(t) => &t.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if is_test_only(attrs) {
+            return;
+        }
+        if let syn::Item::Mod(m) = item
+            && m.content.is_some()
+        {
+            self.here.push(m.ident.to_string());
+            syn::visit::visit_item(self, item);
+            self.here.pop();
+            return;
+        }
+        syn::visit::visit_item(self, item);
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let mut paths = Vec::new();
+        use_paths(&u.tree, &mut Vec::new(), &mut paths);
+        let line = u.use_token.span.start().line;
+        for p in paths {
+            self.path(&p, line);
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        let line = p
+            .segments
+            .first()
+            .map_or(0, |s| s.ident.span().start().line);
+        self.path(&segs, line);
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let line = m.bang_token.span.start().line;
+        self.tokens(&m.tokens.to_string(), line);
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+/// module -> module named -> where (`src/file.rs:line`).
+type Graph = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The crate's module graph, read from its sources.
+fn graph() -> Graph {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tops: BTreeSet<String> = top_modules(root).into_iter().collect();
+    let mut g = Graph::new();
+    for path in sources(&root.join("src")) {
+        let rel = path.strip_prefix(root.join("src")).unwrap();
+        let here = module_path(rel);
+        let Some(top) = here.first().filter(|t| tops.contains(*t)).cloned() else {
+            continue;
+        };
         let src = fs::read_to_string(&path).unwrap();
-        let code = code_only(&src);
-        for (line, word) in identifiers(&code) {
-            if forbidden.contains(&word) {
-                let rel = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap();
-                found.push(format!("{}:{line}: {word}", rel.display()));
+        let file = syn::parse_file(&src).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut m = Mentions {
+            here,
+            tops: &tops,
+            found: BTreeMap::new(),
+        };
+        m.visit_file(&file);
+        let edges = g.entry(top.clone()).or_default();
+        for (to, line) in m.found {
+            if to != top {
+                edges
+                    .entry(to)
+                    .or_insert_with(|| format!("src/{}:{line}", rel.display()));
             }
         }
     }
-    found
+    g
+}
+
+/// The strongly connected components of more than one module (Tarjan's algorithm).
+fn cycles(g: &Graph) -> Vec<Vec<String>> {
+    struct Walk<'g> {
+        g: &'g Graph,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on_stack: BTreeSet<&'g str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'g> Walk<'g> {
+        fn visit(&mut self, v: &'g str) {
+            let i = self.index.len();
+            self.index.insert(v, i);
+            self.low.insert(v, i);
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            for w in self.g.get(v).into_iter().flat_map(|e| e.keys()) {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on_stack.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut scc = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack.remove(w);
+                    scc.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if scc.len() > 1 {
+                    scc.sort();
+                    self.out.push(scc);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in g.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    walk.out
+}
+
+/// The edges inside one cycle, with where each is made.
+fn cycle_edges(g: &Graph, scc: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for from in scc {
+        for (to, at) in g.get(from).into_iter().flatten() {
+            if scc.contains(to) {
+                out.push(format!("  {from} -> {to} ({at})"));
+            }
+        }
+    }
+    out
+}
+
+/// The layer a module is declared in.
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
 }
 
 #[test]
-fn the_tui_runs_no_pipeline_tracks_nothing_and_decodes_nothing() {
-    let found = named("src/tui", NOT_IN_TUI);
+fn the_module_graph_has_no_cycle() {
+    let g = graph();
+    let found: Vec<String> = cycles(&g)
+        .iter()
+        .map(|scc| format!("{}:\n{}", scc.join(" <-> "), cycle_edges(&g, scc).join("\n")))
+        .collect();
     assert!(
         found.is_empty(),
-        "src/tui/ names the pipeline, a tracker or a decoder:\n{}",
+        "the top-level modules import each other in a cycle:\n{}",
         found.join("\n")
     );
 }
 
-/// The row model is shared by the TUI and the pager: the dependency points from them to it,
-/// and it runs nothing either.
 #[test]
-fn the_row_model_knows_neither_the_tui_nor_the_pipeline_runners() {
-    let mut forbidden = vec!["tui"];
-    forbidden.extend_from_slice(NOT_IN_TUI);
-    let found = named("src/browse", &forbidden);
+fn every_module_names_only_its_own_layer_and_those_below() {
+    let g = graph();
+    let mut wrong = Vec::new();
+    for from in top_modules(Path::new(env!("CARGO_MANIFEST_DIR"))) {
+        let Some(lf) = layer_of(&from) else {
+            wrong.push(format!("  {from} is in no layer of LAYERS: place it"));
+            continue;
+        };
+        for (to, at) in g.get(&from).into_iter().flatten() {
+            if layer_of(to).is_some_and(|lt| lt > lf) {
+                wrong.push(format!("  {from} -> {to} points up ({at})"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "layering:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_tui_names_no_tracker_no_pipeline_and_no_decoder() {
+    let g = graph();
+    let bad: Vec<String> = g
+        .get("tui")
+        .into_iter()
+        .flatten()
+        .filter(|(to, _)| OUT_OF_TUI_REACH.contains(&to.as_str()))
+        .map(|(to, at)| format!("  tui -> {to} ({at})"))
+        .collect();
     assert!(
-        found.is_empty(),
-        "src/browse/ names the TUI, the pipeline, a tracker or a decoder:\n{}",
-        found.join("\n")
+        bad.is_empty(),
+        "src/tui names what runs or tracks the pipeline:\n{}",
+        bad.join("\n")
     );
 }
 
-/// The pager and the export run the pipeline for the TUI; they do not reach into it.
+/// The graph reader itself: `use` groups, `super::` out of a folder, macro bodies and test
+/// modules are read as the compiler would resolve them.
 #[test]
-fn the_replay_does_not_depend_on_the_tui() {
-    let found = named("src/replay", &["tui"]);
-    assert!(
-        found.is_empty(),
-        "src/replay/ names the TUI:\n{}",
-        found.join("\n")
-    );
-}
-
-/// The stripping itself: what a comment or a literal says is not code.
-#[test]
-fn comments_and_literals_are_not_code() {
-    let src = "use crate::{driver::offline, x}; // the replay\n\
-               let s = \"decode \\\" tracker\"; let c = '\"'; let q = '\\''; fn f<'a>() {}\n\
-               /* Router */ let r = replay;";
-    let code = code_only(src);
-    let words: Vec<&str> = identifiers(&code).into_iter().map(|(_, w)| w).collect();
-    assert!(words.contains(&"driver"));
-    assert!(words.contains(&"replay"), "the code's `replay`, line 3");
-    assert!(!words.contains(&"decode") && !words.contains(&"tracker"));
-    assert!(!words.contains(&"Router"));
-    assert!(words.contains(&"a"), "a lifetime is code");
-    assert_eq!(words.iter().filter(|w| **w == "replay").count(), 1);
+fn the_reader_resolves_groups_super_macros_and_skips_tests() {
+    let tops: BTreeSet<String> = ["a", "b", "c", "d", "e"].map(String::from).into();
+    let src = "use crate::{a::X, b};\n\
+               fn f() { super::super::c::g(); }\n\
+               m! { $crate::d::h }\n\
+               #[cfg(test)] mod tests { use crate::e; }";
+    let mut m = Mentions {
+        here: vec!["z".into(), "y".into()],
+        tops: &tops,
+        found: BTreeMap::new(),
+    };
+    m.visit_file(&syn::parse_file(src).unwrap());
+    let names: Vec<&str> = m.found.keys().map(String::as_str).collect();
+    assert_eq!(names, ["a", "b", "c", "d"]);
 }

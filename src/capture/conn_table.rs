@@ -21,7 +21,7 @@ use search::{Attempt, Search, Sync};
 use super::link::TcpSegment;
 use super::source::SourceEvent;
 use super::tcp_reassembly::{Piece, Reassembler};
-use crate::codec::resync::{DEFAULT_RUN, find_frame_run};
+use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
 /// Ports that mark the server side when no SYN was captured.

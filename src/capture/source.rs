@@ -51,7 +51,7 @@ pub enum SourceEvent {
         /// In plain words, e.g. `resynchronised at offset 8123 after skipping 35 bytes`.
         reason: String,
         /// When set, the next chunk of this direction starts at a frame boundary of this
-        /// protocol (found by [`crate::codec::resync`]): start a decoder with
+        /// protocol (found by [`crate::protocol::resync`]): start a decoder with
         /// `StreamDecoder::assuming(protocol)` there, protocol state unknown.
         resync: Option<ProtocolHeader>,
     },

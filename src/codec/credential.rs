@@ -12,10 +12,8 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
-use super::ProtocolHeader;
 use super::amqp10::value::code::{DESCRIBED, SMALLULONG, ULONG};
 use super::amqp10::views::code::{SASL_MECHANISMS, SASL_OUTCOME};
-use crate::protocol::ProtocolId;
 
 /// AMQP 1.0 frame header length.
 const AMQP10_HEADER: usize = 8;
@@ -27,32 +25,6 @@ const AMQP091_IDS_END: usize = AMQP091_HEADER + 4;
 /// secure-ok (21), update-secret (70).
 const CONNECTION: u16 = 10;
 const SECRET_METHODS: [u16; 3] = [11, 21, 70];
-
-/// Where the credential-free prefix of the unit `head` ends, when the unit (a frame that did
-/// not decode, or the start of one that never completed) could carry a credential: the caller
-/// masks everything from there. `None` when it cannot (a body frame, a heartbeat, an AMQP 1.0
-/// performative that is no `$cbs` put-token).
-///
-/// `proto` is the framing the decoder was in (`None`: unknown, both are tried); `sasl` is true
-/// between an `AMQP 3 1 0 0` header and the next header, where every frame is a SASL frame,
-/// whatever its type byte says. The frame header is always kept, so that a capture replays
-/// with the same framing (and verdict) as the live inspection: a unit that starts inside a
-/// secret (after a SASL frame whose size was one short) shows at most those 8 bytes of it.
-pub fn mask_from(head: &[u8], proto: Option<ProtocolHeader>, sasl: bool) -> Option<usize> {
-    if head.is_empty() {
-        return None;
-    }
-    if sasl {
-        return Some(AMQP10_HEADER.min(head.len()));
-    }
-    match proto.and_then(ProtocolId::framed_after) {
-        Some(p) => p.mask_from(head),
-        None => ProtocolId::ALL
-            .iter()
-            .filter_map(|p| p.mask_from(head))
-            .min(),
-    }
-}
 
 /// Where to mask an AMQP 1.0 unit from: after its frame header, when it could carry a
 /// credential.
@@ -155,61 +127,5 @@ mod tests {
         assert!(url_passwords(b"http://u:p@h").is_empty());
         assert!(url_passwords(b"amqp://").is_empty());
         assert!(url_passwords(b"amqp://u:").is_empty());
-    }
-
-    #[test]
-    fn credential_units_are_recognised_from_their_first_bytes() {
-        // 0-9-1 start-ok (class 10, method 11): masked after the ids.
-        let start_ok = [1, 0, 0, 0, 0, 0, 9, 0, 10, 0, 11, 0, 0];
-        assert_eq!(
-            mask_from(&start_ok, Some(ProtocolHeader::Amqp091), false),
-            Some(11)
-        );
-        // basic.publish (60, 40) and a body frame are not.
-        let publish = [1, 0, 1, 0, 0, 0, 9, 0, 60, 0, 40, 0, 0];
-        assert_eq!(
-            mask_from(&publish, Some(ProtocolHeader::Amqp091), false),
-            None
-        );
-        assert_eq!(
-            mask_from(
-                &[3, 0, 1, 0, 0, 0, 1, b'x', 0xce],
-                Some(ProtocolHeader::Amqp091),
-                false
-            ),
-            None
-        );
-        // A method frame cut before its ids could be any.
-        assert_eq!(
-            mask_from(&[1, 0, 0, 0, 0], Some(ProtocolHeader::Amqp091), false),
-            Some(5)
-        );
-        // AMQP 1.0: type 1, or a sasl-init descriptor in a type-0 frame.
-        assert_eq!(
-            mask_from(
-                &[0, 0, 0, 20, 2, 1, 0, 0, 0, 0x53, 0x41],
-                Some(ProtocolHeader::Amqp10),
-                false
-            ),
-            Some(8)
-        );
-        assert_eq!(
-            mask_from(
-                &[0, 0, 0, 20, 2, 0, 0, 0, 0, 0x53, 0x41],
-                Some(ProtocolHeader::Amqp10),
-                false
-            ),
-            Some(8)
-        );
-        // An attach is not; anything in the SASL phase is, past its frame header.
-        let attach = [0, 0, 0, 20, 2, 0, 0, 0, 0, 0x53, 0x12];
-        assert_eq!(
-            mask_from(&attach, Some(ProtocolHeader::Amqp10), false),
-            None
-        );
-        assert_eq!(
-            mask_from(&attach, Some(ProtocolHeader::Amqp10), true),
-            Some(8)
-        );
     }
 }

@@ -1,6 +1,6 @@
 //! The driver live: the proxy's relays are the source. Inspection runs on `jobs` worker
 //! threads, each connection on one of them (dealt in turn as connections open), fed through
-//! its own queue budget (see `proxy/queue.rs`); the workers take turns writing to the sinks.
+//! its own queue budget (see `driver/queue.rs`); the workers take turns writing to the sinks.
 //!
 //! ```text
 //! relay #1 ─┐ per worker FIFO, per connection budget
@@ -34,7 +34,7 @@ use super::sinks::{Output, Part, SinkSet};
 use crate::capture::SourceEvent;
 use crate::event::{CloseReason, Timestamp};
 use crate::pipeline::{InspectOptions, Sink};
-use crate::proxy::queue::Permit;
+use super::queue::Permit;
 
 /// A sink of the proxy (the workers take turns writing to it).
 pub type BoxSink = Box<dyn Sink + Send>;
@@ -180,11 +180,11 @@ impl Worker {
         let mut events = Vec::new();
         let mut out = Output::default();
         let release = |part: &mut Part, events: &mut Vec<crate::event::Event>, out: &mut Output| {
-            // Going idle: what the last burst grew goes back (see `proxy::reclaim`).
+            // Going idle: what the last burst grew goes back (see `driver::reclaim`).
             events.shrink_to(KEEP_EVENTS);
             out.release_spare();
             part.release_spare();
-            crate::proxy::reclaim::before_long_wait();
+            super::reclaim::before_long_wait();
         };
         while next_batch(&mut rx, &mut batch, &mut || {
             release(&mut self.part, &mut events, &mut out)

@@ -21,6 +21,8 @@
 pub(crate) mod deal;
 pub mod live;
 pub mod offline;
+pub mod queue;
+pub mod reclaim;
 mod router;
 mod sinks;
 

@@ -1,12 +1,11 @@
 //! AMQP 0-9-1 behind the [`Protocol`] interface: its codec in `codec/amqp091/`,
-//! its tracker in `state/amqp091/`.
+//! its tracker (`state/amqp091/`) names this type in the layer above.
 
 use bytes::Bytes;
 
 use super::{Protocol, ProtocolFrame, ProtocolMessage};
 use crate::codec::resync::{Plausible, plausible_amqp091};
 use crate::codec::{DecodeError, Limits, ProtocolHeader, amqp091, head};
-use crate::state::ProtocolTracker;
 
 /// AMQP 0-9-1.
 #[derive(Debug)]
@@ -16,7 +15,6 @@ impl Protocol for Amqp091 {
     type Frame = amqp091::Frame;
     type Message = amqp091::Message;
     type Assembler = amqp091::ContentAssembler;
-    type Context = crate::state::amqp091::context::Amqp091Context;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
     const FRAME_HEADER_LEN: usize = 7;
@@ -52,9 +50,6 @@ impl Protocol for Amqp091 {
     }
     fn mask_from(head: &[u8]) -> Option<usize> {
         crate::codec::credential::amqp091_mask_from(head)
-    }
-    fn tracker() -> Box<dyn ProtocolTracker> {
-        Box::new(crate::state::amqp091::ConnectionTracker::new())
     }
     fn proto_name(_: &amqp091::Frame) -> &'static str {
         "amqp-0-9-1"

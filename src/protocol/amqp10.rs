@@ -1,12 +1,11 @@
 //! AMQP 1.0 (SASL included) behind the [`Protocol`] interface: its codec in `codec/amqp10/`,
-//! its tracker in `state/amqp10/`.
+//! its tracker (`state/amqp10/`) names this type in the layer above.
 
 use bytes::Bytes;
 
 use super::{Protocol, ProtocolFrame, ProtocolMessage};
 use crate::codec::resync::{Plausible, plausible_amqp10};
 use crate::codec::{DecodeError, Limits, ProtocolHeader, amqp10, head};
-use crate::state::ProtocolTracker;
 
 /// AMQP 1.0.
 #[derive(Debug)]
@@ -16,7 +15,6 @@ impl Protocol for Amqp10 {
     type Frame = amqp10::Frame;
     type Message = amqp10::Message;
     type Assembler = amqp10::MessageAssembler;
-    type Context = crate::state::amqp10::context::Amqp10Context;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
     const FRAME_HEADER_LEN: usize = 8;
@@ -55,9 +53,6 @@ impl Protocol for Amqp10 {
     }
     fn mask_from(head: &[u8]) -> Option<usize> {
         crate::codec::credential::amqp10_mask_from(head)
-    }
-    fn tracker() -> Box<dyn ProtocolTracker> {
-        Box::new(crate::state::amqp10::ConnectionTracker::new())
     }
     fn proto_name(frame: &amqp10::Frame) -> &'static str {
         if frame.name().starts_with("sasl-") {

@@ -1,19 +1,21 @@
 //! The protocol interface: everything the pipeline needs of one protocol behind one trait, and
 //! the table of the protocols amqpeek decodes.
 //!
-//! A protocol is its codec (`src/codec/<protocol>/`), its tracker (`src/state/<protocol>/`), a
-//! file here implementing [`Protocol`] for it by delegating to those, and one line in the
-//! `protocols!` (`register.rs`) table below. The table generates what the pipeline
-//! dispatches on: [`ProtocolId`] (framing, decoding, resync plausibility, message assembly,
-//! its tracker, its JSONL names), [`AnyFrame`], [`AnyMessage`], [`Assemblers`] and
-//! [`Contexts`] (what its state layer tells of each frame, in
-//! `src/state/<protocol>/context.rs`). Static
-//! dispatch: a match over the registered protocols, as cheap as the hand-written ones were.
+//! A protocol is its codec (`src/codec/<protocol>/`), a file here implementing [`Protocol`]
+//! for it by delegating to the codec, its tracker (`src/state/<protocol>/`, which implements
+//! `crate::state::Tracked` for the same type), and one line in the `registered_protocols!`
+//! table below. This layer expands the table into what decoding dispatches on: [`ProtocolId`]
+//! (framing, decoding, resync plausibility, masking, its JSONL names), [`AnyFrame`],
+//! [`AnyMessage`] and [`Assemblers`]; the state layer expands the same table into its
+//! trackers (`crate::state::Contexts`). Static dispatch: a match over the registered
+//! protocols, as cheap as the hand-written ones were.
 
 pub mod amqp091;
 pub mod amqp10;
+pub mod credential;
 mod frame_event;
 mod register;
+pub mod resync;
 pub mod stream;
 
 pub use frame_event::FrameEvent;
@@ -23,7 +25,6 @@ use bytes::Bytes;
 
 use crate::codec::resync::Plausible;
 use crate::codec::{DecodeError, Limits, ProtocolHeader};
-use crate::state::ProtocolTracker;
 
 /// One protocol, as the pipeline sees it. Implemented by a unit type per protocol; every
 /// function is associated (no `self`): the table dispatches to them statically.
@@ -34,10 +35,6 @@ pub trait Protocol {
     type Message: ProtocolMessage + Clone + std::fmt::Debug + PartialEq;
     /// What assembles its messages from its frames, in one direction.
     type Assembler: std::fmt::Debug;
-    /// What its state layer tells of each frame of one connection
-    /// ([`crate::base::FrameContext`]): which flow (link, channel) a frame belongs to, and
-    /// which frames start and settle which deliveries.
-    type Context: crate::state::context::ContextTracker<Frame = Self::Frame>;
 
     /// The header its framing is reported as ([`crate::protocol::StreamDecoder::framing`], a
     /// resynchronisation's protocol).
@@ -71,8 +68,6 @@ pub trait Protocol {
         assembler: &mut Self::Assembler,
         frame: &Self::Frame,
     ) -> Option<Result<Self::Message, DecodeError>>;
-    /// A new connection tracker of its rules.
-    fn tracker() -> Box<dyn ProtocolTracker>;
     /// Where a credential may start in `head`, the first bytes of a unit of this framing that
     /// could not be decoded (`None`: it cannot hold one); see [`crate::codec::credential`].
     fn mask_from(head: &[u8]) -> Option<usize>;
@@ -116,12 +111,23 @@ pub trait ProtocolMessage {
     }
 }
 
-register::protocols! {
-    /// AMQP 1.0 (including SASL frames).
-    Amqp10(amqp10) => amqp10::Amqp10,
-    /// AMQP 0-9-1.
-    Amqp091(amqp091) => amqp091::Amqp091,
+/// The table of the registered protocols, one `Variant(field) => ProtocolImpl` line each.
+/// Each layer that dispatches over every protocol expands it with its own generator macro:
+/// this one with [`register::protocols`] (ids, frames, messages, assemblers), the state layer
+/// with its trackers' (`crate::state::register`). A protocol is added here once.
+macro_rules! registered_protocols {
+    ($generate:path) => {
+        $generate! {
+            /// AMQP 1.0 (including SASL frames).
+            Amqp10(amqp10) => $crate::protocol::amqp10::Amqp10,
+            /// AMQP 0-9-1.
+            Amqp091(amqp091) => $crate::protocol::amqp091::Amqp091,
+        }
+    };
 }
+pub(crate) use registered_protocols;
+
+registered_protocols!(register::protocols);
 
 #[cfg(test)]
 mod tests {

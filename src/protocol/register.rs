@@ -3,7 +3,7 @@
 
 /// Generates, from `Variant(field) => ProtocolImpl` lines: [`ProtocolId`](super::ProtocolId),
 /// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
-/// [`Assemblers`](super::Assemblers), [`Contexts`](super::Contexts). The first protocol listed wins a tie in resync.
+/// and [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
 macro_rules! protocols {
     ($($(#[$doc:meta])* $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// One of the protocols amqpeek decodes.
@@ -81,11 +81,6 @@ macro_rules! protocols {
             /// See [`Protocol::mask_from`].
             pub fn mask_from(self, head: &[u8]) -> Option<usize> {
                 match self { $(ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }
-            }
-
-            /// See [`Protocol::tracker`].
-            pub fn tracker(self) -> Box<dyn ProtocolTracker> {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::tracker()),+ }
             }
         }
 
@@ -187,41 +182,6 @@ macro_rules! protocols {
                     $(AnyFrame::$variant(f) => <$imp as Protocol>::assemble(&mut self.$field, f)
                         .map(|r| r.map(AnyMessage::$variant)),)+
                 }
-            }
-        }
-
-        /// Each registered protocol's frame context tracker, for one connection.
-        #[derive(Debug, Default)]
-        pub struct Contexts {
-            $($(#[$doc])* $field: <$imp as Protocol>::Context),+
-        }
-
-        impl Contexts {
-            /// Take `frame`, seen at `at`, with its protocol; fill in what is known of it.
-            #[inline]
-            pub fn frame(
-                &mut self,
-                at: crate::state::context::At,
-                frame: &AnyFrame,
-                cx: &mut crate::base::FrameContext,
-            ) {
-                match frame {
-                    $(AnyFrame::$variant(f) => {
-                        crate::state::context::ContextTracker::frame(&mut self.$field, at, f, cx)
-                    })+
-                }
-                cx.waiting = u32::try_from(self.open()).unwrap_or(u32::MAX);
-            }
-
-            /// Bytes of `dir` were lost or passed over (see
-            /// [`crate::state::context::ContextTracker::gap`]).
-            pub fn gap(&mut self, dir: crate::base::Dir) {
-                $(crate::state::context::ContextTracker::gap(&mut self.$field, dir);)+
-            }
-
-            /// Deliveries waiting for their settlement now.
-            pub fn open(&self) -> usize {
-                0 $(+ crate::state::context::ContextTracker::open(&self.$field))+
             }
         }
     };

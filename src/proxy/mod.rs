@@ -17,8 +17,6 @@
 //! (back-pressure, so captures are lossless) and never lets one connection hold up another.
 
 pub mod limits;
-pub mod queue;
-pub mod reclaim;
 mod relay;
 pub mod shutdown;
 pub mod tls;
@@ -164,7 +162,7 @@ impl Proxy {
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         // Idle again after a burst: the memory the burst took goes back (see `reclaim`).
-        let sweeper = tokio::spawn(reclaim::sweeper());
+        let sweeper = tokio::spawn(crate::driver::reclaim::sweeper());
         let _sweeper = AbortOnDrop(sweeper);
         let mut tasks = JoinSet::new();
         let mut next: ConnId = 1;

@@ -26,7 +26,7 @@ use tokio::sync::watch;
 
 use super::ProxyConfig;
 use super::limits::{Activity, watchdog};
-use super::queue::ConnQueue;
+use crate::driver::queue::ConnQueue;
 use crate::capture::SourceEvent;
 use crate::driver::live::WorkerTx;
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};

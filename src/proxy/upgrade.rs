@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::limits::Activity;
-use super::queue::ConnQueue;
+use crate::driver::queue::ConnQueue;
 use super::relay::{Leg, send};
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use crate::capture::SourceEvent;

@@ -9,10 +9,12 @@ pub mod amqp091;
 pub mod amqp10;
 pub mod context;
 pub mod negotiation;
+pub mod register;
 pub mod rules;
 pub mod snapshot;
 
 pub use rules::{Rule, catalog};
+pub use register::{Contexts, Tracked};
 pub use snapshot::Snapshot;
 
 use crate::base::{CloseReason, Dir, Failure, Timestamp, Violation};
@@ -253,12 +255,12 @@ impl Ending {
 
 /// The tracker for a connection that starts with `header`.
 fn tracker_for_header(header: ProtocolHeader) -> Option<Box<dyn ProtocolTracker>> {
-    crate::protocol::ProtocolId::framed_after(header).map(|p| p.tracker())
+    crate::protocol::ProtocolId::framed_after(header).map(register::tracker)
 }
 
 /// The tracker for a connection first seen at `frame` (no header seen).
 fn tracker_mid_stream(frame: &FrameEvent) -> Option<Box<dyn ProtocolTracker>> {
-    Some(frame.frame.protocol().tracker())
+    Some(register::tracker(frame.frame.protocol()))
 }
 
 #[cfg(test)]

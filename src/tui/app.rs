@@ -13,7 +13,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::capture::SourceEvent;
 use crate::event::{ConnId, Event, Timestamp};
-use crate::state::Snapshot;
+use crate::event::Snapshot;
 
 use super::filter::Filter;
 use super::input;

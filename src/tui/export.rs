@@ -20,7 +20,7 @@ use bytes::Bytes;
 use super::app::{App, ExportScope};
 use super::model::{Conn, Row, RowKind};
 use crate::capture::SourceEvent;
-use crate::codec::ProtocolHeader;
+use crate::event::ProtocolHeader;
 use crate::event::{Chunk, ConnId};
 
 /// Writes an export: the capture `events` into a new JSONL (`jsonl`) or pcapng file at `path`,

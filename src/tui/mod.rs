@@ -76,7 +76,7 @@ pub use export::Exporter;
 
 use crate::browse::window::WindowSource;
 use crate::event::{ConnId, Event, EventKind, Timestamp};
-use crate::pipeline::Sink;
+use crate::event::Sink;
 use terminal::TerminalGuard;
 
 /// Redraws per second, at most.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::browse::row::snapshot_bytes;
 pub use crate::browse::row::{Row, RowKind};
 use crate::event::{CloseInfo, ConnId, FrameEvent, Timestamp, Violation};
-use crate::state::Snapshot;
+use crate::event::Snapshot;
 
 /// One connection as the UI knows it.
 #[derive(Clone, Debug, Default)]

@@ -23,7 +23,7 @@ const MAX_STAMPS: usize = 4096;
 /// How hard a search for a frame boundary tries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Attempt {
-    /// A run of [`DEFAULT_RUN`](crate::codec::resync::DEFAULT_RUN) frames.
+    /// A run of [`DEFAULT_RUN`](crate::protocol::resync::DEFAULT_RUN) frames.
     Strict,
     /// That, or a shorter run that ends exactly where the bytes held do (the peer may be
     /// waiting for an answer); nothing is given up when none is found.

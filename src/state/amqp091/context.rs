@@ -240,3 +240,11 @@ impl ContextTracker for Amqp091Context {
         self.waiting
     }
 }
+
+impl crate::state::Tracked for crate::protocol::amqp091::Amqp091 {
+    type Context = Amqp091Context;
+
+    fn tracker() -> Box<dyn crate::state::ProtocolTracker> {
+        Box::new(super::ConnectionTracker::new())
+    }
+}

@@ -231,3 +231,11 @@ impl ContextTracker for Amqp10Context {
         self.open.len()
     }
 }
+
+impl crate::state::Tracked for crate::protocol::amqp10::Amqp10 {
+    type Context = Amqp10Context;
+
+    fn tracker() -> Box<dyn crate::state::ProtocolTracker> {
+        Box::new(super::ConnectionTracker::new())
+    }
+}

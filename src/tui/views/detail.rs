@@ -20,7 +20,7 @@ pub const OPEN_DEPTH: usize = 2;
 pub const MAX_DEPTH: usize = 16;
 
 /// The span name of a frame's message bytes: selecting any node of the message lights them.
-pub use crate::codec::PAYLOAD_SPAN;
+pub use crate::event::PAYLOAD_SPAN;
 
 /// One visible line of the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 //! (one value when both agree).
 
 use crate::event::Dir;
-use crate::state::snapshot::{
+use crate::event::snapshot::{
     Amqp10Snapshot, Amqp091Snapshot, ChannelSnapshot, Detail, LinkSnapshot, PeerSnapshot,
     PendingContent, PerDir, SessionSnapshot, Snapshot,
 };
@@ -166,7 +166,7 @@ fn peer_line(label: &str, p: &PeerSnapshot) -> String {
 }
 
 fn session_row(s: &SessionSnapshot) -> TableRow {
-    let both = |f: &dyn Fn(&crate::state::snapshot::SessionSideSnapshot) -> Option<u32>| {
+    let both = |f: &dyn Fn(&crate::event::snapshot::SessionSideSnapshot) -> Option<u32>| {
         pair(&PerDir {
             c2s: f(&s.c2s),
             s2c: f(&s.s2c),

@@ -13,7 +13,7 @@ pub trait Sink {
     }
     /// False for a sink that can do without frames the inspection had no time to decode (a
     /// live view). When every sink says so, the proxy's inspection skims what it cannot keep up
-    /// with ([`Inspector::skim`](super::Inspector::skim)) instead of making the relay wait; captures and checks keep
+    /// with ([`Inspector::skim`](crate::pipeline::Inspector::skim)) instead of making the relay wait; captures and checks keep
     /// the default, and are lossless.
     fn needs_every_frame(&self) -> bool {
         true

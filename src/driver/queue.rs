@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::capture::SourceEvent;
-use crate::driver::live::{Queued, WorkerTx};
+use super::live::{Queued, WorkerTx};
 
 /// A new queue (for tests; the proxy's come from [`crate::driver::live::Live::queue`]).
 #[cfg(test)]
