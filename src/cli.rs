@@ -40,13 +40,28 @@ pub enum Command {
     /// performative or method and direction, rates per link and channel, settlement latency
     /// percentiles (transfer->disposition, publish->confirm, deliver->ack).
     Stats(StatsArgs),
-    /// Print a shell completion script: `amqpeek completions bash > /etc/bash_completion.d/amqpeek`.
+    /// Print a shell completion script: `mkdir -p ~/.local/share/bash-completion/completions &&
+    /// amqpeek completions bash > ~/.local/share/bash-completion/completions/amqpeek`.
     Completions {
         /// The shell to complete in.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff): `amqpeek man > amqpeek.1; man ./amqpeek.1`.
-    Man,
+    /// Print a manual page (roff), or write them all: `amqpeek man check | man -l -`,
+    /// `amqpeek man --dir ~/.local/share/man/man1`.
+    Man(ManArgs),
+}
+
+/// `amqpeek man`: which page, or where to write them all.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`check` prints amqpeek-check(1)); without it, the
+    /// page of amqpeek itself.
+    #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
+    pub page: Option<String>,
+    /// Write every page (amqpeek.1 and one amqpeek-SUBCOMMAND.1 per subcommand, with all its
+    /// options) into DIR, created if missing, instead of printing one.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// A violation severity, for `--fail-on`.

@@ -51,7 +51,7 @@ fn main() -> ExitCode {
         | Command::Check(_)
         | Command::Stats(_)
         | Command::Completions { .. }
-        | Command::Man => false,
+        | Command::Man(_) => false,
     };
     init_tracing(cli.verbose, tui);
     let result = match cli.command {
@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Stats(args) => stats(args),
         Command::Completions { shell } => completions(shell),
-        Command::Man => man_page(),
+        Command::Man(args) => man_page(args),
     };
     match result {
         Ok(code) => code,
@@ -92,11 +92,36 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `amqpeek man`: the manual page in roff, generated from the command line's definition.
-fn man_page() -> anyhow::Result<ExitCode> {
+/// `amqpeek man`: a manual page in roff (amqpeek's own, or one subcommand's with all its
+/// options), or every page written into a folder; generated from the command line's
+/// definition, so the pages name exactly the options `--help` does.
+fn man_page(args: cli::ManArgs) -> anyhow::Result<ExitCode> {
     use clap::CommandFactory;
+    if let Some(dir) = args.dir {
+        std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+        clap_mangen::generate_to(Cli::command(), &dir)
+            .with_context(|| format!("writing manual pages into {}", dir.display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // As the folder's pages are made: no `help` subcommand, and subcommands titled
+    // `amqpeek-NAME` (the names the main page's SEE ALSO gives).
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let page = match args.page {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(&name) {
+            Some(sub) => sub.clone(),
+            None => {
+                let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+                anyhow::bail!(
+                    "no manual page for {name:?}: the pages are amqpeek and {}",
+                    names.join(", ")
+                );
+            }
+        },
+    };
     let mut out = io::stdout().lock();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    clap_mangen::Man::new(page).render(&mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
