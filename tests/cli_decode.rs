@@ -192,24 +192,49 @@ fn hex_accepts_0x_prefixes_and_hex_text_on_stdin() {
     );
 }
 
-/// Item 2: bare 0-9-1 frames taken as 1.0 fail, and the error says what they look like.
+/// Bare 0-9-1 frames (no protocol header, no `--protocol`) that are not AMQP 1.0 are decoded
+/// as 0-9-1, and stderr says so before anything else; bytes that are neither still fail.
 #[test]
-fn bare_091_frames_taken_as_10_suggest_protocol_amqp091() {
+fn bare_091_frames_are_decoded_as_091_and_said_so_first() {
     let out = run(&["decode", "08 0000 00000000 ce"], b"");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
     assert!(
-        text(&out.stderr).contains("looks like AMQP 0-9-1, try --protocol amqp091"),
-        "{}",
-        text(&out.stderr)
+        err.lines().next().is_some_and(|l| l.contains("AMQP 0-9-1 frames")),
+        "{err}"
     );
-    // Undecodable as either: no suggestion.
+    assert!(!err.contains("input ends inside a frame"), "{err}");
+    assert!(text(&out.stdout).contains("heartbeat"), "{}", text(&out.stdout));
+    // Undecodable as either: an error, and no claim of 0-9-1.
     let out = run(&["decode", "00000004"], b"");
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        !text(&out.stderr).contains("looks like"),
-        "{}",
-        text(&out.stderr)
+    assert!(!text(&out.stderr).contains("0-9-1"), "{}", text(&out.stderr));
+}
+
+/// Hex text on stdin with a typo names the bad character, not a short frame.
+#[test]
+fn a_bad_hex_digit_on_stdin_is_named() {
+    let out = run(&["decode", "-"], b"414d5150000009zz\n");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("invalid hex digit 'z' at character 14 of stdin"), "{err}");
+}
+
+/// `--tree` lists a 0-9-1 method's arguments in the spec's order (basic.publish: ticket,
+/// exchange, routing-key, mandatory, immediate), not alphabetically.
+#[test]
+fn the_091_tree_lists_arguments_in_spec_order() {
+    let out = run(
+        &["decode", "--tree", "01 0001 0000000a 003c0028 0000 00 0171 00 ce"],
+        b"",
     );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let names: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("no byte range"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["ticket", "exchange", "routing-key", "mandatory", "immediate"]);
 }
 
 /// Item 3: each frame's line gives its offset in the input and its channel.

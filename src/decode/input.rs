@@ -7,6 +7,11 @@ use std::io::{self, Read};
 /// ignored, and a token may start with `0x` / `0X`. An error names the bad character's
 /// position in its argument.
 pub fn parse_hex(args: &[String]) -> Result<Vec<u8>, String> {
+    parse_hex_from(args, |i| format!("argument {}", i + 1))
+}
+
+/// [`parse_hex`], naming where the `i`th text came from with `source(i)`.
+fn parse_hex_from(args: &[String], source: impl Fn(usize) -> String) -> Result<Vec<u8>, String> {
     let mut digits = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         let mut token_start = true;
@@ -27,8 +32,8 @@ pub fn parse_hex(args: &[String]) -> Result<Vec<u8>, String> {
                 Some(d) => digits.push(d as u8),
                 None => {
                     return Err(format!(
-                        "invalid hex digit {c:?} at character {pos} of argument {}",
-                        i + 1
+                        "invalid hex digit {c:?} at character {pos} of {}",
+                        source(i)
                     ));
                 }
             }
@@ -43,27 +48,30 @@ pub fn parse_hex(args: &[String]) -> Result<Vec<u8>, String> {
     Ok(digits.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
 }
 
-/// Stdin's bytes: decoded from hex when they are all hex text (hex digits, whitespace, `:`,
-/// `x` of `0x` prefixes, at least one digit), else taken as they are. `Err` is a message: a
-/// read failure, or hex text that does not parse (an odd number of digits).
+/// Stdin's bytes: decoded from hex when they are text (see `is_hex_text`), else taken as they
+/// are. `Err` is a message: a read failure, or hex text that does not parse (a character that
+/// is not a hex digit, named with its position, or an odd number of digits).
 pub fn read_stdin() -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     io::stdin()
         .read_to_end(&mut buf)
         .map_err(|e| format!("reading stdin: {e}"))?;
     if is_hex_text(&buf) {
-        parse_hex(&[String::from_utf8_lossy(&buf).into_owned()])
+        parse_hex_from(&[String::from_utf8_lossy(&buf).into_owned()], |_| "stdin".into())
     } else {
         Ok(buf)
     }
 }
 
-/// Whether `buf` is hex text rather than raw bytes.
+/// Whether `buf` is hex text rather than raw bytes: text (printable ASCII and whitespace
+/// only) holding a hex digit. AMQP bytes are never all text (a protocol header holds a zero
+/// octet, a frame header its small type and size octets), so text that is not all hex digits
+/// is hex with a typo, and parsing it names the bad character.
 fn is_hex_text(buf: &[u8]) -> bool {
     buf.iter().any(u8::is_ascii_hexdigit)
-        && buf.iter().all(|&b| {
-            b.is_ascii_hexdigit() || b.is_ascii_whitespace() || b == b':' || b == b'x' || b == b'X'
-        })
+        && buf
+            .iter()
+            .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
 #[cfg(test)]
@@ -76,6 +84,13 @@ mod tests {
         assert_eq!(parse_hex(&args).unwrap(), b"AMQP");
         assert!(parse_hex(&["4g".to_string()]).unwrap_err().contains("'g'"));
         assert!(parse_hex(&["414".to_string()]).unwrap_err().contains("odd"));
+    }
+
+    #[test]
+    fn text_on_stdin_is_hex_and_a_typo_is_named() {
+        assert!(super::is_hex_text(b"414d5150000009zz\n"));
+        assert!(!super::is_hex_text(b"AMQP\x00\x00\x09\x01"));
+        assert!(!super::is_hex_text(b"\x01\x00\x00\x00\x00\x00\x04"));
     }
 
     #[test]

@@ -41,7 +41,19 @@ pub fn run(args: DecodeArgs) -> anyhow::Result<ExitCode> {
             Some(Protocol::Amqp10) | None => ProtocolHeader::Amqp10,
         })
     };
-    let decoded = decode(&input, header, !args.show_secrets);
+    let mut decoded = decode(&input, header, !args.show_secrets);
+    if decoded.failure.is_some() && header.is_some() && args.protocol.is_none() {
+        // Bare frames that are not AMQP 1.0 but decode whole as AMQP 0-9-1 are 0-9-1: said
+        // first, then decoded as such.
+        let as_091 = decode(&input, Some(ProtocolHeader::Amqp091), !args.show_secrets);
+        if as_091.failure.is_none() {
+            eprintln!(
+                "amqpeek: no protocol header, and these are AMQP 0-9-1 frames (not AMQP 1.0): \
+                 decoded as 0-9-1 (--protocol chooses)"
+            );
+            decoded = as_091;
+        }
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     for item in &decoded.items {
@@ -51,9 +63,6 @@ pub fn run(args: DecodeArgs) -> anyhow::Result<ExitCode> {
     match decoded.failure {
         Some(f) => {
             eprintln!("amqpeek: {f}");
-            if header.is_some() && args.protocol.is_none() && decodes_as_091(&input) {
-                eprintln!("amqpeek: looks like AMQP 0-9-1, try --protocol amqp091");
-            }
             Ok(ExitCode::from(EXIT_BAD_INPUT))
         }
         None => Ok(ExitCode::SUCCESS),
@@ -108,13 +117,6 @@ fn decode(input: &[u8], header: Option<ProtocolHeader>, mask: bool) -> Decoded {
         failure = Some("no input".into());
     }
     Decoded { items, failure }
-}
-
-/// Whether `input`, taken as bare AMQP 0-9-1 frames, decodes whole.
-fn decodes_as_091(input: &[u8]) -> bool {
-    decode(input, Some(ProtocolHeader::Amqp091), true)
-        .failure
-        .is_none()
 }
 
 /// One item's line (or JSON object), and with `--tree` a frame's field lines.

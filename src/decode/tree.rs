@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use amqpeek::codec::amqp091::FrameKind;
 use amqpeek::codec::spans::PAYLOAD_SPAN;
 use amqpeek::protocol::AnyFrame;
 
@@ -40,17 +41,29 @@ pub fn lines(offset: u64, raw: &[u8], frame: &AnyFrame) -> String {
                 }
             }
         }
-        _ => amqp091(&mut out, raw, &values, &at),
+        AnyFrame::Amqp091(f) => {
+            // The spec's order: a method's arguments as its class defines them, a content
+            // header's properties in property-flag order.
+            let order: Vec<&str> = match &f.kind {
+                FrameKind::Method(m) => m.def.args.iter().map(|a| a.name).collect(),
+                FrameKind::Header(h) => h.properties.iter().map(|(a, _)| a.name).collect(),
+                FrameKind::Body(_) | FrameKind::Heartbeat => Vec::new(),
+            };
+            amqp091(&mut out, raw, &values, &order, &at)
+        }
     }
     out
 }
 
 /// An AMQP 0-9-1 frame: type, channel and size, the payload, the frame-end octet. The codec
-/// keeps no spans for a method's arguments: they are listed with their values, without ranges.
+/// keeps no spans for a method's arguments: they are listed with their values in `order` (the
+/// spec's), without ranges; fields of `values` not in `order` (a content header's class and
+/// body size) come first.
 fn amqp091(
     out: &mut String,
     raw: &[u8],
     values: &serde_json::Value,
+    order: &[&str],
     at: &dyn Fn(std::ops::Range<usize>) -> String,
 ) {
     if raw.len() < 8 {
@@ -69,7 +82,9 @@ fn amqp091(
     let _ = writeln!(out, "    size = {size} {}", at(3..7));
     let _ = writeln!(out, "  payload ({} bytes) {}", end - 7, at(7..end));
     if let Some(fields) = values.as_object() {
-        for (name, v) in fields {
+        let rest = fields.iter().filter(|(n, _)| !order.contains(&n.as_str()));
+        let ordered = order.iter().filter_map(|n| fields.get_key_value(*n));
+        for (name, v) in rest.chain(ordered) {
             let _ = writeln!(out, "    {name} = {v} (no byte range: not kept for 0-9-1)");
         }
     }
