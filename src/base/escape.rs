@@ -157,6 +157,44 @@ pub fn quoted_bytes_into(out: &mut String, b: &[u8]) {
     out.push('"');
 }
 
+/// Append `"b"` for bytes that are binary, not text (an AMQP 1.0 `binary`): every byte
+/// outside printable ASCII as `\xNN`, `"` and `\` backslashed.
+pub fn binary_into(out: &mut String, b: &[u8]) {
+    out.push('"');
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if plain_ascii(c, true) {
+            continue;
+        }
+        // Everything since `start` is printable ASCII.
+        out.push_str(std::str::from_utf8(b.get(start..i).unwrap_or_default()).unwrap_or_default());
+        match c {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            _ => {
+                let _ = write!(out, "\\x{c:02x}");
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(std::str::from_utf8(b.get(start..).unwrap_or_default()).unwrap_or_default());
+    out.push('"');
+}
+
+/// Append a name (a 0-9-1 field-table key, an AMQP 1.0 symbol): as it is when it is a plain
+/// name (ASCII letters, digits and `-_.:/`, not empty), else quoted as [`quoted_bytes_into`]
+/// does, so a key can neither hide a control nor pass for the punctuation around it.
+pub fn name_into(out: &mut String, b: &[u8]) {
+    let plain = !b.is_empty()
+        && b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b':' | b'/'));
+    match std::str::from_utf8(b) {
+        Ok(s) if plain => out.push_str(s),
+        _ => quoted_bytes_into(out, b),
+    }
+}
+
 /// The longest prefix of `b` of at most `max` bytes that does not split a UTF-8 character
 /// (bytes that are not UTF-8 are cut anywhere).
 fn prefix(b: &[u8], max: usize) -> &[u8] {
