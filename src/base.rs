@@ -1,7 +1,7 @@
 //! The base vocabulary every layer shares, importing nothing else of the crate: directions,
 //! connection numbers and timestamps, a source's [`Chunk`] of bytes, rules, violations and
-//! their severities, why a connection closed, and what the state layer publishes of a frame
-//! ([`FrameContext`]).
+//! their severities, why a connection closed, what the state layer publishes of a frame
+//! ([`FrameContext`]), and the one escaping rule of every text output ([`escape`]).
 //!
 //! Time is a value here ([`Timestamp`]), never read from a clock: sources stamp, everything
 //! downstream only carries it.
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 mod close;
 mod context;
+pub mod escape;
 mod rule;
 pub use close::{CloseReason, Failure, Timeout};
 pub use context::{Awaits, Delivery, FlowKey, FrameContext, FrameRef, SettleKind, Settlement};

@@ -14,11 +14,12 @@ use super::field_table::{FieldTable, FieldValue};
 use super::frame::{Frame, FrameKind};
 use super::generated::MethodKind;
 use super::method::{Method, Value};
+use crate::base::escape;
 use crate::json::{JsonOut, to_value};
 
-/// Longest string shown in a summary before it is cut with `...`.
+/// Most bytes of a string shown in a summary (the cut is marked `…(+N bytes)`).
 const SUMMARY_STR_MAX: usize = 64;
-/// Longest table shown in a summary before it is cut with `...`.
+/// Longest table shown in a summary before it is cut (marked `…(+N entries)`).
 const SUMMARY_TABLE_MAX: usize = 120;
 /// Body bytes previewed in a content-body summary.
 const SUMMARY_BODY_MAX: usize = 32;
@@ -259,63 +260,21 @@ pub(super) fn write_frame_fields<O: JsonOut + ?Sized>(o: &mut O, f: &Frame) {
     }
 }
 
-/// `s` as `{s:?}` shows it; plain printable ASCII (the usual case) without the formatter.
-fn push_debug_str(out: &mut String, s: &str) {
-    if s.bytes()
-        .all(|b| matches!(b, 0x20..=0x7e) && b != b'"' && b != b'\\')
-    {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-    } else {
-        let _ = write!(out, "{s:?}");
-    }
-}
-
-/// `b` as `b.escape_ascii()` shows it; plain printable ASCII without the formatter.
-fn push_escape_ascii(out: &mut String, b: &[u8]) {
-    let plain = b
-        .iter()
-        .all(|&c| matches!(c, 0x20..=0x7e) && !matches!(c, b'"' | b'\'' | b'\\'));
-    match std::str::from_utf8(b) {
-        Ok(s) if plain => out.push_str(s),
-        _ => {
-            let _ = write!(out, "{}", b.escape_ascii());
-        }
-    }
-}
-
 fn push_u64(out: &mut String, v: u64) {
     out.push_str(itoa::Buffer::new().format(v));
 }
 
+/// A wire string, quoted and escaped (`crate::base::escape`), cut after
+/// [`SUMMARY_STR_MAX`] bytes with the cut marked.
 fn push_str(out: &mut String, b: &[u8]) {
-    match std::str::from_utf8(b) {
-        Ok(s) => {
-            // The first SUMMARY_STR_MAX chars (a string of at most that many bytes is whole).
-            let cut = if s.len() <= SUMMARY_STR_MAX {
-                s
-            } else {
-                s.char_indices()
-                    .nth(SUMMARY_STR_MAX)
-                    .and_then(|(i, _)| s.get(..i))
-                    .unwrap_or(s)
-            };
-            push_debug_str(out, cut);
-            if cut.len() < s.len() {
-                out.push_str("...");
-            }
-        }
-        Err(_) => {
-            let n = b.len().min(SUMMARY_STR_MAX);
-            out.push('"');
-            push_escape_ascii(out, b.get(..n).unwrap_or(b));
-            out.push('"');
-            if n < b.len() {
-                out.push_str("...");
-            }
-        }
-    }
+    escape::quoted_cut_into(out, b, SUMMARY_STR_MAX, b.len() as u64);
+}
+
+/// `…(+N entries)` for the `n` entries of a table or array left out of a summary.
+fn push_entries_cut(out: &mut String, n: usize) {
+    out.push_str("…(+");
+    push_u64(out, n as u64);
+    out.push_str(if n == 1 { " entry)" } else { " entries)" });
 }
 
 fn push_field_value(out: &mut String, v: &FieldValue, limit: usize) {
@@ -329,7 +288,7 @@ fn push_field_value(out: &mut String, v: &FieldValue, limit: usize) {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if out.len() > limit {
-                    out.push_str("...");
+                    push_entries_cut(out, items.len() - i);
                     break;
                 }
                 if i > 0 {
@@ -349,13 +308,16 @@ fn push_table(out: &mut String, t: &FieldTable, limit: usize) {
     out.push('{');
     for (i, (k, v)) in t.0.iter().enumerate() {
         if out.len() > limit {
-            out.push_str("...");
+            push_entries_cut(out, t.0.len() - i);
             break;
         }
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{}=", String::from_utf8_lossy(k));
+        // A key is a peer's string like any other (RabbitMQ passes a publisher's header keys
+        // to every consumer): bare when a plain name, else quoted and escaped.
+        escape::name_into(out, k);
+        out.push('=');
         push_field_value(out, v, limit);
     }
     out.push('}');
@@ -428,17 +390,13 @@ fn header_summary_into(h: &ContentHeader, out: &mut String) {
     }
 }
 
-/// Append the summary line of a content body: size and an escaped, truncated preview.
+/// Append the summary line of a content body: size and an escaped preview of its first
+/// [`SUMMARY_BODY_MAX`] bytes, the cut marked.
 fn body_summary_into(b: &Bytes, len: u64, out: &mut String) {
-    let n = b.len().min(SUMMARY_BODY_MAX);
     out.push_str("content-body ");
     push_u64(out, len);
-    out.push_str(" bytes \"");
-    push_escape_ascii(out, b.get(..n).unwrap_or(&b[..]));
-    out.push('"');
-    if (n as u64) < len {
-        out.push_str("...");
-    }
+    out.push_str(" bytes ");
+    escape::quoted_cut_into(out, b, SUMMARY_BODY_MAX, len);
 }
 
 /// Append the frame's summary line to `out`.
@@ -475,47 +433,42 @@ mod tests {
     }
 
     #[test]
-    fn plain_ascii_fast_paths_match_the_formatter() {
-        for b in 0..=0x7fu8 {
-            for text in [vec![b], vec![b'a', b, b'z']] {
-                let s = std::str::from_utf8(&text).unwrap();
-                let mut out = String::new();
-                push_debug_str(&mut out, s);
-                assert_eq!(out, format!("{s:?}"), "{b:#x}");
-                out.clear();
-                push_escape_ascii(&mut out, &text);
-                assert_eq!(out, text.escape_ascii().to_string(), "{b:#x}");
-            }
-        }
-        let mut out = String::new();
-        push_debug_str(&mut out, "é\u{301}\u{0}");
-        assert_eq!(out, format!("{:?}", "é\u{301}\u{0}"));
-        out.clear();
-        push_escape_ascii(&mut out, b"\xff\x80");
-        assert_eq!(out, "\\xff\\x80");
-    }
-
-    #[test]
-    fn long_strings_are_cut_at_the_char_limit() {
-        let s = "é".repeat(SUMMARY_STR_MAX + 1);
+    fn long_strings_are_cut_on_a_char_boundary_and_marked() {
+        let s = "é".repeat(SUMMARY_STR_MAX);
         let mut out = String::new();
         push_str(&mut out, s.as_bytes());
-        let cut: String = s.chars().take(SUMMARY_STR_MAX).collect();
-        assert_eq!(out, format!("{cut:?}..."));
+        let cut = "é".repeat(SUMMARY_STR_MAX / 2);
+        assert_eq!(out, format!("\"{cut}\"…(+{} bytes)", SUMMARY_STR_MAX));
         out.clear();
-        push_str(&mut out, "é".repeat(SUMMARY_STR_MAX).as_bytes());
-        assert_eq!(out, format!("{:?}", "é".repeat(SUMMARY_STR_MAX)));
+        push_str(&mut out, cut.as_bytes());
+        assert_eq!(out, format!("\"{cut}\""));
     }
 
     #[test]
-    fn body_summary_escapes_and_truncates() {
+    fn table_keys_and_values_are_escaped() {
+        let t = FieldTable(vec![
+            (Bytes::from_static(b"x-plain"), FieldValue::LongStr(Bytes::from_static(b"v"))),
+            (
+                Bytes::from_static(b"k\x1b]52;c;eA==\x07\n-> PASS"),
+                FieldValue::LongStr(Bytes::from_static("\u{202e}\u{9b}".as_bytes())),
+            ),
+        ]);
+        let mut out = String::new();
+        push_table(&mut out, &t, usize::MAX);
+        assert_eq!(
+            out,
+            r#"{x-plain="v", "k\x1b]52;c;eA==\x07\n-> PASS"="\u{202e}\u{009b}"}"#
+        );
+    }
+
+    #[test]
+    fn body_summary_escapes_and_marks_the_cut() {
         let b = Bytes::from_static(b"hello\n\x00world, this is longer than thirty-two bytes");
         let mut s = String::new();
         body_summary_into(&b, b.len() as u64, &mut s);
-        assert!(
-            s.starts_with("content-body 50 bytes \"hello\\n\\x00world"),
-            "{s}"
+        assert_eq!(
+            s,
+            r#"content-body 50 bytes "hello\n\x00world, this is longer tha"…(+18 bytes)"#
         );
-        assert!(s.ends_with("\"..."), "{s}");
     }
 }

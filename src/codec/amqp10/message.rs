@@ -26,6 +26,7 @@ use super::views::code::{
     MESSAGE_ANNOTATIONS, PROPERTIES, SECTIONS_BY_NAME,
 };
 pub use super::views::{Header, Properties};
+use crate::base::escape;
 use crate::codec::{DecodeError, ErrorKind, Reader};
 use crate::json::{JsonOut, to_value};
 
@@ -259,26 +260,30 @@ impl Message {
     }
 
     /// The body in a few words for a trace line, as a 0-9-1 content body shows: the first
-    /// [`SUMMARY_BODY_MAX`] bytes of the first `data` section (escaped, `...` when cut), an
-    /// `amqp-value` in Proton's text cut to as many characters, `amqp-sequence` as a count.
+    /// [`SUMMARY_BODY_MAX`] bytes of the `data` sections (quoted and escaped by
+    /// `crate::base::escape`, the cut marked `…(+N bytes)`), an `amqp-value` in Proton's text
+    /// cut to as many characters, `amqp-sequence` as a count.
     pub fn body_summary(&self) -> String {
         match self.body() {
             Body::Data(parts) => {
                 let first = parts.first().map_or(&[][..], |b| &b[..]);
-                let n = first.len().min(SUMMARY_BODY_MAX);
-                let cut = n < first.len() || parts.len() > 1;
-                format!(
-                    "body \"{}\"{}",
-                    first[..n].escape_ascii(),
-                    if cut { "..." } else { "" }
-                )
+                let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+                let mut out = String::from("body ");
+                escape::quoted_cut_into(&mut out, first, SUMMARY_BODY_MAX, total);
+                out
             }
             Body::Value(v) => {
+                // The rendering escapes every string in it.
+                let mut out = String::from("body ");
                 let text = v.to_string();
                 match text.char_indices().nth(SUMMARY_BODY_MAX) {
-                    Some((at, _)) => format!("body {}...", &text[..at]),
-                    None => format!("body {text}"),
+                    Some((at, _)) => {
+                        out.push_str(&text[..at]);
+                        escape::cut_mark_into(&mut out, (text.len() - at) as u64);
+                    }
+                    None => out.push_str(&text),
                 }
+                out
             }
             Body::Sequence(seqs) => format!("body amqp-sequence x{}", seqs.len()),
             Body::None => "no body".to_string(),
@@ -756,7 +761,7 @@ mod summary_tests {
         )]);
         assert_eq!(
             long.body_summary(),
-            format!("body \"{}\"...", "x".repeat(32))
+            format!("body \"{}\"…(+8 bytes)", "x".repeat(32))
         );
         let bin = message(vec![section(
             DATA,

@@ -3,57 +3,24 @@
 use std::fmt::{self, Write as _};
 
 use super::*;
+use crate::base::escape;
 
 /// Binaries longer than this are cut short in text rendering.
 pub const TEXT_BINARY_MAX: usize = 64;
 
+/// A string's text, quoted and escaped (`crate::base::escape`); a binary's bytes quoted, each
+/// byte outside printable ASCII as `\xNN`.
 fn quote_into(out: &mut String, bytes: &[u8], is_text: bool) {
-    out.push('"');
-    if is_text && let Ok(s) = std::str::from_utf8(bytes) {
-        // Runs of plain text go in whole; the escaped characters are all ASCII, so the runs
-        // split on char boundaries.
-        let mut start = 0;
-        for (i, b) in s.bytes().enumerate() {
-            if !(b < 0x20 || b == 0x7f || b == b'"' || b == b'\\') {
-                continue;
-            }
-            out.push_str(s.get(start..i).unwrap_or_default());
-            match b {
-                b'"' => out.push_str("\\\""),
-                b'\\' => out.push_str("\\\\"),
-                _ => {
-                    let _ = write!(out, "\\x{b:02x}");
-                }
-            }
-            start = i + 1;
-        }
-        out.push_str(s.get(start..).unwrap_or_default());
-        out.push('"');
-        return;
+    if is_text {
+        escape::quoted_bytes_into(out, bytes);
+    } else {
+        escape::binary_into(out, bytes);
     }
-    for &b in bytes {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
-            _ => {
-                let _ = write!(out, "\\x{b:02x}");
-            }
-        }
-    }
-    out.push('"');
 }
 
 fn symbol_into(out: &mut String, s: &str) {
     out.push(':');
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/'))
-    {
-        out.push_str(s);
-    } else {
-        quote_into(out, s.as_bytes(), true);
-    }
+    escape::name_into(out, s.as_bytes());
 }
 
 /// Format a UUID as 8-4-4-4-12 lowercase hex.
@@ -111,7 +78,13 @@ impl Value {
                 let _ = write!(out, "D128(0x{})", hex::encode(v));
             }
             Value::Char(c) => {
-                let _ = write!(out, "{c:?}");
+                out.push('\'');
+                match c {
+                    '\'' => out.push_str("\\'"),
+                    '\\' => out.push_str("\\\\"),
+                    c => escape::escape_into(out, c.encode_utf8(&mut [0; 4])),
+                }
+                out.push('\'');
             }
             Value::Timestamp(t) => {
                 let _ = write!(out, "@timestamp({t})");
@@ -123,9 +96,7 @@ impl Value {
                 out.push('b');
                 let cut = b.len().min(TEXT_BINARY_MAX);
                 quote_into(out, b.get(..cut).unwrap_or_default(), false);
-                if b.len() > cut {
-                    let _ = write!(out, "...({} bytes)", b.len());
-                }
+                escape::cut_mark_into(out, (b.len() - cut) as u64);
             }
             Value::String(s) => quote_into(out, s.as_bytes(), true),
             Value::Symbol(s) => symbol_into(out, s.as_str()),
