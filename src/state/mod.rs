@@ -12,6 +12,7 @@ pub mod negotiation;
 pub mod register;
 pub mod rules;
 pub mod snapshot;
+pub(crate) mod visits;
 
 pub use rules::{Rule, catalog};
 pub use register::{Contexts, Tracked};

@@ -8,10 +8,13 @@
 //! direction, which only the begins tell (`remote-channel`): a disposition on a session whose
 //! begins were not seen settles nothing here, rather than a guess.
 
+use std::collections::BTreeMap;
+
 use crate::hash::HashMap;
 
 use crate::base::{Dir, FrameContext, FrameRef};
 use crate::codec::amqp10::{Frame, Performative, Role};
+use crate::state::visits::visit;
 use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };
@@ -31,14 +34,34 @@ pub struct Amqp10Context {
     handles: HashMap<(Dir, u16, u32), FlowKey>,
     /// A session's channel in the other direction, by (direction, channel), from the begins.
     peer: HashMap<(Dir, u16), u16>,
-    /// Deliveries waiting for their settlement, by (sender's direction, channel, delivery-id).
-    open: HashMap<(Dir, u16, u32), Open>,
+    /// Deliveries waiting for their settlement, by (sender's direction, channel), then
+    /// delivery-id: a disposition's range is found by key.
+    open: HashMap<(Dir, u16), BTreeMap<u32, Open>>,
+    /// How many deliveries `open` holds.
+    open_count: usize,
     /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
     /// delivery-id (if it had one) and the frame that started them.
     current: HashMap<(Dir, u16, u32), (Option<u32>, FrameRef)>,
 }
 
+/// Take the deliveries `first..=last` (`first <= last`) out of one session's waiting ones.
+fn take_range(session: &mut BTreeMap<u32, Open>, first: u32, last: u32) -> Vec<Open> {
+    let ids: Vec<u32> = session.range(first..=last).map(|(id, _)| *id).collect();
+    ids.iter().filter_map(|id| session.remove(id)).collect()
+}
+
 impl Amqp10Context {
+    /// Take delivery `id` sent in `dir` on `channel` out of the waiting ones.
+    fn take(&mut self, dir: Dir, channel: u16, id: u32) -> Option<Open> {
+        let session = self.open.get_mut(&(dir, channel))?;
+        let o = session.remove(&id)?;
+        self.open_count -= 1;
+        if session.is_empty() {
+            self.open.remove(&(dir, channel));
+        }
+        Some(o)
+    }
+
     /// The flow of handle `handle` as named by `dir` on `channel`; an unnamed link sent in
     /// `sender` when its attach was not seen.
     fn flow_of(&self, dir: Dir, channel: u16, handle: u32, sender: Dir) -> FlowKey {
@@ -79,30 +102,30 @@ impl Amqp10Context {
             kind: SettleKind::TransferDisposition,
             awaits: None,
         };
-        let key = id.map(|id| (dir, channel, id));
         if t.settled == Some(true) || t.aborted {
             // Settled by its sender (or given up): nothing waits for a disposition. Said once
             // per delivery: on its first frame, or on a later one while it still waited.
-            let waited = key.is_some_and(|k| self.open.remove(&k).is_some());
+            let waited = id.is_some_and(|id| self.take(dir, channel, id).is_some());
             if !t.aborted && (started || waited) {
                 delivery.awaits = Some(Awaits::NotAwaited);
             }
             cx.delivery = Some(delivery);
             return;
         }
-        delivery.awaits = match key {
-            Some(k) if started => {
-                if self.open.len() >= MAX_OPEN {
+        delivery.awaits = match id {
+            Some(id) if started => {
+                if self.open_count >= MAX_OPEN {
                     Some(Awaits::Untimed)
                 } else {
-                    self.open.insert(
-                        k,
-                        Open {
-                            start: at.at,
-                            ts: at.ts,
-                            flow,
-                        },
-                    );
+                    let open = Open {
+                        start: at.at,
+                        ts: at.ts,
+                        flow,
+                    };
+                    let session = self.open.entry((dir, channel)).or_default();
+                    if session.insert(id, open).is_none() {
+                        self.open_count += 1;
+                    }
                     Some(Awaits::Settlement)
                 }
             }
@@ -134,7 +157,6 @@ impl Amqp10Context {
         };
         let outcome = d.state.as_ref().map_or("settled", |s| s.name());
         let last = d.last.unwrap_or(d.first);
-        let span = u64::from(last.wrapping_sub(d.first)) + 1;
         let settle = |o: Open| Settlement {
             start: o.start,
             after_us: at.ts - o.ts,
@@ -142,28 +164,23 @@ impl Amqp10Context {
             flow: o.flow,
             outcome,
         };
-        if span <= self.open.len() as u64 {
-            // Few ids: look each up (delivery-ids are serial numbers: the range may wrap).
-            for i in 0..span as u32 {
-                let id = d.first.wrapping_add(i);
-                if let Some(o) = self.open.remove(&(sender, sender_channel, id)) {
-                    cx.settles.push(settle(o));
-                }
-            }
+        let Some(session) = self.open.get_mut(&(sender, sender_channel)) else {
+            return;
+        };
+        // Delivery-ids are serial numbers: the range may wrap.
+        let taken = if d.first <= last {
+            take_range(session, d.first, last)
         } else {
-            let within = |id: u32| id.wrapping_sub(d.first) <= last.wrapping_sub(d.first);
-            let hit: Vec<_> = self
-                .open
-                .keys()
-                .filter(|(dir, c, id)| *dir == sender && *c == sender_channel && within(*id))
-                .copied()
-                .collect();
-            for k in hit {
-                if let Some(o) = self.open.remove(&k) {
-                    cx.settles.push(settle(o));
-                }
-            }
+            let mut high = take_range(session, d.first, u32::MAX);
+            high.append(&mut take_range(session, 0, last));
+            high
+        };
+        visit(taken.len());
+        self.open_count -= taken.len();
+        if session.is_empty() {
+            self.open.remove(&(sender, sender_channel));
         }
+        cx.settles.extend(taken.into_iter().map(settle));
         // Delivery ids settle in order of the range; the report reads them in start order.
         cx.settles.sort_by_key(|s| s.start);
     }
@@ -224,11 +241,12 @@ impl ContextTracker for Amqp10Context {
 
     fn gap(&mut self, _dir: Dir) {
         self.open.clear();
+        self.open_count = 0;
         self.current.clear();
     }
 
     fn open(&self) -> usize {
-        self.open.len()
+        self.open_count
     }
 }
 

@@ -7,9 +7,13 @@
 //! without doing so (ends the session, closes the connection, or the connection ends): only
 //! then is `detach-not-closed` reported, at the offset of the non-closing detach.
 //!
-//! Bounded: at most [`MAX_UNCLOSED`] detaches wait; beyond, a new one is judged at once.
+//! Bounded: at most [`MAX_UNCLOSED`] detaches wait; beyond, a new one is judged at once. An
+//! attach (every attach asks whether it resolves a waiting detach) looks its name up in a
+//! count of the waiting ones by name, and walks the list only when one of them has it.
 
 use crate::base::{Dir, Violation};
+use crate::hash::HashMap;
+use crate::state::visits::visit;
 
 use super::{ConnectionTracker, peer_name, rules};
 
@@ -31,19 +35,48 @@ pub struct UnclosedDetach {
     pub offset: u64,
 }
 
+/// The detaches waiting, in the order they came, and how many of them name each link name.
+#[derive(Clone, Debug, Default)]
+pub struct Unclosed {
+    waiting: Vec<UnclosedDetach>,
+    names: HashMap<String, usize>,
+}
+
+impl Unclosed {
+    /// Keep the waiting detaches `keep` says (in order); the count by name follows.
+    fn retain(&mut self, mut keep: impl FnMut(&UnclosedDetach) -> bool) {
+        visit(self.waiting.len());
+        let names = &mut self.names;
+        self.waiting.retain(|u| {
+            let kept = keep(u);
+            if !kept && let Some(n) = names.get_mut(u.name.as_str()) {
+                *n -= 1;
+                if *n == 0 {
+                    names.remove(u.name.as_str());
+                }
+            }
+            kept
+        });
+    }
+}
+
 impl ConnectionTracker {
     /// `d` answered (or crossed) the partner's closing detach with a non-closing one.
     pub(crate) fn detach_unclosed(&mut self, u: UnclosedDetach, out: &mut Vec<Violation>) {
-        if self.unclosed.len() >= MAX_UNCLOSED {
+        if self.unclosed.waiting.len() >= MAX_UNCLOSED {
             report(&u, "", out);
             return;
         }
-        self.unclosed.push(u);
+        *self.unclosed.names.entry(u.name.clone()).or_default() += 1;
+        self.unclosed.waiting.push(u);
     }
 
     /// `d` attached link `name` (sent by `sender`) on session `sid` again: a crossing detach
     /// resolved as §2.6.6 asks.
     pub(crate) fn reattached(&mut self, d: Dir, sid: u64, name: &str, sender: Dir) {
+        if !self.unclosed.names.contains_key(name) {
+            return;
+        }
         self.unclosed
             .retain(|u| !(u.by == d && u.session == sid && u.name == name && u.sender == sender));
     }

@@ -1,11 +1,16 @@
 //! Deliveries (AMQP 1.0 §2.6.12 - §2.6.14): an unsettled delivery as the session tracks it, and
 //! the delivery in progress on a link (a multi-transfer delivery, `more=true`).
 //!
-//! Pure data; bytes are zero-copy slices of the frames.
+//! Pure data; bytes are zero-copy slices of the frames. Unsettled deliveries are ordered by
+//! delivery-id, so a disposition's range is found by key (its size is what it settles, not
+//! what is outstanding).
+
+use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
 use crate::hash::HashMap;
+use crate::state::visits::visit;
 
 use crate::codec::amqp10::ReceiverSettleMode;
 
@@ -18,8 +23,6 @@ pub struct Delivery {
     pub tag: Bytes,
     /// The transfer asked for this receiver settle mode.
     pub rcv_settle_mode: Option<ReceiverSettleMode>,
-    /// The last delivery state either end reported (`accepted` ...).
-    pub state: Option<&'static str>,
     /// All its transfers have been sent.
     pub complete: bool,
 }
@@ -43,7 +46,7 @@ pub struct Partial {
 #[derive(Clone, Debug, Default)]
 pub struct Deliveries {
     /// Unsettled deliveries by delivery-id.
-    pub unsettled: [HashMap<u32, Delivery>; 2],
+    pub unsettled: [BTreeMap<u32, Delivery>; 2],
     /// (link id, tag) -> delivery-id of the unsettled deliveries.
     pub tags: [HashMap<(u64, Bytes), u32>; 2],
     /// The last new delivery-id.
@@ -51,6 +54,22 @@ pub struct Deliveries {
 }
 
 impl Deliveries {
+    /// The unsettled delivery-ids sent by direction index `dd` within `first..=last` (serial
+    /// numbers: the range may wrap), in the order they were sent.
+    pub fn in_range(&self, dd: usize, first: u32, last: u32) -> Vec<u32> {
+        let map = &self.unsettled[dd];
+        let ids: Vec<u32> = if first <= last {
+            map.range(first..=last).map(|(id, _)| *id).collect()
+        } else {
+            map.range(first..)
+                .chain(map.range(..=last))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        visit(ids.len());
+        ids
+    }
+
     /// Delivery `id` sent by direction index `dd` is settled: forget it and its tag.
     pub fn settle(&mut self, dd: usize, id: u32) {
         if let Some(old) = self.unsettled[dd].remove(&id) {

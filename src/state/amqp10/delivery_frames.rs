@@ -9,7 +9,7 @@ use crate::protocol::FrameEvent;
 
 use super::delivery::{Deliveries, Delivery, Partial};
 use super::link::Link;
-use super::serial::{Judged, after, in_range};
+use super::serial::{Judged, after};
 use super::session::{MAX_TRACKED_DELIVERIES, Session, SessionSide};
 use super::{At, peer_name, rules};
 
@@ -113,27 +113,17 @@ impl Session {
         } else {
             d
         };
+        if !x.settled {
+            // A state without settlement changes nothing a rule judges.
+            return;
+        }
         let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
-        let mut ids: Vec<u32> = self.deliveries.unsettled[sb]
-            .keys()
-            .copied()
-            .filter(|id| in_range(*id, x.first, last))
-            .collect();
-        // In the order they were sent (the range may wrap), whatever the map's seed.
-        ids.sort_unstable_by_key(|id| id.wrapping_sub(x.first));
-        let state = x.state.as_ref().map(|st| st.name());
         let mut second_early = Vec::new();
-        for id in ids {
-            let Some(del) = self.deliveries.unsettled[sb].get_mut(&id) else {
+        for id in self.deliveries.in_range(sb, x.first, last) {
+            let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
                 continue;
             };
-            if state.is_some() {
-                del.state = state;
-            }
-            if !x.settled {
-                continue;
-            }
             if x.role == Role::Receiver && settles_second_early(del, self.links.get(&del.link)) {
                 second_early.push(id);
             }
@@ -364,7 +354,6 @@ impl Link {
                         link: lid,
                         tag: tag.clone(),
                         rcv_settle_mode: t.rcv_settle_mode,
-                        state: t.state.as_ref().map(|x| x.name()),
                         complete: !t.more,
                     },
                 ) {
@@ -422,7 +411,7 @@ impl Link {
             if t.resume {
                 if let Some(a) = self.sender_attach().filter(|a| !a.incomplete_unsettled) {
                     let listed = match (&a.unsettled, &t.delivery_tag) {
-                        (Some(tags), Some(tag)) => tags.iter().any(|x| x == tag),
+                        (Some(tags), Some(tag)) => tags.contains(tag),
                         _ => false,
                     };
                     if !listed {

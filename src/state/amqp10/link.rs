@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
+use crate::hash::HashSet;
+
 use crate::base::{Dir, Timestamp};
 use crate::codec::amqp10::{AnyTarget, Attach, ReceiverSettleMode, Role, SenderSettleMode, Value};
 
@@ -42,8 +44,8 @@ pub struct AttachInfo {
     pub target_is_terminus: bool,
     /// initial-delivery-count.
     pub initial_delivery_count: Option<u32>,
-    /// Tags of the unsettled map (None: no map).
-    pub unsettled: Option<Vec<Bytes>>,
+    /// Tags of the unsettled map (None: no map), looked up by a resumed transfer's tag.
+    pub unsettled: Option<HashSet<Bytes>>,
     /// incomplete-unsettled.
     pub incomplete_unsettled: bool,
 }

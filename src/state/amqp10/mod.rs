@@ -26,6 +26,9 @@ mod delivery_frames;
 mod flow_checks;
 pub mod link;
 mod link_frames;
+pub mod link_index;
+#[cfg(test)]
+mod keyed_lookups;
 mod routing;
 pub mod rules;
 pub mod sasl;
@@ -97,7 +100,9 @@ pub struct ConnectionTracker {
     /// Next session/link id.
     pub(crate) next_id: u64,
     /// Non-closing detaches that followed a closing one, until the peer reattaches or leaves.
-    pub(crate) unclosed: Vec<crossing::UnclosedDetach>,
+    pub(crate) unclosed: crossing::Unclosed,
+    /// The links by name, for the attach checks.
+    pub(crate) names: link_index::LinkIndex,
 }
 
 impl ConnectionTracker {
@@ -231,6 +236,7 @@ impl ProtocolTracker for ConnectionTracker {
         for s in self.sessions.values_mut() {
             s.forget();
         }
+        self.names.forget();
     }
 
     fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {

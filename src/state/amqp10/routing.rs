@@ -120,12 +120,28 @@ impl ConnectionTracker {
         };
         self.channels[d.index()].remove(&channel);
         self.unclosed_judged(Some(d), Some(id), "ended the session", out);
-        if self
-            .sessions
-            .get_mut(&id)
-            .is_some_and(|s| s.on_end(at, out))
-        {
-            self.sessions.remove(&id);
+        let Some(s) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        if s.on_end(at, out) {
+            if let Some(s) = self.sessions.remove(&id) {
+                for (lid, l) in &s.links {
+                    self.names.remove(id, *lid, l);
+                }
+            }
+        } else {
+            // Its links left with `d`'s end (a session's end is its links' end: they are
+            // walked once, as they leave).
+            for (lid, l) in &s.links {
+                self.names.update(id, *lid, l);
+            }
+        }
+    }
+
+    /// Link `lid` of session `sid` changed: its entries in the name index follow.
+    fn reindex(&mut self, sid: u64, lid: u64) {
+        if let Some(l) = self.sessions.get(&sid).and_then(|s| s.links.get(&lid)) {
+            self.names.update(sid, lid, l);
         }
     }
 
@@ -142,12 +158,13 @@ impl ConnectionTracker {
         let Some(s) = self.sessions.get_mut(&sid) else {
             return;
         };
+        let freed = s.handles[d.index()].get(&a.handle).copied();
         s.attach_checks(at, a, out);
+        if let Some(old) = freed {
+            self.reindex(sid, old);
+        }
         self.name_in_use_check(at, a, sender, out);
-        let paired = self
-            .sessions
-            .get(&sid)
-            .and_then(|s| s.paired_attach(d, name, sender));
+        let paired = self.names.first_awaiting(sid, name, d, sender);
         let lid = match paired {
             Some(k) => k,
             None => {
@@ -170,6 +187,7 @@ impl ConnectionTracker {
         if let Some(s) = self.sessions.get_mut(&sid) {
             s.attached(d, a, lid, info);
         }
+        self.reindex(sid, lid);
     }
 
     /// A link name is unique per direction across the connection (§2.6.1): judged against the
@@ -183,14 +201,10 @@ impl ConnectionTracker {
     ) {
         let d = at.d;
         let name = a.name.as_str();
-        if let Some((_, dup)) = self
-            .sessions
-            .values()
-            .flat_map(|s| s.links.iter())
-            .filter(|(_, l)| {
-                l.known && l.name == name && l.sender == sender && l.handle[d.index()].is_some()
-            })
-            .min_by_key(|(id, _)| **id)
+        if let Some(dup) = self
+            .names
+            .first_attached(name, d, sender)
+            .and_then(|(lid, sid)| self.sessions.get(&sid)?.links.get(&lid))
         {
             out.push(rules::LINK_NAME_IN_USE.violation(
                 d,
@@ -239,10 +253,23 @@ impl ConnectionTracker {
     }
 
     pub(crate) fn on_detach(&mut self, at: At, channel: u16, x: &Detach, out: &mut Vec<Violation>) {
-        let Some(s) = self.routed(at, channel, "detach", out) else {
+        let Some(sid) = self.session_for(at, channel, "detach", out) else {
             return;
         };
-        if let Some(u) = s.on_detach(at, x, out) {
+        let Some(s) = self.sessions.get_mut(&sid) else {
+            return;
+        };
+        let Some((lid, unclosed)) = s.on_detach(at, x, out) else {
+            return;
+        };
+        if s.links.get(&lid).is_some_and(super::link::Link::gone) {
+            if let Some(l) = s.links.remove(&lid) {
+                self.names.remove(sid, lid, &l);
+            }
+        } else {
+            self.reindex(sid, lid);
+        }
+        if let Some(u) = unclosed {
             // An answer, or a detach crossing the closing one: judged once `d` reattaches
             // (crossing, fine) or moves on without doing so.
             self.detach_unclosed(u, out);
@@ -284,6 +311,7 @@ impl ConnectionTracker {
             if let Some(s) = self.sessions.get_mut(&sid) {
                 s.learn_sender_link(d, sid, t.handle, lid);
             }
+            self.reindex(sid, lid);
         }
         if let Some(s) = self.sessions.get_mut(&sid) {
             s.on_transfer(at, channel, t, ts, out);

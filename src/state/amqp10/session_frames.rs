@@ -79,20 +79,6 @@ impl Session {
         l.handle[d.index()] = None;
     }
 
-    /// The partner's attach of link `name` sent by `sender` that `d`'s attach answers.
-    pub(crate) fn paired_attach(&self, d: Dir, name: &str, sender: Dir) -> Option<u64> {
-        self.links
-            .iter()
-            .filter(|(_, l)| {
-                l.name == name
-                    && l.sender == sender
-                    && l.attach[d.index()].is_none()
-                    && l.handle[d.flip().index()].is_some()
-            })
-            .map(|(k, _)| *k)
-            .min()
-    }
-
     /// `d` attached link `lid` with `a`: its handle and role are recorded.
     pub(crate) fn attached(&mut self, d: Dir, a: &Attach, lid: u64, info: AttachInfo) {
         self.handles[d.index()].insert(a.handle, lid);
@@ -116,23 +102,20 @@ impl Session {
         self.roles[d.flip().index()][1] = true;
     }
 
-    /// `at.d`'s detach; returns a non-closing detach answering a closing one, whose verdict
-    /// waits for what `d` does next.
+    /// `at.d`'s detach of the link it returns (which the connection forgets once neither end
+    /// is attached), with a non-closing detach answering a closing one, whose verdict waits for
+    /// what `d` does next.
     pub(crate) fn on_detach(
         &mut self,
         at: At,
         x: &Detach,
         out: &mut Vec<Violation>,
-    ) -> Option<UnclosedDetach> {
+    ) -> Option<(u64, Option<UnclosedDetach>)> {
         let lid = self.link_for(at, x.handle, "detach", out)?;
         let l = self.links.get_mut(&lid)?;
         let unclosed = l.on_detach(at, x.closed, out);
-        let gone = l.gone();
         self.handles[at.d.index()].remove(&x.handle);
-        if gone {
-            self.links.remove(&lid);
-        }
-        unclosed
+        Some((lid, unclosed))
     }
 
     /// `at.d` ended the session: its links leave with it (a drain unanswered is judged).

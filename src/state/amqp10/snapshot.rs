@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::base::Dir;
+use crate::hash::HashMap;
 use crate::state::snapshot::PerDir;
 
 use super::ConnectionTracker;
@@ -234,11 +235,16 @@ fn session(s: &Session) -> SessionSnapshot {
     }
 }
 
-fn link(s: &Session, id: u64, l: &Link) -> LinkSnapshot {
-    let unsettled = s.deliveries.unsettled[l.sender.index()]
-        .values()
-        .filter(|x| x.link == id)
-        .count();
+/// Each link's unsettled deliveries (by link id), in one pass over the session's.
+fn unsettled_by_link(s: &Session) -> HashMap<u64, usize> {
+    let mut n = HashMap::default();
+    for d in s.deliveries.unsettled.iter().flat_map(|m| m.values()) {
+        *n.entry(d.link).or_default() += 1;
+    }
+    n
+}
+
+fn link(s: &Session, l: &Link, unsettled: usize) -> LinkSnapshot {
     let (sa, ra) = (l.sender_attach(), l.receiver_attach());
     let client_role = if l.sender == Dir::C2S {
         crate::codec::amqp10::Role::Sender
@@ -280,7 +286,13 @@ pub fn snapshot(t: &ConnectionTracker) -> Amqp10Snapshot {
     let mut links: Vec<(u64, LinkSnapshot)> = t
         .sessions
         .values()
-        .flat_map(|s| s.links.iter().map(|(id, l)| (*id, link(s, *id, l))))
+        .flat_map(|s| {
+            let unsettled = unsettled_by_link(s);
+            s.links.iter().map(move |(id, l)| {
+                let n = unsettled.get(id).copied().unwrap_or(0);
+                (*id, link(s, l, n))
+            })
+        })
         .collect();
     links.sort_by_key(|(id, _)| *id);
     Amqp10Snapshot {

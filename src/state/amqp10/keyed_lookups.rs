@@ -1,0 +1,139 @@
+//! Every lookup of a frame is by key: the entries the tracker and the frame context examine
+//! for an attach or a disposition do not grow with the links or deliveries outstanding
+//! (counted by [`crate::state::visits`], not timed).
+
+use bytes::Bytes;
+
+use crate::base::{Dir, Timestamp};
+use crate::codec::amqp10::{Str, Value, described_list, encode_frame};
+use crate::pipeline::{InspectOptions, Inspector};
+use crate::state::visits;
+
+/// One connection fed frame by frame.
+struct Conn {
+    insp: Inspector,
+    now: i64,
+}
+
+fn s(x: &str) -> Value {
+    Value::String(Str::from(x))
+}
+
+impl Conn {
+    /// Opened, one session on channel 0 both ways, windows as large as they go.
+    fn session() -> Conn {
+        let mut c = Conn {
+            insp: Inspector::new(1, InspectOptions::default()),
+            now: 1_000_000,
+        };
+        for d in [Dir::C2S, Dir::S2C] {
+            c.bytes(d, b"AMQP\x00\x01\x00\x00");
+        }
+        c.send(Dir::C2S, &described_list(0x10, vec![s("client")]), &[]);
+        c.send(Dir::S2C, &described_list(0x10, vec![s("broker")]), &[]);
+        let begin = |remote: Option<u16>| {
+            let window = Value::Uint(u32::MAX / 2);
+            let remote = remote.map_or(Value::Null, Value::Ushort);
+            described_list(0x11, vec![remote, Value::Uint(0), window.clone(), window])
+        };
+        c.send(Dir::C2S, &begin(None), &[]);
+        c.send(Dir::S2C, &begin(Some(0)), &[]);
+        c
+    }
+
+    fn bytes(&mut self, d: Dir, b: &[u8]) {
+        self.now += 10;
+        let mut out = Vec::new();
+        let ts = Timestamp(self.now);
+        self.insp.chunk(d, ts, Bytes::copy_from_slice(b), &mut out);
+    }
+
+    fn send(&mut self, d: Dir, p: &Value, payload: &[u8]) {
+        self.bytes(d, &encode_frame(0, 0, Some(p), payload).unwrap());
+    }
+
+    /// The client's sending link `name` on `handle`, answered by the server, with credit.
+    fn link(&mut self, name: &str, handle: u32) {
+        let (null, h) = (Value::Null, Value::Uint(handle));
+        let terminus = |code| described_list(code, vec![s("q")]);
+        let mut sender = vec![s(name), h.clone(), Value::Bool(false), null.clone()];
+        sender.extend([null.clone(), terminus(0x28), terminus(0x29)]);
+        sender.extend([null.clone(), null.clone(), Value::Uint(0)]);
+        self.send(Dir::C2S, &described_list(0x12, sender), &[]);
+        let mut receiver = vec![s(name), h.clone(), Value::Bool(true), null.clone()];
+        receiver.extend([null, terminus(0x28), terminus(0x29)]);
+        self.send(Dir::S2C, &described_list(0x12, receiver), &[]);
+        let window = Value::Uint(u32::MAX / 2);
+        let mut flow = vec![Value::Uint(0), window.clone(), Value::Uint(0), window];
+        flow.extend([h, Value::Uint(0), Value::Uint(u32::MAX / 2)]);
+        self.send(Dir::S2C, &described_list(0x13, flow), &[]);
+    }
+
+    /// An unsettled transfer of delivery `id` on handle 0.
+    fn transfer(&mut self, id: u32) {
+        let tag = Value::Binary(Bytes::copy_from_slice(&id.to_be_bytes()));
+        let fields = vec![Value::Uint(0), Value::Uint(id), tag, Value::Uint(0)];
+        let data = [0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
+        self.send(Dir::C2S, &described_list(0x14, fields), &data);
+    }
+
+    /// The receiver settles `first..=last` as accepted.
+    fn settle(&mut self, first: u32, last: u32) {
+        let accepted = described_list(0x24, vec![]);
+        let fields = vec![
+            Value::Bool(true),
+            Value::Uint(first),
+            Value::Uint(last),
+            Value::Bool(true),
+            accepted,
+        ];
+        self.send(Dir::S2C, &described_list(0x15, fields), &[]);
+    }
+}
+
+/// Entries examined per frame of the `k` frames `f` sends, with `n` links attached and never
+/// detached.
+fn attach_visits(n: u32, k: u32) -> u64 {
+    let mut c = Conn::session();
+    for i in 0..n {
+        c.link(&format!("link-{i}"), i);
+    }
+    visits::take();
+    for i in n..n + k {
+        c.link(&format!("link-{i}"), i);
+    }
+    visits::take() / u64::from(k)
+}
+
+#[test]
+fn an_attach_examines_its_names_links_not_every_link() {
+    // A name index: a link and its answer (each attach finds at most the one link it pairs
+    // with or collides with), whatever the links outstanding. A scan: every link, per attach.
+    let (few, many) = (attach_visits(10, 50), attach_visits(2_000, 50));
+    assert!(many <= 2, "{many} entries examined per link attached among 2,000");
+    assert_eq!(few, many, "the same with 10 links as with 2,000");
+}
+
+/// Entries examined per disposition of one delivery, with `n` unsettled.
+fn disposition_visits(n: u32, k: u32) -> u64 {
+    let mut c = Conn::session();
+    c.link("L", 0);
+    for id in 0..n + k {
+        c.transfer(id);
+    }
+    visits::take();
+    for id in 0..k {
+        c.settle(id, id);
+    }
+    // A range of ids none of which is outstanding examines nothing.
+    c.settle(n + k, u32::MAX - 1);
+    visits::take() / u64::from(k)
+}
+
+#[test]
+fn a_disposition_examines_what_it_settles_not_every_unsettled_delivery() {
+    // The tracker and the frame context each settle the one delivery named.
+    let (few, many) = (disposition_visits(10, 50), disposition_visits(5_000, 50));
+    assert!(many <= 2, "{many} entries examined per disposition among 5,000 unsettled");
+    assert_eq!(few, many, "the same with 10 unsettled as with 5,000");
+}
