@@ -21,8 +21,8 @@ use search::{Attempt, Search, Sync};
 use super::link::TcpSegment;
 use super::source::SourceEvent;
 use super::tcp_reassembly::{Piece, Reassembler};
-use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
+use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
 
 /// Ports that mark the server side when no SYN was captured.
 pub const WELL_KNOWN_PORTS: [u16; 2] = [5672, 5671];
@@ -85,6 +85,9 @@ struct Flow {
     fin_at: [Option<u32>; 2],
     /// The index whose FIN was seen first.
     fin_first: usize,
+    /// Per direction: the sequence number after its FIN (which an answer acknowledges), once
+    /// seen.
+    fin_end: [Option<u32>; 2],
     last_seen: u64,
     /// Per direction: events made but not passed on yet, each with its capture time and a
     /// sequence number. They go out merged in capture order, and only once the other
@@ -122,6 +125,7 @@ impl Flow {
             fin: [false, false],
             fin_at: [None, None],
             fin_first: 0,
+            fin_end: [None, None],
             last_seen: 0,
             pending: [VecDeque::new(), VecDeque::new()],
             pending_bytes: 0,
@@ -258,8 +262,11 @@ impl ConnTable {
                 flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
                 self.pieces_in(&mut flow, idx, ts, &mut pieces);
             }
-            if seg.fin || seg.rst {
-                flow.reasm[idx].fin(seq.wrapping_add(seg.payload.len() as u32));
+            let end = seq.wrapping_add(seg.payload.len() as u32);
+            if seg.fin {
+                flow.reasm[idx].fin(end);
+            } else if seg.rst {
+                flow.reasm[idx].rst(end);
             }
             self.pieces = pieces;
             if let Class::Amqp(conn) = flow.class {
@@ -267,10 +274,8 @@ impl ConnTable {
             }
         }
         if seg.rst {
-            let by = flow
-                .client
-                .map(|c| if c == idx { Dir::C2S } else { Dir::S2C });
-            self.finish(*flow, ts, CloseReason::Reset { by });
+            let reason = Self::reset_reason(&flow, idx, seg);
+            self.finish(*flow, ts, reason);
             return;
         }
         if seg.fin && !flow.fin[idx] {
@@ -278,18 +283,60 @@ impl ConnTable {
                 flow.fin_first = idx;
             }
             let at = seg.seq.wrapping_add(seg.payload.len() as u32);
-            flow.fin_at[idx] = Some(at.wrapping_add(u32::from(seg.syn)));
+            let at = at.wrapping_add(u32::from(seg.syn));
+            flow.fin_at[idx] = Some(at);
+            flow.fin_end[idx] = Some(at.wrapping_add(1));
         }
         self.tell_fin(&mut flow, idx, ts, false);
         if seg.fin {
             flow.fin[idx] = true;
             if flow.fin[0] && flow.fin[1] {
-                self.finish(*flow, ts, CloseReason::FinBothWays);
+                // The FIN the second one acknowledges came first; crossed FINs say nothing;
+                // without an acknowledgement, the capture's order.
+                let first = Self::answered_fin(&flow, idx, seg)
+                    .unwrap_or(Some(flow.fin_first))
+                    .and_then(|i| Self::side(&flow, i));
+                self.finish(*flow, ts, CloseReason::FinBothWays { first });
                 return;
             }
         }
         // Ignored flows keep a small entry so later segments are dropped cheaply.
         self.flows.insert(key, flow);
+    }
+
+    /// Whether `seg`, from index `idx`, answers the partner's FIN: `Some(Some(partner))` when
+    /// it acknowledges it (its sender had read it), `Some(None)` when it acknowledges less
+    /// (it was sent before the FIN arrived: the two crossed), `None` when the packets do not
+    /// say (no FIN from the partner, or no acknowledgement in `seg`).
+    fn answered_fin(flow: &Flow, idx: usize, seg: &TcpSegment<'_>) -> Option<Option<usize>> {
+        let end = flow.fin_end[1 - idx]?;
+        if !seg.ack {
+            return None;
+        }
+        let covers = seg.ack_no.wrapping_sub(end) as i32 >= 0;
+        Some(covers.then_some(1 - idx))
+    }
+
+    /// Why a connection that `seg` (from index `idx`, with RST) resets ended: by its sender,
+    /// after the FIN that came before it when one did (the partner's, which the RST answers or
+    /// carries no acknowledgement for, else its sender's own), as the relay tells a reset after
+    /// a clean close.
+    fn reset_reason(flow: &Flow, idx: usize, seg: &TcpSegment<'_>) -> CloseReason {
+        let partner_fin = match Self::answered_fin(flow, idx, seg) {
+            Some(answered) => answered,
+            None => flow.fin[1 - idx].then_some(1 - idx),
+        };
+        let before = partner_fin.or(flow.fin[idx].then_some(idx));
+        CloseReason::Reset {
+            by: Self::side(flow, idx),
+            after_fin: before.and_then(|i| Self::side(flow, i)),
+        }
+    }
+
+    /// The direction index `idx` sends in, once the client is known.
+    fn side(flow: &Flow, idx: usize) -> Option<Dir> {
+        flow.client
+            .map(|c| if c == idx { Dir::C2S } else { Dir::S2C })
     }
 
     /// The capture ended: flush and close every open AMQP connection, in connection order.
