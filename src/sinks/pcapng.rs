@@ -3,7 +3,8 @@
 //! 5672, the real address in the SYN's comment: see [`real_addr`]), violations attached as
 //! packet comments (`frame.comment`) to the packet holding the offending frame, and each
 //! direction's FIN where its `Fin` event puts it (a half-close before the other side's later
-//! data), the rest at the close.
+//! data), the rest at the close in the order the source saw them (the clean closer's FIN before
+//! the other's RST; see [`ending`]).
 //!
 //! Writes the bytes of `Data` events exactly (already masked); never reorders a direction.
 //! Complete blocks reach the file at each `flush`, so a reader sees a valid file between
