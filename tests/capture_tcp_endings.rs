@@ -10,13 +10,10 @@ mod support;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use amqpeek::capture::{self, CaptureOptions, SourceEvent};
 use amqpeek::event::{CloseReason, Dir};
-use etherparse::PacketBuilder;
-use pcap_file::DataLink;
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use capture_common::Segment;
 
 const HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
 const HEARTBEAT: &[u8] = &[8, 0, 0, 0, 0, 0, 0, 0xce];
@@ -25,6 +22,7 @@ const SERVER_ISN: u32 = 5000;
 
 /// One crafted packet: from the client?, sequence number, acknowledgement (if any), FIN, RST,
 /// payload.
+#[derive(Clone, Copy)]
 struct P(bool, u32, Option<u32>, bool, bool, &'static [u8]);
 
 /// A classic pcap of a handshake, the client's header and the server's heartbeat, then `tail`.
@@ -32,44 +30,32 @@ fn write(tail: &[P], file: &Path) {
     let c: SocketAddr = "10.9.0.1:40000".parse().unwrap();
     let s: SocketAddr = "10.9.0.2:5672".parse().unwrap();
     let (c1, s1) = (CLIENT_ISN + 1, SERVER_ISN + 1);
-    let mut all = vec![
+    let head = [
         P(true, CLIENT_ISN, None, false, false, b""),
         P(false, SERVER_ISN, Some(c1), false, false, b""),
         P(true, c1, Some(s1), false, false, HEADER),
         P(false, s1, Some(c1 + 8), false, false, HEARTBEAT),
     ];
-    all.extend(tail.iter().map(|p| P(p.0, p.1, p.2, p.3, p.4, p.5)));
-    let header = PcapHeader {
-        datalink: DataLink::ETHERNET,
-        ..Default::default()
-    };
-    let mut w = PcapWriter::with_header(std::fs::File::create(file).unwrap(), header).unwrap();
-    for (i, P(from_client, seq, ack, fin, rst, payload)) in all.iter().enumerate() {
-        let (src, dst) = if *from_client { (c, s) } else { (s, c) };
-        let (SocketAddr::V4(a), SocketAddr::V4(b)) = (src, dst) else {
-            unreachable!()
-        };
-        let mut t = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-            .ipv4(a.ip().octets(), b.ip().octets(), 64)
-            .tcp(src.port(), dst.port(), *seq, 65535);
-        if i < 2 {
-            t = t.syn();
-        }
-        if let Some(n) = ack {
-            t = t.ack(*n);
-        }
-        if *fin {
-            t = t.fin();
-        }
-        if *rst {
-            t = t.rst();
-        }
-        let mut frame = Vec::new();
-        t.write(&mut frame, payload).unwrap();
-        let ts = Duration::from_micros(1_764_417_600_000_000 + i as u64 * 1000);
-        w.write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame))
-            .unwrap();
-    }
+    let segments: Vec<Segment> = head
+        .iter()
+        .chain(tail)
+        .enumerate()
+        .map(|(i, &P(from_client, seq, ack, fin, rst, payload))| {
+            let (src, dst) = if from_client { (c, s) } else { (s, c) };
+            Segment {
+                ts_us: 1_764_417_600_000_000 + i as u64 * 1000,
+                src,
+                dst,
+                seq,
+                ack,
+                syn: i < 2,
+                fin,
+                rst,
+                payload,
+            }
+        })
+        .collect();
+    capture_common::write_pcap(&segments, file);
 }
 
 /// The close reason and the number of gaps amqpeek reads from `file`.

@@ -672,6 +672,9 @@ impl ConnTable {
                     // 0-9-1 server answers with frames): which protocol is for the search to
                     // find.
                     let partner_lost = offset == 0 && flow.start_lost[1 - idx];
+                    if mid_stream && (dir == Dir::S2C || !at_header) {
+                        self.partner_start_lost(flow, conn, idx, ts);
+                    }
                     flow.sync[idx] = if mid_stream && !at_header {
                         Sync::Searching(Search::new(offset, "capture starts mid-connection"))
                     } else if partner_lost && !at_header {
@@ -700,6 +703,38 @@ impl ConnTable {
                 }
             }
         }
+    }
+
+    /// Direction `idx`, whose handshake was not captured, shows its first bytes before its
+    /// partner showed any, and they say the partner spoke before: `idx` is the server (AMQP's
+    /// client speaks first), or its first bytes are mid-stream. Unless the partner's SYN was
+    /// captured, what the partner sent before its first captured byte is then not in the
+    /// capture: an empty gap at its offset 0 says so at once, so that nothing `idx` sends is
+    /// judged against a partner that seemingly sent nothing (its frames are then searched for
+    /// a boundary as a capture starting mid-connection is).
+    fn partner_start_lost(&mut self, flow: &mut Flow, conn: ConnId, idx: usize, ts: Timestamp) {
+        let j = 1 - idx;
+        let untouched = matches!(flow.sync[j], Sync::Start) && flow.reasm[j].offset() == 0;
+        if flow.reasm[j].syn_seen() || flow.start_lost[j] || !untouched {
+            return;
+        }
+        flow.start_lost[j] = true;
+        let (who, other) = match Self::dir(flow, j) {
+            Dir::C2S => ("client", "server"),
+            Dir::S2C => ("server", "client"),
+        };
+        let gap = SourceEvent::Gap {
+            conn,
+            ts,
+            dir: Self::dir(flow, j),
+            offset: 0,
+            len: 0,
+            reason: format!(
+                "the capture starts after the {who}'s first bytes (the {other}'s were captured first): what the {who} sent before is unknown"
+            ),
+            resync: None,
+        };
+        self.pend(flow, j, ts, gap);
     }
 
     /// Look for a frame boundary in what direction `idx` holds; `at` says how hard.
