@@ -18,7 +18,7 @@ use bytes::Bytes;
 pub mod sink;
 
 pub use crate::base::*;
-pub use crate::codec::{ProtocolHeader, PAYLOAD_SPAN};
+pub use crate::codec::{PAYLOAD_SPAN, ProtocolHeader};
 pub use crate::protocol::FrameEvent;
 pub use crate::state::snapshot::{self, Snapshot};
 pub use sink::{Render, Sink};

@@ -234,7 +234,8 @@ impl Masker {
     /// credential, plus URL passwords in it.
     pub fn partial(&self, offset: u64, bytes: &[u8]) -> Vec<Range<u64>> {
         let abs = |r: Range<usize>| offset + r.start as u64..offset + r.end as u64;
-        let from = protocol_credential::mask_from(bytes, self.proto, self.sasl).map(|f| f..bytes.len());
+        let from =
+            protocol_credential::mask_from(bytes, self.proto, self.sasl).map(|f| f..bytes.len());
         from.into_iter()
             .chain(credential::url_passwords(bytes))
             .map(abs)

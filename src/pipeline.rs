@@ -16,8 +16,8 @@ use crate::state::{ConnTracker, rules};
 mod chunk;
 mod held;
 mod undecoded;
-use held::Held;
 pub use crate::event::{Render, Sink};
+use held::Held;
 
 /// The least event time between two [`EventKind::State`] events of one connection (µs),
 /// unless its state name changes.

@@ -45,7 +45,9 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&d) else { continue };
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries {
             let path = entry.unwrap().path();
             if path.is_dir() {
@@ -332,7 +334,13 @@ fn the_module_graph_has_no_cycle() {
     let g = graph();
     let found: Vec<String> = cycles(&g)
         .iter()
-        .map(|scc| format!("{}:\n{}", scc.join(" <-> "), cycle_edges(&g, scc).join("\n")))
+        .map(|scc| {
+            format!(
+                "{}:\n{}",
+                scc.join(" <-> "),
+                cycle_edges(&g, scc).join("\n")
+            )
+        })
         .collect();
     assert!(
         found.is_empty(),

@@ -189,9 +189,9 @@ fn pcapng_written_by_the_sink_reads_back_identically() {
     assert_eq!(
         closes(&evs),
         vec![
-            (1, "FIN both ways".into()),
+            (1, "FIN both ways, client first".into()),
             (2, "reset by client".into()),
-            (3, "FIN both ways".into())
+            (3, "FIN both ways, client first".into())
         ]
     );
     assert!(gaps(&evs).is_empty());
@@ -252,8 +252,13 @@ fn read_back_close(reason: CloseReason) -> CloseReason {
 
 #[test]
 fn the_pcapng_sink_ends_a_reset_connection_with_an_rst_from_the_peer_that_reset() {
-    let by_client = CloseReason::Reset { by: Some(Dir::C2S) };
-    let by_server = CloseReason::Reset { by: Some(Dir::S2C) };
+    let reset = |by, after_fin| CloseReason::Reset {
+        by: Some(by),
+        after_fin,
+    };
+    let by_client = reset(Dir::C2S, None);
+    let by_server = reset(Dir::S2C, None);
+    let fins = |first| CloseReason::FinBothWays { first };
     for (reason, want) in [
         (
             "client reset: Connection reset by peer (os error 104)",
@@ -263,13 +268,14 @@ fn the_pcapng_sink_ends_a_reset_connection_with_an_rst_from_the_peer_that_reset(
             "upstream reset: Connection reset by peer (os error 104)",
             &by_server,
         ),
+        // The clean close before the reset is a FIN before the RST, which answers it.
         (
             "client closed, then upstream reset: Broken pipe (os error 32)",
-            &by_server,
+            &reset(Dir::S2C, Some(Dir::C2S)),
         ),
         (
             "upstream closed, then client reset: Connection reset by peer (os error 104)",
-            &by_client,
+            &reset(Dir::C2S, Some(Dir::S2C)),
         ),
         (
             "upstream refused: Connection refused (os error 111)",
@@ -278,21 +284,21 @@ fn the_pcapng_sink_ends_a_reset_connection_with_an_rst_from_the_peer_that_reset(
         ("reset by client", &by_client),
         ("reset by server", &by_server),
         ("reset", &by_client),
-        // Clean ends, failures that are no reset, and words nobody knows end with FINs.
-        ("client closed", &CloseReason::FinBothWays),
-        ("upstream closed", &CloseReason::FinBothWays),
-        ("client error: timed out", &CloseReason::FinBothWays),
         (
-            "idle timeout: no bytes either way for 1.5s",
-            &CloseReason::FinBothWays,
+            "FIN by server, then reset by client",
+            &reset(Dir::C2S, Some(Dir::S2C)),
         ),
-        ("proxy stopped", &CloseReason::FinBothWays),
-        (
-            "capture ended with the connection open",
-            &CloseReason::FinBothWays,
-        ),
-        ("FIN both ways", &CloseReason::FinBothWays),
-        ("something else", &CloseReason::FinBothWays),
+        // Clean ends, failures that are no reset, and words nobody knows end with FINs: the
+        // first closer's answered by the other's when the source says who, else crossing.
+        ("client closed", &fins(Some(Dir::C2S))),
+        ("upstream closed", &fins(Some(Dir::S2C))),
+        ("FIN both ways, server first", &fins(Some(Dir::S2C))),
+        ("client error: timed out", &fins(None)),
+        ("idle timeout: no bytes either way for 1.5s", &fins(None)),
+        ("proxy stopped", &fins(None)),
+        ("capture ended with the connection open", &fins(None)),
+        ("FIN both ways", &fins(None)),
+        ("something else", &fins(None)),
     ] {
         assert_eq!(
             &read_back_close(CloseReason::parse(reason)),
@@ -592,7 +598,16 @@ fn every_link_type_byte_order_and_resolution_reads_the_same_conversation() {
             assert_eq!(connects(&evs), vec![(1, c, s)], "{what}");
             assert_eq!(chunks(&evs, 1, Dir::C2S), c2s, "{what}");
             assert_eq!(chunks(&evs, 1, Dir::S2C), s2c, "{what}");
-            assert_eq!(closes(&evs), vec![(1, CloseReason::FinBothWays)], "{what}");
+            assert_eq!(
+                closes(&evs),
+                vec![(
+                    1,
+                    CloseReason::FinBothWays {
+                        first: Some(Dir::C2S)
+                    }
+                )],
+                "{what}"
+            );
             assert!(gaps(&evs).is_empty(), "{what}");
             let ts = evs.iter().find_map(|e| match e {
                 SourceEvent::Chunk(c) => Some(c.ts),
@@ -637,7 +652,15 @@ fn out_of_order_retransmitted_and_overlapping_segments_reassemble_first_seen_win
     want[a - 5..a].fill(b'!'); // first seen for those five bytes was the bogus overlap
     assert_eq!(chunks(&evs, 1, Dir::C2S), want);
     assert!(gaps(&evs).is_empty());
-    assert_eq!(closes(&evs), vec![(1, CloseReason::FinBothWays)]);
+    assert_eq!(
+        closes(&evs),
+        vec![(
+            1,
+            CloseReason::FinBothWays {
+                first: Some(Dir::C2S)
+            }
+        )]
+    );
 }
 
 #[test]
@@ -659,7 +682,11 @@ fn capture_starting_mid_connection_resynchronises_at_a_frame_boundary() {
     let evs = collect(f.path(), CaptureOptions::default());
     assert_eq!(connects(&evs), vec![(1, c, s)]);
     let g = gaps(&evs);
-    let c2s_gap = g.iter().find(|g| g.1 == Dir::C2S).expect("a resync gap");
+    // The server spoke first: what the client sent before is unknown from the start (an
+    // empty gap), then its bytes are searched for a frame boundary.
+    let c2s: Vec<_> = g.iter().filter(|g| g.1 == Dir::C2S).collect();
+    assert_eq!((c2s[0].2, c2s[0].3, c2s[0].4), (0, 0, None), "{c2s:?}");
+    let c2s_gap = c2s.get(1).expect("a resync gap");
     // The next frame boundary after the cut.
     let boundary = {
         let mut at = 8usize;

@@ -57,13 +57,22 @@ pub enum CloseReason {
     Timeout(Timeout),
     /// The proxy stopped with the connection open.
     ProxyStopped,
-    /// A packet capture saw a FIN from each peer (who was first is not said).
-    FinBothWays,
+    /// A packet capture saw a FIN from each peer: `FIN both ways, client first` when the
+    /// second FIN acknowledges the first (it answers it), `FIN both ways` when the packets do
+    /// not say (the FINs crossed).
+    FinBothWays {
+        /// The peer whose FIN the other's answers, when the packets say.
+        first: Option<Dir>,
+    },
     /// A packet capture saw an RST from `by` (`reset by client`, `reset by server`), or from a
-    /// peer it cannot tell (`reset`).
+    /// peer it cannot tell (`reset`); `after_fin` is the peer whose FIN came before it (the
+    /// RST acknowledges it, or carries no acknowledgement): `FIN by client, then reset by
+    /// server`, as the proxy's `client closed, then upstream reset: ...`.
     Reset {
         /// The peer that sent the RST, when known.
         by: Option<Dir>,
+        /// The peer that had sent its FIN before the reset, when one had.
+        after_fin: Option<Dir>,
     },
     /// The capture ended with the connection still open.
     CaptureEnded,
@@ -100,6 +109,14 @@ const TLS_UNANSWERED: &str = "upstream did not answer the TLS upgrade header";
 const TLS_CLOSED: &str = "upstream closed during the TLS upgrade: ";
 const HANDSHAKE: &str = "handshake timeout: the client sent no protocol header within ";
 const IDLE: &str = "idle timeout: no bytes either way for ";
+
+/// A packet capture's name for the peer sending in `d`.
+fn capture_side(d: Dir) -> &'static str {
+    match d {
+        Dir::C2S => "client",
+        Dir::S2C => "server",
+    }
+}
 
 /// The proxy's name for the peer sending in `d`.
 fn side(d: Dir) -> &'static str {
@@ -162,10 +179,19 @@ impl fmt::Display for CloseReason {
             CloseReason::Timeout(Timeout::Handshake(d)) => write!(f, "{HANDSHAKE}{}", seconds(*d)),
             CloseReason::Timeout(Timeout::Idle(d)) => write!(f, "{IDLE}{}", seconds(*d)),
             CloseReason::ProxyStopped => f.write_str("proxy stopped"),
-            CloseReason::FinBothWays => f.write_str("FIN both ways"),
-            CloseReason::Reset { by: None } => f.write_str("reset"),
-            CloseReason::Reset { by: Some(Dir::C2S) } => f.write_str("reset by client"),
-            CloseReason::Reset { by: Some(Dir::S2C) } => f.write_str("reset by server"),
+            CloseReason::FinBothWays { first: None } => f.write_str("FIN both ways"),
+            CloseReason::FinBothWays { first: Some(d) } => {
+                write!(f, "FIN both ways, {} first", capture_side(*d))
+            }
+            CloseReason::Reset { by, after_fin } => {
+                if let Some(d) = after_fin {
+                    write!(f, "FIN by {}, then ", capture_side(*d))?;
+                }
+                match by {
+                    Some(d) => write!(f, "reset by {}", capture_side(*d)),
+                    None => f.write_str("reset"),
+                }
+            }
             CloseReason::CaptureEnded => f.write_str(CAPTURE_ENDED),
             CloseReason::Evicted => f.write_str(EVICTED),
             CloseReason::Superseded => f.write_str(SUPERSEDED),
@@ -218,10 +244,6 @@ impl CloseReason {
     fn known(text: &str) -> Option<CloseReason> {
         let fixed = [
             CloseReason::ProxyStopped,
-            CloseReason::FinBothWays,
-            CloseReason::Reset { by: None },
-            CloseReason::Reset { by: Some(Dir::C2S) },
-            CloseReason::Reset { by: Some(Dir::S2C) },
             CloseReason::CaptureEnded,
             CloseReason::Evicted,
             CloseReason::Superseded,
@@ -229,7 +251,11 @@ impl CloseReason {
             CloseReason::Closed { first: Dir::C2S },
             CloseReason::Closed { first: Dir::S2C },
         ];
-        if let Some(r) = fixed.into_iter().find(|r| r.renders_as(text)) {
+        if let Some(r) = fixed
+            .into_iter()
+            .chain(Self::capture_endings())
+            .find(|r| r.renders_as(text))
+        {
             return Some(r);
         }
         if let Some(e) = text.strip_prefix("upstream refused: ") {
@@ -255,6 +281,16 @@ impl CloseReason {
             });
         }
         Self::failure(text)
+    }
+
+    /// Every FIN and RST ending a packet capture names.
+    fn capture_endings() -> impl Iterator<Item = CloseReason> {
+        let sides = [None, Some(Dir::C2S), Some(Dir::S2C)];
+        let fins = sides.map(|first| CloseReason::FinBothWays { first });
+        let resets = sides
+            .into_iter()
+            .flat_map(move |by| sides.map(|after_fin| CloseReason::Reset { by, after_fin }));
+        fins.into_iter().chain(resets)
     }
 
     /// `[client closed, then ]upstream reset: detail` and the like.
@@ -327,17 +363,15 @@ mod tests {
             CloseReason::Timeout(Timeout::Handshake(Duration::from_secs(30))),
             CloseReason::Timeout(Timeout::Idle(Duration::from_millis(1500))),
             CloseReason::ProxyStopped,
-            CloseReason::FinBothWays,
-            CloseReason::Reset { by: None },
             CloseReason::CaptureEnded,
             CloseReason::Evicted,
             CloseReason::Superseded,
             CloseReason::Other("closed".into()),
             CloseReason::Other("client reset".into()),
         ];
+        all.extend(CloseReason::capture_endings());
         for d in [Dir::C2S, Dir::S2C] {
             all.push(CloseReason::Closed { first: d });
-            all.push(CloseReason::Reset { by: Some(d) });
             all.push(CloseReason::TlsHandshake {
                 by: d,
                 detail: "no answer within 10s".into(),
@@ -393,9 +427,27 @@ mod tests {
                 CloseReason::Timeout(Timeout::Idle(Duration::from_millis(1500))),
                 "idle timeout: no bytes either way for 1.5s",
             ),
-            (CloseReason::Reset { by: Some(Dir::C2S) }, "reset by client"),
-            (CloseReason::Reset { by: Some(Dir::S2C) }, "reset by server"),
-            (CloseReason::FinBothWays, "FIN both ways"),
+            (
+                CloseReason::Reset {
+                    by: Some(Dir::C2S),
+                    after_fin: None,
+                },
+                "reset by client",
+            ),
+            (
+                CloseReason::Reset {
+                    by: Some(Dir::S2C),
+                    after_fin: Some(Dir::C2S),
+                },
+                "FIN by client, then reset by server",
+            ),
+            (CloseReason::FinBothWays { first: None }, "FIN both ways"),
+            (
+                CloseReason::FinBothWays {
+                    first: Some(Dir::S2C),
+                },
+                "FIN both ways, server first",
+            ),
             (
                 CloseReason::CaptureEnded,
                 "capture ended with the connection open",

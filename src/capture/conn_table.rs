@@ -21,8 +21,8 @@ use search::{Attempt, Search, Sync};
 use super::link::TcpSegment;
 use super::source::SourceEvent;
 use super::tcp_reassembly::{Piece, Reassembler};
-use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
+use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
 
 /// Ports that mark the server side when no SYN was captured.
 pub const WELL_KNOWN_PORTS: [u16; 2] = [5672, 5671];
@@ -85,6 +85,9 @@ struct Flow {
     fin_at: [Option<u32>; 2],
     /// The index whose FIN was seen first.
     fin_first: usize,
+    /// Per direction: the sequence number after its FIN (which an answer acknowledges), once
+    /// seen.
+    fin_end: [Option<u32>; 2],
     last_seen: u64,
     /// Per direction: events made but not passed on yet, each with its capture time and a
     /// sequence number. They go out merged in capture order, and only once the other
@@ -122,6 +125,7 @@ impl Flow {
             fin: [false, false],
             fin_at: [None, None],
             fin_first: 0,
+            fin_end: [None, None],
             last_seen: 0,
             pending: [VecDeque::new(), VecDeque::new()],
             pending_bytes: 0,
@@ -258,8 +262,11 @@ impl ConnTable {
                 flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
                 self.pieces_in(&mut flow, idx, ts, &mut pieces);
             }
-            if seg.fin || seg.rst {
-                flow.reasm[idx].fin(seq.wrapping_add(seg.payload.len() as u32));
+            let end = seq.wrapping_add(seg.payload.len() as u32);
+            if seg.fin {
+                flow.reasm[idx].fin(end);
+            } else if seg.rst {
+                flow.reasm[idx].rst(end);
             }
             self.pieces = pieces;
             if let Class::Amqp(conn) = flow.class {
@@ -267,10 +274,8 @@ impl ConnTable {
             }
         }
         if seg.rst {
-            let by = flow
-                .client
-                .map(|c| if c == idx { Dir::C2S } else { Dir::S2C });
-            self.finish(*flow, ts, CloseReason::Reset { by });
+            let reason = Self::reset_reason(&flow, idx, seg);
+            self.finish(*flow, ts, reason);
             return;
         }
         if seg.fin && !flow.fin[idx] {
@@ -278,18 +283,60 @@ impl ConnTable {
                 flow.fin_first = idx;
             }
             let at = seg.seq.wrapping_add(seg.payload.len() as u32);
-            flow.fin_at[idx] = Some(at.wrapping_add(u32::from(seg.syn)));
+            let at = at.wrapping_add(u32::from(seg.syn));
+            flow.fin_at[idx] = Some(at);
+            flow.fin_end[idx] = Some(at.wrapping_add(1));
         }
         self.tell_fin(&mut flow, idx, ts, false);
         if seg.fin {
             flow.fin[idx] = true;
             if flow.fin[0] && flow.fin[1] {
-                self.finish(*flow, ts, CloseReason::FinBothWays);
+                // The FIN the second one acknowledges came first; crossed FINs say nothing;
+                // without an acknowledgement, the capture's order.
+                let first = Self::answered_fin(&flow, idx, seg)
+                    .unwrap_or(Some(flow.fin_first))
+                    .and_then(|i| Self::side(&flow, i));
+                self.finish(*flow, ts, CloseReason::FinBothWays { first });
                 return;
             }
         }
         // Ignored flows keep a small entry so later segments are dropped cheaply.
         self.flows.insert(key, flow);
+    }
+
+    /// Whether `seg`, from index `idx`, answers the partner's FIN: `Some(Some(partner))` when
+    /// it acknowledges it (its sender had read it), `Some(None)` when it acknowledges less
+    /// (it was sent before the FIN arrived: the two crossed), `None` when the packets do not
+    /// say (no FIN from the partner, or no acknowledgement in `seg`).
+    fn answered_fin(flow: &Flow, idx: usize, seg: &TcpSegment<'_>) -> Option<Option<usize>> {
+        let end = flow.fin_end[1 - idx]?;
+        if !seg.ack {
+            return None;
+        }
+        let covers = seg.ack_no.wrapping_sub(end) as i32 >= 0;
+        Some(covers.then_some(1 - idx))
+    }
+
+    /// Why a connection that `seg` (from index `idx`, with RST) resets ended: by its sender,
+    /// after the FIN that came before it when one did (the partner's, which the RST answers or
+    /// carries no acknowledgement for, else its sender's own), as the relay tells a reset after
+    /// a clean close.
+    fn reset_reason(flow: &Flow, idx: usize, seg: &TcpSegment<'_>) -> CloseReason {
+        let partner_fin = match Self::answered_fin(flow, idx, seg) {
+            Some(answered) => answered,
+            None => flow.fin[1 - idx].then_some(1 - idx),
+        };
+        let before = partner_fin.or(flow.fin[idx].then_some(idx));
+        CloseReason::Reset {
+            by: Self::side(flow, idx),
+            after_fin: before.and_then(|i| Self::side(flow, i)),
+        }
+    }
+
+    /// The direction index `idx` sends in, once the client is known.
+    fn side(flow: &Flow, idx: usize) -> Option<Dir> {
+        flow.client
+            .map(|c| if c == idx { Dir::C2S } else { Dir::S2C })
     }
 
     /// The capture ended: flush and close every open AMQP connection, in connection order.
@@ -625,6 +672,9 @@ impl ConnTable {
                     // 0-9-1 server answers with frames): which protocol is for the search to
                     // find.
                     let partner_lost = offset == 0 && flow.start_lost[1 - idx];
+                    if mid_stream && (dir == Dir::S2C || !at_header) {
+                        self.partner_start_lost(flow, conn, idx, ts);
+                    }
                     flow.sync[idx] = if mid_stream && !at_header {
                         Sync::Searching(Search::new(offset, "capture starts mid-connection"))
                     } else if partner_lost && !at_header {
@@ -653,6 +703,38 @@ impl ConnTable {
                 }
             }
         }
+    }
+
+    /// Direction `idx`, whose handshake was not captured, shows its first bytes before its
+    /// partner showed any, and they say the partner spoke before: `idx` is the server (AMQP's
+    /// client speaks first), or its first bytes are mid-stream. Unless the partner's SYN was
+    /// captured, what the partner sent before its first captured byte is then not in the
+    /// capture: an empty gap at its offset 0 says so at once, so that nothing `idx` sends is
+    /// judged against a partner that seemingly sent nothing (its frames are then searched for
+    /// a boundary as a capture starting mid-connection is).
+    fn partner_start_lost(&mut self, flow: &mut Flow, conn: ConnId, idx: usize, ts: Timestamp) {
+        let j = 1 - idx;
+        let untouched = matches!(flow.sync[j], Sync::Start) && flow.reasm[j].offset() == 0;
+        if flow.reasm[j].syn_seen() || flow.start_lost[j] || !untouched {
+            return;
+        }
+        flow.start_lost[j] = true;
+        let (who, other) = match Self::dir(flow, j) {
+            Dir::C2S => ("client", "server"),
+            Dir::S2C => ("server", "client"),
+        };
+        let gap = SourceEvent::Gap {
+            conn,
+            ts,
+            dir: Self::dir(flow, j),
+            offset: 0,
+            len: 0,
+            reason: format!(
+                "the capture starts after the {who}'s first bytes (the {other}'s were captured first): what the {who} sent before is unknown"
+            ),
+            resync: None,
+        };
+        self.pend(flow, j, ts, gap);
     }
 
     /// Look for a frame boundary in what direction `idx` holds; `at` says how hard.

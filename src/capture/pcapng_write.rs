@@ -232,10 +232,35 @@ impl Conversation {
     /// An orderly close: a FIN from each side that has not sent one yet (client first), each
     /// acknowledged by the other; the last by the side that sent its FIN first.
     pub fn fin(&mut self, out: &mut Vec<SynthPacket>) {
+        self.fin_first(Some(Dir::C2S), out);
+    }
+
+    /// [`Conversation::fin`] with `first`'s FIN first when neither side has sent one (the
+    /// other's FIN acknowledges it: a reader sees who closed first); with `None`, FINs that
+    /// cross (neither acknowledges the other's: a reader cannot tell who was first), each
+    /// acknowledged after.
+    pub fn fin_first(&mut self, first: Option<Dir>, out: &mut Vec<SynthPacket>) {
         if self.ended {
             return;
         }
-        for dir in [Dir::C2S, Dir::S2C] {
+        let Some(first) = first.or(self.first_fin) else {
+            for dir in [Dir::C2S, Dir::S2C] {
+                let mut h = self.header(dir);
+                h.fin = true;
+                out.push(self.control(dir, h));
+            }
+            for dir in [Dir::C2S, Dir::S2C] {
+                self.next_seq[dir.index()] = self.next_seq[dir.index()].wrapping_add(1);
+                self.fin[dir.index()] = true;
+            }
+            for dir in [Dir::C2S, Dir::S2C] {
+                let ack = self.header(dir);
+                out.push(self.control(dir, ack));
+            }
+            self.ended = true;
+            return;
+        };
+        for dir in [first, first.flip()] {
             let offset = self.offset[dir.index()];
             self.fin_from(dir, offset, out);
         }

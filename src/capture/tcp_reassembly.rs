@@ -151,14 +151,36 @@ impl Reassembler {
             .then(|| self.offset + rel as u64)
     }
 
-    /// A FIN or RST at sequence number `seq` (the sequence number after the segment's
-    /// payload): the stream ends there, and [`Reassembler::flush`] declares any bytes before it
+    /// A FIN at sequence number `seq` (the sequence number after the segment's payload;
+    /// an RST is [`Reassembler::rst`]): the stream ends there, and [`Reassembler::flush`] declares any bytes before it
     /// that were never captured a gap. A FIN takes one sequence number, which
     /// [`Reassembler::acked`] must not take for a lost byte.
     pub fn fin(&mut self, seq: u32) {
         if let Some(at) = self.ahead(seq) {
             self.fin_at = Some(at);
         }
+    }
+
+    /// An RST at sequence number `seq` (the sequence number after the segment's payload). An
+    /// RST takes no sequence number of its own, but follows the FIN's when one was sent: after
+    /// a FIN the stream ended there already (`[F.] seq 2397` then `[R.] seq 2398` is no lost
+    /// byte), and without one, an RST exactly one past every byte seen may follow a FIN the
+    /// capture missed, which is no lost byte either (as in [`Reassembler::acked`]).
+    pub fn rst(&mut self, seq: u32) {
+        if self.fin_at.is_some() {
+            return;
+        }
+        let Some(mut at) = self.ahead(seq) else {
+            return;
+        };
+        let seen_end = self
+            .ooo
+            .last_key_value()
+            .map_or(self.offset, |(k, (b, _))| k + b.len() as u64);
+        if at == seen_end + 1 {
+            at = seen_end;
+        }
+        self.fin_at = Some(at);
     }
 
     /// The partner acknowledged every byte before sequence number `ack`: bytes before it that
@@ -503,6 +525,29 @@ mod tests {
         // Two more are: at least one byte is missing.
         r.acked(105, &mut out);
         assert_eq!(r.offset(), 5);
+    }
+
+    #[test]
+    fn a_reset_after_the_fin_is_not_a_lost_byte() {
+        let gaps_after = |fin: Option<u32>, rst: u32| {
+            let mut out = Vec::new();
+            let mut r = Reassembler::default();
+            r.syn(99);
+            r.segment(100, b"abc", T, &mut out);
+            if let Some(f) = fin {
+                r.fin(f);
+            }
+            r.rst(rst);
+            r.flush(&mut out);
+            collect(&out).1
+        };
+        // `[F.] seq 103` then `[R.] seq 104`: the FIN took one sequence number.
+        assert_eq!(gaps_after(Some(103), 104), []);
+        // The FIN not captured: one past the bytes seen is its sequence number.
+        assert_eq!(gaps_after(None, 104), []);
+        // An RST at the next byte, or beyond a lost byte and a FIN.
+        assert_eq!(gaps_after(None, 103), []);
+        assert_eq!(gaps_after(None, 106), [(3, 3)]);
     }
 
     #[test]

@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::queue::Permit;
 use super::router::Router;
 use super::sinks::{Output, Part, SinkSet};
 use crate::capture::SourceEvent;
 use crate::event::{CloseReason, Timestamp};
 use crate::pipeline::{InspectOptions, Sink};
-use super::queue::Permit;
 
 /// A sink of the proxy (the workers take turns writing to it).
 pub type BoxSink = Box<dyn Sink + Send>;

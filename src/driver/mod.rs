@@ -110,7 +110,7 @@ pub(crate) mod test_events {
             evs.push(SourceEvent::Close {
                 conn,
                 ts: Timestamp(1000 + conn as i64),
-                reason: crate::event::CloseReason::FinBothWays,
+                reason: crate::event::CloseReason::FinBothWays { first: None },
             });
         }
         evs

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::capture::SourceEvent;
 use super::live::{Queued, WorkerTx};
+use crate::capture::SourceEvent;
 
 /// A new queue (for tests; the proxy's come from [`crate::driver::live::Live::queue`]).
 #[cfg(test)]

@@ -320,7 +320,7 @@ mod tests {
             SourceEvent::Close {
                 conn: 1,
                 ts: Timestamp(3),
-                reason: CloseReason::FinBothWays,
+                reason: CloseReason::FinBothWays { first: None },
             },
             &mut out,
         );

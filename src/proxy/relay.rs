@@ -26,9 +26,9 @@ use tokio::sync::watch;
 
 use super::ProxyConfig;
 use super::limits::{Activity, watchdog};
-use crate::driver::queue::ConnQueue;
 use crate::capture::SourceEvent;
 use crate::driver::live::WorkerTx;
+use crate::driver::queue::ConnQueue;
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
 /// How one direction ended.

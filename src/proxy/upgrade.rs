@@ -10,10 +10,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::limits::Activity;
-use crate::driver::queue::ConnQueue;
 use super::relay::{Leg, send};
 use super::tls::{AMQP_TLS_HEADER, TlsConfig};
 use crate::capture::SourceEvent;
+use crate::driver::queue::ConnQueue;
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Failure, Timestamp, Violation};
 
 /// What came of a client's first bytes on a plain leg that could be upgraded.

@@ -3,7 +3,8 @@
 //! 5672, the real address in the SYN's comment: see [`real_addr`]), violations attached as
 //! packet comments (`frame.comment`) to the packet holding the offending frame, and each
 //! direction's FIN where its `Fin` event puts it (a half-close before the other side's later
-//! data), the rest at the close.
+//! data), the rest at the close in the order the source saw them (the clean closer's FIN before
+//! the other's RST; see [`ending`]).
 //!
 //! Writes the bytes of `Data` events exactly (already masked); never reorders a direction.
 //! Complete blocks reach the file at each `flush`, so a reader sees a valid file between
@@ -239,9 +240,15 @@ impl<W: Write> Sink for PcapngSink<W> {
             }),
             EventKind::Close(info) => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
-                    match reset_by(&info.reason) {
-                        Some(dir) => st.conv.rst(dir, &mut out),
-                        None => st.conv.fin(&mut out),
+                    match ending(&info.reason) {
+                        Ending::Fins { first } => st.conv.fin_first(first, &mut out),
+                        Ending::Reset { after_fin, by } => {
+                            if let Some(d) = after_fin {
+                                let offset = st.conv.offset(d);
+                                st.conv.fin_from(d, offset, &mut out);
+                            }
+                            st.conv.rst(by, &mut out);
+                        }
                     }
                 }
                 let res = self.write_packets(ev.ts, &mut out, ev.conn);
@@ -261,19 +268,55 @@ impl<W: Write> Sink for PcapngSink<W> {
     }
 }
 
-/// The peer whose RST ends a connection that closed for `reason` in the packets written: a
-/// reset the proxy saw (`client reset: ...`, also after the other peer's clean close), the
-/// upstream refusing the proxy's connection, a reset a capture saw (by the client when it did
-/// not say whom). `None`: the connection ends with FINs.
-fn reset_by(reason: &CloseReason) -> Option<Dir> {
+/// How a connection's packets end.
+enum Ending {
+    /// FINs both ways, `first`'s first (unless a half-close wrote one already); crossing
+    /// when who closed first is not known.
+    Fins {
+        /// The side whose FIN goes first, when known.
+        first: Option<Dir>,
+    },
+    /// An RST from `by`, after `after_fin`'s FIN when that side had closed cleanly first.
+    Reset {
+        /// The side that closed cleanly before the reset (its FIN goes first).
+        after_fin: Option<Dir>,
+        /// The side that reset.
+        by: Dir,
+    },
+}
+
+/// How a connection that closed for `reason` ends in the packets written, in the order the
+/// source saw it: a reset the proxy saw (`client reset: ...`) is an RST from that peer, after
+/// the FIN of the peer that had closed cleanly before (`client closed, then upstream reset:
+/// ...`) when no `Fin` event wrote it already; the upstream refusing the proxy's connection an
+/// RST from it; a reset a capture saw likewise (from the client when it did not say whom).
+/// Anything else ends with FINs, the first closer's acknowledged by the other's; FINs that
+/// cross when the source does not say who closed first (a capture's `FIN both ways`, the proxy
+/// stopping, a capture ending, unknown words), so that reading the file back blames nobody the
+/// source did not.
+fn ending(reason: &CloseReason) -> Ending {
     match reason {
         CloseReason::Failed {
+            clean_first,
             by,
             how: Failure::Reset,
             ..
-        } => Some(*by),
-        CloseReason::Refused(_) => Some(Dir::S2C),
-        CloseReason::Reset { by } => Some(by.unwrap_or(Dir::C2S)),
-        _ => None,
+        } => Ending::Reset {
+            after_fin: *clean_first,
+            by: *by,
+        },
+        CloseReason::Refused(_) => Ending::Reset {
+            after_fin: None,
+            by: Dir::S2C,
+        },
+        CloseReason::Reset { by, after_fin } => Ending::Reset {
+            after_fin: *after_fin,
+            by: by.unwrap_or(Dir::C2S),
+        },
+        CloseReason::Closed { first } => Ending::Fins {
+            first: Some(*first),
+        },
+        CloseReason::FinBothWays { first } => Ending::Fins { first: *first },
+        _ => Ending::Fins { first: None },
     }
 }

@@ -14,8 +14,8 @@ pub mod rules;
 pub mod snapshot;
 pub(crate) mod visits;
 
-pub use rules::{Rule, catalog};
 pub use register::{Contexts, Tracked};
+pub use rules::{Rule, catalog};
 pub use snapshot::Snapshot;
 
 use crate::base::{CloseReason, Dir, Failure, Timestamp, Violation};
@@ -200,7 +200,8 @@ pub enum Ending {
 impl Ending {
     /// From a close event's reason: the proxy's clean closes (both peers ended their side,
     /// who first is known) and resets (with the clean close before one, when there was), a
-    /// capture's FINs both ways (who first not said) and resets by a known peer. Anything
+    /// capture's FINs both ways (who first when the packets say) and resets (by a known peer,
+    /// or after a FIN, whose sender left first). Anything
     /// else (errors, timeouts, the proxy stopping, a capture ending, unknown words) is
     /// [`Ending::Unknown`].
     pub fn of(reason: &CloseReason) -> Ending {
@@ -214,11 +215,29 @@ impl Ending {
                 by: [true, true],
                 first: Some(*first),
             },
-            CloseReason::FinBothWays => Ending::Closed {
+            CloseReason::FinBothWays { first } => Ending::Closed {
                 by: [true, true],
-                first: None,
+                first: *first,
             },
-            CloseReason::Reset { by: Some(d) } => Ending::Closed {
+            // A FIN before the reset: its sender left first, as after the proxy's clean close
+            // before a reset.
+            CloseReason::Reset {
+                by,
+                after_fin: Some(f),
+            } => {
+                let mut closed = reset(*f);
+                if let Some(d) = by {
+                    closed[d.index()] = true;
+                }
+                Ending::Closed {
+                    by: closed,
+                    first: Some(*f),
+                }
+            }
+            CloseReason::Reset {
+                by: Some(d),
+                after_fin: None,
+            } => Ending::Closed {
                 by: reset(*d),
                 first: Some(*d),
             },
@@ -281,6 +300,14 @@ mod tests {
         assert!(e.by(Dir::S2C) && !e.by(Dir::C2S));
         assert_eq!(of("reset by server").first(), Some(Dir::S2C));
         assert_eq!(of("FIN both ways").first(), None);
+        assert_eq!(of("FIN both ways, client first").first(), Some(Dir::C2S));
+        let e = of("FIN by client, then reset by server");
+        assert_eq!(
+            e.first(),
+            Some(Dir::C2S),
+            "as `client closed, then upstream reset`"
+        );
+        assert!(e.by(Dir::C2S) && e.by(Dir::S2C));
         assert!(of("FIN both ways").by(Dir::C2S));
         assert_eq!(of("proxy stopped"), Ending::Unknown);
         assert_eq!(of("reset"), Ending::Unknown);

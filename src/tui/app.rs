@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::capture::SourceEvent;
-use crate::event::{ConnId, Event, Timestamp};
 use crate::event::Snapshot;
+use crate::event::{ConnId, Event, Timestamp};
 
 use super::filter::Filter;
 use super::input;

@@ -75,8 +75,8 @@ pub use app::{App, AppEvent, Pane, TuiOptions};
 pub use export::Exporter;
 
 use crate::browse::window::WindowSource;
-use crate::event::{ConnId, Event, EventKind, Timestamp};
 use crate::event::Sink;
+use crate::event::{ConnId, Event, EventKind, Timestamp};
 use terminal::TerminalGuard;
 
 /// Redraws per second, at most.

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::browse::row::snapshot_bytes;
 pub use crate::browse::row::{Row, RowKind};
-use crate::event::{CloseInfo, ConnId, FrameEvent, Timestamp, Violation};
 use crate::event::Snapshot;
+use crate::event::{CloseInfo, ConnId, FrameEvent, Timestamp, Violation};
 
 /// One connection as the UI knows it.
 #[derive(Clone, Debug, Default)]

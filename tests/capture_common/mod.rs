@@ -159,3 +159,55 @@ pub fn delimit(stream: &[u8], v091: bool) -> Vec<RawFrame> {
 pub fn conversation_packets(client: SocketAddr, server: SocketAddr) -> Conversation {
     Conversation::new(client, server, 1)
 }
+
+/// One crafted TCP segment of a classic pcap written by [`write_pcap`].
+pub struct Segment<'a> {
+    /// Capture time, in µs since the epoch.
+    pub ts_us: u64,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub seq: u32,
+    /// The acknowledgement number, when the ACK flag is set.
+    pub ack: Option<u32>,
+    pub syn: bool,
+    pub fin: bool,
+    pub rst: bool,
+    pub payload: &'a [u8],
+}
+
+/// Write `segments` as a classic Ethernet pcap to `path` (IPv4 addresses only), as a foreign
+/// capture would hold them: checksums right, nothing marks it as amqpeek's.
+pub fn write_pcap(segments: &[Segment<'_>], path: &Path) {
+    use pcap_file::DataLink;
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let header = PcapHeader {
+        datalink: DataLink::ETHERNET,
+        ..Default::default()
+    };
+    let mut w = PcapWriter::with_header(std::fs::File::create(path).unwrap(), header).unwrap();
+    for s in segments {
+        let (SocketAddr::V4(a), SocketAddr::V4(b)) = (s.src, s.dst) else {
+            panic!("IPv4 only");
+        };
+        let mut t = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4(a.ip().octets(), b.ip().octets(), 64)
+            .tcp(s.src.port(), s.dst.port(), s.seq, 65535);
+        if s.syn {
+            t = t.syn();
+        }
+        if let Some(n) = s.ack {
+            t = t.ack(n);
+        }
+        if s.fin {
+            t = t.fin();
+        }
+        if s.rst {
+            t = t.rst();
+        }
+        let mut frame = Vec::new();
+        t.write(&mut frame, s.payload).unwrap();
+        let ts = std::time::Duration::from_micros(s.ts_us);
+        w.write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame))
+            .unwrap();
+    }
+}
