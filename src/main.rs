@@ -623,6 +623,12 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         CheckFormat::Json => Format::Json,
         CheckFormat::Junit => Format::Junit,
     };
+    let mut policy = policy;
+    if args.write_baseline.is_some() {
+        // The report is judged as the next run will judge it: with the baseline being written,
+        // so every finding it holds is known (and the verdict and the status agree).
+        policy.baseline = Some(amqpeek::verdict::Baseline::of(report.findings()));
+    }
     let text = report
         .judge(&policy)
         .render(format, &input_name(&args.input));
@@ -633,7 +639,6 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.write_baseline {
         gate::write_baseline(&report, path)?;
-        return Ok(ExitCode::SUCCESS);
     }
     Ok(gate::conclude(&report, &policy, false))
 }

@@ -174,6 +174,11 @@ fn a_baseline_fails_only_on_new_findings() {
     let bad = capture("amqp091-bad-ack.jsonl");
     let out = amqpeek_in(dir.path(), &["check", "--write-baseline", baseline, &bad]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The report printed agrees with the status: judged with the baseline just written.
+    let report = text(&out.stdout);
+    assert!(report.contains("-> PASS"), "{report}");
+    assert!(!report.contains("FAIL"), "{report}");
+    assert!(report.contains("(in baseline)"), "{report}");
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(baseline).unwrap()).unwrap();
     assert_eq!(written["findings"][0]["rule"], BAD_ACK);

@@ -87,6 +87,14 @@ pub enum FilterError {
         "more than {MAX_NOT_DEPTH} '!' in a row (at most {MAX_NOT_DEPTH}: '!!' is the term itself)"
     )]
     TooDeep,
+    /// `name:x` where `x` is in no frame's or row's name (`name:tranfer`).
+    #[error("name: no frame is named like '{value}'{}", suggestion.as_ref().map_or(String::new(), |s| format!(" (did you mean name:{s}?)")))]
+    UnknownName {
+        /// What was given.
+        value: String,
+        /// The closest name there is, when one is close.
+        suggestion: Option<&'static str>,
+    },
     /// A number outside what the key or field can hold (`channel:70000`, `handle:-1`).
     #[error("{key}: {value} is out of range ({range})")]
     OutOfRange {
@@ -321,7 +329,7 @@ fn parse_positive(text: &str, quoted: bool) -> Result<Term, FilterError> {
         }
         let lower = || values.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
         return Ok(match canon {
-            "name" => Term::Name(lower()),
+            "name" => Term::Name(known_names(lower())?),
             "link" => Term::Link(lower()),
             "proto" => Term::Proto(lower()),
             "rule" => Term::Rule(lower()),
@@ -341,6 +349,34 @@ fn parse_positive(text: &str, quoted: bool) -> Result<Term, FilterError> {
         "violations" | "violation" | "viol" => Ok(Term::Violations),
         other => Ok(Term::Text(other.to_string())),
     }
+}
+
+/// What a row that is no frame is named in the frame list (its `name:`).
+const ROW_NAMES: [&str; 4] = ["header", "gap", "close", "malformed"];
+
+/// `name:` values, each a part of some frame's or row's name (matching is by part, case
+/// aside): a misspelt name would match nothing, silently, so it is refused with the closest
+/// name there is.
+fn known_names(values: Vec<String>) -> Result<Vec<String>, FilterError> {
+    let names: Vec<&'static str> = crate::protocol::ProtocolId::ALL
+        .iter()
+        .flat_map(|p| p.frame_names())
+        .chain(ROW_NAMES)
+        .collect();
+    for v in &values {
+        if !names.iter().any(|n| n.contains(v.as_str())) {
+            let closest = names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(v, n), *n))
+                .min()
+                .filter(|(d, n)| *d <= (n.len() / 3).max(2));
+            return Err(FilterError::UnknownName {
+                value: v.clone(),
+                suggestion: closest.map(|(_, n)| n),
+            });
+        }
+    }
+    Ok(values)
 }
 
 /// `key:value` where `key` is no built-in key: a field term when some frame has such a field.
@@ -532,6 +568,28 @@ mod tests {
         );
         assert_eq!(Filter::parse("!"), Err(FilterError::DanglingNot));
         assert_eq!(Filter::parse("\"open"), Err(FilterError::UnterminatedQuote));
+        // A misspelt frame name matches nothing: refused, with the closest name.
+        let e = Filter::parse("name:tranfer").unwrap_err();
+        assert_eq!(
+            e,
+            FilterError::UnknownName {
+                value: "tranfer".into(),
+                suggestion: Some("transfer")
+            }
+        );
+        assert!(e.to_string().contains("did you mean name:transfer?"), "{e}");
+        assert!(matches!(
+            Filter::parse("name:basic.pubish"),
+            Err(FilterError::UnknownName { suggestion: Some("basic.publish"), .. })
+        ));
+        assert!(matches!(
+            Filter::parse("name:zzzzzzzzzz"),
+            Err(FilterError::UnknownName { suggestion: None, .. })
+        ));
+        // Parts of names, of either protocol and of rows that are no frame, are names.
+        for ok in ["name:TRANSFER", "name:sasl", "name:basic.", "name:publish|ack", "name:gap"] {
+            assert!(Filter::parse(ok).is_ok(), "{ok}");
+        }
         // Arbitrary junk never panics.
         for s in [
             "::",

@@ -54,6 +54,11 @@ impl Protocol for Amqp091 {
     fn proto_name(_: &amqp091::Frame) -> &'static str {
         "amqp-0-9-1"
     }
+    fn frame_names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = amqp091::METHODS.iter().map(|m| m.name).collect();
+        names.extend(["content-header", "content-body", "heartbeat"]);
+        names
+    }
 }
 
 impl ProtocolFrame for amqp091::Frame {

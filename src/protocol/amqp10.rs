@@ -61,6 +61,12 @@ impl Protocol for Amqp10 {
             "amqp-1.0"
         }
     }
+    fn frame_names() -> Vec<&'static str> {
+        let mut names = amqp10::Performative::NAMES.to_vec();
+        names.extend(amqp10::SaslFrame::NAMES);
+        names.extend(["empty", "unknown"]);
+        names
+    }
 }
 
 impl ProtocolFrame for amqp10::Frame {

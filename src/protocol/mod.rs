@@ -73,6 +73,9 @@ pub trait Protocol {
     fn mask_from(head: &[u8]) -> Option<usize>;
     /// The JSONL `"proto"` of `frame` (one of [`Protocol::PROTO_NAMES`]).
     fn proto_name(frame: &Self::Frame) -> &'static str;
+    /// Every name [`ProtocolFrame::name`] can give (what the filter's `name:` is checked
+    /// against).
+    fn frame_names() -> Vec<&'static str>;
 }
 
 /// What the pipeline, the sinks and the TUI ask of any protocol's decoded frame.

@@ -32,6 +32,11 @@ macro_rules! protocols {
                 None
             }
 
+            /// See [`Protocol::frame_names`].
+            pub fn frame_names(self) -> Vec<&'static str> {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_names()),+ }
+            }
+
             /// The header its framing is reported as.
             pub fn header(self) -> ProtocolHeader {
                 match self { $(ProtocolId::$variant => <$imp as Protocol>::HEADER),+ }

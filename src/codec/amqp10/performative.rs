@@ -53,6 +53,19 @@ impl Performative {
         })
     }
 
+    /// Every performative's spec name, in the spec's order.
+    pub const NAMES: [&'static str; 9] = [
+        Open::DEF.name,
+        Begin::DEF.name,
+        Attach::DEF.name,
+        Flow::DEF.name,
+        Transfer::DEF.name,
+        Disposition::DEF.name,
+        Detach::DEF.name,
+        End::DEF.name,
+        Close::DEF.name,
+    ];
+
     /// The spec name (`open` ... `close`).
     pub fn name(&self) -> &'static str {
         match self {

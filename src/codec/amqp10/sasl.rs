@@ -91,6 +91,15 @@ impl SaslFrame {
         })
     }
 
+    /// Every SASL frame's spec name.
+    pub const NAMES: [&'static str; 5] = [
+        "sasl-mechanisms",
+        "sasl-init",
+        "sasl-challenge",
+        "sasl-response",
+        "sasl-outcome",
+    ];
+
     /// The spec name (`sasl-init` ...).
     pub fn name(&self) -> &'static str {
         match self {
