@@ -1,4 +1,4 @@
-//! Loss in a packet capture (issue #19, false report 8): whatever segments a capture misses,
+//! Loss in a packet capture: whatever segments a capture misses,
 //! `check` reports no violation the whole capture lacks, and every frame it still decodes
 //! keeps its own time.
 //!

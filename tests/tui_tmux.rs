@@ -153,7 +153,7 @@ fn replay_in_tmux_at_80x24_shows_the_connection_help_and_quits() {
 
 /// `q` quits a replay of stdin at once, though the stdin never closes (as with
 /// `dumpcap -w - | amqpeek replay -`): the capture comes through a FIFO this test holds open
-/// for writing until the end. Before the fix, amqpeek waited for the end of stdin after `q`.
+/// for writing until the end, and amqpeek must be gone well before it.
 #[test]
 fn q_quits_a_replay_of_a_stdin_that_never_closes() {
     if !tmux_or_skip() {

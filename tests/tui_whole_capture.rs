@@ -1,4 +1,4 @@
-//! Whole-capture navigation in the replay of a file (issue #17, part 1): the UI keeps a window
+//! Whole-capture navigation in the replay of a file: the UI keeps a window
 //! of the capture's rows, and `g`/`G`, `n`/`N`, Enter on a violation and scrolling past the
 //! window's edge bring back the rows they need through the pager, which re-runs the pipeline
 //! over the file; with a filter on, `>`/`<` (and `g`/`G`, `n`/`N`) search the whole capture
