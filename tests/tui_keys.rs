@@ -128,7 +128,7 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     press(&mut app, KeyCode::Char('f'));
     type_str(&mut app, "chan:1");
     match &app.overlay {
-        Overlay::FilterInput { text, error } => {
+        Overlay::FilterInput { text, error, .. } => {
             assert_eq!(text, "chan:1");
             assert!(
                 error
@@ -175,6 +175,61 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     press(&mut app, KeyCode::Esc);
     assert!(app.filter.is_empty());
     assert_eq!(app.overlay, Overlay::None);
+}
+
+fn ctrl(app: &mut App, c: char) {
+    app.handle(AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)));
+}
+
+/// The filter line edits as a shell's does: `/` opens it empty (the filter applied comes back
+/// with Up), Ctrl-U clears it, Ctrl-A and Left move the cursor and typing inserts there.
+#[test]
+fn the_filter_line_edits_like_a_shell_line_with_history() {
+    let mut app = app_with(many_rows(3), 80, 24);
+    press(&mut app, KeyCode::Char('/'));
+    type_str(&mut app, "name:header");
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.filter.source, "name:header");
+    // Reopened: empty, so typing does not append to the old filter.
+    press(&mut app, KeyCode::Char('/'));
+    type_str(&mut app, "conn:2");
+    let text = |app: &App| match &app.overlay {
+        Overlay::FilterInput { text, .. } => text.to_string(),
+        o => panic!("{o:?}"),
+    };
+    assert_eq!(text(&app), "conn:2");
+    ctrl(&mut app, 'u');
+    assert_eq!(text(&app), "");
+    // Up: the filter applied before; Down past the newest: empty again.
+    press(&mut app, KeyCode::Up);
+    assert_eq!(text(&app), "name:header");
+    press(&mut app, KeyCode::Down);
+    assert_eq!(text(&app), "");
+    press(&mut app, KeyCode::Up);
+    // Ctrl-A, then typing inserts at the start; Left, Right and Ctrl-E move.
+    ctrl(&mut app, 'a');
+    press(&mut app, KeyCode::Char('!'));
+    assert_eq!(text(&app), "!name:header");
+    ctrl(&mut app, 'e');
+    press(&mut app, KeyCode::Left);
+    press(&mut app, KeyCode::Char('X'));
+    assert_eq!(text(&app), "!name:headeXr");
+    press(&mut app, KeyCode::Backspace);
+    assert_eq!(text(&app), "!name:header");
+    // Ctrl-K cuts to the end, Ctrl-Y puts it back, Ctrl-U cuts to the start.
+    ctrl(&mut app, 'k');
+    assert_eq!(text(&app), "!name:heade");
+    ctrl(&mut app, 'y');
+    assert_eq!(text(&app), "!name:header");
+    ctrl(&mut app, 'u');
+    assert_eq!(text(&app), "");
+    type_str(&mut app, "!name:header");
+    ctrl(&mut app, 'a');
+    let s = screen(&app);
+    assert!(s[23].starts_with("filter: !name:header"), "{}", s[23]);
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.filter.source, "!name:header");
+    assert!(!app.quit);
 }
 
 #[test]

@@ -40,7 +40,7 @@ fn export_to(app: &mut App, path: &Path, tabs: usize) -> Effect {
     let Overlay::Export { text, .. } = &app.overlay else {
         panic!("export line not open: {:?}", app.overlay);
     };
-    for _ in 0..text.chars().count() {
+    for _ in 0..text.as_str().chars().count() {
         press(app, KeyCode::Backspace);
     }
     for _ in 0..tabs {

@@ -4,6 +4,8 @@
 use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
 use super::filter::Filter;
 use super::input::Action;
+use super::line::TextLine;
+use tui_input::InputRequest;
 use super::views;
 
 impl App {
@@ -94,9 +96,43 @@ impl App {
         self.move_in(Pane::Frames, delta)
     }
 
+    /// Edit the open text line (the filter's, re-parsed for its live error, or the export's).
+    fn edit_line(&mut self, req: InputRequest) {
+        match &mut self.overlay {
+            Overlay::FilterInput { text, error, .. } => {
+                text.edit(req);
+                *error = Filter::parse(text.as_str()).err().map(|e| e.to_string());
+            }
+            Overlay::Export { text, .. } => text.edit(req),
+            _ => {}
+        }
+    }
+
+    /// Up (`step` 1) or Down (-1) in the filter line: an older or newer filter of the history
+    /// (Down past the newest gives an empty line).
+    fn recall(&mut self, step: isize) {
+        let Overlay::FilterInput { text, error, recalled } = &mut self.overlay else {
+            return;
+        };
+        let to = recalled.saturating_add_signed(step).min(self.filter_history.len());
+        if to == *recalled {
+            return;
+        }
+        *recalled = to;
+        *text = TextLine::new(self.filter_history.back(to).unwrap_or(""));
+        *error = Filter::parse(text.as_str()).err().map(|e| e.to_string());
+    }
+
     /// Perform one user action.
     pub fn act(&mut self, a: Action) {
-        if !matches!(a, Action::FilterChar(_) | Action::FilterBackspace) {
+        if !matches!(
+            a,
+            Action::FilterChar(_)
+                | Action::FilterBackspace
+                | Action::Edit(_)
+                | Action::HistoryPrev
+                | Action::HistoryNext
+        ) {
             self.message = None;
         }
         if matches!(self.overlay, Overlay::Timeline { .. }) && self.timeline_key(a) {
@@ -112,6 +148,9 @@ impl App {
             | Action::OpenFilter
             | Action::FilterChar(_)
             | Action::FilterBackspace
+            | Action::Edit(_)
+            | Action::HistoryPrev
+            | Action::HistoryNext
             | Action::TextTab
             | Action::FilterSubmit
             | Action::FilterCancel
@@ -189,30 +228,20 @@ impl App {
                     self.message = Some("filter cleared".into());
                 }
             }
+            // A new filter starts empty; the one applied is the first Up brings back.
             Action::OpenFilter => {
+                self.filter_history.push(&self.filter.source);
                 self.overlay = Overlay::FilterInput {
-                    text: self.filter.source.clone(),
+                    text: TextLine::default(),
                     error: None,
+                    recalled: 0,
                 }
             }
-            Action::FilterChar(ch) => match &mut self.overlay {
-                Overlay::FilterInput { text, error } => {
-                    text.push(ch);
-                    *error = Filter::parse(text).err().map(|e| e.to_string());
-                }
-                Overlay::Export { text, .. } => text.push(ch),
-                _ => {}
-            },
-            Action::FilterBackspace => match &mut self.overlay {
-                Overlay::FilterInput { text, error } => {
-                    text.pop();
-                    *error = Filter::parse(text).err().map(|e| e.to_string());
-                }
-                Overlay::Export { text, .. } => {
-                    text.pop();
-                }
-                _ => {}
-            },
+            Action::FilterChar(ch) => self.edit_line(InputRequest::InsertChar(ch)),
+            Action::FilterBackspace => self.edit_line(InputRequest::DeletePrevChar),
+            Action::Edit(req) => self.edit_line(req),
+            Action::HistoryPrev => self.recall(1),
+            Action::HistoryNext => self.recall(-1),
             Action::TextTab => {
                 if let Overlay::Export { scope, .. } = &mut self.overlay {
                     *scope = scope.next();
@@ -222,20 +251,15 @@ impl App {
                 self.submit_export()
             }
             Action::FilterSubmit => {
-                if let Overlay::FilterInput { text, .. } = &self.overlay {
-                    match Filter::parse(text) {
+                if let Overlay::FilterInput { text, error, .. } = &mut self.overlay {
+                    match Filter::parse(text.as_str()) {
                         Ok(f) => {
+                            self.filter_history.push(text.as_str());
                             self.filter = f;
                             self.overlay = Overlay::None;
                             self.rebuild_view();
                         }
-                        Err(e) => {
-                            let text = text.clone();
-                            self.overlay = Overlay::FilterInput {
-                                text,
-                                error: Some(e.to_string()),
-                            };
-                        }
+                        Err(e) => *error = Some(e.to_string()),
                     }
                 }
             }
@@ -247,7 +271,7 @@ impl App {
                     ExportScope::Marked
                 };
                 self.overlay = Overlay::Export {
-                    text: "amqpeek-export.pcapng".into(),
+                    text: TextLine::new("amqpeek-export.pcapng"),
                     scope,
                 }
             }
@@ -314,7 +338,7 @@ impl App {
         let Overlay::Export { text, scope } = &self.overlay else {
             return;
         };
-        let (path, scope) = (text.trim().to_string(), *scope);
+        let (path, scope) = (text.as_str().trim().to_string(), *scope);
         if path.is_empty() {
             return;
         }

@@ -246,9 +246,11 @@ pub enum Overlay {
     /// Typing a filter.
     FilterInput {
         /// What has been typed.
-        text: String,
+        text: super::line::TextLine,
         /// Parse error of `text`, shown live.
         error: Option<String>,
+        /// Which filter of the history Up brought back (1: the most recent), if any.
+        recalled: usize,
     },
     /// Following a link or channel over time (`L`).
     Timeline {
@@ -267,7 +269,7 @@ pub enum Overlay {
     /// Typing the path of an export (Tab changes what is exported).
     Export {
         /// The path typed (`.jsonl`: JSON Lines, else pcapng).
-        text: String,
+        text: super::line::TextLine,
         /// What is exported.
         scope: ExportScope,
     },
@@ -322,6 +324,8 @@ pub struct App {
     pub follow: bool,
     /// The applied filter.
     pub filter: Filter,
+    /// The filters applied before, for Up and Down in the filter line.
+    pub filter_history: super::line::History,
     /// Detail tree cursor.
     pub detail_list: ListState,
     /// Detail tree nodes whose default expansion was toggled (by path).
@@ -388,6 +392,7 @@ impl App {
             frame_list: ListState::default(),
             follow,
             filter,
+            filter_history: Default::default(),
             detail_list: ListState::default(),
             toggled: HashSet::new(),
             hex_scroll: 0,

@@ -23,6 +23,12 @@ pub enum Action {
     FilterChar(char),
     /// Backspace in the filter line.
     FilterBackspace,
+    /// Editing in a text line: a move or a deletion (Ctrl-A/E, Ctrl-U/K/W, Ctrl-Y, arrows).
+    Edit(tui_input::InputRequest),
+    /// The previous filter of the history (Up in the filter line).
+    HistoryPrev,
+    /// The next filter of the history (Down in the filter line).
+    HistoryNext,
     /// Apply the typed filter.
     FilterSubmit,
     /// Close the filter line without applying.
@@ -126,6 +132,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "collapse / expand a detail node (Space toggles)",
     ),
     ("/ or f", "filter frames (Enter applies, Esc cancels)"),
+    (
+        "  in a line",
+        "Up/Down earlier filters, ^A/^E ends, ^U/^K/^W cut, ^Y paste",
+    ),
     ("Esc", "close overlay, leave zoom, clear filter"),
     (
         "n/N >/<",
@@ -155,6 +165,48 @@ pub const FILTER_HELP: &[&str] = &[
     "fields: handle:1 delivery-id:2..5 settled:false  !t: not  a|b: either",
 ];
 
+/// A key in a text line (the filter or the export path): the editing keys of a shell's line.
+fn text_line_action(key: KeyEvent, ctrl: bool) -> Option<Action> {
+    use tui_input::InputRequest as E;
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let edit = match key.code {
+        KeyCode::Enter => return Some(Action::FilterSubmit),
+        KeyCode::Esc => return Some(Action::FilterCancel),
+        KeyCode::Backspace if ctrl || alt => E::DeletePrevWord,
+        KeyCode::Backspace => return Some(Action::FilterBackspace),
+        KeyCode::Tab => return Some(Action::TextTab),
+        KeyCode::Up => return Some(Action::HistoryPrev),
+        KeyCode::Down => return Some(Action::HistoryNext),
+        KeyCode::Delete => E::DeleteNextChar,
+        KeyCode::Left if ctrl || alt => E::GoToPrevWord,
+        KeyCode::Right if ctrl || alt => E::GoToNextWord,
+        KeyCode::Left => E::GoToPrevChar,
+        KeyCode::Right => E::GoToNextChar,
+        KeyCode::Home => E::GoToStart,
+        KeyCode::End => E::GoToEnd,
+        KeyCode::Char(c) if ctrl => match c {
+            'a' => E::GoToStart,
+            'e' => E::GoToEnd,
+            'b' => E::GoToPrevChar,
+            'f' => E::GoToNextChar,
+            'u' => E::DeleteFromStart,
+            'k' => E::DeleteTillEnd,
+            'w' | 'h' => E::DeletePrevWord,
+            'd' => E::DeleteNextChar,
+            'y' => E::Yank,
+            'p' => return Some(Action::HistoryPrev),
+            'n' => return Some(Action::HistoryNext),
+            _ => return None,
+        },
+        KeyCode::Char('b') if alt => E::GoToPrevWord,
+        KeyCode::Char('f') if alt => E::GoToNextWord,
+        KeyCode::Char('d') if alt => E::DeleteNextWord,
+        KeyCode::Char(c) => return Some(Action::FilterChar(c)),
+        _ => return None,
+    };
+    Some(Action::Edit(edit))
+}
+
 /// The action for a key press (`filtering`: the filter line is open).
 pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
@@ -165,14 +217,7 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         return Some(Action::Quit);
     }
     if filtering {
-        return match key.code {
-            KeyCode::Enter => Some(Action::FilterSubmit),
-            KeyCode::Esc => Some(Action::FilterCancel),
-            KeyCode::Backspace => Some(Action::FilterBackspace),
-            KeyCode::Tab => Some(Action::TextTab),
-            KeyCode::Char(c) if !ctrl => Some(Action::FilterChar(c)),
-            _ => None,
-        };
+        return text_line_action(key, ctrl);
     }
     Some(match key.code {
         KeyCode::Char('q') => Action::Quit,

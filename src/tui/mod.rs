@@ -52,6 +52,7 @@ pub mod export;
 pub use crate::filter;
 mod ingest;
 pub mod input;
+pub mod line;
 mod marks;
 pub mod model;
 mod search;

@@ -226,20 +226,34 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A text line's spans: the text, the character under the cursor reversed (a block at the
+/// end).
+fn text_with_cursor(text: &crate::tui::line::TextLine, spans: &mut Vec<Span<'static>>) {
+    let (before, under, after) = text.around_cursor();
+    spans.push(Span::raw(before.to_owned()));
+    match under {
+        Some(c) => spans.push(Span::styled(
+            c.to_string(),
+            Style::new().add_modifier(Modifier::REVERSED),
+        )),
+        None => spans.push(Span::styled("█", Style::new().fg(Color::Yellow))),
+    }
+    spans.push(Span::raw(after.to_owned()));
+}
+
 fn status(app: &App, f: &mut Frame, area: Rect) {
     if area.height == 0 {
         return;
     }
     let mut spans: Vec<Span> = Vec::new();
-    if let Overlay::FilterInput { text, error } = &app.overlay {
+    if let Overlay::FilterInput { text, error, .. } = &app.overlay {
         spans.push(Span::styled("filter: ", Style::new().fg(Color::Yellow)));
-        spans.push(Span::raw(text.clone()));
-        spans.push(Span::styled("█", Style::new().fg(Color::Yellow)));
+        text_with_cursor(text, &mut spans);
         if let Some(e) = error {
             spans.push(Span::styled(format!("  {e}"), Style::new().fg(Color::Red)));
         } else {
             spans.push(Span::styled(
-                "  Enter apply, Esc cancel",
+                "  Enter apply, Esc cancel, Up/Down earlier filters, Ctrl-U clear",
                 Style::new().fg(Color::DarkGray),
             ));
         }
@@ -251,8 +265,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             format!("export {} to: ", scope.name()),
             Style::new().fg(Color::Yellow),
         ));
-        spans.push(Span::raw(text.clone()));
-        spans.push(Span::styled("█", Style::new().fg(Color::Yellow)));
+        text_with_cursor(text, &mut spans);
         spans.push(Span::styled(
             "  Tab: marked/shown/connection, .jsonl or pcapng, Enter writes, Esc cancels",
             Style::new().fg(Color::DarkGray),
