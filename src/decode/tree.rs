@@ -1,8 +1,10 @@
 //! `amqpeek decode --tree`: a frame's parts and fields, one per line, indented by depth, each
-//! with its byte range in the input (as `tshark -V` shows a packet's fields).
+//! with its byte range in the input (as `tshark -V` shows a packet's fields). Values are shown
+//! as JSON escaped as the JSONL is (`amqpeek::json::to_string`).
 
 use std::fmt::Write as _;
 
+use amqpeek::base::escape::Escaped;
 use amqpeek::codec::spans::PAYLOAD_SPAN;
 use amqpeek::protocol::AnyFrame;
 
@@ -15,7 +17,7 @@ pub fn lines(offset: u64, raw: &[u8], frame: &AnyFrame) -> String {
     };
     let values = frame.fields_json();
     let value = |name: &str| match values.get(name) {
-        Some(v) => v.to_string(),
+        Some(v) => amqpeek::json::to_string(v),
         None => "null".to_owned(),
     };
     match frame {
@@ -70,7 +72,12 @@ fn amqp091(
     let _ = writeln!(out, "  payload ({} bytes) {}", end - 7, at(7..end));
     if let Some(fields) = values.as_object() {
         for (name, v) in fields {
-            let _ = writeln!(out, "    {name} = {v} (no byte range: not kept for 0-9-1)");
+            let _ = writeln!(
+                out,
+                "    {} = {} (no byte range: not kept for 0-9-1)",
+                Escaped(name),
+                amqpeek::json::to_string(v)
+            );
         }
     }
     let _ = writeln!(
