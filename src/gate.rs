@@ -52,8 +52,8 @@ pub fn conclude(report: &CheckReport, policy: &Policy, say_pass: bool) -> ExitCo
         None => {
             let (connections, _) = report.totals();
             let (ignored, baselined) = verdict.set_aside();
-            eprintln!(
-                "amqpeek: PASS (--fail-on {}): {connections} connection(s), nothing at or above \
+            say!(
+                "PASS (--fail-on {}): {connections} connection(s), nothing at or above \
                  it{}{}",
                 policy.fail_on.as_str(),
                 if ignored.0 > 0 {
@@ -77,8 +77,8 @@ pub fn write_baseline(report: &CheckReport, path: &std::path::Path) -> anyhow::R
     let baseline = Baseline::of(report.findings());
     amqpeek::files::write(path, baseline.to_json().as_bytes())
         .with_context(|| format!("writing baseline {}", path.display()))?;
-    eprintln!(
-        "amqpeek: baseline of {} rule(s) and peer(s) written to {}",
+    say!(
+        "baseline of {} rule(s) and peer(s) written to {}",
         baseline.len(),
         path.display()
     );

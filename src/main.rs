@@ -1,6 +1,14 @@
 //! The `amqpeek` command line: parses arguments (see `cli.rs`), sets up diagnostics on stderr,
 //! and runs a command. The only place that uses `anyhow`.
 
+/// `eprintln!("amqpeek: ...")` with the message escaped (`amqpeek::base::escape`): messages
+/// name files and carry a capture's or a peer's words, and stderr is often a terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("amqpeek: {}", amqpeek::base::escape::Escaped(&format!($($arg)*)))
+    };
+}
+
 mod cli;
 mod decode;
 mod gate;
@@ -76,7 +84,7 @@ fn main() -> ExitCode {
         }
         // Status 1 means violations; an error is anything else.
         Err(e) => {
-            eprintln!("amqpeek: {e:#}");
+            say!("{e:#}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
@@ -359,7 +367,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         // capture that is incomplete is a failure of the run, whatever the verdict.
         if tui {
             for what in &summary.sink_failures {
-                eprintln!("amqpeek: {what}");
+                say!("{what}");
             }
         }
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -391,8 +399,8 @@ fn open_capture(
     let opened = if reads_stdin(input) {
         use std::io::IsTerminal;
         if io::stdin().is_terminal() {
-            eprintln!(
-                "amqpeek: stdin is a terminal, not a capture: pipe one in, e.g. \
+            say!(
+                "stdin is a terminal, not a capture: pipe one in, e.g. \
                  `tcpdump -U -w - port 5672 | amqpeek replay -`"
             );
             return Err(ExitCode::from(EXIT_BAD_INPUT));
@@ -411,7 +419,7 @@ fn open_capture(
         }
     };
     opened.map_err(|e| {
-        eprintln!("amqpeek: {e}");
+        say!("{e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }
@@ -449,7 +457,7 @@ fn input_name(input: &CaptureArgs) -> String {
 
 fn report_read_errors(stats: &amqpeek::replay::ReplayStats) {
     for (offset, message) in &stats.read_errors {
-        eprintln!("amqpeek: capture unreadable from byte {offset}: {message}");
+        say!("capture unreadable from byte {offset}: {message}");
     }
 }
 
@@ -504,8 +512,8 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         // The user quit before the capture ended: what was cut is no read error, and the
         // outputs hold what was read until then.
         if args.output.jsonl.is_some() || args.output.pcap.is_some() {
-            eprintln!(
-                "amqpeek: quit before the end of {}: the captures written hold what was read \
+            say!(
+                "quit before the end of {}: the captures written hold what was read \
                  until then",
                 input_name(&args.input)
             );
@@ -555,7 +563,10 @@ fn replay_in_tui(
     let worker = std::thread::spawn(move || {
         offline::run(source, first, sinks, std::num::NonZeroUsize::MIN, pace)
     });
-    let title = format!("replay {}", input_name(&args.input));
+    let title = format!(
+        "replay {}",
+        amqpeek::base::escape::Escaped(&input_name(&args.input))
+    );
     let mut opts = tui_options(&args.output, title, false);
     let ui = match read {
         Some(read) => {
@@ -581,7 +592,7 @@ fn replay_in_tui(
         .map_err(|_| anyhow::anyhow!("the replay thread panicked"))?;
     ui.context("terminal UI")?;
     for what in &done.sink_failures {
-        eprintln!("amqpeek: {what}");
+        say!("{what}");
     }
     Ok(done)
 }
@@ -611,8 +622,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     if stats.connections == 0 && !args.allow_empty {
-        eprintln!(
-            "amqpeek: no AMQP connection in {}: nothing was checked (wrong file, port or \
+        say!(
+            "no AMQP connection in {}: nothing was checked (wrong file, port or \
              capture filter? --allow-empty passes such a capture)",
             input_name(&args.input)
         );
@@ -678,16 +689,16 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     if done.stats.connections == 0 {
-        eprintln!("amqpeek: no AMQP connection in {}", input_name(&args.input));
+        say!("no AMQP connection in {}", input_name(&args.input));
     }
     let report = collector.report();
     let text = match args.format {
         StatsFormat::Text => format!(
             "amqpeek stats: {}\n{}",
-            input_name(&args.input),
+            amqpeek::base::escape::Escaped(&input_name(&args.input)),
             report.text()
         ),
-        StatsFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        StatsFormat::Json => amqpeek::json::to_string_pretty(&report) + "\n",
     };
     match &args.output {
         Some(path) => amqpeek::files::write(path, text.as_bytes())
@@ -737,7 +748,7 @@ fn proxy_config(
         config.jobs = jobs;
     }
     if let Some(warning) = amqpeek::proxy::exposure_warning(&config) {
-        eprintln!("amqpeek: warning: {warning}");
+        say!("warning: {warning}");
     }
     Ok(config)
 }

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use super::Dir;
+use super::escape::Quoted;
 
 /// A flow of one connection: the unit rates are given for, and what the timeline follows.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -31,14 +32,15 @@ pub enum FlowKey {
 
 impl FlowKey {
     /// In words: `link "orders" c2s`, `link ch 0 handle 3 s2c`, `channel 1`. The name is a
-    /// wire string: it is escaped here, like every wire string in a text output.
+    /// wire string: it is quoted and escaped here (`super::escape`), like every wire string in
+    /// a text output.
     pub fn label(&self) -> String {
         match self {
             FlowKey::Link {
                 name: Some(n),
                 sender,
                 ..
-            } => format!("link {:?} {}", n.as_ref(), sender.as_str()),
+            } => format!("link {} {}", Quoted(n), sender.as_str()),
             FlowKey::Link {
                 name: None,
                 unnamed: (ch, h),

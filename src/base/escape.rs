@@ -186,8 +186,7 @@ pub fn binary_into(out: &mut String, b: &[u8]) {
 /// does, so a key can neither hide a control nor pass for the punctuation around it.
 pub fn name_into(out: &mut String, b: &[u8]) {
     let plain = !b.is_empty()
-        && b
-            .iter()
+        && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b':' | b'/'));
     match std::str::from_utf8(b) {
         Ok(s) if plain => out.push_str(s),
@@ -280,7 +279,10 @@ mod tests {
             "\\u{202e}\\u{2066}\\u{200b}\\u{feff}\\u{00ad}\\u{e0001}"
         );
         assert_eq!(esc("\u{2028}\u{2029}"), "\\u{2028}\\u{2029}");
-        assert_eq!(esc("plain \"text\" \\ é ü 日本 🦀"), "plain \"text\" \\ é ü 日本 🦀");
+        assert_eq!(
+            esc("plain \"text\" \\ é ü 日本 🦀"),
+            "plain \"text\" \\ é ü 日本 🦀"
+        );
     }
 
     #[test]
@@ -295,7 +297,13 @@ mod tests {
     fn no_output_holds_an_escaped_character_and_escaping_again_changes_nothing() {
         // Every character up to U+3000 and the format characters past it, at every offset of
         // the sixteen-byte scan.
-        let specials = ['\u{feff}', '\u{fff9}', '\u{110bd}', '\u{1d173}', '\u{e007f}'];
+        let specials = [
+            '\u{feff}',
+            '\u{fff9}',
+            '\u{110bd}',
+            '\u{1d173}',
+            '\u{e007f}',
+        ];
         for c in (0..0x3000u32).filter_map(char::from_u32).chain(specials) {
             for pad in [0, 1, 15, 16, 17] {
                 let s = format!("{}{c}z", "a".repeat(pad));

@@ -29,7 +29,7 @@ pub fn run(args: DecodeArgs) -> anyhow::Result<ExitCode> {
     let input = match parsed {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("amqpeek: {e}");
+            say!("{e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
@@ -62,7 +62,7 @@ pub fn run(args: DecodeArgs) -> anyhow::Result<ExitCode> {
     out.flush()?;
     match decoded.failure {
         Some(f) => {
-            eprintln!("amqpeek: {f}");
+            say!("{f}");
             Ok(ExitCode::from(EXIT_BAD_INPUT))
         }
         None => Ok(ExitCode::SUCCESS),
@@ -131,7 +131,11 @@ fn print_item(out: &mut impl Write, item: &Item, args: &DecodeArgs) -> anyhow::R
                 let mut m = jsonl::header_json(*offset, *header, raw);
                 m.insert("v".into(), jsonl::FORMAT_VERSION.into());
                 m.insert("event".into(), "header".into());
-                writeln!(out, "{}", serde_json::Value::Object(m))?;
+                writeln!(
+                    out,
+                    "{}",
+                    amqpeek::json::to_string(&serde_json::Value::Object(m))
+                )?;
             } else {
                 writeln!(out, "@{offset} header {}", header.describe())?;
             }
@@ -147,7 +151,11 @@ fn print_item(out: &mut impl Write, item: &Item, args: &DecodeArgs) -> anyhow::R
                 let mut m = jsonl::frame_json(*offset, raw, frame, message.as_ref(), &opts);
                 m.insert("v".into(), jsonl::FORMAT_VERSION.into());
                 m.insert("event".into(), "frame".into());
-                writeln!(out, "{}", serde_json::Value::Object(m))?;
+                writeln!(
+                    out,
+                    "{}",
+                    amqpeek::json::to_string(&serde_json::Value::Object(m))
+                )?;
             } else {
                 writeln!(out, "@{offset} ch {} {}", frame.channel(), frame.summary())?;
                 if args.tree {

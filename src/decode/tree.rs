@@ -1,8 +1,10 @@
 //! `amqpeek decode --tree`: a frame's parts and fields, one per line, indented by depth, each
-//! with its byte range in the input (as `tshark -V` shows a packet's fields).
+//! with its byte range in the input (as `tshark -V` shows a packet's fields). Values are shown
+//! as JSON escaped as the JSONL is (`amqpeek::json::to_string`).
 
 use std::fmt::Write as _;
 
+use amqpeek::base::escape::Escaped;
 use amqpeek::codec::amqp091::FrameKind;
 use amqpeek::codec::spans::PAYLOAD_SPAN;
 use amqpeek::protocol::AnyFrame;
@@ -16,7 +18,7 @@ pub fn lines(offset: u64, raw: &[u8], frame: &AnyFrame) -> String {
     };
     let values = frame.fields_json();
     let value = |name: &str| match values.get(name) {
-        Some(v) => v.to_string(),
+        Some(v) => amqpeek::json::to_string(v),
         None => "null".to_owned(),
     };
     match frame {
@@ -85,7 +87,12 @@ fn amqp091(
         let rest = fields.iter().filter(|(n, _)| !order.contains(&n.as_str()));
         let ordered = order.iter().filter_map(|n| fields.get_key_value(*n));
         for (name, v) in rest.chain(ordered) {
-            let _ = writeln!(out, "    {name} = {v} (no byte range: not kept for 0-9-1)");
+            let _ = writeln!(
+                out,
+                "    {} = {} (no byte range: not kept for 0-9-1)",
+                Escaped(name),
+                amqpeek::json::to_string(v)
+            );
         }
     }
     let _ = writeln!(

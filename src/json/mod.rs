@@ -5,8 +5,11 @@
 //!
 //! Both backends give objects the semantics of a `serde_json::Map` (no `preserve_order`):
 //! keys come out in byte order whatever order they were written in, and a key written twice
-//! keeps its last value. The text is byte for byte what `serde_json::to_writer` prints for
-//! the `Value` the other backend builds.
+//! keeps its last value. The text is byte for byte what [`to_string`] prints for the `Value`
+//! the other backend builds: `serde_json`'s, with the characters text outputs escape
+//! (`crate::base::escape`: C1 controls, bidi and other format characters, U+2028/9) as
+//! `\uxxxx` too, so neither `jq -r` nor a `cat` of a capture puts a peer's controls on a
+//! terminal.
 
 mod escape;
 mod hex;
@@ -15,8 +18,31 @@ mod value;
 
 use std::fmt::{self, Write as _};
 
+pub use escape::SafeFormatter;
 pub use text::TextWriter;
 pub use value::{ValueBuilder, to_value};
+
+/// `v` as compact JSON text, strings escaped as the JSONL's are ([`SafeFormatter`]).
+pub fn to_string<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    write_with(v, serde_json::ser::CompactFormatter)
+}
+
+/// `v` as indented JSON text, strings escaped as the JSONL's are ([`SafeFormatter`]).
+pub fn to_string_pretty<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    write_with(v, serde_json::ser::PrettyFormatter::new())
+}
+
+fn write_with<T, F>(v: &T, f: F) -> String
+where
+    T: serde::Serialize + ?Sized,
+    F: serde_json::ser::Formatter,
+{
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter(f));
+    // Serializing into memory fails only for maps with non-string keys, which no output has.
+    let _ = v.serialize(&mut ser);
+    String::from_utf8(out).unwrap_or_default()
+}
 
 /// A sink for one JSON value, written as a stream of tokens.
 ///

@@ -1,5 +1,5 @@
 //! The [`JsonOut`] backend that writes compact JSON text into a byte buffer, byte for byte what
-//! `serde_json::to_writer` prints for the equivalent `Value`: numbers through `itoa` / `zmij`
+//! [`crate::json::to_string`] prints for the equivalent `Value`: numbers through `itoa` / `zmij`
 //! (as `serde_json` formats them), base64 and hex straight into the buffer, strings escaped
 //! with a copy-through fast path.
 //!
@@ -325,7 +325,7 @@ mod tests {
         let v = to_value(|b| write(b));
         assert_eq!(
             String::from_utf8(t.as_bytes().to_vec()).unwrap(),
-            serde_json::to_string(&v).unwrap()
+            super::super::to_string(&v)
         );
     }
 

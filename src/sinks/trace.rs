@@ -8,10 +8,13 @@
 //! ```
 //!
 //! Times are UTC. It prints what the Inspector hands it and must never print secrets of its
-//! own accord (they are already masked); it ignores raw `Data` events.
+//! own accord (they are already masked); it ignores raw `Data` events. Frame lines come
+//! escaped from the codecs; the words of violations, gaps and closes (which a JSONL capture
+//! can carry) go through `base::escape` here.
 
 use std::io::{self, Write};
 
+use crate::base::escape::Escaped;
 use crate::event::{Event, EventKind, Timestamp};
 use crate::pipeline::{Render, Sink};
 
@@ -77,7 +80,7 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             let spec = if v.spec.is_empty() {
                 String::new()
             } else {
-                format!(" [{}]", v.spec)
+                format!(" [{}]", Escaped(&v.spec))
             };
             format!(
                 "{head} {} !! {} {} at offset {}: {}{spec}",
@@ -85,7 +88,7 @@ pub fn trace_line(ev: &Event) -> Option<String> {
                 v.severity.as_str(),
                 v.rule,
                 v.offset,
-                v.message
+                Escaped(&v.message)
             )
         }
         EventKind::Gap {
@@ -94,8 +97,9 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             len,
             reason,
         } => format!(
-            "{head} {} gap at offset {offset} ({len} bytes): {reason}",
-            dir.arrow()
+            "{head} {} gap at offset {offset} ({len} bytes): {}",
+            dir.arrow(),
+            Escaped(reason)
         ),
         EventKind::Fin { dir, offset } => {
             format!(
@@ -105,7 +109,9 @@ pub fn trace_line(ev: &Event) -> Option<String> {
         }
         EventKind::Close(c) => format!(
             "{head} close: {} (c2s {} B, s2c {} B)",
-            c.reason, c.bytes_c2s, c.bytes_s2c
+            Escaped(&c.reason.to_string()),
+            c.bytes_c2s,
+            c.bytes_s2c
         ),
         EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_) => return None,
     })

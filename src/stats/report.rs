@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::latency::Percentiles;
 use super::{Collector, Count, FlowDir, FlowStats, SettleKind};
+use crate::base::escape::Quoted;
 use crate::event::{ConnId, Dir, Timestamp};
 
 /// The statistics of a run.
@@ -261,8 +262,9 @@ impl StatsReport {
         ));
         if let Some(f) = &self.filter {
             out.push(format!(
-                "counting only the frames --filter {f:?} passes, and the settlements of the \
-                 deliveries they start"
+                "counting only the frames --filter {} passes, and the settlements of the \
+                 deliveries they start",
+                Quoted(f)
             ));
         }
         out.push(String::new());

@@ -89,7 +89,7 @@ impl Baseline {
                 })
                 .collect(),
         };
-        let mut s = serde_json::to_string_pretty(&file).unwrap_or_default();
+        let mut s = crate::json::to_string_pretty(&file);
         s.push('\n');
         s
     }

@@ -447,7 +447,10 @@ mod tests {
     #[test]
     fn table_keys_and_values_are_escaped() {
         let t = FieldTable(vec![
-            (Bytes::from_static(b"x-plain"), FieldValue::LongStr(Bytes::from_static(b"v"))),
+            (
+                Bytes::from_static(b"x-plain"),
+                FieldValue::LongStr(Bytes::from_static(b"v")),
+            ),
             (
                 Bytes::from_static(b"k\x1b]52;c;eA==\x07\n-> PASS"),
                 FieldValue::LongStr(Bytes::from_static("\u{202e}\u{9b}".as_bytes())),

@@ -40,7 +40,7 @@ pub fn render(v: &Verdict<'_>, source: &str) -> String {
         "failing": failing,
         "findings": v.judged.iter().map(finding).collect::<Vec<_>>(),
     });
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let mut s = crate::json::to_string_pretty(&doc);
     s.push('\n');
     s
 }

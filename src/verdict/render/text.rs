@@ -1,9 +1,11 @@
 //! The verdict as text: findings grouped by rule (errors first, then the findings in the
 //! baseline, then the ignored), each finding with its place, count, first and last occurrence,
-//! then a summary line.
+//! then a summary line. What came from the capture or the command line (the source's name,
+//! messages, frame lines, patterns) is escaped (`base::escape`): no finding can forge a line.
 
 use std::fmt::Write as _;
 
+use crate::base::escape::Escaped;
 use crate::event::Severity;
 
 use super::super::finding::Finding;
@@ -14,13 +16,15 @@ use super::{groups, plural};
 /// The text report.
 pub fn render(v: &Verdict<'_>, source: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "amqpeek check: {source}");
+    let _ = writeln!(out, "amqpeek check: {}", Escaped(source));
     for g in groups(v) {
         let first = g.entries[0].finding;
         let label = match g.status {
             Status::Active => g.severity.as_str().to_string(),
             Status::Baselined => format!("{} (in baseline)", g.severity.as_str()),
-            Status::Ignored(p) => format!("{} (ignored: {p})", g.severity.as_str()),
+            Status::Ignored(p) => {
+                format!("{} (ignored: {})", g.severity.as_str(), Escaped(p))
+            }
         };
         let _ = writeln!(
             out,
@@ -69,7 +73,12 @@ fn finding(out: &mut String, f: &Finding) {
     let o = f.first();
     let place = format!("conn {} {}{}", f.conn, f.side(), scope_suffix(f));
     if f.count == 1 {
-        let _ = writeln!(out, "        {place} @{}  {}", o.offset, o.message);
+        let _ = writeln!(
+            out,
+            "        {place} @{}  {}",
+            o.offset,
+            Escaped(&o.message)
+        );
     } else {
         let l = f.last();
         let _ = writeln!(
@@ -77,10 +86,10 @@ fn finding(out: &mut String, f: &Finding) {
             "        {place}: {} times, @{} at {} .. @{} at {}",
             f.count, o.offset, o.ts, l.offset, l.ts
         );
-        let _ = writeln!(out, "            first: {}", o.message);
+        let _ = writeln!(out, "            first: {}", Escaped(&o.message));
     }
     if let Some(frame) = &o.frame {
         let indent = if f.count == 1 { "" } else { "    " };
-        let _ = writeln!(out, "            {indent}frame: {frame}");
+        let _ = writeln!(out, "            {indent}frame: {}", Escaped(frame));
     }
 }
