@@ -489,6 +489,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         max_body: args.output.max_body,
         // Into the TUI, each frame's state: the state pane shows it as of the selected frame.
         state_each_frame: tui,
+        emit_state: tui,
     };
     // A capture read as it is made: what each packet makes is written before the next is read.
     let pace = if live { Pace::AsItComes } else { Pace::Batched };
@@ -670,6 +671,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let inspect = InspectOptions {
         emit_data: false,
         inspect_memory: args.inspect_memory,
+        emit_state: false,
         ..InspectOptions::DEFAULT
     };
     let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
@@ -742,6 +744,7 @@ fn proxy_config(
         max_body: output.max_body,
         // Live, the state pane shows the latest state (published per batch, throttled).
         state_each_frame: false,
+        emit_state: tui,
     };
     config.tls = tls_config(&spec, tls)?;
     if let Some(jobs) = jobs {

@@ -44,6 +44,10 @@ pub struct InspectOptions {
     /// the end of a batch or every [`STATE_INTERVAL_US`]: a replay into the TUI shows the state
     /// as of the selected frame.
     pub state_each_frame: bool,
+    /// Publish `State` events at all. A snapshot copies everything tracked (every link and
+    /// channel), so the paths with no reader of them (`check`, `stats`, a replay or a proxy
+    /// without the TUI) make none: their cost then never grows with what is outstanding.
+    pub emit_state: bool,
 }
 
 impl InspectOptions {
@@ -54,6 +58,7 @@ impl InspectOptions {
         inspect_memory: crate::codec::limits::DEFAULT_INSPECT_MEMORY,
         max_body: crate::codec::limits::DEFAULT_MAX_BODY,
         state_each_frame: false,
+        emit_state: true,
     };
 
     /// What each direction's decoder may hold.
@@ -392,6 +397,7 @@ impl Inspector {
     /// last frame.
     pub fn publish_state(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
         state_event(
+            self.opts.emit_state,
             &self.tracker,
             &mut self.state_dirty,
             &mut self.state_last,
@@ -522,6 +528,7 @@ impl Inspector {
 /// A `State` event of `tracker` as of `ts` if it saw anything since the last one (`dirty`),
 /// remembering what was published (`last`: the name and when, for the throttle).
 fn state_event(
+    emit: bool,
     tracker: &ConnTracker,
     dirty: &mut bool,
     last: &mut Option<(String, Timestamp)>,
@@ -529,7 +536,7 @@ fn state_event(
     ts: Timestamp,
     out: &mut Vec<Event>,
 ) {
-    if !std::mem::take(dirty) {
+    if !std::mem::take(dirty) || !emit {
         return;
     }
     let snapshot = tracker.snapshot();

@@ -113,3 +113,79 @@ fn connections_that_never_send_a_byte_stay_in_bounded_memory() {
         grew >> 20
     );
 }
+
+fn header(conn: u64) -> String {
+    format!(
+        "{{\"conn\":{conn},\"dir\":\"c2s\",\"event\":\"header\",\"offset\":0,\"proto\":\"amqp-0-9-1\",\"raw\":\"QU1RUAAACQE=\",\"ts\":\"2026-11-29T13:30:20.700000Z\",\"v\":1}}\n"
+    )
+}
+
+#[test]
+fn connections_opened_and_never_closed_are_held_up_to_the_bound_and_the_rest_closed_as_evicted() {
+    const CONNS: u64 = 5_000;
+    const BOUND: usize = 1_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("open.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for conn in 1..=CONNS {
+        f.write_all(connect(conn).as_bytes()).unwrap();
+        f.write_all(header(conn).as_bytes()).unwrap();
+    }
+    drop(f);
+
+    let opts = CaptureOptions {
+        max_connections: BOUND,
+        ..CaptureOptions::default()
+    };
+    let mut open = std::collections::HashSet::new();
+    let (mut most_open, mut evicted) = (0, Vec::new());
+    for ev in capture::open(&path, opts).unwrap() {
+        match ev {
+            SourceEvent::Connect { conn, .. } => {
+                open.insert(conn);
+                most_open = most_open.max(open.len());
+            }
+            SourceEvent::Close { conn, reason, .. } => {
+                assert!(open.remove(&conn), "conn {conn} closed once, after its connect");
+                if reason == amqpeek::event::CloseReason::Evicted {
+                    evicted.push(conn);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(most_open <= BOUND, "{most_open} connections held open at once");
+    assert!(
+        evicted.len() as u64 >= CONNS - BOUND as u64,
+        "{} of {CONNS} connections closed as evicted",
+        evicted.len()
+    );
+    assert!(evicted.is_sorted(), "the least recently active first");
+    // What was not evicted closes when the capture ends (by the driver), never twice.
+    assert!(open.len() <= BOUND);
+}
+
+#[test]
+fn an_eviction_is_said_in_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("open.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for conn in 1..=3 {
+        f.write_all(connect(conn).as_bytes()).unwrap();
+        f.write_all(header(conn).as_bytes()).unwrap();
+    }
+    drop(f);
+    let opts = CaptureOptions {
+        max_connections: 2,
+        ..CaptureOptions::default()
+    };
+    let source = capture::open(&path, opts).unwrap();
+    let mut trace = amqpeek::sinks::trace::TraceSink::new(Vec::new());
+    amqpeek::replay::run(source, InspectOptions::default(), &mut [&mut trace]).unwrap();
+    let text = String::from_utf8(trace.into_inner()).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("#1 close: evicted: too many connections tracked at once")),
+        "{text}"
+    );
+}

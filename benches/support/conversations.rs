@@ -631,3 +631,66 @@ pub fn write(path: &Path, shape: &Shape, stop: Stop) -> Written {
     }
     done
 }
+
+/// What [`write_links`] generates: one AMQP 1.0 connection and session holding `links`
+/// attached links that are never detached, and `deliveries` unsettled transfers on the first.
+pub struct ManyLinks {
+    /// Links the client attaches (and the broker answers), `link-0`, `link-1`, ...
+    pub links: u32,
+    /// Unsettled transfers the client sends on `link-0`.
+    pub deliveries: u32,
+    /// With `Some(lag)`, the broker settles each delivery once `lag` later ones are sent
+    /// (a disposition of one delivery-id among `lag` unsettled); with `None`, none is settled.
+    pub settle_lag: Option<u32>,
+}
+
+/// Writes one AMQP 1.0 connection as [`ManyLinks`] says (then closed with close frames, no
+/// detach or end): the workload of the tracker's keyed lookups.
+pub fn write_links(path: &Path, shape: &ManyLinks) -> Written {
+    const HDR: &[u8] = b"AMQP\x00\x01\x00\x00";
+    const WIDE: u32 = u32::MAX / 2;
+    let mut sink = PcapngSink::create(path).unwrap();
+    let mut t = 1_764_417_600_000_000i64;
+    let mut w = ConnWriter::open(&mut sink, 1, &mut t);
+    w.bytes(Dir::C2S, HDR);
+    w.bytes(Dir::S2C, HDR);
+    w.f10(Dir::C2S, &described_list(0x10, vec![s10("client-1")]), &[]);
+    w.f10(Dir::S2C, &described_list(0x10, vec![s10("broker")]), &[]);
+    let begin = |remote: Option<u16>| {
+        let remote = remote.map_or(NULL, a10::Value::Ushort);
+        described_list(0x11, vec![remote, u(0), u(WIDE), u(WIDE)])
+    };
+    w.f10(Dir::C2S, &begin(None), &[]);
+    w.f10(Dir::S2C, &begin(Some(0)), &[]);
+    for i in 0..shape.links {
+        let name = format!("link-{i}");
+        w.f10(Dir::C2S, &attach(&name, i, false), &[]);
+        w.f10(Dir::S2C, &attach(&name, i, true), &[]);
+        if i == 0 {
+            let flow = vec![u(0), u(WIDE), u(0), u(WIDE), u(0), u(0), u(WIDE)];
+            w.f10(Dir::S2C, &described_list(0x13, flow), &[]);
+        }
+    }
+    let data = [0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
+    for id in 0..shape.deliveries {
+        let tag = a10::Value::Binary(Bytes::copy_from_slice(&id.to_be_bytes()));
+        let p = described_list(0x14, vec![u(0), u(id), tag, u(0), a10::Value::Bool(false)]);
+        w.transfers += 1;
+        w.f10(Dir::C2S, &p, &data);
+        if let Some(lag) = shape.settle_lag
+            && id >= lag
+        {
+            w.settle(Dir::S2C, id - lag, id - lag);
+        }
+    }
+    w.f10(Dir::C2S, &described_list(0x18, vec![]), &[]);
+    w.f10(Dir::S2C, &described_list(0x18, vec![]), &[]);
+    let bytes = w.total();
+    let (frames, transfers) = w.close();
+    Written {
+        frames,
+        transfers,
+        bytes,
+        conns: 1,
+    }
+}

@@ -4,8 +4,12 @@
 //! gaps. Files written before `fin` lines existed read as before (each direction then ends at
 //! the close).
 //!
-//! Streams line by line; holds only per-connection offsets. A line that is not valid JSON or
-//! lacks a needed field yields an error naming its byte offset, and reading goes on.
+//! Streams line by line; holds only per-connection offsets, for at most
+//! [`CaptureOptions::max_connections`](super::CaptureOptions) connections open at once (as the
+//! packet reader): beyond, the least recently active eighth is closed as
+//! [`CloseReason::Evicted`], which every output shows, and a later line of one of them reads as
+//! a connection whose start the capture does not hold. A line that is not valid JSON or lacks
+//! a needed field yields an error naming its byte offset, and reading goes on.
 
 use crate::hash::HashMap;
 use std::io::BufRead;
@@ -36,12 +40,22 @@ struct DirState {
     owes_resync: bool,
 }
 
+/// One open connection: when a line last named it, and each direction's offsets.
+#[derive(Debug, Default)]
+struct Conn {
+    last_seen: u64,
+    dirs: [DirState; 2],
+}
+
 /// Yields [`SourceEvent`]s from an amqpeek JSONL capture.
 pub struct JsonlSource<R: BufRead> {
     src: R,
     line: Vec<u8>,
     file_offset: u64,
-    dirs: HashMap<(ConnId, Dir), DirState>,
+    conns: HashMap<ConnId, Conn>,
+    /// Lines read (the clock of `last_seen`).
+    tick: u64,
+    max_connections: usize,
     out: std::collections::VecDeque<SourceEvent>,
     done: bool,
 }
@@ -52,15 +66,43 @@ fn proto_of(name: &str) -> Option<ProtocolHeader> {
 }
 
 impl<R: BufRead> JsonlSource<R> {
-    /// Read JSONL from `src`.
+    /// Read JSONL from `src`, holding as many connections open as a packet capture's reader.
     pub fn new(src: R) -> Self {
+        Self::with_max_connections(src, super::CaptureOptions::default().max_connections)
+    }
+
+    /// Read JSONL from `src`, holding at most `max` connections open at once (at least 1).
+    pub fn with_max_connections(src: R, max: usize) -> Self {
         JsonlSource {
             src,
             line: Vec::new(),
             file_offset: 0,
-            dirs: HashMap::default(),
+            conns: HashMap::default(),
+            tick: 0,
+            max_connections: max.max(1),
             out: Default::default(),
             done: false,
+        }
+    }
+
+    /// `conn` is active: opened if it was not (the least recently active closed first, at the
+    /// bound).
+    fn touch(&mut self, conn: ConnId, ts: Timestamp) {
+        if !self.conns.contains_key(&conn) && self.conns.len() >= self.max_connections {
+            self.evict(ts);
+        }
+        self.conns.entry(conn).or_default().last_seen = self.tick;
+    }
+
+    /// Close the least recently active eighth of the open connections (at least one), oldest
+    /// first, then in connection order: the same events on every run.
+    fn evict(&mut self, ts: Timestamp) {
+        let mut old: Vec<(u64, ConnId)> =
+            self.conns.iter().map(|(id, c)| (c.last_seen, *id)).collect();
+        old.sort_unstable();
+        old.truncate((old.len() / 8).max(1));
+        for (_, conn) in old {
+            self.end(conn, ts, CloseReason::Evicted);
         }
     }
 
@@ -134,7 +176,8 @@ impl<R: BufRead> JsonlSource<R> {
     /// protocol after it is known.
     fn flush_other(&mut self, conn: ConnId, dir: Dir) {
         let other = dir.flip();
-        if let Some(st) = self.dirs.get_mut(&(conn, other))
+        if let Some(c) = self.conns.get_mut(&conn)
+            && let st = &mut c.dirs[other.index()]
             && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
         {
             self.out.push_back(SourceEvent::Gap {
@@ -156,6 +199,7 @@ impl<R: BufRead> JsonlSource<R> {
         let line = Line::of(v)?;
         match line.event {
             "connect" => {
+                self.touch(line.conn, line.ts);
                 self.out.push_back(SourceEvent::Connect {
                     conn: line.conn,
                     ts: line.ts,
@@ -188,7 +232,8 @@ impl<R: BufRead> JsonlSource<R> {
             v.get("proto").and_then(Value::as_str).and_then(proto_of)
         };
         self.flush_other(conn, dir);
-        let st = self.dirs.entry((conn, dir)).or_default();
+        self.touch(conn, ts);
+        let st = &mut self.conns.entry(conn).or_default().dirs[dir.index()];
         if std::mem::take(&mut st.owes_resync)
             && st.pending_gap.is_none()
             && boundary_proto.is_some()
@@ -254,7 +299,8 @@ impl<R: BufRead> JsonlSource<R> {
             .unwrap_or("gap")
             .to_string();
         self.flush_other(conn, dir);
-        let st = self.dirs.entry((conn, dir)).or_default();
+        self.touch(conn, ts);
+        let st = &mut self.conns.entry(conn).or_default().dirs[dir.index()];
         if let Some((gts, goff, glen, r)) = st.pending_gap.take() {
             self.out.push_back(SourceEvent::Gap {
                 conn,
@@ -278,7 +324,8 @@ impl<R: BufRead> JsonlSource<R> {
         let (conn, ts) = (line.conn, line.ts);
         let dir = line.dir()?;
         let offset = line.offset()?;
-        let st = self.dirs.entry((conn, dir)).or_default();
+        self.touch(conn, ts);
+        let st = &mut self.conns.entry(conn).or_default().dirs[dir.index()];
         if let Some((gts, goff, glen, reason)) = st.pending_gap.take() {
             self.out.push_back(SourceEvent::Gap {
                 conn,
@@ -296,28 +343,30 @@ impl<R: BufRead> JsonlSource<R> {
         Ok(())
     }
 
-    /// A `close` record: the gaps still held go out, then the close; the connection's offsets
-    /// are forgotten.
+    /// A `close` record: the connection ends as it says.
     fn close(&mut self, line: &Line) {
-        let (conn, ts, v) = (line.conn, line.ts, line.v);
-        for dir in [Dir::C2S, Dir::S2C] {
-            if let Some(st) = self.dirs.get_mut(&(conn, dir))
-                && let Some((gts, goff, glen, reason)) = st.pending_gap.take()
-            {
-                self.out.push_back(SourceEvent::Gap {
-                    conn,
-                    ts: gts,
-                    dir,
-                    offset: goff,
-                    len: glen,
-                    reason,
-                    resync: None,
-                });
+        let reason = line.v.get("reason").and_then(Value::as_str).unwrap_or("closed");
+        self.end(line.conn, line.ts, CloseReason::parse(reason));
+    }
+
+    /// `conn` ends for `reason`: the gaps still held go out, then the close; its offsets are
+    /// forgotten.
+    fn end(&mut self, conn: ConnId, ts: Timestamp, reason: CloseReason) {
+        if let Some(c) = self.conns.remove(&conn) {
+            for (dir, st) in [Dir::C2S, Dir::S2C].into_iter().zip(c.dirs) {
+                if let Some((gts, goff, glen, reason)) = st.pending_gap {
+                    self.out.push_back(SourceEvent::Gap {
+                        conn,
+                        ts: gts,
+                        dir,
+                        offset: goff,
+                        len: glen,
+                        reason,
+                        resync: None,
+                    });
+                }
             }
-            self.dirs.remove(&(conn, dir));
         }
-        let reason =
-            CloseReason::parse(v.get("reason").and_then(Value::as_str).unwrap_or("closed"));
         self.out.push_back(SourceEvent::Close { conn, ts, reason });
     }
 }
@@ -381,6 +430,7 @@ impl<R: BufRead> Iterator for JsonlSource<R> {
             if self.done {
                 return None;
             }
+            self.tick += 1;
             let Some((at, line)) = self.read_line() else {
                 self.done = true;
                 continue;

@@ -289,12 +289,15 @@ pub fn from_reader(
         }
     };
     match format {
-        Some(Format::Jsonl) => Ok(CaptureSource::Jsonl(jsonl_read::JsonlSource::new(
-            Box::new(BufReader::with_capacity(
-                1 << 16,
-                std::io::Cursor::new(head).chain(src),
-            )),
-        ))),
+        Some(Format::Jsonl) => Ok(CaptureSource::Jsonl(
+            jsonl_read::JsonlSource::with_max_connections(
+                Box::new(BufReader::with_capacity(
+                    1 << 16,
+                    std::io::Cursor::new(head).chain(src),
+                )),
+                opts.max_connections,
+            ),
+        )),
         // The packet reader has its own window: hand it what was read and the stream itself,
         // so no buffered reader copies every byte once more.
         Some(f) => Ok(CaptureSource::Packets(Box::new(PacketSource::with_head(

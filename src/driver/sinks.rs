@@ -100,6 +100,7 @@ impl Part {
                 for e in events.iter() {
                     r.render(e, buf);
                 }
+                r.end(buf);
             }
         }
         if self.events {

@@ -40,6 +40,13 @@ pub trait Render: Send {
     /// Let go of buffers a burst grew (the worker is about to wait for traffic); nothing by
     /// default.
     fn release_spare(&mut self) {}
+
+    /// The events of one piece of output have all been rendered: append what was held back
+    /// waiting for the next one (a frame's violations come in the same piece as the frame);
+    /// nothing by default.
+    fn end(&mut self, out: &mut Vec<u8>) {
+        let _ = out;
+    }
 }
 
 impl<S: Sink + ?Sized> Sink for &mut S {

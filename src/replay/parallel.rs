@@ -32,10 +32,11 @@ use crate::verdict::CheckReport;
 /// new connection for itself: enough that the workers stay busy while the reader replays it.
 const LOCAL_AT: usize = 1024 * 1024;
 
-/// What `check` asks of the inspectors: no bytes held, credentials masked, the default
-/// inspection budget.
+/// What `check` asks of the inspectors: no bytes held, no state snapshots, credentials
+/// masked, the default inspection budget.
 const CHECK_OPTIONS: InspectOptions = InspectOptions {
     emit_data: false,
+    emit_state: false,
     ..InspectOptions::DEFAULT
 };
 

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::codec::{DecodeError, ProtocolHeader};
 
+use super::coalesce::{Coalescer, Repeated};
 use crate::event::{ConnId, Dir, Event, EventKind, Violation};
 use crate::json::{JsonOut, TextWriter, ValueBuilder, to_value};
 use crate::pipeline::{Render, Sink};
@@ -76,6 +77,13 @@ pub mod keys {
     pub const BYTES_S2C: &str = "bytes_s2c";
     /// Gap length.
     pub const LEN: &str = "len";
+    /// Violation: how many occurrences a coalesced record stands for (past the first ones,
+    /// recorded one by one); its `offset` and `ts` are the last one's.
+    pub const COUNT: &str = "count";
+    /// Coalesced violation: the first occurrence's offset.
+    pub const FIRST_OFFSET: &str = "first_offset";
+    /// Coalesced violation: the first occurrence's time.
+    pub const FIRST_TS: &str = "first_ts";
 
     /// `"event"` values.
     pub const CONNECT: &str = "connect";
@@ -270,6 +278,27 @@ fn write_violation<O: JsonOut + ?Sized>(o: &mut O, env: &Envelope, v: &Violation
     o.end_object();
 }
 
+/// The `violation` record standing for the occurrences `r` counted (see
+/// [`super::coalesce`]), at the last one's offset and time.
+fn write_repeated<O: JsonOut + ?Sized>(o: &mut O, conn: u64, r: &Repeated) {
+    let v = r.violation();
+    o.begin_object();
+    o.entry_u64(keys::CONN, conn);
+    o.entry_u64(keys::COUNT, r.count);
+    o.entry_str(keys::DIR, r.dir.as_str());
+    o.entry_str(keys::EVENT, keys::VIOLATION);
+    o.entry_u64(keys::FIRST_OFFSET, r.first.0);
+    o.entry_str(keys::FIRST_TS, &r.first.1.rfc3339());
+    o.entry_str(keys::MESSAGE, &v.message);
+    o.entry_u64(keys::OFFSET, v.offset);
+    o.entry_str(keys::RULE, v.rule.id);
+    o.entry_str(keys::SEVERITY, v.severity.as_str());
+    o.entry_str(keys::SPEC, &v.spec);
+    o.entry_str(keys::TS, &r.last.1.rfc3339());
+    o.entry_u64(keys::V, FORMAT_VERSION);
+    o.end_object();
+}
+
 /// The object `write` writes, as a map.
 fn object(write: impl FnOnce(&mut ValueBuilder)) -> Map<String, Value> {
     match to_value(write) {
@@ -398,16 +427,38 @@ struct Lines {
     ts: TsText,
     /// The line being written (reused).
     line: TextWriter,
+    /// Which violations are written one by one, which counted.
+    coalescer: Coalescer,
 }
 
 impl Lines {
-    /// The line of `ev`, newline included; `None` for events JSONL leaves out (data, state).
+    fn new(opts: JsonOptions) -> Self {
+        Lines {
+            opts,
+            ts: TsText::default(),
+            line: TextWriter::new(),
+            coalescer: Coalescer::default(),
+        }
+    }
+
+    /// The line of `ev`, newline included; `None` for events JSONL leaves out (data, state,
+    /// a violation counted instead: [`super::coalesce`]). A close is preceded by the records
+    /// of what was counted on its connection.
     fn line(&mut self, ev: &Event) -> Option<&[u8]> {
         if matches!(ev.kind, EventKind::Data { .. } | EventKind::State(_)) {
             return None;
         }
-        let ts = self.ts.get(ev.ts);
+        if !self.coalescer.keep(ev) {
+            return None;
+        }
         self.line.clear();
+        if let EventKind::Close(_) = ev.kind {
+            for r in self.coalescer.close(ev.conn) {
+                write_repeated(&mut self.line, ev.conn, &r);
+                self.line.newline();
+            }
+        }
+        let ts = self.ts.get(ev.ts);
         if !write_event(&mut self.line, ev, ts, &self.opts) {
             return None;
         }
@@ -437,11 +488,7 @@ impl<W: Write> JsonlSink<W> {
     pub fn new(out: W, opts: JsonOptions) -> Self {
         JsonlSink {
             out,
-            lines: Lines {
-                opts,
-                ts: TsText::default(),
-                line: TextWriter::new(),
-            },
+            lines: Lines::new(opts),
         }
     }
 
@@ -469,11 +516,7 @@ impl<W: Write> Sink for JsonlSink<W> {
     }
 
     fn renderer(&self) -> Option<Box<dyn Render>> {
-        Some(Box::new(Lines {
-            opts: self.lines.opts,
-            ts: TsText::default(),
-            line: TextWriter::new(),
-        }))
+        Some(Box::new(Lines::new(self.lines.opts)))
     }
 
     fn write_rendered(&mut self, bytes: &[u8]) -> io::Result<()> {

@@ -6,6 +6,7 @@
 //! [`Inspector`](crate::pipeline::Inspector) masks them) and never touch the relay: they run on
 //! the inspection side, where falling behind slows the relay down but never drops an event.
 
+pub mod coalesce;
 pub mod filtered;
 pub mod jsonl;
 pub mod pcapng;

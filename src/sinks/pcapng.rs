@@ -25,6 +25,7 @@ use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption,
 };
 
+use super::coalesce::{Coalescer, Repeated};
 use crate::capture::pcapng_write::{Conversation, SynthPacket};
 use crate::capture::real_addr;
 use crate::event::{CloseReason, ConnId, Dir, Event, EventKind, Failure, Timestamp, Violation};
@@ -33,6 +34,8 @@ use crate::pipeline::Sink;
 /// Per-connection state.
 struct ConnState {
     conv: Conversation,
+    /// Which violations become comments one by one, which are counted.
+    coalescer: Coalescer,
     /// Violations waiting for the packet that holds their frame.
     pending: Vec<Violation>,
     /// The comment for the conversation's SYN (the real server address, when its port was
@@ -107,6 +110,7 @@ impl<W: Write> PcapngSink<W> {
         self.conns.entry(conn).or_insert_with(|| {
             let mut state = ConnState {
                 conv: Conversation::new(client, server, conn),
+                coalescer: Coalescer::default(),
                 pending: Vec::new(),
                 syn_comment: None,
             };
@@ -228,10 +232,18 @@ impl<W: Write> Sink for PcapngSink<W> {
                 self.write_packets(ev.ts, &mut out, ev.conn)
             }),
             EventKind::Violation(v) => self.ensure_conn(ev).map(|_| {
-                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                if let Some(st) = self.conns.get_mut(&ev.conn)
+                    && st.coalescer.keep(ev)
+                {
                     st.pending.push(v.clone());
                 }
             }),
+            EventKind::Frame(_) => {
+                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    st.coalescer.keep(ev);
+                }
+                Ok(())
+            }
             EventKind::Fin { dir, offset } => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
                     st.conv.fin_from(*dir, *offset, &mut out);
@@ -240,6 +252,9 @@ impl<W: Write> Sink for PcapngSink<W> {
             }),
             EventKind::Close(info) => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    // What was counted: a comment each on the last packet.
+                    let counted = st.coalescer.close(ev.conn);
+                    st.pending.extend(counted.iter().map(Repeated::violation));
                     match ending(&info.reason) {
                         Ending::Fins { first } => st.conv.fin_first(first, &mut out),
                         Ending::Reset { after_fin, by } => {

@@ -11,28 +11,42 @@
 //! own accord (they are already masked); it ignores raw `Data` events. Frame lines come
 //! escaped from the codecs; the words of violations, gaps and closes (which a JSONL capture
 //! can carry) go through `base::escape` here.
+//!
+//! Repeated violations are coalesced ([`super::coalesce`]): past the first few of a rule,
+//! peer and scope, a violation is counted, not printed, and so is the frame that carried only
+//! such violations; the connection's close is preceded by one line per rule, peer and scope
+//! counted. A flood of violating frames prints a few lines, not two per frame.
 
 use std::io::{self, Write};
 
+use super::coalesce::Coalescer;
 use crate::base::escape::Escaped;
-use crate::event::{Event, EventKind, Timestamp};
+use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
 use crate::pipeline::{Render, Sink};
 
 /// Writes one line per event to `W` (stdout in the CLI).
 #[derive(Debug)]
 pub struct TraceSink<W: Write> {
     out: W,
+    lines: Lines,
+    buf: Vec<u8>,
 }
 
 impl<W: Write> TraceSink<W> {
     /// A trace written to `out` (wrap unbuffered outputs in a `BufWriter`; the sink flushes
     /// once per batch).
     pub fn new(out: W) -> Self {
-        TraceSink { out }
+        TraceSink {
+            out,
+            lines: Lines::default(),
+            buf: Vec::new(),
+        }
     }
 
-    /// The writer back (tests read what was traced).
-    pub fn into_inner(self) -> W {
+    /// The writer back (tests read what was traced), a held frame line written first.
+    pub fn into_inner(mut self) -> W {
+        self.lines.end(&mut self.buf);
+        let _ = self.out.write_all(&self.buf);
         self.out
     }
 
@@ -119,18 +133,20 @@ pub fn trace_line(ev: &Event) -> Option<String> {
 
 impl<W: Write> Sink for TraceSink<W> {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        match trace_line(ev) {
-            Some(line) => writeln!(self.out, "{line}"),
-            None => Ok(()),
-        }
+        self.buf.clear();
+        self.lines.render(ev, &mut self.buf);
+        self.out.write_all(&self.buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.buf.clear();
+        self.lines.end(&mut self.buf);
+        self.out.write_all(&self.buf)?;
         self.out.flush()
     }
 
     fn renderer(&self) -> Option<Box<dyn Render>> {
-        Some(Box::new(Lines))
+        Some(Box::new(Lines::default()))
     }
 
     fn write_rendered(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -138,16 +154,116 @@ impl<W: Write> Sink for TraceSink<W> {
     }
 }
 
-/// Makes the trace lines on an inspection worker.
+/// A frame's line, held until its violations tell whether it is printed.
 #[derive(Debug)]
-struct Lines;
+struct Held {
+    conn: ConnId,
+    dir: Dir,
+    offset: u64,
+    line: String,
+    /// A violation of it was counted (not printed).
+    counted: bool,
+    /// Its line went out (with its first printed violation).
+    printed: bool,
+}
+
+/// Makes the trace lines (on an inspection worker, or in the sink itself).
+#[derive(Debug, Default)]
+struct Lines {
+    coalescer: Coalescer,
+    held: Option<Held>,
+}
+
+fn push_line(out: &mut Vec<u8>, line: &str) {
+    out.extend_from_slice(line.as_bytes());
+    out.push(b'\n');
+}
+
+impl Lines {
+    /// The held frame line goes out, unless the only violations it carried were counted.
+    fn release(&mut self, out: &mut Vec<u8>) {
+        if let Some(h) = self.held.take()
+            && !h.counted
+            && !h.printed
+        {
+            push_line(out, &h.line);
+        }
+    }
+
+    /// A violation of `ev.conn`: printed (after the frame it follows) or counted.
+    fn violation(&mut self, ev: &Event, dir: Dir, offset: u64, frame: bool, out: &mut Vec<u8>) {
+        let keep = self.coalescer.keep(ev);
+        let of_held = self
+            .held
+            .as_ref()
+            .is_some_and(|h| frame && h.conn == ev.conn && h.dir == dir && h.offset == offset);
+        if !of_held {
+            self.release(out);
+        }
+        if !keep {
+            if let Some(h) = self.held.as_mut().filter(|_| of_held) {
+                h.counted = true;
+            }
+            return;
+        }
+        if let Some(h) = self.held.as_mut().filter(|h| of_held && !h.printed) {
+            // Printed with its first printed violation; its later ones follow it.
+            push_line(out, &h.line);
+            h.printed = true;
+        }
+        if let Some(line) = trace_line(ev) {
+            push_line(out, &line);
+        }
+    }
+}
 
 impl Render for Lines {
     fn render(&mut self, ev: &Event, out: &mut Vec<u8>) {
-        if let Some(line) = trace_line(ev) {
-            out.extend_from_slice(line.as_bytes());
-            out.push(b'\n');
+        match &ev.kind {
+            EventKind::Frame(f) => {
+                self.release(out);
+                self.coalescer.keep(ev);
+                self.held = trace_line(ev).map(|line| Held {
+                    conn: ev.conn,
+                    dir: f.dir,
+                    offset: f.offset,
+                    line,
+                    counted: false,
+                    printed: false,
+                });
+                return;
+            }
+            EventKind::Violation(v) => {
+                return self.violation(ev, v.dir, v.offset, v.frame.is_some(), out);
+            }
+            // Not traced: no line to order the held one before.
+            EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_) => {
+                self.coalescer.keep(ev);
+                return;
+            }
+            _ => {}
         }
+        self.release(out);
+        self.coalescer.keep(ev);
+        if let EventKind::Close(_) = ev.kind {
+            for r in self.coalescer.close(ev.conn) {
+                let v = Event {
+                    conn: ev.conn,
+                    ts: ev.ts,
+                    kind: EventKind::Violation(r.violation()),
+                };
+                if let Some(line) = trace_line(&v) {
+                    push_line(out, &line);
+                }
+            }
+        }
+        if let Some(line) = trace_line(ev) {
+            push_line(out, &line);
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<u8>) {
+        self.release(out);
     }
 }
 
