@@ -215,6 +215,34 @@ impl<'ast> Visit<'ast> for Mentions<'_> {
     }
 }
 
+/// The files of modules declared `#[cfg(test)] mod name;` (and everything below them): test
+/// code, compiled only into the unit tests, is out of the graph as inline test modules are.
+fn test_only_files(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for path in files {
+        let Ok(file) = syn::parse_file(&fs::read_to_string(path).unwrap()) else {
+            continue;
+        };
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        let dir = if stem == "mod" || stem == "lib" || stem == "main" {
+            path.parent().unwrap().to_path_buf()
+        } else {
+            path.with_extension("")
+        };
+        for item in &file.items {
+            if let syn::Item::Mod(m) = item
+                && m.content.is_none()
+                && is_test_only(&m.attrs)
+            {
+                let name = m.ident.to_string();
+                out.push(dir.join(format!("{name}.rs")));
+                out.push(dir.join(&name));
+            }
+        }
+    }
+    out
+}
+
 /// module -> module named -> where (`src/file.rs:line`).
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
@@ -223,7 +251,12 @@ fn graph() -> Graph {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tops: BTreeSet<String> = top_modules(root).into_iter().collect();
     let mut g = Graph::new();
-    for path in sources(&root.join("src")) {
+    let files = sources(&root.join("src"));
+    let tests_only = test_only_files(&files);
+    for path in files {
+        if tests_only.iter().any(|t| path.starts_with(t)) {
+            continue;
+        }
         let rel = path.strip_prefix(root.join("src")).unwrap();
         let here = module_path(rel);
         let Some(top) = here.first().filter(|t| tops.contains(*t)).cloned() else {
@@ -401,4 +434,23 @@ fn the_reader_resolves_groups_super_macros_and_skips_tests() {
     m.visit_file(&syn::parse_file(src).unwrap());
     let names: Vec<&str> = m.found.keys().map(String::as_str).collect();
     assert_eq!(names, ["a", "b", "c", "d"]);
+}
+
+#[test]
+fn a_test_module_in_its_own_file_is_left_out_of_the_graph() {
+    let dir = std::env::temp_dir().join(format!("amqpeek-arch-{}", std::process::id()));
+    let sub = dir.join("a");
+    fs::create_dir_all(sub.join("probe")).unwrap();
+    fs::write(dir.join("a.rs"), "mod kept;\n#[cfg(test)]\nmod probe;\n").unwrap();
+    fs::write(sub.join("kept.rs"), "").unwrap();
+    fs::write(sub.join("probe.rs"), "").unwrap();
+    fs::write(sub.join("probe/inner.rs"), "").unwrap();
+    let files = sources(&dir);
+    let out = test_only_files(&files);
+    let left: BTreeSet<&PathBuf> = files
+        .iter()
+        .filter(|f| !out.iter().any(|t| f.starts_with(t)))
+        .collect();
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(left, [&dir.join("a.rs"), &sub.join("kept.rs")].into());
 }
