@@ -12,9 +12,11 @@ use serde::{Deserialize, Serialize};
 mod close;
 mod context;
 pub mod escape;
+mod diagnosis;
 mod rule;
 pub use close::{CloseReason, Failure, Timeout};
 pub use context::{Awaits, Delivery, FlowKey, FrameContext, FrameRef, SettleKind, Settlement};
+pub use diagnosis::{Check, Diagnosis, EndWhy, Ended, Limit, MAX_EVIDENCE, ScopeKind};
 pub use rule::Rule;
 
 /// Connection number, unique within one run or capture, starting at 1.

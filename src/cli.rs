@@ -143,6 +143,14 @@ pub struct PolicyArgs {
     /// Read these settings from PATH [default: ./amqpeek.toml when there is one].
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// The threshold of diagnosis ID, in seconds (a count for amqp.delivery.redelivery-loop;
+    /// seconds before the expiry for amqp10.cbs.token-expiring); repeatable.
+    #[arg(long = "diagnosis-threshold", value_name = "ID=SECS")]
+    pub diagnosis_threshold: Vec<String>,
+    /// Fail (exit 1) when diagnosis ID was made (`all`: any); repeatable. Diagnoses fail
+    /// nothing otherwise.
+    #[arg(long = "fail-on-diagnosis", value_name = "ID|all")]
+    pub fail_on_diagnosis: Vec<String>,
 }
 
 /// `amqpeek check`.

@@ -101,6 +101,10 @@ pub enum EventKind {
     /// unless its state name changes, and always before the close event). For live views;
     /// captures and checks ignore it.
     State(Arc<crate::state::Snapshot>),
+    /// A diagnosis started (`ended` is `None`) or ended: why a flow is stuck or about to fail
+    /// (see [`Diagnosis`]). Made by the pipeline from the frames and the clock's ticks, so
+    /// every source gives the same ones; a JSONL holds them as `diagnosis` records.
+    Diagnosis(Arc<Diagnosis>),
 }
 
 /// One thing that happened on one connection at one time.

@@ -34,6 +34,8 @@ pub fn policy(args: &PolicyArgs, fail_on: Option<FailOn>) -> anyhow::Result<Poli
         ignore: args.ignore.clone(),
         severity: args.severity.clone(),
         baseline: args.baseline.clone(),
+        diagnosis_threshold: args.diagnosis_threshold.clone(),
+        fail_on_diagnosis: args.fail_on_diagnosis.clone(),
     };
     config::build(&cfg, &over, Severity::Error).map_err(|e| anyhow!(e))
 }

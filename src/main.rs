@@ -295,12 +295,12 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         jobs,
     } = args;
     // Checked before listening: a bad config never starts a proxy CI would wait on.
-    let policy = match fail_on {
-        Some(f) => Some(gate::policy(&policy, Some(f))?),
-        None => None,
-    };
+    let judged = gate::policy(&policy, fail_on)?;
+    let thresholds = Arc::new(judged.thresholds.clone());
+    let policy = (fail_on.is_some() || !judged.fail_on_diagnosis.is_empty()).then_some(judged);
     check_outputs(None, &output, &tls.outputs())?;
-    let config = proxy_config(&rt, &net, &output, &tls, jobs, tui)?;
+    let mut config = proxy_config(&rt, &net, &output, &tls, jobs, tui)?;
+    config.inspect.diagnosis = Some(thresholds);
     let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
     let mut feed_rx = None;
@@ -468,10 +468,9 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     if live && !tui {
         finish_on_first_interrupt();
     }
-    let policy = match args.fail_on {
-        Some(f) => Some(gate::policy(&args.policy, Some(f))?),
-        None => None,
-    };
+    let judged = gate::policy(&args.policy, args.fail_on)?;
+    let thresholds = Arc::new(judged.thresholds.clone());
+    let policy = (args.fail_on.is_some() || !judged.fail_on_diagnosis.is_empty()).then_some(judged);
     let report = SharedReport::default();
     // Quitting the UI stops the reading, whatever the source: the replay then ends at once.
     let stop = tui.then(capture::Stop::new);
@@ -490,6 +489,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         // Into the TUI, each frame's state: the state pane shows it as of the selected frame.
         state_each_frame: tui,
         emit_state: tui,
+        diagnosis: Some(thresholds),
     };
     // A capture read as it is made: what each packet makes is written before the next is read.
     let pace = if live { Pace::AsItComes } else { Pace::Batched };
@@ -616,8 +616,12 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);
-    let parallel::CheckRun { report, stats, .. } =
-        parallel::check_within(source, jobs, args.inspect_memory);
+    let opts = InspectOptions {
+        inspect_memory: args.inspect_memory,
+        diagnosis: Some(Arc::new(policy.thresholds.clone())),
+        ..InspectOptions::DEFAULT
+    };
+    let parallel::CheckRun { report, stats, .. } = parallel::check_with(source, jobs, opts);
     report_read_errors(&stats);
     if stats.nothing_readable() {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -745,6 +749,7 @@ fn proxy_config(
         // Live, the state pane shows the latest state (published per batch, throttled).
         state_each_frame: false,
         emit_state: tui,
+        diagnosis: None,
     };
     config.tls = tls_config(&spec, tls)?;
     if let Some(jobs) = jobs {

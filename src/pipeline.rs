@@ -48,6 +48,8 @@ pub struct InspectOptions {
     /// channel), so the paths with no reader of them (`check`, `stats`, a replay or a proxy
     /// without the TUI) make none: their cost then never grows with what is outstanding.
     pub emit_state: bool,
+    /// The diagnoses' thresholds (`None`: the catalog's defaults).
+    pub diagnosis: Option<Arc<crate::state::diagnose::Thresholds>>,
 }
 
 impl InspectOptions {
@@ -59,6 +61,7 @@ impl InspectOptions {
         max_body: crate::codec::limits::DEFAULT_MAX_BODY,
         state_each_frame: false,
         emit_state: true,
+        diagnosis: None,
     };
 
     /// What each direction's decoder may hold.
@@ -159,11 +162,16 @@ pub struct Inspector {
     state_last: Option<(String, Timestamp)>,
     /// The latest time of the bytes taken so far.
     latest_ts: Timestamp,
+    /// Why flows are stuck: fed each frame with its context, and the clock.
+    diagnoser: crate::state::diagnose::Diagnoser,
+    /// Diagnoses made and not yet emitted.
+    diagnoses: Vec<crate::event::Diagnosis>,
 }
 
 impl Inspector {
     /// An inspector for connection `conn`.
     pub fn new(conn: ConnId, opts: InspectOptions) -> Self {
+        let limits = opts.diagnosis.as_deref().cloned().unwrap_or_default();
         let mut sides: [Side; 2] = Default::default();
         for side in &mut sides {
             side.decoder = StreamDecoder::new().with_limits(opts.limits());
@@ -181,7 +189,28 @@ impl Inspector {
             state_dirty: false,
             state_last: None,
             latest_ts: Timestamp(0),
+            diagnoser: crate::state::diagnose::Diagnoser::new(conn, limits),
+            diagnoses: Vec::new(),
         }
+    }
+
+    /// The clock reads `now` (live: the driver's clock; offline: a capture time): diagnoses
+    /// whose condition held its threshold by then start. A time before the latest bytes
+    /// taken is taken as theirs (a tick never runs the connection's clock backwards).
+    pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Event>) {
+        let now = now.max(self.latest_ts);
+        self.diagnoser.tick(now, &mut self.diagnoses);
+        self.push_diagnoses(out);
+    }
+
+    /// The diagnoses made so far go out as events.
+    fn push_diagnoses(&mut self, out: &mut Vec<Event>) {
+        let conn = self.conn;
+        out.extend(self.diagnoses.drain(..).map(|d| Event {
+            conn,
+            ts: d.ended.as_ref().map_or(d.at, |e| e.ts),
+            kind: EventKind::Diagnosis(Arc::new(d)),
+        }));
     }
 
     /// What undecoded bytes of `dir` may be, for masking them.
@@ -236,6 +265,7 @@ impl Inspector {
             if side.skim.is_none() {
                 self.tracker.gap(dir);
                 self.contexts.gap(dir);
+                self.diagnoser.gap(dir, ts, &mut self.diagnoses);
                 self.state_dirty = true;
             }
             let run = side.skim.get_or_insert(SkimRun {
@@ -256,6 +286,7 @@ impl Inspector {
                 side.end_skim(conn, dir, ts, out);
             }
         }
+        self.push_diagnoses(out);
         if skimmed.bytes < bytes.len() {
             self.chunk(dir, ts, bytes.slice(skimmed.bytes..), out);
         }
@@ -353,6 +384,8 @@ impl Inspector {
         side.total = side.total.saturating_add(len);
         self.tracker.gap(dir);
         self.contexts.gap(dir);
+        self.diagnoser.gap(dir, ts, &mut self.diagnoses);
+        self.push_diagnoses(out);
         self.state_dirty = true;
         out.push(Event {
             conn,
@@ -455,6 +488,17 @@ impl Inspector {
         for dir in [Dir::C2S, Dir::S2C] {
             self.sides[dir.index()].end_skim(self.conn, dir, ts, out);
         }
+        let ended = matches!(
+            reason,
+            crate::event::CloseReason::CaptureEnded | crate::event::CloseReason::ProxyStopped
+        );
+        let why = if ended {
+            crate::event::EndWhy::CaptureEnded
+        } else {
+            crate::event::EndWhy::ScopeClosed
+        };
+        self.diagnoser.close(ts, why, &mut self.diagnoses);
+        self.push_diagnoses(out);
         let ending = crate::state::Ending::of(&reason);
         self.tracker.close(ts, ending, &mut self.violations);
         for v in self.violations.drain(..) {

@@ -20,6 +20,10 @@ impl Inspector {
     /// Take a chunk of relayed bytes; append the resulting events to `out`.
     pub fn chunk(&mut self, dir: Dir, ts: Timestamp, bytes: Bytes, out: &mut Vec<Event>) {
         self.latest_ts = self.latest_ts.max(ts);
+        // The chunk's time advances the connection's clock first: what was due by then
+        // starts before its frames can clear it.
+        self.diagnoser.tick(ts, &mut self.diagnoses);
+        self.push_diagnoses(out);
         self.expect_091_server(dir);
         self.decode_chunk(dir, ts, bytes, out);
         let mut secrets = self.item_secrets(dir);
@@ -130,6 +134,7 @@ impl Inspector {
             out.push(Event { conn, ts, kind });
         }
         self.push_violations(ts, out);
+        self.push_diagnoses(out);
         if self.opts.state_each_frame {
             self.publish_state(ts, out);
         }
@@ -197,6 +202,7 @@ impl Inspector {
                     self.contexts.frame(at, &fe.frame, &mut fe.context);
                 }
                 self.tracker.frame(f, ts, &mut self.violations);
+                self.diagnoser.frame(f, ts, &mut self.diagnoses);
                 if !self.violations.is_empty() {
                     let summary = f.frame.summary();
                     for v in &mut self.violations {

@@ -72,9 +72,26 @@ pub fn check_within(
     jobs: NonZeroUsize,
     inspect_memory: usize,
 ) -> CheckRun {
+    check_with(
+        source,
+        jobs,
+        InspectOptions {
+            inspect_memory,
+            ..CHECK_OPTIONS
+        },
+    )
+}
+
+/// [`check_within`] with `opts` (their `emit_data` is ignored: a check needs no bytes), for
+/// diagnosis thresholds other than the catalog's.
+pub fn check_with(
+    source: impl IntoIterator<Item = SourceEvent>,
+    jobs: NonZeroUsize,
+    opts: InspectOptions,
+) -> CheckRun {
     let opts = InspectOptions {
-        inspect_memory,
-        ..CHECK_OPTIONS
+        emit_data: false,
+        ..opts
     };
     if jobs.get() == 1 {
         sequential(source, opts)

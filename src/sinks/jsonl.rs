@@ -103,6 +103,8 @@ pub mod keys {
     pub const FIN: &str = "fin";
     /// `"event"` value for relayed bytes that are not a header or a decoded frame.
     pub const BYTES: &str = "bytes";
+    /// `"event"` value for a diagnosis's start or end.
+    pub const DIAGNOSIS: &str = "diagnosis";
 }
 
 /// Options for serialisation.
@@ -299,6 +301,49 @@ fn write_repeated<O: JsonOut + ?Sized>(o: &mut O, conn: u64, r: &Repeated) {
     o.end_object();
 }
 
+/// A frame by where it is: `{"dir", "offset"}`.
+fn write_frame_ref<O: JsonOut + ?Sized>(o: &mut O, f: &crate::event::FrameRef) {
+    o.begin_object();
+    o.entry_str(keys::DIR, f.dir.as_str());
+    o.entry_u64(keys::OFFSET, f.offset);
+    o.end_object();
+}
+
+/// A `diagnosis` object: `phase` `start` or `end` (with `why` and, when a frame ended it,
+/// `end_frame`); `since` and `at` (when it became a diagnosis) as times, the evidence frames.
+fn write_diagnosis<O: JsonOut + ?Sized>(o: &mut O, env: &Envelope, d: &crate::event::Diagnosis) {
+    o.begin_object();
+    o.entry_str("at", &d.at.rfc3339());
+    head_conn(o, env);
+    o.entry_str("detail", &d.detail);
+    if let Some(f) = d.ended.as_ref().and_then(|e| e.frame.as_ref()) {
+        o.key("end_frame");
+        write_frame_ref(o, f);
+    }
+    o.entry_str(keys::EVENT, env.event);
+    o.key("evidence");
+    o.begin_array();
+    for f in &d.evidence {
+        write_frame_ref(o, f);
+    }
+    o.end_array();
+    o.entry_str("id", d.check.id);
+    o.entry_str("name", &d.name);
+    o.entry_str("phase", if d.ended.is_some() { "end" } else { "start" });
+    o.entry_str("scope", d.scope.as_str());
+    o.entry_str("since", &d.since.rfc3339());
+    tail(o, Some(env));
+    if let Some(e) = &d.ended {
+        o.entry_str("why", e.why.as_str());
+    }
+    o.end_object();
+}
+
+/// `conn` alone (a diagnosis writes `event` in its own place among its sorted keys).
+fn head_conn<O: JsonOut + ?Sized>(o: &mut O, env: &Envelope) {
+    o.entry_u64(keys::CONN, env.conn);
+}
+
 /// The object `write` writes, as a map.
 fn object(write: impl FnOnce(&mut ValueBuilder)) -> Map<String, Value> {
     match to_value(write) {
@@ -398,6 +443,7 @@ pub fn write_event<O: JsonOut + ?Sized>(
             tail(o, Some(&env));
             o.end_object();
         }
+        EventKind::Diagnosis(d) => write_diagnosis(o, &env(None, keys::DIAGNOSIS), d),
         // Not part of the format: the bytes go to pcapng, the state to live views.
         EventKind::Data { .. } | EventKind::State(_) => return false,
     }

@@ -69,6 +69,29 @@ pub fn clock(ts: Timestamp) -> String {
     )
 }
 
+/// A diagnosis's trace line: `?? diagnosis ID NAME since TIME: DETAIL` when it starts, `??
+/// diagnosis ended ID NAME after SECS s: WHY` when it ends. Its name and detail quote wire
+/// strings escaped (they were built so).
+fn diagnosis_line(head: &str, d: &crate::event::Diagnosis) -> String {
+    match &d.ended {
+        None => format!(
+            "{head} ?? diagnosis {} {} since {}: {} ({})",
+            d.check.id,
+            d.name,
+            clock(d.since),
+            d.detail,
+            d.check.todo
+        ),
+        Some(e) => format!(
+            "{head} ?? diagnosis ended {} {} after {:.3} s: {}",
+            d.check.id,
+            d.name,
+            d.held_us(e.ts) as f64 / 1e6,
+            e.why.as_str()
+        ),
+    }
+}
+
 /// The trace line for an event (without the newline), or `None` for events the trace skips.
 pub fn trace_line(ev: &Event) -> Option<String> {
     let head = format!("{} #{}", clock(ev.ts), ev.conn);
@@ -127,6 +150,7 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             c.bytes_c2s,
             c.bytes_s2c
         ),
+        EventKind::Diagnosis(d) => diagnosis_line(&head, d),
         EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_) => return None,
     })
 }

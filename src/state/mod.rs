@@ -8,6 +8,7 @@
 pub mod amqp091;
 pub mod amqp10;
 pub mod context;
+pub mod diagnose;
 pub mod negotiation;
 pub mod register;
 pub mod rules;

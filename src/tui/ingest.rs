@@ -63,6 +63,8 @@ impl App {
             EventKind::Undecoded { .. } => {}
             // A half-close shows in the close row's reason.
             EventKind::Fin { .. } => {}
+            // The Health pane is to read these; the frame list shows none.
+            EventKind::Diagnosis(_) => {}
             EventKind::Gap {
                 dir,
                 offset,

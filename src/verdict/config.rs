@@ -6,8 +6,13 @@
 //! ignore = ["server:amqp10.connection.frame-after-close"]
 //! baseline = "amqpeek-baseline.json"                    # relative to the file's folder
 //!
+//! fail-on-diagnosis = ["amqp091.consumer.prefetch-full"]  # diagnoses fail nothing unless named
+//!
 //! [severity]
 //! "amqp10.link.detach-not-closed" = "error"
+//!
+//! [diagnosis-threshold]                                 # seconds (a count for redelivery loops)
+//! "amqp10.link.no-credit" = 10
 //! ```
 //!
 //! The command line adds to the file: its `--ignore` and `--severity` come after the file's
@@ -43,6 +48,12 @@ pub struct Config {
     pub severity: BTreeMap<String, String>,
     /// `--baseline`, relative to the config file's folder.
     pub baseline: Option<PathBuf>,
+    /// `--diagnosis-threshold` values, diagnosis id to seconds (a count for a redelivery loop).
+    #[serde(default)]
+    pub diagnosis_threshold: BTreeMap<String, f64>,
+    /// `--fail-on-diagnosis` ids (or `all`).
+    #[serde(default)]
+    pub fail_on_diagnosis: Vec<String>,
 }
 
 /// Read the config: `explicit` (which must exist), else `amqpeek.toml` in `cwd` if there is
@@ -84,6 +95,10 @@ pub struct Overrides {
     pub severity: Vec<String>,
     /// `--baseline`.
     pub baseline: Option<PathBuf>,
+    /// `--diagnosis-threshold ID=SECS`.
+    pub diagnosis_threshold: Vec<String>,
+    /// `--fail-on-diagnosis ID|all`.
+    pub fail_on_diagnosis: Vec<String>,
 }
 
 /// The policy of `cfg` with the command line's `over` applied; `default` when neither sets a
@@ -118,11 +133,35 @@ pub fn build(cfg: &Config, over: &Overrides, default: Severity) -> Result<Policy
         }
         None => None,
     };
+    let mut thresholds = crate::state::diagnose::Thresholds::new();
+    for (id, secs) in &cfg.diagnosis_threshold {
+        thresholds
+            .set(id, *secs)
+            .map_err(|e| format!("diagnosis-threshold: {e}"))?;
+    }
+    for arg in &over.diagnosis_threshold {
+        thresholds
+            .set_arg(arg)
+            .map_err(|e| format!("--diagnosis-threshold: {e}"))?;
+    }
+    let fail_on_diagnosis: Vec<String> = cfg
+        .fail_on_diagnosis
+        .iter()
+        .chain(&over.fail_on_diagnosis)
+        .cloned()
+        .collect();
+    for id in &fail_on_diagnosis {
+        if id != "all" && crate::state::diagnose::catalog::check(id).is_none() {
+            return Err(format!("fail-on-diagnosis: unknown diagnosis id {id:?}"));
+        }
+    }
     Ok(Policy {
         fail_on,
         ignore,
         severity,
         baseline,
+        fail_on_diagnosis,
+        thresholds,
     })
 }
 

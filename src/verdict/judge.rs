@@ -97,7 +97,14 @@ impl<'a> Verdict<'a> {
 
     /// True when a finding fails the gate.
     pub fn fails(&self) -> bool {
-        self.judged.iter().any(|j| j.fails(self.policy.fail_on))
+        self.judged.iter().any(|j| j.fails(self.policy.fail_on)) || self.diagnoses_failing() > 0
+    }
+
+    /// Diagnoses that fail the gate (`--fail-on-diagnosis`).
+    pub fn diagnoses_failing(&self) -> u64 {
+        self.report
+            .diagnoses()
+            .failing(&self.policy.fail_on_diagnosis)
     }
 
     /// `PASS` or `FAIL`.
@@ -161,10 +168,31 @@ impl<'a> Verdict<'a> {
     pub fn failure_summary(&self) -> Option<String> {
         use std::fmt::Write as _;
         let failing = self.failing();
-        if failing.is_empty() {
+        let diagnosed = self.diagnoses_failing();
+        if failing.is_empty() && diagnosed == 0 {
             return None;
         }
         let mut s = String::new();
+        if diagnosed > 0 {
+            let _ = writeln!(
+                s,
+                "FAIL: {diagnosed} diagnosis(es) named by --fail-on-diagnosis ({}):",
+                self.policy.fail_on_diagnosis.join(", ")
+            );
+            for d in self.report.diagnoses().list() {
+                if self
+                    .policy
+                    .fail_on_diagnosis
+                    .iter()
+                    .any(|i| i == "all" || i == d.check.id)
+                {
+                    let _ = writeln!(s, "  {}", super::Diagnoses::line(d));
+                }
+            }
+            if failing.is_empty() {
+                return Some(s);
+            }
+        }
         let _ = writeln!(
             s,
             "FAIL: {} rule(s) at or above {} (--fail-on):",

@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod config;
+pub mod diagnoses;
 pub mod finding;
 pub mod format;
 pub mod glob;
@@ -17,6 +18,7 @@ pub mod render;
 pub mod report;
 
 pub use baseline::Baseline;
+pub use diagnoses::Diagnoses;
 pub use finding::{Finding, Occurrence, Scope};
 pub use format::Format;
 pub use judge::Verdict;

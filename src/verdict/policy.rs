@@ -106,6 +106,11 @@ pub struct Policy {
     pub severity: Vec<(RulePattern, Severity)>,
     /// Known findings that do not fail the gate.
     pub baseline: Option<Baseline>,
+    /// Diagnoses that fail the gate (`--fail-on-diagnosis`: check ids, or `all`); none by
+    /// default: a diagnosis explains, it does not judge.
+    pub fail_on_diagnosis: Vec<String>,
+    /// The diagnoses' thresholds (the file's `[diagnosis-threshold]`, then the command line's).
+    pub thresholds: crate::state::diagnose::Thresholds,
 }
 
 impl Policy {
@@ -116,6 +121,8 @@ impl Policy {
             ignore: Vec::new(),
             severity: Vec::new(),
             baseline: None,
+            fail_on_diagnosis: Vec::new(),
+            thresholds: Default::default(),
         }
     }
 

@@ -20,6 +20,8 @@ pub struct CheckReport {
     frames: u64,
     /// The last frame seen, whose violations follow it: (connection, direction, offset, where).
     last_frame: Option<(ConnId, Dir, u64, Scope)>,
+    /// The run's diagnoses (they judge nothing unless `--fail-on-diagnosis` asks).
+    diagnoses: super::Diagnoses,
 }
 
 impl CheckReport {
@@ -83,6 +85,7 @@ impl CheckReport {
             | EventKind::Undecoded { .. }
             | EventKind::Gap { .. }
             | EventKind::State(_) => {}
+            EventKind::Diagnosis(d) => self.diagnoses.take(d),
         }
         self.last_frame = None;
     }
@@ -90,6 +93,7 @@ impl CheckReport {
     /// Add what another report found (another thread's connections: findings never overlap,
     /// as each connection is inspected by one thread).
     pub fn absorb(&mut self, other: CheckReport) {
+        self.diagnoses.absorb(other.diagnoses);
         self.connections += other.connections;
         self.frames += other.frames;
         for (key, f) in other.findings {
@@ -126,6 +130,11 @@ impl CheckReport {
             .filter(|f| f.severity == severity)
             .map(|f| f.count)
             .sum()
+    }
+
+    /// The run's diagnoses.
+    pub fn diagnoses(&self) -> &super::Diagnoses {
+        &self.diagnoses
     }
 
     /// Connections and frames seen.

@@ -48,6 +48,21 @@ pub fn is_put_token(props: &Map) -> bool {
     prop(props, "operation").and_then(text) == Some("put-token")
 }
 
+/// A put-token request's audience (`name`) and `expiration` (ms since the epoch, when it is a
+/// timestamp); `None` for any other message.
+pub fn put_token(msg: &Message) -> Option<(&str, Option<i64>)> {
+    let props = msg.application_properties()?;
+    if !is_put_token(props) {
+        return None;
+    }
+    let name = prop(props, "name").and_then(text)?;
+    let expiration = match prop(props, "expiration") {
+        Some(Value::Timestamp(ms)) => Some(*ms),
+        _ => None,
+    };
+    Some((name, expiration))
+}
+
 /// The byte range (within `section`'s span, relative to the message payload) of the token: the
 /// content bytes of the `amqp-value` string or binary, which end the section.
 fn token_span(section: &Section) -> Option<Range<usize>> {

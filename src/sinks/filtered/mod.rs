@@ -223,6 +223,7 @@ impl<S: Sink> Sink for FilteredSink<S> {
             EventKind::Connect { .. }
             | EventKind::Gap { .. }
             | EventKind::State(_)
+            | EventKind::Diagnosis(_)
             | EventKind::Fin { .. } => self.inner.event(ev),
         }
     }

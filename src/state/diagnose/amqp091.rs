@@ -1,0 +1,493 @@
+//! AMQP 0-9-1 diagnoses: prefetch windows full and unacked, deliveries unacked and publishes
+//! unconfirmed too long, a blocked connection, missed heartbeats, consumers cancelled by the
+//! broker and not consumed again, redelivery loops.
+//!
+//! Prefetch follows RabbitMQ's reading of basic.qos: `global` false limits each consumer
+//! started after it, `global` true the channel's consumers together. Deliveries are counted
+//! to their consumer by the frame context's delivery start; basic.get deliveries are outside
+//! any prefetch.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+
+use crate::base::{Awaits, Dir, EndWhy, FrameRef, ScopeKind, SettleKind, Timestamp};
+use crate::codec::amqp091::{Frame, Method, MethodKind};
+use crate::protocol::{AnyMessage, FrameEvent};
+
+use super::catalog as cat;
+use super::cond::{Cond, Ctx};
+use super::waiting::Waiting;
+use super::{Idle, MAX_NAMES};
+
+/// Consumes awaiting their consume-ok per channel, at most (a client pipelining more is not
+/// followed: its consumers get no prefetch limit here).
+const MAX_PENDING: usize = 64;
+
+/// One consumer.
+#[derive(Debug, Default)]
+struct Consumer {
+    queue: Bytes,
+    /// Its prefetch-count (0: none).
+    limit: u16,
+    unacked: u32,
+    full: Option<Cond>,
+}
+
+/// One channel.
+#[derive(Debug, Default)]
+struct Channel {
+    /// basic.qos prefetch-count for consumers started after it (`global` false).
+    per_consumer: u16,
+    /// basic.qos prefetch-count shared by the channel's consumers (`global` true).
+    shared: u16,
+    shared_unacked: u32,
+    shared_full: Option<Cond>,
+    consumers: HashMap<Bytes, Consumer>,
+    /// Queues of consumes awaiting their consume-ok.
+    pending: VecDeque<Bytes>,
+    /// Unacked deliveries to consumers: their consumer's tag, by the delivery's start.
+    deliveries: HashMap<FrameRef, Bytes>,
+    unacked: Waiting,
+    unconfirmed: Waiting,
+    redelivered: Option<Cond>,
+}
+
+/// One AMQP 0-9-1 connection's diagnoses.
+#[derive(Debug, Default)]
+pub struct Diag091 {
+    channels: HashMap<u16, Channel>,
+    idle: [Idle; 2],
+    blocked: Option<Cond>,
+    /// Queues whose consumer the broker cancelled, until consumed again.
+    cancelled: HashMap<Bytes, Cond>,
+    /// Redeliveries seen per message-id.
+    redeliveries: HashMap<Bytes, u32>,
+    /// The channel is in no further state once closing.
+    closing: bool,
+}
+
+fn at(fe: &FrameEvent) -> FrameRef {
+    FrameRef {
+        dir: fe.dir,
+        offset: fe.offset,
+    }
+}
+
+impl Diag091 {
+    /// One frame.
+    pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
+        let here = at(fe);
+        self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, here);
+        if let Some(m) = f.method() {
+            self.method(cx, fe, f.channel(), m, ts);
+        }
+        self.settlements(cx, fe, ts);
+        if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message {
+            self.message(cx, f.channel(), msg, ts);
+        }
+    }
+
+    fn method(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        m: &Method,
+        ts: Timestamp,
+    ) {
+        let here = at(fe);
+        match (m.kind(), fe.dir) {
+            (MethodKind::ConnectionTuneOk, Dir::C2S) => {
+                if let Some(h) = m.heartbeat().filter(|&h| h > 0) {
+                    let us = i64::from(h) * 1_000_000;
+                    for i in &mut self.idle {
+                        i.watch(cx, &cat::HEARTBEAT_MISSED, ts, here, us);
+                    }
+                }
+            }
+            (MethodKind::ConnectionClose | MethodKind::ConnectionCloseOk, _) => {
+                self.closing = true;
+                for i in &mut self.idle {
+                    i.stop(cx, ts, EndWhy::ScopeClosed);
+                }
+            }
+            (MethodKind::ConnectionBlocked, Dir::S2C) if self.blocked.is_none() => {
+                let note = m
+                    .get(crate::codec::amqp091::Arg::Reason)
+                    .and_then(|v| v.as_bytes())
+                    .map(|r| format!("{:?}", String::from_utf8_lossy(r)));
+                self.blocked = cx.arm(&cat::BLOCKED, ts, here, None).map(|c| match note {
+                    Some(n) => c.noting(n),
+                    None => c,
+                });
+            }
+            (MethodKind::ConnectionUnblocked, Dir::S2C) => {
+                cx.end(&mut self.blocked, ts, Some(here), EndWhy::Cleared);
+            }
+            (MethodKind::ChannelOpen | MethodKind::ChannelCloseOk, _) => {
+                if let Some(mut ch) = self.channels.remove(&channel) {
+                    close_channel(cx, &mut ch, ts, Some(here), EndWhy::ScopeClosed);
+                }
+            }
+            (MethodKind::ChannelClose, Dir::S2C) if m.reply_code().is_some_and(|c| c != 200) => {
+                if let Some(ch) = self.channels.get_mut(&channel) {
+                    let queues: Vec<Bytes> = ch
+                        .consumers
+                        .drain()
+                        .map(|(_, mut c)| {
+                            cx.end(&mut c.full, ts, Some(here), EndWhy::ScopeClosed);
+                            c.queue
+                        })
+                        .collect();
+                    for q in queues {
+                        self.cancel(cx, q, ts, here);
+                    }
+                }
+            }
+            (MethodKind::BasicQos, Dir::C2S) => {
+                let ch = self.channels.entry(channel).or_default();
+                let n = m.prefetch_count().unwrap_or(0);
+                if m.get(crate::codec::amqp091::Arg::Global)
+                    .and_then(|v| v.as_bool())
+                    == Some(true)
+                {
+                    ch.shared = n;
+                } else {
+                    ch.per_consumer = n;
+                }
+            }
+            (MethodKind::BasicConsume, Dir::C2S) => self.consume(cx, channel, m, ts, here),
+            (MethodKind::BasicConsumeOk, Dir::S2C) => {
+                let ch = self.channels.entry(channel).or_default();
+                if let (Some(q), Some(tag)) = (ch.pending.pop_front(), m.consumer_tag()) {
+                    let limit = ch.per_consumer;
+                    ch.consumers.insert(
+                        tag.clone(),
+                        Consumer {
+                            queue: q,
+                            limit,
+                            ..Consumer::default()
+                        },
+                    );
+                }
+            }
+            (MethodKind::BasicCancel | MethodKind::BasicCancelOk, dir) => {
+                let Some(tag) = m.consumer_tag() else { return };
+                let Some(ch) = self.channels.get_mut(&channel) else {
+                    return;
+                };
+                // The broker's basic.cancel cancels; a cancel-ok answers the client's.
+                let Some(mut c) = ch.consumers.remove(tag) else {
+                    return;
+                };
+                cx.end(&mut c.full, ts, Some(here), EndWhy::ScopeClosed);
+                if m.kind() == MethodKind::BasicCancel && dir == Dir::S2C {
+                    self.cancel(cx, c.queue, ts, here);
+                }
+            }
+            (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
+            (MethodKind::BasicPublish, Dir::C2S) => {
+                if let Some(d) = fe
+                    .context
+                    .delivery
+                    .filter(|d| d.awaits == Some(Awaits::Settlement))
+                {
+                    let ch = self.channels.entry(channel).or_default();
+                    ch.unconfirmed.add(ts.0, d.start);
+                    ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A basic.consume: what it consumes from is consumed again; its tag comes with the
+    /// consume-ok (or at once, with nowait).
+    fn consume(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        channel: u16,
+        m: &Method,
+        ts: Timestamp,
+        here: FrameRef,
+    ) {
+        let q = m.queue().cloned().unwrap_or_default();
+        if let Some(c) = self.cancelled.remove(&q) {
+            cx.finish(c, ts, Some(here), EndWhy::Cleared);
+        }
+        if m.no_ack() == Some(true) {
+            return;
+        }
+        let ch = self.channels.entry(channel).or_default();
+        if m.nowait() == Some(true) {
+            if let Some(tag) = m.consumer_tag().filter(|t| !t.is_empty()) {
+                let limit = ch.per_consumer;
+                ch.consumers.insert(
+                    tag.clone(),
+                    Consumer {
+                        queue: q,
+                        limit,
+                        ..Consumer::default()
+                    },
+                );
+            }
+        } else if ch.pending.len() < MAX_PENDING {
+            ch.pending.push_back(q);
+        }
+    }
+
+    /// The broker cancelled the consumer of `queue`.
+    fn cancel(&mut self, cx: &mut Ctx<'_>, queue: Bytes, ts: Timestamp, here: FrameRef) {
+        if self.closing || self.cancelled.contains_key(&queue) {
+            return;
+        }
+        if self.cancelled.len() >= MAX_NAMES {
+            self.cancelled.retain(|_, c| c.started.is_some());
+            if self.cancelled.len() >= MAX_NAMES {
+                return;
+            }
+        }
+        if let Some(c) = cx.arm(&cat::CANCELLED, ts, here, None) {
+            self.cancelled.insert(queue, c);
+        }
+    }
+
+    /// A basic.deliver to a consumer that acks: counted against its prefetch.
+    fn deliver(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        m: &Method,
+        ts: Timestamp,
+    ) {
+        let Some(d) = fe
+            .context
+            .delivery
+            .filter(|d| d.awaits == Some(Awaits::Settlement))
+        else {
+            return;
+        };
+        let here = at(fe);
+        let ch = self.channels.entry(channel).or_default();
+        ch.unacked.add(ts.0, d.start);
+        ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
+        let Some(tag) = m.consumer_tag() else { return };
+        let Some(c) = ch.consumers.get_mut(tag) else {
+            return;
+        };
+        ch.deliveries.insert(d.start, tag.clone());
+        c.unacked += 1;
+        ch.shared_unacked += 1;
+        if c.limit > 0 && c.unacked >= u32::from(c.limit) && c.full.is_none() {
+            c.full = cx
+                .arm(&cat::PREFETCH_FULL, ts, here, None)
+                .map(|x| x.with_n(u64::from(c.limit)));
+        }
+        if ch.shared > 0 && ch.shared_unacked >= u32::from(ch.shared) && ch.shared_full.is_none() {
+            ch.shared_full = cx
+                .arm(&cat::PREFETCH_FULL, ts, here, None)
+                .map(|x| x.with_n(u64::from(ch.shared)));
+        }
+    }
+
+    /// What `fe` settles leaves the waiting sets and the prefetch windows.
+    fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        let here = at(fe);
+        for s in &fe.context.settles {
+            let crate::base::FlowKey::Channel(n) = s.flow else {
+                continue;
+            };
+            let Some(ch) = self.channels.get_mut(&n) else {
+                continue;
+            };
+            let start_ts = ts.0 - s.after_us;
+            if s.kind == SettleKind::PublishConfirm {
+                ch.unconfirmed.remove(start_ts, s.start);
+                ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
+                continue;
+            }
+            ch.unacked.remove(start_ts, s.start);
+            ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
+            if ch
+                .redelivered
+                .as_ref()
+                .is_some_and(|c| c.ev[0] == Some(s.start))
+                && s.outcome == "ack"
+            {
+                cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
+            }
+            let Some(tag) = ch.deliveries.remove(&s.start) else {
+                continue;
+            };
+            ch.shared_unacked = ch.shared_unacked.saturating_sub(1);
+            if ch.shared_unacked < u32::from(ch.shared) {
+                cx.end(&mut ch.shared_full, ts, Some(here), EndWhy::Cleared);
+            }
+            if let Some(c) = ch.consumers.get_mut(&tag) {
+                c.unacked = c.unacked.saturating_sub(1);
+                if c.unacked < u32::from(c.limit) {
+                    cx.end(&mut c.full, ts, Some(here), EndWhy::Cleared);
+                }
+            }
+        }
+    }
+
+    /// A whole message: a delivery flagged redelivered counts against its message-id.
+    fn message(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        channel: u16,
+        msg: &crate::codec::amqp091::Message,
+        ts: Timestamp,
+    ) {
+        if msg.method.kind() != MethodKind::BasicDeliver {
+            return;
+        }
+        let Some(id) = msg.header.message_id() else {
+            return;
+        };
+        if msg.method.redelivered() != Some(true) {
+            self.redeliveries.remove(id);
+            return;
+        }
+        if self.redeliveries.len() >= MAX_NAMES && !self.redeliveries.contains_key(id) {
+            self.redeliveries.clear();
+        }
+        let n = self.redeliveries.entry(id.clone()).or_default();
+        *n = n.saturating_add(1);
+        let count = *n;
+        let start = FrameRef {
+            dir: Dir::S2C,
+            offset: msg.offset,
+        };
+        let ch = self.channels.entry(channel).or_default();
+        if count >= cx.limits.count(&cat::REDELIVERED) && ch.redelivered.is_none() {
+            ch.redelivered = cx.arm(&cat::REDELIVERED, ts, start, None).map(|c| {
+                c.with_n(u64::from(count))
+                    .noting(format!("{:?}", String::from_utf8_lossy(id)))
+            });
+        }
+    }
+
+    /// Start what is due at `now`.
+    pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+        self.idle[0].due(cx, now, Dir::C2S);
+        self.idle[1].due(cx, now, Dir::S2C);
+        if let Some(c) = &mut self.blocked {
+            let detail = |c: &Cond| {
+                format!(
+                    "connection.blocked at {} (reason {})",
+                    c.place(),
+                    c.note.as_deref().unwrap_or("none")
+                )
+            };
+            cx.fire(
+                c,
+                now,
+                ScopeKind::Connection,
+                &|| "connection".into(),
+                &detail,
+            );
+        }
+        for (q, c) in &mut self.cancelled {
+            let name = || format!("consumer of queue {:?}", String::from_utf8_lossy(q));
+            let detail = |c: &Cond| {
+                format!(
+                    "the broker cancelled it at {}; nothing consumed from the queue since",
+                    c.place()
+                )
+            };
+            cx.fire(c, now, ScopeKind::Consumer, &name, &detail);
+        }
+        for (&n, ch) in &mut self.channels {
+            channel_due(cx, n, ch, now);
+        }
+    }
+
+    /// End every diagnosis at `ts`, for `why`.
+    pub fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        for i in &mut self.idle {
+            i.stop(cx, ts, why);
+        }
+        cx.end(&mut self.blocked, ts, None, why);
+        for (_, mut ch) in self.channels.drain() {
+            close_channel(cx, &mut ch, ts, None, why);
+        }
+        for (_, c) in self.cancelled.drain() {
+            cx.finish(c, ts, None, why);
+        }
+    }
+}
+
+/// Start what is due on channel `n` at `now`.
+fn channel_due(cx: &mut Ctx<'_>, n: u16, ch: &mut Channel, now: i64) {
+    let name = || format!("channel {n}");
+    if let Some(c) = &mut ch.unacked.cond {
+        cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
+            format!("{} deliveries unacked, the oldest since {}", c.n, c.place())
+        });
+    }
+    if let Some(c) = &mut ch.unconfirmed.cond {
+        cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
+            format!(
+                "{} publishes unconfirmed, the oldest since {}",
+                c.n,
+                c.place()
+            )
+        });
+    }
+    if let Some(c) = &mut ch.redelivered {
+        cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
+            format!(
+                "message-id {} redelivered {} times, the last at {}",
+                c.note.as_deref().unwrap_or("?"),
+                c.n,
+                c.place()
+            )
+        });
+    }
+    if let Some(c) = &mut ch.shared_full {
+        cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
+            format!(
+                "{} unacked deliveries fill the channel's shared prefetch since {}",
+                c.n,
+                c.place()
+            )
+        });
+    }
+    for (tag, consumer) in &mut ch.consumers {
+        if let Some(c) = &mut consumer.full {
+            let name = || format!("consumer {:?} on channel {n}", String::from_utf8_lossy(tag));
+            cx.fire(c, now, ScopeKind::Consumer, &name, &|c| {
+                format!(
+                    "{} unacked deliveries fill its prefetch-count since {}",
+                    c.n,
+                    c.place()
+                )
+            });
+        }
+    }
+}
+
+/// The channel is gone: end every diagnosis of it.
+fn close_channel(
+    cx: &mut Ctx<'_>,
+    ch: &mut Channel,
+    ts: Timestamp,
+    frame: Option<FrameRef>,
+    why: EndWhy,
+) {
+    for (_, mut c) in ch.consumers.drain() {
+        cx.end(&mut c.full, ts, frame, why);
+    }
+    for c in [
+        &mut ch.unacked.cond,
+        &mut ch.unconfirmed.cond,
+        &mut ch.redelivered,
+        &mut ch.shared_full,
+    ] {
+        cx.end(c, ts, frame, why);
+    }
+}

@@ -1,0 +1,242 @@
+//! AMQP 1.0 diagnoses: link credit (never granted, exhausted, a flow without delivery-count,
+//! drain), session windows, unsettled deliveries, idle time-outs, links detached with an
+//! error, CBS tokens near their expiry, redelivery loops.
+//!
+//! Links are keyed as the frame context names them ([`FlowKey`]: name and the direction its
+//! transfers go); a link whose attach was not seen is not judged (its credit, counts and roles
+//! are unknown).
+
+use std::collections::HashMap;
+
+use crate::base::{Dir, EndWhy, FlowKey, FrameRef, ScopeKind, Timestamp};
+use crate::codec::amqp10::{Frame, Performative, Role};
+use crate::protocol::{AnyMessage, FrameEvent};
+
+use super::catalog as cat;
+use super::cond::{Cond, Ctx};
+use super::{Idle, MAX_NAMES};
+
+pub mod link;
+pub mod session;
+use link::Link;
+use session::Sessions;
+
+/// One AMQP 1.0 connection's diagnoses.
+#[derive(Debug, Default)]
+pub struct Diag10 {
+    links: HashMap<FlowKey, Link>,
+    sessions: Sessions,
+    /// The silence of each peer (by the direction it sends), against its partner's
+    /// idle-time-out.
+    idle: [Idle; 2],
+    /// Links detached with an error, by name, until re-attached.
+    detached: HashMap<Box<str>, Cond>,
+    /// CBS put-tokens by audience, until refreshed.
+    tokens: HashMap<Box<str>, Cond>,
+}
+
+/// The frame `fe` as a reference.
+fn at(fe: &FrameEvent) -> FrameRef {
+    FrameRef {
+        dir: fe.dir,
+        offset: fe.offset,
+    }
+}
+
+impl Diag10 {
+    /// One frame.
+    pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
+        let here = at(fe);
+        self.idle[fe.dir.index()].touch(cx, &cat::IDLE_TIMEOUT, ts, here);
+        let Some(p) = f.performative() else {
+            return;
+        };
+        let channel = f.channel();
+        match p {
+            Performative::Open(o) => {
+                if let Some(ms) = o.idle_time_out.filter(|&ms| ms > 0) {
+                    // The partner of the open's sender must send within it.
+                    let watched = &mut self.idle[fe.dir.flip().index()];
+                    watched.watch(cx, &cat::IDLE_TIMEOUT, ts, here, i64::from(ms) * 1000);
+                }
+            }
+            Performative::Close(_) => {
+                for i in &mut self.idle {
+                    i.stop(cx, ts, EndWhy::ScopeClosed);
+                }
+            }
+            Performative::Begin(b) => self.sessions.begin(fe.dir, channel, b),
+            Performative::End(_) => self.sessions.end(cx, fe.dir, channel, ts, here),
+            Performative::Attach(a) => self.attach(cx, fe, a, ts),
+            Performative::Flow(fl) => {
+                self.sessions.flow(cx, fe.dir, channel, fl, ts, here);
+                if let Some(key) = fe.context.flow.as_ref().filter(|k| k.link_name().is_some())
+                    && let Some(link) = self.links.get_mut(key)
+                {
+                    link.flow(cx, fe.dir == link_sender(key), fl, ts, here);
+                }
+            }
+            Performative::Transfer(_) => {
+                self.sessions.transfer(cx, fe.dir, channel, ts, here);
+                self.transfer(cx, fe, ts);
+            }
+            Performative::Disposition(_) => {}
+            Performative::Detach(d) => {
+                if let Some(key) = fe.context.flow.clone() {
+                    if let Some(mut link) = self.links.remove(&key) {
+                        link.close(cx, ts, Some(here), EndWhy::ScopeClosed);
+                    }
+                    if let (Some(e), Some(name)) = (&d.error, key.link_name()) {
+                        let c = cx.arm(&cat::DETACHED, ts, here, None);
+                        if let Some(c) = c {
+                            cap(&mut self.detached, cx, ts);
+                            let note = format!("{:?}", e.condition.as_str());
+                            self.detached.insert(name.into(), c.noting(note));
+                        }
+                    }
+                }
+            }
+        }
+        self.settlements(cx, fe, ts);
+    }
+
+    fn attach(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        a: &crate::codec::amqp10::Attach,
+        ts: Timestamp,
+    ) {
+        let Some(key) = fe.context.flow.clone() else {
+            return;
+        };
+        if let Some(c) = self.detached.remove(a.name.as_str()) {
+            cx.finish(c, ts, Some(at(fe)), EndWhy::Cleared);
+        }
+        let sender = a.role == Role::Sender;
+        let link = self.links.entry(key).or_default();
+        link.attach(cx, sender, a.initial_delivery_count, ts, at(fe));
+    }
+
+    fn transfer(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        let Some(key) = fe.context.flow.as_ref() else {
+            return;
+        };
+        let Some(link) = self.links.get_mut(key) else {
+            return;
+        };
+        link.transfer(cx, &fe.context, ts, at(fe));
+        let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message else {
+            return;
+        };
+        if let Some(h) = m.header() {
+            let n = cx.limits.count(&cat::REDELIVERED);
+            link.redelivered(cx, h.delivery_count, n, ts, at(fe));
+        }
+        if let Some((name, expires_ms)) = crate::codec::amqp10::cbs::put_token(m) {
+            self.put_token(cx, name, expires_ms, ts, at(fe));
+        }
+    }
+
+    /// A put-token for `name`, expiring at `expires_ms` (ms since the epoch): the earlier one
+    /// for the name is refreshed; this one is due its threshold before it expires.
+    fn put_token(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        name: &str,
+        expires_ms: Option<i64>,
+        ts: Timestamp,
+        here: FrameRef,
+    ) {
+        if let Some(c) = self.tokens.remove(name) {
+            cx.finish(c, ts, Some(here), EndWhy::Cleared);
+        }
+        let (Some(ms), crate::base::Limit::Before(lead)) =
+            (expires_ms, cx.limits.limit(&cat::TOKEN_EXPIRING))
+        else {
+            return;
+        };
+        let expires = ms.saturating_mul(1000);
+        cap(&mut self.tokens, cx, ts);
+        let c = cx.at(&cat::TOKEN_EXPIRING, ts, here, expires.saturating_sub(lead));
+        self.tokens.insert(name.into(), c.with_n(expires as u64));
+    }
+
+    /// The deliveries `fe` settles leave their links' waiting sets.
+    fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        for s in &fe.context.settles {
+            if let Some(link) = self.links.get_mut(&s.flow) {
+                link.settled(cx, s, ts, at(fe));
+            }
+        }
+    }
+
+    /// Start what is due at `now`.
+    pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+        for (d, i) in self.idle.iter_mut().enumerate() {
+            i.due(cx, now, if d == 0 { Dir::C2S } else { Dir::S2C });
+        }
+        for (key, link) in &mut self.links {
+            link.due(cx, key, now);
+        }
+        self.sessions.due(cx, now);
+        for (name, c) in &mut self.detached {
+            let name = || format!("link {:?}", name.as_ref());
+            let detail = |c: &Cond| {
+                format!(
+                    "detached with error {} at {}, not re-attached",
+                    c.note.as_deref().unwrap_or("?"),
+                    c.place()
+                )
+            };
+            cx.fire(c, now, ScopeKind::Link, &name, &detail);
+        }
+        for (name, c) in &mut self.tokens {
+            let name = || format!("token {:?}", name.as_ref());
+            let detail = |c: &Cond| {
+                format!(
+                    "put-token at {} expires at {}, and no put-token refreshed it",
+                    c.place(),
+                    Timestamp(c.n as i64).rfc3339()
+                )
+            };
+            cx.fire(c, now, ScopeKind::Connection, &name, &detail);
+        }
+    }
+
+    /// End every diagnosis at `ts`, for `why`.
+    pub fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        for i in &mut self.idle {
+            i.stop(cx, ts, why);
+        }
+        for (_, mut link) in self.links.drain() {
+            link.close(cx, ts, None, why);
+        }
+        self.sessions.end_all(cx, ts, why);
+        for (_, c) in self.detached.drain().chain(self.tokens.drain()) {
+            cx.finish(c, ts, None, why);
+        }
+    }
+}
+
+/// The direction a link's transfers go.
+fn link_sender(key: &FlowKey) -> Dir {
+    match key {
+        FlowKey::Link { sender, .. } => *sender,
+        FlowKey::Channel(_) => Dir::S2C,
+    }
+}
+
+/// Room for one more name in `names`: at [`MAX_NAMES`], the entries not started go (they are
+/// only a watch), else all (each ends, as its state is no longer kept).
+fn cap(names: &mut HashMap<Box<str>, Cond>, cx: &mut Ctx<'_>, ts: Timestamp) {
+    if names.len() < MAX_NAMES {
+        return;
+    }
+    names.retain(|_, c| c.started.is_some());
+    if names.len() >= MAX_NAMES {
+        for (_, c) in names.drain() {
+            cx.finish(c, ts, None, EndWhy::Unknown);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! One AMQP 1.0 link's credit as both ends state it (AMQP 1.0 §2.6.7), its waiting deliveries,
+//! and the conditions about it: never granted credit, credit used up while the sender has
+//! messages, a flow without delivery-count the sender cannot use, an unanswered drain,
+//! deliveries unsettled too long, a message redelivered again and again.
+
+use crate::base::{EndWhy, FlowKey, FrameContext, FrameRef, ScopeKind, Settlement, Timestamp};
+use crate::codec::amqp10::Flow;
+
+use super::super::catalog as cat;
+use super::super::cond::{Cond, Ctx};
+use super::super::waiting::Waiting;
+use crate::base::Awaits;
+
+/// What a condition's frames show, in words.
+type Detail = dyn Fn(&Cond) -> String;
+
+/// One link (see the module doc). Counts are serial numbers (they wrap).
+#[derive(Debug, Default)]
+pub struct Link {
+    sender_attached: bool,
+    receiver_attached: bool,
+    /// The sender's initial-delivery-count.
+    initial: Option<u32>,
+    /// The sender's delivery-count.
+    count: Option<u32>,
+    /// The delivery-limit the receiver's last flow set (its delivery-count plus its credit).
+    limit: Option<u32>,
+    /// The receiver granted credit at least once.
+    granted: bool,
+    /// What the sender's last flow said it has.
+    available: u32,
+    no_credit: Option<Cond>,
+    exhausted: Option<Cond>,
+    idle_no_count: Option<Cond>,
+    drain: Option<Cond>,
+    waiting: Waiting,
+    redelivered: Option<Cond>,
+}
+
+impl Link {
+    /// An attach of the sender (`sender`) or the receiver.
+    pub fn attach(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        sender: bool,
+        initial: Option<u32>,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        if sender {
+            self.sender_attached = true;
+            self.initial = initial;
+            self.count = initial;
+        } else {
+            self.receiver_attached = true;
+        }
+        if self.sender_attached
+            && self.receiver_attached
+            && !self.granted
+            && self.no_credit.is_none()
+        {
+            self.no_credit = cx.arm(&cat::NO_CREDIT, ts, at, None);
+        }
+    }
+
+    /// No credit left, as the sender counts it.
+    fn spent(&self) -> bool {
+        matches!((self.limit, self.count), (Some(l), Some(c)) if l.wrapping_sub(c) as i32 <= 0)
+    }
+
+    /// A flow, from the sender (`from_sender`) or the receiver.
+    pub fn flow(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        from_sender: bool,
+        f: &Flow,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        if from_sender {
+            self.available = f.available.unwrap_or(self.available);
+            if f.delivery_count.is_some() {
+                self.count = f.delivery_count;
+            }
+            cx.end(&mut self.drain, ts, Some(at), EndWhy::Cleared);
+            self.judge_credit(cx, ts, at);
+            return;
+        }
+        let credit = f.link_credit.unwrap_or(0);
+        let was_spent = self.spent();
+        if credit > 0 {
+            self.granted = true;
+            cx.end(&mut self.no_credit, ts, Some(at), EndWhy::Cleared);
+        }
+        match f.delivery_count {
+            Some(dc) => {
+                self.limit = Some(dc.wrapping_add(credit));
+                cx.end(&mut self.idle_no_count, ts, Some(at), EndWhy::Cleared);
+            }
+            None => {
+                // §2.6.7: the sender assumes its initial-delivery-count; one that already sent
+                // that many deliveries or more has no credit from this flow.
+                self.limit = None;
+                let sent = match (self.count, self.initial) {
+                    (Some(c), Some(i)) => Some(c.wrapping_sub(i)),
+                    _ => None,
+                };
+                let waits = was_spent || self.available > 0;
+                if credit > 0
+                    && waits
+                    && sent.is_some_and(|s| s >= credit)
+                    && self.idle_no_count.is_none()
+                {
+                    self.idle_no_count = cx
+                        .arm(&cat::SENDER_IDLE_NO_COUNT, ts, at, None)
+                        .map(|c| c.with_n(u64::from(credit)));
+                }
+            }
+        }
+        if f.drain && credit > 0 && self.drain.is_none() {
+            self.drain = cx
+                .arm(&cat::DRAIN_UNANSWERED, ts, at, None)
+                .map(|c| c.with_n(u64::from(credit)));
+        }
+        self.judge_credit(cx, ts, at);
+    }
+
+    /// Credit used up while the sender has messages (available, or deliveries the receiver
+    /// has not settled) holds since the frame that made it so; anything else clears it.
+    fn judge_credit(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, at: FrameRef) {
+        let has = u64::from(self.available) + self.waiting.waiting() as u64;
+        if self.spent() && has > 0 && self.idle_no_count.is_none() {
+            if self.exhausted.is_none() {
+                self.exhausted = cx
+                    .arm(&cat::CREDIT_EXHAUSTED, ts, at, None)
+                    .map(|c| c.with_n(has));
+            }
+        } else {
+            cx.end(&mut self.exhausted, ts, Some(at), EndWhy::Cleared);
+        }
+    }
+
+    /// A transfer of the link, with its context.
+    pub fn transfer(&mut self, cx: &mut Ctx<'_>, fcx: &FrameContext, ts: Timestamp, at: FrameRef) {
+        let Some(d) = fcx.delivery else {
+            return;
+        };
+        if d.starts {
+            self.count = self.count.map(|c| c.wrapping_add(1));
+            cx.end(&mut self.idle_no_count, ts, Some(at), EndWhy::Cleared);
+        }
+        if d.awaits == Some(Awaits::Settlement) {
+            self.waiting.add(ts.0, d.start);
+            self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+        }
+        if d.starts {
+            self.judge_credit(cx, ts, at);
+        }
+    }
+
+    /// A delivery of the link was settled by the frame `at`.
+    pub fn settled(&mut self, cx: &mut Ctx<'_>, s: &Settlement, ts: Timestamp, at: FrameRef) {
+        self.waiting.remove(ts.0 - s.after_us, s.start);
+        self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+        if s.outcome == "accepted"
+            && self
+                .redelivered
+                .as_ref()
+                .is_some_and(|c| c.ev[0] == Some(s.start))
+        {
+            cx.end(&mut self.redelivered, ts, Some(at), EndWhy::Cleared);
+        }
+        self.judge_credit(cx, ts, at);
+    }
+
+    /// A message of the link whose header says `count` earlier delivery attempts (`limit`:
+    /// the threshold), started by `at`.
+    pub fn redelivered(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        count: u32,
+        limit: u32,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        if count >= limit && self.redelivered.is_none() {
+            self.redelivered = cx
+                .arm(&cat::REDELIVERED, ts, at, None)
+                .map(|c| c.with_n(u64::from(count)));
+        }
+    }
+
+    /// Start what is due at `now`; `key` names the link.
+    pub fn due(&mut self, cx: &mut Ctx<'_>, key: &FlowKey, now: i64) {
+        let name = || key.label();
+        let conds: [(&mut Option<Cond>, &Detail); 6] = [
+            (&mut self.no_credit, &|c| {
+                format!(
+                    "attached at {}; the receiver never granted link-credit",
+                    c.place()
+                )
+            }),
+            (&mut self.exhausted, &|c| {
+                format!(
+                    "link-credit used up at {} while the sender has {} message(s) available or unsettled; no flow renewed it",
+                    c.place(),
+                    c.n
+                )
+            }),
+            (&mut self.idle_no_count, &|c| {
+                format!(
+                    "the receiver's flow at {} grants link-credit {} without delivery-count; the sender sent nothing since",
+                    c.place(),
+                    c.n
+                )
+            }),
+            (&mut self.drain, &|c| {
+                format!(
+                    "drain asked at {} (link-credit {}); the sender sent no flow since",
+                    c.place(),
+                    c.n
+                )
+            }),
+            (&mut self.waiting.cond, &|c| {
+                format!(
+                    "{} deliveries unsettled, the oldest since {}",
+                    c.n,
+                    c.place()
+                )
+            }),
+            (&mut self.redelivered, &|c| {
+                format!(
+                    "the message at {} was delivered {} times before (header delivery-count)",
+                    c.place(),
+                    c.n
+                )
+            }),
+        ];
+        for (cond, detail) in conds {
+            if let Some(c) = cond {
+                cx.fire(c, now, ScopeKind::Link, &name, detail);
+            }
+        }
+    }
+
+    /// The link is gone (detached, or the connection ended): end every diagnosis of it.
+    pub fn close(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, frame: Option<FrameRef>, why: EndWhy) {
+        for c in [
+            &mut self.no_credit,
+            &mut self.exhausted,
+            &mut self.idle_no_count,
+            &mut self.drain,
+            &mut self.waiting.cond,
+            &mut self.redelivered,
+        ] {
+            cx.end(c, ts, frame, why);
+        }
+        self.waiting.clear();
+    }
+}

@@ -1,0 +1,164 @@
+//! AMQP 1.0 session windows (§2.5.6): each endpoint's next-outgoing-id and the transfer-id
+//! limit it accepts (next-incoming-id plus incoming-window), from the begins and the flows; a
+//! receiving endpoint whose window the partner's transfers used up, and that does not reopen
+//! it, is diagnosed.
+
+use std::collections::HashMap;
+
+use crate::base::{Dir, EndWhy, FrameRef, ScopeKind, Timestamp};
+use crate::codec::amqp10::{Begin, Flow};
+
+use super::super::catalog as cat;
+use super::super::cond::{Cond, Ctx};
+
+/// One session endpoint, by the direction it sends.
+#[derive(Debug, Default)]
+struct End {
+    next_outgoing: Option<u32>,
+    /// The first transfer-id beyond what it accepts.
+    in_limit: Option<u32>,
+    /// Its begin's incoming-window, until the partner's begin tells where it starts.
+    pending_window: Option<u32>,
+    /// Its incoming window is used up.
+    window: Option<Cond>,
+}
+
+/// The sessions of one connection.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    /// Endpoints by (the direction they send, their channel).
+    ends: HashMap<(Dir, u16), End>,
+    /// The partner endpoint's channel, by (direction, channel).
+    peer: HashMap<(Dir, u16), u16>,
+}
+
+impl Sessions {
+    /// A begin of `dir` on `channel`.
+    pub fn begin(&mut self, dir: Dir, channel: u16, b: &Begin) {
+        let me = self.ends.entry((dir, channel)).or_default();
+        me.next_outgoing = Some(b.next_outgoing_id);
+        me.pending_window = Some(b.incoming_window);
+        let Some(r) = b.remote_channel else {
+            return;
+        };
+        self.peer.insert((dir, channel), r);
+        self.peer.insert((dir.flip(), r), channel);
+        let partner_next = self
+            .ends
+            .get(&(dir.flip(), r))
+            .and_then(|p| p.next_outgoing);
+        if let Some(me) = self.ends.get_mut(&(dir, channel)) {
+            me.in_limit = partner_next.map(|n| n.wrapping_add(b.incoming_window));
+        }
+        if let Some(p) = self.ends.get_mut(&(dir.flip(), r))
+            && p.in_limit.is_none()
+        {
+            p.in_limit = p.pending_window.map(|w| b.next_outgoing_id.wrapping_add(w));
+        }
+    }
+
+    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id.
+    fn judge(&mut self, cx: &mut Ctx<'_>, rcv: (Dir, u16), ts: Timestamp, at: FrameRef) {
+        let Some(&sc) = self.peer.get(&rcv) else {
+            return;
+        };
+        let next = self
+            .ends
+            .get(&(rcv.0.flip(), sc))
+            .and_then(|s| s.next_outgoing);
+        let Some(r) = self.ends.get_mut(&rcv) else {
+            return;
+        };
+        let shut =
+            matches!((r.in_limit, next), (Some(l), Some(n)) if l.wrapping_sub(n) as i32 <= 0);
+        if shut {
+            if r.window.is_none() {
+                r.window = cx
+                    .arm(&cat::SESSION_WINDOW, ts, at, None)
+                    .map(|c| c.with_n(u64::from(next.unwrap_or(0))));
+            }
+        } else {
+            cx.end(&mut r.window, ts, Some(at), EndWhy::Cleared);
+        }
+    }
+
+    /// A flow of `dir` on `channel`.
+    pub fn flow(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        dir: Dir,
+        channel: u16,
+        f: &Flow,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        let Some(me) = self.ends.get_mut(&(dir, channel)) else {
+            return;
+        };
+        me.next_outgoing = Some(f.next_outgoing_id);
+        if let Some(ni) = f.next_incoming_id {
+            me.in_limit = Some(ni.wrapping_add(f.incoming_window));
+        }
+        self.judge(cx, (dir, channel), ts, at);
+        if let Some(&r) = self.peer.get(&(dir, channel)) {
+            self.judge(cx, (dir.flip(), r), ts, at);
+        }
+    }
+
+    /// A transfer of `dir` on `channel`.
+    pub fn transfer(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        dir: Dir,
+        channel: u16,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        let Some(me) = self.ends.get_mut(&(dir, channel)) else {
+            return;
+        };
+        me.next_outgoing = me.next_outgoing.map(|n| n.wrapping_add(1));
+        if let Some(&r) = self.peer.get(&(dir, channel)) {
+            self.judge(cx, (dir.flip(), r), ts, at);
+        }
+    }
+
+    /// An end of `dir` on `channel`: the session is over for both endpoints.
+    pub fn end(&mut self, cx: &mut Ctx<'_>, dir: Dir, channel: u16, ts: Timestamp, at: FrameRef) {
+        let partner = self.peer.remove(&(dir, channel));
+        for key in std::iter::once((dir, channel)).chain(partner.map(|r| (dir.flip(), r))) {
+            self.peer.remove(&key);
+            if let Some(mut e) = self.ends.remove(&key) {
+                cx.end(&mut e.window, ts, Some(at), EndWhy::ScopeClosed);
+            }
+        }
+    }
+
+    /// Start what is due at `now`.
+    pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+        for (&(dir, ch), e) in &mut self.ends {
+            if let Some(c) = &mut e.window {
+                let name = || {
+                    let who = if dir == Dir::C2S { "client" } else { "server" };
+                    format!("session of the {who} on channel {ch}")
+                };
+                let detail = |c: &Cond| {
+                    format!(
+                        "the partner's transfers reached the incoming-window at transfer-id {} ({}); no flow reopened it",
+                        c.n,
+                        c.place()
+                    )
+                };
+                cx.fire(c, now, ScopeKind::Session, &name, &detail);
+            }
+        }
+    }
+
+    /// End every diagnosis at `ts`, for `why`.
+    pub fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        for (_, mut e) in self.ends.drain() {
+            cx.end(&mut e.window, ts, None, why);
+        }
+        self.peer.clear();
+    }
+}

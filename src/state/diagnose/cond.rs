@@ -1,0 +1,158 @@
+//! A condition that may become a diagnosis: since when it holds, when it is due (it has held
+//! its threshold), the frames that show it; and the [`Ctx`] the diagnosers report through.
+//!
+//! A condition costs no heap until it is due: only a started one keeps its [`Diagnosis`], to
+//! end it with the same content.
+
+use crate::base::{
+    Check, ConnId, Diagnosis, EndWhy, Ended, FrameRef, Limit, MAX_EVIDENCE, ScopeKind, Timestamp,
+};
+
+use super::Thresholds;
+
+/// A condition of one scope (see the module doc).
+#[derive(Clone, Debug)]
+pub struct Cond {
+    /// Its check.
+    pub check: &'static Check,
+    /// Since when it holds.
+    pub since: Timestamp,
+    /// When it becomes a diagnosis (µs since the epoch).
+    pub due: i64,
+    /// The frames that show it, the one it holds since first.
+    pub ev: [Option<FrameRef>; 2],
+    /// A number the detail tells (credit, count, window...).
+    pub n: u64,
+    /// A wire string the detail tells (an error condition), already quoted and escaped.
+    pub note: Option<Box<str>>,
+    /// The diagnosis, once started.
+    pub started: Option<Box<Diagnosis>>,
+}
+
+impl Cond {
+    /// Where it holds since, for a detail: `c2s offset 403` (so a detail says `at c2s offset
+    /// 403`).
+    pub fn place(&self) -> String {
+        match self.ev[0] {
+            Some(a) => format!("{} offset {}", a.dir.as_str(), a.offset),
+            None => "offset ?".into(),
+        }
+    }
+
+    /// With `note` for the detail.
+    pub fn noting(mut self, note: String) -> Cond {
+        self.note = Some(note.into());
+        self
+    }
+
+    /// With `n` for the detail.
+    pub fn with_n(mut self, n: u64) -> Cond {
+        self.n = n;
+        self
+    }
+}
+
+/// What a diagnoser reports through: the connection, the thresholds, where diagnoses go, and
+/// the earliest time a condition not yet started is due.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The connection.
+    pub conn: ConnId,
+    /// The thresholds.
+    pub limits: &'a Thresholds,
+    /// Diagnoses started and ended, in order.
+    pub out: &'a mut Vec<Diagnosis>,
+    /// The earliest due time of a condition not yet started (µs; `i64::MAX`: none).
+    pub next_due: &'a mut i64,
+}
+
+impl Ctx<'_> {
+    /// A condition of `check` holding since `since` (shown by the frame `at`), due after the
+    /// check's threshold (`interval` µs for a negotiated one); `None` when the threshold is
+    /// not a duration.
+    pub fn arm(
+        &mut self,
+        check: &'static Check,
+        since: Timestamp,
+        at: FrameRef,
+        interval: Option<i64>,
+    ) -> Option<Cond> {
+        let wait = match self.limits.limit(check) {
+            Limit::After(us) => us,
+            Limit::Negotiated => interval?,
+            Limit::Count(_) => 0,
+            Limit::Before(_) => return None,
+        };
+        Some(self.at(check, since, at, since.0.saturating_add(wait)))
+    }
+
+    /// A condition of `check` holding since `since`, due at `due`.
+    pub fn at(&mut self, check: &'static Check, since: Timestamp, at: FrameRef, due: i64) -> Cond {
+        *self.next_due = (*self.next_due).min(due);
+        Cond {
+            check,
+            since,
+            due,
+            ev: [Some(at), None],
+            n: 0,
+            note: None,
+            started: None,
+        }
+    }
+
+    /// Start `cond` if it is due at `now` (`name` and `detail` say which scope and what the
+    /// frames show); else note when it will be.
+    pub fn fire(
+        &mut self,
+        cond: &mut Cond,
+        now: i64,
+        scope: ScopeKind,
+        name: &dyn Fn() -> String,
+        detail: &dyn Fn(&Cond) -> String,
+    ) {
+        if cond.started.is_some() {
+            return;
+        }
+        if cond.due > now {
+            *self.next_due = (*self.next_due).min(cond.due);
+            return;
+        }
+        let mut evidence: Vec<FrameRef> = cond.ev.iter().flatten().copied().collect();
+        evidence.truncate(MAX_EVIDENCE);
+        let d = Diagnosis {
+            check: cond.check,
+            conn: self.conn,
+            scope,
+            name: name(),
+            since: cond.since,
+            at: Timestamp(cond.due.max(cond.since.0)),
+            evidence,
+            detail: detail(cond),
+            ended: None,
+        };
+        self.out.push(d.clone());
+        cond.started = Some(Box::new(d));
+    }
+
+    /// End `cond` (and take it), at `ts`, by the frame `frame` if one ended it, for `why`: a
+    /// diagnosis it started ends; one not started yet is dropped.
+    pub fn end(
+        &mut self,
+        cond: &mut Option<Cond>,
+        ts: Timestamp,
+        frame: Option<FrameRef>,
+        why: EndWhy,
+    ) {
+        if let Some(c) = cond.take() {
+            self.finish(c, ts, frame, why);
+        }
+    }
+
+    /// End a condition already taken out of its scope.
+    pub fn finish(&mut self, cond: Cond, ts: Timestamp, frame: Option<FrameRef>, why: EndWhy) {
+        if let Some(mut d) = cond.started {
+            d.ended = Some(Ended { ts, frame, why });
+            self.out.push(*d);
+        }
+    }
+}

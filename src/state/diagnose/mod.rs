@@ -1,0 +1,210 @@
+//! Diagnoses: why a flow is stuck or about to fail (see [`crate::base::Diagnosis`] and the
+//! [`catalog`]). One [`Diagnoser`] per connection, fed by the pipeline's inspector with each
+//! frame (its decoded form and the context the state layer gave it) and with clock ticks.
+//!
+//! Sans-IO like every tracker: time comes in as the frames' timestamps and as
+//! [`Diagnoser::tick`]'s argument (the driver's clock live, the capture's times offline), and a
+//! diagnosis starts at the time its condition had held its threshold, whichever tick noticed
+//! it; so live and offline runs of the same frames give the same diagnoses.
+//!
+//! Bounded: conditions live in the state of the scope they are about (a link, a session, a
+//! channel, a consumer, the connection), which is kept only while the peers have it open;
+//! waiting deliveries are those the frame context follows (at most
+//! [`crate::state::context::MAX_OPEN`] a connection); the names remembered across scopes
+//! (detached links, cancelled consumers' queues, CBS audiences, redelivered message ids) are
+//! capped at [`MAX_NAMES`].
+
+pub mod amqp091;
+pub mod amqp10;
+pub mod catalog;
+pub mod cond;
+mod thresholds;
+pub mod waiting;
+
+pub use thresholds::Thresholds;
+
+use crate::base::{ConnId, Diagnosis, Dir, EndWhy, Timestamp};
+use crate::protocol::{AnyFrame, FrameEvent};
+use cond::Ctx;
+
+/// Names remembered across scopes per connection, at most, for each kind (detached links,
+/// cancelled consumers' queues, CBS audiences, redelivered message ids): past it, the oldest
+/// diagnosis-less entries go first.
+pub const MAX_NAMES: usize = 1024;
+
+/// The diagnoses of one protocol for one connection.
+#[derive(Debug)]
+enum Proto {
+    Amqp10(Box<amqp10::Diag10>),
+    Amqp091(Box<amqp091::Diag091>),
+}
+
+/// One connection's diagnoses (see the module doc).
+#[derive(Debug)]
+pub struct Diagnoser {
+    conn: ConnId,
+    limits: Thresholds,
+    proto: Option<Proto>,
+    /// The earliest due time of a condition not yet started (µs).
+    next_due: i64,
+}
+
+impl Diagnoser {
+    /// A diagnoser of connection `conn` with `limits`.
+    pub fn new(conn: ConnId, limits: Thresholds) -> Diagnoser {
+        Diagnoser {
+            conn,
+            limits,
+            proto: None,
+            next_due: i64::MAX,
+        }
+    }
+
+    fn ctx<'a>(&'a mut self, out: &'a mut Vec<Diagnosis>) -> (Ctx<'a>, Option<&'a mut Proto>) {
+        let cx = Ctx {
+            conn: self.conn,
+            limits: &self.limits,
+            out,
+            next_due: &mut self.next_due,
+        };
+        (cx, self.proto.as_mut())
+    }
+
+    /// The clock reads `now`: conditions that have held their threshold by then start.
+    pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Diagnosis>) {
+        if now.0 < self.next_due {
+            return;
+        }
+        self.next_due = i64::MAX;
+        let (mut cx, proto) = self.ctx(out);
+        match proto {
+            Some(Proto::Amqp10(d)) => d.due(&mut cx, now.0),
+            Some(Proto::Amqp091(d)) => d.due(&mut cx, now.0),
+            None => {}
+        }
+    }
+
+    /// A frame, seen at `ts`, with its context filled in.
+    pub fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Diagnosis>) {
+        self.tick(ts, out);
+        if self.proto.is_none() {
+            self.proto = Some(match fe.frame {
+                AnyFrame::Amqp10(_) => Proto::Amqp10(Box::default()),
+                AnyFrame::Amqp091(_) => Proto::Amqp091(Box::default()),
+            });
+        }
+        let (mut cx, proto) = self.ctx(out);
+        match (proto, &fe.frame) {
+            (Some(Proto::Amqp10(d)), AnyFrame::Amqp10(f)) => d.frame(&mut cx, fe, f, ts),
+            (Some(Proto::Amqp091(d)), AnyFrame::Amqp091(f)) => d.frame(&mut cx, fe, f, ts),
+            _ => {}
+        }
+        // A condition due at once (a zero threshold) starts at its frame.
+        self.tick(ts, out);
+    }
+
+    /// Bytes of `dir` were missed: whatever was followed may have changed unseen. Every
+    /// diagnosis ends (its state is unknown) and the scopes are forgotten: what is judged
+    /// again is what the frames after the gap open anew.
+    pub fn gap(&mut self, _dir: Dir, ts: Timestamp, out: &mut Vec<Diagnosis>) {
+        self.tick(ts, out);
+        self.end_all(ts, EndWhy::Unknown, out);
+    }
+
+    /// The connection ended at `ts` (closed, or the capture ended: `why`): what is due by
+    /// then starts, and every diagnosis still held ends.
+    pub fn close(&mut self, ts: Timestamp, why: EndWhy, out: &mut Vec<Diagnosis>) {
+        self.tick(ts, out);
+        self.end_all(ts, why, out);
+    }
+
+    fn end_all(&mut self, ts: Timestamp, why: EndWhy, out: &mut Vec<Diagnosis>) {
+        let (mut cx, proto) = self.ctx(out);
+        match proto {
+            Some(Proto::Amqp10(d)) => d.end_all(&mut cx, ts, why),
+            Some(Proto::Amqp091(d)) => d.end_all(&mut cx, ts, why),
+            None => {}
+        }
+        self.proto = None;
+        self.next_due = i64::MAX;
+    }
+}
+
+/// The silence of one peer watched against an interval (a heartbeat, an idle time-out).
+#[derive(Debug, Default)]
+struct Idle {
+    /// The interval, µs (`None`: not watched).
+    interval: Option<i64>,
+    cond: Option<cond::Cond>,
+}
+
+impl Idle {
+    /// The peer sent a frame at `ts`: a silence diagnosis ends, the watch starts over.
+    fn touch(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        check: &'static catalog::Check,
+        ts: Timestamp,
+        at: crate::base::FrameRef,
+    ) {
+        let Some(interval) = self.interval else {
+            return;
+        };
+        match &mut self.cond {
+            Some(c) if c.started.is_none() => {
+                // Cheap: no allocation, no map, on every frame.
+                c.since = ts;
+                c.due = ts.0.saturating_add(interval);
+                c.ev[0] = Some(at);
+            }
+            _ => {
+                cx.end(&mut self.cond, ts, Some(at), EndWhy::Cleared);
+                self.cond = cx.arm(check, ts, at, Some(interval));
+            }
+        }
+    }
+
+    /// Watch at `interval` µs from `ts` (the frame `at` negotiated it).
+    fn watch(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        check: &'static catalog::Check,
+        ts: Timestamp,
+        at: crate::base::FrameRef,
+        interval: i64,
+    ) {
+        let interval = match cx.limits.limit(check) {
+            crate::base::Limit::After(us) => us,
+            _ => interval,
+        };
+        self.interval = Some(interval);
+        self.cond = None;
+        self.touch(cx, check, ts, at);
+    }
+
+    /// Fire if due; `who` is the silent peer.
+    fn due(&mut self, cx: &mut Ctx<'_>, now: i64, who: Dir) {
+        let Some(c) = &mut self.cond else {
+            return;
+        };
+        let name = || match who {
+            Dir::C2S => "client".to_string(),
+            Dir::S2C => "server".to_string(),
+        };
+        let detail = |c: &cond::Cond| {
+            format!(
+                "the {} sent nothing for {} ms after its frame at {}",
+                name(),
+                (c.due - c.since.0) / 1000,
+                c.place()
+            )
+        };
+        cx.fire(c, now, crate::base::ScopeKind::Connection, &name, &detail);
+    }
+
+    /// Stop watching (the connection is closing), ending a diagnosis.
+    fn stop(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        self.interval = None;
+        cx.end(&mut self.cond, ts, None, why);
+    }
+}
