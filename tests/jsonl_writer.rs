@@ -5,7 +5,8 @@
 //! the format (0-9-1 and 1.0 frames and messages, field tables and AMQP 1.0 values of every
 //! type, strings that need escaping, non-UTF-8 data, truncated bodies, masked credentials,
 //! violations, gaps, connect and close), each line parses to exactly `event_json`'s value and
-//! is byte for byte `serde_json`'s rendering of it.
+//! is byte for byte `serde_json`'s rendering of it (with DEL, C1, format characters and U+2028/9
+//! escaped as `\uXXXX`, as `amqpeek::json::to_string` renders).
 
 use std::path::Path;
 
@@ -41,8 +42,8 @@ fn same_lines(events: &[Event], opts: JsonOptions) -> usize {
         assert_eq!(&parsed, v, "line parses to event_json's value");
         assert_eq!(
             *line,
-            serde_json::to_string(v).unwrap(),
-            "serde_json's text"
+            amqpeek::json::to_string(v),
+            "serde_json's text, with the controls text outputs escape as \\uXXXX"
         );
     }
     lines.len()

@@ -5,6 +5,7 @@
 use bytes::Bytes;
 
 use crate::base::{Dir, Timestamp};
+use crate::codec::amqp10::views::code;
 use crate::codec::amqp10::{Str, Value, described_list, encode_frame};
 use crate::pipeline::{InspectOptions, Inspector};
 use crate::state::visits;
@@ -29,12 +30,12 @@ impl Conn {
         for d in [Dir::C2S, Dir::S2C] {
             c.bytes(d, b"AMQP\x00\x01\x00\x00");
         }
-        c.send(Dir::C2S, &described_list(0x10, vec![s("client")]), &[]);
-        c.send(Dir::S2C, &described_list(0x10, vec![s("broker")]), &[]);
+        c.send(Dir::C2S, &described_list(code::OPEN, vec![s("client")]), &[]);
+        c.send(Dir::S2C, &described_list(code::OPEN, vec![s("broker")]), &[]);
         let begin = |remote: Option<u16>| {
             let window = Value::Uint(u32::MAX / 2);
             let remote = remote.map_or(Value::Null, Value::Ushort);
-            described_list(0x11, vec![remote, Value::Uint(0), window.clone(), window])
+            described_list(code::BEGIN, vec![remote, Value::Uint(0), window.clone(), window])
         };
         c.send(Dir::C2S, &begin(None), &[]);
         c.send(Dir::S2C, &begin(Some(0)), &[]);
@@ -57,16 +58,16 @@ impl Conn {
         let (null, h) = (Value::Null, Value::Uint(handle));
         let terminus = |code| described_list(code, vec![s("q")]);
         let mut sender = vec![s(name), h.clone(), Value::Bool(false), null.clone()];
-        sender.extend([null.clone(), terminus(0x28), terminus(0x29)]);
+        sender.extend([null.clone(), terminus(code::SOURCE), terminus(code::TARGET)]);
         sender.extend([null.clone(), null.clone(), Value::Uint(0)]);
-        self.send(Dir::C2S, &described_list(0x12, sender), &[]);
+        self.send(Dir::C2S, &described_list(code::ATTACH, sender), &[]);
         let mut receiver = vec![s(name), h.clone(), Value::Bool(true), null.clone()];
-        receiver.extend([null, terminus(0x28), terminus(0x29)]);
-        self.send(Dir::S2C, &described_list(0x12, receiver), &[]);
+        receiver.extend([null, terminus(code::SOURCE), terminus(code::TARGET)]);
+        self.send(Dir::S2C, &described_list(code::ATTACH, receiver), &[]);
         let window = Value::Uint(u32::MAX / 2);
         let mut flow = vec![Value::Uint(0), window.clone(), Value::Uint(0), window];
         flow.extend([h, Value::Uint(0), Value::Uint(u32::MAX / 2)]);
-        self.send(Dir::S2C, &described_list(0x13, flow), &[]);
+        self.send(Dir::S2C, &described_list(code::FLOW, flow), &[]);
     }
 
     /// An unsettled transfer of delivery `id` on handle 0.
@@ -74,12 +75,12 @@ impl Conn {
         let tag = Value::Binary(Bytes::copy_from_slice(&id.to_be_bytes()));
         let fields = vec![Value::Uint(0), Value::Uint(id), tag, Value::Uint(0)];
         let data = [0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
-        self.send(Dir::C2S, &described_list(0x14, fields), &data);
+        self.send(Dir::C2S, &described_list(code::TRANSFER, fields), &data);
     }
 
     /// The receiver settles `first..=last` as accepted.
     fn settle(&mut self, first: u32, last: u32) {
-        let accepted = described_list(0x24, vec![]);
+        let accepted = described_list(code::ACCEPTED, vec![]);
         let fields = vec![
             Value::Bool(true),
             Value::Uint(first),
@@ -87,7 +88,7 @@ impl Conn {
             Value::Bool(true),
             accepted,
         ];
-        self.send(Dir::S2C, &described_list(0x15, fields), &[]);
+        self.send(Dir::S2C, &described_list(code::DISPOSITION, fields), &[]);
     }
 }
 
