@@ -178,9 +178,10 @@ fn a_filter_narrows_the_list_and_the_title_counts_matches() {
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "violations dir:c2s");
     let s = screen(&app);
-    assert_eq!(
-        s[23],
-        "filter: violations dir:c2s█  Enter apply, Esc cancel"
+    assert!(
+        s[23].starts_with("filter: violations dir:c2s█  Enter apply, Esc cancel, Up/Down earlier"),
+        "{}",
+        s[23]
     );
     press(&mut app, KeyCode::Enter);
     let s = screen(&app);
@@ -243,13 +244,9 @@ fn help_overlay_lists_every_key() {
     println!("{}", s.join("\n"));
     assert_eq!(
         s[0],
-        "┌ Connections 2 (1 open) ───────────────────────────────────────────── amqpeek ┐"
-    );
-    assert_eq!(
-        s[1],
         "┌ amqpeek keys (Esc or ? closes) ──────────────────────────────────────────────┐"
     );
-    assert_eq!(s[2], boxed("│", "Up/Down j/k     move the cursor", "│", 80));
+    assert_eq!(s[1], boxed("│", "Up/Down j/k     move the cursor", "│", 80));
     assert_eq!(s[18], boxed("│", "Filter:", "│", 80));
     assert_eq!(
         s[19],

@@ -374,6 +374,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     assert!(check(&app) > first + 1000);
 
     press(&mut app, KeyCode::Char('/'));
+    press(&mut app, KeyCode::Up);
     type_str(&mut app, "|begin");
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.filter.source, "name:end|begin");
