@@ -10,7 +10,9 @@
 //! server may hide publishes, after which the numbering is unknown: a channel's publishes are
 //! then not timed until it is opened again.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::hash::{HashMap, HashSet};
 
 use bytes::Bytes;
 

@@ -7,7 +7,9 @@
 //! to their consumer by the frame context's delivery start; basic.get deliveries are outside
 //! any prefetch.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::hash::HashMap;
 
 use bytes::Bytes;
 

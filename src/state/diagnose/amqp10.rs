@@ -6,7 +6,7 @@
 //! transfers go); a link whose attach was not seen is not judged (its credit, counts and roles
 //! are unknown).
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::base::{Dir, EndWhy, FlowKey, FrameRef, ScopeKind, Timestamp};
 use crate::codec::amqp10::{Frame, Performative, Role};

@@ -3,7 +3,7 @@
 //! receiving endpoint whose window the partner's transfers used up, and that does not reopen
 //! it, is diagnosed.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::base::{Dir, EndWhy, FrameRef, ScopeKind, Timestamp};
 use crate::codec::amqp10::{Begin, Flow};
