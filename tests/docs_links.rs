@@ -95,7 +95,10 @@ fn broken(doc: &Path, target: &str) -> Option<String> {
     if target.is_empty() {
         return Some("an empty link".into());
     }
-    if ["http://", "https://", "mailto:"].iter().any(|s| target.starts_with(s)) {
+    if ["http://", "https://", "mailto:"]
+        .iter()
+        .any(|s| target.starts_with(s))
+    {
         return None;
     }
     let (file, anchor) = match target.split_once('#') {
@@ -108,16 +111,25 @@ fn broken(doc: &Path, target: &str) -> Option<String> {
         doc.parent().unwrap().join(file)
     };
     if !path.exists() {
-        let from_root = path.strip_prefix(root()).ok().map(|p| p.to_string_lossy().replace('\\', "/"));
+        let from_root = path
+            .strip_prefix(root())
+            .ok()
+            .map(|p| p.to_string_lossy().replace('\\', "/"));
         let normal = from_root.map(|p| p.replace("/./", "/"));
-        if normal.as_deref().is_some_and(|p| WRITTEN_ELSEWHERE.contains(&p)) {
+        if normal
+            .as_deref()
+            .is_some_and(|p| WRITTEN_ELSEWHERE.contains(&p))
+        {
             return None;
         }
         return Some(format!("{} does not exist", path.display()));
     }
     if let Some(anchor) = anchor {
         if path.extension().is_some_and(|e| e == "md") && !anchors(&path).contains(anchor) {
-            return Some(format!("{} has no heading with the anchor #{anchor}", path.display()));
+            return Some(format!(
+                "{} has no heading with the anchor #{anchor}",
+                path.display()
+            ));
         }
     }
     None
@@ -138,8 +150,15 @@ fn every_relative_link_in_the_readme_and_docs_resolves() {
             }
         }
     }
-    assert!(checked > 10, "only {checked} links found: is the link parser broken?");
-    assert!(problems.is_empty(), "broken links:\n{}", problems.join("\n"));
+    assert!(
+        checked > 10,
+        "only {checked} links found: is the link parser broken?"
+    );
+    assert!(
+        problems.is_empty(),
+        "broken links:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -162,6 +181,9 @@ fn the_link_parser_finds_links_and_anchors() {
         link_targets("see [a](docs/a.md) and [b](b.md#x \"t\"), not (c)"),
         vec!["docs/a.md", "b.md#x"]
     );
-    assert_eq!(anchor_of(" A CI gate: `amqpeek check`"), "a-ci-gate-amqpeek-check");
+    assert_eq!(
+        anchor_of(" A CI gate: `amqpeek check`"),
+        "a-ci-gate-amqpeek-check"
+    );
     assert_eq!(anchor_of(" pcapng captures"), "pcapng-captures");
 }
