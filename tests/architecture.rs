@@ -1,4 +1,4 @@
-//! The layering of README's "Architecture", checked on the module graph the sources define.
+//! The layering of docs/architecture.md, checked on the module graph the sources define.
 //!
 //! Every file of a top-level module of the library (`src/codec.rs`, `src/codec/**`) is parsed;
 //! each `crate::…` path it names (in code, `use` trees and macro bodies, `#[cfg(test)]` items

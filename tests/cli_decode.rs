@@ -106,7 +106,7 @@ fn bare_frames_default_to_amqp10_and_protocol_selects_091() {
     assert_eq!(v["raw"], "CAAAAAAAAM4=");
 }
 
-/// The README's example: an AMQP 1.0 flow performative, decoded field by field (the list of
+/// The example of docs/decode.md: an AMQP 1.0 flow performative, decoded field by field (the list of
 /// 11 fields: uint0, uint 65535, uint0, uint 65535, uint0, null, uint 65536, null, false,
 /// false, null).
 #[test]

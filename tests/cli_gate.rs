@@ -1,4 +1,4 @@
-//! The README's CI use, end to end: `amqpeek proxy --fail-on error` (the built binary) between
+//! The CI use of docs/guide-ci.md, end to end: `amqpeek proxy --fail-on error` (the built binary) between
 //! a real lapin client and RabbitMQ, stopped with SIGINT as a CI job does. A clean client passes
 //! (exit 0); a client that acks a delivery tag the broker never sent fails (exit 1) with the
 //! rule, its count and its first occurrence named on stderr; the same run with that rule

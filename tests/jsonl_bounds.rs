@@ -2,7 +2,7 @@
 //! line over the limit is refused without being held, and a capture of many connections that
 //! never send a byte costs a number each, not an inspector each.
 //!
-//! Memory is read from `/proc/self/status` (`VmRSS`), as the README's memory benchmarks do.
+//! Memory is read from `/proc/self/status` (`VmRSS`), as the memory benchmarks of docs/benchmarks.md do.
 
 use std::io::Write;
 

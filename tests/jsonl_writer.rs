@@ -713,7 +713,7 @@ fn amqp10(out: &mut Vec<Event>, show_secrets: bool) {
     c.close(out, "client closed");
 }
 
-/// Every event kind written as the README's schema says, each line written out by hand:
+/// Every event kind written as docs/jsonl-format.md says, each line written out by hand:
 /// keys in byte order, `v` 1, `ts` RFC 3339 UTC with microseconds, base64 `raw`, the frame's
 /// `fields` and `summary`.
 #[test]

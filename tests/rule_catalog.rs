@@ -1,6 +1,6 @@
 //! A rule missing from the catalog cannot fire: every `Rule` the source defines (each
-//! `pub static NAME: Rule` in the rules files) is in `state::rules::catalog()`, which the
-//! README's rule table, `--ignore`, `--severity` and the baselines are checked against. A rule
+//! `pub static NAME: Rule` in the rules files) is in `state::rules::catalog()`, which
+//! the rule table of docs/rules.md, `--ignore`, `--severity` and the baselines are checked against. A rule
 //! added to a tracker and forgotten in its file's `RULES` list fails here.
 
 use std::path::Path;

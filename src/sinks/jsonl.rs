@@ -1,5 +1,5 @@
 //! JSON Lines capture: one JSON object per event, the public capture format (documented in
-//! README.md, "JSON Lines capture format").
+//! docs/jsonl-format.md).
 //!
 //! Every field name of the format is written here and only here: [`write_event`] writes an
 //! [`Event`]'s JSON object to any [`JsonOut`] — the sink's text writer, or [`event_json`]'s

@@ -430,7 +430,7 @@ pub static CLOSE_NOT_ANSWERED: Rule = Rule {
     text: "a peer received connection.close and the connection ended without its close-ok",
 };
 
-/// Every AMQP 0-9-1 rule, in the order the README lists them.
+/// Every AMQP 0-9-1 rule, in the order docs/rules.md lists them.
 pub const RULES: &[&Rule] = &[
     &HANDSHAKE_ORDER,
     &CONNECTION_NOT_OPEN,

@@ -562,7 +562,7 @@ pub static ANONYMOUS_RELAY_NOT_DESIRED: Rule = rule(
     "a peer attached an anonymous sending link without ANONYMOUS-RELAY in its open's desired-capabilities",
 );
 
-/// Every AMQP 1.0 rule, in the order the README lists them.
+/// Every AMQP 1.0 rule, in the order docs/rules.md lists them.
 pub const RULES: &[&Rule] = &[
     &CONNECTION_FIRST_FRAME_NOT_OPEN,
     &CONNECTION_FRAME_AFTER_CLOSE,
