@@ -272,6 +272,19 @@ impl Message {
                 escape::quoted_cut_into(&mut out, first, SUMMARY_BODY_MAX, total);
                 out
             }
+            // A string or binary value reads as a data body does: quoted, the cut after the
+            // closing quote.
+            Body::Value(Value::String(text)) => {
+                let mut out = String::from("body ");
+                let b = text.as_bytes();
+                escape::quoted_cut_into(&mut out, b, SUMMARY_BODY_MAX, b.len() as u64);
+                out
+            }
+            Body::Value(Value::Binary(b)) => {
+                let mut out = String::from("body ");
+                escape::quoted_cut_into(&mut out, &b[..], SUMMARY_BODY_MAX, b.len() as u64);
+                out
+            }
             Body::Value(v) => {
                 // The rendering escapes every string in it.
                 let mut out = String::from("body ");
@@ -768,6 +781,16 @@ mod summary_tests {
             Value::Binary(Bytes::from_static(b"a\x00\"")),
         )]);
         assert_eq!(bin.body_summary(), "body \"a\\x00\\\"\"");
+        let text = "hello from amqpeek demo, message 1";
+        let string = message(vec![section(
+            AMQP_VALUE,
+            Value::String(value::Str::from(text)),
+        )]);
+        assert_eq!(
+            string.body_summary(),
+            format!("body \"{}\"…(+2 bytes)", &text[..32]),
+            "an amqp-value string keeps its closing quote, the cut marked after it"
+        );
         let value = message(vec![section(AMQP_VALUE, Value::Uint(7))]);
         assert_eq!(value.body_summary(), "body 7");
         assert_eq!(message(vec![]).body_summary(), "no body");
