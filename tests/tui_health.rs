@@ -87,8 +87,12 @@ fn stuck_link(name: &str) -> Vec<AppEvent> {
     events(steps)
 }
 
-fn line_with<'a>(s: &'a [String], needle: &str) -> Option<(usize, &'a String)> {
-    s.iter().enumerate().find(|(_, l)| l.contains(needle))
+/// The first screen line holding `needle`, and its row (the screen shown if there is none).
+fn line_with<'a>(s: &'a [String], needle: &str) -> (usize, &'a String) {
+    s.iter()
+        .enumerate()
+        .find(|(_, l)| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{}", s.join("\n")))
 }
 
 #[test]
@@ -103,7 +107,7 @@ fn a_receiver_never_granting_credit_is_listed_with_its_age_in_the_health_pane() 
         "{}",
         dump(&app)
     );
-    let (_, row) = line_with(&s, "amqp10.link.no-credit").expect(&dump(&app));
+    let (_, row) = line_with(&s, "amqp10.link.no-credit");
     assert!(row.contains("for 40s"), "{row}");
     assert!(row.contains(r#"link "orders""#), "{row}");
     // The selected one's detail: what to do, and what it rests on.
@@ -125,7 +129,7 @@ fn the_age_ticks_with_the_clock_of_a_live_view() {
     app.handle(AppEvent::Tick(at(8 + 72_000)));
     press(&mut app, KeyCode::Char('H'));
     let s = screen(&app);
-    let (_, row) = line_with(&s, "amqp10.link.no-credit").expect(&dump(&app));
+    let (_, row) = line_with(&s, "amqp10.link.no-credit");
     assert!(row.contains("for 1m12s"), "{row}");
 }
 
@@ -162,8 +166,8 @@ fn an_ended_diagnosis_moves_below_the_active_ones_dimmed_with_how_long_it_lasted
         "{}",
         dump(&app)
     );
-    let (audit_y, audit) = line_with(&s, r#"link "audit""#).expect(&dump(&app));
-    let (orders_y, orders) = line_with(&s, r#"link "orders""#).expect(&dump(&app));
+    let (audit_y, audit) = line_with(&s, r#"link "audit""#);
+    let (orders_y, orders) = line_with(&s, r#"link "orders""#);
     assert!(audit_y < orders_y, "{}", dump(&app));
     assert!(audit.contains("for 45s"), "{audit}");
     assert!(orders.contains("lasted 45s"), "{orders}");
@@ -229,7 +233,7 @@ fn a_hostile_link_name_from_the_wire_draws_harmless() {
     let mut app = app_with(stuck_link("o\x1b[2J\u{202e}x"), 120, 40);
     press(&mut app, KeyCode::Char('H'));
     let s = screen(&app);
-    let (_, row) = line_with(&s, "amqp10.link.no-credit").expect(&dump(&app));
+    let (_, row) = line_with(&s, "amqp10.link.no-credit");
     assert!(row.contains(r"\x1b[2J\u{202e}x"), "{row}");
     assert!(
         s.iter()
@@ -286,7 +290,7 @@ fn wire_strings_of_a_diagnosis_are_escaped_in_the_list_and_the_detail() {
     let mut app = app_with(vec![diagnosis_event(d)], 120, 40);
     press(&mut app, KeyCode::Char('H'));
     let s = screen(&app);
-    let (_, row) = line_with(&s, "test.hostile").expect(&dump(&app));
+    let (_, row) = line_with(&s, "test.hostile");
     assert!(row.contains(r"\x1b]0;pwned\x07\u{202e}"), "{row}");
     assert!(
         s.iter().any(|l| l.contains(r"detail \x07\u{2028}bell")),
