@@ -328,3 +328,25 @@ fn ended_diagnoses_are_kept_up_to_a_bound() {
         dump(&app)
     );
 }
+
+#[test]
+fn a_diagnosis_whose_end_was_lost_ends_with_its_connection() {
+    let close = AppEvent::Pipeline(Event {
+        conn: 1,
+        ts: at(5),
+        kind: EventKind::Close(amqpeek::event::CloseInfo {
+            reason: "client closed".into(),
+            bytes_c2s: 0,
+            bytes_s2c: 0,
+        }),
+    });
+    let evs = vec![
+        diagnosis_event(diagnosis(1, "link \"a\" s2c", 0, None)),
+        close,
+    ];
+    let app = app_with(evs, 120, 40);
+    assert!(app.health.active.is_empty());
+    let d = &app.health.ended[0].diagnosis;
+    assert_eq!(d.ended.as_ref().map(|e| e.why), Some(EndWhy::ScopeClosed));
+    assert_eq!(d.held_us(at(100)), 5_000);
+}
