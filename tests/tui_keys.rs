@@ -97,7 +97,7 @@ fn tab_cycles_focus_through_every_pane_and_shift_tab_goes_back() {
     let mut app = app_with(many_rows(1), 80, 24);
     assert_eq!(app.focus, Pane::Frames);
     let mut seen = vec![app.focus];
-    for _ in 0..5 {
+    for _ in 0..6 {
         press(&mut app, KeyCode::Tab);
         seen.push(app.focus);
     }
@@ -108,12 +108,15 @@ fn tab_cycles_focus_through_every_pane_and_shift_tab_goes_back() {
             Pane::Detail,
             Pane::State,
             Pane::Violations,
+            Pane::Health,
             Pane::Connections,
             Pane::Frames
         ]
     );
     press(&mut app, KeyCode::BackTab);
     assert_eq!(app.focus, Pane::Connections);
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.focus, Pane::Health);
     press(&mut app, KeyCode::BackTab);
     assert_eq!(app.focus, Pane::Violations);
     // The bottom area shows the last bottom pane focused.

@@ -1,5 +1,6 @@
 //! What the user's actions do to the UI state: focus, cursors and scrolling, zoom, the filter
-//! line, the detail tree's expansion, and jumps (Enter on a state item or a violation, `n`/`N`).
+//! line, the detail tree's expansion, and jumps (Enter on a state item, a violation or a
+//! diagnosis, `n`/`N`).
 
 use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
 use super::filter::Filter;
@@ -23,6 +24,8 @@ impl App {
         let n = self.state_len();
         let h = self.page(Pane::State);
         self.state_list.clamp(n, h);
+        let h = self.page(Pane::Health);
+        self.health.list.clamp(self.health.len(), h);
     }
 
     fn detail_len(&self) -> usize {
@@ -37,7 +40,10 @@ impl App {
 
     fn focus(&mut self, p: Pane) {
         self.focus = p;
-        if matches!(p, Pane::Detail | Pane::State | Pane::Violations) {
+        if matches!(
+            p,
+            Pane::Detail | Pane::State | Pane::Violations | Pane::Health
+        ) {
             self.bottom = p;
         }
         self.clamp_all();
@@ -50,6 +56,7 @@ impl App {
             Pane::Detail => self.detail_len(),
             Pane::State => self.state_len(),
             Pane::Violations => self.violations.len(),
+            Pane::Health => self.health.len(),
         }
     }
 
@@ -60,6 +67,7 @@ impl App {
             Pane::Detail => &mut self.detail_list,
             Pane::State => &mut self.state_list,
             Pane::Violations => &mut self.violation_list,
+            Pane::Health => &mut self.health.list,
         }
     }
 
@@ -379,7 +387,8 @@ impl App {
         let Some(first) = views::first_row_y(areas.rect(p), p) else {
             return;
         };
-        if y < first {
+        if y < first || (p == Pane::Health && (y - first) as usize >= self.page(p)) {
+            // Above the rows, or on the selected diagnosis below the Health pane's list.
             return;
         }
         let offset = match p {
@@ -388,6 +397,7 @@ impl App {
             Pane::Detail => self.detail_list.offset,
             Pane::State => self.state_list.offset,
             Pane::Violations => self.violation_list.offset,
+            Pane::Health => self.health.list.offset,
         };
         let target = offset + (y - first) as usize;
         if target >= self.list_len(p) {
@@ -399,6 +409,7 @@ impl App {
             Pane::Detail => self.detail_list.selected,
             Pane::State => self.state_list.selected,
             Pane::Violations => self.violation_list.selected,
+            Pane::Health => self.health.list.selected,
         };
         self.move_in(p, target as isize - cur as isize);
         if p == Pane::Frames && target + 1 < self.view.len() {
@@ -435,6 +446,7 @@ impl App {
             Pane::Frames => self.focus(Pane::Detail),
             Pane::Detail => self.toggle_node(None),
             Pane::Violations => self.jump_to_violation(),
+            Pane::Health => self.jump_to_evidence(),
             Pane::State => {
                 let item = self.state_snapshot().and_then(|s| {
                     views::state_items::state_items(s)

@@ -76,8 +76,8 @@ impl Default for TuiOptions {
 /// Everything that can change the UI.
 #[derive(Clone, Debug)]
 pub enum AppEvent {
-    /// An event from the pipeline (Connect, Header, Frame, Violation, Gap, Close, State; Data
-    /// is used only to size connections and give malformed frames their bytes).
+    /// An event from the pipeline (Connect, Header, Frame, Violation, Gap, Close, State,
+    /// Diagnosis; Data is used only to size connections and give malformed frames their bytes).
     Pipeline(Event),
     /// The feeder has dropped this many events in total because the UI was behind.
     Dropped(u64),
@@ -184,16 +184,19 @@ pub enum Pane {
     State,
     /// All violations.
     Violations,
+    /// The diagnoses: why flows are stuck (`H`).
+    Health,
 }
 
 impl Pane {
     /// All panes in focus order.
-    pub const ALL: [Pane; 5] = [
+    pub const ALL: [Pane; 6] = [
         Pane::Connections,
         Pane::Frames,
         Pane::Detail,
         Pane::State,
         Pane::Violations,
+        Pane::Health,
     ];
     pub(super) fn next(self) -> Pane {
         let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
@@ -307,7 +310,7 @@ pub struct App {
     pub conns: BTreeMap<ConnId, Conn>,
     /// Focused pane.
     pub focus: Pane,
-    /// Which of Detail / State / Violations the bottom area shows.
+    /// Which of Detail / State / Violations / Health the bottom area shows.
     pub bottom: Pane,
     /// Focused pane fills the screen.
     pub zoom: bool,
@@ -340,6 +343,8 @@ pub struct App {
     pub violations_evicted: u64,
     /// Violations pane cursor.
     pub violation_list: ListState,
+    /// The diagnoses and the Health pane's cursor.
+    pub health: super::health::Health,
     /// Events the feeder dropped.
     pub dropped: u64,
     /// The feed has ended.
@@ -400,6 +405,7 @@ impl App {
             violations: VecDeque::new(),
             violations_evicted: 0,
             violation_list: ListState::default(),
+            health: Default::default(),
             dropped: 0,
             feed_ended: false,
             message: None,
@@ -500,6 +506,10 @@ impl App {
     /// The number of rows each list pane shows at the current size.
     pub fn page(&self, pane: Pane) -> usize {
         let areas = views::layout(self, self.size);
+        if pane == Pane::Health {
+            // The selected diagnosis takes the rest of the pane.
+            return views::health::list_rows(areas.rect(pane), self.health.len());
+        }
         views::list_height(areas.rect(pane), pane)
     }
 

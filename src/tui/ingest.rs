@@ -63,8 +63,8 @@ impl App {
             EventKind::Undecoded { .. } => {}
             // A half-close shows in the close row's reason.
             EventKind::Fin { .. } => {}
-            // The Health pane is to read these; the frame list shows none.
-            EventKind::Diagnosis(_) => {}
+            // The Health pane lists them; the frame list shows none.
+            EventKind::Diagnosis(d) => self.diagnosis(conn, d),
             EventKind::Gap {
                 dir,
                 offset,
@@ -72,6 +72,7 @@ impl App {
                 reason,
             } => self.push_row(Row::gap(conn, ts, dir, offset, len, &reason)),
             EventKind::Close(info) => {
+                self.health.closed(conn, ts, &info);
                 let c = self.conn_mut(conn, ts);
                 c.bytes = [
                     c.bytes[0].max(info.bytes_c2s),

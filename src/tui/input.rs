@@ -122,10 +122,13 @@ pub const KEYS: &[(&str, &str)] = &[
         "first / last row (End, G, F resume follow)",
     ),
     ("Tab/Shift-Tab", "next / previous pane"),
-    ("c d s v", "focus connections / detail / state / violations"),
+    (
+        "c d s v H",
+        "focus connections / detail / state / violations / health",
+    ),
     (
         "Enter",
-        "open: conn->frames, frame->detail, violation->its frame",
+        "open: conn->frames, frame->detail, violation/diagnosis->frame",
     ),
     (
         "Left/Right h/l",
@@ -259,6 +262,7 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         KeyCode::Char('d') => Action::FocusPane(Pane::Detail),
         KeyCode::Char('s') => Action::FocusPane(Pane::State),
         KeyCode::Char('v') => Action::FocusPane(Pane::Violations),
+        KeyCode::Char('H') => Action::FocusPane(Pane::Health),
         _ => return None,
     })
 }

@@ -37,17 +37,18 @@
 //! through the ordinary pipeline, as `replay` would, to mask it.
 //!
 //! This module must never slow the relay: the feed only ever `try_send`s into a bounded
-//! channel (connects, closes, headers and gaps are kept aside when it is full, and the latest
-//! state of each connection; everything else is dropped and counted, and the UI says so); the UI keeps a bounded number of frames and
-//! bytes per connection, and redraws at most [`MAX_FPS`] times a second however fast events
-//! come. The terminal is restored on exit, on error, on panic (hook), on Ctrl-C (a key in raw
-//! mode, mapped to quit), on SIGINT, SIGTERM and SIGHUP (the UI quits as on `q`) and on an
-//! abort (see `terminal.rs`).
+//! channel (connects, closes, headers, gaps and diagnoses are kept aside when it is full, and
+//! the latest state of each connection; everything else is dropped and counted, and the UI says
+//! so); the UI keeps a bounded number of frames and bytes per connection, and redraws at most
+//! [`MAX_FPS`] times a second however fast events come. The terminal is restored on exit, on
+//! error, on panic (hook), on Ctrl-C (a key in raw mode, mapped to quit), on SIGINT, SIGTERM
+//! and SIGHUP (the UI quits as on `q`) and on an abort (see `terminal.rs`).
 
 mod actions;
 pub mod app;
 pub mod clipboard;
 pub mod export;
+pub mod health;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;
 mod ingest;
@@ -154,8 +155,8 @@ impl TuiReceiver {
     }
 }
 
-/// Connection structure the list cannot do without: kept even when the channel is full
-/// (there are few of them per connection).
+/// Connection structure the list cannot do without, and the diagnoses the Health pane lists:
+/// kept even when the channel is full (there are few of them per connection).
 fn is_structural(ev: &AppEvent) -> bool {
     matches!(
         ev,
@@ -163,7 +164,8 @@ fn is_structural(ev: &AppEvent) -> bool {
             kind: EventKind::Connect { .. }
                 | EventKind::Close(_)
                 | EventKind::Header { .. }
-                | EventKind::Gap { .. },
+                | EventKind::Gap { .. }
+                | EventKind::Diagnosis(_),
             ..
         })
     )
@@ -202,9 +204,9 @@ impl TuiFeed {
     }
 
     /// Send one app event: never blocks unless lossless. When the channel is full, connects,
-    /// closes, headers and gaps are kept aside (few per connection), and the latest state of
-    /// each connection; everything else is dropped and counted. Returns false when the UI is
-    /// gone.
+    /// closes, headers, gaps and diagnoses are kept aside (few per connection), and the latest
+    /// state of each connection; everything else is dropped and counted. Returns false when the
+    /// UI is gone.
     pub fn send(&self, ev: AppEvent) -> bool {
         if self.lossless {
             return self.tx.send(ev).is_ok();

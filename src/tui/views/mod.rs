@@ -7,6 +7,7 @@
 pub mod connections;
 pub mod detail;
 pub mod frames;
+pub mod health;
 pub mod help;
 pub mod state;
 pub mod state_items;
@@ -85,10 +86,11 @@ pub fn layout(app: &App, size: (u16, u16)) -> Areas {
 
 /// Does `pane` draw a column header row under its top border?
 fn has_header(pane: Pane) -> bool {
-    matches!(pane, Pane::Connections | Pane::Violations)
+    matches!(pane, Pane::Connections | Pane::Violations | Pane::Health)
 }
 
-/// How many list rows `pane` shows in `rect`.
+/// How many list rows `pane` shows in `rect` (the Health pane's depend on its entries too:
+/// [`health::list_rows`]).
 pub fn list_height(rect: Rect, pane: Pane) -> usize {
     let chrome = 2 + u16::from(has_header(pane));
     rect.height.saturating_sub(chrome) as usize
@@ -116,6 +118,7 @@ pub fn render(app: &App, f: &mut Frame) {
         match areas.bottom_pane {
             Pane::State => state::render(app, f, areas.bottom),
             Pane::Violations => violations::render(app, f, areas.bottom),
+            Pane::Health => health::render(app, f, areas.bottom),
             _ => detail::render(app, f, areas.bottom),
         }
     }
@@ -281,6 +284,13 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     } else {
         spans.push(Span::styled(
             " PAUSED F:follow ",
+            Style::new().fg(Color::Black).bg(Color::Yellow),
+        ));
+    }
+    let stuck = app.health.active.len();
+    if stuck > 0 {
+        spans.push(Span::styled(
+            format!(" Health {} (H) ", count(stuck as u64)),
             Style::new().fg(Color::Black).bg(Color::Yellow),
         ));
     }
