@@ -6,11 +6,6 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// Pages linked from the README whose text is kept on another branch until it is merged: a
-/// link to one of them is accepted while the file is absent, and checked like any other once
-/// it is there.
-const WRITTEN_ELSEWHERE: &[&str] = &["docs/diagnoses.md"];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -111,17 +106,6 @@ fn broken(doc: &Path, target: &str) -> Option<String> {
         doc.parent().unwrap().join(file)
     };
     if !path.exists() {
-        let from_root = path
-            .strip_prefix(root())
-            .ok()
-            .map(|p| p.to_string_lossy().replace('\\', "/"));
-        let normal = from_root.map(|p| p.replace("/./", "/"));
-        if normal
-            .as_deref()
-            .is_some_and(|p| WRITTEN_ELSEWHERE.contains(&p))
-        {
-            return None;
-        }
         return Some(format!("{} does not exist", path.display()));
     }
     if let Some(anchor) = anchor {

@@ -276,3 +276,24 @@ pub static CHECKS: &[&Check] = &[
 pub fn check(id: &str) -> Option<&'static Check> {
     CHECKS.iter().copied().find(|c| c.id == id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CHECKS;
+
+    /// docs/diagnoses.md has a row and a section for every check, with its scope and summary.
+    #[test]
+    fn docs_list_every_diagnosis() {
+        let page = include_str!("../../../docs/diagnoses.md");
+        for c in CHECKS {
+            let row = format!("| `{}` | {} |", c.id, c.scope.as_str());
+            assert!(page.contains(&row), "docs/diagnoses.md lacks a row starting {row:?}");
+            assert!(
+                page.contains(&format!("### `{}`", c.id)),
+                "docs/diagnoses.md lacks a section for {}",
+                c.id
+            );
+            assert!(page.contains(c.summary), "docs/diagnoses.md: {}'s summary", c.id);
+        }
+    }
+}
