@@ -100,7 +100,11 @@ impl Diag091 {
         match (m.kind(), fe.dir) {
             (MethodKind::ConnectionTuneOk, Dir::C2S) => {
                 if let Some(h) = m.heartbeat().filter(|&h| h > 0) {
-                    let us = i64::from(h) * 1_000_000;
+                    // §4.2.7: "If a peer detects no incoming traffic (i.e. received octets)
+                    // for two heartbeat intervals or longer, it should close the connection":
+                    // a peer beating once an interval is healthy, and a silence a little longer
+                    // than one interval is the network's jitter, not a missed heartbeat.
+                    let us = i64::from(h) * 2_000_000;
                     for i in &mut self.idle {
                         i.watch(cx, &cat::HEARTBEAT_MISSED, ts, here, us);
                     }
