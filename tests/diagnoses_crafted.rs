@@ -625,3 +625,37 @@ fn the_clock_starts_diagnoses_at_their_threshold_whichever_tick_notices() {
     assert_eq!(d.at.0, since + 1_000_000);
     assert!(d.at.0 > T0);
 }
+
+#[test]
+fn a_redelivery_loop_ends_when_the_latest_attempt_is_accepted() {
+    // The loop is diagnosed at the threshold's attempt; later attempts are released again,
+    // and the acceptance of the last one (not of the attempt it was diagnosed at) ends it.
+    let lim = [("amqp.delivery.redelivery-loop", 2.0)];
+    let mut c = receiving_link(&lim);
+    for id in 0..5u32 {
+        let msg = a10::message_redelivered(id, "poison-1");
+        c.s(&a10::transfer_with(0, 1, id, false, &msg));
+        let outcome = if id == 4 { 0x24 } else { 0x26 };
+        c.c(&a10::disposition(0, true, id, id, outcome));
+    }
+    let end = c.ends_of("amqp.delivery.redelivery-loop");
+    assert_eq!(end.len(), 1, "{}", c.dump());
+    assert_eq!(end[0].ended.as_ref().unwrap().why, EndWhy::Cleared);
+
+    let mut c = consumer(&lim, 10);
+    for t in 1..=5 {
+        c.s(&a091::deliver("ctag", t, t > 1, Some("poison")));
+        if t < 5 {
+            c.c(&a091::m(
+                1,
+                K::BasicNack,
+                &[tag(t), ("requeue", Value::Bit(true))],
+            ));
+        } else {
+            c.c(&a091::m(1, K::BasicAck, &[tag(t)]));
+        }
+    }
+    let end = c.ends_of("amqp.delivery.redelivery-loop");
+    assert_eq!(end.len(), 1, "{}", c.dump());
+    assert_eq!(end[0].ended.as_ref().unwrap().why, EndWhy::Cleared);
+}

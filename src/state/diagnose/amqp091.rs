@@ -51,6 +51,9 @@ struct Channel {
     unacked: Waiting,
     unconfirmed: Waiting,
     redelivered: Option<Cond>,
+    /// The message-id of the redelivery loop, and its latest delivery's start: the ack of
+    /// that delivery ends the loop (the earlier attempts were rejected or requeued).
+    redelivered_at: Option<(Bytes, FrameRef)>,
 }
 
 /// One AMQP 0-9-1 connection's diagnoses.
@@ -315,11 +318,12 @@ impl Diag091 {
             ch.unacked.remove(start_ts, s.start);
             ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
             if ch
-                .redelivered
+                .redelivered_at
                 .as_ref()
-                .is_some_and(|c| c.ev[0] == Some(s.start))
+                .is_some_and(|(_, a)| *a == s.start)
                 && s.outcome == "ack"
             {
+                ch.redelivered_at = None;
                 cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
             }
             let Some(tag) = ch.deliveries.remove(&s.start) else {
@@ -367,7 +371,11 @@ impl Diag091 {
             offset: msg.offset,
         };
         let ch = self.channels.entry(channel).or_default();
+        if ch.redelivered_at.as_ref().is_some_and(|(i, _)| i == id) {
+            ch.redelivered_at = Some((id.clone(), start));
+        }
         if count >= cx.limits.count(&cat::REDELIVERED) && ch.redelivered.is_none() {
+            ch.redelivered_at = Some((id.clone(), start));
             ch.redelivered = cx.arm(&cat::REDELIVERED, ts, start, None).map(|c| {
                 c.with_n(u64::from(count))
                     .noting(format!("{:?}", String::from_utf8_lossy(id)))
