@@ -18,7 +18,7 @@ use crate::protocol::{AnyMessage, FrameEvent};
 use super::catalog as cat;
 use super::cond::{Cond, Ctx};
 use super::waiting::Waiting;
-use super::{Idle, MAX_NAMES};
+use super::{Idle, MAX_NAMES, MAX_SCOPES};
 
 /// Consumes awaiting their consume-ok per channel, at most (a client pipelining more is not
 /// followed: its consumers get no prefetch limit here).
@@ -68,6 +68,9 @@ pub struct Diag091 {
     redeliveries: HashMap<Bytes, u32>,
     /// The channel is in no further state once closing.
     closing: bool,
+    /// Consumers added since the count was last taken (at least the consumers held; taken
+    /// again at [`MAX_SCOPES`]).
+    consumers: usize,
 }
 
 fn at(fe: &FrameEvent) -> FrameRef {
@@ -166,8 +169,10 @@ impl Diag091 {
             }
             (MethodKind::BasicConsume, Dir::C2S) => self.consume(cx, channel, m, ts, here),
             (MethodKind::BasicConsumeOk, Dir::S2C) => {
+                let room = self.room();
                 let ch = self.channels.entry(channel).or_default();
-                if let (Some(q), Some(tag)) = (ch.pending.pop_front(), m.consumer_tag()) {
+                if let (Some(q), Some(tag), true) = (ch.pending.pop_front(), m.consumer_tag(), room)
+                {
                     let limit = ch.per_consumer;
                     ch.consumers.insert(
                         tag.clone(),
@@ -226,9 +231,10 @@ impl Diag091 {
         if m.no_ack() == Some(true) {
             return;
         }
+        let room = self.room();
         let ch = self.channels.entry(channel).or_default();
         if m.nowait() == Some(true) {
-            if let Some(tag) = m.consumer_tag().filter(|t| !t.is_empty()) {
+            if let Some(tag) = m.consumer_tag().filter(|t| !t.is_empty() && room) {
                 let limit = ch.per_consumer;
                 ch.consumers.insert(
                     tag.clone(),
@@ -242,6 +248,22 @@ impl Diag091 {
         } else if ch.pending.len() < MAX_PENDING {
             ch.pending.push_back(q);
         }
+    }
+
+    /// Whether one more consumer may be followed (see [`MAX_SCOPES`]); counts it.
+    fn room(&mut self) -> bool {
+        if self.consumers >= MAX_SCOPES {
+            self.consumers = self.channels.values().map(|c| c.consumers.len()).sum();
+        }
+        let room = self.consumers < MAX_SCOPES;
+        self.consumers += usize::from(room);
+        room
+    }
+
+    /// The entries held (see [`super::Diagnoser::entries`]).
+    pub fn entries(&self) -> usize {
+        let consumers: usize = self.channels.values().map(|c| c.consumers.len()).sum();
+        self.channels.len() + consumers + self.cancelled.len() + self.redeliveries.len()
     }
 
     /// The broker cancelled the consumer of `queue`.
