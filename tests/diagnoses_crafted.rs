@@ -659,3 +659,59 @@ fn a_redelivery_loop_ends_when_the_latest_attempt_is_accepted() {
     assert_eq!(end.len(), 1, "{}", c.dump());
     assert_eq!(end[0].ended.as_ref().unwrap().why, EndWhy::Cleared);
 }
+
+#[test]
+fn a_drain_answered_by_transfers_consuming_all_credit_is_not_diagnosed() {
+    // §2.6.7: the sender answers a drain by "consuming all link-credit"; here its transfers
+    // do, so nothing is left to drain.
+    let lim = [("amqp10.link.drain-unanswered", 1.0)];
+    let mut c = sending_link(&lim, 1000);
+    c.s(&a10::flow_of(
+        0,
+        Fl {
+            handle: Some(0),
+            delivery_count: Some(0),
+            credit: Some(2),
+            drain: true,
+            ..FL
+        },
+    ));
+    c.c(&a10::transfer(0, 0, 0));
+    c.c(&a10::transfer(0, 0, 1));
+    c.s(&a10::disposition(0, true, 0, 1, 0x24));
+    c.wait(2000);
+    c.close();
+    c.none();
+}
+
+#[test]
+fn a_receiver_granting_credit_before_the_senders_attach_is_not_diagnosed() {
+    // A receiver may pipeline its flow after its own attach, before the sender's answers.
+    let lim = [("amqp10.link.no-credit", 1.0)];
+    let mut c = Conv::new(&lim);
+    handshake_10(&mut c, None, 1000);
+    c.c(&a10::attach(0, "in", 1, true, "q"));
+    c.c(&a10::flow(0, 1, None, 10, 0));
+    c.s(&a10::attach(0, "in", 1, false, "q"));
+    c.wait(2000);
+    c.close();
+    c.none();
+}
+
+#[test]
+fn a_consumer_cancelled_because_its_own_client_deleted_the_queue_is_not_diagnosed() {
+    let lim = [("amqp091.consumer.cancelled", 1.0)];
+    let mut c = consumer(&lim, 10);
+    c.c(&a091::m(2, K::ChannelOpen, &[]));
+    c.s(&a091::m(2, K::ChannelOpenOk, &[]));
+    c.c(&a091::m(2, K::QueueDelete, &[("queue", ss("q"))]));
+    c.s(&a091::m(1, K::BasicCancel, &[("consumer-tag", ss("ctag"))]));
+    c.s(&a091::m(
+        2,
+        K::QueueDeleteOk,
+        &[("message-count", Value::Long(0))],
+    ));
+    c.wait(2000);
+    c.close();
+    c.none();
+}

@@ -24,6 +24,9 @@ use super::{Idle, MAX_NAMES, MAX_SCOPES};
 /// followed: its consumers get no prefetch limit here).
 const MAX_PENDING: usize = 64;
 
+/// Queues remembered as deleted by the client, at most.
+const MAX_DELETED: usize = 64;
+
 /// One consumer.
 #[derive(Debug, Default)]
 struct Consumer {
@@ -68,6 +71,9 @@ pub struct Diag091 {
     redeliveries: HashMap<Bytes, u32>,
     /// The channel is in no further state once closing.
     closing: bool,
+    /// Queues this connection's client asked to delete, the latest last (at most
+    /// [`MAX_DELETED`]): the broker's basic.cancel of their consumers is what the client asked for.
+    deleted: VecDeque<Bytes>,
     /// Consumers added since the count was last taken (at least the consumers held; taken
     /// again at [`MAX_SCOPES`]).
     consumers: usize,
@@ -168,6 +174,14 @@ impl Diag091 {
                 }
             }
             (MethodKind::BasicConsume, Dir::C2S) => self.consume(cx, channel, m, ts, here),
+            (MethodKind::QueueDelete, Dir::C2S) => {
+                if let Some(q) = m.queue() {
+                    if self.deleted.len() >= MAX_DELETED {
+                        self.deleted.pop_front();
+                    }
+                    self.deleted.push_back(q.clone());
+                }
+            }
             (MethodKind::BasicConsumeOk, Dir::S2C) => {
                 let room = self.room();
                 let ch = self.channels.entry(channel).or_default();
@@ -268,7 +282,9 @@ impl Diag091 {
 
     /// The broker cancelled the consumer of `queue`.
     fn cancel(&mut self, cx: &mut Ctx<'_>, queue: Bytes, ts: Timestamp, here: FrameRef) {
-        if self.closing || self.cancelled.contains_key(&queue) {
+        // RabbitMQ, Consumer Cancel Notification: "the broker will send basic.cancel to the
+        // client when a queue is deleted"; a queue this client deleted has no consumer to miss.
+        if self.closing || self.cancelled.contains_key(&queue) || self.deleted.contains(&queue) {
             return;
         }
         if self.cancelled.len() >= MAX_NAMES {

@@ -151,6 +151,11 @@ impl Link {
         if d.starts {
             self.count = self.count.map(|c| c.wrapping_add(1));
             cx.end(&mut self.idle_no_count, ts, Some(at), EndWhy::Cleared);
+            // §2.6.7: on drain the sender advances the delivery-count "consuming all
+            // link-credit": transfers that consume it leave the receiver nothing to wait for.
+            if self.spent() {
+                cx.end(&mut self.drain, ts, Some(at), EndWhy::Cleared);
+            }
         }
         if d.awaits == Some(Awaits::Settlement) {
             self.waiting.add(ts.0, d.start);
