@@ -715,3 +715,75 @@ fn a_consumer_cancelled_because_its_own_client_deleted_the_queue_is_not_diagnose
     c.close();
     c.none();
 }
+
+#[test]
+fn pre_settled_transfers_are_never_unsettled() {
+    let lim = [("amqp10.link.unsettled", 1.0)];
+    let mut c = sending_link(&lim, 1000);
+    c.s(&a10::flow(0, 0, Some(0), 10, 0));
+    for id in 0..3 {
+        c.c(&a10::transfer_with(0, 0, id, true, &a10::data(b"x")));
+    }
+    c.wait(2000);
+    c.close();
+    c.none();
+}
+
+#[test]
+fn publishes_confirmed_by_one_multiple_ack_or_a_nack_are_not_unconfirmed() {
+    let lim = [("amqp091.channel.unconfirmed", 1.0)];
+    let mut c = Conv::new(&lim);
+    handshake_091(&mut c, 0);
+    c.c(&a091::m(1, K::ConfirmSelect, &[]));
+    c.s(&a091::m(1, K::ConfirmSelectOk, &[]));
+    for _ in 0..4 {
+        let mut publish = a091::m(1, K::BasicPublish, &[("routing-key", ss("q"))]);
+        publish.extend(a091::content(1, b"hello", None));
+        c.c(&publish);
+    }
+    c.s(&a091::m(
+        1,
+        K::BasicAck,
+        &[tag(3), ("multiple", Value::Bit(true))],
+    ));
+    c.s(&a091::m(1, K::BasicNack, &[tag(4)]));
+    c.wait(2000);
+    c.close();
+    c.none();
+}
+
+#[test]
+fn a_no_ack_consumer_never_waits_for_acks() {
+    let lim = [
+        ("amqp091.channel.unacked", 1.0),
+        ("amqp091.consumer.prefetch-full", 1.0),
+    ];
+    let mut c = Conv::new(&lim);
+    handshake_091(&mut c, 0);
+    c.c(&a091::m(
+        1,
+        K::BasicQos,
+        &[("prefetch-count", Value::Short(1))],
+    ));
+    c.s(&a091::m(1, K::BasicQosOk, &[]));
+    c.c(&a091::m(
+        1,
+        K::BasicConsume,
+        &[
+            ("queue", ss("q")),
+            ("consumer-tag", ss("ctag")),
+            ("no-ack", Value::Bit(true)),
+        ],
+    ));
+    c.s(&a091::m(
+        1,
+        K::BasicConsumeOk,
+        &[("consumer-tag", ss("ctag"))],
+    ));
+    for t in 1..=3 {
+        c.s(&a091::deliver("ctag", t, false, None));
+    }
+    c.wait(2000);
+    c.close();
+    c.none();
+}
