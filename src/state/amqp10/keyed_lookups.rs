@@ -111,7 +111,10 @@ fn an_attach_examines_its_names_links_not_every_link() {
     // A name index: a link and its answer (each attach finds at most the one link it pairs
     // with or collides with), whatever the links outstanding. A scan: every link, per attach.
     let (few, many) = (attach_visits(10, 50), attach_visits(2_000, 50));
-    assert!(many <= 2, "{many} entries examined per link attached among 2,000");
+    assert!(
+        many <= 2,
+        "{many} entries examined per link attached among 2,000"
+    );
     assert_eq!(few, many, "the same with 10 links as with 2,000");
 }
 
@@ -135,6 +138,9 @@ fn disposition_visits(n: u32, k: u32) -> u64 {
 fn a_disposition_examines_what_it_settles_not_every_unsettled_delivery() {
     // The tracker and the frame context each settle the one delivery named.
     let (few, many) = (disposition_visits(10, 50), disposition_visits(5_000, 50));
-    assert!(many <= 2, "{many} entries examined per disposition among 5,000 unsettled");
+    assert!(
+        many <= 2,
+        "{many} entries examined per disposition among 5,000 unsettled"
+    );
     assert_eq!(few, many, "the same with 10 unsettled as with 5,000");
 }

@@ -20,11 +20,14 @@ use crate::protocol::{AnyMessage, FrameEvent};
 use super::catalog as cat;
 use super::cond::{Cond, Ctx};
 use super::waiting::Waiting;
-use super::{Idle, MAX_NAMES};
+use super::{Idle, MAX_NAMES, MAX_SCOPES};
 
 /// Consumes awaiting their consume-ok per channel, at most (a client pipelining more is not
 /// followed: its consumers get no prefetch limit here).
 const MAX_PENDING: usize = 64;
+
+/// Queues remembered as deleted by the client, at most.
+const MAX_DELETED: usize = 64;
 
 /// One consumer.
 #[derive(Debug, Default)]
@@ -53,6 +56,9 @@ struct Channel {
     unacked: Waiting,
     unconfirmed: Waiting,
     redelivered: Option<Cond>,
+    /// The message-id of the redelivery loop, and its latest delivery's start: the ack of
+    /// that delivery ends the loop (the earlier attempts were rejected or requeued).
+    redelivered_at: Option<(Bytes, FrameRef)>,
 }
 
 /// One AMQP 0-9-1 connection's diagnoses.
@@ -67,6 +73,12 @@ pub struct Diag091 {
     redeliveries: HashMap<Bytes, u32>,
     /// The channel is in no further state once closing.
     closing: bool,
+    /// Queues this connection's client asked to delete, the latest last (at most
+    /// [`MAX_DELETED`]): the broker's basic.cancel of their consumers is what the client asked for.
+    deleted: VecDeque<Bytes>,
+    /// Consumers added since the count was last taken (at least the consumers held; taken
+    /// again at [`MAX_SCOPES`]).
+    consumers: usize,
 }
 
 fn at(fe: &FrameEvent) -> FrameRef {
@@ -102,7 +114,11 @@ impl Diag091 {
         match (m.kind(), fe.dir) {
             (MethodKind::ConnectionTuneOk, Dir::C2S) => {
                 if let Some(h) = m.heartbeat().filter(|&h| h > 0) {
-                    let us = i64::from(h) * 1_000_000;
+                    // §4.2.7: "If a peer detects no incoming traffic (i.e. received octets)
+                    // for two heartbeat intervals or longer, it should close the connection":
+                    // a peer beating once an interval is healthy, and a silence a little longer
+                    // than one interval is the network's jitter, not a missed heartbeat.
+                    let us = i64::from(h) * 2_000_000;
                     for i in &mut self.idle {
                         i.watch(cx, &cat::HEARTBEAT_MISSED, ts, here, us);
                     }
@@ -160,9 +176,19 @@ impl Diag091 {
                 }
             }
             (MethodKind::BasicConsume, Dir::C2S) => self.consume(cx, channel, m, ts, here),
+            (MethodKind::QueueDelete, Dir::C2S) => {
+                if let Some(q) = m.queue() {
+                    if self.deleted.len() >= MAX_DELETED {
+                        self.deleted.pop_front();
+                    }
+                    self.deleted.push_back(q.clone());
+                }
+            }
             (MethodKind::BasicConsumeOk, Dir::S2C) => {
+                let room = self.room();
                 let ch = self.channels.entry(channel).or_default();
-                if let (Some(q), Some(tag)) = (ch.pending.pop_front(), m.consumer_tag()) {
+                if let (Some(q), Some(tag), true) = (ch.pending.pop_front(), m.consumer_tag(), room)
+                {
                     let limit = ch.per_consumer;
                     ch.consumers.insert(
                         tag.clone(),
@@ -221,9 +247,10 @@ impl Diag091 {
         if m.no_ack() == Some(true) {
             return;
         }
+        let room = self.room();
         let ch = self.channels.entry(channel).or_default();
         if m.nowait() == Some(true) {
-            if let Some(tag) = m.consumer_tag().filter(|t| !t.is_empty()) {
+            if let Some(tag) = m.consumer_tag().filter(|t| !t.is_empty() && room) {
                 let limit = ch.per_consumer;
                 ch.consumers.insert(
                     tag.clone(),
@@ -239,9 +266,27 @@ impl Diag091 {
         }
     }
 
+    /// Whether one more consumer may be followed (see [`MAX_SCOPES`]); counts it.
+    fn room(&mut self) -> bool {
+        if self.consumers >= MAX_SCOPES {
+            self.consumers = self.channels.values().map(|c| c.consumers.len()).sum();
+        }
+        let room = self.consumers < MAX_SCOPES;
+        self.consumers += usize::from(room);
+        room
+    }
+
+    /// The entries held (see [`super::Diagnoser::entries`]).
+    pub fn entries(&self) -> usize {
+        let consumers: usize = self.channels.values().map(|c| c.consumers.len()).sum();
+        self.channels.len() + consumers + self.cancelled.len() + self.redeliveries.len()
+    }
+
     /// The broker cancelled the consumer of `queue`.
     fn cancel(&mut self, cx: &mut Ctx<'_>, queue: Bytes, ts: Timestamp, here: FrameRef) {
-        if self.closing || self.cancelled.contains_key(&queue) {
+        // RabbitMQ, Consumer Cancel Notification: "the broker will send basic.cancel to the
+        // client when a queue is deleted"; a queue this client deleted has no consumer to miss.
+        if self.closing || self.cancelled.contains_key(&queue) || self.deleted.contains(&queue) {
             return;
         }
         if self.cancelled.len() >= MAX_NAMES {
@@ -313,11 +358,12 @@ impl Diag091 {
             ch.unacked.remove(start_ts, s.start);
             ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
             if ch
-                .redelivered
+                .redelivered_at
                 .as_ref()
-                .is_some_and(|c| c.ev[0] == Some(s.start))
+                .is_some_and(|(_, a)| *a == s.start)
                 && s.outcome == "ack"
             {
+                ch.redelivered_at = None;
                 cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
             }
             let Some(tag) = ch.deliveries.remove(&s.start) else {
@@ -365,7 +411,11 @@ impl Diag091 {
             offset: msg.offset,
         };
         let ch = self.channels.entry(channel).or_default();
+        if ch.redelivered_at.as_ref().is_some_and(|(i, _)| i == id) {
+            ch.redelivered_at = Some((id.clone(), start));
+        }
         if count >= cx.limits.count(&cat::REDELIVERED) && ch.redelivered.is_none() {
+            ch.redelivered_at = Some((id.clone(), start));
             ch.redelivered = cx.arm(&cat::REDELIVERED, ts, start, None).map(|c| {
                 c.with_n(u64::from(count))
                     .noting(format!("{:?}", String::from_utf8_lossy(id)))

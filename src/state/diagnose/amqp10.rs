@@ -14,7 +14,7 @@ use crate::protocol::{AnyMessage, FrameEvent};
 
 use super::catalog as cat;
 use super::cond::{Cond, Ctx};
-use super::{Idle, MAX_NAMES};
+use super::{Idle, MAX_NAMES, MAX_SCOPES};
 
 pub mod link;
 pub mod session;
@@ -113,6 +113,9 @@ impl Diag10 {
         if let Some(c) = self.detached.remove(a.name.as_str()) {
             cx.finish(c, ts, Some(at(fe)), EndWhy::Cleared);
         }
+        if self.links.len() >= MAX_SCOPES && !self.links.contains_key(&key) {
+            return;
+        }
         let sender = a.role == Role::Sender;
         let link = self.links.entry(key).or_default();
         link.attach(cx, sender, a.initial_delivery_count, ts, at(fe));
@@ -169,6 +172,11 @@ impl Diag10 {
                 link.settled(cx, s, ts, at(fe));
             }
         }
+    }
+
+    /// The entries held (see [`super::Diagnoser::entries`]).
+    pub fn entries(&self) -> usize {
+        self.links.len() + self.sessions.entries() + self.detached.len() + self.tokens.len()
     }
 
     /// Start what is due at `now`.

@@ -164,11 +164,11 @@ pub static BLOCKED: Check = Check {
     default: Limit::After(0),
 };
 
-/// A 0-9-1 peer silent past the heartbeat interval.
+/// A 0-9-1 peer silent for two heartbeat intervals.
 pub static HEARTBEAT_MISSED: Check = Check {
     id: "amqp091.connection.heartbeat-missed",
     scope: ScopeKind::Connection,
-    summary: "a peer sent nothing for longer than the negotiated heartbeat interval",
+    summary: "a peer sent nothing for two negotiated heartbeat intervals",
     basis: "AMQP 0-9-1 §4.2.7: \"If a peer detects no incoming traffic (i.e. received octets) \
             for two heartbeat intervals or longer, it should close the connection\"",
     cause: "the peer's heartbeat thread is blocked or the peer stalled (a long GC pause, a \

@@ -32,6 +32,12 @@ use cond::Ctx;
 /// diagnosis-less entries go first.
 pub const MAX_NAMES: usize = 1024;
 
+/// AMQP 1.0 links, and AMQP 0-9-1 consumers, judged per connection at most: the links
+/// attached (consumers started) beyond them are not followed, so a connection holding a
+/// million idle links costs the diagnoser no more than this many, and a clock tick past a due
+/// time looks at no more than this many.
+pub const MAX_SCOPES: usize = 4096;
+
 /// The diagnoses of one protocol for one connection.
 #[derive(Debug)]
 enum Proto {
@@ -68,6 +74,17 @@ impl Diagnoser {
             next_due: &mut self.next_due,
         };
         (cx, self.proto.as_mut())
+    }
+
+    /// The entries held: links, sessions, channels, consumers, and the names remembered
+    /// across scopes (at most [`MAX_SCOPES`] links or consumers, 2 × 65,536 session
+    /// endpoints or channels, and [`MAX_NAMES`] of each kind of name).
+    pub fn entries(&self) -> usize {
+        match &self.proto {
+            Some(Proto::Amqp10(d)) => d.entries(),
+            Some(Proto::Amqp091(d)) => d.entries(),
+            None => 0,
+        }
     }
 
     /// The clock reads `now`: conditions that have held their threshold by then start.

@@ -35,6 +35,9 @@ pub struct Link {
     drain: Option<Cond>,
     waiting: Waiting,
     redelivered: Option<Cond>,
+    /// The latest delivery of a message delivered the threshold's times or more: its
+    /// acceptance ends the loop (an earlier attempt's start would never be settled again).
+    redelivered_at: Option<FrameRef>,
 }
 
 impl Link {
@@ -148,6 +151,11 @@ impl Link {
         if d.starts {
             self.count = self.count.map(|c| c.wrapping_add(1));
             cx.end(&mut self.idle_no_count, ts, Some(at), EndWhy::Cleared);
+            // §2.6.7: on drain the sender advances the delivery-count "consuming all
+            // link-credit": transfers that consume it leave the receiver nothing to wait for.
+            if self.spent() {
+                cx.end(&mut self.drain, ts, Some(at), EndWhy::Cleared);
+            }
         }
         if d.awaits == Some(Awaits::Settlement) {
             self.waiting.add(ts.0, d.start);
@@ -162,12 +170,7 @@ impl Link {
     pub fn settled(&mut self, cx: &mut Ctx<'_>, s: &Settlement, ts: Timestamp, at: FrameRef) {
         self.waiting.remove(ts.0 - s.after_us, s.start);
         self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
-        if s.outcome == "accepted"
-            && self
-                .redelivered
-                .as_ref()
-                .is_some_and(|c| c.ev[0] == Some(s.start))
-        {
+        if s.outcome == "accepted" && self.redelivered_at == Some(s.start) {
             cx.end(&mut self.redelivered, ts, Some(at), EndWhy::Cleared);
         }
         self.judge_credit(cx, ts, at);
@@ -183,7 +186,11 @@ impl Link {
         ts: Timestamp,
         at: FrameRef,
     ) {
-        if count >= limit && self.redelivered.is_none() {
+        if count < limit {
+            return;
+        }
+        self.redelivered_at = Some(at);
+        if self.redelivered.is_none() {
             self.redelivered = cx
                 .arm(&cat::REDELIVERED, ts, at, None)
                 .map(|c| c.with_n(u64::from(count)));

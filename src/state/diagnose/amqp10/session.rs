@@ -33,6 +33,11 @@ pub struct Sessions {
 }
 
 impl Sessions {
+    /// The session endpoints held.
+    pub fn entries(&self) -> usize {
+        self.ends.len()
+    }
+
     /// A begin of `dir` on `channel`.
     pub fn begin(&mut self, dir: Dir, channel: u16, b: &Begin) {
         let me = self.ends.entry((dir, channel)).or_default();
