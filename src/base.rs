@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 mod close;
 mod context;
-pub mod escape;
 mod diagnosis;
+pub mod escape;
 mod rule;
 pub use close::{CloseReason, Failure, Timeout};
 pub use context::{Awaits, Delivery, FlowKey, FrameContext, FrameRef, SettleKind, Settlement};

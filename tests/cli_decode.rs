@@ -200,15 +200,25 @@ fn bare_091_frames_are_decoded_as_091_and_said_so_first() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.lines().next().is_some_and(|l| l.contains("AMQP 0-9-1 frames")),
+        err.lines()
+            .next()
+            .is_some_and(|l| l.contains("AMQP 0-9-1 frames")),
         "{err}"
     );
     assert!(!err.contains("input ends inside a frame"), "{err}");
-    assert!(text(&out.stdout).contains("heartbeat"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("heartbeat"),
+        "{}",
+        text(&out.stdout)
+    );
     // Undecodable as either: an error, and no claim of 0-9-1.
     let out = run(&["decode", "00000004"], b"");
     assert_eq!(out.status.code(), Some(2));
-    assert!(!text(&out.stderr).contains("0-9-1"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("0-9-1"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Hex text on stdin with a typo names the bad character, not a short frame.
@@ -217,7 +227,10 @@ fn a_bad_hex_digit_on_stdin_is_named() {
     let out = run(&["decode", "-"], b"414d5150000009zz\n");
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("invalid hex digit 'z' at character 14 of stdin"), "{err}");
+    assert!(
+        err.contains("invalid hex digit 'z' at character 14 of stdin"),
+        "{err}"
+    );
 }
 
 /// `--tree` lists a 0-9-1 method's arguments in the spec's order (basic.publish: ticket,
@@ -225,7 +238,11 @@ fn a_bad_hex_digit_on_stdin_is_named() {
 #[test]
 fn the_091_tree_lists_arguments_in_spec_order() {
     let out = run(
-        &["decode", "--tree", "01 0001 0000000a 003c0028 0000 00 0171 00 ce"],
+        &[
+            "decode",
+            "--tree",
+            "01 0001 0000000a 003c0028 0000 00 0171 00 ce",
+        ],
         b"",
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -234,7 +251,16 @@ fn the_091_tree_lists_arguments_in_spec_order() {
         .filter(|l| l.contains("no byte range"))
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect();
-    assert_eq!(names, ["ticket", "exchange", "routing-key", "mandatory", "immediate"]);
+    assert_eq!(
+        names,
+        [
+            "ticket",
+            "exchange",
+            "routing-key",
+            "mandatory",
+            "immediate"
+        ]
+    );
 }
 
 /// Item 3: each frame's line gives its offset in the input and its channel.

@@ -43,10 +43,23 @@ fn the_man_page_is_roff_naming_every_command() {
 #[test]
 fn each_subcommand_has_a_page_with_all_its_options() {
     let out = amqpeek().args(["man", "check"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let page = String::from_utf8(out.stdout).unwrap();
-    assert!(page.contains(".TH amqpeek-check 1"), "{}", &page[..page.len().min(200)]);
-    for opt in [r"\-\-fail\-on", r"\-\-write\-baseline", r"\-\-jobs", r"\-\-format"] {
+    assert!(
+        page.contains(".TH amqpeek-check 1"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
+    for opt in [
+        r"\-\-fail\-on",
+        r"\-\-write\-baseline",
+        r"\-\-jobs",
+        r"\-\-format",
+    ] {
         assert!(page.contains(opt), "amqpeek-check(1) lacks {opt}");
     }
 
@@ -54,15 +67,30 @@ fn each_subcommand_has_a_page_with_all_its_options() {
     let _ = std::fs::remove_dir_all(&dir);
     // A folder that does not exist yet is created.
     let nested = dir.join("share/man/man1");
-    let out = amqpeek().arg("man").arg("--dir").arg(&nested).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = amqpeek()
+        .arg("man")
+        .arg("--dir")
+        .arg(&nested)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let written = std::fs::read_to_string(nested.join("amqpeek-check.1")).unwrap();
     assert_eq!(written, page, "--dir and `man check` give different pages");
     let main = std::fs::read_to_string(nested.join("amqpeek.1")).unwrap();
     for sub in ["decode", "proxy", "replay", "check", "stats"] {
-        assert!(main.contains(&format!(r"amqpeek\-{sub}(1)")), "amqpeek(1) names no {sub} page");
+        assert!(
+            main.contains(&format!(r"amqpeek\-{sub}(1)")),
+            "amqpeek(1) names no {sub} page"
+        );
         let sub_page = std::fs::read_to_string(nested.join(format!("amqpeek-{sub}.1")));
-        assert!(sub_page.is_ok(), "amqpeek(1) names amqpeek-{sub}(1), which was not written");
+        assert!(
+            sub_page.is_ok(),
+            "amqpeek(1) names amqpeek-{sub}(1), which was not written"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 
@@ -74,7 +102,8 @@ fn each_subcommand_has_a_page_with_all_its_options() {
 /// The README's completions line works in a home where the folder does not exist yet.
 #[test]
 fn the_readme_completions_line_works_on_a_fresh_home() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let line = readme
         .lines()
         .find(|l| l.contains("amqpeek completions bash"))
@@ -83,8 +112,15 @@ fn the_readme_completions_line_works_on_a_fresh_home() {
     let home = std::env::temp_dir().join(format!("amqpeek-home-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(&home).unwrap();
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_amqpeek")).parent().unwrap().to_owned();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let status = Command::new("sh")
         .args(["-c", command])
         .env("HOME", &home)
@@ -93,7 +129,11 @@ fn the_readme_completions_line_works_on_a_fresh_home() {
         .unwrap();
     assert!(status.success(), "`{command}` failed in a fresh home");
     let script = home.join(".local/share/bash-completion/completions/amqpeek");
-    assert!(std::fs::read_to_string(&script).unwrap().contains("amqpeek"));
+    assert!(
+        std::fs::read_to_string(&script)
+            .unwrap()
+            .contains("amqpeek")
+    );
     std::fs::remove_dir_all(&home).unwrap();
 }
 

@@ -112,7 +112,10 @@ fn a_flood_of_violating_frames_is_recorded_once_with_its_count() {
         "pcapng {} bytes for {relayed} relayed",
         size(&pcap)
     );
-    assert!(ratio(trace) <= 3.0, "trace {trace} bytes for {relayed} relayed");
+    assert!(
+        ratio(trace) <= 3.0,
+        "trace {trace} bytes for {relayed} relayed"
+    );
     // The JSONL keeps a record per frame (its bytes replay): about 200 bytes for an 8-byte
     // frame. What coalescing bounds is the rest: the violations' records.
     let text = std::fs::read_to_string(&jsonl).unwrap();
@@ -141,7 +144,10 @@ fn a_flood_of_violating_frames_is_recorded_once_with_its_count() {
     let expected = findings(&input);
     let total: u64 = expected.iter().map(|(_, n)| n).sum();
     assert!(total >= FLOOD as u64, "the flood is judged: {expected:?}");
-    assert_eq!(occurrences, total, "the JSONL's records count every occurrence");
+    assert_eq!(
+        occurrences, total,
+        "the JSONL's records count every occurrence"
+    );
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("more time(s)"),
         "the trace says what it counted"

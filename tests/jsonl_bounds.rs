@@ -146,7 +146,10 @@ fn connections_opened_and_never_closed_are_held_up_to_the_bound_and_the_rest_clo
                 most_open = most_open.max(open.len());
             }
             SourceEvent::Close { conn, reason, .. } => {
-                assert!(open.remove(&conn), "conn {conn} closed once, after its connect");
+                assert!(
+                    open.remove(&conn),
+                    "conn {conn} closed once, after its connect"
+                );
                 if reason == amqpeek::event::CloseReason::Evicted {
                     evicted.push(conn);
                 }
@@ -154,7 +157,10 @@ fn connections_opened_and_never_closed_are_held_up_to_the_bound_and_the_rest_clo
             _ => {}
         }
     }
-    assert!(most_open <= BOUND, "{most_open} connections held open at once");
+    assert!(
+        most_open <= BOUND,
+        "{most_open} connections held open at once"
+    );
     assert!(
         evicted.len() as u64 >= CONNS - BOUND as u64,
         "{} of {CONNS} connections closed as evicted",

@@ -178,7 +178,10 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
 }
 
 fn ctrl(app: &mut App, c: char) {
-    app.handle(AppEvent::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)));
+    app.handle(AppEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )));
 }
 
 /// The filter line edits as a shell's does: `/` opens it empty (the filter applied comes back

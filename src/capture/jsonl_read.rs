@@ -97,8 +97,11 @@ impl<R: BufRead> JsonlSource<R> {
     /// Close the least recently active eighth of the open connections (at least one), oldest
     /// first, then in connection order: the same events on every run.
     fn evict(&mut self, ts: Timestamp) {
-        let mut old: Vec<(u64, ConnId)> =
-            self.conns.iter().map(|(id, c)| (c.last_seen, *id)).collect();
+        let mut old: Vec<(u64, ConnId)> = self
+            .conns
+            .iter()
+            .map(|(id, c)| (c.last_seen, *id))
+            .collect();
         old.sort_unstable();
         old.truncate((old.len() / 8).max(1));
         for (_, conn) in old {
@@ -345,7 +348,11 @@ impl<R: BufRead> JsonlSource<R> {
 
     /// A `close` record: the connection ends as it says.
     fn close(&mut self, line: &Line) {
-        let reason = line.v.get("reason").and_then(Value::as_str).unwrap_or("closed");
+        let reason = line
+            .v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("closed");
         self.end(line.conn, line.ts, CloseReason::parse(reason));
     }
 

@@ -57,7 +57,9 @@ pub fn read_stdin() -> Result<Vec<u8>, String> {
         .read_to_end(&mut buf)
         .map_err(|e| format!("reading stdin: {e}"))?;
     if is_hex_text(&buf) {
-        parse_hex_from(&[String::from_utf8_lossy(&buf).into_owned()], |_| "stdin".into())
+        parse_hex_from(&[String::from_utf8_lossy(&buf).into_owned()], |_| {
+            "stdin".into()
+        })
     } else {
         Ok(buf)
     }

@@ -580,14 +580,26 @@ mod tests {
         assert!(e.to_string().contains("did you mean name:transfer?"), "{e}");
         assert!(matches!(
             Filter::parse("name:basic.pubish"),
-            Err(FilterError::UnknownName { suggestion: Some("basic.publish"), .. })
+            Err(FilterError::UnknownName {
+                suggestion: Some("basic.publish"),
+                ..
+            })
         ));
         assert!(matches!(
             Filter::parse("name:zzzzzzzzzz"),
-            Err(FilterError::UnknownName { suggestion: None, .. })
+            Err(FilterError::UnknownName {
+                suggestion: None,
+                ..
+            })
         ));
         // Parts of names, of either protocol and of rows that are no frame, are names.
-        for ok in ["name:TRANSFER", "name:sasl", "name:basic.", "name:publish|ack", "name:gap"] {
+        for ok in [
+            "name:TRANSFER",
+            "name:sasl",
+            "name:basic.",
+            "name:publish|ack",
+            "name:gap",
+        ] {
             assert!(Filter::parse(ok).is_ok(), "{ok}");
         }
         // Arbitrary junk never panics.

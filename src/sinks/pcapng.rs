@@ -27,7 +27,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 
 use super::coalesce::{Coalescer, Repeated};
 use crate::capture::pcapng_write::{Conversation, SynthPacket};
-use crate::capture::real_addr;
+use crate::capture::{boundary, real_addr};
 use crate::event::{CloseReason, ConnId, Dir, Event, EventKind, Failure, Timestamp, Violation};
 use crate::pipeline::Sink;
 
@@ -41,6 +41,24 @@ struct ConnState {
     /// The comment for the conversation's SYN (the real server address, when its port was
     /// written as 5672).
     syn_comment: Option<String>,
+    /// Per direction: where the bytes after a hole resume, once known (see [`Resume`]).
+    resume: [Resume; 2],
+    /// The boundary comment for the next packet of this direction that carries bytes.
+    mark: Option<(Dir, String)>,
+}
+
+/// What a direction knows of the bytes after a hole in what is written, so that the packet
+/// carrying them is marked as starting at a frame or header when it does (see
+/// [`crate::capture::boundary`]): read back, decoding resumes exactly there.
+#[derive(Clone, Debug, Default)]
+enum Resume {
+    /// No hole since the last bytes written.
+    #[default]
+    Contiguous,
+    /// A hole, and no frame or header after it seen yet.
+    AfterHole,
+    /// A hole, and the first frame or header after it: its offset and the comment marking it.
+    At(u64, String),
 }
 
 /// Writes events as a pcapng file.
@@ -113,6 +131,8 @@ impl<W: Write> PcapngSink<W> {
                 coalescer: Coalescer::default(),
                 pending: Vec::new(),
                 syn_comment: None,
+                resume: [Resume::Contiguous, Resume::Contiguous],
+                mark: None,
             };
             if server.port() != real_addr::WIRESHARK_PORT {
                 let as_written = SocketAddr::new(server.ip(), real_addr::WIRESHARK_PORT);
@@ -168,6 +188,13 @@ impl<W: Write> PcapngSink<W> {
                 if let Some(c) = st.syn_comment.take() {
                     options.push(EnhancedPacketOption::Comment(Cow::Owned(c)));
                 }
+                if !p.payload.is_empty()
+                    && let Some((d, _)) = &st.mark
+                    && *d == p.dir
+                    && let Some((_, c)) = st.mark.take()
+                {
+                    options.push(EnhancedPacketOption::Comment(Cow::Owned(c)));
+                }
                 let carries = !p.payload.is_empty() || st.conv.ended();
                 let last = st.conv.ended() && i + 1 == count;
                 st.pending.retain(|v| {
@@ -192,6 +219,34 @@ impl<W: Write> PcapngSink<W> {
             self.writer.write_pcapng_block(block).map_err(io_err)?;
         }
         Ok(())
+    }
+}
+
+impl ConnState {
+    /// A frame (of JSONL `"proto"` `proto_name`) or, with `None`, a protocol header starts at
+    /// `offset` of `dir`: after a hole, the first one is where its bytes resume.
+    fn starts(&mut self, dir: Dir, offset: u64, proto_name: Option<&str>) {
+        let written = self.conv.offset(dir);
+        let r = &mut self.resume[dir.index()];
+        let hole =
+            matches!(r, Resume::AfterHole) || matches!(r, Resume::Contiguous) && offset > written;
+        if hole && offset >= written {
+            *r = Resume::At(offset, boundary::comment(proto_name));
+        }
+    }
+
+    /// `bytes` of `dir` at `offset` go out, the first packet marked as starting at a boundary
+    /// when they start where the first frame or header after a hole does.
+    fn data(&mut self, dir: Dir, offset: u64, bytes: &[u8], out: &mut Vec<SynthPacket>) {
+        if bytes.is_empty() {
+            return;
+        }
+        if let Resume::At(at, c) = std::mem::take(&mut self.resume[dir.index()])
+            && at == offset
+        {
+            self.mark = Some((dir, c));
+        }
+        self.conv.data(dir, offset, bytes, out);
     }
 }
 
@@ -227,10 +282,28 @@ impl<W: Write> Sink for PcapngSink<W> {
             }
             EventKind::Data { dir, offset, bytes } => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
-                    st.conv.data(*dir, *offset, bytes, &mut out);
+                    st.data(*dir, *offset, bytes, &mut out);
                 }
                 self.write_packets(ev.ts, &mut out, ev.conn)
             }),
+            EventKind::Gap {
+                dir, offset, len, ..
+            } => self.ensure_conn(ev).and_then(|_| {
+                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    let end = offset.saturating_add(*len);
+                    if end > st.conv.offset(*dir) {
+                        st.conv.lost(*dir, end, &mut out);
+                        st.resume[dir.index()] = Resume::AfterHole;
+                    }
+                }
+                self.write_packets(ev.ts, &mut out, ev.conn)
+            }),
+            EventKind::Header { dir, offset, .. } => {
+                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    st.starts(*dir, *offset, None);
+                }
+                Ok(())
+            }
             EventKind::Violation(v) => self.ensure_conn(ev).map(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn)
                     && st.coalescer.keep(ev)
@@ -238,9 +311,10 @@ impl<W: Write> Sink for PcapngSink<W> {
                     st.pending.push(v.clone());
                 }
             }),
-            EventKind::Frame(_) => {
+            EventKind::Frame(f) => {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
                     st.coalescer.keep(ev);
+                    st.starts(f.dir, f.offset, Some(f.frame.proto_name()));
                 }
                 Ok(())
             }
@@ -270,7 +344,7 @@ impl<W: Write> Sink for PcapngSink<W> {
                 self.remove(ev.conn);
                 res
             }),
-            // Headers, frames and gaps carry no bytes of their own (Data does).
+            // The rest carries no bytes of its own (Data does).
             _ => Ok(()),
         };
         out.clear();
@@ -280,6 +354,10 @@ impl<W: Write> Sink for PcapngSink<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.writer.get_mut().flush()
+    }
+
+    fn records_cuts(&self) -> bool {
+        true
     }
 }
 

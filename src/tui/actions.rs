@@ -5,8 +5,8 @@ use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
 use super::filter::Filter;
 use super::input::Action;
 use super::line::TextLine;
-use tui_input::InputRequest;
 use super::views;
+use tui_input::InputRequest;
 
 impl App {
     pub(super) fn clamp_all(&mut self) {
@@ -111,10 +111,17 @@ impl App {
     /// Up (`step` 1) or Down (-1) in the filter line: an older or newer filter of the history
     /// (Down past the newest gives an empty line).
     fn recall(&mut self, step: isize) {
-        let Overlay::FilterInput { text, error, recalled } = &mut self.overlay else {
+        let Overlay::FilterInput {
+            text,
+            error,
+            recalled,
+        } = &mut self.overlay
+        else {
             return;
         };
-        let to = recalled.saturating_add_signed(step).min(self.filter_history.len());
+        let to = recalled
+            .saturating_add_signed(step)
+            .min(self.filter_history.len());
         if to == *recalled {
             return;
         }

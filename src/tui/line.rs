@@ -126,7 +126,10 @@ mod tests {
         for f in ["a", "b", "a", " "] {
             h.push(f);
         }
-        assert_eq!((h.back(1), h.back(2), h.back(3)), (Some("a"), Some("b"), None));
+        assert_eq!(
+            (h.back(1), h.back(2), h.back(3)),
+            (Some("a"), Some("b"), None)
+        );
         for i in 0..2 * History::MAX {
             h.push(&i.to_string());
         }

@@ -14,10 +14,10 @@ use crate::hash::HashMap;
 
 use crate::base::{Dir, FrameContext, FrameRef};
 use crate::codec::amqp10::{Frame, Performative, Role};
-use crate::state::visits::visit;
 use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };
+use crate::state::visits::visit;
 
 /// A delivery waiting for its settlement.
 #[derive(Clone, Debug)]

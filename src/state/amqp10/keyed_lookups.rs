@@ -30,12 +30,23 @@ impl Conn {
         for d in [Dir::C2S, Dir::S2C] {
             c.bytes(d, b"AMQP\x00\x01\x00\x00");
         }
-        c.send(Dir::C2S, &described_list(code::OPEN, vec![s("client")]), &[]);
-        c.send(Dir::S2C, &described_list(code::OPEN, vec![s("broker")]), &[]);
+        c.send(
+            Dir::C2S,
+            &described_list(code::OPEN, vec![s("client")]),
+            &[],
+        );
+        c.send(
+            Dir::S2C,
+            &described_list(code::OPEN, vec![s("broker")]),
+            &[],
+        );
         let begin = |remote: Option<u16>| {
             let window = Value::Uint(u32::MAX / 2);
             let remote = remote.map_or(Value::Null, Value::Ushort);
-            described_list(code::BEGIN, vec![remote, Value::Uint(0), window.clone(), window])
+            described_list(
+                code::BEGIN,
+                vec![remote, Value::Uint(0), window.clone(), window],
+            )
         };
         c.send(Dir::C2S, &begin(None), &[]);
         c.send(Dir::S2C, &begin(Some(0)), &[]);
@@ -111,7 +122,10 @@ fn an_attach_examines_its_names_links_not_every_link() {
     // A name index: a link and its answer (each attach finds at most the one link it pairs
     // with or collides with), whatever the links outstanding. A scan: every link, per attach.
     let (few, many) = (attach_visits(10, 50), attach_visits(2_000, 50));
-    assert!(many <= 2, "{many} entries examined per link attached among 2,000");
+    assert!(
+        many <= 2,
+        "{many} entries examined per link attached among 2,000"
+    );
     assert_eq!(few, many, "the same with 10 links as with 2,000");
 }
 
@@ -135,6 +149,9 @@ fn disposition_visits(n: u32, k: u32) -> u64 {
 fn a_disposition_examines_what_it_settles_not_every_unsettled_delivery() {
     // The tracker and the frame context each settle the one delivery named.
     let (few, many) = (disposition_visits(10, 50), disposition_visits(5_000, 50));
-    assert!(many <= 2, "{many} entries examined per disposition among 5,000 unsettled");
+    assert!(
+        many <= 2,
+        "{many} entries examined per disposition among 5,000 unsettled"
+    );
     assert_eq!(few, many, "the same with 10 unsettled as with 5,000");
 }

@@ -24,11 +24,11 @@ pub mod crossing;
 pub mod delivery;
 mod delivery_frames;
 mod flow_checks;
+#[cfg(test)]
+mod keyed_lookups;
 pub mod link;
 mod link_frames;
 pub mod link_index;
-#[cfg(test)]
-mod keyed_lookups;
 mod routing;
 pub mod rules;
 pub mod sasl;
