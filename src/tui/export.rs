@@ -124,30 +124,42 @@ fn has_bytes(r: &Row) -> bool {
 }
 
 /// Where the bytes of `dir` left out from row `from` on end, and the protocol the bytes after
-/// them resume in: at the next row of `dir` kept (`kept` says which), else at the end of the
-/// last row of `dir` (nothing follows).
+/// them resume in: at the next row of `dir` kept (`kept` says which); or, when a row of the
+/// other direction is kept first, after the rows of `dir` left out before it (a later run
+/// is a gap of its own, told after that row, so that nothing sent after it is judged
+/// knowing only the first); else at the end of the last row of `dir` (nothing follows).
 fn cut_from(
     c: &Conn,
     kept: &[bool],
     from: usize,
     dir: crate::event::Dir,
 ) -> (u64, Option<ProtocolHeader>) {
-    let mut end = 0;
+    let resync = |r: &Row| {
+        if r.kind == RowKind::Header {
+            None
+        } else {
+            framing(r, c)
+        }
+    };
+    let mut end = (0, None);
     for (r, k) in c.rows.iter().zip(kept).skip(from) {
-        if !has_bytes(r) || r.dir != Some(dir) {
+        if !has_bytes(r) {
             continue;
         }
         if *k {
-            let resync = if r.kind == RowKind::Header {
-                None
-            } else {
-                framing(r, c)
-            };
-            return (r.offset, resync);
+            if r.dir == Some(dir) {
+                return (r.offset, resync(r));
+            }
+            if end.0 > 0 {
+                return end;
+            }
+            continue;
         }
-        end = end.max(r.offset + bytes_of(r).len() as u64);
+        if r.dir == Some(dir) {
+            end = (end.0.max(r.offset + bytes_of(r).len() as u64), resync(r));
+        }
     }
-    (end, None)
+    (end.0, None)
 }
 
 /// One connection's capture: connect, the kept rows' bytes (`kept` says which rows), a gap
