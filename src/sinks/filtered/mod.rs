@@ -60,6 +60,8 @@ struct ConnState {
     /// Runs ended by a later run not adjacent to them, waiting as their cuts do:
     /// (time, direction, stream range).
     spilled: Vec<(Timestamp, Dir, Range<u64>)>,
+    /// `Data` events flow (a pcapng is written): a gap waits for the bytes kept before it.
+    data_flows: bool,
 }
 
 impl<S: Sink> FilteredSink<S> {
@@ -132,10 +134,15 @@ impl<S: Sink> FilteredSink<S> {
     /// run left out (`Data` decided late) go out before its gap.
     fn forward(&mut self, ev: &Event) -> io::Result<()> {
         let ahead = stream_end(ev);
+        let closing = matches!(ev.kind, EventKind::Close(_));
         let mut gaps = Vec::new();
         if let Some(c) = self.conns.get_mut(&ev.conn) {
-            let later =
-                |dir: Dir, r: &Range<u64>| ahead.is_some_and(|(d, end)| d == dir && r.start >= end);
+            let (dirs, flows) = (&c.dirs, c.data_flows);
+            let later = |dir: Dir, r: &Range<u64>| {
+                !closing
+                    && (ahead.is_some_and(|(d, end)| d == dir && r.start >= end)
+                        || flows && dirs[dir.index()].owes_before(r.start))
+            };
             let mut i = 0;
             while i < c.spilled.len() {
                 if later(c.spilled[i].1, &c.spilled[i].2) {
@@ -288,6 +295,7 @@ impl<S: Sink> Sink for FilteredSink<S> {
             }
             EventKind::Violation(v) => self.lone_violation(ev, v),
             EventKind::Data { dir, offset, bytes } => {
+                self.conn(ev.conn).data_flows = true;
                 self.conn(ev.conn).dirs[dir.index()].data(*offset, bytes.clone(), ev.ts);
                 self.release(ev.conn, *dir, ev)
             }
