@@ -12,6 +12,7 @@
 
 use crate::hash::{HashMap, HashSet};
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
@@ -41,25 +42,18 @@ struct ConnState {
     /// The comment for the conversation's SYN (the real server address, when its port was
     /// written as 5672).
     syn_comment: Option<String>,
-    /// Per direction: where the bytes after a hole resume, once known (see [`Resume`]).
-    resume: [Resume; 2],
+    /// Per direction: the frames and headers seen whose bytes are not written yet, as (offset,
+    /// JSONL `"proto"`, `None` for a header), oldest first, at most [`MAX_STARTS`].
+    starts: [VecDeque<(u64, Option<&'static str>)>; 2],
+    /// Per direction: bytes were left out since the last bytes written.
+    hole: [bool; 2],
     /// The boundary comment for the next packet of this direction that carries bytes.
     mark: Option<(Dir, String)>,
 }
 
-/// What a direction knows of the bytes after a hole in what is written, so that the packet
-/// carrying them is marked as starting at a frame or header when it does (see
-/// [`crate::capture::boundary`]): read back, decoding resumes exactly there.
-#[derive(Clone, Debug, Default)]
-enum Resume {
-    /// No hole since the last bytes written.
-    #[default]
-    Contiguous,
-    /// A hole, and no frame or header after it seen yet.
-    AfterHole,
-    /// A hole, and the first frame or header after it: its offset and the comment marking it.
-    At(u64, String),
-}
+/// Frame starts remembered per direction ahead of the bytes written (the oldest forgotten
+/// beyond: the packet after a hole then goes unmarked, and a reader searches for frames).
+const MAX_STARTS: usize = 256;
 
 /// Writes events as a pcapng file.
 pub struct PcapngSink<W: Write> {
@@ -131,7 +125,8 @@ impl<W: Write> PcapngSink<W> {
                 coalescer: Coalescer::default(),
                 pending: Vec::new(),
                 syn_comment: None,
-                resume: [Resume::Contiguous, Resume::Contiguous],
+                starts: [VecDeque::new(), VecDeque::new()],
+                hole: [false, false],
                 mark: None,
             };
             if server.port() != real_addr::WIRESHARK_PORT {
@@ -224,27 +219,35 @@ impl<W: Write> PcapngSink<W> {
 
 impl ConnState {
     /// A frame (of JSONL `"proto"` `proto_name`) or, with `None`, a protocol header starts at
-    /// `offset` of `dir`: after a hole, the first one is where its bytes resume.
-    fn starts(&mut self, dir: Dir, offset: u64, proto_name: Option<&str>) {
-        let written = self.conv.offset(dir);
-        let r = &mut self.resume[dir.index()];
-        let hole =
-            matches!(r, Resume::AfterHole) || matches!(r, Resume::Contiguous) && offset > written;
-        if hole && offset >= written {
-            *r = Resume::At(offset, boundary::comment(proto_name));
+    /// `offset` of `dir`: remembered until its bytes are written.
+    fn starts(&mut self, dir: Dir, offset: u64, proto_name: Option<&'static str>) {
+        let starts = &mut self.starts[dir.index()];
+        if offset < self.conv.offset(dir) || starts.back().is_some_and(|s| s.0 >= offset) {
+            return;
         }
+        if starts.len() >= MAX_STARTS {
+            starts.pop_front();
+        }
+        starts.push_back((offset, proto_name));
     }
 
     /// `bytes` of `dir` at `offset` go out, the first packet marked as starting at a boundary
-    /// when they start where the first frame or header after a hole does.
+    /// when they follow a hole and start where a frame or header does.
     fn data(&mut self, dir: Dir, offset: u64, bytes: &[u8], out: &mut Vec<SynthPacket>) {
         if bytes.is_empty() {
             return;
         }
-        if let Resume::At(at, c) = std::mem::take(&mut self.resume[dir.index()])
+        let i = dir.index();
+        let hole = std::mem::take(&mut self.hole[i]) || offset > self.conv.offset(dir);
+        let starts = &mut self.starts[i];
+        while starts.front().is_some_and(|s| s.0 < offset) {
+            starts.pop_front();
+        }
+        if hole
+            && let Some(&(at, proto)) = starts.front()
             && at == offset
         {
-            self.mark = Some((dir, c));
+            self.mark = Some((dir, boundary::comment(proto)));
         }
         self.conv.data(dir, offset, bytes, out);
     }
@@ -293,7 +296,7 @@ impl<W: Write> Sink for PcapngSink<W> {
                     let end = offset.saturating_add(*len);
                     if end > st.conv.offset(*dir) {
                         st.conv.lost(*dir, end, &mut out);
-                        st.resume[dir.index()] = Resume::AfterHole;
+                        st.hole[dir.index()] = true;
                     }
                 }
                 self.write_packets(ev.ts, &mut out, ev.conn)
