@@ -18,9 +18,11 @@ use crate::hash::HashMap;
 mod search;
 use search::{Attempt, Search, Sync};
 
+use super::boundary::Boundary;
 use super::link::TcpSegment;
 use super::source::SourceEvent;
 use super::tcp_reassembly::{Piece, Reassembler};
+use crate::codec::ProtocolHeader;
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
 
@@ -32,6 +34,10 @@ const MAX_UNDECIDED: usize = 64 * 1024;
 
 /// Bytes held per direction while looking for a frame boundary before skipping some.
 const MAX_RESYNC_BUFFER: usize = 1024 * 1024;
+
+/// Boundary marks remembered per direction ahead of the bytes decoded (the oldest are
+/// forgotten beyond: a search there falls back to looking for a run of frames).
+const MAX_MARKS: usize = 256;
 
 /// How a capture is read.
 #[derive(Clone, Debug)]
@@ -101,6 +107,9 @@ struct Flow {
     start_lost: [bool; 2],
     /// A segment of it was marked relayed by amqpeek: AMQP whatever its port or first bytes.
     relayed: bool,
+    /// Per direction: stream offsets the capture marked as frame or header starts (see
+    /// [`super::boundary`]), not yet passed, oldest first; at most [`MAX_MARKS`].
+    marks: [VecDeque<(u64, Boundary)>; 2],
 }
 
 impl Flow {
@@ -131,6 +140,7 @@ impl Flow {
             pending_bytes: 0,
             start_lost: [false, false],
             relayed: false,
+            marks: [VecDeque::new(), VecDeque::new()],
         })
     }
 }
@@ -259,6 +269,9 @@ impl ConnTable {
                 self.pieces_in(&mut flow, 1 - idx, ts, &mut pieces);
             }
             if !seg.payload.is_empty() {
+                if let Some(b) = seg.boundary {
+                    Self::mark(&mut flow, idx, seq, b);
+                }
                 flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
                 self.pieces_in(&mut flow, idx, ts, &mut pieces);
             }
@@ -737,6 +750,41 @@ impl ConnTable {
         self.pend(flow, j, ts, gap);
     }
 
+    /// The capture marked the payload at sequence number `seq` of direction `idx` as starting
+    /// at boundary `b`: remember its stream offset for a search (a mark behind the bytes
+    /// delivered already, or too far ahead, is of no use).
+    fn mark(flow: &mut Flow, idx: usize, seq: u32, b: Boundary) {
+        let Some(at) = flow.reasm[idx].offset_of(seq) else {
+            return;
+        };
+        let marks = &mut flow.marks[idx];
+        if marks.back().is_some_and(|m| m.0 >= at) {
+            return; // a retransmission, or out of order: kept in order, never twice
+        }
+        if marks.len() >= MAX_MARKS {
+            marks.pop_front();
+        }
+        marks.push_back((at, b));
+    }
+
+    /// The first boundary mark of direction `idx` within the bytes a search holds: (its index in
+    /// the buffer, the protocol to resume with); marks before the buffer are forgotten.
+    fn marked_boundary(flow: &mut Flow, idx: usize) -> Option<(usize, Option<ProtocolHeader>)> {
+        let Sync::Searching(s) = &flow.sync[idx] else {
+            return None;
+        };
+        let (from, end) = (
+            s.buf_offset.max(s.gap_offset),
+            s.buf_offset + s.buf.len() as u64,
+        );
+        let marks = &mut flow.marks[idx];
+        while marks.front().is_some_and(|m| m.0 < from) {
+            marks.pop_front();
+        }
+        let &(at, b) = marks.front().filter(|m| m.0 < end)?;
+        Some(((at - s.buf_offset) as usize, b.resync()))
+    }
+
     /// Look for a frame boundary in what direction `idx` holds; `at` says how hard.
     fn try_resync(
         &mut self,
@@ -747,13 +795,17 @@ impl ConnTable {
         at: Attempt,
     ) {
         let dir = Self::dir(flow, idx);
+        let marked = Self::marked_boundary(flow, idx);
         let Sync::Searching(s) = &mut flow.sync[idx] else {
             return;
         };
         let at_end = at != Attempt::Strict;
-        // A protocol header right after the hole is a boundary of its own (the decoder then
-        // expects a header, as at a stream's start).
-        let found = if at == Attempt::GiveUp {
+        // A boundary the capture marks is taken as it is; else a protocol header right after
+        // the hole is a boundary of its own (the decoder then expects a header, as at a
+        // stream's start).
+        let found = if marked.is_some() {
+            marked
+        } else if at == Attempt::GiveUp {
             None
         } else if s.buf.len() >= 8 && s.buf.starts_with(b"AMQP") {
             Some((0, None))
@@ -874,6 +926,7 @@ mod tests {
                     payload: b"AMQP\x00\x00\x09\x01",
                     window: None,
                     relayed: false,
+                    boundary: None,
                 },
             );
         }
@@ -923,6 +976,7 @@ mod tests {
                 seq,
                 ack_no: 0,
                 relayed: false,
+                boundary: None,
                 syn: i < 2,
                 ack: i > 0,
                 fin,

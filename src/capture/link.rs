@@ -61,6 +61,9 @@ pub struct TcpSegment<'a> {
     /// The capture says the segment belongs to a connection amqpeek relayed (see
     /// [`super::pcap_read::Packet::relayed`]): an AMQP connection whatever its port.
     pub relayed: bool,
+    /// The capture says the payload starts exactly at a frame or protocol header (see
+    /// [`super::boundary`]): decoding after a hole resumes there.
+    pub boundary: Option<super::boundary::Boundary>,
 }
 
 /// Why a frame yielded no TCP segment.
@@ -173,5 +176,6 @@ pub fn tcp_segment(linktype: u32, frame: &[u8]) -> Result<TcpSegment<'_>, NotTcp
         payload: tcp.payload(),
         window: None,
         relayed: false,
+        boundary: None,
     })
 }

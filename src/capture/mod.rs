@@ -19,6 +19,7 @@
 //! Reading streams: constant memory whatever the file size (bounded windows, bounded
 //! reassembly, closed connections evicted). Never panics on hostile files.
 
+pub mod boundary;
 pub mod conn_table;
 pub mod counted;
 pub mod jsonl_read;
@@ -144,6 +145,7 @@ impl<R: Read> Iterator for PacketSource<R> {
                             }
                             self.real.restore(&mut seg);
                             seg.relayed = p.relayed;
+                            seg.boundary = p.boundary;
                             self.table.segment(p.ts, &seg)
                         }
                         Err(NotTcp::Fragment) => self.skips.fragments += 1,

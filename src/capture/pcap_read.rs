@@ -70,6 +70,18 @@ pub struct Packet<'a> {
     /// conversation on it is a connection amqpeek relayed, so an AMQP one whatever its port
     /// and first bytes.
     pub relayed: bool,
+    /// An amqpeek packet comment on it says its payload starts at a frame or protocol header
+    /// (see [`super::boundary`]).
+    pub boundary: Option<super::boundary::Boundary>,
+}
+
+/// What amqpeek packet comments on one packet say.
+#[derive(Clone, Copy, Debug, Default)]
+struct Notes {
+    /// The real server address (see [`super::real_addr`]).
+    real_server: Option<SocketAddr>,
+    /// Its payload starts at a boundary (see [`super::boundary`]).
+    boundary: Option<super::boundary::Boundary>,
 }
 
 /// The `if_name` amqpeek's pcapng sink gives its one interface.
@@ -361,11 +373,12 @@ impl<R: Read> PacketReader<R> {
             file_offset,
             real_server: None,
             relayed: false,
+            boundary: None,
         }))
     }
 
     fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
-        let (ts, iface, off, n, file_offset, real_server) = match self.next_pcapng_packet()? {
+        let (ts, iface, off, n, file_offset, notes) = match self.next_pcapng_packet()? {
             Ok(found) => found,
             Err(e) => return Some(Err(e)),
         };
@@ -375,8 +388,9 @@ impl<R: Read> PacketReader<R> {
             data: self.buf.get(off..off + n).unwrap_or_default(),
             window: &self.buf,
             file_offset,
-            real_server,
+            real_server: notes.real_server,
             relayed: iface.relayed,
+            boundary: notes.boundary,
         }))
     }
 
@@ -430,11 +444,11 @@ impl<R: Read> PacketReader<R> {
     }
 
     /// The next packet block: (ts, its interface, data offset in `buf`, data length, file
-    /// offset, real server address from an amqpeek comment).
+    /// offset, what its amqpeek comments say).
     #[allow(clippy::type_complexity)]
     fn next_pcapng_packet(
         &mut self,
-    ) -> Option<Result<(Timestamp, Iface, usize, usize, u64, Option<SocketAddr>), ReadError>> {
+    ) -> Option<Result<(Timestamp, Iface, usize, usize, u64, Notes), ReadError>> {
         loop {
             let (is_shb, big_endian, btype, blen) = match self.pcapng_block_header()? {
                 Ok(h) => h,
@@ -481,7 +495,7 @@ impl<R: Read> PacketReader<R> {
                     return Some(Err(fail(format!("corrupt block (type {btype:#x}): {e}"))));
                 }
             };
-            let Some((iface_id, raw_ts, data, real_server)) = packet_of(block, ifaces) else {
+            let Some((iface_id, raw_ts, data, notes)) = packet_of(block, ifaces) else {
                 continue;
             };
             let Some(iface) = ifaces.get(iface_id as usize).copied() else {
@@ -496,19 +510,19 @@ impl<R: Read> PacketReader<R> {
             };
             self.last_ts = ts;
             let off = (data.as_ptr() as usize).saturating_sub(self.buf.as_ptr() as usize);
-            return Some(Ok((ts, iface, off, data.len(), file_offset, real_server)));
+            return Some(Ok((ts, iface, off, data.len(), file_offset, notes)));
         }
     }
 }
 
-/// A pcapng block's packet: (its interface, raw timestamp, data, real server address from an
-/// amqpeek comment); `None` for any other block (an interface description is noted in
+/// A pcapng block's packet: (its interface, raw timestamp, data, what its amqpeek comments
+/// say); `None` for any other block (an interface description is noted in
 /// `ifaces`), and for a packet whose data is not in the file's bytes as they are.
 #[allow(clippy::type_complexity)]
 fn packet_of<'b>(
     block: Block<'b>,
     ifaces: &mut Vec<Iface>,
-) -> Option<(u32, Option<u64>, &'b [u8], Option<SocketAddr>)> {
+) -> Option<(u32, Option<u64>, &'b [u8], Notes)> {
     let borrowed = |data: std::borrow::Cow<'b, [u8]>| match data {
         std::borrow::Cow::Borrowed(d) => Some(d),
         std::borrow::Cow::Owned(_) => None,
@@ -538,22 +552,25 @@ fn packet_of<'b>(
             options,
             ..
         }) => {
-            let real_server = options.iter().find_map(|o| match o {
-                EnhancedPacketOption::Comment(c) => super::real_addr::parse(c),
-                _ => None,
-            });
+            let mut notes = Notes::default();
+            for o in &options {
+                if let EnhancedPacketOption::Comment(c) = o {
+                    notes.real_server = notes.real_server.or(super::real_addr::parse(c));
+                    notes.boundary = notes.boundary.or(super::boundary::parse(c));
+                }
+            }
             // pcap-file hands the raw timestamp units over as "nanoseconds".
             let raw = timestamp.as_nanos() as u64;
-            Some((interface_id, Some(raw), borrowed(data)?, real_server))
+            Some((interface_id, Some(raw), borrowed(data)?, notes))
         }
-        Block::SimplePacket(spb) => Some((0, None, borrowed(spb.data)?, None)),
+        Block::SimplePacket(spb) => Some((0, None, borrowed(spb.data)?, Notes::default())),
         Block::Packet(pb) => {
             let raw = pb.timestamp;
             Some((
                 u32::from(pb.interface_id),
                 Some(raw),
                 borrowed(pb.data)?,
-                None,
+                Notes::default(),
             ))
         }
         _ => None,

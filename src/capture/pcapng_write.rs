@@ -201,6 +201,24 @@ impl Conversation {
         }
     }
 
+    /// The bytes `dir` sent before stream offset `end` that are not written (left out of an
+    /// export, or missing from the capture it is written from): their sequence space is
+    /// skipped, and the other side acknowledges it at once in a bare ACK (Wireshark: "ACKed
+    /// segment that wasn't captured"), so that a reader knows of the hole before anything sent
+    /// after it. Nothing when `end` is not past what was written.
+    pub fn lost(&mut self, dir: Dir, end: u64, out: &mut Vec<SynthPacket>) {
+        let i = dir.index();
+        if self.ended || self.fin[i] || end <= self.offset[i] {
+            return;
+        }
+        let skip = end - self.offset[i];
+        self.next_seq[i] = self.next_seq[i].wrapping_add(skip as u32);
+        self.offset[i] = end;
+        self.unacked[i] = 0;
+        let ack = self.header(dir.flip());
+        out.push(self.control(dir.flip(), ack));
+    }
+
     /// `dir` closes its side (a half-close) after its byte at stream offset `offset - 1`: FIN
     /// from `dir` (a later offset than expected skips sequence space, as [`Conversation::data`]
     /// does), acknowledged by the other side, which may go on sending. Once per side. The

@@ -98,6 +98,7 @@ mod tests {
             seq: 0,
             ack_no: 0,
             relayed: false,
+            boundary: None,
             syn,
             ack,
             fin: false,

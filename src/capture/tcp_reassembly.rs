@@ -142,6 +142,12 @@ impl Reassembler {
         }
     }
 
+    /// Stream offset of sequence number `seq`, when it is at or plausibly ahead of the next
+    /// expected byte (`None` before the first sequence number is known).
+    pub fn offset_of(&self, seq: u32) -> Option<u64> {
+        self.ahead(seq)
+    }
+
     /// Stream offset of sequence number `seq`, when it is plausibly ahead of (or at) the next
     /// expected byte.
     fn ahead(&self, seq: u32) -> Option<u64> {

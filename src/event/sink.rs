@@ -18,6 +18,12 @@ pub trait Sink {
     fn needs_every_frame(&self) -> bool {
         true
     }
+    /// True for a capture (JSONL, pcapng): a filter in front of it passes it what it leaves out
+    /// as `Gap` events, where the bytes were, so that reading the capture back knows of each
+    /// hole before anything sent after it. Other outputs show only what passes (the default).
+    fn records_cuts(&self) -> bool {
+        false
+    }
     /// For a sink whose bytes for an event depend on that event alone (JSONL, the trace): a
     /// [`Render`] that makes those bytes on an inspection worker, so that rendering runs on
     /// every core and the sink only writes them ([`Sink::write_rendered`]), in order. `None`
@@ -59,6 +65,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     fn needs_every_frame(&self) -> bool {
         (**self).needs_every_frame()
     }
+    fn records_cuts(&self) -> bool {
+        (**self).records_cuts()
+    }
     fn renderer(&self) -> Option<Box<dyn Render>> {
         (**self).renderer()
     }
@@ -76,6 +85,9 @@ impl<S: Sink + ?Sized> Sink for Box<S> {
     }
     fn needs_every_frame(&self) -> bool {
         (**self).needs_every_frame()
+    }
+    fn records_cuts(&self) -> bool {
+        (**self).records_cuts()
     }
     fn renderer(&self) -> Option<Box<dyn Render>> {
         (**self).renderer()

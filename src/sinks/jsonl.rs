@@ -561,6 +561,10 @@ impl<W: Write> Sink for JsonlSink<W> {
         self.out.flush()
     }
 
+    fn records_cuts(&self) -> bool {
+        true
+    }
+
     fn renderer(&self) -> Option<Box<dyn Render>> {
         Some(Box::new(Lines::new(self.lines.opts)))
     }

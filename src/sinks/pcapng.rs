@@ -12,6 +12,7 @@
 
 use crate::hash::{HashMap, HashSet};
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::SocketAddr;
@@ -27,7 +28,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 
 use super::coalesce::{Coalescer, Repeated};
 use crate::capture::pcapng_write::{Conversation, SynthPacket};
-use crate::capture::real_addr;
+use crate::capture::{boundary, real_addr};
 use crate::event::{CloseReason, ConnId, Dir, Event, EventKind, Failure, Timestamp, Violation};
 use crate::pipeline::Sink;
 
@@ -41,7 +42,18 @@ struct ConnState {
     /// The comment for the conversation's SYN (the real server address, when its port was
     /// written as 5672).
     syn_comment: Option<String>,
+    /// Per direction: the frames and headers seen whose bytes are not written yet, as (offset,
+    /// JSONL `"proto"`, `None` for a header), oldest first, at most [`MAX_STARTS`].
+    starts: [VecDeque<(u64, Option<&'static str>)>; 2],
+    /// Per direction: bytes were left out since the last bytes written.
+    hole: [bool; 2],
+    /// The boundary comment for the next packet of this direction that carries bytes.
+    mark: Option<(Dir, String)>,
 }
+
+/// Frame starts remembered per direction ahead of the bytes written (the oldest forgotten
+/// beyond: the packet after a hole then goes unmarked, and a reader searches for frames).
+const MAX_STARTS: usize = 256;
 
 /// Writes events as a pcapng file.
 pub struct PcapngSink<W: Write> {
@@ -113,6 +125,9 @@ impl<W: Write> PcapngSink<W> {
                 coalescer: Coalescer::default(),
                 pending: Vec::new(),
                 syn_comment: None,
+                starts: [VecDeque::new(), VecDeque::new()],
+                hole: [false, false],
+                mark: None,
             };
             if server.port() != real_addr::WIRESHARK_PORT {
                 let as_written = SocketAddr::new(server.ip(), real_addr::WIRESHARK_PORT);
@@ -168,6 +183,13 @@ impl<W: Write> PcapngSink<W> {
                 if let Some(c) = st.syn_comment.take() {
                     options.push(EnhancedPacketOption::Comment(Cow::Owned(c)));
                 }
+                if !p.payload.is_empty()
+                    && let Some((d, _)) = &st.mark
+                    && *d == p.dir
+                    && let Some((_, c)) = st.mark.take()
+                {
+                    options.push(EnhancedPacketOption::Comment(Cow::Owned(c)));
+                }
                 let carries = !p.payload.is_empty() || st.conv.ended();
                 let last = st.conv.ended() && i + 1 == count;
                 st.pending.retain(|v| {
@@ -192,6 +214,42 @@ impl<W: Write> PcapngSink<W> {
             self.writer.write_pcapng_block(block).map_err(io_err)?;
         }
         Ok(())
+    }
+}
+
+impl ConnState {
+    /// A frame (of JSONL `"proto"` `proto_name`) or, with `None`, a protocol header starts at
+    /// `offset` of `dir`: remembered until its bytes are written.
+    fn starts(&mut self, dir: Dir, offset: u64, proto_name: Option<&'static str>) {
+        let starts = &mut self.starts[dir.index()];
+        if offset < self.conv.offset(dir) || starts.back().is_some_and(|s| s.0 >= offset) {
+            return;
+        }
+        if starts.len() >= MAX_STARTS {
+            starts.pop_front();
+        }
+        starts.push_back((offset, proto_name));
+    }
+
+    /// `bytes` of `dir` at `offset` go out, the first packet marked as starting at a boundary
+    /// when they follow a hole and start where a frame or header does.
+    fn data(&mut self, dir: Dir, offset: u64, bytes: &[u8], out: &mut Vec<SynthPacket>) {
+        if bytes.is_empty() {
+            return;
+        }
+        let i = dir.index();
+        let hole = std::mem::take(&mut self.hole[i]) || offset > self.conv.offset(dir);
+        let starts = &mut self.starts[i];
+        while starts.front().is_some_and(|s| s.0 < offset) {
+            starts.pop_front();
+        }
+        if hole
+            && let Some(&(at, proto)) = starts.front()
+            && at == offset
+        {
+            self.mark = Some((dir, boundary::comment(proto)));
+        }
+        self.conv.data(dir, offset, bytes, out);
     }
 }
 
@@ -227,10 +285,28 @@ impl<W: Write> Sink for PcapngSink<W> {
             }
             EventKind::Data { dir, offset, bytes } => self.ensure_conn(ev).and_then(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
-                    st.conv.data(*dir, *offset, bytes, &mut out);
+                    st.data(*dir, *offset, bytes, &mut out);
                 }
                 self.write_packets(ev.ts, &mut out, ev.conn)
             }),
+            EventKind::Gap {
+                dir, offset, len, ..
+            } => self.ensure_conn(ev).and_then(|_| {
+                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    let end = offset.saturating_add(*len);
+                    if end > st.conv.offset(*dir) {
+                        st.conv.lost(*dir, end, &mut out);
+                        st.hole[dir.index()] = true;
+                    }
+                }
+                self.write_packets(ev.ts, &mut out, ev.conn)
+            }),
+            EventKind::Header { dir, offset, .. } => {
+                if let Some(st) = self.conns.get_mut(&ev.conn) {
+                    st.starts(*dir, *offset, None);
+                }
+                Ok(())
+            }
             EventKind::Violation(v) => self.ensure_conn(ev).map(|_| {
                 if let Some(st) = self.conns.get_mut(&ev.conn)
                     && st.coalescer.keep(ev)
@@ -238,9 +314,10 @@ impl<W: Write> Sink for PcapngSink<W> {
                     st.pending.push(v.clone());
                 }
             }),
-            EventKind::Frame(_) => {
+            EventKind::Frame(f) => {
                 if let Some(st) = self.conns.get_mut(&ev.conn) {
                     st.coalescer.keep(ev);
+                    st.starts(f.dir, f.offset, Some(f.frame.proto_name()));
                 }
                 Ok(())
             }
@@ -270,7 +347,7 @@ impl<W: Write> Sink for PcapngSink<W> {
                 self.remove(ev.conn);
                 res
             }),
-            // Headers, frames and gaps carry no bytes of their own (Data does).
+            // The rest carries no bytes of its own (Data does).
             _ => Ok(()),
         };
         out.clear();
@@ -280,6 +357,10 @@ impl<W: Write> Sink for PcapngSink<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.writer.get_mut().flush()
+    }
+
+    fn records_cuts(&self) -> bool {
+        true
     }
 }
 

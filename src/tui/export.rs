@@ -91,26 +91,88 @@ pub fn capture_of(app: &App, scope: ExportScope) -> (Vec<SourceEvent>, usize, us
         let Some(c) = app.conns.get(&id) else {
             continue;
         };
-        let rows: Vec<&Row> = c
+        let kept: Vec<bool> = c
             .rows
             .iter()
-            .filter(|r| r.kind == RowKind::Header || seqs.binary_search(&r.seq).is_ok())
+            .map(|r| r.kind == RowKind::Header || seqs.binary_search(&r.seq).is_ok())
             .collect();
-        let n = rows.iter().filter(|r| r.kind == RowKind::Frame).count();
-        if n == 0 && !rows.iter().any(|r| r.kind == RowKind::Malformed) {
+        let of_kind = |k: RowKind| {
+            c.rows
+                .iter()
+                .zip(&kept)
+                .filter(|(r, k2)| **k2 && r.kind == k)
+                .count()
+        };
+        let n = of_kind(RowKind::Frame);
+        if n == 0 && of_kind(RowKind::Malformed) == 0 {
             continue;
         }
         frames += n;
         conns += 1;
-        connection(c, &rows, &mut events);
+        connection(c, &kept, &mut events);
     }
     (events, frames, conns)
 }
 
-/// One connection's capture: connect, the rows' bytes with gaps between them, close.
-fn connection(c: &Conn, rows: &[&Row], out: &mut Vec<SourceEvent>) {
+/// Whether a row holds bytes of its direction's stream (a header, a frame, malformed bytes).
+fn has_bytes(r: &Row) -> bool {
+    r.dir.is_some()
+        && matches!(
+            r.kind,
+            RowKind::Header | RowKind::Frame | RowKind::Malformed
+        )
+}
+
+/// Where the bytes of `dir` left out from row `from` on end, and the protocol the bytes after
+/// them resume in: at the next row of `dir` kept (`kept` says which); or, when a row of the
+/// other direction is kept first, after the rows of `dir` left out before it (a later run
+/// is a gap of its own, told after that row, so that nothing sent after it is judged
+/// knowing only the first); else at the end of the last row of `dir` (nothing follows).
+fn cut_from(
+    c: &Conn,
+    kept: &[bool],
+    from: usize,
+    dir: crate::event::Dir,
+) -> (u64, Option<ProtocolHeader>) {
+    let resync = |r: &Row| {
+        if r.kind == RowKind::Header {
+            None
+        } else {
+            framing(r, c)
+        }
+    };
+    let mut end = (0, None);
+    for (r, k) in c.rows.iter().zip(kept).skip(from) {
+        if !has_bytes(r) {
+            continue;
+        }
+        if *k {
+            if r.dir == Some(dir) {
+                return (r.offset, resync(r));
+            }
+            if end.0 > 0 {
+                return end;
+            }
+            continue;
+        }
+        if r.dir == Some(dir) {
+            end = (end.0.max(r.offset + bytes_of(r).len() as u64), resync(r));
+        }
+    }
+    (end.0, None)
+}
+
+/// One connection's capture: connect, the kept rows' bytes (`kept` says which rows), a gap
+/// where the first row left out after them was (so that what the peers sent after it is read
+/// knowing of the hole), close.
+fn connection(c: &Conn, kept: &[bool], out: &mut Vec<SourceEvent>) {
     let unknown = |port| SocketAddr::from(([192, 0, 2, 1], port));
-    let first = rows.first().map_or(c.first_ts, |r| r.ts);
+    let first = c
+        .rows
+        .iter()
+        .zip(kept)
+        .find(|(_, k)| **k)
+        .map_or(c.first_ts, |(r, _)| r.ts);
     out.push(SourceEvent::Connect {
         conn: c.id,
         ts: first,
@@ -118,41 +180,39 @@ fn connection(c: &Conn, rows: &[&Row], out: &mut Vec<SourceEvent>) {
         server: c.upstream.unwrap_or(unknown(5672)),
     });
     let mut next = [0u64; 2];
-    for r in rows {
-        let Some(dir) = r.dir else { continue };
-        if !matches!(
-            r.kind,
-            RowKind::Header | RowKind::Frame | RowKind::Malformed
-        ) {
+    for (i, (r, k)) in c.rows.iter().zip(kept).enumerate() {
+        let Some(dir) = r.dir.filter(|_| has_bytes(r)) else {
+            continue;
+        };
+        let at = next[dir.index()];
+        if r.offset < at {
             continue;
         }
-        let at = &mut next[dir.index()];
-        if r.offset < *at {
-            continue;
-        }
-        if r.offset > *at {
+        // Bytes not written before this row, or this row left out: a hole up to the next row
+        // kept.
+        let (end, resync) = cut_from(c, kept, i, dir);
+        if end > at {
             out.push(SourceEvent::Gap {
                 conn: c.id,
                 ts: r.ts,
                 dir,
-                offset: *at,
-                len: r.offset - *at,
+                offset: at,
+                len: end - at,
                 reason: "not exported".into(),
-                resync: if r.kind == RowKind::Header {
-                    None
-                } else {
-                    framing(r, c)
-                },
+                resync,
             });
+            next[dir.index()] = end;
         }
-        let bytes = bytes_of(r);
-        *at = r.offset + bytes.len() as u64;
-        out.push(SourceEvent::Chunk(Chunk {
-            conn: c.id,
-            dir,
-            ts: r.ts,
-            bytes,
-        }));
+        if *k {
+            let bytes = bytes_of(r);
+            next[dir.index()] = r.offset + bytes.len() as u64;
+            out.push(SourceEvent::Chunk(Chunk {
+                conn: c.id,
+                dir,
+                ts: r.ts,
+                bytes,
+            }));
+        }
     }
     if let Some(info) = &c.closed {
         let ts = c.rows.back().map_or(c.last_ts, |r| r.ts);

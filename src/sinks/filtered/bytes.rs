@@ -51,6 +51,11 @@ impl DirBytes {
         }
     }
 
+    /// Whether bytes kept before stream offset `at` still wait for their `Data`.
+    pub(super) fn owes_before(&self, at: u64) -> bool {
+        self.kept.front().is_some_and(|k| k.start < at)
+    }
+
     /// `Data` of this direction arrived.
     pub(super) fn data(&mut self, offset: u64, bytes: Bytes, ts: Timestamp) {
         self.data_seen = true;

@@ -13,6 +13,10 @@
 //!   stream (Wireshark: "previous segment not captured"); replayed, amqpeek reads the hole as
 //!   a gap and tracks nothing it could not see. A JSONL's offsets have the same holes, read
 //!   back as gaps.
+//! - in a capture (a sink that [records cuts](Sink::records_cuts)), each run of frames not
+//!   passed as a `Gap` event where the first of them was (before anything else of its
+//!   connection), so that reading it back knows of the hole before what the peers sent after
+//!   it: a pcapng then acknowledges the missing bytes at once, a JSONL holds a `gap` record.
 //!
 //! A filter with `violations` or `rule:` judges a frame once its violations are known: at the
 //! next event that is not one of them, or at the flush (violations follow their frame within
@@ -22,8 +26,9 @@ mod bytes;
 
 use std::collections::HashMap;
 use std::io;
+use std::ops::Range;
 
-use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent};
+use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp};
 use crate::filter::{Filter, FrameFacts, frame_proto};
 use crate::pipeline::Sink;
 
@@ -36,6 +41,8 @@ pub struct FilteredSink<S> {
     /// A frame waiting for its violations, with them and its link.
     pending: Option<Pending>,
     conns: HashMap<ConnId, ConnState>,
+    /// The inner sink is a capture: what is left out goes to it as gaps.
+    cuts: bool,
 }
 
 struct Pending {
@@ -47,12 +54,21 @@ struct Pending {
 #[derive(Default)]
 struct ConnState {
     dirs: [DirBytes; 2],
+    /// Per direction: the run of frames not passed since the last event forwarded, as
+    /// (stream range, time of its first frame).
+    cuts: [Option<(Range<u64>, Timestamp)>; 2],
+    /// Runs ended by a later run not adjacent to them, waiting as their cuts do:
+    /// (time, direction, stream range).
+    spilled: Vec<(Timestamp, Dir, Range<u64>)>,
+    /// `Data` events flow (a pcapng is written): a gap waits for the bytes kept before it.
+    data_flows: bool,
 }
 
 impl<S: Sink> FilteredSink<S> {
     /// `inner`, filtered by `filter`.
     pub fn new(inner: S, filter: Filter) -> Self {
         FilteredSink {
+            cuts: inner.records_cuts(),
             inner,
             filter,
             pending: None,
@@ -89,12 +105,75 @@ impl<S: Sink> FilteredSink<S> {
         let conn = p.frame.conn;
         let range = f.offset..f.offset + f.raw.len() as u64;
         if keep {
-            self.inner.event(&p.frame)?;
+            self.forward(&p.frame)?;
             for v in &p.violations {
-                self.inner.event(v)?;
+                self.forward(v)?;
             }
+        } else if self.cuts {
+            self.cut(conn, f.dir, range.clone(), p.frame.ts);
         }
         self.decide(conn, f.dir, range, keep, &p.frame)
+    }
+
+    /// Frame bytes `range` of `dir`, from `ts`, are left out: they join the run of the frames
+    /// left out before them (a run not adjacent goes out as its gap first).
+    fn cut(&mut self, conn: ConnId, dir: Dir, range: Range<u64>, ts: Timestamp) {
+        let c = self.conn(conn);
+        match &mut c.cuts[dir.index()] {
+            Some((r, _)) if r.end == range.start => r.end = range.end,
+            slot => {
+                if let Some((r, t)) = slot.replace((range, ts)) {
+                    c.spilled.push((t, dir, r));
+                }
+            }
+        }
+    }
+
+    /// Pass `ev` on, after the gaps of the frames of its connection left out before it (in
+    /// the order the first frame of each was seen). Bytes of a direction that come before a
+    /// run left out (`Data` decided late) go out before its gap.
+    fn forward(&mut self, ev: &Event) -> io::Result<()> {
+        let ahead = stream_end(ev);
+        let closing = matches!(ev.kind, EventKind::Close(_));
+        let mut gaps = Vec::new();
+        if let Some(c) = self.conns.get_mut(&ev.conn) {
+            let (dirs, flows) = (&c.dirs, c.data_flows);
+            let later = |dir: Dir, r: &Range<u64>| {
+                !closing
+                    && (ahead.is_some_and(|(d, end)| d == dir && r.start >= end)
+                        || flows && dirs[dir.index()].owes_before(r.start))
+            };
+            let mut i = 0;
+            while i < c.spilled.len() {
+                if later(c.spilled[i].1, &c.spilled[i].2) {
+                    i += 1;
+                } else {
+                    gaps.push(c.spilled.remove(i));
+                }
+            }
+            for dir in [Dir::C2S, Dir::S2C] {
+                let slot = &mut c.cuts[dir.index()];
+                if slot.as_ref().is_some_and(|(r, _)| !later(dir, r))
+                    && let Some((r, t)) = slot.take()
+                {
+                    gaps.push((t, dir, r));
+                }
+            }
+        }
+        gaps.sort_by_key(|g| g.0);
+        for (ts, dir, r) in gaps {
+            self.inner.event(&Event {
+                conn: ev.conn,
+                ts,
+                kind: EventKind::Gap {
+                    dir,
+                    offset: r.start,
+                    len: r.end - r.start,
+                    reason: format!("{} bytes left out by the filter", r.end - r.start),
+                },
+            })?;
+        }
+        self.inner.event(ev)
     }
 
     fn frame_passes(
@@ -140,7 +219,7 @@ impl<S: Sink> FilteredSink<S> {
         let mut out = Vec::new();
         self.conn(conn).dirs[dir.index()].release(&mut out);
         for (offset, bytes, ts) in out {
-            self.inner.event(&Event {
+            self.forward(&Event {
                 conn: at.conn,
                 ts,
                 kind: EventKind::Data { dir, offset, bytes },
@@ -164,7 +243,7 @@ impl<S: Sink> FilteredSink<S> {
             frame: None,
         });
         if pass {
-            self.inner.event(ev)?;
+            self.forward(ev)?;
         }
         Ok(())
     }
@@ -175,6 +254,21 @@ impl<S: Sink> FilteredSink<S> {
             p.frame.conn == conn
                 && matches!(&p.frame.kind, EventKind::Frame(f) if f.dir == v.dir && f.offset == v.offset)
         })
+    }
+}
+
+/// The direction of the bytes `ev` carries and the stream offset they end at (`None` for an
+/// event of no bytes).
+fn stream_end(ev: &Event) -> Option<(Dir, u64)> {
+    match &ev.kind {
+        EventKind::Data { dir, offset, bytes } | EventKind::Undecoded { dir, offset, bytes } => {
+            Some((*dir, offset + bytes.len() as u64))
+        }
+        EventKind::Header {
+            dir, offset, raw, ..
+        } => Some((*dir, offset + raw.len() as u64)),
+        EventKind::Frame(f) => Some((f.dir, f.offset + f.raw.len() as u64)),
+        _ => None,
     }
 }
 
@@ -201,30 +295,32 @@ impl<S: Sink> Sink for FilteredSink<S> {
             }
             EventKind::Violation(v) => self.lone_violation(ev, v),
             EventKind::Data { dir, offset, bytes } => {
+                self.conn(ev.conn).data_flows = true;
                 self.conn(ev.conn).dirs[dir.index()].data(*offset, bytes.clone(), ev.ts);
                 self.release(ev.conn, *dir, ev)
             }
             EventKind::Header {
                 dir, offset, raw, ..
             } => {
-                self.inner.event(ev)?;
+                self.forward(ev)?;
                 let range = *offset..offset + raw.len() as u64;
                 self.decide(ev.conn, *dir, range, true, ev)
             }
             EventKind::Undecoded { dir, offset, bytes } => {
-                self.inner.event(ev)?;
+                self.forward(ev)?;
                 let range = *offset..offset + bytes.len() as u64;
                 self.decide(ev.conn, *dir, range, true, ev)
             }
             EventKind::Close(_) => {
+                let res = self.forward(ev);
                 self.conns.remove(&ev.conn);
-                self.inner.event(ev)
+                res
             }
             EventKind::Connect { .. }
             | EventKind::Gap { .. }
             | EventKind::State(_)
             | EventKind::Diagnosis(_)
-            | EventKind::Fin { .. } => self.inner.event(ev),
+            | EventKind::Fin { .. } => self.forward(ev),
         }
     }
 

@@ -30,12 +30,23 @@ impl Conn {
         for d in [Dir::C2S, Dir::S2C] {
             c.bytes(d, b"AMQP\x00\x01\x00\x00");
         }
-        c.send(Dir::C2S, &described_list(code::OPEN, vec![s("client")]), &[]);
-        c.send(Dir::S2C, &described_list(code::OPEN, vec![s("broker")]), &[]);
+        c.send(
+            Dir::C2S,
+            &described_list(code::OPEN, vec![s("client")]),
+            &[],
+        );
+        c.send(
+            Dir::S2C,
+            &described_list(code::OPEN, vec![s("broker")]),
+            &[],
+        );
         let begin = |remote: Option<u16>| {
             let window = Value::Uint(u32::MAX / 2);
             let remote = remote.map_or(Value::Null, Value::Ushort);
-            described_list(code::BEGIN, vec![remote, Value::Uint(0), window.clone(), window])
+            described_list(
+                code::BEGIN,
+                vec![remote, Value::Uint(0), window.clone(), window],
+            )
         };
         c.send(Dir::C2S, &begin(None), &[]);
         c.send(Dir::S2C, &begin(Some(0)), &[]);
