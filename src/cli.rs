@@ -82,7 +82,8 @@ pub enum CheckFormat {
     Text,
     /// One JSON document.
     Json,
-    /// JUnit XML (one test case per rule).
+    /// JUnit XML (one test case per rule; and a suite of diagnoses, one case per diagnosis id,
+    /// failing only those --fail-on-diagnosis names).
     Junit,
 }
 
@@ -148,7 +149,9 @@ pub struct PolicyArgs {
     #[arg(long = "diagnosis-threshold", value_name = "ID=SECS")]
     pub diagnosis_threshold: Vec<String>,
     /// Fail (exit 1) when diagnosis ID was made (`all`: any); repeatable. Diagnoses fail
-    /// nothing otherwise.
+    /// nothing otherwise: they are listed (`check`'s Diagnoses section; in JUnit a suite of
+    /// their own, a case per diagnosis id, a failure only when this flag names it, else
+    /// passing with the diagnoses in its system-out).
     #[arg(long = "fail-on-diagnosis", value_name = "ID|all")]
     pub fail_on_diagnosis: Vec<String>,
 }

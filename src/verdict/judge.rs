@@ -107,6 +107,14 @@ impl<'a> Verdict<'a> {
             .failing(&self.policy.fail_on_diagnosis)
     }
 
+    /// The run's diagnoses as the reports show them, judged by `--fail-on-diagnosis`.
+    pub fn diagnoses(&self) -> super::render::diagnoses::DiagnosesSection {
+        super::render::diagnoses::DiagnosesSection::of(
+            self.report.diagnoses(),
+            &self.policy.fail_on_diagnosis,
+        )
+    }
+
     /// `PASS` or `FAIL`.
     pub fn word(&self) -> &'static str {
         if self.fails() { "FAIL" } else { "PASS" }
