@@ -263,9 +263,13 @@ fn a_receiver_that_never_grants_credit_is_listed_and_check_passes() {
     );
     // Since the broker's attach (the second one, s2c), a diagnosis 30 s later, still held 40 s
     // after the attach.
-    let attach_s2c = [a10::HEADER.len(), a10::open("broker").len(), a10::begin_reply(0, 0).len()]
-        .iter()
-        .sum::<usize>();
+    let attach_s2c = [
+        a10::HEADER.len(),
+        a10::open("broker").len(),
+        a10::begin_reply(0, 0).len(),
+    ]
+    .iter()
+    .sum::<usize>();
     assert!(
         text.contains(&format!(
             "since 2025-11-29T12:00:00.007001Z (frame s2c @{attach_s2c}), a diagnosis from \
@@ -277,10 +281,19 @@ fn a_receiver_that_never_grants_credit_is_listed_and_check_passes() {
         text.contains("still held at the end of the capture (held 39.99"),
         "{text}"
     );
-    assert!(text.contains("likely cause: the receiving application"), "{text}");
+    assert!(
+        text.contains("likely cause: the receiving application"),
+        "{text}"
+    );
     assert!(text.contains("to do: grant credit"), "{text}");
-    assert!(text.contains(&format!("evidence: s2c @{attach_s2c}\n")), "{text}");
-    assert!(text.trim_end().ends_with("-> PASS (fail-on error)"), "{text}");
+    assert!(
+        text.contains(&format!("evidence: s2c @{attach_s2c}\n")),
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("-> PASS (fail-on error)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -292,7 +305,10 @@ fn fail_on_diagnosis_fails_check_and_makes_a_junit_failure() {
     assert_eq!(code, 1, "{text}{err}");
     assert!(text.contains("(fails: --fail-on-diagnosis)"), "{text}");
     assert!(text.contains("1 fail the verdict"), "{text}");
-    assert!(text.trim_end().ends_with("-> FAIL (fail-on error)"), "{text}");
+    assert!(
+        text.trim_end().ends_with("-> FAIL (fail-on error)"),
+        "{text}"
+    );
     assert!(err.contains("amqp10.link.no-credit"), "{err}");
     // Another id named: the diagnosis is listed, and passes.
     let other = ["--fail-on-diagnosis", "amqp10.link.credit-exhausted"];
@@ -322,7 +338,10 @@ fn fail_on_diagnosis_fails_check_and_makes_a_junit_failure() {
     let (code, xml, case) = junit(&[]);
     assert_eq!(code, 0);
     assert!(!case.contains("<failure"), "{case}");
-    assert!(case.contains("<system-out>amqp10.link.no-credit conn 1"), "{case}");
+    assert!(
+        case.contains("<system-out>amqp10.link.no-credit conn 1"),
+        "{case}"
+    );
     assert_eq!(xml.matches("<failure").count(), 0, "{xml}");
 }
 
@@ -394,6 +413,20 @@ fn stats_text_and_json_show_the_diagnoses() {
     assert_eq!(d["id"], "amqp10.link.no-credit");
     assert_eq!(d["name"], "link \"orders\" s2c");
     assert_eq!(d["at"], "2025-11-29T12:00:30.007001Z");
+    // The threshold as `check` takes it.
+    let (_, json, err) = amqpeek(&[
+        "stats",
+        path(&pcapng),
+        "--format",
+        "json",
+        "--diagnosis-threshold",
+        "amqp10.link.no-credit=5",
+    ]);
+    let doc: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(
+        doc["diagnoses"]["list"][0]["at"],
+        "2025-11-29T12:00:05.007001Z"
+    );
 }
 
 #[test]
@@ -473,7 +506,10 @@ fn wire_strings_in_diagnoses_are_escaped_in_text_and_junit() {
     let (_, text, _) = amqpeek(&["check", path(&pcapng)]);
     assert!(text.contains("Diagnoses"), "{text}");
     assert!(!forged(&text), "{text:?}");
-    assert!(text.contains("or\\x1b]52;c;eA==\\x07\\n-> PASS\\u{202e}ders"), "{text}");
+    assert!(
+        text.contains("or\\x1b]52;c;eA==\\x07\\n-> PASS\\u{202e}ders"),
+        "{text}"
+    );
     let (_, stats, _) = amqpeek(&["stats", path(&pcapng)]);
     assert!(stats.contains("Diagnoses"), "{stats}");
     assert!(!forged(&stats), "{stats:?}");
@@ -482,7 +518,10 @@ fn wire_strings_in_diagnoses_are_escaped_in_text_and_junit() {
     let doc = check_json(&pcapng, &[]);
     let name = doc["diagnoses"]["list"][0]["name"].as_str().unwrap();
     assert!(!forged(name), "{name:?}");
-    assert_eq!(name, "link \"or\\x1b]52;c;eA==\\x07\\n-> PASS\\u{202e}ders\" s2c");
+    assert_eq!(
+        name,
+        "link \"or\\x1b]52;c;eA==\\x07\\n-> PASS\\u{202e}ders\" s2c"
+    );
 }
 
 /// Exactly `want` bytes from `stream`.
@@ -584,7 +623,10 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
     assert!(st.success());
     assert!(proxy.wait().unwrap().success());
     // The capture, checked with the same threshold, gives the same diagnosis once.
-    let doc = check_json(&jsonl, &["--diagnosis-threshold", "amqp10.link.no-credit=1"]);
+    let doc = check_json(
+        &jsonl,
+        &["--diagnosis-threshold", "amqp10.link.no-credit=1"],
+    );
     let list = &doc["diagnoses"]["list"];
     assert_eq!(doc["diagnoses"]["total"], 1, "{doc}");
     assert_eq!(list[0]["id"], started["id"]);

@@ -455,7 +455,8 @@ mod tests {
         let header = "414d515000010000";
         let open = "0000001102000000005310c00401a10163";
         let begin = "0000001a02000000005311c00d04404370000000647000000064";
-        let begin_reply = "0000002602000000005311d00000001600000004600000700000000070000000647000000064";
+        let begin_reply =
+            "0000002602000000005311d00000001600000004600000700000000070000000647000000064";
         let attach_rcv = "0000003d02000000005312d00000002d00000007a101717000000000414040005328d00000000700000001a10171005329d00000000700000001a10171";
         let attach_snd = "0000004402000000005312d0000000340000000aa101717000000000424040005328d00000000700000001a10171005329d00000000700000001a1017140407000000000";
         let mut limits = crate::state::diagnose::Thresholds::new();
@@ -511,7 +512,10 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
         assert_eq!(started.check.id, "amqp10.link.no-credit");
-        assert!(started.ended.is_none(), "started, the connection still open");
+        assert!(
+            started.ended.is_none(),
+            "started, the connection still open"
+        );
         // It started when its condition had held 0.2 s, not when the tick noticed it.
         assert_eq!(started.at.0, started.since.0 + 200_000);
         assert!(started.since <= attached);

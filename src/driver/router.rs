@@ -218,7 +218,13 @@ impl Router {
     /// `conn`'s inspector panicked (at `dir`'s offset `at`, in `len` bytes): a decoder bug
     /// must not take the other connections' inspection down with it. It is not inspected any
     /// more, and a gap event says so.
-    fn poison(&mut self, conn: ConnId, ts: Timestamp, (dir, at, len): (Dir, u64, u64), out: &mut Vec<Event>) {
+    fn poison(
+        &mut self,
+        conn: ConnId,
+        ts: Timestamp,
+        (dir, at, len): (Dir, u64, u64),
+        out: &mut Vec<Event>,
+    ) {
         tracing::error!("#{conn}: the inspector panicked; not inspecting this connection any more");
         self.inspectors.remove(&conn);
         self.poisoned.insert(conn);

@@ -387,7 +387,16 @@ mod tests {
             (&rules::CODEC_TRUNCATED_FRAME, Dir::C2S, 1),
         ]);
         let xml = r.render(Format::Junit, "cap.jsonl", Severity::Error);
-        assert_eq!(xml.matches("<testcase ").count(), rules::catalog().count());
+        // A case per rule, and one per diagnosis check in the diagnoses' suite.
+        let checks = crate::state::diagnose::catalog::CHECKS.len();
+        assert_eq!(
+            xml.matches("<testcase ").count(),
+            rules::catalog().count() + checks
+        );
+        assert_eq!(
+            xml.matches("classname=\"amqpeek.diagnoses\"").count(),
+            checks
+        );
         assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
         assert!(xml.contains("&lt;bad &amp; "), "{xml}");
         assert!(!xml.contains("<bad"));

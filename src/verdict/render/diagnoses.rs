@@ -269,7 +269,10 @@ mod tests {
         assert_eq!(row.ended, Some("capture ended"));
         let mut text = String::new();
         section.text_into(&mut text, "", "    ");
-        assert!(text.starts_with("Diagnoses (why a flow is stuck): 1 "), "{text}");
+        assert!(
+            text.starts_with("Diagnoses (why a flow is stuck): 1 "),
+            "{text}"
+        );
         assert!(text.contains("(fails: --fail-on-diagnosis)"), "{text}");
         assert!(text.contains("(frame s2c @403)"), "{text}");
         assert!(
@@ -277,7 +280,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\\x1b]52\\n\\u{202e}"), "{text}");
-        assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'), "{text}");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), 8, "{text}");
     }
 
@@ -292,6 +298,7 @@ mod tests {
             }),
             why: EndWhy::Cleared,
         };
+        ds.take(&made("link \"q\" s2c", None));
         ds.take(&made("link \"q\" s2c", Some(end)));
         let section = DiagnosesSection::of(&ds, &[]);
         assert_eq!(section.failing, 0);
