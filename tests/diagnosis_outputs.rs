@@ -6,7 +6,8 @@
 //! only when `--fail-on-diagnosis` names it; wire strings in it are escaped; the JSONL and the
 //! pcapng of one conversation give the same diagnoses, and the same as the run that wrote
 //! them. Live: a proxy between a client and a server that fall silent writes the diagnosis
-//! to its JSONL capture while the connection is still open.
+//! to its JSONL capture while the connection is still open, and fails its verdict when
+//! `--fail-on-diagnosis` names it.
 
 mod cli_common;
 
@@ -572,6 +573,8 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
             path(&jsonl),
             "--diagnosis-threshold",
             "amqp10.link.no-credit=1",
+            "--fail-on-diagnosis",
+            "amqp10.link.no-credit",
         ],
         Stdio::null(),
     );
@@ -621,7 +624,8 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
         .status()
         .unwrap();
     assert!(st.success());
-    assert!(proxy.wait().unwrap().success());
+    // Named by --fail-on-diagnosis: the proxy's verdict fails.
+    assert_eq!(proxy.wait().unwrap().code(), Some(1));
     // The capture, checked with the same threshold, gives the same diagnosis once.
     let doc = check_json(
         &jsonl,
