@@ -79,10 +79,11 @@ const TICK_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a worker's queue must have been empty before it ticks, and how far behind the
 /// clock the tick reads: a chunk read before the tick's time has been queued by then (a relay
-/// stamps a chunk as it reads it, and queues it right away, or once its connection's budget
-/// is back, which the drained queue gave back), so a tick never runs ahead of a frame that
-/// would have cleared the condition. Under a flood that never leaves the queue empty that
-/// long, silent connections are ticked at the next lull (their own frames tick them anyway).
+/// stamps a chunk as it reads it, and queues it right away, or as soon as its connection's
+/// budget is back, which draining the queue gave back), so a tick does not run ahead of a
+/// frame that would have cleared the condition, unless that relay was kept from running for
+/// this long. Under a flood that never leaves the queue empty that long, silent connections
+/// are ticked at the next lull (their own frames tick them anyway).
 const TICK_QUIET: Duration = Duration::from_millis(20);
 
 /// How long a message may wait in the queue before the inspection counts as behind.

@@ -131,7 +131,11 @@ impl DiagnosisRow {
                 ""
             }
         );
-        let held = self.held_us as f64 / 1e6;
+        let held = if self.held_us < 1_000_000 {
+            format!("{:.3} ms", self.held_us as f64 / 1e3)
+        } else {
+            format!("{:.3} s", self.held_us as f64 / 1e6)
+        };
         let first = self
             .evidence
             .first()
@@ -148,9 +152,9 @@ impl DiagnosisRow {
                     .end_frame
                     .map(|f| format!(" by the frame {f}"))
                     .unwrap_or_default();
-                format!("until {until} ({why}{by}; held {held:.3} s)")
+                format!("until {until} ({why}{by}; held {held})")
             }
-            (_, Some(_)) => format!("still held at the end of the capture (held {held:.3} s)"),
+            (_, Some(_)) => format!("still held at the end of the capture (held {held})"),
             _ => "still held".to_string(),
         };
         let _ = writeln!(out, "{indent}{end}");
