@@ -33,12 +33,14 @@ pub enum Command {
     /// and `--jsonl` / `--pcap` to convert.
     Replay(ReplayArgs),
     /// Read a capture and give a CI verdict: exit 0 clean, 1 on violations at or above
-    /// `--fail-on`, 2 when anything else went wrong (unreadable input, unwritable output, no
-    /// AMQP connection in the capture without `--allow-empty`).
+    /// `--fail-on` (or diagnoses `--fail-on-diagnosis` names), 2 when anything else went wrong
+    /// (unreadable input, unwritable output, no AMQP connection in the capture without
+    /// `--allow-empty`). Diagnoses (why a flow is stuck) are listed in their own section.
     Check(CheckArgs),
     /// Traffic statistics of a capture, as `tshark -z` gives them: frames and bytes per
     /// performative or method and direction, rates per link and channel, settlement latency
-    /// percentiles (transfer->disposition, publish->confirm, deliver->ack).
+    /// percentiles (transfer->disposition, publish->confirm, deliver->ack); and the diagnoses
+    /// (why a flow is stuck).
     Stats(StatsArgs),
     /// Print a shell completion script: `mkdir -p ~/.local/share/bash-completion/completions &&
     /// amqpeek completions bash > ~/.local/share/bash-completion/completions/amqpeek`.
@@ -82,7 +84,8 @@ pub enum CheckFormat {
     Text,
     /// One JSON document.
     Json,
-    /// JUnit XML (one test case per rule).
+    /// JUnit XML (one test case per rule; and a suite of diagnoses, one case per diagnosis id,
+    /// failing only those --fail-on-diagnosis names).
     Junit,
 }
 
@@ -148,7 +151,9 @@ pub struct PolicyArgs {
     #[arg(long = "diagnosis-threshold", value_name = "ID=SECS")]
     pub diagnosis_threshold: Vec<String>,
     /// Fail (exit 1) when diagnosis ID was made (`all`: any); repeatable. Diagnoses fail
-    /// nothing otherwise.
+    /// nothing otherwise: they are listed (`check`'s Diagnoses section; in JUnit a suite of
+    /// their own, a case per diagnosis id, a failure only when this flag names it, else
+    /// passing with the diagnoses in its system-out).
     #[arg(long = "fail-on-diagnosis", value_name = "ID|all")]
     pub fail_on_diagnosis: Vec<String>,
 }
@@ -224,6 +229,14 @@ pub struct StatsArgs {
     /// a quarter of it is decoded from its head.
     #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]
     pub inspect_memory: usize,
+    /// The threshold of diagnosis ID, as `check` takes it (seconds; a count for
+    /// amqp.delivery.redelivery-loop; seconds before the expiry for amqp10.cbs.token-expiring);
+    /// repeatable. The Diagnoses section lists what held its threshold.
+    #[arg(long = "diagnosis-threshold", value_name = "ID=SECS")]
+    pub diagnosis_threshold: Vec<String>,
+    /// Read the diagnosis thresholds from PATH [default: ./amqpeek.toml when there is one].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.

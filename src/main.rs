@@ -668,6 +668,15 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
     if reads_stdin(&args.input) {
         finish_on_first_interrupt();
     }
+    // The diagnosis thresholds as `check` takes them (flags over the config file).
+    let judged = gate::policy(
+        &cli::PolicyArgs {
+            diagnosis_threshold: args.diagnosis_threshold.clone(),
+            config: args.config.clone(),
+            ..Default::default()
+        },
+        None,
+    )?;
     let source = match open_capture(&args.input, None, None) {
         Ok(s) => s,
         Err(code) => return Ok(code),
@@ -676,6 +685,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         emit_data: false,
         inspect_memory: args.inspect_memory,
         emit_state: false,
+        diagnosis: Some(Arc::new(judged.thresholds)),
         ..InspectOptions::DEFAULT
     };
     let jobs = args.jobs.unwrap_or_else(parallel::default_jobs);

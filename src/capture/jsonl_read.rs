@@ -4,6 +4,16 @@
 //! gaps. Files written before `fin` lines existed read as before (each direction then ends at
 //! the close).
 //!
+//! `violation` and `diagnosis` lines are read past: the pipeline derives both again from the
+//! frames, so a JSONL capture is judged as a pcapng of the same bytes is, and nothing is
+//! counted twice. Diagnoses come back the same (ids, scopes, start times and offsets) because
+//! their times are the frames' times and the capture's end: the last line's time, as the
+//! `close` lines the writer ends each connection with say (see
+//! [`crate::state::diagnose`]). A diagnosis the proxy's clock started while a connection was
+//! silent shows again, as that connection's `close` line is as late as its end or the proxy's
+//! stop; only a file cut short (the proxy killed, no `close` line) ends at its last frame,
+//! and what became due after it is then in its `diagnosis` lines alone.
+//!
 //! Streams line by line; holds only per-connection offsets, for at most
 //! [`CaptureOptions::max_connections`](super::CaptureOptions) connections open at once (as the
 //! packet reader): beyond, the least recently active eighth is closed as
@@ -214,7 +224,9 @@ impl<R: BufRead> JsonlSource<R> {
             "gap" => self.gap(&line)?,
             "fin" => self.fin(&line)?,
             "close" => self.close(&line),
-            _ => {} // violations and anything newer carry no bytes
+            // Violations and diagnoses are derived again from the frames (see the module doc);
+            // anything newer carries no bytes.
+            _ => {}
         }
         Ok(())
     }

@@ -22,6 +22,14 @@
 //! every frame (the TUI alone) and a worker falls behind (see `Backlog`), it skims chunks
 //! ([`crate::pipeline::Inspector::skim`]) until it has caught up, so the relay never waits for
 //! decoding.
+//!
+//! Time is an input too: a stall is frames that do not come. A worker whose queue has been
+//! empty for [`TICK_QUIET`] ticks its connections' clocks ([`Router::tick`], at most once a
+//! [`TICK_EVERY`]; it parks no longer than that while it has connections open), so a
+//! diagnosis of a silent connection starts, and reaches the captures, while the silence
+//! lasts. The relay never waits for it. A diagnosis starts at the time its condition held
+//! its threshold, whichever tick noticed it: the proxy's captures, checked later, give the
+//! same diagnoses.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
@@ -64,6 +72,19 @@ const POLL_INTERVAL: Duration = Duration::from_millis(1);
 
 /// Empty polls before a worker parks until the next message.
 const IDLE_POLLS: u32 = 200;
+
+/// How often, at most, a worker ticks its connections' clocks ([`Router::tick`]): a
+/// diagnosis of a silent connection starts within this much of being due.
+const TICK_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a worker's queue must have been empty before it ticks, and how far behind the
+/// clock the tick reads: a chunk read before the tick's time has been queued by then (a relay
+/// stamps a chunk as it reads it, and queues it right away, or as soon as its connection's
+/// budget is back, which draining the queue gave back), so a tick does not run ahead of a
+/// frame that would have cleared the condition, unless that relay was kept from running for
+/// this long. Under a flood that never leaves the queue empty that long, silent connections
+/// are ticked at the next lull (their own frames tick them anyway).
+const TICK_QUIET: Duration = Duration::from_millis(20);
 
 /// How long a message may wait in the queue before the inspection counts as behind.
 const MAX_LAG: Duration = Duration::from_millis(10);
@@ -186,9 +207,26 @@ impl Worker {
             part.release_spare();
             super::reclaim::before_long_wait();
         };
-        while next_batch(&mut rx, &mut batch, &mut || {
-            release(&mut self.part, &mut events, &mut out)
-        }) {
+        let mut polls = 0u32;
+        let mut last_message = Instant::now();
+        let mut last_tick = Instant::now();
+        loop {
+            let park_for = self.router.has_open().then_some(TICK_EVERY);
+            let waited = next_batch(&mut rx, &mut batch, &mut polls, park_for, &mut || {
+                release(&mut self.part, &mut events, &mut out)
+            });
+            match waited {
+                Waited::Gone => break,
+                Waited::Quiet => {
+                    let now = Instant::now();
+                    if now - last_message >= TICK_QUIET && now - last_tick >= TICK_EVERY {
+                        last_tick = now;
+                        self.tick(&mut events, &mut out);
+                    }
+                    continue;
+                }
+                Waited::Batch => {}
+            }
             let waiting = rx.len();
             let taken = batch.len();
             for (i, Queued { ev, permit }) in batch.drain(..).enumerate() {
@@ -214,11 +252,25 @@ impl Worker {
             self.router.flush_data(Timestamp::now(), &mut events);
             self.part.take(&mut events, &mut out);
             self.write(&mut out, true);
+            last_message = Instant::now();
         }
         self.router
             .finish_at(Timestamp::now(), CloseReason::ProxyStopped, &mut events);
         self.part.take(&mut events, &mut out);
         self.write(&mut out, true);
+    }
+
+    /// The clock ticks: what became due on a silent connection starts now, and reaches the
+    /// sinks (flushed: a capture shows a stall while it lasts). The time read is
+    /// [`TICK_QUIET`] behind the clock.
+    fn tick(&mut self, events: &mut Vec<crate::event::Event>, out: &mut Output) {
+        let behind = TICK_QUIET.as_micros() as i64;
+        let now = Timestamp(Timestamp::now().0.saturating_sub(behind));
+        self.router.tick(now, events);
+        if !events.is_empty() {
+            self.part.take(events, out);
+            self.write(out, true);
+        }
     }
 
     /// Write `out` to the sinks (waiting for this worker's turn), and `flush` them; empties it.
@@ -235,47 +287,80 @@ impl Worker {
     }
 }
 
-/// Wait for the next messages and take up to [`MAX_BATCH`] of them; false once every sender is
-/// gone. While traffic flows, the queue is polled on a short timer instead of parking: a parked
-/// receiver makes every relay `send` pay a thread wake-up (a syscall and a context switch per
-/// chunk). After a while without traffic, it parks until the next message.
-/// `before_park` runs before it parks.
+/// What waiting for the queue gave.
+#[derive(Debug, PartialEq, Eq)]
+enum Waited {
+    /// Messages, in the batch.
+    Batch,
+    /// Nothing yet (one poll, or a park that timed out): time to tick the clock, maybe.
+    Quiet,
+    /// Every sender is gone.
+    Gone,
+}
+
+/// Wait for the next messages and take up to [`MAX_BATCH`] of them. While traffic flows, the
+/// queue is polled on a short timer instead of parking: a parked receiver makes every relay
+/// `send` pay a thread wake-up (a syscall and a context switch per chunk). After `IDLE_POLLS`
+/// empty polls (`polls` counts them across calls), it parks until the next message, or for
+/// `park_for` at most (the worker's connections have clocks to tick); `before_park` runs
+/// before the first park after traffic. Each empty poll and each park that times out returns
+/// [`Waited::Quiet`].
 fn next_batch(
     rx: &mut mpsc::UnboundedReceiver<Queued>,
     batch: &mut Vec<Queued>,
+    polls: &mut u32,
+    park_for: Option<Duration>,
     before_park: &mut dyn FnMut(),
-) -> bool {
-    let mut idle_polls = 0u32;
-    loop {
-        match rx.try_recv() {
-            Ok(m) => {
-                batch.push(m);
-                break;
-            }
-            Err(mpsc::error::TryRecvError::Empty) if idle_polls < IDLE_POLLS => {
-                idle_polls += 1;
-                std::thread::sleep(POLL_INTERVAL);
-            }
-            Err(mpsc::error::TryRecvError::Empty) => {
+) -> Waited {
+    match rx.try_recv() {
+        Ok(m) => batch.push(m),
+        Err(mpsc::error::TryRecvError::Disconnected) => return Waited::Gone,
+        Err(mpsc::error::TryRecvError::Empty) if *polls < IDLE_POLLS => {
+            *polls += 1;
+            std::thread::sleep(POLL_INTERVAL);
+            return Waited::Quiet;
+        }
+        Err(mpsc::error::TryRecvError::Empty) => {
+            if *polls == IDLE_POLLS {
+                *polls += 1;
                 before_park();
-                match rx.blocking_recv() {
-                    Some(m) => {
-                        batch.push(m);
-                        break;
-                    }
-                    None => return false,
-                }
             }
-            Err(mpsc::error::TryRecvError::Disconnected) => return false,
+            match park(rx, park_for) {
+                Parked::Got(m) => batch.push(m),
+                Parked::TimedOut => return Waited::Quiet,
+                Parked::Gone => return Waited::Gone,
+            }
         }
     }
+    *polls = 0;
     while batch.len() < MAX_BATCH {
         match rx.try_recv() {
             Ok(m) => batch.push(m),
             Err(_) => break,
         }
     }
-    true
+    Waited::Batch
+}
+
+/// What a park gave.
+enum Parked {
+    Got(Queued),
+    TimedOut,
+    Gone,
+}
+
+/// Park until the next message, or for `limit` at most. The timed park waits on the runtime
+/// the worker was spawned on (its timers); outside one, it waits for the message alone.
+fn park(rx: &mut mpsc::UnboundedReceiver<Queued>, limit: Option<Duration>) -> Parked {
+    let timed = limit.zip(tokio::runtime::Handle::try_current().ok());
+    let got = match timed {
+        Some((limit, rt)) => match rt.block_on(tokio::time::timeout(limit, rx.recv())) {
+            Ok(got) => got,
+            Err(_) => return Parked::TimedOut,
+        },
+        None => rx.blocking_recv(),
+    };
+    got.map_or(Parked::Gone, Parked::Got)
 }
 
 #[cfg(test)]
@@ -361,6 +446,88 @@ mod tests {
             matches!(events.last().unwrap().kind, EventKind::Close(_)),
             "closed when the proxy stopped"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_silent_connections_diagnosis_starts_while_it_is_silent() {
+        // AMQP 1.0: headers, opens, begins, the client's receiver attach and the broker's
+        // sender attach of link "q"; then nothing, and no credit was ever granted.
+        let h = |s: &str| Bytes::from(hex::decode(s).unwrap());
+        let header = "414d515000010000";
+        let open = "0000001102000000005310c00401a10163";
+        let begin = "0000001a02000000005311c00d04404370000000647000000064";
+        let begin_reply =
+            "0000002602000000005311d00000001600000004600000700000000070000000647000000064";
+        let attach_rcv = "0000003d02000000005312d00000002d00000007a101717000000000414040005328d00000000700000001a10171005329d00000000700000001a10171";
+        let attach_snd = "0000004402000000005312d0000000340000000aa101717000000000424040005328d00000000700000001a10171005329d00000000700000001a1017140407000000000";
+        let mut limits = crate::state::diagnose::Thresholds::new();
+        limits.set("amqp10.link.no-credit", 0.2).unwrap();
+        let opts = InspectOptions {
+            diagnosis: Some(Arc::new(limits)),
+            ..InspectOptions::default()
+        };
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let live = Live::start(
+            vec![Box::new(Keep(events.clone()))],
+            opts,
+            NonZeroUsize::new(1).unwrap(),
+            64,
+        );
+        let tx = live.queue(1);
+        let send = |ev| tx.send(Queued { ev, permit: None }).unwrap();
+        send(SourceEvent::Connect {
+            conn: 1,
+            ts: Timestamp::now(),
+            client: "127.0.0.1:40000".parse().unwrap(),
+            server: "127.0.0.1:5672".parse().unwrap(),
+        });
+        let chunks = [
+            (Dir::C2S, header),
+            (Dir::S2C, header),
+            (Dir::C2S, open),
+            (Dir::S2C, open),
+            (Dir::C2S, begin),
+            (Dir::S2C, begin_reply),
+            (Dir::C2S, attach_rcv),
+            (Dir::S2C, attach_snd),
+        ];
+        for (dir, bytes) in chunks {
+            send(SourceEvent::Chunk(Chunk {
+                conn: 1,
+                dir,
+                ts: Timestamp::now(),
+                bytes: h(bytes),
+            }));
+        }
+        let attached = Timestamp::now();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let started = loop {
+            let found = events.lock().unwrap().iter().find_map(|e| match &e.kind {
+                EventKind::Diagnosis(d) => Some(d.clone()),
+                _ => None,
+            });
+            if let Some(d) = found {
+                break d;
+            }
+            assert!(Instant::now() < deadline, "no diagnosis while silent");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(started.check.id, "amqp10.link.no-credit");
+        assert!(
+            started.ended.is_none(),
+            "started, the connection still open"
+        );
+        // It started when its condition had held 0.2 s, not when the tick noticed it.
+        assert_eq!(started.at.0, started.since.0 + 200_000);
+        assert!(started.since <= attached);
+        drop(tx);
+        assert!(live.finish().await.unwrap().is_empty());
+        let events = events.lock().unwrap();
+        let diagnoses = events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Diagnosis(_)))
+            .count();
+        assert_eq!(diagnoses, 2, "its start, and its end as the proxy stopped");
     }
 
     #[test]

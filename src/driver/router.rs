@@ -5,7 +5,7 @@ use crate::hash::{HashMap, HashSet};
 
 use super::Stats;
 use crate::capture::SourceEvent;
-use crate::event::{CloseReason, ConnId, Event, EventKind, Timestamp};
+use crate::event::{CloseReason, ConnId, Dir, Event, EventKind, Timestamp};
 use crate::pipeline::{InspectOptions, Inspector};
 
 /// The inspectors of the connections one thread (the only one, or one worker) is given.
@@ -210,23 +210,67 @@ impl Router {
         let fed =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed(&mut *insp, &mut *out)));
         if fed.is_err() {
-            // A decoder bug must not take the other connections' inspection down with it.
-            tracing::error!(
-                "#{conn}: the inspector panicked; not inspecting this connection any more"
-            );
             out.truncate(start);
-            self.inspectors.remove(&conn);
-            self.poisoned.insert(conn);
-            out.push(Event {
-                conn,
-                ts,
-                kind: EventKind::Gap {
-                    dir,
-                    offset: at,
-                    len,
-                    reason: "inspector failed; the rest of this connection is not inspected".into(),
-                },
-            });
+            self.poison(conn, ts, (dir, at, len), out);
+        }
+    }
+
+    /// `conn`'s inspector panicked (at `dir`'s offset `at`, in `len` bytes): a decoder bug
+    /// must not take the other connections' inspection down with it. It is not inspected any
+    /// more, and a gap event says so.
+    fn poison(
+        &mut self,
+        conn: ConnId,
+        ts: Timestamp,
+        (dir, at, len): (Dir, u64, u64),
+        out: &mut Vec<Event>,
+    ) {
+        tracing::error!("#{conn}: the inspector panicked; not inspecting this connection any more");
+        self.inspectors.remove(&conn);
+        self.poisoned.insert(conn);
+        out.push(Event {
+            conn,
+            ts,
+            kind: EventKind::Gap {
+                dir,
+                offset: at,
+                len,
+                reason: "inspector failed; the rest of this connection is not inspected".into(),
+            },
+        });
+    }
+
+    /// Whether a connection with bytes is open (something a clock tick may concern).
+    pub fn has_open(&self) -> bool {
+        !self.inspectors.is_empty()
+    }
+
+    /// The clock reads `now`: each open connection's diagnoses whose condition held its
+    /// threshold by then start ([`Inspector::tick`]; at once when none is due), in connection
+    /// order. Live, the driver ticks while connections are silent, so a stall shows while it
+    /// lasts; offline, the chunks' times and the capture's end are the clock. Either way a
+    /// diagnosis starts at the time its condition held its threshold, whichever tick noticed
+    /// it.
+    pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Event>) {
+        let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        conns.sort_unstable();
+        for conn in conns {
+            let Some(insp) = self.inspectors.get_mut(&conn) else {
+                continue;
+            };
+            if !self.contain_panics {
+                insp.tick(now, out);
+                continue;
+            }
+            let at = insp.bytes_seen(Dir::C2S);
+            let start = out.len();
+            let ticked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                insp.tick(now, &mut *out)
+            }));
+            if ticked.is_err() {
+                out.truncate(start);
+                self.poison(conn, now, (Dir::C2S, at, 0), out);
+            }
         }
     }
 

@@ -1,7 +1,9 @@
 //! Traffic statistics of a capture or a live run, as `tshark -z` gives them for other
 //! protocols: frames and bytes per performative or method and direction, rates per link and
 //! per channel, settlement latency percentiles (transfer -> disposition, publish -> confirm,
-//! deliver -> ack).
+//! deliver -> ack); and the diagnoses the pipeline made (why a flow is stuck, see
+//! [`crate::verdict::render::diagnoses`]), each once, at most
+//! [`crate::verdict::diagnoses::MAX_KEPT`] of them.
 //!
 //! [`Collector`] is a [`Sink`]: it reads the pipeline's events like any other sink, so
 //! `amqpeek stats`, the TUI's statistics pane and anything else get the same numbers from the
@@ -101,6 +103,8 @@ pub struct Collector {
     untimed: u64,
     unsettled_at_close: u64,
     gaps: u64,
+    /// The diagnoses (every one: a filter passes frames, not diagnoses).
+    diagnoses: crate::verdict::Diagnoses,
 }
 
 impl Collector {
@@ -156,6 +160,7 @@ impl Collector {
                     c.passed.clear();
                 }
             }
+            EventKind::Diagnosis(d) => self.diagnoses.take(d),
             EventKind::Close(_) => {
                 let filtering = self.filter.is_some();
                 if let Some(c) = self.open.remove(&ev.conn) {

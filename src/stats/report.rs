@@ -9,6 +9,7 @@ use super::latency::Percentiles;
 use super::{Collector, Count, FlowDir, FlowStats, SettleKind};
 use crate::base::escape::Quoted;
 use crate::event::{ConnId, Dir, Timestamp};
+use crate::verdict::render::diagnoses::DiagnosesSection;
 
 /// The statistics of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -46,6 +47,9 @@ pub struct StatsReport {
     pub unsettled_at_close: u64,
     /// Gaps (bytes lost or passed over): numbers after a gap are of what was seen.
     pub gaps: u64,
+    /// Why flows were stuck: the diagnoses made, each with its place, times, evidence frames,
+    /// likely cause and what to do.
+    pub diagnoses: DiagnosesSection,
 }
 
 /// Frames of one name in one direction.
@@ -178,6 +182,7 @@ pub(super) fn build(c: &Collector) -> StatsReport {
                 .map(|s| s.waiting(c.filter.is_some()) as u64)
                 .sum::<u64>(),
         gaps: c.gaps,
+        diagnoses: DiagnosesSection::of(&c.diagnoses, &[]),
     }
 }
 
@@ -397,10 +402,15 @@ impl StatsReport {
         }
     }
 
-    /// The text form, one string.
+    /// The text form, one string: [`StatsReport::lines`], then the diagnoses when there are
+    /// any.
     pub fn text(&self) -> String {
         let mut s = self.lines().join("\n");
         s.push('\n');
+        if self.diagnoses.total > 0 {
+            s.push('\n');
+            self.diagnoses.text_into(&mut s, "  ", "      ");
+        }
         s
     }
 }

@@ -90,8 +90,9 @@ impl Diagnoses {
     }
 
     /// A diagnosis in one line: `conn 1 link "q" c2s: amqp10.link.no-credit since T (held
-    /// 31.000 s, cleared): detail`. Its name and detail were built escaped.
+    /// 31.000 s, cleared): detail`, its name and detail escaped.
     pub fn line(d: &Diagnosis) -> String {
+        use crate::base::escape::Escaped;
         let end = match &d.ended {
             Some(e) => format!(
                 "held {:.3} s, {}",
@@ -103,10 +104,10 @@ impl Diagnoses {
         format!(
             "conn {} {}: {} since {} ({end}): {}",
             d.conn,
-            d.name,
+            Escaped(&d.name),
             d.check.id,
             d.since.rfc3339(),
-            d.detail
+            Escaped(&d.detail)
         )
     }
 }

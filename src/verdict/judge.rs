@@ -107,6 +107,14 @@ impl<'a> Verdict<'a> {
             .failing(&self.policy.fail_on_diagnosis)
     }
 
+    /// The run's diagnoses as the reports show them, judged by `--fail-on-diagnosis`.
+    pub fn diagnoses(&self) -> super::render::diagnoses::DiagnosesSection {
+        super::render::diagnoses::DiagnosesSection::of(
+            self.report.diagnoses(),
+            &self.policy.fail_on_diagnosis,
+        )
+    }
+
     /// `PASS` or `FAIL`.
     pub fn word(&self) -> &'static str {
         if self.fails() { "FAIL" } else { "PASS" }
@@ -379,7 +387,16 @@ mod tests {
             (&rules::CODEC_TRUNCATED_FRAME, Dir::C2S, 1),
         ]);
         let xml = r.render(Format::Junit, "cap.jsonl", Severity::Error);
-        assert_eq!(xml.matches("<testcase ").count(), rules::catalog().count());
+        // A case per rule, and one per diagnosis check in the diagnoses' suite.
+        let checks = crate::state::diagnose::catalog::CHECKS.len();
+        assert_eq!(
+            xml.matches("<testcase ").count(),
+            rules::catalog().count() + checks
+        );
+        assert_eq!(
+            xml.matches("classname=\"amqpeek.diagnoses\"").count(),
+            checks
+        );
         assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
         assert!(xml.contains("&lt;bad &amp; "), "{xml}");
         assert!(!xml.contains("<bad"));

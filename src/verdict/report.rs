@@ -174,7 +174,10 @@ impl Sink for SharedReport {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
         if matches!(
             ev.kind,
-            EventKind::Connect { .. } | EventKind::Frame(_) | EventKind::Violation(_)
+            EventKind::Connect { .. }
+                | EventKind::Frame(_)
+                | EventKind::Violation(_)
+                | EventKind::Diagnosis(_)
         ) {
             // A poisoned lock means a panic elsewhere; the report itself is still sound.
             let mut r = self.0.lock().unwrap_or_else(|p| p.into_inner());

@@ -1,6 +1,7 @@
 //! The verdict as one JSON document: counts, the failing rules (each with its first
 //! occurrence), and every finding with its status, count, first occurrences (at most
-//! [`SAMPLES`](super::super::finding::SAMPLES)) and last occurrence.
+//! [`SAMPLES`](super::super::finding::SAMPLES)) and last occurrence; and the diagnoses
+//! (`diagnoses`: counts and each one, see [`super::diagnoses::DiagnosesSection`]).
 
 use serde_json::{Value, json};
 
@@ -39,6 +40,8 @@ pub fn render(v: &Verdict<'_>, source: &str) -> String {
         "baselined": baselined.1,
         "failing": failing,
         "findings": v.judged.iter().map(finding).collect::<Vec<_>>(),
+        "fail_on_diagnosis": v.policy.fail_on_diagnosis,
+        "diagnoses": v.diagnoses(),
     });
     let mut s = crate::json::to_string_pretty(&doc);
     s.push('\n');

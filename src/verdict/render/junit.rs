@@ -2,15 +2,24 @@
 //! (passing when it never fired), plus any other rule seen. A rule with a failing finding is a
 //! failure listing its findings; findings that do not fail (below `--fail-on`, ignored, in the
 //! baseline) go to the case's system-out.
+//!
+//! The diagnoses are a test suite of their own (`SOURCE diagnoses`, class
+//! `amqpeek.diagnoses`): one test case per check of the diagnosis catalog. A check named by
+//! `--fail-on-diagnosis` that was diagnosed is a failure listing its diagnoses; a check
+//! diagnosed but not named passes, its diagnoses in the case's system-out (diagnoses fail
+//! nothing unless asked, and a skipped case would read as "not checked"); a check never
+//! diagnosed passes empty.
 
 use std::fmt::Write as _;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::state::diagnose::catalog;
 use crate::state::rules;
 
 use super::super::judge::{Judged, Verdict, scope_suffix};
 use super::super::policy::Status;
+use super::diagnoses::{DiagnosesSection, DiagnosisRow, named};
 use super::plural;
 
 /// The JUnit report.
@@ -30,7 +39,45 @@ pub fn render(v: &Verdict<'_>, source: &str) -> String {
     }
     let mut report = Report::new("amqpeek");
     report.add_test_suite(suite);
+    report.add_test_suite(diagnoses_suite(&v.diagnoses(), source));
     report.to_string().unwrap_or_default()
+}
+
+/// The diagnoses' suite: a case per check of the catalog (see the module doc).
+fn diagnoses_suite(section: &DiagnosesSection, source: &str) -> TestSuite {
+    let mut suite = TestSuite::new(format!("{source} diagnoses"));
+    for check in catalog::CHECKS {
+        let rows: Vec<&DiagnosisRow> = section.list.iter().filter(|r| r.id == check.id).collect();
+        let made = section.by_id.get(check.id).copied().unwrap_or(0);
+        let mut body = String::new();
+        for r in &rows {
+            r.text_into(&mut body, "    ");
+        }
+        if made > rows.len() as u64 {
+            let _ = writeln!(body, "{} more, counted only", made - rows.len() as u64);
+        }
+        let fails = made > 0 && named(&section.fail_on, check.id);
+        let status = if fails {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let n = if made == 1 { "diagnosis" } else { "diagnoses" };
+            st.set_message(format!(
+                "{made} {n} (--fail-on-diagnosis): {}",
+                check.summary
+            ))
+            .set_type("diagnosis")
+            .set_description(std::mem::take(&mut body));
+            st
+        } else {
+            TestCaseStatus::success()
+        };
+        let mut case = TestCase::new(check.id, status);
+        case.set_classname("amqpeek.diagnoses");
+        if !body.is_empty() {
+            case.set_system_out(body);
+        }
+        suite.add_test_case(case);
+    }
+    suite
 }
 
 /// The test case of rule `id`, whose findings are `of_rule`.

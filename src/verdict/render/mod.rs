@@ -1,6 +1,8 @@
-//! Rendering a [`Verdict`]: text, JSON and JUnit XML, one file each;
-//! here what they share, the findings grouped by rule.
+//! Rendering a [`Verdict`]: text, JSON and JUnit XML, one file each, and the Diagnoses
+//! section they (and `stats`) show ([`diagnoses`]); here what they share, the findings
+//! grouped by rule.
 
+pub mod diagnoses;
 pub mod json;
 pub mod junit;
 pub mod text;

@@ -1,6 +1,7 @@
 //! The verdict as text: findings grouped by rule (errors first, then the findings in the
 //! baseline, then the ignored), each finding with its place, count, first and last occurrence,
-//! then a summary line. What came from the capture or the command line (the source's name,
+//! then the diagnoses (see [`super::diagnoses`]: listed, failing nothing unless
+//! `--fail-on-diagnosis` names them), then a summary line. What came from the capture or the command line (the source's name,
 //! messages, frame lines, patterns) is escaped (`base::escape`): no finding can forge a line.
 
 use std::fmt::Write as _;
@@ -41,6 +42,11 @@ pub fn render(v: &Verdict<'_>, source: &str) -> String {
         for j in &g.entries {
             finding(&mut out, j.finding);
         }
+    }
+    let section = v.diagnoses();
+    if section.total > 0 {
+        out.push('\n');
+        section.text_into(&mut out, "        ", "            ");
     }
     let _ = write!(
         out,
