@@ -8,6 +8,7 @@ use crate::codec::amqp10::{Disposition, ReceiverSettleMode, Role, SenderSettleMo
 use crate::protocol::FrameEvent;
 
 use super::delivery::{Deliveries, Delivery, Partial};
+use super::heard::Unheard;
 use super::link::Link;
 use super::serial::{Judged, after};
 use super::session::{MAX_TRACKED_DELIVERIES, Session, SessionSide};
@@ -53,6 +54,7 @@ impl Session {
             ));
             return;
         }
+        let tid = self.side[d.index()].next_outgoing_id;
         session_window(&mut self.side[d.index()], self.known, d, channel, fe, out);
         if t.more && t.aborted {
             out.push(rules::DELIVERY_MORE_WITH_ABORTED.violation(
@@ -66,6 +68,7 @@ impl Session {
         }
         let settled_here = t.settled == Some(true);
         let last = !t.more || t.aborted;
+        let uncounted = l.partial.as_ref().map_or(t.resume, |p| p.uncounted);
         let book = &mut self.deliveries;
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
             continuation(p, &l.name, t, settled_here, d, fe, out)
@@ -75,6 +78,23 @@ impl Session {
         if last {
             l.partial = None;
             l.settle_mode_check(t, delivery_id, complete_settled, at, out);
+            // A complete message the receiver will have once it heard this transfer.
+            if !t.aborted
+                && !uncounted
+                && l.known
+                && self.known
+                && let Some(h) = l.heard
+            {
+                let count = h.wrapping_add(1);
+                l.heard = Some(count);
+                if let Some(tid) = tid {
+                    self.unheard[d.index()].push(Unheard {
+                        tid,
+                        link: lid,
+                        count,
+                    });
+                }
+            }
         }
         // Settled (or aborted, implicitly settled): forget it.
         if let Some(id) = delivery_id {
@@ -369,6 +389,7 @@ impl Link {
                 message_format: t.message_format,
                 settled: settled_here,
                 transfers: 1,
+                uncounted: t.resume,
             });
         }
         (t.delivery_id, settled_here)

@@ -172,6 +172,13 @@ pub struct Link {
     pub credit_history: VecDeque<(Timestamp, i64)>,
     /// Deliveries started on the link.
     pub deliveries: u64,
+    /// The delivery-count a receiver that heard everything the sender sent so far knows at
+    /// least (the sender's attach or last flow, plus the complete deliveries since; see
+    /// `heard.rs`). None: not known.
+    pub heard: Option<u32>,
+    /// The delivery-count the receiver is proven to know at least, by the next-incoming-id of
+    /// its flows. None: nothing proven.
+    pub rcv_floor: Option<u32>,
 }
 
 impl Link {
@@ -196,6 +203,8 @@ impl Link {
             partial: None,
             credit_history: VecDeque::new(),
             deliveries: 0,
+            heard: None,
+            rcv_floor: None,
         }
     }
 
@@ -259,6 +268,8 @@ impl Link {
         self.known = false;
         self.partial = None;
         self.pending_drain = None;
+        self.heard = None;
+        self.rcv_floor = None;
     }
 
     /// Neither end is attached any more.

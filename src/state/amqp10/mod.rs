@@ -24,6 +24,7 @@ pub mod crossing;
 pub mod delivery;
 mod delivery_frames;
 mod flow_checks;
+pub mod heard;
 pub mod link;
 mod link_frames;
 pub mod link_index;

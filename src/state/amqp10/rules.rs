@@ -369,6 +369,24 @@ pub static FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
     "a receiver's link flow states a delivery-count ahead of the sender's",
 );
 
+/// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the flow state is being sent from the
+/// receiver endpoint to the sender endpoint this field MUST be set to the last known value of
+/// the corresponding sending endpoint." §2.6.7: "The receiver's value is calculated based on the
+/// last known value from the sender and any subsequent messages received on the link." What the
+/// receiver has received is proven by the same flow's next-incoming-id (§2.5.6: "Upon receiving
+/// a transfer, the receiving endpoint will increment the next-incoming-id to match the implicit
+/// transfer-id of the incoming transfer plus one"): a delivery-count behind the count the
+/// sender's attach or flow stated plus the complete deliveries after it, all of whose transfers
+/// came before that next-incoming-id, leaves out messages the receiver has, and makes the sender
+/// compute more link-credit than the receiver granted. Transfers and flows still on the wire
+/// (crossing) are not judged, nor anything of a session or link with missed bytes.
+pub static FLOW_RECEIVER_DELIVERY_COUNT_BEHIND: Rule = rule(
+    "amqp10.flow.receiver-delivery-count-behind",
+    Error,
+    "AMQP 1.0 §2.7.4, §2.6.7",
+    "a receiver's link flow states a delivery-count behind the deliveries its next-incoming-id shows it received",
+);
+
 /// AMQP 1.0 §2.7.4 (flow, next-incoming-id): "This value MUST be set if the peer has received
 /// the begin frame for the session, and MUST NOT be set if it has not." Judged when the
 /// partner's begin had not been sent when the flow passed.
@@ -598,6 +616,7 @@ pub const RULES: &[&Rule] = &[
     &FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH,
     &FLOW_RECEIVER_DELIVERY_COUNT_MISSING,
     &FLOW_RECEIVER_DELIVERY_COUNT_AHEAD,
+    &FLOW_RECEIVER_DELIVERY_COUNT_BEHIND,
     &FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN,
     &FLOW_NEXT_INCOMING_ID_MISSING,
     &FLOW_NEXT_INCOMING_ID_INCONSISTENT,

@@ -1,0 +1,222 @@
+//! Violations a conversation proves and the tracker once let pass, each beside a healthy
+//! conversation of the same shape: a receiver's delivery-count behind the deliveries its own
+//! next-incoming-id shows it received (AMQP 1.0 §2.7.4, §2.6.7, §2.5.6), and a message whose
+//! bare message does not decode (messaging §3.2).
+
+mod state_amqp10_common;
+
+use amqpeek::codec::ProtocolHeader;
+use amqpeek::codec::amqp10::{Value, described_list};
+use amqpeek::event::{Dir, Timestamp};
+use state_amqp10_common::*;
+
+const BEHIND: &str = "amqp10.flow.receiver-delivery-count-behind";
+
+/// A conversation that counts the bytes each way (for a gap's offset).
+struct Talk {
+    c: Convo,
+    sent: [u64; 2],
+    /// The client's next transfer-id.
+    next_tid: u32,
+}
+
+impl Talk {
+    /// The client's sending link "L" (handle 0, initial-delivery-count 0), the server granting
+    /// 1000 link-credit.
+    fn new() -> Self {
+        let mut t = Talk {
+            c: Convo::new(),
+            sent: [0; 2],
+            next_tid: 0,
+        };
+        t.bytes(Dir::C2S, AMQP);
+        t.bytes(Dir::S2C, AMQP);
+        t.perf(Dir::C2S, open(&[]), &[]);
+        t.perf(Dir::S2C, open(&[]), &[]);
+        t.perf(Dir::C2S, begin(None, 0, 1000, 1000), &[]);
+        t.perf(Dir::S2C, begin(Some(0), 0, 1000, 1000), &[]);
+        t.perf(Dir::C2S, attach_sender("L", 0, &[]), &[]);
+        t.perf(Dir::S2C, attach_receiver("L", 0, &[]), &[]);
+        t.receiver_flow(0, Some(0), 1000, false);
+        t
+    }
+
+    fn bytes(&mut self, d: Dir, b: &[u8]) {
+        self.sent[d.index()] += b.len() as u64;
+        self.c.bytes(d, b);
+    }
+
+    fn perf(&mut self, d: Dir, p: Value, payload: &[u8]) {
+        let f = amqpeek::codec::amqp10::encode_frame(0, 0, Some(&p), payload).unwrap();
+        self.bytes(d, &f);
+    }
+
+    /// The server's (receiver's) flow: next-incoming-id, delivery-count, link-credit, drain.
+    fn receiver_flow(&mut self, next_in: u32, dc: Option<u32>, credit: u32, drain: bool) {
+        let f = described_list(
+            0x13,
+            vec![
+                u(next_in),
+                u(1000),
+                u(0),
+                u(1000),
+                u(0),
+                opt_u(dc),
+                u(credit),
+                NULL,
+                b(drain),
+            ],
+        );
+        self.perf(Dir::S2C, f, &[]);
+    }
+
+    /// The client's (sender's) flow: its delivery-count and link-credit, drain.
+    fn sender_flow(&mut self, dc: u32, credit: u32, drain: bool) {
+        let f = described_list(
+            0x13,
+            vec![
+                u(0),
+                u(1000),
+                u(self.next_tid),
+                u(1000),
+                u(0),
+                u(dc),
+                u(credit),
+                u(0),
+                b(drain),
+            ],
+        );
+        self.perf(Dir::C2S, f, &[]);
+    }
+
+    /// One transfer of delivery `id` (`more`, `aborted`), carrying the `part`th third of a
+    /// message (all of it when `part` is None).
+    fn transfer(&mut self, id: u32, part: Option<usize>, more: bool, aborted: bool) {
+        let first = part.is_none_or(|p| p == 0);
+        let tag = id.to_be_bytes();
+        let t = if first {
+            transfer(
+                0,
+                Some(id),
+                Some(&tag),
+                Some(true),
+                more,
+                &[(9, b(aborted))],
+            )
+        } else {
+            transfer(0, None, None, None, more, &[(9, b(aborted))])
+        };
+        let m = message(None);
+        let third = m.len() / 3;
+        let payload = match part {
+            None => &m[..],
+            Some(0) => &m[..third],
+            Some(1) => &m[third..2 * third],
+            Some(_) => &m[2 * third..],
+        };
+        self.next_tid += 1;
+        self.perf(Dir::C2S, t, payload);
+    }
+
+    /// `n` settled single-transfer deliveries, delivery-ids from `from`.
+    fn deliveries(&mut self, from: u32, n: u32) {
+        for id in from..from + n {
+            self.transfer(id, None, false, false);
+        }
+    }
+
+    /// Bytes the client sent were missed (capture loss) just now.
+    fn client_gap(&mut self) {
+        let mut out = Vec::new();
+        let at = self.sent[0];
+        self.c.insp.gap(
+            Dir::C2S,
+            Timestamp(self.c.now),
+            at,
+            0,
+            "capture loss".into(),
+            Some(ProtocolHeader::Amqp10),
+            &mut out,
+        );
+    }
+}
+
+#[test]
+fn a_receiver_that_received_fifty_deliveries_cannot_count_forty_nine() {
+    let mut t = Talk::new();
+    t.deliveries(0, 50);
+    t.receiver_flow(50, Some(49), 1000, false);
+    t.c.expect(&[BEHIND]);
+    let v = &t.c.violations[0];
+    assert_eq!(v.dir, Dir::S2C);
+    assert!(v.message.contains("delivery-count 49"), "{}", v.message);
+    assert!(v.message.contains("count 50"), "{}", v.message);
+}
+
+#[test]
+fn a_receiver_that_had_not_received_the_last_transfer_yet_counts_forty_nine() {
+    let mut t = Talk::new();
+    t.deliveries(0, 50);
+    // The flow crossed transfer 49: its next-incoming-id says so.
+    t.receiver_flow(49, Some(49), 1000, false);
+    t.receiver_flow(50, Some(50), 1000, false);
+    t.c.expect_clean();
+}
+
+#[test]
+fn multi_transfer_deliveries_count_once_each_when_complete() {
+    let mut t = Talk::new();
+    for id in 0..10 {
+        t.transfer(id, Some(0), true, false);
+        t.transfer(id, Some(1), true, false);
+        t.transfer(id, Some(2), false, false);
+    }
+    // Thirty transfers: 29 received, so nine deliveries complete (the tenth lacks its last).
+    t.receiver_flow(29, Some(9), 1000, false);
+    // A receiver counting a delivery at its first transfer says ten: neither is wrong.
+    t.receiver_flow(29, Some(10), 1000, false);
+    t.c.expect_clean();
+    t.receiver_flow(29, Some(8), 1000, false);
+    t.c.expect(&[BEHIND]);
+}
+
+#[test]
+fn an_aborted_delivery_is_not_held_against_the_receiver() {
+    let mut t = Talk::new();
+    t.deliveries(0, 3);
+    t.transfer(3, Some(0), true, false);
+    t.transfer(3, Some(1), false, true);
+    t.receiver_flow(5, Some(3), 1000, false);
+    t.c.expect_clean();
+    t.receiver_flow(5, Some(2), 1000, false);
+    t.c.expect(&[BEHIND]);
+}
+
+#[test]
+fn nothing_is_judged_after_bytes_were_missed() {
+    let mut t = Talk::new();
+    t.client_gap();
+    t.deliveries(0, 50);
+    t.receiver_flow(50, Some(10), 1000, false);
+    t.c.expect_clean();
+}
+
+#[test]
+fn a_drained_count_is_known_once_a_later_transfer_was_received() {
+    let mut t = Talk::new();
+    t.deliveries(0, 5);
+    t.receiver_flow(5, Some(5), 10, true);
+    // The sender answers the drain: delivery-count advanced to the limit, credit used up.
+    t.sender_flow(15, 0, true);
+    // Crossing the sender's answer: the receiver still knows 5.
+    t.receiver_flow(5, Some(5), 10, false);
+    t.c.expect_clean();
+    // It heard the answer, grants again; one more delivery.
+    t.receiver_flow(5, Some(15), 10, false);
+    t.deliveries(5, 1);
+    t.receiver_flow(6, Some(16), 10, false);
+    t.c.expect_clean();
+    // Having received transfer 5, it has heard the flow before it: 5 + 1 is behind 16.
+    t.receiver_flow(6, Some(6), 10, false);
+    t.c.expect(&[BEHIND]);
+}
