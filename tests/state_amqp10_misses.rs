@@ -7,10 +7,12 @@ mod state_amqp10_common;
 
 use amqpeek::codec::ProtocolHeader;
 use amqpeek::codec::amqp10::{Value, described_list};
-use amqpeek::event::{Dir, Timestamp};
+use amqpeek::event::{Dir, EventKind, Timestamp};
+use amqpeek::pipeline::{InspectOptions, Inspector};
 use state_amqp10_common::*;
 
 const BEHIND: &str = "amqp10.flow.receiver-delivery-count-behind";
+const MALFORMED: &str = "amqp10.message.malformed";
 
 /// A conversation that counts the bytes each way (for a gap's offset).
 struct Talk {
@@ -24,8 +26,15 @@ impl Talk {
     /// The client's sending link "L" (handle 0, initial-delivery-count 0), the server granting
     /// 1000 link-credit.
     fn new() -> Self {
+        Self::with(InspectOptions::default())
+    }
+
+    /// The same, inspected with `opts`.
+    fn with(opts: InspectOptions) -> Self {
+        let mut c = Convo::new();
+        c.insp = Inspector::new(1, opts);
         let mut t = Talk {
-            c: Convo::new(),
+            c,
             sent: [0; 2],
             next_tid: 0,
         };
@@ -219,4 +228,101 @@ fn a_drained_count_is_known_once_a_later_transfer_was_received() {
     // Having received transfer 5, it has heard the flow before it: 5 + 1 is behind 16.
     t.receiver_flow(6, Some(6), 10, false);
     t.c.expect(&[BEHIND]);
+}
+
+/// One settled transfer of delivery `id` with this payload (`more`).
+fn raw_transfer(t: &mut Talk, id: u32, first: bool, more: bool, payload: &[u8]) {
+    let tag = id.to_be_bytes();
+    let p = if first {
+        transfer(0, Some(id), Some(&tag), Some(true), more, &[])
+    } else {
+        transfer(0, None, None, None, more, &[])
+    };
+    t.next_tid += 1;
+    t.perf(Dir::C2S, p, payload);
+}
+
+/// A data section (0x75) holding an empty map instead of binary.
+const DATA_MAP: &[u8] = &[0x00, 0x53, 0x75, 0xc1, 0x01, 0x00];
+
+/// A data section of `n` bytes (vbin32).
+fn big_data(n: u32) -> Vec<u8> {
+    let mut m = vec![0x00, 0x53, 0x75, 0xb0];
+    m.extend_from_slice(&n.to_be_bytes());
+    m.extend(std::iter::repeat_n(b'x', n as usize));
+    m
+}
+
+#[test]
+fn a_data_section_holding_a_map_is_a_malformed_message_with_its_path() {
+    let mut t = Talk::new();
+    raw_transfer(&mut t, 0, true, false, DATA_MAP);
+    t.c.expect(&[MALFORMED]);
+    let v = &t.c.violations[0];
+    assert_eq!(v.dir, Dir::C2S);
+    assert!(v.message.contains("message.data"), "{}", v.message);
+    assert!(v.message.contains("delivery-id 0"), "{}", v.message);
+    // The trace carries it like every violation, with the path.
+    let line =
+        t.c.events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Violation(_)))
+            .find_map(amqpeek::sinks::trace::trace_line)
+            .unwrap();
+    assert!(
+        line.contains(MALFORMED) && line.contains("message.data"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_valid_message_is_not_malformed() {
+    let mut t = Talk::new();
+    raw_transfer(&mut t, 0, true, false, &message(Some("q")));
+    raw_transfer(&mut t, 1, true, false, &big_data(300));
+    t.c.expect_clean();
+}
+
+#[test]
+fn a_malformed_message_over_several_transfers_is_reported_once() {
+    let mut t = Talk::new();
+    let mut m = message(None);
+    m.extend_from_slice(DATA_MAP);
+    raw_transfer(&mut t, 0, true, true, &m[..4]);
+    raw_transfer(&mut t, 0, false, true, &m[4..9]);
+    raw_transfer(&mut t, 0, false, false, &m[9..]);
+    t.c.expect(&[MALFORMED]);
+}
+
+#[test]
+fn a_body_cut_by_the_body_limit_is_not_malformed() {
+    let opts = InspectOptions {
+        max_body: 16,
+        ..InspectOptions::default()
+    };
+    let mut t = Talk::with(opts);
+    // One transfer, and one delivery over three: only their start is kept.
+    let m = big_data(5000);
+    raw_transfer(&mut t, 0, true, false, &m);
+    raw_transfer(&mut t, 1, true, true, &m[..1000]);
+    raw_transfer(&mut t, 1, false, true, &m[1000..3000]);
+    raw_transfer(&mut t, 1, false, false, &m[3000..]);
+    t.c.expect_clean();
+    // What is kept is still judged: a malformed start is reported.
+    let mut bad = DATA_MAP.to_vec();
+    bad.extend_from_slice(&m);
+    raw_transfer(&mut t, 2, true, false, &bad);
+    t.c.expect(&[MALFORMED]);
+}
+
+#[test]
+fn a_delivery_begun_before_missed_bytes_is_not_judged() {
+    let mut t = Talk::new();
+    let m = big_data(40);
+    raw_transfer(&mut t, 0, true, true, &m[..20]);
+    t.client_gap();
+    // Its last transfer repeats delivery-id and tag (allowed): decoded from its middle, the
+    // bytes are no message, which says nothing about the sender.
+    raw_transfer(&mut t, 0, true, false, &m[20..]);
+    t.c.expect_clean();
 }

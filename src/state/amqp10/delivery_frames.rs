@@ -69,6 +69,12 @@ impl Session {
         let settled_here = t.settled == Some(true);
         let last = !t.more || t.aborted;
         let uncounted = l.partial.as_ref().map_or(t.resume, |p| p.uncounted);
+        let first = l
+            .partial
+            .as_ref()
+            .map_or((t.message_format, t.resume), |p| {
+                (p.message_format, p.resumed)
+            });
         let book = &mut self.deliveries;
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
             continuation(p, &l.name, t, settled_here, d, fe, out)
@@ -78,6 +84,9 @@ impl Session {
         if last {
             l.partial = None;
             l.settle_mode_check(t, delivery_id, complete_settled, at, out);
+            if let (Some(Err(e)), (format, false)) = (&fe.message, first) {
+                l.message_decode_check(at, delivery_id, format, e, out);
+            }
             // A complete message the receiver will have once it heard this transfer.
             if !t.aborted
                 && !uncounted
@@ -390,6 +399,7 @@ impl Link {
                 settled: settled_here,
                 transfers: 1,
                 uncounted: t.resume,
+                resumed: t.resume,
             });
         }
         (t.delivery_id, settled_here)

@@ -546,6 +546,23 @@ pub static DISPOSITION_ROLE_MISMATCH: Rule = rule(
     "a disposition's role does not match the direction of any link its sender has on the session",
 );
 
+// ---- messages ---------------------------------------------------------------------------
+
+/// AMQP 1.0 messaging §3.2: "The body consists of one of the following three choices: one or
+/// more data sections, one or more amqp-sequence sections, or a single amqp-value section."
+/// §3.2.6 (data): "A data section contains opaque binary data." Each section is a described
+/// value of its restricted type (messaging.xml: `data` restricts `binary`, `amqp-sequence` a
+/// list, `properties` a list of typed fields ...); as for a frame, a value that does not follow
+/// its type's encoding is malformed. Judged once per delivery in the AMQP message format
+/// (message-format 0), on the bytes of it that were seen and kept, never on a delivery begun
+/// before missed bytes or resumed from an earlier attachment.
+pub static MESSAGE_MALFORMED: Rule = rule(
+    "amqp10.message.malformed",
+    Error,
+    "AMQP 1.0 messaging §3.2",
+    "a delivery's bare message does not decode as the sections of the AMQP message format",
+);
+
 // ---- anonymous terminus -----------------------------------------------------------------
 
 /// AMQP Anonymous Terminus for Message Routing v1.0 §2: with a null target address, "Messages
@@ -630,6 +647,7 @@ pub const RULES: &[&Rule] = &[
     &DELIVERY_RCV_SETTLE_MODE_ILLEGAL,
     &DELIVERY_SETTLE_MODE_BROKEN,
     &DISPOSITION_ROLE_MISMATCH,
+    &MESSAGE_MALFORMED,
     &ANONYMOUS_MESSAGE_WITHOUT_TO,
     &ANONYMOUS_RELAY_NOT_OFFERED,
     &ANONYMOUS_RELAY_NOT_DESIRED,
