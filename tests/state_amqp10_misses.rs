@@ -1,7 +1,7 @@
-//! Violations a conversation proves and the tracker once let pass, each beside a healthy
-//! conversation of the same shape: a receiver's delivery-count behind the deliveries its own
-//! next-incoming-id shows it received (AMQP 1.0 §2.7.4, §2.6.7, §2.5.6), and a message whose
-//! bare message does not decode (messaging §3.2).
+//! Violations only the conversation as a whole proves, each beside a healthy conversation of
+//! the same shape: a receiver's delivery-count behind the deliveries its own dispositions show
+//! it received (AMQP 1.0 §2.7.4, §2.6.7), and a delivery whose bare message does not decode
+//! (messaging §3.2).
 
 mod state_amqp10_common;
 
@@ -104,14 +104,7 @@ impl Talk {
         let first = part.is_none_or(|p| p == 0);
         let tag = id.to_be_bytes();
         let t = if first {
-            transfer(
-                0,
-                Some(id),
-                Some(&tag),
-                Some(true),
-                more,
-                &[(9, b(aborted))],
-            )
+            transfer(0, Some(id), Some(&tag), None, more, &[(9, b(aborted))])
         } else {
             transfer(0, None, None, None, more, &[(9, b(aborted))])
         };
@@ -127,7 +120,12 @@ impl Talk {
         self.perf(Dir::C2S, t, payload);
     }
 
-    /// `n` settled single-transfer deliveries, delivery-ids from `from`.
+    /// The receiver accepts and settles deliveries `first..=last`.
+    fn settle(&mut self, first: u32, last: u32) {
+        self.perf(Dir::S2C, disposition(true, first, Some(last), true), &[]);
+    }
+
+    /// `n` unsettled single-transfer deliveries, delivery-ids from `from`.
     fn deliveries(&mut self, from: u32, n: u32) {
         for id in from..from + n {
             self.transfer(id, None, false, false);
@@ -154,20 +152,28 @@ impl Talk {
 fn a_receiver_that_received_fifty_deliveries_cannot_count_forty_nine() {
     let mut t = Talk::new();
     t.deliveries(0, 50);
+    t.settle(0, 49);
     t.receiver_flow(50, Some(49), 1000, false);
     t.c.expect(&[BEHIND]);
     let v = &t.c.violations[0];
     assert_eq!(v.dir, Dir::S2C);
     assert!(v.message.contains("delivery-count 49"), "{}", v.message);
-    assert!(v.message.contains("count 50"), "{}", v.message);
+    assert!(v.message.contains("count to 50"), "{}", v.message);
 }
 
 #[test]
-fn a_receiver_that_had_not_received_the_last_transfer_yet_counts_forty_nine() {
+fn a_receiver_whose_link_had_not_received_the_last_delivery_yet_counts_forty_nine() {
     let mut t = Talk::new();
     t.deliveries(0, 50);
-    // The flow crossed transfer 49: its next-incoming-id says so.
-    t.receiver_flow(49, Some(49), 1000, false);
+    // Its session received all fifty (next-incoming-id 50), its link has named 49 of them:
+    // the fiftieth may still be on its way from the session to the link.
+    t.settle(0, 48);
+    t.receiver_flow(50, Some(49), 1000, false);
+    t.settle(49, 49);
+    t.receiver_flow(50, Some(50), 1000, false);
+    t.c.expect_clean();
+    // Crossing on the wire: the flow went before the last transfer reached the receiver.
+    t.deliveries(50, 1);
     t.receiver_flow(50, Some(50), 1000, false);
     t.c.expect_clean();
 }
@@ -180,12 +186,13 @@ fn multi_transfer_deliveries_count_once_each_when_complete() {
         t.transfer(id, Some(1), true, false);
         t.transfer(id, Some(2), false, false);
     }
-    // Thirty transfers: 29 received, so nine deliveries complete (the tenth lacks its last).
-    t.receiver_flow(29, Some(9), 1000, false);
-    // A receiver counting a delivery at its first transfer says ten: neither is wrong.
-    t.receiver_flow(29, Some(10), 1000, false);
+    t.settle(0, 8);
+    // Nine deliveries named, thirty transfers.
+    t.receiver_flow(30, Some(9), 1000, false);
+    // A receiver counting the tenth at its first transfer says ten: neither is wrong.
+    t.receiver_flow(30, Some(10), 1000, false);
     t.c.expect_clean();
-    t.receiver_flow(29, Some(8), 1000, false);
+    t.receiver_flow(30, Some(8), 1000, false);
     t.c.expect(&[BEHIND]);
 }
 
@@ -195,9 +202,13 @@ fn an_aborted_delivery_is_not_held_against_the_receiver() {
     t.deliveries(0, 3);
     t.transfer(3, Some(0), true, false);
     t.transfer(3, Some(1), false, true);
-    t.receiver_flow(5, Some(3), 1000, false);
+    t.deliveries(4, 1);
+    t.settle(0, 4);
+    // Counting the aborted delivery or not: 5 or 4.
+    t.receiver_flow(6, Some(4), 1000, false);
+    t.receiver_flow(6, Some(5), 1000, false);
     t.c.expect_clean();
-    t.receiver_flow(5, Some(2), 1000, false);
+    t.receiver_flow(6, Some(3), 1000, false);
     t.c.expect(&[BEHIND]);
 }
 
@@ -206,26 +217,29 @@ fn nothing_is_judged_after_bytes_were_missed() {
     let mut t = Talk::new();
     t.client_gap();
     t.deliveries(0, 50);
+    t.settle(0, 49);
     t.receiver_flow(50, Some(10), 1000, false);
     t.c.expect_clean();
 }
 
 #[test]
-fn a_drained_count_is_known_once_a_later_transfer_was_received() {
+fn a_drained_count_is_known_once_a_later_delivery_was_named() {
     let mut t = Talk::new();
     t.deliveries(0, 5);
+    t.settle(0, 4);
     t.receiver_flow(5, Some(5), 10, true);
     // The sender answers the drain: delivery-count advanced to the limit, credit used up.
     t.sender_flow(15, 0, true);
     // Crossing the sender's answer: the receiver still knows 5.
     t.receiver_flow(5, Some(5), 10, false);
     t.c.expect_clean();
-    // It heard the answer, grants again; one more delivery.
+    // It heard the answer, grants again; one more delivery, named.
     t.receiver_flow(5, Some(15), 10, false);
     t.deliveries(5, 1);
+    t.settle(5, 5);
     t.receiver_flow(6, Some(16), 10, false);
     t.c.expect_clean();
-    // Having received transfer 5, it has heard the flow before it: 5 + 1 is behind 16.
+    // Having named delivery 5, it has heard the flow sent before it: 5 + 1 is behind 16.
     t.receiver_flow(6, Some(6), 10, false);
     t.c.expect(&[BEHIND]);
 }

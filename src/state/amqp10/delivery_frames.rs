@@ -8,7 +8,6 @@ use crate::codec::amqp10::{Disposition, ReceiverSettleMode, Role, SenderSettleMo
 use crate::protocol::FrameEvent;
 
 use super::delivery::{Deliveries, Delivery, Partial};
-use super::heard::Unheard;
 use super::link::Link;
 use super::serial::{Judged, after};
 use super::session::{MAX_TRACKED_DELIVERIES, Session, SessionSide};
@@ -54,7 +53,6 @@ impl Session {
             ));
             return;
         }
-        let tid = self.side[d.index()].next_outgoing_id;
         session_window(&mut self.side[d.index()], self.known, d, channel, fe, out);
         if t.more && t.aborted {
             out.push(rules::DELIVERY_MORE_WITH_ABORTED.violation(
@@ -87,7 +85,8 @@ impl Session {
             if let (Some(Err(e)), (format, false)) = (&fe.message, first) {
                 l.message_decode_check(at, delivery_id, format, e, out);
             }
-            // A complete message the receiver will have once it heard this transfer.
+            // A complete message the receiver will have once it heard this transfer; only an
+            // unsettled one can be named by its disposition.
             if !t.aborted
                 && !uncounted
                 && l.known
@@ -96,12 +95,11 @@ impl Session {
             {
                 let count = h.wrapping_add(1);
                 l.heard = Some(count);
-                if let Some(tid) = tid {
-                    self.unheard[d.index()].push(Unheard {
-                        tid,
-                        link: lid,
-                        count,
-                    });
+                if let Some(id) = delivery_id
+                    && !complete_settled
+                    && book.unsettled[d.index()].contains_key(&id)
+                {
+                    l.unheard.delivered(id, count);
                 }
             }
         }
@@ -142,14 +140,18 @@ impl Session {
         } else {
             d
         };
-        if !x.settled {
-            // A state without settlement changes nothing a rule judges.
-            return;
-        }
         let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
+        let ids = self.deliveries.in_range(sb, x.first, last);
+        if x.role == Role::Receiver && self.known && !at.any_missed() {
+            self.heard_through(sb, &ids);
+        }
+        if !x.settled {
+            // A state without settlement changes nothing else a rule judges.
+            return;
+        }
         let mut second_early = Vec::new();
-        for id in self.deliveries.in_range(sb, x.first, last) {
+        for id in ids {
             let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
                 continue;
             };
@@ -167,6 +169,34 @@ impl Session {
                     second_early
                 ),
             ));
+        }
+    }
+}
+
+impl Session {
+    /// The receiver's disposition named the unsettled deliveries `ids` (sent by direction index
+    /// `sb`, in the order sent): each link they travelled on has received them and everything
+    /// its sender sent before them, and its receiver knows the count they bring.
+    fn heard_through(&mut self, sb: usize, ids: &[u32]) {
+        let mut newest: Vec<(u64, u32)> = Vec::new();
+        for &id in ids {
+            let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
+                continue;
+            };
+            match newest.iter_mut().find(|(l, _)| *l == del.link) {
+                Some(e) => e.1 = id,
+                None => newest.push((del.link, id)),
+            }
+        }
+        for (lid, id) in newest {
+            if let Some(l) = self
+                .links
+                .get_mut(&lid)
+                .filter(|l| l.sender.index() == sb && l.known)
+                && let Some(count) = l.unheard.heard_through(id)
+            {
+                l.rcv_floor = Some(count);
+            }
         }
     }
 }

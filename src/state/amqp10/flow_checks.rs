@@ -5,8 +5,8 @@
 //!   ahead of the transfers the partner has sent nor behind what the peer already said it had
 //!   received.
 //! - a receiver's delivery-count: not set before the sender's attach was seen, set after it,
-//!   never ahead of the sender's own delivery-count, never behind the count its next-incoming-id
-//!   proves it received (`heard.rs`).
+//!   never ahead of the sender's own delivery-count, never behind the count its dispositions
+//!   prove it received (`heard.rs`).
 //! - a sender's answer to a drain: in drain mode with nothing available, it uses the credit up.
 //!
 //! "Seen" is judged from the proxy's view only where it is certain: a frame that had not passed
@@ -187,9 +187,8 @@ impl Link {
                         d,
                         fe.offset,
                         format!(
-                            "link {:?}: the receiver's flow says delivery-count {dc}, but the next-incoming-id of its flows ({}) shows it received the sender's count {floor}: {} deliveries left out",
+                            "link {:?}: the receiver's flow says delivery-count {dc}, but its dispositions show it received deliveries bringing the sender's count to {floor}: {} left out",
                             self.name,
-                            f.next_incoming_id.map_or("none on this one".into(), |n| n.to_string()),
                             floor.wrapping_sub(dc)
                         ),
                     ));

@@ -18,6 +18,7 @@ use crate::base::{Dir, Timestamp};
 use crate::codec::amqp10::{AnyTarget, Attach, ReceiverSettleMode, Role, SenderSettleMode, Value};
 
 use super::delivery::Partial;
+use super::heard::UnheardLog;
 use super::serial::Limit;
 
 /// Samples of link-credit kept per link.
@@ -176,9 +177,11 @@ pub struct Link {
     /// least (the sender's attach or last flow, plus the complete deliveries since; see
     /// `heard.rs`). None: not known.
     pub heard: Option<u32>,
-    /// The delivery-count the receiver is proven to know at least, by the next-incoming-id of
-    /// its flows. None: nothing proven.
+    /// The delivery-count the receiver is proven to know at least, by its dispositions. None:
+    /// nothing proven.
     pub rcv_floor: Option<u32>,
+    /// The events moving the count that the receiver is not yet known to have heard.
+    pub unheard: UnheardLog,
 }
 
 impl Link {
@@ -205,6 +208,7 @@ impl Link {
             deliveries: 0,
             heard: None,
             rcv_floor: None,
+            unheard: UnheardLog::default(),
         }
     }
 
@@ -270,6 +274,7 @@ impl Link {
         self.pending_drain = None;
         self.heard = None;
         self.rcv_floor = None;
+        self.unheard.clear();
     }
 
     /// Neither end is attached any more.

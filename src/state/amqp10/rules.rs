@@ -373,18 +373,21 @@ pub static FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
 /// receiver endpoint to the sender endpoint this field MUST be set to the last known value of
 /// the corresponding sending endpoint." §2.6.7: "The receiver's value is calculated based on the
 /// last known value from the sender and any subsequent messages received on the link." What the
-/// receiver has received is proven by the same flow's next-incoming-id (§2.5.6: "Upon receiving
-/// a transfer, the receiving endpoint will increment the next-incoming-id to match the implicit
-/// transfer-id of the incoming transfer plus one"): a delivery-count behind the count the
-/// sender's attach or flow stated plus the complete deliveries after it, all of whose transfers
-/// came before that next-incoming-id, leaves out messages the receiver has, and makes the sender
-/// compute more link-credit than the receiver granted. Transfers and flows still on the wire
-/// (crossing) are not judged, nor anything of a session or link with missed bytes.
+/// receiving link endpoint has received is proven by its own dispositions (§2.7.6: "The
+/// disposition frame is used to inform the remote peer of local changes in the state of
+/// deliveries."): a link's deliveries arrive in order, so having named a delivery, the receiver has every
+/// delivery and every attach or flow its sender sent before it. A delivery-count behind the
+/// count the sender's attach or flow stated plus the complete deliveries after it, up to the
+/// newest the receiver named, leaves out messages the receiver has, and makes the sender
+/// compute more link-credit than the receiver granted. Neither transfers and flows still on the
+/// wire (crossing) nor transfers only the receiver's session has counted in its
+/// next-incoming-id (not yet handed to the link) are judged, nor anything of a session or link
+/// with missed bytes.
 pub static FLOW_RECEIVER_DELIVERY_COUNT_BEHIND: Rule = rule(
     "amqp10.flow.receiver-delivery-count-behind",
     Error,
     "AMQP 1.0 §2.7.4, §2.6.7",
-    "a receiver's link flow states a delivery-count behind the deliveries its next-incoming-id shows it received",
+    "a receiver's link flow states a delivery-count behind the deliveries its dispositions show it received",
 );
 
 /// AMQP 1.0 §2.7.4 (flow, next-incoming-id): "This value MUST be set if the peer has received

@@ -14,7 +14,6 @@ use crate::base::Dir;
 use crate::codec::amqp10::Begin;
 
 use super::delivery::Deliveries;
-use super::heard::UnheardLog;
 use super::link::Link;
 use super::serial::Limit;
 
@@ -92,9 +91,6 @@ pub struct Session {
     pub deliveries: Deliveries,
     /// Roles each peer has attached links with: `[dir][0 sender, 1 receiver]`.
     pub roles: [[bool; 2]; 2],
-    /// Per sending peer, the events that move its links' delivery-counts which the receiving
-    /// peer is not yet known to have heard.
-    pub unheard: [UnheardLog; 2],
 }
 
 /// Most unsettled deliveries tracked per session and direction; beyond, new ones are not
@@ -114,7 +110,6 @@ impl Session {
             links: HashMap::default(),
             deliveries: Deliveries::default(),
             roles: [[false; 2]; 2],
-            unheard: Default::default(),
         };
         s.channel[dir.index()] = Some(channel);
         s
@@ -163,9 +158,6 @@ impl Session {
     /// Bytes were missed: the session's and its links' history is no longer known.
     pub fn forget(&mut self) {
         self.known = false;
-        for log in &mut self.unheard {
-            log.clear();
-        }
         for l in self.links.values_mut() {
             l.forget();
         }

@@ -8,9 +8,8 @@ use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::amqp10::{Attach, Detach, Flow, Message, Role};
 
 use super::crossing::UnclosedDetach;
-use super::heard::Unheard;
 use super::link::{AttachInfo, Link};
-use super::serial::{Grant, after};
+use super::serial::Grant;
 use super::session::Session;
 use super::{At, peer_name, rules};
 
@@ -91,21 +90,16 @@ impl Session {
             return;
         };
         if a.role == Role::Sender {
-            let log = &mut self.unheard[d.index()];
             if l.attach[d.index()].is_some() {
                 // Attached again: what the receiver makes of the new attach's count is not
                 // proven; nothing is until the sender's next flow states it.
                 l.heard = None;
                 l.rcv_floor = None;
-                log.forget_link(lid);
+                l.unheard.clear();
             } else if l.known && self.known {
                 l.heard = info.initial_delivery_count;
-                if let (Some(count), Some(tid)) = (l.heard, self.side[d.index()].next_outgoing_id) {
-                    log.push(Unheard {
-                        tid,
-                        link: lid,
-                        count,
-                    });
+                if let Some(count) = l.heard {
+                    l.unheard.stated(count);
                 }
             }
         }
@@ -159,11 +153,6 @@ impl Session {
     pub(crate) fn on_flow(&mut self, at: At, f: &Flow, ts: Timestamp, out: &mut Vec<Violation>) {
         let (d, p) = (at.d, at.d.flip());
         self.flow_checks(at, f, out);
-        self.heard_by(at, f);
-        if self.side[d.index()].next_outgoing_id != Some(f.next_outgoing_id) {
-            // The flow renumbers the peer's transfers: what was logged can no longer be proven.
-            self.unheard[d.index()].clear();
-        }
         let base = f
             .next_incoming_id
             .or(self.side[p.index()].initial_outgoing_id);
@@ -194,35 +183,7 @@ impl Session {
             if let Some(p) = l.partial.as_mut() {
                 p.uncounted = true;
             }
-            if let Some(tid) = self.side[d.index()].next_outgoing_id {
-                self.unheard[d.index()].push(Unheard {
-                    tid,
-                    link: lid,
-                    count: dc,
-                });
-            }
-        }
-    }
-
-    /// `at.d`'s flow proves it heard its partner's transfers before its next-incoming-id, and
-    /// every frame sent before them: the counts those events state become the receiving links'
-    /// proven counts. Not when the next-incoming-id is ahead of the partner's transfers (a
-    /// violation of its own) or anything was missed.
-    fn heard_by(&mut self, at: At, f: &Flow) {
-        let p = at.d.flip();
-        let Some(n) = f.next_incoming_id else {
-            return;
-        };
-        let ahead = self.side[p.index()]
-            .next_outgoing_id
-            .is_none_or(|x| after(n, x));
-        if !self.known || at.any_missed() || ahead {
-            return;
-        }
-        for e in self.unheard[p.index()].heard_before(n) {
-            if let Some(l) = self.links.get_mut(&e.link).filter(|l| l.sender == p) {
-                l.rcv_floor = Some(e.count);
-            }
+            l.unheard.stated(dc);
         }
     }
 
