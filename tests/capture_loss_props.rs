@@ -225,7 +225,8 @@ fn f10(channel: u16, body: &amqpeek::codec::amqp10::Value, payload: &[u8]) -> Ve
 /// credit, dispositions, detach, end, close.
 fn amqp10_frames() -> Vec<(Dir, Vec<u8>)> {
     use Dir::{C2S, S2C};
-    let big = vec![b'x'; 2000];
+    // A message of 2000 bytes: one data section of 1992.
+    let big = [&[0x00, 0x53, 0x75, 0xb0, 0, 0, 0x07, 0xc8][..], &[b'x'; 1992]].concat();
     let mut v = vec![
         (C2S, a10::AMQP.to_vec()),
         (C2S, f10(0, &a10::open(&[]), &[])),

@@ -79,7 +79,8 @@ fn client_sends_frame_larger_than_server_max_frame_size() {
     c.c_payload(
         0,
         transfer(0, Some(0), Some(b"t"), Some(true), false, &[]),
-        &[0u8; 600],
+        // One data section of 592 bytes: 600 bytes of payload.
+        &[&[0x00, 0x53, 0x75, 0xb0, 0, 0, 0x02, 0x50][..], &[0u8; 592]].concat(),
     );
     c.expect(&["amqp10.connection.frame-too-large"]);
     // 500 bytes fit.

@@ -40,6 +40,13 @@ pub struct Partial {
     pub settled: bool,
     /// Transfers so far.
     pub transfers: u32,
+    /// Its completion does not add to the count the receiver provably knows: it resumes a
+    /// delivery, or the sender's flow stated a count while it was in progress (the count it
+    /// stated may already include it).
+    pub uncounted: bool,
+    /// Its first transfer resumed a delivery (its payload may continue a message begun on an
+    /// earlier attachment of the link).
+    pub resumed: bool,
 }
 
 /// A session's unsettled deliveries and delivery-ids, per sending peer (index: `Dir::index`).

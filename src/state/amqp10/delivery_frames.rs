@@ -66,6 +66,13 @@ impl Session {
         }
         let settled_here = t.settled == Some(true);
         let last = !t.more || t.aborted;
+        let uncounted = l.partial.as_ref().map_or(t.resume, |p| p.uncounted);
+        let first = l
+            .partial
+            .as_ref()
+            .map_or((t.message_format, t.resume), |p| {
+                (p.message_format, p.resumed)
+            });
         let book = &mut self.deliveries;
         let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
             continuation(p, &l.name, t, settled_here, d, fe, out)
@@ -75,6 +82,26 @@ impl Session {
         if last {
             l.partial = None;
             l.settle_mode_check(t, delivery_id, complete_settled, at, out);
+            if let (Some(Err(e)), (format, false)) = (&fe.message, first) {
+                l.message_decode_check(at, delivery_id, format, e, out);
+            }
+            // A complete message the receiver will have once it heard this transfer; only an
+            // unsettled one can be named by its disposition.
+            if !t.aborted
+                && !uncounted
+                && l.known
+                && self.known
+                && let Some(h) = l.heard
+            {
+                let count = h.wrapping_add(1);
+                l.heard = Some(count);
+                if let Some(id) = delivery_id
+                    && !complete_settled
+                    && book.unsettled[d.index()].contains_key(&id)
+                {
+                    l.unheard.delivered(id, count);
+                }
+            }
         }
         // Settled (or aborted, implicitly settled): forget it.
         if let Some(id) = delivery_id {
@@ -113,14 +140,18 @@ impl Session {
         } else {
             d
         };
-        if !x.settled {
-            // A state without settlement changes nothing a rule judges.
-            return;
-        }
         let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
+        let ids = self.deliveries.in_range(sb, x.first, last);
+        if x.role == Role::Receiver && self.known && !at.any_missed() {
+            self.heard_through(sb, &ids);
+        }
+        if !x.settled {
+            // A state without settlement changes nothing else a rule judges.
+            return;
+        }
         let mut second_early = Vec::new();
-        for id in self.deliveries.in_range(sb, x.first, last) {
+        for id in ids {
             let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
                 continue;
             };
@@ -138,6 +169,34 @@ impl Session {
                     second_early
                 ),
             ));
+        }
+    }
+}
+
+impl Session {
+    /// The receiver's disposition named the unsettled deliveries `ids` (sent by direction index
+    /// `sb`, in the order sent): each link they travelled on has received them and everything
+    /// its sender sent before them, and its receiver knows the count they bring.
+    fn heard_through(&mut self, sb: usize, ids: &[u32]) {
+        let mut newest: Vec<(u64, u32)> = Vec::new();
+        for &id in ids {
+            let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
+                continue;
+            };
+            match newest.iter_mut().find(|(l, _)| *l == del.link) {
+                Some(e) => e.1 = id,
+                None => newest.push((del.link, id)),
+            }
+        }
+        for (lid, id) in newest {
+            if let Some(l) = self
+                .links
+                .get_mut(&lid)
+                .filter(|l| l.sender.index() == sb && l.known)
+                && let Some(count) = l.unheard.heard_through(id)
+            {
+                l.rcv_floor = Some(count);
+            }
         }
     }
 }
@@ -369,6 +428,8 @@ impl Link {
                 message_format: t.message_format,
                 settled: settled_here,
                 transfers: 1,
+                uncounted: t.resume,
+                resumed: t.resume,
             });
         }
         (t.delivery_id, settled_here)

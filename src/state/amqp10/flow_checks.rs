@@ -5,7 +5,8 @@
 //!   ahead of the transfers the partner has sent nor behind what the peer already said it had
 //!   received.
 //! - a receiver's delivery-count: not set before the sender's attach was seen, set after it,
-//!   never ahead of the sender's own delivery-count.
+//!   never ahead of the sender's own delivery-count, never behind the count its dispositions
+//!   prove it received (`heard.rs`).
 //! - a sender's answer to a drain: in drain mode with nothing available, it uses the credit up.
 //!
 //! "Seen" is judged from the proxy's view only where it is certain: a frame that had not passed
@@ -179,6 +180,16 @@ impl Link {
                         format!(
                             "link {:?}: the receiver's flow says delivery-count {dc}, ahead of the sender's {snd}",
                             self.name
+                        ),
+                    ));
+                } else if let Some(floor) = self.rcv_floor.filter(|&fl| after(fl, dc)) {
+                    out.push(rules::FLOW_RECEIVER_DELIVERY_COUNT_BEHIND.violation(
+                        d,
+                        fe.offset,
+                        format!(
+                            "link {:?}: the receiver's flow says delivery-count {dc}, but its dispositions show it received deliveries bringing the sender's count to {floor}: {} left out",
+                            self.name,
+                            floor.wrapping_sub(dc)
                         ),
                     ));
                 }

@@ -18,6 +18,7 @@ use crate::base::{Dir, Timestamp};
 use crate::codec::amqp10::{AnyTarget, Attach, ReceiverSettleMode, Role, SenderSettleMode, Value};
 
 use super::delivery::Partial;
+use super::heard::UnheardLog;
 use super::serial::Limit;
 
 /// Samples of link-credit kept per link.
@@ -172,6 +173,15 @@ pub struct Link {
     pub credit_history: VecDeque<(Timestamp, i64)>,
     /// Deliveries started on the link.
     pub deliveries: u64,
+    /// The delivery-count a receiver that heard everything the sender sent so far knows at
+    /// least (the sender's attach or last flow, plus the complete deliveries since; see
+    /// `heard.rs`). None: not known.
+    pub heard: Option<u32>,
+    /// The delivery-count the receiver is proven to know at least, by its dispositions. None:
+    /// nothing proven.
+    pub rcv_floor: Option<u32>,
+    /// The events moving the count that the receiver is not yet known to have heard.
+    pub unheard: UnheardLog,
 }
 
 impl Link {
@@ -196,6 +206,9 @@ impl Link {
             partial: None,
             credit_history: VecDeque::new(),
             deliveries: 0,
+            heard: None,
+            rcv_floor: None,
+            unheard: UnheardLog::default(),
         }
     }
 
@@ -259,6 +272,9 @@ impl Link {
         self.known = false;
         self.partial = None;
         self.pending_drain = None;
+        self.heard = None;
+        self.rcv_floor = None;
+        self.unheard.clear();
     }
 
     /// Neither end is attached any more.

@@ -5,6 +5,7 @@
 //! `delivery_frames.rs`, the flow's consistency checks in `flow_checks.rs`.
 
 use crate::base::{Dir, Timestamp, Violation};
+use crate::codec::DecodeError;
 use crate::codec::amqp10::{Attach, Flow, Message, Role};
 
 use super::crossing::UnclosedDetach;
@@ -171,6 +172,36 @@ impl Link {
         {
             self.pending_drain = None;
         }
+    }
+
+    /// The delivery `delivery_id` the sender completed on the link, in `format`, whose bare
+    /// message does not decode (`e`). Judged only in the AMQP message format (0: other formats
+    /// encode their payload as they define) and when none of the sender's bytes were missed (a
+    /// delivery begun before them would be decoded from its middle); bytes the message's size
+    /// or the configured body limit left out are never decoded, so never judged.
+    pub(crate) fn message_decode_check(
+        &self,
+        at: At,
+        delivery_id: Option<u32>,
+        format: Option<u32>,
+        e: &DecodeError,
+        out: &mut Vec<Violation>,
+    ) {
+        if format != Some(0) || at.sender_missed() || self.sender != at.d {
+            return;
+        }
+        out.push(rules::MESSAGE_MALFORMED.violation(
+            at.d,
+            at.offset(),
+            format!(
+                "message (delivery-id {}) on link {:?} does not decode: {} in {} (stream offset {})",
+                delivery_id.map_or("?".into(), |i| i.to_string()),
+                self.name,
+                e.kind,
+                e.path_string(),
+                e.offset
+            ),
+        ));
     }
 
     /// A completed message the sender sent on the link: to the anonymous terminus, it must

@@ -24,6 +24,7 @@ pub mod crossing;
 pub mod delivery;
 mod delivery_frames;
 mod flow_checks;
+pub mod heard;
 #[cfg(test)]
 mod keyed_lookups;
 pub mod link;

@@ -369,6 +369,27 @@ pub static FLOW_RECEIVER_DELIVERY_COUNT_AHEAD: Rule = rule(
     "a receiver's link flow states a delivery-count ahead of the sender's",
 );
 
+/// AMQP 1.0 §2.7.4 (flow, delivery-count): "When the flow state is being sent from the
+/// receiver endpoint to the sender endpoint this field MUST be set to the last known value of
+/// the corresponding sending endpoint." §2.6.7: "The receiver's value is calculated based on the
+/// last known value from the sender and any subsequent messages received on the link." What the
+/// receiving link endpoint has received is proven by its own dispositions (§2.7.6: "The
+/// disposition frame is used to inform the remote peer of local changes in the state of
+/// deliveries."): a link's deliveries arrive in order, so having named a delivery, the receiver has every
+/// delivery and every attach or flow its sender sent before it. A delivery-count behind the
+/// count the sender's attach or flow stated plus the complete deliveries after it, up to the
+/// newest the receiver named, leaves out messages the receiver has, and makes the sender
+/// compute more link-credit than the receiver granted. Neither transfers and flows still on the
+/// wire (crossing) nor transfers only the receiver's session has counted in its
+/// next-incoming-id (not yet handed to the link) are judged, nor anything of a session or link
+/// with missed bytes.
+pub static FLOW_RECEIVER_DELIVERY_COUNT_BEHIND: Rule = rule(
+    "amqp10.flow.receiver-delivery-count-behind",
+    Error,
+    "AMQP 1.0 §2.7.4, §2.6.7",
+    "a receiver's link flow states a delivery-count behind the deliveries its dispositions show it received",
+);
+
 /// AMQP 1.0 §2.7.4 (flow, next-incoming-id): "This value MUST be set if the peer has received
 /// the begin frame for the session, and MUST NOT be set if it has not." Judged when the
 /// partner's begin had not been sent when the flow passed.
@@ -528,6 +549,23 @@ pub static DISPOSITION_ROLE_MISMATCH: Rule = rule(
     "a disposition's role does not match the direction of any link its sender has on the session",
 );
 
+// ---- messages ---------------------------------------------------------------------------
+
+/// AMQP 1.0 messaging §3.2: "The body consists of one of the following three choices: one or
+/// more data sections, one or more amqp-sequence sections, or a single amqp-value section."
+/// §3.2.6 (data): "A data section contains opaque binary data." Each section is a described
+/// value of its restricted type (messaging.xml: `data` restricts `binary`, `amqp-sequence` a
+/// list, `properties` a list of typed fields ...); as for a frame, a value that does not follow
+/// its type's encoding is malformed. Judged once per delivery in the AMQP message format
+/// (message-format 0), on the bytes of it that were seen and kept, never on a delivery begun
+/// before missed bytes or resumed from an earlier attachment.
+pub static MESSAGE_MALFORMED: Rule = rule(
+    "amqp10.message.malformed",
+    Error,
+    "AMQP 1.0 messaging §3.2",
+    "a delivery's bare message does not decode as the sections of the AMQP message format",
+);
+
 // ---- anonymous terminus -----------------------------------------------------------------
 
 /// AMQP Anonymous Terminus for Message Routing v1.0 §2: with a null target address, "Messages
@@ -598,6 +636,7 @@ pub const RULES: &[&Rule] = &[
     &FLOW_RECEIVER_DELIVERY_COUNT_BEFORE_ATTACH,
     &FLOW_RECEIVER_DELIVERY_COUNT_MISSING,
     &FLOW_RECEIVER_DELIVERY_COUNT_AHEAD,
+    &FLOW_RECEIVER_DELIVERY_COUNT_BEHIND,
     &FLOW_NEXT_INCOMING_ID_BEFORE_BEGIN,
     &FLOW_NEXT_INCOMING_ID_MISSING,
     &FLOW_NEXT_INCOMING_ID_INCONSISTENT,
@@ -611,6 +650,7 @@ pub const RULES: &[&Rule] = &[
     &DELIVERY_RCV_SETTLE_MODE_ILLEGAL,
     &DELIVERY_SETTLE_MODE_BROKEN,
     &DISPOSITION_ROLE_MISMATCH,
+    &MESSAGE_MALFORMED,
     &ANONYMOUS_MESSAGE_WITHOUT_TO,
     &ANONYMOUS_RELAY_NOT_OFFERED,
     &ANONYMOUS_RELAY_NOT_DESIRED,

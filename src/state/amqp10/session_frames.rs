@@ -86,9 +86,24 @@ impl Session {
         if let Some(x) = self.roles[d.index()].get_mut(r) {
             *x = true;
         }
-        if let Some(l) = self.links.get_mut(&lid) {
-            l.attached(d, a, info);
+        let Some(l) = self.links.get_mut(&lid) else {
+            return;
+        };
+        if a.role == Role::Sender {
+            if l.attach[d.index()].is_some() {
+                // Attached again: what the receiver makes of the new attach's count is not
+                // proven; nothing is until the sender's next flow states it.
+                l.heard = None;
+                l.rcv_floor = None;
+                l.unheard.clear();
+            } else if l.known && self.known {
+                l.heard = info.initial_delivery_count;
+                if let Some(count) = l.heard {
+                    l.unheard.stated(count);
+                }
+            }
         }
+        l.attached(d, a, info);
     }
 
     /// A transfer on a handle never attached, after a gap: learn link `lid` (`d` sends on it,
@@ -158,8 +173,17 @@ impl Session {
         let Some(lid) = self.link_for(at, h, "flow", out) else {
             return;
         };
-        if let Some(l) = self.links.get_mut(&lid) {
-            l.on_flow(at, f, ts, out);
+        let Some(l) = self.links.get_mut(&lid) else {
+            return;
+        };
+        l.on_flow(at, f, ts, out);
+        // The sender states its count: a receiver that heard this flow knows it.
+        if let (true, Some(dc)) = (l.sender == d && l.known && self.known, f.delivery_count) {
+            l.heard = Some(dc);
+            if let Some(p) = l.partial.as_mut() {
+                p.uncounted = true;
+            }
+            l.unheard.stated(dc);
         }
     }
 
