@@ -82,17 +82,25 @@ pub fn check_within(
     )
 }
 
-/// [`check_within`] with `opts` (their `emit_data` is ignored: a check needs no bytes), for
-/// diagnosis thresholds other than the catalog's.
+/// What a check takes of `opts`: the rest, with no bytes held and no state snapshots (a check
+/// reads neither; a snapshot per batch of a connection with N links open costs O(N), so
+/// making them would turn a capture of many links quadratic).
+fn for_check(opts: InspectOptions) -> InspectOptions {
+    InspectOptions {
+        emit_data: false,
+        emit_state: false,
+        ..opts
+    }
+}
+
+/// [`check_within`] with `opts` (their `emit_data` and `emit_state` are ignored: a check needs
+/// no bytes and no snapshots), for diagnosis thresholds other than the catalog's.
 pub fn check_with(
     source: impl IntoIterator<Item = SourceEvent>,
     jobs: NonZeroUsize,
     opts: InspectOptions,
 ) -> CheckRun {
-    let opts = InspectOptions {
-        emit_data: false,
-        ..opts
-    };
+    let opts = for_check(opts);
     if jobs.get() == 1 {
         sequential(source, opts)
     } else {
@@ -331,5 +339,23 @@ mod tests {
         let run = check(Vec::new(), NonZeroUsize::new(2).unwrap());
         assert_eq!(run.stats, ReplayStats::default());
         assert!(run.report.findings().is_empty());
+    }
+}
+
+#[cfg(test)]
+mod check_option_tests {
+    use super::*;
+
+    #[test]
+    fn a_check_makes_no_snapshots_and_holds_no_bytes_whatever_it_is_given() {
+        let given = InspectOptions {
+            emit_data: true,
+            emit_state: true,
+            ..InspectOptions::DEFAULT
+        };
+        let memory = given.inspect_memory;
+        let used = for_check(given);
+        assert!(!used.emit_state && !used.emit_data);
+        assert_eq!(used.inspect_memory, memory);
     }
 }
