@@ -2,8 +2,27 @@
 # Re-records the sample captures in this folder: real clients (the demo examples: lapin for
 # AMQP 0-9-1, fe2o3-amqp for AMQP 1.0) through `amqpeek proxy` to the RabbitMQ on
 # 127.0.0.1:5672 (guest/guest). Run from the repository root: bash captures/record.sh
+#
+#   bash captures/record.sh --refresh   # no broker: keep the recorded traffic, and write its
+#                                       # violation records (JSONL) and comments (pcapng) again
+#                                       # with the rules of this build
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--refresh" ]; then
+  cargo build -q --release --bin amqpeek
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  for f in captures/*.jsonl captures/*.pcapng; do
+    name=$(basename "$f")
+    case "$f" in
+      *.jsonl) target/release/amqpeek replay --no-tui "$f" --jsonl "$tmp/$name" >/dev/null ;;
+      *.pcapng) target/release/amqpeek replay --no-tui "$f" --pcap "$tmp/$name" >/dev/null ;;
+    esac || [ $? -eq 1 ] # exit 1: the capture has violations
+    mv "$tmp/$name" "$f"
+  done
+  ls -l captures
+  exit 0
+fi
 cargo build -q --release --bin amqpeek --examples
 bin=target/release/amqpeek
 record() { # name port client-command...
