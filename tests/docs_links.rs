@@ -108,13 +108,14 @@ fn broken(doc: &Path, target: &str) -> Option<String> {
     if !path.exists() {
         return Some(format!("{} does not exist", path.display()));
     }
-    if let Some(anchor) = anchor {
-        if path.extension().is_some_and(|e| e == "md") && !anchors(&path).contains(anchor) {
-            return Some(format!(
-                "{} has no heading with the anchor #{anchor}",
-                path.display()
-            ));
-        }
+    if let Some(anchor) = anchor
+        && path.extension().is_some_and(|e| e == "md")
+        && !anchors(&path).contains(anchor)
+    {
+        return Some(format!(
+            "{} has no heading with the anchor #{anchor}",
+            path.display()
+        ));
     }
     None
 }

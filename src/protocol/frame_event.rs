@@ -53,9 +53,16 @@ impl FrameEvent {
     }
 
     fn message_summary_into(&self, text: &mut String) {
-        if let Some(Ok(m)) = &self.message
-            && let Some(s) = m.line_summary()
-        {
+        let s = match &self.message {
+            Some(Ok(m)) => m.line_summary(),
+            // A message that does not decode says where and why, as its JSONL record does.
+            Some(Err(e)) => Some(format!(
+                "message does not decode {}",
+                crate::base::escape::Escaped(&e.to_string())
+            )),
+            None => None,
+        };
+        if let Some(s) = s {
             if !text.is_empty() {
                 text.push(' ');
             }
