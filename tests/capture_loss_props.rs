@@ -226,7 +226,11 @@ fn f10(channel: u16, body: &amqpeek::codec::amqp10::Value, payload: &[u8]) -> Ve
 fn amqp10_frames() -> Vec<(Dir, Vec<u8>)> {
     use Dir::{C2S, S2C};
     // A message of 2000 bytes: one data section of 1992.
-    let big = [&[0x00, 0x53, 0x75, 0xb0, 0, 0, 0x07, 0xc8][..], &[b'x'; 1992]].concat();
+    let big = [
+        &[0x00, 0x53, 0x75, 0xb0, 0, 0, 0x07, 0xc8][..],
+        &[b'x'; 1992],
+    ]
+    .concat();
     let mut v = vec![
         (C2S, a10::AMQP.to_vec()),
         (C2S, f10(0, &a10::open(&[]), &[])),

@@ -175,8 +175,8 @@ fn the_link_parser_finds_links_and_anchors() {
 
 #[test]
 fn the_tui_page_lists_every_key_the_help_overlay_lists() {
-    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tui.md"))
-        .unwrap();
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tui.md")).unwrap();
     for (key, what) in amqpeek::tui::input::KEYS {
         assert!(
             page.contains(&format!("| {what} |")),

@@ -124,7 +124,10 @@ fn stored_in_pcapng(path: &Path) -> Option<Vec<Found>> {
         let Some((message, tail)) = rest.rsplit_once(" [") else {
             continue;
         };
-        let Some(at) = tail.split_once("] (").map(|(_, at)| at.trim_end_matches(')')) else {
+        let Some(at) = tail
+            .split_once("] (")
+            .map(|(_, at)| at.trim_end_matches(')'))
+        else {
             continue;
         };
         let mut at = at.split(' ');
@@ -172,7 +175,10 @@ fn each_sample_capture_stores_what_check_finds_and_its_readme_row_says_so() {
     for name in samples() {
         let (status_jsonl, from_jsonl) = check(&capture(&name, "jsonl"));
         let (status_pcapng, from_pcapng) = check(&capture(&name, "pcapng"));
-        assert_eq!(from_jsonl, from_pcapng, "{name}: check of the JSONL and of the pcapng");
+        assert_eq!(
+            from_jsonl, from_pcapng,
+            "{name}: check of the JSONL and of the pcapng"
+        );
         assert_eq!(status_jsonl, status_pcapng, "{name}");
         assert_eq!(
             stored_in_jsonl(&capture(&name, "jsonl")),

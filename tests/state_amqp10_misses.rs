@@ -288,13 +288,12 @@ fn a_data_section_holding_a_map_is_a_malformed_message_with_its_path() {
         "{line}"
     );
     // The transfer's own line says the message does not decode, and where.
-    let transfer = t
-        .c
-        .events
-        .iter()
-        .filter(|e| matches!(&e.kind, EventKind::Frame(f) if f.frame.name() == "transfer"))
-        .find_map(amqpeek::sinks::trace::trace_line)
-        .unwrap();
+    let transfer =
+        t.c.events
+            .iter()
+            .filter(|e| matches!(&e.kind, EventKind::Frame(f) if f.frame.name() == "transfer"))
+            .find_map(amqpeek::sinks::trace::trace_line)
+            .unwrap();
     assert!(
         transfer.contains("message does not decode") && transfer.contains("message.data"),
         "{transfer}"

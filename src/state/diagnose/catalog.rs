@@ -287,13 +287,20 @@ mod tests {
         let page = include_str!("../../../docs/diagnoses.md");
         for c in CHECKS {
             let row = format!("| `{}` | {} |", c.id, c.scope.as_str());
-            assert!(page.contains(&row), "docs/diagnoses.md lacks a row starting {row:?}");
+            assert!(
+                page.contains(&row),
+                "docs/diagnoses.md lacks a row starting {row:?}"
+            );
             assert!(
                 page.contains(&format!("### `{}`", c.id)),
                 "docs/diagnoses.md lacks a section for {}",
                 c.id
             );
-            assert!(page.contains(c.summary), "docs/diagnoses.md: {}'s summary", c.id);
+            assert!(
+                page.contains(c.summary),
+                "docs/diagnoses.md: {}'s summary",
+                c.id
+            );
         }
     }
 }
