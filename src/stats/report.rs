@@ -301,8 +301,9 @@ impl StatsReport {
 
     fn flow_lines(&self, out: &mut Vec<String>) {
         out.push("Links and channels (rates over each one's first to last frame that way)".into());
+        let width = flow_width(&self.flows);
         out.push(format!(
-            "  {:>4} {:<32} {:<4} {:>8} {:>8} {:>11} {:>9} {:>11} {:>8} {:>8} {:>8}",
+            "  {:>4} {:<width$} {:<4} {:>8} {:>8} {:>11} {:>9} {:>11} {:>8} {:>8} {:>8}",
             "conn",
             "flow",
             "dir",
@@ -325,13 +326,13 @@ impl StatsReport {
             for (i, d) in f.dirs.iter().enumerate() {
                 let mut line = String::new();
                 let (conn, name) = if i == 0 {
-                    (f.conn.to_string(), f.flow.as_str())
+                    (f.conn.to_string(), fit(&f.flow, width))
                 } else {
-                    (String::new(), "")
+                    (String::new(), String::new())
                 };
                 let _ = write!(
                     line,
-                    "  {:>4} {:<32} {:<4} {:>8} {:>8} {:>11} {:>9} {:>11}",
+                    "  {:>4} {:<width$} {:<4} {:>8} {:>8} {:>11} {:>9} {:>11}",
                     conn,
                     name,
                     d.dir.as_str(),
@@ -412,5 +413,59 @@ impl StatsReport {
             self.diagnoses.text_into(&mut s, "  ", "      ");
         }
         s
+    }
+}
+
+/// The width of the flow column: its longest label, at least 32 and at most
+/// [`FLOW_COLUMN_MAX`] characters, so a long link name neither breaks the columns nor makes
+/// every line wide.
+fn flow_width(flows: &[FlowRow]) -> usize {
+    flows
+        .iter()
+        .map(|f| f.flow.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(32, FLOW_COLUMN_MAX)
+}
+
+/// The flow column's widest: a label longer is cut, marked with `…` (the JSON has it whole).
+const FLOW_COLUMN_MAX: usize = 64;
+
+/// `label` in at most `width` characters: cut with `…` when longer.
+fn fit(label: &str, width: usize) -> String {
+    if label.chars().count() <= width {
+        return label.to_string();
+    }
+    let mut out: String = label.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod flow_column_tests {
+    use super::*;
+
+    fn row(flow: &str) -> FlowRow {
+        FlowRow {
+            conn: 1,
+            flow: flow.to_string(),
+            dirs: Vec::new(),
+            settled: 0,
+            latency: None,
+        }
+    }
+
+    #[test]
+    fn a_long_link_name_widens_the_column_up_to_a_bound_and_is_cut_beyond() {
+        let short = row("link \"a\" c2s");
+        assert_eq!(flow_width(std::slice::from_ref(&short)), 32);
+        let long = row(&format!("link \"{}\" c2s", "n".repeat(40)));
+        assert_eq!(flow_width(&[short, long]), 51);
+        let huge = format!("link \"{}\" c2s", "n".repeat(200));
+        assert_eq!(flow_width(&[row(&huge)]), FLOW_COLUMN_MAX);
+        let cut = fit(&huge, FLOW_COLUMN_MAX);
+        assert_eq!(cut.chars().count(), FLOW_COLUMN_MAX);
+        assert!(cut.ends_with('…'));
+        assert_eq!(fit("channel 1", 32), "channel 1");
     }
 }
