@@ -209,3 +209,96 @@ fn a_hostile_string_from_the_wire_shows_escaped_in_the_overlay() {
         dump(&app)
     );
 }
+
+/// A connection whose client attaches a sender link `orders` with no source and target
+/// address `addr`, and the broker answers.
+fn sender_to(addr: &str) -> Vec<AppEvent> {
+    use amqp10::*;
+    let attach = |receiver: bool| {
+        let target = described(0x29, list(&[str8(addr)]));
+        let mut fields = vec![
+            str8("orders"),
+            uint(0),
+            boolean(receiver),
+            null(),
+            null(),
+            null(),
+            target,
+        ];
+        if !receiver {
+            fields.extend([null(), null(), uint(0)]);
+        }
+        frame(0, &described(0x12, list(&fields)))
+    };
+    conversation(
+        1,
+        0,
+        &[
+            (Dir::C2S, HEADER.to_vec()),
+            (Dir::S2C, HEADER.to_vec()),
+            (Dir::C2S, open("client")),
+            (Dir::S2C, open("broker")),
+            (Dir::C2S, begin(0)),
+            (Dir::S2C, begin_reply(0, 0)),
+            (Dir::C2S, attach(false)),
+            (Dir::S2C, attach(true)),
+        ],
+        false,
+    )
+}
+
+#[test]
+fn the_state_pane_shows_a_long_target_whole_when_the_line_has_room_for_it() {
+    let addr = "/queue/amqpeek-demo10-2-orders-eu";
+    let mut app = app_with(sender_to(addr), 160, 40);
+    press(&mut app, KeyCode::Char('s'));
+    let s = screen(&app);
+    let row = s
+        .iter()
+        .find(|l| l.contains("ATTACHED"))
+        .unwrap_or_else(|| panic!("no link row:\n{}", dump(&app)));
+    assert!(row.contains(&format!(" {addr} ")), "{}", dump(&app));
+    // Every column still there, the last one whole.
+    assert!(row.contains("0 "), "{row}");
+    let heads = s.iter().find(|l| l.contains("snd-settle")).unwrap();
+    assert!(heads.contains("unsettled"), "{}", dump(&app));
+    // At 80 columns the pane still starts with the link's name and state.
+    let mut app = app_with(sender_to(addr), 80, 24);
+    press(&mut app, KeyCode::Char('s'));
+    press(&mut app, KeyCode::Char('z'));
+    let s = screen(&app);
+    assert!(
+        s.iter()
+            .any(|l| l.contains("orders") && l.contains("ATTACHED")),
+        "{}",
+        dump(&app)
+    );
+}
+
+#[test]
+fn a_state_row_shows_every_column_by_name_in_the_overlay() {
+    let addr = "/queue/amqpeek-demo10-2-orders-eu";
+    let mut app = app_with(sender_to(addr), 80, 24);
+    press(&mut app, KeyCode::Char('s'));
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Down);
+    }
+    assert!(!text(&app).contains("snd-settle"), "{}", dump(&app));
+    press(&mut app, KeyCode::Char('w'));
+    let s = screen(&app);
+    assert!(
+        s.iter().any(|l| l.contains(&format!("target    {addr}"))),
+        "{}",
+        dump(&app)
+    );
+    assert!(
+        s.iter().any(|l| l.contains("snd-settle mixed")),
+        "{}",
+        dump(&app)
+    );
+    assert!(
+        s.iter().any(|l| l.contains("unsettled 0")),
+        "{}",
+        dump(&app)
+    );
+}

@@ -12,10 +12,11 @@ use crate::event::escape::escape;
 use super::app::{App, Overlay, Pane, Row, ViolationRow};
 use super::input::Action;
 use super::views;
+use super::views::state_items::{ItemKind, StateItem};
 
 /// A labelled part of the text: `label` in its column, then `text` escaped.
 fn part(out: &mut Vec<String>, label: &str, text: &str) {
-    out.push(format!("{label:<10}{}", escape(text)));
+    out.push(format!("{label:<9} {}", escape(text)));
 }
 
 /// A violation, whole, with the summary of its frame (the violation's own or its row's).
@@ -123,6 +124,40 @@ fn field_text(app: &App, row: &Row) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// A line of the state pane: a table row as one `column value` line a column (the columns
+/// start where the names in the table's column line do), anything else as it is.
+fn state_text(items: &[StateItem], selected: usize) -> Option<Vec<String>> {
+    let it = items.get(selected)?;
+    let columns = items[..selected]
+        .iter()
+        .rev()
+        .find(|i| i.kind == ItemKind::Columns)
+        .filter(|_| it.kind == ItemKind::Row);
+    let Some(columns) = columns else {
+        return Some(vec![escape(&it.text).into_owned()]);
+    };
+    let names: Vec<char> = columns.text.chars().collect();
+    let starts: Vec<usize> = (0..names.len())
+        .filter(|&i| names[i] != ' ' && (i == 0 || names[i - 1] == ' '))
+        .collect();
+    let cells: Vec<char> = it.text.chars().collect();
+    let mut out = Vec::new();
+    for (n, &from) in starts.iter().enumerate() {
+        let to = starts.get(n + 1).copied().unwrap_or(usize::MAX);
+        let name = cell_of(&names, from, to);
+        part(&mut out, name.trim(), cell_of(&cells, from, to).trim());
+    }
+    Some(out)
+}
+
+/// The characters `from..to` of `chars` (as many as there are).
+fn cell_of(chars: &[char], from: usize, to: usize) -> String {
+    let to = to.min(chars.len());
+    chars
+        .get(from..to)
+        .map_or(String::new(), |c| c.iter().collect())
+}
+
 impl App {
     /// The title and lines of the full text of the focused pane's selection, if it has one.
     fn full_text(&self) -> Option<(String, Vec<String>)> {
@@ -135,9 +170,12 @@ impl App {
             Pane::Frames => Some(("Frame".into(), row_text(self.selected_row()?))),
             Pane::Detail => Some(("Field".into(), field_text(self, self.selected_row()?)?)),
             Pane::State => {
-                let items = views::state_items::state_items(self.state_snapshot()?);
-                let it = items.get(self.state_list.selected)?;
-                Some(("State".into(), vec![escape(&it.text).into_owned()]))
+                let snapshot = self.state_snapshot()?;
+                let items = views::state_items::state_items_in(snapshot, usize::MAX);
+                Some((
+                    "State".into(),
+                    state_text(&items, self.state_list.selected)?,
+                ))
             }
             Pane::Health => {
                 let d = &self.health.selected()?.diagnosis;
