@@ -302,3 +302,38 @@ fn a_state_row_shows_every_column_by_name_in_the_overlay() {
         dump(&app)
     );
 }
+
+#[test]
+fn a_narrow_violations_pane_shows_the_message_before_the_spec() {
+    let mut app = app_with(
+        violation_with("the peer sent an unknown performative"),
+        80,
+        24,
+    );
+    press(&mut app, KeyCode::Char('v'));
+    let s = screen(&app);
+    let row = s
+        .iter()
+        .find(|l| l.contains("codec.malformed-frame"))
+        .unwrap_or_else(|| panic!("no violation row:\n{}", dump(&app)));
+    assert!(row.contains("the peer sent an unknown"), "{}", dump(&app));
+    assert!(
+        s.iter().any(|l| l.contains("rule  message  [spec]")),
+        "{}",
+        dump(&app)
+    );
+    // With the room for the whole line, the spec section stays before the message.
+    let mut app = app_with(
+        violation_with("the peer sent an unknown performative"),
+        200,
+        40,
+    );
+    press(&mut app, KeyCode::Char('v'));
+    assert!(
+        screen(&app)
+            .iter()
+            .any(|l| l.contains("]  the peer sent an unknown performative")),
+        "{}",
+        dump(&app)
+    );
+}
