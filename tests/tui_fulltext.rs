@@ -337,3 +337,21 @@ fn a_narrow_violations_pane_shows_the_message_before_the_spec() {
         dump(&app)
     );
 }
+
+#[test]
+fn the_violations_pane_draws_a_hostile_message_escaped() {
+    let mut app = app_with(violation_with("bad \x1b[2J\u{202e} end"), 120, 30);
+    press(&mut app, KeyCode::Char('v'));
+    let s = screen(&app);
+    assert!(
+        s.iter().any(|l| l.contains(r"bad \x1b[2J\u{202e} end")),
+        "{}",
+        dump(&app)
+    );
+    assert!(
+        s.iter()
+            .all(|l| !l.contains('\x1b') && !l.contains('\u{202e}')),
+        "{}",
+        dump(&app)
+    );
+}

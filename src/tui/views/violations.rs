@@ -1,7 +1,7 @@
 //! The violations pane: every violation with time, connection, direction, severity, rule,
 //! spec section and message; when a line shown is wider than the pane, the message comes
 //! before the spec section, so a narrow pane still shows what happened (`w` shows all).
-//! Enter jumps to the frame.
+//! Enter jumps to the frame. Spec and message are escaped: a message may quote the wire.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,6 +11,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{clock, count, pane_block, selected_style};
 use crate::event::Severity;
+use crate::event::escape::escape;
 use crate::tui::app::{App, Pane, ViolationRow};
 
 /// The text of one violation line.
@@ -42,7 +43,7 @@ fn line_text(v: &ViolationRow, message_first: bool) -> String {
         sev,
         v.violation.rule,
     );
-    let (spec, message) = (&v.violation.spec, &v.violation.message);
+    let (spec, message) = (escape(&v.violation.spec), escape(&v.violation.message));
     if message_first {
         format!("{head}  {message}  [{spec}]")
     } else {
