@@ -285,7 +285,7 @@ fn violations_pane_lists_rule_severity_and_spec() {
         s[16],
         boxed(
             "┃",
-            "time          #   dir sev   rule  [spec]  message",
+            "time          #   dir sev   rule  message  [spec]",
             "┃",
             80
         )
@@ -296,7 +296,7 @@ fn violations_pane_lists_rule_severity_and_spec() {
         boxed(
             "┃",
             &format!(
-                "12:00:00.003   1 -> error codec.malformed-frame  [AMQP 1.0 §1, §2.3 / AMQP 0-9-1 §4.2]  {}",
+                "12:00:00.003   1 -> error codec.malformed-frame  {}  [AMQP 1.0 §1, §2.3 / AMQP 0-9-1 §4.2]",
                 msgs[0]
             ),
             "┃",

@@ -156,6 +156,9 @@ impl App {
         if matches!(self.overlay, Overlay::Stats { .. }) && self.stats_key(a) {
             return;
         }
+        if matches!(self.overlay, Overlay::FullText { .. }) && self.full_text_key(a) {
+            return;
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::Help
@@ -184,6 +187,7 @@ impl App {
             | Action::Scroll { .. }
             | Action::Click { .. } => self.act_move(a),
             Action::Enter => self.enter(),
+            Action::FullText => self.open_full_text(),
             Action::Collapse | Action::Expand => {
                 if self.focus == Pane::Detail {
                     self.toggle_node(Some(matches!(a, Action::Expand)));

@@ -269,6 +269,16 @@ pub enum Overlay {
         /// Columns scrolled past (the tables are wider than a small terminal).
         column: u16,
     },
+    /// The whole text of the focused pane's selection (`w`), escaped, scrolled this many
+    /// wrapped lines.
+    FullText {
+        /// What it is (`Violation`, `Frame`, `Field`, `State`, `Diagnosis`).
+        title: String,
+        /// The text, its parts on lines of their own.
+        text: String,
+        /// Wrapped lines scrolled past.
+        scroll: usize,
+    },
     /// Typing the path of an export (Tab changes what is exported).
     Export {
         /// The path typed (`.jsonl`: JSON Lines, else pcapng).

@@ -51,6 +51,8 @@ pub enum Action {
     Timeline,
     /// The statistics: frames per name and direction, rates, settlement latency (toggle).
     Stats,
+    /// The whole text of the selection, wrapped, in an overlay (toggle).
+    FullText,
     /// The focused pane fills the screen (toggle).
     Zoom,
     /// Focus the next pane.
@@ -144,7 +146,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "n/N >/<",
         "next / previous frame with a violation / the filter matches",
     ),
-    ("a / z", "frames of all connections / zoom the focused pane"),
+    (
+        "a / z / w",
+        "all connections' frames / zoom the pane / whole text",
+    ),
     (
         "m / M / e",
         "mark (connection in its list) / only marked / export",
@@ -248,6 +253,7 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         KeyCode::Char('>') => Action::NextMatch,
         KeyCode::Char('<') => Action::PrevMatch,
         KeyCode::Char('z') => Action::Zoom,
+        KeyCode::Char('w') => Action::FullText,
         KeyCode::Char('m') => Action::Mark,
         KeyCode::Char('M') => Action::MarkedOnly,
         KeyCode::Char('e') => Action::OpenExport,

@@ -48,6 +48,7 @@ mod actions;
 pub mod app;
 pub mod clipboard;
 pub mod export;
+mod fulltext;
 pub mod health;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;

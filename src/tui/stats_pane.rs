@@ -48,7 +48,7 @@ impl App {
     }
 
     /// Where `a` scrolls the statistics to from line `scroll` (`None`: `a` does not scroll).
-    fn scrolled(a: Action, scroll: usize, page: usize, last: usize) -> Option<usize> {
+    pub(super) fn scrolled(a: Action, scroll: usize, page: usize, last: usize) -> Option<usize> {
         Some(match a {
             Action::Up => scroll.saturating_sub(1),
             Action::Down => scroll + 1,

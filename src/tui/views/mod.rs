@@ -7,6 +7,7 @@
 pub mod connections;
 pub mod detail;
 pub mod frames;
+pub mod fulltext;
 pub mod health;
 pub mod help;
 pub mod state;
@@ -133,6 +134,14 @@ pub fn render(app: &App, f: &mut Frame) {
     if let Overlay::Stats { scroll, column } = app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
         stats::render(app, f, above, (scroll, column));
+    }
+    if let Overlay::FullText {
+        title,
+        text,
+        scroll,
+    } = &app.overlay
+    {
+        fulltext::render(f, (area.width, area.height), title, text, *scroll);
     }
 }
 

@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Sparkline};
 
-use super::state_items::{ItemKind, state_items};
+use super::state_items::{ItemKind, state_items_in};
 use super::{fit, pane_block, selected_style};
 use crate::tui::app::{App, Pane};
 
@@ -35,7 +35,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     );
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let items = app.state_snapshot().map(state_items).unwrap_or_default();
+    let spark = inner.width >= 60;
+    let text_w = if spark {
+        inner.width - SPARK_W - 1
+    } else {
+        inner.width
+    };
+    let items = app
+        .state_snapshot()
+        .map(|s| state_items_in(s, text_w as usize))
+        .unwrap_or_default();
     if items.is_empty() {
         let msg = if conn.is_some() {
             "nothing tracked yet"
@@ -48,12 +57,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         );
         return;
     }
-    let spark = inner.width >= 60;
-    let text_w = if spark {
-        inner.width - SPARK_W - 1
-    } else {
-        inner.width
-    };
     let h = inner.height as usize;
     let mut list = app.state_list;
     list.selected = list.selected.min(items.len() - 1);

@@ -55,7 +55,8 @@ impl StateItem {
 /// Marks a value its tracker cannot vouch for.
 pub const UNCERTAIN: &str = "?";
 
-/// Column cells wider than this are cut.
+/// Column cells wider than this are cut, unless the column is a flexible one (a name, an
+/// address, the consumers) and the pane has the width to spare.
 const MAX_CELL: usize = 24;
 
 /// `value`, with [`UNCERTAIN`] after it unless `sure`.
@@ -92,6 +93,8 @@ fn quote(s: &str) -> String {
 struct Table {
     heading: String,
     columns: &'static [&'static str],
+    /// The columns given the width the others leave (indexes into `columns`).
+    flex: &'static [usize],
     rows: Vec<TableRow>,
 }
 
@@ -102,12 +105,11 @@ struct TableRow {
 }
 
 impl Table {
-    fn push_into(self, out: &mut Vec<StateItem>) {
-        out.push(StateItem::line(ItemKind::Heading, self.heading));
-        if self.rows.is_empty() {
-            return;
-        }
-        let widths: Vec<usize> = (0..self.columns.len())
+    /// The width of each column in a line of `width` characters: what its widest cell needs,
+    /// at most [`MAX_CELL`]; then what the line has left given, a character at a time, to the
+    /// flexible columns still cut.
+    fn widths(&self, width: usize) -> Vec<usize> {
+        let natural: Vec<usize> = (0..self.columns.len())
             .map(|i| {
                 self.rows
                     .iter()
@@ -115,9 +117,34 @@ impl Table {
                     .chain(std::iter::once(self.columns[i].chars().count()))
                     .max()
                     .unwrap_or(0)
-                    .min(MAX_CELL)
             })
             .collect();
+        let mut widths: Vec<usize> = natural.iter().map(|w| (*w).min(MAX_CELL)).collect();
+        let used = widths.iter().sum::<usize>() + widths.len().saturating_sub(1);
+        let mut spare = width.saturating_sub(used);
+        while spare > 0 {
+            let mut gave = false;
+            for &i in self.flex {
+                if spare > 0 && widths[i] < natural[i] {
+                    widths[i] += 1;
+                    spare -= 1;
+                    gave = true;
+                }
+            }
+            if !gave {
+                break;
+            }
+        }
+        widths
+    }
+
+    /// The table's lines, for a pane `width` characters wide.
+    fn push_into(self, out: &mut Vec<StateItem>, width: usize) {
+        let widths = self.widths(width);
+        out.push(StateItem::line(ItemKind::Heading, self.heading));
+        if self.rows.is_empty() {
+            return;
+        }
         let join = |cells: &mut dyn Iterator<Item = &str>| {
             cells
                 .zip(&widths)
@@ -255,7 +282,7 @@ fn heading(what: &str, n: usize, uncertain: bool) -> String {
 }
 
 /// The connection in one line, then links (the most looked at), sessions, and the peers' opens.
-fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>) {
+fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>, width: usize) {
     let c = &s.connection;
     out.push(StateItem::line(
         ItemKind::Value,
@@ -264,9 +291,11 @@ fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>) {
     Table {
         heading: heading("links", s.links.len(), s.links.iter().any(|x| !x.known)),
         columns: LINK_COLUMNS,
+        // Name, source and target.
+        flex: &[0, 5, 6],
         rows: s.links.iter().map(link_row).collect(),
     }
-    .push_into(out);
+    .push_into(out, width);
     Table {
         heading: format!(
             "{}  values client/server",
@@ -277,9 +306,10 @@ fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>) {
             )
         ),
         columns: SESSION_COLUMNS,
+        flex: &[],
         rows: s.sessions.iter().map(session_row).collect(),
     }
-    .push_into(out);
+    .push_into(out, width);
     out.push(StateItem::line(
         ItemKind::Value,
         peer_line("client", &c.client),
@@ -360,7 +390,7 @@ const CHANNEL_COLUMNS: &[&str] = &[
     "tx",
 ];
 
-fn amqp091(s: &Amqp091Snapshot, out: &mut Vec<StateItem>) {
+fn amqp091(s: &Amqp091Snapshot, out: &mut Vec<StateItem>, width: usize) {
     let c = &s.connection;
     let mut line = format!("connection: {}", c.state);
     if let Some(v) = &c.vhost {
@@ -386,9 +416,11 @@ fn amqp091(s: &Amqp091Snapshot, out: &mut Vec<StateItem>) {
             s.channels.iter().any(|x| x.uncertain),
         ),
         columns: CHANNEL_COLUMNS,
+        // The consumers.
+        flex: &[6],
         rows: s.channels.iter().map(channel_row).collect(),
     }
-    .push_into(out);
+    .push_into(out, width);
     let product = |p: &Option<String>, v: &Option<String>| {
         format!("{} {}", opt(p.as_ref()), v.as_deref().unwrap_or(""))
             .trim_end()
@@ -411,13 +443,21 @@ fn amqp091(s: &Amqp091Snapshot, out: &mut Vec<StateItem>) {
     }
 }
 
-/// The lines of the state pane for `snapshot` (none before a protocol is known).
+/// The lines of the state pane for `snapshot` (none before a protocol is known), each
+/// table cell at most [`MAX_CELL`] wide. The lines are the same, one for one, at any width.
 pub fn state_items(snapshot: &Snapshot) -> Vec<StateItem> {
+    state_items_in(snapshot, 0)
+}
+
+/// The lines of the state pane for `snapshot` in a pane `width` characters wide: the
+/// flexible columns of a table (link names and addresses, consumers) take the width the
+/// other columns leave, so a long address shows whole when there is room for it.
+pub fn state_items_in(snapshot: &Snapshot, width: usize) -> Vec<StateItem> {
     let mut out = Vec::new();
     match &snapshot.detail {
         Detail::None => {}
-        Detail::Amqp10(s) => amqp10(s, &mut out),
-        Detail::Amqp091(s) => amqp091(s, &mut out),
+        Detail::Amqp10(s) => amqp10(s, &mut out, width),
+        Detail::Amqp091(s) => amqp091(s, &mut out, width),
     }
     out
 }

@@ -1,5 +1,7 @@
 //! The violations pane: every violation with time, connection, direction, severity, rule,
-//! spec section and message. Enter jumps to the frame.
+//! spec section and message; when a line shown is wider than the pane, the message comes
+//! before the spec section, so a narrow pane still shows what happened (`w` shows all).
+//! Enter jumps to the frame. Spec and message are escaped: a message may quote the wire.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,25 +11,44 @@ use ratatui::widgets::Paragraph;
 
 use super::{clock, count, pane_block, selected_style};
 use crate::event::Severity;
+use crate::event::escape::escape;
 use crate::tui::app::{App, Pane, ViolationRow};
 
 /// The text of one violation line.
 pub fn row_text(v: &ViolationRow) -> String {
+    line_text(v, false)
+}
+
+/// The column heads, in the order of [`line_text`].
+fn heads(message_first: bool) -> &'static str {
+    if message_first {
+        "time          #   dir sev   rule  message  [spec]"
+    } else {
+        "time          #   dir sev   rule  [spec]  message"
+    }
+}
+
+/// The text of one violation line, the message before the spec section when `message_first`.
+fn line_text(v: &ViolationRow, message_first: bool) -> String {
     let sev = match v.violation.severity {
         Severity::Error => "error",
         Severity::Warning => "warn",
         Severity::Info => "info",
     };
-    format!(
-        "{} {:>3} {} {:<5} {}  [{}]  {}",
+    let head = format!(
+        "{} {:>3} {} {:<5} {}",
         clock(v.ts),
         v.conn,
         v.violation.dir.arrow(),
         sev,
         v.violation.rule,
-        v.violation.spec,
-        v.violation.message
-    )
+    );
+    let (spec, message) = (escape(&v.violation.spec), escape(&v.violation.message));
+    if message_first {
+        format!("{head}  {message}  [{spec}]")
+    } else {
+        format!("{head}  [{spec}]  {message}")
+    }
 }
 
 /// Draw the violations pane.
@@ -56,14 +77,20 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if inner.height == 0 {
         return;
     }
+    let h = inner.height.saturating_sub(1) as usize;
+    let start = app.violation_list.offset.min(app.violations.len());
+    let message_first = app
+        .violations
+        .iter()
+        .skip(start)
+        .take(h)
+        .any(|v| row_text(v).chars().count() > inner.width as usize);
     let mut lines = vec![Line::styled(
-        "time          #   dir sev   rule  [spec]  message",
+        heads(message_first),
         Style::new()
             .fg(Color::DarkGray)
             .add_modifier(Modifier::BOLD),
     )];
-    let h = inner.height.saturating_sub(1) as usize;
-    let start = app.violation_list.offset.min(app.violations.len());
     for (i, v) in app.violations.iter().enumerate().skip(start).take(h) {
         let mut style = match v.violation.severity {
             Severity::Error => Style::new().fg(Color::Red),
@@ -73,7 +100,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         if i == app.violation_list.selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push(Line::styled(row_text(v), style));
+        lines.push(Line::styled(line_text(v, message_first), style));
     }
     if app.violations.is_empty() {
         lines.push(Line::styled(
