@@ -79,7 +79,7 @@ struct Case {
     frames: Frames,
     first: Side,
     how: How,
-    /// Only after a FIN: an RST ends it all.
+    /// What follows a FIN (an RST ends it all).
     then: Then,
 }
 
@@ -94,13 +94,54 @@ fn case() -> impl Strategy<Value = Case> {
     ];
     let then =
         (proptest::option::of(any::<bool>()), how()).prop_map(|(data, how)| Then { data, how });
-    (frames, side, how(), then).prop_map(|(frames, first, how, then)| Case {
+    // A reset first ends it all: a third of the cases, the rest a FIN and what follows.
+    let then = proptest::option::weighted(0.67, then);
+    (frames, side, then).prop_map(|(frames, first, then)| Case {
         frames,
         first,
-        how,
-        then,
+        how: if then.is_some() { How::Fin } else { How::Rst },
+        then: then.unwrap_or(Then {
+            data: None,
+            how: How::Rst,
+        }),
     })
 }
+
+impl Case {
+    /// Whether the peer sending in `d` sent a close frame.
+    fn sent_close(&self, d: Dir) -> bool {
+        let by_frames = match self.frames {
+            Frames::None => false,
+            Frames::Client => d == Dir::C2S,
+            Frames::Server => d == Dir::S2C,
+            Frames::Both => true,
+        };
+        let after =
+            self.how == How::Fin && self.then.data == Some(true) && d == self.first.dir().flip();
+        by_frames || after
+    }
+
+    /// Whether the peer sending in `d` ended its side of the TCP connection as the relay sees
+    /// it: a reset first ends the other side's part with it.
+    fn ended(&self, d: Dir) -> bool {
+        self.how == How::Fin || d == self.first.dir()
+    }
+
+    /// The `closed-without-close` findings the script calls for: a peer that ended its side
+    /// without a close frame, unless neither sent one and the other peer left first.
+    fn without_close(&self) -> BTreeSet<(String, String)> {
+        let neither = !self.sent_close(Dir::C2S) && !self.sent_close(Dir::S2C);
+        [Dir::C2S, Dir::S2C]
+            .into_iter()
+            .filter(|&d| {
+                self.ended(d) && !self.sent_close(d) && (!neither || d == self.first.dir())
+            })
+            .map(|d| (WITHOUT_CLOSE.to_owned(), d.as_str().to_owned()))
+            .collect()
+    }
+}
+
+const WITHOUT_CLOSE: &str = "amqp10.connection.closed-without-close";
 
 fn frame(body: Value) -> Vec<u8> {
     encode_frame(0, 0, Some(&body), &[]).unwrap()
@@ -367,6 +408,18 @@ fn run(case: Case) -> Result<(), TestCaseError> {
     prop_assert!(by[case.first.dir().index()], "{:?}: {}", case, relay);
 
     let want = findings(&jsonl);
+    let without: BTreeSet<_> = want
+        .iter()
+        .filter(|(rule, _)| rule == WITHOUT_CLOSE)
+        .cloned()
+        .collect();
+    prop_assert_eq!(
+        without,
+        case.without_close(),
+        "{:?}: the relay says {}",
+        case,
+        relay
+    );
     let mut files = vec![&pcap];
     if kernel.exists() {
         files.push(&kernel);
@@ -395,6 +448,10 @@ fn run(case: Case) -> Result<(), TestCaseError> {
             );
         }
         let got = findings(file);
+        eprintln!(
+            "{case:?}: relay {relay}; {}: {r}; findings {got:?}",
+            file.file_name().unwrap().to_string_lossy()
+        );
         prop_assert_eq!(
             &got,
             &want,
