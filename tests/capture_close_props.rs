@@ -71,6 +71,9 @@ struct Then {
     /// Bytes it sends on the half-closed connection first: an empty frame, or its close frame
     /// when `with_close`.
     data: Option<bool>,
+    /// The first side resets (after its FIN, and after the data) before the other ends its
+    /// side.
+    own_rst: bool,
     how: How,
 }
 
@@ -92,8 +95,8 @@ fn case() -> impl Strategy<Value = Case> {
         Just(Frames::Server),
         Just(Frames::Both)
     ];
-    let then =
-        (proptest::option::of(any::<bool>()), how()).prop_map(|(data, how)| Then { data, how });
+    let then = (proptest::option::of(any::<bool>()), any::<bool>(), how())
+        .prop_map(|(data, own_rst, how)| Then { data, own_rst, how });
     // A reset first ends it all: a third of the cases, the rest a FIN and what follows.
     let then = proptest::option::weighted(0.67, then);
     (frames, side, then).prop_map(|(frames, first, then)| Case {
@@ -102,6 +105,7 @@ fn case() -> impl Strategy<Value = Case> {
         how: if then.is_some() { How::Fin } else { How::Rst },
         then: then.unwrap_or(Then {
             data: None,
+            own_rst: false,
             how: How::Rst,
         }),
     })
@@ -251,6 +255,14 @@ fn play(case: Case, proxy: &str, server: &TcpListener) {
             EMPTY.to_vec()
         };
         pass(&mut second, &mut first, &bytes);
+    }
+    if case.then.own_rst {
+        end(first, How::Rst);
+        if let Some(mut second) = end(second, case.then.how) {
+            // The proxy closes it, with a FIN or a reset.
+            let _ = read_to_end(&mut second);
+        }
+        return;
     }
     let fin = end(second, case.then.how).is_some();
     let got = read_to_end(&mut first);
@@ -424,42 +436,49 @@ fn run(case: Case) -> Result<(), TestCaseError> {
     if kernel.exists() {
         files.push(&kernel);
     }
+    let second = case.first.dir().flip();
     for file in files {
         let r = reason(file);
         let (b, f) = ending(&r);
-        prop_assert_eq!(
-            b,
-            by,
-            "{:?}: {} says {}, the relay {}",
-            case,
-            file.display(),
-            r,
-            relay
-        );
-        if let Some(f) = f {
-            prop_assert_eq!(
-                Some(f),
-                first,
-                "{:?}: {} says {}, the relay {}",
-                case,
-                file.display(),
-                r,
-                relay
-            );
-        }
         let got = findings(file);
-        eprintln!(
-            "{case:?}: relay {relay}; {}: {r}; findings {got:?}",
-            file.file_name().unwrap().to_string_lossy()
-        );
+        let said = format!("{case:?}: {} says {r}, the relay {relay}", file.display());
+        if let Some(f) = f {
+            prop_assert_eq!(Some(f), first, "{}", said);
+        }
+        // The kernel captures the client's leg, which ends at the client's own reset after
+        // its FIN: the server's end does not reach it (the proxy has no connection left to
+        // pass it on), so that capture knows only of the client's, and of no finding about
+        // the server's. (A server's reset after its FIN stays on the upstream leg; the
+        // client's leg shows FINs both ways, as the relay tells it.)
+        if case.then.own_rst && case.first == Side::Client && file == &kernel {
+            let mut only = [false; 2];
+            only[case.first.dir().index()] = true;
+            prop_assert_eq!(b, only, "{}", said);
+            prop_assert!(
+                got.is_subset(&want),
+                "{}: {:?} against {:?}",
+                said,
+                got,
+                want
+            );
+            let unseen = (WITHOUT_CLOSE.to_owned(), second.as_str().to_owned());
+            prop_assert!(
+                want.difference(&got).all(|x| *x == unseen),
+                "{}: {:?} against {:?}",
+                said,
+                got,
+                want
+            );
+            continue;
+        }
+        prop_assert_eq!(b, by, "{}", said);
         prop_assert_eq!(
             &got,
             &want,
-            "{:?}: {} ({}) against the JSONL ({})",
-            case,
-            file.display(),
-            r,
-            relay
+            "{}: {:?} against the JSONL's {:?}",
+            said,
+            got,
+            want
         );
     }
     Ok(())
