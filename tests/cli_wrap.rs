@@ -81,21 +81,33 @@ fn the_command_is_told_where_the_proxy_listens() {
          && test \"$AMQP_URL\" = \"amqp://127.0.0.1:$AMQPEEK_PORT\"",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("PASS (--fail-on error)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("PASS (--fail-on error)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn a_failing_command_gives_its_own_status() {
     let out = amqpeek(&["wrap", "-q", "--", "sh", "-c", "exit 7"]);
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
-    assert!(stderr(&out).contains("exited with status 7"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("exited with status 7"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn a_capture_on_stdout_is_refused() {
     let out = amqpeek(&["wrap", "--jsonl", "-", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--jsonl"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--jsonl -: the command's output goes to stdout"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -106,7 +118,10 @@ fn clean_traffic_passes() {
     let out = wrap_demo(&[], "");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("PASS (--fail-on error): 1 connection(s)"), "{err}");
+    assert!(
+        err.contains("PASS (--fail-on error): 1 connection(s)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -134,7 +149,12 @@ fn the_jsonl_written_gives_check_the_same_verdict() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let checked = amqpeek(&["check", jsonl_s]);
     let report = String::from_utf8_lossy(&checked.stdout);
-    assert_eq!(checked.status.code(), Some(1), "{report}{}", stderr(&checked));
+    assert_eq!(
+        checked.status.code(),
+        Some(1),
+        "{report}{}",
+        stderr(&checked)
+    );
     assert!(report.contains(RULE), "{report}");
     // The same failing rules, as both print them on stderr.
     let failing = |s: &str| -> Vec<String> {
