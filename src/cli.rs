@@ -42,11 +42,14 @@ pub enum Command {
     /// percentiles (transfer->disposition, publish->confirm, deliver->ack); and the diagnoses
     /// (why a flow is stuck).
     Stats(StatsArgs),
-    /// Run COMMAND with the proxy in front of the broker, then give the verdict: the proxy
-    /// listens on a free local port, exported to the command as AMQP_URL
-    /// (amqp://127.0.0.1:PORT), AMQPEEK_LISTEN (127.0.0.1:PORT) and AMQPEEK_PORT. Exits with
-    /// the command's status when it failed (128+N when signal N ended it), else 0 clean, 1 on
-    /// findings at or above `--fail-on` (default error), 2 when anything else went wrong.
+    /// Run COMMAND behind the proxy on a free local port, then exit with its status or the
+    /// verdict.
+    ///
+    /// The proxy's address is exported to the command as AMQP_URL (amqp://127.0.0.1:PORT, no
+    /// credentials), AMQPEEK_LISTEN (127.0.0.1:PORT) and AMQPEEK_PORT; SIGINT and SIGTERM are
+    /// passed to it. Exits with the command's status when it failed (128+N when signal N
+    /// ended it), else 0 clean, 1 on findings at or above `--fail-on` (default error), 2 when
+    /// anything else went wrong. Never opens the TUI.
     Wrap(Box<WrapArgs>),
     /// Print a shell completion script: `mkdir -p ~/.local/share/bash-completion/completions &&
     /// amqpeek completions bash > ~/.local/share/bash-completion/completions/amqpeek`.
