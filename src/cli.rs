@@ -42,6 +42,15 @@ pub enum Command {
     /// percentiles (transfer->disposition, publish->confirm, deliver->ack); and the diagnoses
     /// (why a flow is stuck).
     Stats(StatsArgs),
+    /// Run COMMAND behind the proxy on a free local port, then exit with its status or the
+    /// verdict.
+    ///
+    /// The proxy's address is exported to the command as AMQP_URL (amqp://127.0.0.1:PORT, no
+    /// credentials), AMQPEEK_LISTEN (127.0.0.1:PORT) and AMQPEEK_PORT; SIGINT and SIGTERM are
+    /// passed to it. Exits with the command's status when it failed (128+N when signal N
+    /// ended it), else 0 clean, 1 on findings at or above `--fail-on` (default error), 2 when
+    /// anything else went wrong. Never opens the TUI.
+    Wrap(Box<WrapArgs>),
     /// Print a shell completion script: `mkdir -p ~/.local/share/bash-completion/completions &&
     /// amqpeek completions bash > ~/.local/share/bash-completion/completions/amqpeek`.
     Completions {
@@ -460,6 +469,39 @@ pub struct ProxyArgs {
     /// number of CPUs]. Per connection, every output is in order whatever the number.
     #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
+}
+
+/// `amqpeek wrap`: the proxy's options (listening on a free local port unless `--listen`
+/// says otherwise; never the TUI) and the command to run behind `--`.
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("listen", |a| a.default_value("127.0.0.1:0")
+        .help("Address to listen on for the command's clients (port 0: a free one)")),
+    mut_arg("no_tui", |a| a.hide(true)),
+)]
+pub struct WrapArgs {
+    /// Addresses.
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// Outputs (`--jsonl`, `--pcap` to files: the command has stdout).
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Exit 1 if a finding at or above this severity was seen, naming the failing rules.
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value = "error")]
+    pub fail_on: FailOn,
+    /// How findings are judged.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// TLS.
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// Threads inspecting connections, 1 to 256 [default: the number of CPUs].
+    #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<std::num::NonZeroUsize>,
+    /// The command to run and its arguments (after `--`), with stdin, stdout and stderr
+    /// inherited.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// TLS on either leg of the proxy (AMQPS, Azure Service Bus / Event Hubs).

@@ -13,6 +13,7 @@ mod cli;
 mod decode;
 mod gate;
 mod outputs;
+mod wrap;
 
 /// mimalloc: the per-frame paths allocate a few small objects per frame (typed views, message
 /// sections, events), where glibc's malloc/free cost a quarter of the decode time.
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         Command::Decode(_)
         | Command::Check(_)
         | Command::Stats(_)
+        | Command::Wrap(_)
         | Command::Completions { .. }
         | Command::Man(_) => false,
     };
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay(args, tui),
         Command::Check(args) => check(args),
         Command::Stats(args) => stats(args),
+        Command::Wrap(args) => wrap::run(*args),
         Command::Completions { shell } => completions(shell),
         Command::Man(args) => man_page(args),
     };
@@ -279,13 +282,18 @@ fn optional_seconds(flag: &str, secs: Option<f64>) -> anyhow::Result<Option<Dura
     }
 }
 
-fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
-    raise_open_files_limit();
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// The runtime the proxy relays on (idle threads give memory back).
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .on_thread_park(amqpeek::driver::reclaim::on_idle)
         .build()
-        .context("starting the async runtime")?;
+        .context("starting the async runtime")
+}
+
+fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
+    raise_open_files_limit();
+    let rt = runtime()?;
     let ProxyArgs {
         net,
         output,

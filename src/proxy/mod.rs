@@ -62,6 +62,10 @@ pub struct ProxyConfig {
     pub conn_queue_bytes: usize,
     /// On shutdown, how long open connections get to finish before they are cut.
     pub drain_timeout: Duration,
+    /// On shutdown, how long open connections may go on relaying before they are told to stop
+    /// (zero: told at once). `wrap` gives its command's connections this long to close on
+    /// their own, so their last frames are relayed and judged.
+    pub close_grace: Duration,
     /// TLS on either leg (`None`: plain TCP both ways).
     pub tls: Option<Arc<tls::TlsConfig>>,
     /// Connections relayed at once; at the limit the listener stops accepting (clients wait
@@ -84,6 +88,7 @@ impl ProxyConfig {
             jobs: crate::replay::parallel::default_jobs(),
             conn_queue_bytes: 1 << 20,
             drain_timeout: Duration::from_secs(2),
+            close_grace: Duration::ZERO,
             tls: None,
             max_connections: usize::MAX,
             deadlines: limits::Deadlines {
@@ -142,8 +147,8 @@ impl Proxy {
         self.listener.local_addr()
     }
 
-    /// Relay connections until `shutdown` completes; then stop accepting, close open
-    /// connections (after `drain_timeout` at most), let the inspection side drain and flush
+    /// Relay connections until `shutdown` completes; then stop accepting, let open connections
+    /// relay for `close_grace`, close the ones still open (after `drain_timeout` at most), let the inspection side drain and flush
     /// every sink. With no sinks, nothing is inspected.
     pub async fn run(
         self,
@@ -203,6 +208,12 @@ impl Proxy {
             }
         }
         drop(listener);
+        if !tasks.is_empty() && !config.close_grace.is_zero() {
+            let _ = tokio::time::timeout(config.close_grace, async {
+                while tasks.join_next().await.is_some() {}
+            })
+            .await;
+        }
         tracing::info!("shutting down: {} connection(s) open", tasks.len());
         let _ = stop_tx.send(true);
         let drained = tokio::time::timeout(config.drain_timeout, async {
