@@ -1,4 +1,4 @@
-//! #15: a half-close is written where it happened. A client sends its protocol header and
+//! A half-close is written where it happened. A client sends its protocol header and
 //! shuts its side down (FIN); the server reads to the end and only then sends, a few frames
 //! over a while, and closes. No AMQP client library half-closes, so both ends are plain
 //! sockets speaking crafted AMQP 0-9-1 bytes through the real `amqpeek proxy`.

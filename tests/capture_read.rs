@@ -907,7 +907,7 @@ fn big_endian_pcapng_with_default_microsecond_resolution_reads() {
     assert_eq!(ts, Some(Timestamp(T0 + 10)));
 }
 
-/// #15: a replayed connection starts when its SYN was captured, not at its first data.
+/// A replayed connection starts when its SYN was captured, not at its first data.
 #[test]
 fn a_connection_starts_at_its_syn() {
     let mut p = PcapFile::new(Link::Ethernet, false, false);

@@ -1,5 +1,5 @@
 //! The proxy gives back the memory a burst took: after connections carrying large frames
-//! close, its resident memory is back near where it started (#16: "returned after close").
+//! close, its resident memory is back near where it started.
 //!
 //! The proxy runs as its own process (its RSS is what is measured), with both captures on, in
 //! front of an upstream in this process that reads and discards. Four clients at once each send

@@ -338,7 +338,7 @@ fn the_tiny_capture_reads_back_as_the_connection_it_describes() {
     }
 }
 
-/// Issue #17 part 1: the replay of a generated capture of 200,000 frames (2 connections of
+/// The replay of a generated capture of 200,000 frames (2 connections of
 /// 100,000) reaches the whole capture, not only the last 10,000 frames of each connection:
 /// `g` shows connection 1's first row, `G` its last, and Enter on the first violation (its 15th
 /// frame) selects that frame. Before, `g` stopped at the oldest frame kept and Enter said "no
@@ -399,7 +399,7 @@ fn wait_line(session: &str, parts: &[&str], limit: Duration) -> String {
     }
 }
 
-/// Issue #17 part 1, the search: in the replay of a generated 200,000-frame capture whose
+/// The search: in the replay of a generated 200,000-frame capture whose
 /// `begin`s lie every 9,973 frames (on channels 100, 101, ...), with the filter `name:begin` on,
 /// `g` finds the first far before the frames in memory, `>` the next, `G` the last and `<` the
 /// one before, the filter staying on; past the last, "no match after". Before, `g` cleared the

@@ -76,7 +76,7 @@ struct Flow {
     /// Index of the client, once known.
     client: Option<usize>,
     syn_from: Option<usize>,
-    /// When the first SYN was captured: the connection's start (#15).
+    /// When the first SYN was captured: the connection's start.
     syn_ts: Option<Timestamp>,
     reasm: [Reassembler; 2],
     sync: [Sync; 2],
