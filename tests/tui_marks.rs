@@ -111,6 +111,12 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
     press(&mut app, KeyCode::Char('M'));
     assert_eq!(app.view.len(), 2, "{}", dump(&app));
     assert!(dump(&app).contains("marked only"), "{}", dump(&app));
+    // The title counts the rows listed, not all of them.
+    assert!(
+        dump(&app).contains(&format!("2 of {all} rows")),
+        "{}",
+        dump(&app)
+    );
     // m again unmarks.
     press(&mut app, KeyCode::Char('g'));
     press(&mut app, KeyCode::Char('m'));

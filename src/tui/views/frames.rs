@@ -79,7 +79,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         TimeMode::Relative => title.push(Span::raw("time +since first ")),
         TimeMode::Delta => title.push(Span::raw("time +since previous ")),
     }
-    if app.filter.is_empty() {
+    if app.filter.is_empty() && app.marked_only {
+        // The rows listed are the marked ones: say how many of all.
+        title.push(Span::raw(format!(
+            "{} of {} rows ",
+            count(app.view.len() as u64),
+            count(total as u64)
+        )));
+    } else if app.filter.is_empty() {
         // Rows are frames, protocol headers, gaps and closes; frames are counted apart, as
         // `check` and `stats` count them.
         title.push(Span::raw(format!(
