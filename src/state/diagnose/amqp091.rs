@@ -134,7 +134,7 @@ impl Diag091 {
                 let note = m
                     .get(crate::codec::amqp091::Arg::Reason)
                     .and_then(|v| v.as_bytes())
-                    .map(|r| format!("{:?}", String::from_utf8_lossy(r)));
+                    .map(|r| quoted(r));
                 self.blocked = cx.arm(&cat::BLOCKED, ts, here, None).map(|c| match note {
                     Some(n) => c.noting(n),
                     None => c,
@@ -416,10 +416,9 @@ impl Diag091 {
         }
         if count >= cx.limits.count(&cat::REDELIVERED) && ch.redelivered.is_none() {
             ch.redelivered_at = Some((id.clone(), start));
-            ch.redelivered = cx.arm(&cat::REDELIVERED, ts, start, None).map(|c| {
-                c.with_n(u64::from(count))
-                    .noting(format!("{:?}", String::from_utf8_lossy(id)))
-            });
+            ch.redelivered = cx
+                .arm(&cat::REDELIVERED, ts, start, None)
+                .map(|c| c.with_n(u64::from(count)).noting(quoted(id)));
         }
     }
 
@@ -444,7 +443,7 @@ impl Diag091 {
             );
         }
         for (q, c) in &mut self.cancelled {
-            let name = || format!("consumer of queue {:?}", String::from_utf8_lossy(q));
+            let name = || format!("consumer of queue {}", quoted(q));
             let detail = |c: &Cond| {
                 format!(
                     "the broker cancelled it at {}; nothing consumed from the queue since",
@@ -511,7 +510,7 @@ fn channel_due(cx: &mut Ctx<'_>, n: u16, ch: &mut Channel, now: i64) {
     }
     for (tag, consumer) in &mut ch.consumers {
         if let Some(c) = &mut consumer.full {
-            let name = || format!("consumer {:?} on channel {n}", String::from_utf8_lossy(tag));
+            let name = || format!("consumer {} on channel {n}", quoted(tag));
             cx.fire(c, now, ScopeKind::Consumer, &name, &|c| {
                 format!(
                     "{} unacked deliveries fill its prefetch-count since {}",
@@ -542,4 +541,11 @@ fn close_channel(
     ] {
         cx.end(c, ts, frame, why);
     }
+}
+
+/// A wire string quoted and escaped as every text output shows one (`crate::base::escape`).
+fn quoted(b: &[u8]) -> String {
+    let mut out = String::new();
+    crate::base::escape::quoted_bytes_into(&mut out, b);
+    out
 }

@@ -6,6 +6,7 @@
 //! transfers go); a link whose attach was not seen is not judged (its credit, counts and roles
 //! are unknown).
 
+use crate::base::escape::Quoted;
 use crate::hash::HashMap;
 
 use crate::base::{Dir, EndWhy, FlowKey, FrameRef, ScopeKind, Timestamp};
@@ -90,7 +91,7 @@ impl Diag10 {
                         let c = cx.arm(&cat::DETACHED, ts, here, None);
                         if let Some(c) = c {
                             cap(&mut self.detached, cx, ts);
-                            let note = format!("{:?}", e.condition.as_str());
+                            let note = Quoted(e.condition.as_str()).to_string();
                             self.detached.insert(name.into(), c.noting(note));
                         }
                     }
@@ -189,7 +190,7 @@ impl Diag10 {
         }
         self.sessions.due(cx, now);
         for (name, c) in &mut self.detached {
-            let name = || format!("link {:?}", name.as_ref());
+            let name = || format!("link {}", Quoted(name));
             let detail = |c: &Cond| {
                 format!(
                     "detached with error {} at {}, not re-attached",
@@ -200,7 +201,7 @@ impl Diag10 {
             cx.fire(c, now, ScopeKind::Link, &name, &detail);
         }
         for (name, c) in &mut self.tokens {
-            let name = || format!("token {:?}", name.as_ref());
+            let name = || format!("token {}", Quoted(name));
             let detail = |c: &Cond| {
                 format!(
                     "put-token at {} expires at {}, and no put-token refreshed it",
