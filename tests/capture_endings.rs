@@ -11,59 +11,22 @@
 //! missing one fails the test.
 
 mod cli_common;
+mod kernel_capture;
 mod support;
 mod wait;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+
+use kernel_capture::{findings, start_dumpcap};
+use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use amqpeek::codec::amqp10::{Str, Symbol, Value, described_list, encode_frame};
 
 const SASL: &[u8] = b"AMQP\x03\x01\x00\x00";
 const AMQP: &[u8] = b"AMQP\x00\x01\x00\x00";
-
-/// dumpcap writing what passes `port` and the probe's port on the loopback to `file`, once
-/// packets flow; `None` (with a note) when it cannot capture here and CI is not set.
-fn start_dumpcap(port: u16, probe: &wait::Probe, file: &Path) -> Option<Child> {
-    let filter = format!("tcp port {port} or tcp port {}", probe.addr().port());
-    let spawned = Command::new("dumpcap")
-        .args(["-q", "-i", "lo", "-f", &filter, "-w"])
-        .arg(file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn();
-    let ci = std::env::var_os("CI").is_some();
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            assert!(!ci, "dumpcap: {e} (CI is set)");
-            eprintln!("note: dumpcap does not run here ({e}); skipping");
-            return None;
-        }
-    };
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut said = String::new();
-    loop {
-        let mut line = String::new();
-        if err.read_line(&mut line).unwrap_or(0) == 0 {
-            let _ = child.wait();
-            assert!(!ci, "dumpcap cannot capture (CI is set): {said}");
-            eprintln!("note: dumpcap cannot capture here: {said}; skipping");
-            return None;
-        }
-        said.push_str(&line);
-        if line.contains("Capturing on") {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    probe.mark_file(file, Duration::from_secs(20));
-    Some(child)
-}
 
 fn frame(frame_type: u8, body: Value) -> Vec<u8> {
     encode_frame(frame_type, 0, Some(&body), &[]).unwrap()
@@ -108,29 +71,6 @@ fn leave_with_a_fin(addr: &str) -> std::io::Result<usize> {
     s.shutdown(Shutdown::Write).unwrap();
     let mut rest = Vec::new();
     s.read_to_end(&mut rest)
-}
-
-/// `check`'s findings of `file` as (rule, direction).
-fn findings(file: &Path) -> BTreeSet<(String, String)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(["check", "--format", "json", "--fail-on", "info"])
-        .arg(file)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{}: {e}: {:?}", file.display(), out));
-    assert_eq!(v["connections"], 1, "{}: {v}", file.display());
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_owned(),
-                f["dir"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
