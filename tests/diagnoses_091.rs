@@ -10,16 +10,16 @@
 //! watermark whatever happens.
 
 mod common;
+mod diag_live;
 mod diag_support;
 mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use amqpeek::event::{Diagnosis, EndWhy, EventKind};
-use amqpeek::proxy::ProxyConfig;
-use amqpeek::state::diagnose::Thresholds;
-use common::{Running, start_proxy_with};
+use amqpeek::event::{Diagnosis, EndWhy};
+use common::Running;
+use diag_live::{diagnoses, dump, proxy, started};
 use lapin::options::*;
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
@@ -28,55 +28,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// The memory alarm blocks every publisher of the broker: the test raising it runs alone
 /// (`write`), the others share (`read`).
 static BROKER: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
-
-/// A proxy to the broker with thresholds `limits`; `None` when the broker is away (not CI).
-async fn proxy(limits: &[(&str, f64)]) -> Option<Running> {
-    let broker = common::broker().await?;
-    let mut cfg = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), broker);
-    let mut t = Thresholds::new();
-    for (id, v) in limits {
-        t.set(id, *v).unwrap();
-    }
-    cfg.inspect.diagnosis = Some(Arc::new(t));
-    Some(start_proxy_with(cfg, vec![]).await)
-}
-
-/// Stop the proxy once its `conns` connections closed: the diagnosis events, in order.
-async fn diagnoses(p: Running, conns: u64) -> Vec<Arc<Diagnosis>> {
-    for c in 1..=conns {
-        p.wait_closed(c).await;
-    }
-    let (_, events) = p.stop().await;
-    events
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Diagnosis(d) => Some(d),
-            _ => None,
-        })
-        .collect()
-}
-
-fn started(ds: &[Arc<Diagnosis>]) -> Vec<&'static str> {
-    let mut v: Vec<_> = ds
-        .iter()
-        .filter(|d| d.ended.is_none())
-        .map(|d| d.check.id)
-        .collect();
-    v.sort();
-    v
-}
-
-fn dump(ds: &[Arc<Diagnosis>]) -> String {
-    ds.iter()
-        .map(|d| {
-            format!(
-                "{} [{}] {} ended {:?}",
-                d.check.id, d.name, d.detail, d.ended
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn uri(p: &Running, query: &str) -> String {
     format!("amqp://guest:guest@{}/%2f{query}", p.addr)

@@ -9,68 +9,21 @@
 //! note.
 
 mod common;
+mod diag_live;
 mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use amqpeek::event::{Diagnosis, EventKind};
-use amqpeek::proxy::ProxyConfig;
-use amqpeek::state::diagnose::Thresholds;
-use common::{Running, start_proxy_with};
+use amqpeek::event::Diagnosis;
+use common::Running;
+use diag_live::{diagnoses, dump, proxy, started};
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::messaging::{Body, Message};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
-
-/// A proxy to the broker with thresholds `limits`; `None` when the broker is away (not CI).
-async fn proxy(limits: &[(&str, f64)]) -> Option<Running> {
-    let broker = common::broker().await?;
-    let mut cfg = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), broker);
-    let mut t = Thresholds::new();
-    for (id, v) in limits {
-        t.set(id, *v).unwrap();
-    }
-    cfg.inspect.diagnosis = Some(Arc::new(t));
-    Some(start_proxy_with(cfg, vec![]).await)
-}
-
-/// Stop the proxy once its one connection closed: the diagnosis events, in order.
-async fn diagnoses(p: Running) -> Vec<Arc<Diagnosis>> {
-    p.wait_closed(1).await;
-    let (_, events) = p.stop().await;
-    events
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Diagnosis(d) => Some(d),
-            _ => None,
-        })
-        .collect()
-}
-
-fn started(ds: &[Arc<Diagnosis>]) -> Vec<&'static str> {
-    let mut v: Vec<_> = ds
-        .iter()
-        .filter(|d| d.ended.is_none())
-        .map(|d| d.check.id)
-        .collect();
-    v.sort();
-    v
-}
-
-fn dump(ds: &[Arc<Diagnosis>]) -> String {
-    ds.iter()
-        .map(|d| {
-            format!(
-                "{} [{}] {} ended {:?}",
-                d.check.id, d.name, d.detail, d.ended
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// A unique queue address.
 fn queue(what: &str) -> String {
@@ -145,7 +98,7 @@ async fn receiver(mode: CreditMode, grant: Option<u32>, take: u32) -> Option<Vec
     let _ = tokio::time::timeout(T, r.close()).await;
     let _ = tokio::time::timeout(T, session.end()).await;
     let _ = tokio::time::timeout(T, conn.close()).await;
-    Some(diagnoses(p).await)
+    Some(diagnoses(p, 1).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,6 +164,6 @@ async fn a_healthy_send_receive_session_has_no_diagnosis() {
     let _ = tokio::time::timeout(T, manual.close()).await;
     let _ = tokio::time::timeout(T, session.end()).await;
     let _ = tokio::time::timeout(T, conn.close()).await;
-    let ds = diagnoses(p).await;
+    let ds = diagnoses(p, 1).await;
     assert!(ds.is_empty(), "{}", dump(&ds));
 }
