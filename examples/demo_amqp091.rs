@@ -16,6 +16,7 @@ use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Connection, ConnectionProperties};
 
 #[tokio::main(flavor = "current_thread")]
+#[allow(dead_code)] // a test includes this file as a module and calls `exercise`
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let uri = args
@@ -24,8 +25,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .cloned()
         .unwrap_or_else(|| "amqp://guest:guest@127.0.0.1:5673/%2f".into());
     let bad_ack = args.iter().any(|a| a == "--bad-ack");
+    exercise(&uri, bad_ack).await
+}
 
-    let conn = Connection::connect(&uri, ConnectionProperties::default()).await?;
+/// The client's whole session against the broker at `uri`; with `bad_ack`, it also acks a
+/// delivery tag the broker never sent.
+pub async fn exercise(uri: &str, bad_ack: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let conn = Connection::connect(uri, ConnectionProperties::default()).await?;
     let ch = conn.create_channel().await?;
     let queue = format!("amqpeek-demo-{}", std::process::id());
     let mut args = FieldTable::default();

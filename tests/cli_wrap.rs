@@ -2,13 +2,12 @@
 //! command sees the proxy's address in its environment; the exit status is the command's when
 //! it failed, else the verdict's; the verdict is printed on stderr; SIGINT reaches the command.
 //!
-//! The tests that relay traffic run `examples/demo_amqp091` (built by `cargo build
-//! --all-targets`) against RabbitMQ at 127.0.0.1:5672 (guest/guest): without the broker they
+//! The tests that relay traffic wrap this test binary playing the client of
+//! `examples/demo_amqp091` against RabbitMQ at 127.0.0.1:5672 (guest/guest): without the broker they
 //! FAIL when env `CI` is set, otherwise they are skipped with a note.
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -45,28 +44,56 @@ fn broker() -> bool {
     }
 }
 
-/// The demo client, built next to the binary under test.
-fn demo() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_amqpeek"));
-    let demo = bin.parent().unwrap().join("examples").join("demo_amqp091");
-    assert!(
-        demo.exists(),
-        "{} is missing: `cargo build --all-targets` builds it",
-        demo.display()
-    );
-    demo
+/// The demo client (`examples/demo_amqp091.rs`), compiled into this test binary so the wrapped
+/// command needs no other build.
+#[path = "../examples/demo_amqp091.rs"]
+mod demo_client;
+
+/// Set in the wrapped command's environment: `demo_client_role` then plays the client, and
+/// its value `bad-ack` makes it ack a tag the broker never sent.
+const DEMO_ROLE: &str = "AMQPEEK_TEST_DEMO_CLIENT";
+
+/// Not a test of its own: when this binary is the command `wrap` runs (env `DEMO_ROLE` set),
+/// it runs the demo client against the proxy at `$AMQPEEK_LISTEN` and fails if the client does.
+#[test]
+fn demo_client_role() {
+    let Some(mode) = std::env::var_os(DEMO_ROLE) else {
+        return;
+    };
+    let listen = std::env::var("AMQPEEK_LISTEN").expect("wrap sets AMQPEEK_LISTEN");
+    let uri = format!("amqp://guest:guest@{listen}/%2f");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(demo_client::exercise(&uri, mode == "bad-ack"))
+        .unwrap_or_else(|e| panic!("demo client against {uri}: {e}"));
 }
 
-/// `wrap EXTRA -- sh -c 'DEMO amqp://guest:guest@$AMQPEEK_LISTEN/%2f DEMO_ARG'`.
-fn wrap_demo(extra: &[&str], demo_arg: &str) -> Output {
-    let script = format!(
-        "exec '{}' \"amqp://guest:guest@$AMQPEEK_LISTEN/%2f\" {demo_arg}",
-        demo().display()
-    );
+/// `wrap EXTRA -- THIS_TEST_BINARY demo_client_role`, the client acking a bad tag when `bad_ack`.
+fn wrap_demo(extra: &[&str], bad_ack: bool) -> Output {
+    let me = std::env::current_exe().unwrap();
+    let me = me.to_str().unwrap();
     let mut args = vec!["wrap", "-q"];
     args.extend_from_slice(extra);
-    args.extend_from_slice(&["--", "sh", "-c", &script]);
-    amqpeek(&args)
+    args.extend_from_slice(&[
+        "--",
+        me,
+        "demo_client_role",
+        "--exact",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env(DEMO_ROLE, if bad_ack { "bad-ack" } else { "clean" })
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -115,7 +142,7 @@ fn clean_traffic_passes() {
     if !broker() {
         return;
     }
-    let out = wrap_demo(&[], "");
+    let out = wrap_demo(&[], false);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
@@ -129,7 +156,7 @@ fn a_violation_fails_the_gate_naming_the_rule() {
     if !broker() {
         return;
     }
-    let out = wrap_demo(&[], "--bad-ack");
+    let out = wrap_demo(&[], true);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("FAIL: 1 rule(s) at or above error"), "{err}");
@@ -145,7 +172,7 @@ fn the_jsonl_written_gives_check_the_same_verdict() {
     std::fs::create_dir_all(&dir).unwrap();
     let jsonl = dir.join("bad-ack.jsonl");
     let jsonl_s = jsonl.to_str().unwrap();
-    let out = wrap_demo(&["--jsonl", jsonl_s], "--bad-ack");
+    let out = wrap_demo(&["--jsonl", jsonl_s], true);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let checked = amqpeek(&["check", jsonl_s]);
     let report = String::from_utf8_lossy(&checked.stdout);
