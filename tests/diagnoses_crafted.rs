@@ -132,6 +132,36 @@ fn a_used_up_session_window_is_diagnosed_and_a_reopened_one_is_not() {
     run(true).none();
 }
 
+/// A window used up by the same transfer that used up the link's credit holds nothing back:
+/// the sender could not send more either way, and it says it has nothing more (no
+/// `available`), so neither the session nor the link is stuck.
+#[test]
+fn a_session_window_used_up_with_the_links_credit_is_not_diagnosed() {
+    let lim = [
+        ("amqp10.session.window-exhausted", 1.0),
+        ("amqp10.link.credit-exhausted", 1.0),
+    ];
+    let mut c = sending_link(&lim, 2);
+    c.s(&a10::flow_of(
+        0,
+        Fl {
+            next_in: Some(0),
+            in_window: 2,
+            out_window: 2,
+            handle: Some(0),
+            delivery_count: Some(0),
+            credit: Some(2),
+            ..FL
+        },
+    ));
+    c.c(&a10::transfer(0, 0, 0));
+    c.c(&a10::transfer(0, 0, 1));
+    c.s(&a10::disposition(0, true, 0, 1, 0x24));
+    c.wait(2000);
+    c.close();
+    c.none();
+}
+
 #[test]
 fn a_flow_without_delivery_count_after_deliveries_is_diagnosed_and_one_with_it_is_not() {
     let lim = [("amqp10.link.sender-idle-after-flow-without-count", 1.0)];

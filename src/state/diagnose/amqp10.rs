@@ -68,7 +68,7 @@ impl Diag10 {
             }
             Performative::Begin(b) => self.sessions.begin(fe.dir, channel, b),
             Performative::End(_) => self.sessions.end(cx, fe.dir, channel, ts, here),
-            Performative::Attach(a) => self.attach(cx, fe, a, ts),
+            Performative::Attach(a) => self.attach(cx, fe, channel, a, ts),
             Performative::Flow(fl) => {
                 self.sessions.flow(cx, fe.dir, channel, fl, ts, here);
                 if let Some(key) = fe.context.flow.as_ref().filter(|k| k.link_name().is_some())
@@ -79,7 +79,7 @@ impl Diag10 {
             }
             Performative::Transfer(_) => {
                 self.sessions.transfer(cx, fe.dir, channel, ts, here);
-                self.transfer(cx, fe, ts);
+                self.transfer(cx, fe, channel, ts);
             }
             Performative::Disposition(_) => {}
             Performative::Detach(d) => {
@@ -105,6 +105,7 @@ impl Diag10 {
         &mut self,
         cx: &mut Ctx<'_>,
         fe: &FrameEvent,
+        channel: u16,
         a: &crate::codec::amqp10::Attach,
         ts: Timestamp,
     ) {
@@ -118,17 +119,22 @@ impl Diag10 {
             return;
         }
         let sender = a.role == Role::Sender;
+        let from_sending_end = fe.dir == link_sender(&key);
         let link = self.links.entry(key).or_default();
+        if from_sending_end {
+            link.sends_on(channel);
+        }
         link.attach(cx, sender, a.initial_delivery_count, ts, at(fe));
     }
 
-    fn transfer(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+    fn transfer(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
         let Some(key) = fe.context.flow.as_ref() else {
             return;
         };
         let Some(link) = self.links.get_mut(key) else {
             return;
         };
+        link.sends_on(channel);
         link.transfer(cx, &fe.context, ts, at(fe));
         let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message else {
             return;
@@ -188,7 +194,15 @@ impl Diag10 {
         for (key, link) in &mut self.links {
             link.due(cx, key, now);
         }
-        self.sessions.due(cx, now);
+        if self.sessions.any_window_shut() {
+            // The sending ends (direction, channel) with a link that could send now.
+            let sending: crate::hash::HashSet<(Dir, u16)> = self
+                .links
+                .iter()
+                .filter_map(|(key, l)| Some((link_sender(key), l.would_send_on()?)))
+                .collect();
+            self.sessions.due(cx, now, |end| sending.contains(&end));
+        }
         for (name, c) in &mut self.detached {
             let name = || format!("link {}", Quoted(name));
             let detail = |c: &Cond| {

@@ -48,7 +48,8 @@ pub static CREDIT_EXHAUSTED: Check = Check {
 pub static SESSION_WINDOW: Check = Check {
     id: "amqp10.session.window-exhausted",
     scope: ScopeKind::Session,
-    summary: "a session's incoming-window is used up and the receiving end did not reopen it",
+    summary: "a session's incoming-window is used up while a link of the session could still \
+              send (credit left, or messages available), and the receiving end did not reopen it",
     basis: "AMQP 1.0 §2.5.6: \"The remote-incoming-window reflects the maximum number of \
             outgoing transfers that can be sent without exceeding the remote endpoint's \
             incoming-window.\"",

@@ -29,6 +29,8 @@ pub struct Link {
     granted: bool,
     /// What the sender's last flow said it has.
     available: u32,
+    /// The channel of the sending end's session (where its transfers go), once seen.
+    channel: Option<u16>,
     no_credit: Option<Cond>,
     exhausted: Option<Cond>,
     idle_no_count: Option<Cond>,
@@ -64,6 +66,22 @@ impl Link {
         {
             self.no_credit = cx.arm(&cat::NO_CREDIT, ts, at, None);
         }
+    }
+
+    /// The sending end's session channel is `channel` (its attach or a transfer came on it).
+    pub fn sends_on(&mut self, channel: u16) {
+        self.channel = Some(channel);
+    }
+
+    /// The sender could send now, as far as the link goes: it has credit left, or its last
+    /// flow said it has messages (`available`). A session window is only a stall for a link
+    /// like this (§2.5.6: the window limits transfers, the link's credit limits them too).
+    pub fn would_send_on(&self) -> Option<u16> {
+        let credit_left = matches!(
+            (self.limit, self.count),
+            (Some(l), Some(c)) if l.wrapping_sub(c) as i32 > 0
+        );
+        self.channel.filter(|_| credit_left || self.available > 0)
     }
 
     /// No credit left, as the sender counts it.

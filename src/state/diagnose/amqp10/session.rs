@@ -139,9 +139,21 @@ impl Sessions {
         }
     }
 
-    /// Start what is due at `now`.
-    pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+    /// Some endpoint's incoming window is used up.
+    pub fn any_window_shut(&self) -> bool {
+        self.ends.values().any(|e| e.window.is_some())
+    }
+
+    /// Start what is due at `now`. A used-up window is a stall only while the partner has a
+    /// link that could send on it (`would_send`, by the partner's direction and channel): a
+    /// window used up by the last transfer a sender had, or together with the links' credit,
+    /// holds nothing back.
+    pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64, would_send: impl Fn((Dir, u16)) -> bool) {
         for (&(dir, ch), e) in &mut self.ends {
+            let partner = self.peer.get(&(dir, ch)).map(|&p| (dir.flip(), p));
+            if !partner.is_some_and(&would_send) {
+                continue;
+            }
             if let Some(c) = &mut e.window {
                 let name = || {
                     let who = if dir == Dir::C2S { "client" } else { "server" };
