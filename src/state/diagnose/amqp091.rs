@@ -149,32 +149,9 @@ impl Diag091 {
                 }
             }
             (MethodKind::ChannelClose, Dir::S2C) if m.reply_code().is_some_and(|c| c != 200) => {
-                if let Some(ch) = self.channels.get_mut(&channel) {
-                    let queues: Vec<Bytes> = ch
-                        .consumers
-                        .drain()
-                        .map(|(_, mut c)| {
-                            cx.end(&mut c.full, ts, Some(here), EndWhy::ScopeClosed);
-                            c.queue
-                        })
-                        .collect();
-                    for q in queues {
-                        self.cancel(cx, q, ts, here);
-                    }
-                }
+                self.channel_failed(cx, channel, ts, here)
             }
-            (MethodKind::BasicQos, Dir::C2S) => {
-                let ch = self.channels.entry(channel).or_default();
-                let n = m.prefetch_count().unwrap_or(0);
-                if m.get(crate::codec::amqp091::Arg::Global)
-                    .and_then(|v| v.as_bool())
-                    == Some(true)
-                {
-                    ch.shared = n;
-                } else {
-                    ch.per_consumer = n;
-                }
-            }
+            (MethodKind::BasicQos, Dir::C2S) => self.qos(channel, m),
             (MethodKind::BasicConsume, Dir::C2S) => self.consume(cx, channel, m, ts, here),
             (MethodKind::QueueDelete, Dir::C2S) => {
                 if let Some(q) = m.queue() {
@@ -184,35 +161,9 @@ impl Diag091 {
                     self.deleted.push_back(q.clone());
                 }
             }
-            (MethodKind::BasicConsumeOk, Dir::S2C) => {
-                let room = self.room();
-                let ch = self.channels.entry(channel).or_default();
-                if let (Some(q), Some(tag), true) = (ch.pending.pop_front(), m.consumer_tag(), room)
-                {
-                    let limit = ch.per_consumer;
-                    ch.consumers.insert(
-                        tag.clone(),
-                        Consumer {
-                            queue: q,
-                            limit,
-                            ..Consumer::default()
-                        },
-                    );
-                }
-            }
+            (MethodKind::BasicConsumeOk, Dir::S2C) => self.consume_ok(channel, m),
             (MethodKind::BasicCancel | MethodKind::BasicCancelOk, dir) => {
-                let Some(tag) = m.consumer_tag() else { return };
-                let Some(ch) = self.channels.get_mut(&channel) else {
-                    return;
-                };
-                // The broker's basic.cancel cancels; a cancel-ok answers the client's.
-                let Some(mut c) = ch.consumers.remove(tag) else {
-                    return;
-                };
-                cx.end(&mut c.full, ts, Some(here), EndWhy::ScopeClosed);
-                if m.kind() == MethodKind::BasicCancel && dir == Dir::S2C {
-                    self.cancel(cx, c.queue, ts, here);
-                }
+                self.cancelled(cx, channel, m, dir, ts, here)
             }
             (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
             (MethodKind::BasicPublish, Dir::C2S) => {
@@ -227,6 +178,80 @@ impl Diag091 {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The broker closed `channel` with an error: its consumers are gone, as if cancelled.
+    fn channel_failed(&mut self, cx: &mut Ctx<'_>, channel: u16, ts: Timestamp, here: FrameRef) {
+        let Some(ch) = self.channels.get_mut(&channel) else {
+            return;
+        };
+        let queues: Vec<Bytes> = ch
+            .consumers
+            .drain()
+            .map(|(_, mut c)| {
+                cx.end(&mut c.full, ts, Some(here), EndWhy::ScopeClosed);
+                c.queue
+            })
+            .collect();
+        for q in queues {
+            self.cancel(cx, q, ts, here);
+        }
+    }
+
+    /// A basic.qos: the channel's shared (global) or per-consumer prefetch window.
+    fn qos(&mut self, channel: u16, m: &Method) {
+        let ch = self.channels.entry(channel).or_default();
+        let n = m.prefetch_count().unwrap_or(0);
+        let global = m
+            .get(crate::codec::amqp091::Arg::Global)
+            .and_then(|v| v.as_bool());
+        if global == Some(true) {
+            ch.shared = n;
+        } else {
+            ch.per_consumer = n;
+        }
+    }
+
+    /// A basic.consume-ok: the oldest pending consume gets its tag and the channel's
+    /// per-consumer window.
+    fn consume_ok(&mut self, channel: u16, m: &Method) {
+        let room = self.room();
+        let ch = self.channels.entry(channel).or_default();
+        if let (Some(q), Some(tag), true) = (ch.pending.pop_front(), m.consumer_tag(), room) {
+            let limit = ch.per_consumer;
+            ch.consumers.insert(
+                tag.clone(),
+                Consumer {
+                    queue: q,
+                    limit,
+                    ..Consumer::default()
+                },
+            );
+        }
+    }
+
+    /// A basic.cancel or cancel-ok: the consumer is gone. The broker's basic.cancel cancels;
+    /// a cancel-ok answers the client's.
+    fn cancelled(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        channel: u16,
+        m: &Method,
+        dir: Dir,
+        ts: Timestamp,
+        here: FrameRef,
+    ) {
+        let Some(tag) = m.consumer_tag() else { return };
+        let Some(ch) = self.channels.get_mut(&channel) else {
+            return;
+        };
+        let Some(mut c) = ch.consumers.remove(tag) else {
+            return;
+        };
+        cx.end(&mut c.full, ts, Some(here), EndWhy::ScopeClosed);
+        if m.kind() == MethodKind::BasicCancel && dir == Dir::S2C {
+            self.cancel(cx, c.queue, ts, here);
         }
     }
 
