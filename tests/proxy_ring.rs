@@ -29,6 +29,14 @@ use cli_common::start_proxy;
 
 const BAD_ACK: &str = "amqp091.basic.unknown-delivery-tag";
 
+/// The tests run one at a time: the memory test measures one proxy on a machine the other
+/// test's proxy and broker would share it with.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Messages of the healthy prefix, and their size: about 10 MB of records through a 1 MiB
 /// ring.
 const PREFIX_MESSAGES: usize = 400;
@@ -155,6 +163,7 @@ fn frame_names(recs: &[serde_json::Value]) -> Vec<String> {
 
 #[tokio::test]
 async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as_the_live_run() {
+    let _alone = alone();
     if !support::broker_or_skip().await {
         return;
     }
@@ -254,4 +263,150 @@ async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as
         assert_eq!(code, Some(1), "{}", capture.display());
         assert_eq!(found, live, "{}: not the live run's findings", capture.display());
     }
+}
+
+/// A field of `/proc/<pid>/status` in kB.
+#[cfg(target_os = "linux")]
+fn status_kb(pid: u32, key: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"))
+}
+
+/// One AMQP 1.0 transfer frame (handle 0, settled) with `payload` bytes.
+fn transfer(payload: usize) -> Vec<u8> {
+    let perf = [
+        0x00, 0x53, 0x14, 0xc0, 0x0b, 0x06, 0x43, 0x43, 0xa0, 0x01, b't', 0x43, 0x41, 0x42,
+    ];
+    let size = (8 + perf.len() + payload) as u32;
+    let mut out = size.to_be_bytes().to_vec();
+    out.extend_from_slice(&[2, 0, 0, 0]);
+    out.extend_from_slice(&perf);
+    out.resize(out.len() + payload, b'x');
+    out
+}
+
+/// The proxy process, killed when the test ends however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Ring size of the memory test, and what passes through it: 32 times as much, over four
+/// connections at once (crafted transfer frames to an upstream that discards: no broker keeps
+/// up with this in a debug build, and the ring's bound does not depend on who answers).
+const RING_MIB: u64 = 8;
+const TRAFFIC_MIB: u64 = 256;
+/// What the proxy may grow by besides the ring: four connections' queue budgets and read
+/// buffers, the inspection's frame buffers, the allocator's slack (the same run with a 64 KiB
+/// ring grows by about 12 MiB).
+const SLACK_MIB: u64 = 16;
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_rings_memory_stays_within_its_size_while_many_times_it_passes() {
+    let _alone = alone();
+    use std::io::{BufReader, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = upstream.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for mut s in upstream.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ring = format!("{RING_MIB}M");
+    let mut proxy = Killed(
+        Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+            .args(["proxy", "--quiet", "--listen", "127.0.0.1:0", "--upstream", &up])
+            .args(["--ring", &ring, "--dump-keep", "1", "--dump-on", BAD_ACK])
+            .arg("--dump-dir")
+            .arg(dir.path())
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(proxy.0.stderr.take().unwrap());
+    let addr = cli_common::proxy_addr(&mut err);
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let pid = proxy.0.id();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = status_kb(pid, "VmRSS:");
+
+    let started = Instant::now();
+    let frame = transfer(64 * 1024 - 22);
+    let per_client = (TRAFFIC_MIB << 20) as usize / 4 / frame.len();
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let (addr, frame) = (addr.clone(), frame.clone());
+            std::thread::spawn(move || {
+                let mut c = TcpStream::connect(&addr).unwrap();
+                c.write_all(b"AMQP\x00\x01\x00\x00").unwrap();
+                for _ in 0..per_client {
+                    c.write_all(&frame).unwrap();
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    // SIGUSR1 dumps the ring: once a dump holds the four closes, inspection has caught up. A
+    // dump's JSONL is complete when its pcapng (made from it) appears.
+    let mut caught_up = false;
+    let mut last: Option<PathBuf> = None;
+    for _ in 0..30 {
+        let st = Command::new("kill")
+            .args(["-USR1", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let pcapng = loop {
+            let now = files(dir.path(), ".pcapng").pop();
+            if now.is_some() && now != last {
+                break now.unwrap();
+            }
+            assert!(Instant::now() < deadline, "SIGUSR1 wrote no dump");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        last = Some(pcapng.clone());
+        let text = std::fs::read_to_string(pcapng.with_extension("jsonl")).unwrap();
+        if text.lines().filter(|l| l.contains("\"event\":\"close\"")).count() == 4 {
+            caught_up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(caught_up, "no dump with the four closes");
+    let peak = status_kb(pid, "VmHWM:");
+    let (before, peak) = (before >> 10, peak >> 10);
+    eprintln!(
+        "{TRAFFIC_MIB} MiB through a {RING_MIB} MiB ring in {:.1} s: RSS {before} MiB at the \
+         start, peak {peak} MiB",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        peak <= before + RING_MIB + SLACK_MIB,
+        "peak {peak} MiB: more than the start ({before} MiB) + the ring ({RING_MIB} MiB) + \
+         {SLACK_MIB} MiB"
+    );
+    // The dump holds the ring's latest records, not the traffic.
+    let dump = last.unwrap().with_extension("jsonl");
+    let size = std::fs::metadata(&dump).unwrap().len();
+    assert!(size <= RING_MIB << 20, "a dump of {size} bytes");
+    assert!(files(dir.path(), ".jsonl").len() <= 1, "--dump-keep 1");
 }

@@ -52,6 +52,12 @@ pub(super) fn run(shared: &Shared, mut opts: RingOptions) -> RingReport {
         let Some(armed) = state.armed.take() else {
             continue;
         };
+        // Room for this one first: at most `--dump-keep` dumps exist at any time.
+        while kept.len() >= opts.keep {
+            for f in kept.pop_front().unwrap_or_default() {
+                let _ = std::fs::remove_file(f);
+            }
+        }
         let (jsonl, pcapng) = names(&opts.dir, &armed);
         // The JSONL is written with the store locked (a consistent cut), the rest without.
         let written = write_jsonl(&state.store, &jsonl);
@@ -83,11 +89,6 @@ pub(super) fn run(shared: &Shared, mut opts: RingOptions) -> RingReport {
             Err(e) => fail(&mut report, e),
         }
         kept.push_back(files);
-        while kept.len() > opts.keep {
-            for f in kept.pop_front().unwrap_or_default() {
-                let _ = std::fs::remove_file(f);
-            }
-        }
         state = shared.lock();
     }
     report

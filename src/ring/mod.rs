@@ -14,6 +14,7 @@
 //! writing a dump's JSONL (the store is locked while it is written, which the inspection waits
 //! for through its queue budget like any capture's write).
 
+mod circular;
 mod dumper;
 mod pins;
 mod sink;
