@@ -306,7 +306,7 @@ const TRAFFIC_MIB: u64 = 256;
 /// What the proxy may grow by besides the ring: four connections' queue budgets and read
 /// buffers, the inspection's frame buffers, the allocator's slack (the same run with a 64 KiB
 /// ring grows by about 12 MiB).
-const SLACK_MIB: u64 = 16;
+const SLACK_MIB: u64 = 20;
 
 #[test]
 #[cfg(target_os = "linux")]
