@@ -42,8 +42,8 @@ use amqpeek::stats::Collector;
 use amqpeek::tui::{self, TuiOptions};
 use amqpeek::verdict::{Format, SharedReport};
 use cli::{
-    BundleArgs, CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs, ReplayArgs,
-    StatsArgs, StatsFormat, is_stdio,
+    BundleArgs, CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs,
+    ReplayArgs, StatsArgs, StatsFormat, is_stdio,
 };
 
 /// Exit status for input the tool cannot decode, and for anything else that went wrong (an
@@ -318,7 +318,11 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
     let run_capture = run_bundle::RunCapture::new(bundle.as_deref(), &output, &mut sinks)?;
-    let ring = run_bundle::start_ring(&ring, &output, bundle.is_some().then(|| bundle_opts.clone()))?;
+    let ring = run_bundle::start_ring(
+        &ring,
+        &output,
+        bundle.is_some().then(|| bundle_opts.clone()),
+    )?;
     let ring = ring.map(|(sink, ring)| {
         sinks.push(Box::new(sink));
         ring

@@ -39,7 +39,10 @@ fn tshark_or_skip() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(std::env::var_os("CI").is_none(), "tshark does not run and CI is set");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tshark does not run and CI is set"
+        );
         eprintln!("note: tshark does not run; skipping");
     }
     ok
@@ -116,11 +119,20 @@ fn verify(archive: &Path, root: &str, tshark: bool) {
     let dir = tempfile::tempdir().unwrap();
     let names = unpack(archive, dir.path());
     let folder = format!("{root}/1-");
-    let mut want = vec![format!("{root}/README.txt"), format!("{root}/environment.txt")];
+    let mut want = vec![
+        format!("{root}/README.txt"),
+        format!("{root}/environment.txt"),
+    ];
     let capture_dir = names
         .iter()
         .find(|n| n.starts_with(&folder))
-        .map(|n| Path::new(n).parent().unwrap().to_string_lossy().into_owned())
+        .map(|n| {
+            Path::new(n)
+                .parent()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
         .expect("a capture folder");
     for f in [
         "capture.jsonl",
@@ -141,7 +153,10 @@ fn verify(archive: &Path, root: &str, tshark: bool) {
     let check_json = std::fs::read_to_string(inside.join("check.json")).unwrap();
     let found = findings_of(&check_json);
     // The client's bad ack (RabbitMQ's own 1.0 findings come too, as `check` reports them).
-    assert!(found.iter().any(|f| f.0 == BAD_ACK && f.1 == 1), "{found:?}");
+    assert!(
+        found.iter().any(|f| f.0 == BAD_ACK && f.1 == 1),
+        "{found:?}"
+    );
     for capture in ["capture.jsonl", "capture.pcapng"] {
         let path = inside.join(capture);
         let out = amqpeek(&["check", "--format", "json", path.to_str().unwrap()]);
@@ -157,7 +172,10 @@ fn verify(archive: &Path, root: &str, tshark: bool) {
         let ours: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(inside.join("stats.json")).unwrap())
                 .unwrap();
-        assert_eq!(theirs, ours, "stats of {capture} and the bundle's stats.json");
+        assert_eq!(
+            theirs, ours,
+            "stats of {capture} and the bundle's stats.json"
+        );
     }
     let text = std::fs::read_to_string(inside.join("check.txt")).unwrap();
     assert!(text.contains(BAD_ACK) && text.contains("FAIL"), "{text}");
@@ -168,7 +186,10 @@ fn verify(archive: &Path, root: &str, tshark: bool) {
     let readme = std::fs::read_to_string(at(&format!("{root}/README.txt"))).unwrap();
     assert!(readme.contains("capture.pcapng") && readme.contains("check.junit.xml"));
     let env = std::fs::read_to_string(at(&format!("{root}/environment.txt"))).unwrap();
-    assert!(env.contains(&format!("amqpeek: {}", env!("CARGO_PKG_VERSION"))), "{env}");
+    assert!(
+        env.contains(&format!("amqpeek: {}", env!("CARGO_PKG_VERSION"))),
+        "{env}"
+    );
     assert!(env.contains("client lapin "), "{env}");
     assert!(env.contains("server RabbitMQ "), "{env}");
     assert!(env.contains("os: linux"), "{env}");
@@ -179,7 +200,11 @@ fn verify(archive: &Path, root: &str, tshark: bool) {
             .args(["-r", pcap.to_str().unwrap(), "-Y", "amqp"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let lines = String::from_utf8_lossy(&out.stdout);
         assert!(lines.contains("AMQP"), "tshark sees no AMQP: {lines}");
         assert!(lines.lines().count() > 10, "{lines}");
@@ -201,7 +226,13 @@ async fn the_proxys_bundle_and_amqpeek_bundle_hold_every_report_and_no_credentia
     let at = |n: &str| dir.path().join(n).display().to_string();
     let (jsonl, at_exit) = (at("run.jsonl"), at("at-exit.tar.gz"));
     let args = [
-        "--no-tui", "--quiet", "--upstream", support::BROKER, "--jsonl", &jsonl, "--bundle",
+        "--no-tui",
+        "--quiet",
+        "--upstream",
+        support::BROKER,
+        "--jsonl",
+        &jsonl,
+        "--bundle",
         &at_exit,
     ];
     let (child, mut stderr, addr) = start_proxy(&args, Stdio::null());
@@ -223,7 +254,11 @@ async fn the_proxys_bundle_and_amqpeek_bundle_hold_every_report_and_no_credentia
 
     let made = at("made.tar.gz");
     let out = amqpeek(&["bundle", &jsonl, "-o", &made]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     verify(Path::new(&made), "made", tshark);
     // Nothing is left beside the archives but the run's capture and the archives.
     let mut left: Vec<PathBuf> = std::fs::read_dir(dir.path())
@@ -233,7 +268,11 @@ async fn the_proxys_bundle_and_amqpeek_bundle_hold_every_report_and_no_credentia
     left.sort();
     assert_eq!(
         left,
-        vec![dir.path().join("at-exit.tar.gz"), dir.path().join("made.tar.gz"), dir.path().join("run.jsonl")]
+        vec![
+            dir.path().join("at-exit.tar.gz"),
+            dir.path().join("made.tar.gz"),
+            dir.path().join("run.jsonl")
+        ]
     );
 }
 

@@ -91,7 +91,10 @@ async fn session(addr: &str) {
     // RabbitMQ answers with channel.close 406: wait until lapin has answered it.
     let deadline = Instant::now() + Duration::from_secs(10);
     while late.status().connected() || late.status().closing() {
-        assert!(Instant::now() < deadline, "the broker never closed the channel");
+        assert!(
+            Instant::now() < deadline,
+            "the broker never closed the channel"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     conn.close(200, "bye".into()).await.unwrap();
@@ -119,7 +122,10 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 
 /// `check --format json` of `capture`: its status and the findings as (rule, conn, dir,
 /// offset of the first occurrence, count).
-fn findings(capture: &Path) -> (Option<i32>, Vec<(String, u64, String, u64, u64)>) {
+/// A finding as `check --format json` gives it: rule, conn, dir, first offset, count.
+type Found = (String, u64, String, u64, u64);
+
+fn findings(capture: &Path) -> (Option<i32>, Vec<Found>) {
     let out = amqpeek(&["check", "--format", "json", capture.to_str().unwrap()]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -161,9 +167,15 @@ fn frame_names(recs: &[serde_json::Value]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as_the_live_run() {
+#[test]
+fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as_the_live_run() {
     let _alone = alone();
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(bad_ack_after_a_long_prefix());
+}
+
+async fn bad_ack_after_a_long_prefix() {
     if !support::broker_or_skip().await {
         return;
     }
@@ -172,8 +184,20 @@ async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as
     let full = dir.path().join("full.jsonl");
     let (dumps_s, full_s) = (dumps.to_str().unwrap(), full.to_str().unwrap());
     let args = [
-        "--no-tui", "--quiet", "--upstream", support::BROKER, "--jsonl", full_s, "--ring", "1M",
-        "--dump-on", "error", "--dump-after", "1", "--dump-dir", dumps_s,
+        "--no-tui",
+        "--quiet",
+        "--upstream",
+        support::BROKER,
+        "--jsonl",
+        full_s,
+        "--ring",
+        "1M",
+        "--dump-on",
+        "error",
+        "--dump-after",
+        "1",
+        "--dump-dir",
+        dumps_s,
     ];
     let (child, mut stderr, addr) = start_proxy(&args, Stdio::null());
     session(&addr).await;
@@ -195,9 +219,16 @@ async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as
     assert_eq!(out.status.code(), Some(0), "{err}");
 
     let (jsonl, pcapng) = (files(&dumps, ".jsonl"), files(&dumps, ".pcapng"));
-    assert_eq!((jsonl.len(), pcapng.len()), (1, 1), "exactly one dump: {jsonl:?}");
+    assert_eq!(
+        (jsonl.len(), pcapng.len()),
+        (1, 1),
+        "exactly one dump: {jsonl:?}"
+    );
     let name = jsonl[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("amqpeek-ring-") && name.contains(BAD_ACK), "{name}");
+    assert!(
+        name.starts_with("amqpeek-ring-") && name.contains(BAD_ACK),
+        "{name}"
+    );
 
     // The live capture: the finding and where it is.
     let (code, live) = findings(&full);
@@ -225,7 +256,10 @@ async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as
         "confirm.select",
         "confirm.select-ok",
     ] {
-        assert!(names.iter().any(|n| n == opening), "{opening} not in the dump: {names:?}");
+        assert!(
+            names.iter().any(|n| n == opening),
+            "{opening} not in the dump: {names:?}"
+        );
     }
     assert!(dump.iter().any(|r| r["event"] == "connect"));
     assert!(dump.iter().any(|r| r["event"] == "header"));
@@ -235,7 +269,10 @@ async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as
         .position(|r| r["event"] == "gap" && r["reason"] == "evicted from the ring capture")
         .expect("a gap where bytes were evicted");
     let first_kept_publish = dump.iter().position(|r| r["name"] == "basic.publish");
-    assert!(first_kept_publish.is_none_or(|p| p > gap), "a publish before the gap");
+    assert!(
+        first_kept_publish.is_none_or(|p| p > gap),
+        "a publish before the gap"
+    );
     assert!(
         names.iter().filter(|n| *n == "basic.publish").count() < PREFIX_MESSAGES / 2,
         "most of the prefix is gone"
@@ -261,7 +298,12 @@ async fn a_bad_ack_after_a_long_healthy_prefix_dumps_once_and_the_dump_checks_as
     for capture in [&jsonl[0], &pcapng[0]] {
         let (code, found) = findings(capture);
         assert_eq!(code, Some(1), "{}", capture.display());
-        assert_eq!(found, live, "{}: not the live run's findings", capture.display());
+        assert_eq!(
+            found,
+            live,
+            "{}: not the live run's findings",
+            capture.display()
+        );
     }
 }
 
@@ -329,7 +371,14 @@ fn the_rings_memory_stays_within_its_size_while_many_times_it_passes() {
     let ring = format!("{RING_MIB}M");
     let mut proxy = Killed(
         Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-            .args(["proxy", "--quiet", "--listen", "127.0.0.1:0", "--upstream", &up])
+            .args([
+                "proxy",
+                "--quiet",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                &up,
+            ])
             .args(["--ring", &ring, "--dump-keep", "1", "--dump-on", BAD_ACK])
             .arg("--dump-dir")
             .arg(dir.path())
@@ -377,15 +426,20 @@ fn the_rings_memory_stays_within_its_size_while_many_times_it_passes() {
         let deadline = Instant::now() + Duration::from_secs(60);
         let pcapng = loop {
             let now = files(dir.path(), ".pcapng").pop();
-            if now.is_some() && now != last {
-                break now.unwrap();
+            if let Some(p) = now.filter(|p| Some(p) != last.as_ref()) {
+                break p;
             }
             assert!(Instant::now() < deadline, "SIGUSR1 wrote no dump");
             std::thread::sleep(Duration::from_millis(50));
         };
         last = Some(pcapng.clone());
         let text = std::fs::read_to_string(pcapng.with_extension("jsonl")).unwrap();
-        if text.lines().filter(|l| l.contains("\"event\":\"close\"")).count() == 4 {
+        if text
+            .lines()
+            .filter(|l| l.contains("\"event\":\"close\""))
+            .count()
+            == 4
+        {
             caught_up = true;
             break;
         }

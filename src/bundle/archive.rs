@@ -142,7 +142,11 @@ fn pack(
                 .collect::<Result<_, _>>()?;
             files.sort();
             for f in files {
-                let name = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                let name = f
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
                 let path = format!("{root}/{folder}/{name}");
                 tar.append_path_with_name(&f, &path)?;
                 entries.push(path);

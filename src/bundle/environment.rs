@@ -103,7 +103,9 @@ pub(super) fn render(command_line: &[String], peers: &[(String, Peer)]) -> Strin
         "os: {} {}{}\n",
         std::env::consts::OS,
         std::env::consts::ARCH,
-        os_release().map(|r| format!(" ({})", Escaped(&r))).unwrap_or_default()
+        os_release()
+            .map(|r| format!(" ({})", Escaped(&r)))
+            .unwrap_or_default()
     ));
     t.push_str(&format!(
         "written: {}\n",
@@ -129,11 +131,13 @@ pub(super) fn render(command_line: &[String], peers: &[(String, Peer)]) -> Strin
 /// The distribution and kernel, where the system says (`/etc/os-release`, `uname -r`'s
 /// file).
 fn os_release() -> Option<String> {
-    let pretty = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
-        t.lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-            .map(|v| v.trim_matches('"').to_string())
-    });
+    let pretty = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .ok()
         .map(|k| format!("kernel {}", k.trim()));
@@ -147,9 +151,14 @@ mod tests {
 
     #[test]
     fn the_command_line_masks_url_passwords_and_keeps_the_rest() {
-        let args: Vec<String> = ["amqpeek", "proxy", "--upstream", "amqp://bob:s3cret@host:5672"]
-            .map(String::from)
-            .to_vec();
+        let args: Vec<String> = [
+            "amqpeek",
+            "proxy",
+            "--upstream",
+            "amqp://bob:s3cret@host:5672",
+        ]
+        .map(String::from)
+        .to_vec();
         let line = masked_command_line(&args);
         assert_eq!(line, "amqpeek proxy --upstream amqp://bob:******@host:5672");
     }

@@ -44,11 +44,7 @@ pub struct Inspected {
 }
 
 /// Read `capture` once and write its folder's files into `dir`.
-pub fn inspect(
-    capture: &Path,
-    dir: &Path,
-    opts: &BundleOptions,
-) -> Result<Inspected, BundleError> {
+pub fn inspect(capture: &Path, dir: &Path, opts: &BundleOptions) -> Result<Inspected, BundleError> {
     let input = |message: String| BundleError::Input {
         path: capture.to_path_buf(),
         message,
@@ -68,13 +64,12 @@ pub fn inspect(
             max_body: opts.max_body,
         },
     );
-    let pcapng =
-        PcapngSink::new(BufWriter::new(create(CAPTURE_PCAPNG)?)).map_err(|source| {
-            BundleError::Output {
-                path: out(CAPTURE_PCAPNG),
-                source,
-            }
-        })?;
+    let pcapng = PcapngSink::new(BufWriter::new(create(CAPTURE_PCAPNG)?)).map_err(|source| {
+        BundleError::Output {
+            path: out(CAPTURE_PCAPNG),
+            source,
+        }
+    })?;
     let mut report = CheckReport::new();
     let mut collector = Collector::new();
     let mut peers = PeerSink::default();

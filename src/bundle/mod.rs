@@ -109,7 +109,11 @@ fn folder_name(i: usize, capture: &Path) -> String {
         .take(64)
         .collect();
     let clean = clean.trim_start_matches('.');
-    format!("{}-{}", i + 1, if clean.is_empty() { "capture" } else { clean })
+    format!(
+        "{}-{}",
+        i + 1,
+        if clean.is_empty() { "capture" } else { clean }
+    )
 }
 
 #[cfg(test)]

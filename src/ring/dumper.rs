@@ -131,9 +131,14 @@ fn names(dir: &Path, armed: &Armed) -> (PathBuf, PathBuf) {
 /// `20261203T184501.123Z`.
 fn stamp(at: crate::event::Timestamp) -> String {
     let t = at.rfc3339(); // 2026-12-03T18:45:01.123456Z
-    let digits: String = t.chars().filter(|c| c.is_ascii_digit() || *c == 'T' || *c == '.').collect();
+    let digits: String = t
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T' || *c == '.')
+        .collect();
     // 20261203T184501.123456 -> keep milliseconds
-    let cut = digits.find('.').map_or(digits.len(), |i| (i + 4).min(digits.len()));
+    let cut = digits
+        .find('.')
+        .map_or(digits.len(), |i| (i + 4).min(digits.len()));
     format!("{}Z", &digits[..cut])
 }
 
@@ -152,7 +157,8 @@ fn write_jsonl(store: &super::store::Store, path: &Path) -> Result<(), String> {
 /// The pcapng of the JSONL dump, made by the offline pipeline (masked as the records are).
 fn write_pcapng(jsonl: &Path, pcapng: &Path, opts: &RingOptions) -> Result<(), String> {
     let named = |e: String| format!("ring dump {}: {e}", pcapng.display());
-    let source = capture::open(jsonl, CaptureOptions::default()).map_err(|e| named(e.to_string()))?;
+    let source =
+        capture::open(jsonl, CaptureOptions::default()).map_err(|e| named(e.to_string()))?;
     let file = crate::files::create(pcapng).map_err(|e| named(e.to_string()))?;
     let sink = PcapngSink::new(BufWriter::new(file)).map_err(|e| named(e.to_string()))?;
     let inspect = InspectOptions {
@@ -192,7 +198,9 @@ mod tests {
         let (j, p) = names(dir, &armed);
         assert_eq!(
             j,
-            dir.join("amqpeek-ring-20251129T120000.123Z-amqp091.basic.unknown-delivery-tag_.._x.jsonl")
+            dir.join(
+                "amqpeek-ring-20251129T120000.123Z-amqp091.basic.unknown-delivery-tag_.._x.jsonl"
+            )
         );
         assert_eq!(p.extension().unwrap(), "pcapng");
     }

@@ -159,7 +159,8 @@ impl Ring {
     /// Start the ring's dumper thread; the sink to give the live driver, and the ring.
     pub fn start(mut opts: RingOptions) -> std::io::Result<(RingSink, Ring)> {
         if opts.triggers.is_empty() {
-            opts.triggers.push(Trigger::Severity(crate::event::Severity::Error));
+            opts.triggers
+                .push(Trigger::Severity(crate::event::Severity::Error));
         }
         opts.keep = opts.keep.max(1);
         let shared = Arc::new(Shared {

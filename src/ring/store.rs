@@ -257,7 +257,14 @@ mod tests {
             s.push(conn, Timestamp(0), span(Dir::C2S, 0, 8), &line, true, false);
             for i in 0..10 {
                 let at = 8 + i * 100;
-                s.push(conn, Timestamp(0), span(Dir::C2S, at, at + 100), &line, false, false);
+                s.push(
+                    conn,
+                    Timestamp(0),
+                    span(Dir::C2S, at, at + 100),
+                    &line,
+                    false,
+                    false,
+                );
             }
             assert!(s.pinned <= 16 * 1024, "{}", s.pinned);
             assert_eq!(s.queue.capacity(), reserved, "the queue grew");
@@ -274,9 +281,23 @@ mod tests {
             l.push(b'\n');
             l
         };
-        s.push(1, Timestamp(0), span(Dir::C2S, 0, 8), &line(b'h'), true, false);
+        s.push(
+            1,
+            Timestamp(0),
+            span(Dir::C2S, 0, 8),
+            &line(b'h'),
+            true,
+            false,
+        );
         for i in 0..200u64 {
-            s.push(1, Timestamp(0), span(Dir::C2S, 8 + i * 10, 18 + i * 10), &line(b'f'), false, false);
+            s.push(
+                1,
+                Timestamp(0),
+                span(Dir::C2S, 8 + i * 10, 18 + i * 10),
+                &line(b'f'),
+                false,
+                false,
+            );
         }
         let mut out = crate::sinks::JsonlSink::new(Vec::new(), Default::default());
         s.write_dump(&mut out).unwrap();
@@ -288,7 +309,11 @@ mod tests {
         let kept = (s.bytes.cap() / 100).min(s.max_queued) as u64;
         assert!(kept > 0 && kept < 200);
         let gap = format!("\"len\":{},", (200 - kept) * 10);
-        assert!(lines[1].contains(&gap) && lines[1].contains("\"offset\":8,"), "{}", lines[1]);
+        assert!(
+            lines[1].contains(&gap) && lines[1].contains("\"offset\":8,"),
+            "{}",
+            lines[1]
+        );
         assert_eq!(lines.len() as u64, 2 + kept, "{text}");
         assert!(lines[2..].iter().all(|l| l.starts_with('f')));
     }
@@ -299,7 +324,14 @@ mod tests {
         s.push(1, Timestamp(0), None, b"connect\n\n", true, false);
         s.push(1, Timestamp(0), None, b"close\n\n\n\n", false, true);
         for i in 0..10 {
-            s.push(2, Timestamp(0), span(Dir::C2S, i * 5, i * 5 + 5), b"0123456789", false, false);
+            s.push(
+                2,
+                Timestamp(0),
+                span(Dir::C2S, i * 5, i * 5 + 5),
+                b"0123456789",
+                false,
+                false,
+            );
         }
         assert!(!s.conns.contains_key(&1));
         assert_eq!(s.pinned, 0);
