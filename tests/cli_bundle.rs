@@ -288,3 +288,71 @@ fn a_bundle_that_cannot_be_written_fails_naming_its_path() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent-dir/"), "{err}");
 }
+
+#[tokio::test]
+async fn with_no_capture_the_proxy_bundles_a_capture_kept_for_it_and_each_ring_dump_gets_one() {
+    if !support::broker_or_skip().await {
+        return;
+    }
+    let tshark = tshark_or_skip();
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    let at_exit = dir.path().join("at-exit.tar.gz");
+    let args = [
+        "--no-tui",
+        "--quiet",
+        "--upstream",
+        support::BROKER,
+        "--bundle",
+        at_exit.to_str().unwrap(),
+        "--ring",
+        "1M",
+        "--dump-after",
+        "0",
+        "--dump-dir",
+        dumps.to_str().unwrap(),
+    ];
+    let (child, mut stderr, addr) = start_proxy(&args, Stdio::null());
+    demo_client::exercise(&format!("amqp://guest:guest@{addr}/%2f"), true)
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let dump_bundle = loop {
+        let found = std::fs::read_dir(&dumps).ok().and_then(|d| {
+            d.map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        });
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no bundle of the dump"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    // The bundle is renamed into place whole: once it is there, it is complete.
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    verify(&at_exit, "at-exit", tshark);
+    let root = dump_bundle
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace(".tar.gz", "");
+    verify(&dump_bundle, &root, tshark);
+    // The capture kept for the bundle is gone: only the bundle and the dumps are left.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["at-exit.tar.gz", "dumps"]);
+}
