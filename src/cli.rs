@@ -51,6 +51,11 @@ pub enum Command {
     /// ended it), else 0 clean, 1 on findings at or above `--fail-on` (default error), 2 when
     /// anything else went wrong. Never opens the TUI.
     Wrap(Box<WrapArgs>),
+    /// Write one archive (.tar.gz) for a bug report or a CI artifact: each capture as pcapng
+    /// and JSONL, its `check` report (text, JSON, JUnit), its statistics and diagnoses, an
+    /// environment file (versions, command line, OS, the peers' products) and a README.
+    /// Credentials masked unless `--show-secrets`.
+    Bundle(BundleArgs),
     /// Print a shell completion script: `mkdir -p ~/.local/share/bash-completion/completions &&
     /// amqpeek completions bash > ~/.local/share/bash-completion/completions/amqpeek`.
     Completions {
@@ -469,6 +474,76 @@ pub struct ProxyArgs {
     /// number of CPUs]. Per connection, every output is in order whatever the number.
     #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
+    /// At exit, write a bundle of the run (see `amqpeek bundle`) to PATH: of the --jsonl or
+    /// --pcap capture, or of one kept for it meanwhile; with --ring, also one beside each dump.
+    #[arg(long, value_name = "PATH")]
+    pub bundle: Option<PathBuf>,
+    /// The ring capture.
+    #[command(flatten)]
+    pub ring: RingArgs,
+}
+
+/// `amqpeek bundle`.
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    /// The captures (amqpeek JSONL, pcap, pcapng): one folder of the archive each.
+    #[arg(required = true, value_name = "CAPTURE")]
+    pub captures: Vec<PathBuf>,
+    /// The archive to write (a gzipped tar, e.g. report.tar.gz).
+    #[arg(long, short, value_name = "PATH")]
+    pub output: PathBuf,
+    /// Write credentials as they are instead of masking them with '*'.
+    #[arg(long)]
+    pub show_secrets: bool,
+    /// Truncate message bodies in the JSONL after this many bytes.
+    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Inspection memory per connection, e.g. 4M (K, M, G: KiB, MiB, GiB).
+    #[arg(long, default_value = "4M", value_name = "BYTES", value_parser = parse_inspect_memory)]
+    pub inspect_memory: usize,
+    /// The check reports' verdict fails at or above this severity [default: the config's
+    /// `fail-on`, else error].
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<FailOn>,
+    /// How findings are judged in the check reports.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// `proxy --ring`: the most recent traffic in memory, written out when something goes wrong.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Ring capture")]
+pub struct RingArgs {
+    /// Keep the most recent SIZE of masked records (as JSONL) of all connections in memory,
+    /// each connection's opening frames included, e.g. 64M (K, M, G); write nothing until a
+    /// --dump-on trigger fires or SIGUSR1 asks.
+    #[arg(long, value_name = "SIZE", value_parser = parse_ring_size)]
+    pub ring: Option<usize>,
+    /// Dump the ring on a finding at or above `error` or `warning`, on any `diagnosis`, or on
+    /// the rule or diagnosis of this id; repeatable [default: error].
+    #[arg(long = "dump-on", value_name = "error|warning|diagnosis|ID", requires = "ring",
+          value_parser = parse_trigger)]
+    pub dump_on: Vec<amqpeek::ring::Trigger>,
+    /// Seconds after the trigger whose traffic the dump still holds (0 to 86400).
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = parse_timeout,
+          requires = "ring")]
+    pub dump_after: f64,
+    /// Where dumps are written (amqpeek-ring-TIME-TRIGGER.jsonl and .pcapng).
+    #[arg(long, default_value = ".", value_name = "DIR", requires = "ring")]
+    pub dump_dir: PathBuf,
+    /// Dumps kept: past this many, the oldest of this run is removed.
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = parse_max_connections,
+          requires = "ring")]
+    pub dump_keep: usize,
+}
+
+/// `--ring`: a size as `--inspect-memory` takes it, at least 64K.
+fn parse_ring_size(s: &str) -> Result<usize, String> {
+    parse_inspect_memory(s)
+}
+
+fn parse_trigger(s: &str) -> Result<amqpeek::ring::Trigger, String> {
+    amqpeek::ring::Trigger::parse(s)
 }
 
 /// `amqpeek wrap`: the proxy's options (listening on a free local port unless `--listen`
@@ -498,6 +573,9 @@ pub struct WrapArgs {
     /// Threads inspecting connections, 1 to 256 [default: the number of CPUs].
     #[arg(long, short, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<std::num::NonZeroUsize>,
+    /// When the command is done, write a bundle of the run (see `amqpeek bundle`) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub bundle: Option<PathBuf>,
     /// The command to run and its arguments (after `--`), with stdin, stdout and stderr
     /// inherited.
     #[arg(last = true, required = true, value_name = "COMMAND")]

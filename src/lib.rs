@@ -13,6 +13,7 @@
 
 pub mod base;
 pub mod browse;
+pub mod bundle;
 pub mod capture;
 pub mod codec;
 pub mod driver;
@@ -26,6 +27,7 @@ pub mod pipeline;
 pub mod protocol;
 pub mod proxy;
 pub mod replay;
+pub mod ring;
 pub mod sinks;
 pub mod state;
 pub mod stats;

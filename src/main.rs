@@ -13,6 +13,7 @@ mod cli;
 mod decode;
 mod gate;
 mod outputs;
+mod run_bundle;
 mod wrap;
 
 /// mimalloc: the per-frame paths allocate a few small objects per frame (typed views, message
@@ -41,8 +42,8 @@ use amqpeek::stats::Collector;
 use amqpeek::tui::{self, TuiOptions};
 use amqpeek::verdict::{Format, SharedReport};
 use cli::{
-    CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs, ReplayArgs,
-    StatsArgs, StatsFormat, is_stdio,
+    BundleArgs, CaptureArgs, CheckArgs, CheckFormat, Cli, Command, OutputArgs, ProxyArgs,
+    ReplayArgs, StatsArgs, StatsFormat, is_stdio,
 };
 
 /// Exit status for input the tool cannot decode, and for anything else that went wrong (an
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         | Command::Check(_)
         | Command::Stats(_)
         | Command::Wrap(_)
+        | Command::Bundle(_)
         | Command::Completions { .. }
         | Command::Man(_) => false,
     };
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Stats(args) => stats(args),
         Command::Wrap(args) => wrap::run(*args),
+        Command::Bundle(args) => bundle(args),
         Command::Completions { shell } => completions(shell),
         Command::Man(args) => man_page(args),
     };
@@ -301,9 +304,12 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         policy,
         tls,
         jobs,
+        bundle,
+        ring,
     } = args;
     // Checked before listening: a bad config never starts a proxy CI would wait on.
     let judged = gate::policy(&policy, fail_on)?;
+    let bundle_opts = run_bundle::options(&output, judged.clone());
     let thresholds = Arc::new(judged.thresholds.clone());
     let policy = (fail_on.is_some() || !judged.fail_on_diagnosis.is_empty()).then_some(judged);
     check_outputs(None, &output, &tls.outputs())?;
@@ -311,6 +317,16 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     config.inspect.diagnosis = Some(thresholds);
     let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
+    let run_capture = run_bundle::RunCapture::new(bundle.as_deref(), &output, &mut sinks)?;
+    let ring = run_bundle::start_ring(
+        &ring,
+        &output,
+        bundle.is_some().then(|| bundle_opts.clone()),
+    )?;
+    let ring = ring.map(|(sink, ring)| {
+        sinks.push(Box::new(sink));
+        ring
+    });
     let mut feed_rx = None;
     if tui {
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
@@ -335,6 +351,9 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let local = proxy.local_addr()?;
     // Caught from here on: a Ctrl-C as soon as the proxy says it listens stops it gracefully.
     let signals = shutdown::first_signal();
+    if let Some(ring) = &ring {
+        run_bundle::dump_on_sigusr1(&rt, ring)?;
+    }
     tracing::info!("listening on {local}, relaying to {upstream}");
 
     let summary = match feed_rx {
@@ -363,6 +382,10 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         None => rt.block_on(proxy.run(sinks, signals))?,
     };
     tracing::info!("stopped after {} connection(s)", summary.connections);
+    let mut failed = run_bundle::finish_ring(ring);
+    if let (Some(path), Some(capture)) = (&bundle, run_capture) {
+        failed |= !capture.bundle(path, &bundle_opts);
+    }
     let code = match verdict {
         Some((report, policy)) => {
             let report = report.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -370,6 +393,9 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         }
         None => ExitCode::SUCCESS,
     };
+    if failed {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
     if !summary.sink_failures.is_empty() {
         // Reported on stderr when it happened, unless the TUI owned the terminal then. A
         // capture that is incomplete is a failure of the run, whatever the verdict.
@@ -665,6 +691,24 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         gate::write_baseline(&report, path)?;
     }
     Ok(gate::conclude(&report, &policy, false))
+}
+
+/// `amqpeek bundle`: the archive of the captures.
+fn bundle(args: BundleArgs) -> anyhow::Result<ExitCode> {
+    let outs = [("-o", args.output.as_path())];
+    for capture in &args.captures {
+        outputs::check_distinct(Some(capture), &outs)?;
+    }
+    let policy = gate::policy(&args.policy, args.fail_on)?;
+    let opts = amqpeek::bundle::BundleOptions {
+        show_secrets: args.show_secrets,
+        max_body: args.max_body,
+        inspect_memory: args.inspect_memory,
+        policy,
+        command_line: std::env::args().collect(),
+    };
+    run_bundle::write(&args.captures, &args.output, &opts)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `amqpeek stats`: the capture through the pipeline into a [`Collector`], its report as text

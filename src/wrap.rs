@@ -17,6 +17,7 @@ use amqpeek::sinks::TraceSink;
 use amqpeek::verdict::SharedReport;
 
 use crate::cli::{WrapArgs, is_stdio};
+use crate::run_bundle::RunCapture;
 use crate::{EXIT_BAD_INPUT, gate};
 
 /// How long the command's connections may go on relaying after it exited (a client's last
@@ -33,6 +34,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
         policy,
         tls,
         jobs,
+        bundle,
         command,
     } = args;
     for (flag, path) in [("--jsonl", &output.jsonl), ("--pcap", &output.pcap)] {
@@ -49,6 +51,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     config.close_grace = CLOSE_GRACE;
     let upstream = config.upstream;
     let mut sinks = crate::file_sinks(&output)?;
+    let run_capture = RunCapture::new(bundle.as_deref(), &output, &mut sinks)?;
     if output.trace() {
         sinks.push(crate::filtered(
             &output,
@@ -70,6 +73,12 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     tracing::info!("listening on {local}, relaying to {upstream}");
     let (status, summary) = rt.block_on(supervise(proxy, sinks, signals, local, &command))?;
     tracing::info!("stopped after {} connection(s)", summary.connections);
+    let bundled = match (&bundle, run_capture) {
+        (Some(path), Some(capture)) => {
+            capture.bundle(path, &crate::run_bundle::options(&output, policy.clone()))
+        }
+        _ => true,
+    };
 
     let verdict = {
         let report = report.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -81,7 +90,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     }
     // A capture that is incomplete is a failure of the run, whatever the verdict (each was
     // named on stderr when it failed).
-    if !summary.sink_failures.is_empty() {
+    if !summary.sink_failures.is_empty() || !bundled {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     Ok(verdict)

@@ -32,8 +32,9 @@ const LAYERS: &[&[&str]] = &[
     &["capture", "sinks", "stats", "verdict", "browse"],
     // Running the pipeline over sources into sinks, live and offline.
     &["driver"],
-    // What the user runs: the relay, the replay of files, the terminal UI.
-    &["proxy", "replay", "tui"],
+    // What the user runs: the relay, the replay of files, the terminal UI, the report bundle
+    // and the ring capture (both made from what the drivers run).
+    &["proxy", "replay", "tui", "bundle", "ring"],
 ];
 
 /// What the TUI may not name: the trackers, the pipeline and the drivers that run it, and the
