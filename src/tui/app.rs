@@ -254,6 +254,8 @@ pub enum Overlay {
         error: Option<String>,
         /// Which filter of the history Up brought back (1: the most recent), if any.
         recalled: usize,
+        /// The Tab completion under way, if any (its candidates show in the status line).
+        completion: Option<super::line::Completion>,
     },
     /// Following a link or channel over time (`L`).
     Timeline {

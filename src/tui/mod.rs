@@ -47,6 +47,7 @@
 mod actions;
 pub mod app;
 pub mod clipboard;
+mod complete;
 pub mod export;
 mod fulltext;
 pub mod health;
