@@ -359,6 +359,8 @@ pub struct App {
     pub health: super::health::Health,
     /// Events the feeder dropped.
     pub dropped: u64,
+    /// What the live view's inspection skimmed, for the status line.
+    pub skimmed: super::model::Skimmed,
     /// The feed has ended.
     pub feed_ended: bool,
     /// One-line message for the status bar (jump results, errors).
@@ -419,6 +421,7 @@ impl App {
             violation_list: ListState::default(),
             health: Default::default(),
             dropped: 0,
+            skimmed: Default::default(),
             feed_ended: false,
             message: None,
             quit: false,

@@ -70,7 +70,12 @@ impl App {
                 offset,
                 len,
                 reason,
-            } => self.push_row(Row::gap(conn, ts, dir, offset, len, &reason)),
+            } => {
+                if !self.windowing {
+                    self.skimmed.count(ts, len, &reason);
+                }
+                self.push_row(Row::gap(conn, ts, dir, offset, len, &reason))
+            }
             EventKind::Close(info) => {
                 self.health.closed(conn, ts, &info);
                 let c = self.conn_mut(conn, ts);

@@ -330,6 +330,12 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Magenta),
         ));
     }
+    if app.skimmed.frames > 0 || app.skimmed.bytes > 0 {
+        spans.push(Span::styled(
+            skim_notice(app),
+            Style::new().fg(Color::Black).bg(Color::Red),
+        ));
+    }
     if app.dropped > 0 {
         spans.push(Span::styled(
             format!(" {} events dropped from view", count(app.dropped)),
@@ -353,6 +359,19 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The view skimmed: how much, and how to get everything decoded (`--jsonl` makes the
+/// inspection lossless). `skimming` while the latest skim is under 2 s old, else `skimmed`.
+fn skim_notice(app: &App) -> String {
+    let k = &app.skimmed;
+    let now = app.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.feed_ended;
+    format!(
+        " {} {} frames ({}B): --jsonl FILE keeps all ",
+        if now { "SKIMMING" } else { "SKIMMED" },
+        count(k.frames),
+        bytes(k.bytes)
+    )
 }
 
 /// While the first pass of a file replay reads it: ` reading [#####.....] 42%`.
