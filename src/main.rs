@@ -251,6 +251,11 @@ fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
         live,
         max_body: output.max_body,
         filter: output.filter.clone().unwrap_or_default(),
+        captures: [&output.jsonl, &output.pcap]
+            .into_iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect(),
         ..TuiOptions::default()
     }
 }

@@ -53,6 +53,10 @@ pub struct TuiOptions {
     /// (`replay::pager`, given to `run_paged`) can bring back around any frame (see [`App::paging`]). Off live and for
     /// stdin, where the rows are a ring of the latest.
     pub whole_capture: bool,
+    /// The captures being written of what the view shows (`--jsonl`, `--pcap`), by name: the
+    /// frame list names them where it drops older frames from view, and says none is written
+    /// when there is none.
+    pub captures: Vec<String>,
 }
 
 impl Default for TuiOptions {
@@ -69,6 +73,7 @@ impl Default for TuiOptions {
             live: true,
             filter: Filter::default(),
             whole_capture: false,
+            captures: Vec::new(),
         }
     }
 }

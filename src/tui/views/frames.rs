@@ -12,6 +12,32 @@ use super::{clock, count, fit, pane_block, selected_style};
 use crate::event::Dir;
 use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
+/// Where the frames dropped from view are, as far as the view knows: in the captures being
+/// written, or nowhere (no capture is written: `--jsonl` would keep them).
+fn dropped_note(app: &App, evicted: u64) -> String {
+    let n = count(evicted);
+    match app.opts.captures.as_slice() {
+        [] => format!(
+            " {n} older frames dropped from view (no capture written; --jsonl keeps all) "
+        ),
+        files => {
+            let names: Vec<String> = files
+                .iter()
+                .map(|f| crate::base::escape::escape(f).into_owned())
+                .collect();
+            let what = if app.opts.filter.is_empty() {
+                "all"
+            } else {
+                "those --filter passes"
+            };
+            format!(
+                " {n} older frames dropped from view ({what} kept in {}) ",
+                names.join(", ")
+            )
+        }
+    }
+}
+
 /// Width of the name column.
 pub const NAME_W: usize = 14;
 
@@ -111,10 +137,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         block = block.title_bottom(Line::styled(note, Style::new().fg(Color::Yellow)));
     } else if evicted > 0 {
         block = block.title_bottom(Line::styled(
-            format!(
-                " {} older frames dropped from view (captures on disk remain complete) ",
-                count(evicted)
-            ),
+            dropped_note(app, evicted),
             Style::new().fg(Color::Yellow),
         ));
     }
