@@ -57,6 +57,9 @@ pub struct TuiOptions {
     /// frame list names them where it drops older frames from view, and says none is written
     /// when there is none.
     pub captures: Vec<String>,
+    /// The spool the live view writes what it is shown to (`spool.rs`), by name, when there
+    /// is one: the frames dropped from view are there.
+    pub spool: Option<String>,
 }
 
 impl Default for TuiOptions {
@@ -74,6 +77,7 @@ impl Default for TuiOptions {
             filter: Filter::default(),
             whole_capture: false,
             captures: Vec::new(),
+            spool: None,
         }
     }
 }
@@ -106,6 +110,8 @@ pub enum AppEvent {
     Scanned(u64),
     /// The timeline's followed frames of the whole capture, brought back by the pager.
     Followed(Box<crate::browse::follow::Followed>),
+    /// The spool filled at this many bytes and takes no more (`spool.rs`).
+    SpoolFull(u64),
     /// The statistics of everything the pipeline has seen so far (`crate::stats`), published
     /// by its statistics sink a few times a second.
     Stats(std::sync::Arc<crate::stats::StatsReport>),
@@ -364,6 +370,9 @@ pub struct App {
     pub health: super::health::Health,
     /// Events the feeder dropped.
     pub dropped: u64,
+    /// Where the spool stands: the size it filled at, the first row it did not take, and how
+    /// many rows dropped from view it does not hold.
+    pub spool: super::model::SpoolState,
     /// What the live view's inspection skimmed, for the status line.
     pub skimmed: super::model::Skimmed,
     /// The feed has ended.
@@ -427,6 +436,7 @@ impl App {
             health: Default::default(),
             dropped: 0,
             skimmed: Default::default(),
+            spool: Default::default(),
             feed_ended: false,
             message: None,
             quit: false,
@@ -570,6 +580,9 @@ impl App {
             AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Followed(f) => self.followed(*f),
             AppEvent::Stats(report) => self.stats = Some(report),
+            AppEvent::SpoolFull(bytes) => {
+                self.spool.full = Some((bytes, self.next_seq));
+            }
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);

@@ -59,6 +59,7 @@ pub mod line;
 mod marks;
 pub mod model;
 mod search;
+pub mod spool;
 mod stats_pane;
 mod terminal;
 pub mod timeline;

@@ -52,6 +52,15 @@ impl Skimmed {
     }
 }
 
+/// What the live view's spool holds of the rows dropped from view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpoolState {
+    /// The spool filled: at how many bytes, and the number of the first row it did not take.
+    pub full: Option<(u64, u64)>,
+    /// Rows dropped from view that came after the spool filled: gone.
+    pub gone: u64,
+}
+
 /// One connection as the UI knows it.
 #[derive(Clone, Debug, Default)]
 pub struct Conn {

@@ -13,13 +13,27 @@ use crate::event::Dir;
 use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
 /// Where the frames dropped from view are, as far as the view knows: in the captures being
-/// written, or nowhere (no capture is written: `--jsonl` would keep them).
+/// written, in the live view's spool (those that came before it filled), or nowhere (no
+/// capture is written: `--jsonl` would keep them).
 fn dropped_note(app: &App, evicted: u64) -> String {
     let n = count(evicted);
     match app.opts.captures.as_slice() {
-        [] => format!(
-            " {n} older frames dropped from view (no capture written; --jsonl keeps all) "
-        ),
+        [] => match (&app.opts.spool, app.spool.full) {
+            (None, _) => {
+                format!(
+                    " {n} older frames dropped from view (no capture written; --jsonl keeps all) "
+                )
+            }
+            (Some(_), Some((size, _))) if app.spool.gone > 0 => format!(
+                " {n} older frames dropped from view ({} gone: the spool filled at {}B) ",
+                count(app.spool.gone),
+                super::bytes(size)
+            ),
+            (Some(path), _) => format!(
+                " {n} older frames dropped from view (in the spool {}) ",
+                crate::base::escape::escape(path)
+            ),
+        },
         files => {
             let names: Vec<String> = files
                 .iter()
