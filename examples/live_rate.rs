@@ -1,6 +1,6 @@
-//! How fast the live view keeps up without skimming: an in-process proxy whose only sink is
-//! the terminal UI's feed (as `amqpeek proxy` without captures), drained into the UI's model on
-//! a thread of its own as the UI's event loop does, and a lapin client publishing to RabbitMQ
+//! How fast the live view keeps up without skimming: an in-process proxy whose sinks are the
+//! terminal UI's feed and its spool (as `amqpeek proxy` runs without captures), the feed
+//! drained into the UI's model on a thread of its own as the UI's event loop does, and a lapin client publishing to RabbitMQ
 //! through it at a fixed rate for a few seconds, for each rate given. For each rate it prints
 //! the frames decoded, the frames skimmed (passed over undecoded) and the events the view
 //! dropped because it was behind.
@@ -119,7 +119,14 @@ fn run(broker: SocketAddr, rate: u64, seconds: u64) -> Outcome {
         let proxy = Proxy::bind(config).await.unwrap();
         let addr = proxy.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(proxy.run(vec![Box::new(feed)], async {
+        let spool_opts = amqpeek::tui::spool::SpoolOptions {
+            dir: None,
+            size: amqpeek::tui::spool::DEFAULT_SPOOL_SIZE,
+            max_body: 4096,
+        };
+        let spool = amqpeek::tui::spool::Spool::create(&spool_opts, feed.clone()).unwrap();
+        let sinks: Vec<amqpeek::proxy::BoxSink> = vec![Box::new(spool), Box::new(feed)];
+        let handle = tokio::spawn(proxy.run(sinks, async {
             let _ = stopped.await;
         }));
         publish(addr, rate, seconds).await;

@@ -11,6 +11,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::event::{Event, Render, Sink};
 use crate::sinks::{JsonOptions, JsonlSink};
@@ -60,10 +61,15 @@ impl std::fmt::Debug for Spool {
 }
 
 impl Spool {
-    /// Create the spool file (named for this process) in `opts.dir`, or in the temporary
+    /// Create the spool file (named for this process, and numbered after the first) in `opts.dir`, or in the temporary
     /// folder; `feed` is the view's, told when the spool is full. An error names the path.
     pub fn create(opts: &SpoolOptions, feed: TuiFeed) -> io::Result<Spool> {
-        let name = format!("amqpeek-live-{}.jsonl", std::process::id());
+        static CREATED: AtomicU64 = AtomicU64::new(0);
+        let n = CREATED.fetch_add(1, Ordering::Relaxed);
+        let name = match n {
+            0 => format!("amqpeek-live-{}.jsonl", std::process::id()),
+            n => format!("amqpeek-live-{}-{n}.jsonl", std::process::id()),
+        };
         let (dir, remove) = match &opts.dir {
             Some(d) => (d.clone(), false),
             None => (std::env::temp_dir(), true),
