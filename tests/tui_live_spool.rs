@@ -220,6 +220,20 @@ async fn the_spool_holds_every_frame_of_the_session_masked_and_replays_whole() {
         s.contains("older frames dropped from view (in the spool "),
         "{s}"
     );
+    // `g` goes to the first frame in memory and says where the older ones are.
+    let mut app = app;
+    app.handle(AppEvent::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('g'),
+        crossterm::event::KeyModifiers::NONE,
+    )));
+    assert_eq!(app.frame_list.selected, 0);
+    let hint = app.message.clone().unwrap_or_default();
+    assert!(
+        hint.ends_with(&format!(
+            "older frames are not in memory: amqpeek replay {path} reaches them"
+        )),
+        "{hint}"
+    );
     // Every frame of the session is in the spool, and replays.
     let live = frames(&events);
     assert!(live > 2 * MESSAGES, "{live}");

@@ -312,7 +312,10 @@ impl App {
     /// frame, loading it when it is not in memory).
     fn home(&mut self) {
         if !(self.focus == Pane::Frames && self.far_end(false)) {
-            self.move_in(self.focus, isize::MIN / 2)
+            self.move_in(self.focus, isize::MIN / 2);
+            if self.focus == Pane::Frames {
+                self.message = views::frames::older_hint(self);
+            }
         }
     }
 

@@ -12,6 +12,24 @@ use super::{clock, count, fit, pane_block, selected_style};
 use crate::event::Dir;
 use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
+/// What `g` at the top of a live list that dropped older frames says: how to reach them.
+pub fn older_hint(app: &App) -> Option<String> {
+    if app.opts.whole_capture || app.evicted_in_scope() == 0 {
+        return None;
+    }
+    let n = count(app.evicted_in_scope());
+    let file = app
+        .opts
+        .captures
+        .first()
+        .or(app.opts.spool.as_ref())
+        .map(|f| crate::base::escape::escape(f).into_owned());
+    Some(match file {
+        Some(f) => format!("{n} older frames are not in memory: amqpeek replay {f} reaches them"),
+        None => format!("{n} older frames are not in memory, and no capture is written"),
+    })
+}
+
 /// Where the frames dropped from view are, as far as the view knows: in the captures being
 /// written, in the live view's spool (those that came before it filled), or nowhere (no
 /// capture is written: `--jsonl` would keep them).
