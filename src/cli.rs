@@ -350,6 +350,21 @@ pub struct OutputArgs {
 
 /// `--inspect-memory`: bytes, with an optional K, M or G (binary) suffix, at least 64K.
 pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
+    let bytes = parse_bytes(s)?;
+    let min = amqpeek::codec::limits::MIN_INSPECT_MEMORY;
+    if bytes < min {
+        return Err(format!("{s:?} is below the least budget, {}K", min >> 10));
+    }
+    Ok(bytes)
+}
+
+/// `--spool-size`: bytes, with an optional K, M or G (binary) suffix; 0 writes no spool.
+pub fn parse_spool_size(s: &str) -> Result<u64, String> {
+    parse_bytes(s).map(|n| n as u64)
+}
+
+/// A number of bytes, with an optional K, M or G (binary) suffix.
+fn parse_bytes(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => t.split_at(i),
@@ -373,14 +388,8 @@ pub fn parse_inspect_memory(s: &str) -> Result<usize, String> {
     let n: usize = digits
         .parse()
         .map_err(|_| format!("{s:?}: a number of bytes, optionally with K, M or G"))?;
-    let bytes = n
-        .checked_mul(1usize << shift)
-        .ok_or_else(|| format!("{s:?} is too large"))?;
-    let min = amqpeek::codec::limits::MIN_INSPECT_MEMORY;
-    if bytes < min {
-        return Err(format!("{s:?} is below the least budget, {}K", min >> 10));
-    }
-    Ok(bytes)
+    n.checked_mul(1usize << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
 }
 
 /// The most threads `--jobs` starts: more than this only costs memory (each thread holds its
@@ -481,6 +490,9 @@ pub struct ProxyArgs {
     /// The ring capture.
     #[command(flatten)]
     pub ring: RingArgs,
+    /// The terminal UI's spool.
+    #[command(flatten)]
+    pub spool: SpoolArgs,
 }
 
 /// `amqpeek bundle`.
@@ -544,6 +556,19 @@ fn parse_ring_size(s: &str) -> Result<usize, String> {
 
 fn parse_trigger(s: &str) -> Result<amqpeek::ring::Trigger, String> {
     amqpeek::ring::Trigger::parse(s)
+}
+
+/// Where the terminal UI keeps the frames it drops from memory when no capture is written.
+#[derive(Debug, Args)]
+pub struct SpoolArgs {
+    /// Keep the TUI's spool (every frame it was shown, masked, as JSONL; `amqpeek replay`
+    /// reads it) in this folder after the run [default: a temporary file, removed at exit].
+    #[arg(long, value_name = "DIR")]
+    pub spool_dir: Option<PathBuf>,
+    /// The most the TUI's spool holds; later frames are not spooled once it is full (0: no
+    /// spool).
+    #[arg(long, default_value = "512M", value_name = "BYTES", value_parser = parse_spool_size)]
+    pub spool_size: u64,
 }
 
 /// `amqpeek wrap`: the proxy's options (listening on a free local port unless `--listen`

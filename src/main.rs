@@ -248,12 +248,42 @@ fn check_stdout_use(output: &OutputArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The live view's spool (`amqpeek::tui::spool`), when the view is the only record: no
+/// `--jsonl` or `--pcap` (they keep every frame), no `--show-secrets` (the spool holds masked
+/// frames only) and a `--spool-size` above 0. A spool that cannot be created ends the run,
+/// naming its path.
+fn live_spool(
+    output: &OutputArgs,
+    args: &cli::SpoolArgs,
+    feed: &tui::TuiFeed,
+) -> anyhow::Result<Option<tui::spool::Spool>> {
+    if output.jsonl.is_some()
+        || output.pcap.is_some()
+        || output.show_secrets
+        || args.spool_size == 0
+    {
+        return Ok(None);
+    }
+    let opts = tui::spool::SpoolOptions {
+        dir: args.spool_dir.clone(),
+        size: args.spool_size,
+        max_body: output.max_body,
+    };
+    let spool = tui::spool::Spool::create(&opts, feed.clone()).context("the TUI's spool")?;
+    Ok(Some(spool))
+}
+
 fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
     TuiOptions {
         title,
         live,
         max_body: output.max_body,
         filter: output.filter.clone().unwrap_or_default(),
+        captures: [&output.jsonl, &output.pcap]
+            .into_iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect(),
         ..TuiOptions::default()
     }
 }
@@ -306,6 +336,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         jobs,
         bundle,
         ring,
+        spool,
     } = args;
     // Checked before listening: a bad config never starts a proxy CI would wait on.
     let judged = gate::policy(&policy, fail_on)?;
@@ -328,9 +359,14 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         ring
     });
     let mut feed_rx = None;
+    let mut spool_at = None;
     if tui {
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
         sinks.push(Box::new(stats_feed(&feed)));
+        if let Some(s) = live_spool(&output, &spool, &feed)? {
+            spool_at = Some((s.path().to_path_buf(), s.kept()));
+            sinks.push(Box::new(s));
+        }
         sinks.push(Box::new(feed));
         feed_rx = Some(rx);
     } else if output.trace() {
@@ -370,13 +406,20 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
                     }
                 }))
             });
-            let opts = tui_options(&output, format!("proxy {local} -> {upstream}"), true);
+            let mut opts = tui_options(&output, format!("proxy {local} -> {upstream}"), true);
+            opts.spool = spool_at.as_ref().map(|(p, _)| p.display().to_string());
             let ui = tui::run(rx, opts, export::write);
             stop.notify_one();
             let summary = handle
                 .join()
                 .map_err(|_| anyhow::anyhow!("the proxy thread panicked"))??;
             ui.context("terminal UI")?;
+            if let Some((path, true)) = &spool_at {
+                eprintln!(
+                    "the session is spooled in {} (amqpeek replay reads it)",
+                    amqpeek::base::escape::Escaped(&path.display().to_string())
+                );
+            }
             summary
         }
         None => rt.block_on(proxy.run(sinks, signals))?,

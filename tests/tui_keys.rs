@@ -534,7 +534,7 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
     );
     let s = screen(&app);
     assert!(
-        s[14].contains("4 older frames dropped from view (captures on disk remain complete)"),
+        s[14].contains("4 older frames dropped from view (no capture written; --jsonl keeps all)"),
         "{}",
         s.join("\n")
     );

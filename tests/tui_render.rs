@@ -329,7 +329,7 @@ fn dropped_events_and_evicted_frames_are_announced() {
     // Conn 1 had 4 rows (2 headers, 1 malformed, 1 gap), conn 2 had 3: 3 dropped.
     assert_eq!(
         s[14],
-        "┗ 3 older frames dropped from view (captures on disk remain complete) ━━━━━━━━━┛"
+        "┗ 3 older frames dropped from view (no capture written; --jsonl keeps all) ━━━━┛"
     );
     assert!(
         s[6].starts_with("┏ Frames: all 4 rows, 0 frames ━"),

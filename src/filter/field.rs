@@ -190,6 +190,81 @@ pub(super) fn check_range(path: &str, text: &str, w: &Wanted) -> Result<(), Filt
     })
 }
 
+/// Refuses a value `w` of field `path` that no field of that name can match, when every such
+/// field is restricted to values the spec names (`role:recever`, `rcv-settle-mode:frist`):
+/// a text that is none of those names or values, no number and not `null`, and names the
+/// closest there is.
+pub(super) fn check_choice(path: &str, w: &Wanted) -> Result<(), FilterError> {
+    let name = path.rsplit('.').next().unwrap_or(path);
+    let in091 = amqp091::METHODS
+        .iter()
+        .flat_map(|m| m.args.iter())
+        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
+        .any(|a| a.name == name);
+    let defs: Vec<&FieldDef> = composite::ALL
+        .iter()
+        .flat_map(|d| d.fields.iter())
+        .filter(|f| f.name == name)
+        .collect();
+    if in091 || defs.is_empty() || defs.iter().any(|f| f.choices.is_empty()) {
+        return Ok(());
+    }
+    if w.range.is_some() || w.text == "null" {
+        return Ok(());
+    }
+    let mut known: Vec<&'static str> = defs
+        .iter()
+        .flat_map(|f| f.choices.iter())
+        .flat_map(|c| [c.name, c.value])
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    if known.iter().any(|k| k.eq_ignore_ascii_case(&w.text)) {
+        return Ok(());
+    }
+    Err(FilterError::UnknownValue {
+        key: path.to_string(),
+        value: w.text.clone(),
+        suggestion: super::closest(&w.text, &known),
+    })
+}
+
+/// The spec's names for the values of the AMQP 1.0 fields called `name` (`role`: `receiver`,
+/// `sender`), for completion; empty when none has such names.
+pub(super) fn choice_names(name: &str) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = composite::ALL
+        .iter()
+        .flat_map(|d| d.fields.iter())
+        .filter(|f| f.name == name)
+        .flat_map(|f| f.choices.iter().map(|c| c.name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The name of every field of a frame of either protocol, sorted, each once: the keys a field
+/// term takes besides the built-in ones.
+pub fn field_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = composite::ALL
+        .iter()
+        .flat_map(|d| d.fields.iter().map(|f| f.name))
+        .chain(
+            amqp091::METHODS
+                .iter()
+                .flat_map(|m| m.args.iter().map(|a| a.name)),
+        )
+        .chain(
+            amqp091::CLASSES
+                .iter()
+                .flat_map(|c| c.properties.iter().map(|p| p.name)),
+        )
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// Whether `name` (a field path, `a.b`) names a field some frame of either protocol has: a
 /// key the filter takes as a field term. Only the first segment is checked.
 pub fn is_field_name(path: &str) -> bool {
@@ -203,6 +278,27 @@ pub fn is_field_name(path: &str) -> bool {
         || amqp091::CLASSES
             .iter()
             .any(|c| c.properties.iter().any(|p| p.name == first))
+}
+
+/// The text of field `name` of `frame` when it holds a string or symbol (a 0-9-1 method's
+/// `queue`, an AMQP 1.0 frame's `name`), lossily decoded; for completion of names seen.
+pub fn text_field(frame: &AnyFrame, name: &str) -> Option<String> {
+    match frame {
+        AnyFrame::Amqp10(f) => {
+            let c = f.composite()?;
+            match c.fields.get(c.def.field_index(name)?)? {
+                Value::String(s) => Some(s.as_str().to_owned()),
+                Value::Symbol(s) => Some(s.as_str().to_owned()),
+                _ => None,
+            }
+        }
+        AnyFrame::Amqp091(f) => match f.method()?.arg(name)? {
+            amqp091::Value::ShortStr(b) | amqp091::Value::LongStr(b) => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        },
+    }
 }
 
 /// Whether `frame` has a field at `path` whose value matches one of `wanted`.

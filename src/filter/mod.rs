@@ -18,9 +18,10 @@
 //! only knows [`FrameFacts`], never the app's storage; field terms read the decoded frame the
 //! facts carry, never its bytes.
 
+pub mod complete;
 mod field;
 
-pub use field::{Wanted, is_field_name};
+pub use field::{Wanted, field_names, is_field_name, text_field};
 
 use crate::event::Dir;
 use crate::protocol::AnyFrame;
@@ -56,12 +57,29 @@ pub struct FrameFacts<'a> {
 /// Why a filter does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FilterError {
-    /// `foo:bar` with an unknown key.
-    #[error(
-        "unknown filter key '{0}' (try name: channel: link: dir: conn: proto: rule:, or a \
-         frame field such as handle: delivery-id: settled: delivery-tag:)"
-    )]
-    UnknownKey(String),
+    /// `foo:bar` with an unknown key (`chanel:1`), and the closest key there is.
+    #[error("unknown filter key '{key}' {}", suggestion.map_or_else(
+        || "(try name: channel: link: dir: conn: proto: rule:, or a frame field such as \
+            handle: delivery-id: settled: delivery-tag:; Tab completes)".to_string(),
+        |s| format!("(did you mean {s}:?)")))]
+    UnknownKey {
+        /// The key given.
+        key: String,
+        /// The closest key or field name, when one is close.
+        suggestion: Option<&'static str>,
+    },
+    /// A value of a key or field that names something no frame can have (`proto:amqp-2`,
+    /// `rule:credit-exeeded`, `role:recever`), and the closest there is.
+    #[error("{key}: nothing is called '{value}'{}", suggestion.map_or_else(
+        String::new, |s| format!(" (did you mean {key}:{s}?)")))]
+    UnknownValue {
+        /// The key or field path.
+        key: String,
+        /// What was given.
+        value: String,
+        /// The closest value there is, when one is close.
+        suggestion: Option<&'static str>,
+    },
     /// `channel:x` / `conn:x` with a value that is not a number.
     #[error("{key}: wants a number, got '{value}'")]
     NotANumber {
@@ -331,8 +349,8 @@ fn parse_positive(text: &str, quoted: bool) -> Result<Term, FilterError> {
         return Ok(match canon {
             "name" => Term::Name(known_names(lower())?),
             "link" => Term::Link(lower()),
-            "proto" => Term::Proto(lower()),
-            "rule" => Term::Rule(lower()),
+            "proto" => Term::Proto(known_parts(canon, lower(), &PROTO_NAMES)?),
+            "rule" => Term::Rule(known_parts(canon, lower(), &rule_ids())?),
             "channel" => Term::Channel(numbers(canon, &values, u16::MAX)?),
             "conn" => Term::Conn(numbers(canon, &values, u64::MAX)?),
             _ => {
@@ -354,25 +372,69 @@ fn parse_positive(text: &str, quoted: bool) -> Result<Term, FilterError> {
 /// What a row that is no frame is named in the frame list (its `name:`).
 const ROW_NAMES: [&str; 4] = ["header", "gap", "close", "malformed"];
 
+/// The built-in keys, by their full names (`n:` and the other one-letter forms aside).
+pub const KEYS: [&str; 7] = ["name", "channel", "link", "dir", "conn", "proto", "rule"];
+
+/// What `proto:` matches a part of.
+pub const PROTO_NAMES: [&str; 3] = ["amqp-1.0", "amqp-sasl", "amqp-0-9-1"];
+
+/// What `dir:` takes.
+pub const DIR_NAMES: [&str; 2] = ["c2s", "s2c"];
+
+/// The name of every frame of either protocol and of every row that is no frame: what
+/// `name:` matches a part of.
+pub fn frame_names() -> Vec<&'static str> {
+    crate::protocol::ProtocolId::ALL
+        .iter()
+        .flat_map(|p| p.frame_names())
+        .chain(ROW_NAMES)
+        .collect()
+}
+
+/// The id of every rule a violation can carry: what `rule:` matches a part of.
+pub fn rule_ids() -> Vec<&'static str> {
+    crate::state::rules::catalog().map(|r| r.id).collect()
+}
+
+/// The candidate in `among` closest to `typed`, when it is close enough to be what was meant.
+pub(crate) fn closest(typed: &str, among: &[&'static str]) -> Option<&'static str> {
+    among
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(typed, n), *n))
+        .min()
+        .filter(|(d, n)| *d <= (n.len() / 3).max(2))
+        .map(|(_, n)| n)
+}
+
 /// `name:` values, each a part of some frame's or row's name (matching is by part, case
 /// aside): a misspelt name would match nothing, silently, so it is refused with the closest
 /// name there is.
 fn known_names(values: Vec<String>) -> Result<Vec<String>, FilterError> {
-    let names: Vec<&'static str> = crate::protocol::ProtocolId::ALL
-        .iter()
-        .flat_map(|p| p.frame_names())
-        .chain(ROW_NAMES)
-        .collect();
+    let names = frame_names();
     for v in &values {
         if !names.iter().any(|n| n.contains(v.as_str())) {
-            let closest = names
-                .iter()
-                .map(|n| (strsim::damerau_levenshtein(v, n), *n))
-                .min()
-                .filter(|(d, n)| *d <= (n.len() / 3).max(2));
             return Err(FilterError::UnknownName {
                 value: v.clone(),
-                suggestion: closest.map(|(_, n)| n),
+                suggestion: closest(v, &names),
+            });
+        }
+    }
+    Ok(values)
+}
+
+/// Values of `key:` that match by part (`proto:`, `rule:`), each a part of one of `known`:
+/// one that is part of none would match nothing, so it is refused with the closest there is.
+fn known_parts(
+    key: &str,
+    values: Vec<String>,
+    known: &[&'static str],
+) -> Result<Vec<String>, FilterError> {
+    for v in &values {
+        if !known.iter().any(|n| n.contains(v.as_str())) {
+            return Err(FilterError::UnknownValue {
+                key: key.to_string(),
+                value: v.clone(),
+                suggestion: closest(v, known),
             });
         }
     }
@@ -383,7 +445,20 @@ fn known_names(values: Vec<String>) -> Result<Vec<String>, FilterError> {
 fn field_term(key: &str, value: &str) -> Result<Term, FilterError> {
     let path = key.to_ascii_lowercase();
     if !is_field_name(&path) || path.split('.').any(str::is_empty) {
-        return Err(FilterError::UnknownKey(key.to_string()));
+        let first = path.split('.').next().unwrap_or(&path);
+        let known: Vec<&'static str> = KEYS.into_iter().chain(field::field_names()).collect();
+        return Err(FilterError::UnknownKey {
+            key: key.to_string(),
+            suggestion: closest(first, &known)
+                .or_else(|| {
+                    known
+                        .iter()
+                        .filter(|k| k.starts_with(first))
+                        .min_by_key(|k| k.len())
+                        .copied()
+                })
+                .filter(|_| !first.is_empty()),
+        });
     }
     let values: Vec<Wanted> = value
         .split('|')
@@ -395,6 +470,7 @@ fn field_term(key: &str, value: &str) -> Result<Term, FilterError> {
     }
     for (text, w) in value.split('|').filter(|s| !s.is_empty()).zip(&values) {
         field::check_range(&path, text, w)?;
+        field::check_choice(&path, w)?;
     }
     Ok(Term::Field(
         path.split('.').map(str::to_string).collect(),
@@ -543,7 +619,10 @@ mod tests {
     fn bad_filters_are_errors_not_panics() {
         assert_eq!(
             Filter::parse("colour:red"),
-            Err(FilterError::UnknownKey("colour".into()))
+            Err(FilterError::UnknownKey {
+                key: "colour".into(),
+                suggestion: None
+            })
         );
         assert!(matches!(
             Filter::parse("channel:one"),
@@ -592,6 +671,33 @@ mod tests {
                 ..
             })
         ));
+        // Every other name that would match nothing is refused with the closest there is.
+        let e = Filter::parse("chanel:1").unwrap_err();
+        assert!(e.to_string().contains("did you mean channel:?"), "{e}");
+        let e = Filter::parse("delivery-i:1").unwrap_err();
+        assert!(e.to_string().contains("did you mean delivery-id:?"), "{e}");
+        let e = Filter::parse("proto:amqp-0-9-2").unwrap_err();
+        assert!(
+            e.to_string().contains("did you mean proto:amqp-0-9-1?"),
+            "{e}"
+        );
+        let e = Filter::parse("rule:amqp10.link.handle-in-uze").unwrap_err();
+        assert!(
+            matches!(&e, FilterError::UnknownValue { suggestion: Some(s), .. } if *s == "amqp10.link.handle-in-use"),
+            "{e}"
+        );
+        let e = Filter::parse("role:recever").unwrap_err();
+        assert!(e.to_string().contains("did you mean role:receiver?"), "{e}");
+        for ok in [
+            "proto:0-9-1",
+            "rule:credit",
+            "rule:handle-in",
+            "role:true",
+            "rcv-settle-mode:1",
+            "snd-settle-mode:mixed",
+        ] {
+            assert!(Filter::parse(ok).is_ok(), "{ok}");
+        }
         // Parts of names, of either protocol and of rows that are no frame, are names.
         for ok in [
             "name:TRANSFER",

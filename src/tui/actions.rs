@@ -107,7 +107,13 @@ impl App {
     /// Edit the open text line (the filter's, re-parsed for its live error, or the export's).
     fn edit_line(&mut self, req: InputRequest) {
         match &mut self.overlay {
-            Overlay::FilterInput { text, error, .. } => {
+            Overlay::FilterInput {
+                text,
+                error,
+                completion,
+                ..
+            } => {
+                *completion = None;
                 text.edit(req);
                 *error = Filter::parse(text.as_str()).err().map(|e| e.to_string());
             }
@@ -123,6 +129,7 @@ impl App {
             text,
             error,
             recalled,
+            completion,
         } = &mut self.overlay
         else {
             return;
@@ -134,6 +141,7 @@ impl App {
             return;
         }
         *recalled = to;
+        *completion = None;
         *text = TextLine::new(self.filter_history.back(to).unwrap_or(""));
         *error = Filter::parse(text.as_str()).err().map(|e| e.to_string());
     }
@@ -254,6 +262,7 @@ impl App {
                     text: TextLine::default(),
                     error: None,
                     recalled: 0,
+                    completion: None,
                 }
             }
             Action::FilterChar(ch) => self.edit_line(InputRequest::InsertChar(ch)),
@@ -261,11 +270,11 @@ impl App {
             Action::Edit(req) => self.edit_line(req),
             Action::HistoryPrev => self.recall(1),
             Action::HistoryNext => self.recall(-1),
-            Action::TextTab => {
-                if let Overlay::Export { scope, .. } = &mut self.overlay {
-                    *scope = scope.next();
-                }
-            }
+            Action::TextTab => match &mut self.overlay {
+                Overlay::Export { scope, .. } => *scope = scope.next(),
+                Overlay::FilterInput { .. } => self.complete_filter(),
+                _ => {}
+            },
             Action::FilterSubmit if matches!(self.overlay, Overlay::Export { .. }) => {
                 self.submit_export()
             }
@@ -303,7 +312,10 @@ impl App {
     /// frame, loading it when it is not in memory).
     fn home(&mut self) {
         if !(self.focus == Pane::Frames && self.far_end(false)) {
-            self.move_in(self.focus, isize::MIN / 2)
+            self.move_in(self.focus, isize::MIN / 2);
+            if self.focus == Pane::Frames {
+                self.message = views::frames::older_hint(self);
+            }
         }
     }
 

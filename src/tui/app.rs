@@ -53,6 +53,13 @@ pub struct TuiOptions {
     /// (`replay::pager`, given to `run_paged`) can bring back around any frame (see [`App::paging`]). Off live and for
     /// stdin, where the rows are a ring of the latest.
     pub whole_capture: bool,
+    /// The captures being written of what the view shows (`--jsonl`, `--pcap`), by name: the
+    /// frame list names them where it drops older frames from view, and says none is written
+    /// when there is none.
+    pub captures: Vec<String>,
+    /// The spool the live view writes what it is shown to (`spool.rs`), by name, when there
+    /// is one: the frames dropped from view are there.
+    pub spool: Option<String>,
 }
 
 impl Default for TuiOptions {
@@ -69,6 +76,8 @@ impl Default for TuiOptions {
             live: true,
             filter: Filter::default(),
             whole_capture: false,
+            captures: Vec::new(),
+            spool: None,
         }
     }
 }
@@ -101,6 +110,8 @@ pub enum AppEvent {
     Scanned(u64),
     /// The timeline's followed frames of the whole capture, brought back by the pager.
     Followed(Box<crate::browse::follow::Followed>),
+    /// The spool filled at this many bytes and takes no more (`spool.rs`).
+    SpoolFull(u64),
     /// The statistics of everything the pipeline has seen so far (`crate::stats`), published
     /// by its statistics sink a few times a second.
     Stats(std::sync::Arc<crate::stats::StatsReport>),
@@ -254,6 +265,8 @@ pub enum Overlay {
         error: Option<String>,
         /// Which filter of the history Up brought back (1: the most recent), if any.
         recalled: usize,
+        /// The Tab completion under way, if any (its candidates show in the status line).
+        completion: Option<super::line::Completion>,
     },
     /// Following a link or channel over time (`L`).
     Timeline {
@@ -357,6 +370,11 @@ pub struct App {
     pub health: super::health::Health,
     /// Events the feeder dropped.
     pub dropped: u64,
+    /// Where the spool stands: the size it filled at, the first row it did not take, and how
+    /// many rows dropped from view it does not hold.
+    pub spool: super::model::SpoolState,
+    /// What the live view's inspection skimmed, for the status line.
+    pub skimmed: super::model::Skimmed,
     /// The feed has ended.
     pub feed_ended: bool,
     /// One-line message for the status bar (jump results, errors).
@@ -417,6 +435,8 @@ impl App {
             violation_list: ListState::default(),
             health: Default::default(),
             dropped: 0,
+            skimmed: Default::default(),
+            spool: Default::default(),
             feed_ended: false,
             message: None,
             quit: false,
@@ -560,6 +580,9 @@ impl App {
             AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Followed(f) => self.followed(*f),
             AppEvent::Stats(report) => self.stats = Some(report),
+            AppEvent::SpoolFull(bytes) => {
+                self.spool.full = Some((bytes, self.next_seq));
+            }
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);

@@ -70,7 +70,12 @@ impl App {
                 offset,
                 len,
                 reason,
-            } => self.push_row(Row::gap(conn, ts, dir, offset, len, &reason)),
+            } => {
+                if !self.windowing {
+                    self.skimmed.count(ts, len, &reason);
+                }
+                self.push_row(Row::gap(conn, ts, dir, offset, len, &reason))
+            }
             EventKind::Close(info) => {
                 self.health.closed(conn, ts, &info);
                 let c = self.conn_mut(conn, ts);
@@ -141,6 +146,9 @@ impl App {
             let Some(old) = c.rows.pop_front() else { break };
             c.raw_bytes = c.raw_bytes.saturating_sub(old.held_bytes());
             c.evicted += 1;
+            if self.spool.full.is_some_and(|(_, first)| old.seq >= first) {
+                self.spool.gone += 1;
+            }
             if let Some(state) = &old.state {
                 // The state pane of the rows kept before the next state shows this one.
                 c.base_state = Some(state.clone());

@@ -33,7 +33,7 @@ pub enum Action {
     FilterSubmit,
     /// Close the filter line without applying.
     FilterCancel,
-    /// Tab in a text line (the export line: what to export).
+    /// Tab in a text line (the filter line: complete the word; the export line: what to export).
     TextTab,
     /// Mark / unmark the selected frame, or connection in the connection list.
     Mark,
@@ -139,7 +139,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/ or f", "filter frames (Enter applies, Esc cancels)"),
     (
         "  in a line",
-        "Up/Down earlier filters, ^A/^E ends, ^U/^K/^W cut, ^Y paste",
+        "Up/Down history, Tab complete, ^A/^E, ^U/^K/^W cut, ^Y paste",
     ),
     ("Esc", "close overlay, leave zoom, clear filter"),
     (

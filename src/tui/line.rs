@@ -27,6 +27,25 @@ impl TextLine {
         self.input.handle(req);
     }
 
+    /// The text before the cursor.
+    pub fn before_cursor(&self) -> &str {
+        self.around_cursor().0
+    }
+
+    /// Replace the text from byte `start` to the cursor with `word`, the cursor after it (a
+    /// completion); `start` past the cursor or inside a character changes nothing.
+    pub fn replace_to_cursor(&mut self, start: usize, word: &str) {
+        let (before, under, after) = self.around_cursor();
+        let Some(kept) = before.get(..start) else {
+            return;
+        };
+        let cursor = kept.chars().count() + word.chars().count();
+        let mut text = format!("{kept}{word}");
+        text.extend(under);
+        text.push_str(after);
+        self.input = Input::new(text).with_cursor(cursor);
+    }
+
     /// The text before the cursor, the character under it (`None` at the end), the rest.
     pub fn around_cursor(&self) -> (&str, Option<char>, &str) {
         let s = self.input.value();
@@ -58,6 +77,29 @@ impl PartialEq<str> for TextLine {
 impl std::fmt::Display for TextLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A Tab completion under way in the filter line: what the word can become and which of them
+/// the line shows. Any other edit ends it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Where the word starts (a byte offset in the line).
+    pub start: usize,
+    /// The candidates, whole words.
+    pub words: Vec<String>,
+    /// The one the line shows.
+    pub at: usize,
+}
+
+impl Completion {
+    /// The next candidate (Tab again), from the first after the last.
+    pub fn advance(&mut self) -> Option<&str> {
+        if self.words.is_empty() {
+            return None;
+        }
+        self.at = (self.at + 1) % self.words.len();
+        self.words.get(self.at).map(String::as_str)
     }
 }
 
@@ -118,6 +160,27 @@ mod tests {
         l.edit(InputRequest::DeleteFromStart);
         assert_eq!(l.as_str(), "");
         assert_eq!(l.around_cursor(), ("", None, ""));
+    }
+
+    #[test]
+    fn a_completion_replaces_the_word_before_the_cursor_and_keeps_the_rest() {
+        let mut l = TextLine::new("name:tr link:x");
+        for _ in 0.." link:x".len() {
+            l.edit(InputRequest::GoToPrevChar);
+        }
+        l.replace_to_cursor(0, "name:transfer");
+        assert_eq!(l.as_str(), "name:transfer link:x");
+        assert_eq!(l.before_cursor(), "name:transfer");
+        // Out of range: unchanged.
+        l.replace_to_cursor(99, "x");
+        assert_eq!(l.as_str(), "name:transfer link:x");
+        let mut c = Completion {
+            start: 0,
+            words: vec!["a".into(), "b".into()],
+            at: 0,
+        };
+        assert_eq!(c.advance(), Some("b"));
+        assert_eq!(c.advance(), Some("a"));
     }
 
     #[test]

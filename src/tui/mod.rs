@@ -47,6 +47,7 @@
 mod actions;
 pub mod app;
 pub mod clipboard;
+mod complete;
 pub mod export;
 mod fulltext;
 pub mod health;
@@ -58,6 +59,7 @@ pub mod line;
 mod marks;
 pub mod model;
 mod search;
+pub mod spool;
 mod stats_pane;
 mod terminal;
 pub mod timeline;

@@ -15,6 +15,52 @@ pub use crate::browse::row::{Row, RowKind};
 use crate::event::Snapshot;
 use crate::event::{CloseInfo, ConnId, FrameEvent, Timestamp, Violation};
 
+/// The state name a tracker gives a connection whose state missed bytes may have changed.
+pub const UNKNOWN_STATE: &str = "UNKNOWN";
+
+/// What the live view's inspection skimmed (passed over undecoded while it could not keep up
+/// with the relay), from the `gap` rows that report it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skimmed {
+    /// Frames not decoded.
+    pub frames: u64,
+    /// Bytes not decoded.
+    pub bytes: u64,
+    /// When the latest skim was reported.
+    pub last: Timestamp,
+}
+
+impl Skimmed {
+    /// The prefix of a gap's reason when the inspection skimmed it; the reason goes on
+    /// `(N frame(s) not decoded)`.
+    pub const REASON: &'static str = "skimmed:";
+
+    /// Count the gap of `len` bytes with `reason` at `ts` when it is a skim; whether it was.
+    pub fn count(&mut self, ts: Timestamp, len: u64, reason: &str) -> bool {
+        if !reason.starts_with(Self::REASON) {
+            return false;
+        }
+        let frames = reason
+            .split_once('(')
+            .and_then(|(_, n)| n.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        self.frames = self.frames.saturating_add(frames);
+        self.bytes = self.bytes.saturating_add(len);
+        self.last = self.last.max(ts);
+        true
+    }
+}
+
+/// What the live view's spool holds of the rows dropped from view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpoolState {
+    /// The spool filled: at how many bytes, and the number of the first row it did not take.
+    pub full: Option<(u64, u64)>,
+    /// Rows dropped from view that came after the spool filled: gone.
+    pub gone: u64,
+}
+
 /// One connection as the UI knows it.
 #[derive(Clone, Debug, Default)]
 pub struct Conn {
@@ -94,12 +140,25 @@ impl Conn {
 
     /// Take the tracker state published at `ts`, unless a later one is already shown (a state
     /// kept aside while the feed was full can arrive after a newer one).
+    ///
+    /// A tracker that lost track of the connection's state to missed bytes names it `UNKNOWN`;
+    /// the list then shows the state last known with a `?` (`OPEN?`: open as last seen, and
+    /// bytes were missed since), as the state pane marks its values, and `UNKNOWN` only when
+    /// no state was known before.
     pub fn set_state(&mut self, ts: Timestamp, snapshot: Arc<Snapshot>) {
         if ts < self.snapshot_ts {
             return;
         }
         self.snapshot_ts = ts;
-        self.state = snapshot.name.clone();
+        self.state = if snapshot.name != UNKNOWN_STATE {
+            snapshot.name.clone()
+        } else if self.state.ends_with('?') {
+            std::mem::take(&mut self.state)
+        } else if self.state != "-" && self.state != UNKNOWN_STATE && !self.state.is_empty() {
+            format!("{}?", self.state)
+        } else {
+            snapshot.name.clone()
+        };
         self.attach_state(snapshot.clone());
         self.snapshot = snapshot;
     }

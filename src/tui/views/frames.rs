@@ -12,6 +12,64 @@ use super::{clock, count, fit, pane_block, selected_style};
 use crate::event::Dir;
 use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
+/// What `g` at the top of a live list that dropped older frames says: how to reach them.
+pub fn older_hint(app: &App) -> Option<String> {
+    if app.opts.whole_capture || app.evicted_in_scope() == 0 {
+        return None;
+    }
+    let n = count(app.evicted_in_scope());
+    let file = app
+        .opts
+        .captures
+        .first()
+        .or(app.opts.spool.as_ref())
+        .map(|f| crate::base::escape::escape(f).into_owned());
+    Some(match file {
+        Some(f) => format!("{n} older frames are not in memory: amqpeek replay {f} reaches them"),
+        None => format!("{n} older frames are not in memory, and no capture is written"),
+    })
+}
+
+/// Where the frames dropped from view are, as far as the view knows: in the captures being
+/// written, in the live view's spool (those that came before it filled), or nowhere (no
+/// capture is written: `--jsonl` would keep them).
+fn dropped_note(app: &App, evicted: u64) -> String {
+    let n = count(evicted);
+    match app.opts.captures.as_slice() {
+        [] => match (&app.opts.spool, app.spool.full) {
+            (None, _) => {
+                format!(
+                    " {n} older frames dropped from view (no capture written; --jsonl keeps all) "
+                )
+            }
+            (Some(_), Some((size, _))) if app.spool.gone > 0 => format!(
+                " {n} older frames dropped from view ({} gone: the spool filled at {}B) ",
+                count(app.spool.gone),
+                super::bytes(size)
+            ),
+            (Some(path), _) => format!(
+                " {n} older frames dropped from view (in the spool {}) ",
+                crate::base::escape::escape(path)
+            ),
+        },
+        files => {
+            let names: Vec<String> = files
+                .iter()
+                .map(|f| crate::base::escape::escape(f).into_owned())
+                .collect();
+            let what = if app.opts.filter.is_empty() {
+                "all"
+            } else {
+                "those --filter passes"
+            };
+            format!(
+                " {n} older frames dropped from view ({what} kept in {}) ",
+                names.join(", ")
+            )
+        }
+    }
+}
+
 /// Width of the name column.
 pub const NAME_W: usize = 14;
 
@@ -111,10 +169,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         block = block.title_bottom(Line::styled(note, Style::new().fg(Color::Yellow)));
     } else if evicted > 0 {
         block = block.title_bottom(Line::styled(
-            format!(
-                " {} older frames dropped from view (captures on disk remain complete) ",
-                count(evicted)
-            ),
+            dropped_note(app, evicted),
             Style::new().fg(Color::Yellow),
         ));
     }

@@ -6,6 +6,7 @@
 
 pub mod connections;
 pub mod detail;
+mod filter_line;
 pub mod frames;
 pub mod fulltext;
 pub mod health;
@@ -55,8 +56,10 @@ impl Areas {
 /// The layout for `app` on a `size` (columns, rows) screen.
 pub fn layout(app: &App, size: (u16, u16)) -> Areas {
     let (w, h) = size;
-    let status = Rect::new(0, h.saturating_sub(1), w, h.min(1));
-    let rest = h.saturating_sub(1);
+    // The status line, taller while the filter line needs more (a long error, candidates).
+    let lines = status_height(app, w).min(h / 3).max(1).min(h);
+    let status = Rect::new(0, h.saturating_sub(lines), w, lines);
+    let rest = h.saturating_sub(lines);
     let mut a = Areas {
         status,
         bottom_pane: app.bottom,
@@ -103,6 +106,16 @@ pub fn first_row_y(rect: Rect, pane: Pane) -> Option<u16> {
         return None;
     }
     Some(rect.y + 1 + u16::from(has_header(pane)))
+}
+
+/// How many lines the status line takes on a screen `width` columns wide: one, or what the
+/// filter line needs to show its whole error and its completion's candidates.
+fn status_height(app: &App, width: u16) -> u16 {
+    if matches!(app.overlay, Overlay::FilterInput { .. }) {
+        filter_line::lines(app, width).len().min(u16::MAX as usize) as u16
+    } else {
+        1
+    }
 }
 
 /// Draw the whole screen.
@@ -240,7 +253,7 @@ pub fn count(n: u64) -> String {
 
 /// A text line's spans: the text, the character under the cursor reversed (a block at the
 /// end).
-fn text_with_cursor(text: &crate::tui::line::TextLine, spans: &mut Vec<Span<'static>>) {
+pub(super) fn text_with_cursor(text: &crate::tui::line::TextLine, spans: &mut Vec<Span<'static>>) {
     let (before, under, after) = text.around_cursor();
     spans.push(Span::raw(before.to_owned()));
     match under {
@@ -258,18 +271,9 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let mut spans: Vec<Span> = Vec::new();
-    if let Overlay::FilterInput { text, error, .. } = &app.overlay {
-        spans.push(Span::styled("filter: ", Style::new().fg(Color::Yellow)));
-        text_with_cursor(text, &mut spans);
-        if let Some(e) = error {
-            spans.push(Span::styled(format!("  {e}"), Style::new().fg(Color::Red)));
-        } else {
-            spans.push(Span::styled(
-                "  Enter apply, Esc cancel, Up/Down earlier filters, Ctrl-U clear",
-                Style::new().fg(Color::DarkGray),
-            ));
-        }
-        f.render_widget(Paragraph::new(Line::from(spans)), area);
+    if matches!(app.overlay, Overlay::FilterInput { .. }) {
+        let lines = filter_line::lines(app, area.width);
+        f.render_widget(Paragraph::new(lines), area);
         return;
     }
     if let Overlay::Export { text, scope } = &app.overlay {
@@ -326,6 +330,12 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Magenta),
         ));
     }
+    if app.skimmed.frames > 0 || app.skimmed.bytes > 0 {
+        spans.push(Span::styled(
+            skim_notice(app),
+            Style::new().fg(Color::Black).bg(Color::Red),
+        ));
+    }
     if app.dropped > 0 {
         spans.push(Span::styled(
             format!(" {} events dropped from view", count(app.dropped)),
@@ -349,6 +359,19 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The view skimmed: how much, and how to get everything decoded (`--jsonl` makes the
+/// inspection lossless). `skimming` while the latest skim is under 2 s old, else `skimmed`.
+fn skim_notice(app: &App) -> String {
+    let k = &app.skimmed;
+    let now = app.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.feed_ended;
+    format!(
+        " {} {} frames ({}B): --jsonl FILE keeps all ",
+        if now { "SKIMMING" } else { "SKIMMED" },
+        count(k.frames),
+        bytes(k.bytes)
+    )
 }
 
 /// While the first pass of a file replay reads it: ` reading [#####.....] 42%`.
