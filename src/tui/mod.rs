@@ -56,6 +56,7 @@ mod ingest;
 pub mod input;
 pub mod line;
 mod marks;
+pub mod messages;
 pub mod model;
 mod search;
 mod stats_pane;
