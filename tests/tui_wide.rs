@@ -192,3 +192,42 @@ fn right_on_a_detail_leaf_scrolls_and_enter_shows_it_whole_at_80x24() {
     assert!(s.contains("Field"), "the whole value:\n{}", dump(&app));
     assert!(s.contains(&name), "{}", dump(&app));
 }
+
+#[test]
+fn the_health_list_scrolls_to_a_long_link_name_at_80x24() {
+    use amqp10::*;
+    use amqpeek::event::Timestamp;
+    use amqpeek::pipeline::{InspectOptions, Inspector};
+    let name = format!("link-{}-ends-here", "x".repeat(80));
+    let at = |ms: i64| Timestamp(T0 + ms * 1000);
+    let mut insp = Inspector::new(1, InspectOptions::default());
+    let mut out = vec![Event {
+        conn: 1,
+        ts: at(0),
+        kind: EventKind::Connect {
+            client: "127.0.0.1:50001".parse().unwrap(),
+            upstream: "127.0.0.1:5672".parse().unwrap(),
+        },
+    }];
+    // A receiver the broker's sender never gets credit for, 40 s on.
+    let steps = [
+        (1, Dir::C2S, HEADER.to_vec()),
+        (2, Dir::S2C, HEADER.to_vec()),
+        (3, Dir::C2S, open("client")),
+        (4, Dir::S2C, open("broker")),
+        (5, Dir::C2S, begin(0)),
+        (6, Dir::S2C, begin_reply(0, 0)),
+        (7, Dir::C2S, attach(0, &name, 0, true, "q")),
+        (8, Dir::S2C, attach(0, &name, 0, false, "q")),
+        (40_008, Dir::C2S, EMPTY.to_vec()),
+    ];
+    for (ms, dir, b) in steps {
+        insp.chunk(dir, at(ms), bytes::Bytes::from(b), &mut out);
+    }
+    insp.tick(at(40_008), &mut out);
+    let mut app = app_with(out.into_iter().map(AppEvent::Pipeline).collect(), 80, 24);
+    press(&mut app, KeyCode::Char('H'));
+    assert!(text(&app).contains("link \"link-xxx"), "{}", dump(&app));
+    assert!(!text(&app).contains("ends-here\""), "{}", dump(&app));
+    press_until(&mut app, KeyCode::Right, "ends-here\"", 40);
+}

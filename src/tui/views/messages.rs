@@ -388,6 +388,21 @@ fn message_size(r: &Row) -> u64 {
         .unwrap_or(0)
 }
 
+/// The search being typed, over the last line of the message.
+fn search_line(f: &mut Frame, at: Rect, text: &str) {
+    let line = Line::from(vec![
+        Span::styled("search: ", Style::new().fg(Color::Yellow)),
+        Span::raw(escape(text).into_owned()),
+        Span::styled("█", Style::new().fg(Color::Yellow)),
+        Span::styled(
+            "  Enter finds, Esc cancels",
+            Style::new().fg(Color::DarkGray),
+        ),
+    ]);
+    f.render_widget(Clear, at);
+    f.render_widget(Paragraph::new(line), at);
+}
+
 /// Draw the view.
 pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
     let r = area(app.size);
@@ -474,17 +489,6 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
     f.render_widget(Paragraph::new(shown), detail);
     if let Some(text) = &view.typing {
         let y = detail.bottom().saturating_sub(1);
-        let line = Line::from(vec![
-            Span::styled("search: ", Style::new().fg(Color::Yellow)),
-            Span::raw(text.as_str().to_string()),
-            Span::styled("█", Style::new().fg(Color::Yellow)),
-            Span::styled(
-                "  Enter finds, Esc cancels",
-                Style::new().fg(Color::DarkGray),
-            ),
-        ]);
-        let at = Rect::new(inner.x, y, inner.width, 1);
-        f.render_widget(Clear, at);
-        f.render_widget(Paragraph::new(line), at);
+        search_line(f, Rect::new(inner.x, y, inner.width, 1), text.as_str());
     }
 }
