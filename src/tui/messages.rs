@@ -373,13 +373,13 @@ impl App {
             let Some(row) = self.row(view.conn, list[i].seq) else {
                 continue;
             };
-            let lines = views::messages::wrapped_lines(row, width);
-            if let Some(line) = lines
-                .iter()
-                .position(|l| l.text.to_ascii_lowercase().contains(&query))
-            {
+            // The lines as built, unwrapped (a match across a wrap is found too); wrapped only
+            // for the message found, to scroll to it.
+            let holds = |l: &views::messages::MsgLine| l.text.to_ascii_lowercase().contains(&query);
+            if views::messages::message_lines(row).iter().any(holds) {
+                let lines = views::messages::wrapped_lines(row, width);
                 view.selected = Some(list[i].seq);
-                view.scroll = line.saturating_sub(1);
+                view.scroll = lines.iter().position(holds).unwrap_or(0).saturating_sub(1);
                 self.message = Some(format!("message {} of {}", i + 1, list.len()));
                 return true;
             }
