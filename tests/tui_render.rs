@@ -348,9 +348,10 @@ fn zoom_gives_the_focused_pane_the_whole_screen() {
         s[0],
         "┏ Violations 2 Enter: go to frame ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓"
     );
+    // Its lines are wider than the screen: the border says so.
     assert_eq!(
         s[22],
-        "┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛"
+        "┗ columns 1-78 of 174: Left/Right scroll, w: whole text ━━━━━━━━━━━━━━━━━━━━━━━┛"
     );
     // Keys still act on it; Esc leaves zoom.
     // Enter jumps to the violation's frame: the zoomed pane is now the frame list.
@@ -403,7 +404,7 @@ fn state_pane_fits_80x24_with_the_sparkline_kept() {
         s[links + 1],
         format!(
             "┃{:<61} {:<16}┃",
-            "name   channel handle role   state    source target snd-sett…", "credit history"
+            "name   channel handle role   state    dlv-count credit avail…", "credit history"
         )
     );
     // Credit 10, then 9 and 8 after each transfer: the sparkline falls.
@@ -411,7 +412,7 @@ fn state_pane_fits_80x24_with_the_sparkline_kept() {
         s[links + 2],
         format!(
             "┃{:<61} {:<16}┃",
-            "orders 0       0      sender ATTACHED orders orders mixed   …", "█▇▆"
+            "orders 0       0      sender ATTACHED 2         8      -    …", "█▇▆"
         )
     );
 }

@@ -167,6 +167,9 @@ impl App {
         if matches!(self.overlay, Overlay::FullText { .. }) && self.full_text_key(a) {
             return;
         }
+        if matches!(self.overlay, Overlay::Messages(_)) && self.messages_key(a) {
+            return;
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::Help
@@ -196,9 +199,11 @@ impl App {
             | Action::Click { .. } => self.act_move(a),
             Action::Enter => self.enter(),
             Action::FullText => self.open_full_text(),
+            Action::Messages => self.open_messages(),
             Action::Collapse | Action::Expand => {
-                if self.focus == Pane::Detail {
-                    self.toggle_node(Some(matches!(a, Action::Expand)));
+                let right = a == Action::Expand;
+                if !(self.focus == Pane::Detail && self.toggle_node(Some(right))) {
+                    self.scroll_sideways(right);
                 }
             }
             Action::ToggleNode => {
@@ -440,19 +445,22 @@ impl App {
         }
     }
 
-    fn toggle_node(&mut self, want_open: Option<bool>) {
+    /// Open, close or toggle the selected detail node; `false` when that changes nothing (a
+    /// leaf, or a node already as wanted: Left/Right scroll the pane then).
+    fn toggle_node(&mut self, want_open: Option<bool>) -> bool {
         let Some(row) = self.selected_row() else {
-            return;
+            return false;
         };
         let nodes = views::detail::tree_nodes(row, &self.toggled);
         let Some(n) = nodes.get(self.detail_list.selected) else {
-            return;
+            return false;
         };
         if !n.container {
-            return;
+            return false;
         }
         let open = n.expanded;
-        if want_open.is_none_or(|w| w != open) {
+        let changes = want_open.is_none_or(|w| w != open);
+        if changes {
             let path = n.path.clone();
             if !self.toggled.remove(&path) {
                 self.toggled.insert(path);
@@ -461,13 +469,38 @@ impl App {
         let len = self.detail_len();
         let h = self.page(Pane::Detail);
         self.detail_list.clamp(len, h);
+        changes
+    }
+
+    /// Left/Right: scroll the focused pane sideways, a quarter of its width at a time, no
+    /// further than its widest line shown needs.
+    fn scroll_sideways(&mut self, right: bool) {
+        let p = self.focus;
+        if p == Pane::Frames {
+            return;
+        }
+        let width = views::text_width(self, p);
+        let max = views::max_shift(views::widest(self, p), width);
+        let step = (width / 4).max(4);
+        let cur = self.shift(p).min(max);
+        let to = if right {
+            (cur + step).min(max)
+        } else {
+            cur.saturating_sub(step)
+        };
+        self.hscroll.insert(p, to);
     }
 
     fn enter(&mut self) {
         match self.focus {
             Pane::Connections => self.focus(Pane::Frames),
             Pane::Frames => self.focus(Pane::Detail),
-            Pane::Detail => self.toggle_node(None),
+            Pane::Detail => {
+                if !self.toggle_node(None) {
+                    // A leaf: its whole value.
+                    self.open_full_text();
+                }
+            }
             Pane::Violations => self.jump_to_violation(),
             Pane::Health => self.jump_to_evidence(),
             Pane::State => {

@@ -299,12 +299,18 @@ pub enum Overlay {
         /// What is exported.
         scope: ExportScope,
     },
+    /// The messages of a link, channel, consumer or queue (`b`).
+    Messages(Box<super::messages::MessageView>),
 }
 
 impl Overlay {
     /// Whether keys are text for the overlay's line.
     pub fn is_typing(&self) -> bool {
-        matches!(self, Overlay::FilterInput { .. } | Overlay::Export { .. })
+        match self {
+            Overlay::FilterInput { .. } | Overlay::Export { .. } => true,
+            Overlay::Messages(v) => v.typing.is_some(),
+            _ => false,
+        }
     }
 }
 
@@ -403,6 +409,8 @@ pub struct App {
     pub time_mode: TimeMode,
     /// The latest statistics the pipeline published (`S` shows them).
     pub stats: Option<std::sync::Arc<crate::stats::StatsReport>>,
+    /// Columns each pane is scrolled sideways (Left/Right; none when absent).
+    pub hscroll: std::collections::HashMap<Pane, usize>,
 }
 
 impl App {
@@ -452,6 +460,7 @@ impl App {
             effects: Vec::new(),
             time_mode: TimeMode::Absolute,
             stats: None,
+            hscroll: Default::default(),
         }
     }
 
@@ -608,6 +617,11 @@ impl App {
             return Some(state.as_ref());
         }
         Some(conn.snapshot.as_ref())
+    }
+
+    /// Columns `pane` is scrolled sideways.
+    pub fn shift(&self, pane: Pane) -> usize {
+        self.hscroll.get(&pane).copied().unwrap_or(0)
     }
 
     /// The connection the state pane shows.

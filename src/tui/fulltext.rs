@@ -1,8 +1,9 @@
 //! What the full-text overlay (`w`) shows of the focused pane's selection, whole: a
 //! violation with its rule, severity, spec, message, frame and place; a frame's name, place,
 //! summary and violations; a detail field's path and value (a container as indented JSON);
-//! a state line; a diagnosis as the Health pane details it. And its keys: the overlay
-//! scrolls, Esc or `w` closes it.
+//! a state line; a diagnosis as the Health pane details it; a connection with its addresses,
+//! counts and close. `w` opens it in every pane, Enter too on a leaf of the detail tree. And
+//! its keys: the overlay scrolls, Esc or `w` closes it.
 //!
 //! Every string that came from the wire is escaped here, line by line, with the escape the
 //! panes use (`base::escape`); the overlay's own line breaks separate the parts.
@@ -158,6 +159,38 @@ fn cell_of(chars: &[char], from: usize, to: usize) -> String {
         .map_or(String::new(), |c| c.iter().collect())
 }
 
+/// A connection, whole: its addresses, protocol and state, counts, and how it closed.
+fn conn_text(c: &super::model::Conn) -> Vec<String> {
+    let mut out = Vec::new();
+    part(&mut out, "conn", &c.id.to_string());
+    part(
+        &mut out,
+        "client",
+        &c.client.map_or("?".into(), |a| a.to_string()),
+    );
+    part(
+        &mut out,
+        "upstream",
+        &c.upstream.map_or("?".into(), |a| a.to_string()),
+    );
+    part(&mut out, "protocol", &c.proto);
+    part(&mut out, "state", &c.state);
+    let counts = format!(
+        "{} bytes / {} frames client to server, {} bytes / {} frames back, {} violation(s)",
+        c.bytes[0], c.frames[0], c.bytes[1], c.frames[1], c.violations
+    );
+    part(&mut out, "traffic", &counts);
+    part(
+        &mut out,
+        "since",
+        &format!("{} ({})", c.first_ts.rfc3339(), views::clock(c.first_ts)),
+    );
+    if let Some(close) = &c.closed {
+        part(&mut out, "closed", &close.reason.to_string());
+    }
+    out
+}
+
 impl App {
     /// The title and lines of the full text of the focused pane's selection, if it has one.
     fn full_text(&self) -> Option<(String, Vec<String>)> {
@@ -188,7 +221,10 @@ impl App {
                     .collect();
                 Some(("Diagnosis".into(), lines))
             }
-            Pane::Connections => None,
+            Pane::Connections => {
+                let id = self.selected_conn()?;
+                Some(("Connection".into(), conn_text(self.conns.get(&id)?)))
+            }
         }
     }
 

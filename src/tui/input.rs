@@ -53,6 +53,8 @@ pub enum Action {
     Stats,
     /// The whole text of the selection, wrapped, in an overlay (toggle).
     FullText,
+    /// The messages of the selected frame's link, channel, consumer or queue (toggle).
+    Messages,
     /// The focused pane fills the screen (toggle).
     Zoom,
     /// Focus the next pane.
@@ -134,7 +136,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     (
         "Left/Right h/l",
-        "collapse / expand a detail node (Space toggles)",
+        "scroll sideways; in the detail tree collapse / expand first",
     ),
     ("/ or f", "filter frames (Enter applies, Esc cancels)"),
     (
@@ -147,8 +149,8 @@ pub const KEYS: &[(&str, &str)] = &[
         "next / previous frame with a violation / the filter matches",
     ),
     (
-        "a / z / w",
-        "all connections' frames / zoom the pane / whole text",
+        "a / z / w / t",
+        "all connections' frames / zoom / whole text / time column",
     ),
     (
         "m / M / e",
@@ -156,8 +158,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("y / Y", "copy the frame as hex / as JSON (OSC 52)"),
     (
-        "t / L / S",
-        "time abs/rel/delta / follow a link or channel / statistics",
+        "L / b / S",
+        "follow a link or channel / its messages / statistics",
     ),
     (
         "[ ] mouse",
@@ -254,6 +256,7 @@ pub fn key_action(key: KeyEvent, filtering: bool) -> Option<Action> {
         KeyCode::Char('<') => Action::PrevMatch,
         KeyCode::Char('z') => Action::Zoom,
         KeyCode::Char('w') => Action::FullText,
+        KeyCode::Char('b') => Action::Messages,
         KeyCode::Char('m') => Action::Mark,
         KeyCode::Char('M') => Action::MarkedOnly,
         KeyCode::Char('e') => Action::OpenExport,

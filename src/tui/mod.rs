@@ -57,6 +57,7 @@ mod ingest;
 pub mod input;
 pub mod line;
 mod marks;
+pub mod messages;
 pub mod model;
 mod search;
 pub mod spool;

@@ -1,5 +1,6 @@
 //! The connection list: one row per connection (number, client -> upstream, protocol, state,
-//! age, bytes and frames each way, violations), after an "all connections" row.
+//! age, bytes and frames each way, violations), after an "all connections" row. The
+//! addresses take the width the other columns leave; `w` shows a connection whole.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{age, bytes, fit, pane_block, selected_style};
+use super::{age, bytes, fit, max_shift, pane_block, selected_style, shift_hint, shifted};
 use crate::tui::app::{App, Conn, Pane};
 
 /// `amqp-1.0` -> `1.0`, `amqp-0-9-1` -> `0-9-1`.
@@ -40,26 +41,17 @@ fn row_text(c: [&str; 8], addr_w: usize) -> String {
     )
 }
 
-/// Draw the connection list.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+/// The lines the list shows in `inner` (column heads first) at their full width, with their
+/// styles: the fixed columns take 58 characters with their separators, the addresses the rest
+/// (at least 8: a pane narrower than 66 columns scrolls sideways; `w` shows a connection
+/// whole).
+fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
     let focused = app.focus == Pane::Connections;
-    let live = app.conns.values().filter(|c| c.closed.is_none()).count();
-    let title = title(app, live);
-    let block = pane_block(app, Pane::Connections, title).title_top(
-        Line::styled(
-            format!(" {} ", app.opts.title),
-            Style::new().fg(Color::DarkGray),
-        )
-        .right_aligned(),
-    );
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    if inner.height == 0 {
-        return;
-    }
-    // Fixed columns take 58 characters with their separators; the addresses get the rest.
+    let height = inner.height.saturating_sub(1) as usize;
+    let total = app.conns.len() + 1;
+    let start = app.conn_list.offset.min(total.saturating_sub(1));
     let addr_w = (inner.width as usize).saturating_sub(58).max(8);
-    let mut lines = vec![Line::styled(
+    let mut lines = vec![(
         row_text(
             [
                 "#",
@@ -77,9 +69,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             .fg(Color::DarkGray)
             .add_modifier(Modifier::BOLD),
     )];
-    let height = inner.height.saturating_sub(1) as usize;
-    let total = app.conns.len() + 1;
-    let start = app.conn_list.offset.min(total.saturating_sub(1));
     for i in start..(start + height).min(total) {
         let (text, style) = if i == 0 {
             all_row(app, addr_w)
@@ -94,8 +83,53 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         } else {
             style
         };
-        lines.push(Line::styled(text, style));
+        lines.push((text, style));
     }
+    lines
+}
+
+/// The width of the widest line the list shows in `area`.
+pub fn widest(app: &App, area: Rect) -> usize {
+    let inner = ratatui::widgets::Block::bordered().inner(area);
+    lines_of(app, inner)
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Draw the connection list.
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let live = app.conns.values().filter(|c| c.closed.is_none()).count();
+    let title = title(app, live);
+    let mut block = pane_block(app, Pane::Connections, title).title_top(
+        Line::styled(
+            format!(" {} ", app.opts.title),
+            Style::new().fg(Color::DarkGray),
+        )
+        .right_aligned(),
+    );
+    let inner = block.inner(area);
+    if inner.height == 0 {
+        f.render_widget(block, area);
+        return;
+    }
+    let rows = lines_of(app, inner);
+    let width = inner.width as usize;
+    let widest = rows
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    let from = app.shift(Pane::Connections).min(max_shift(widest, width));
+    if let Some(hint) = shift_hint(from, widest, width) {
+        block = block.title_bottom(hint);
+    }
+    f.render_widget(block, area);
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(t, style)| Line::styled(shifted(&t, from, width), style))
+        .collect();
     f.render_widget(Paragraph::new(lines), inner);
 }
 

@@ -11,7 +11,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::{fit, pane_block, selected_style};
+use super::{pane_block, selected_style};
 use crate::tui::app::{App, ListState, Pane, Row};
 
 /// Containers at this depth and deeper start collapsed.
@@ -342,7 +342,47 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     };
     let title = title(row);
-    // The hex dump takes the right side when there is room for 8 bytes a line.
+    let (tree_area, hex_area) = split(area, app.zoom);
+    let hex_w = hex_area.width;
+    let mut block = pane_block(app, Pane::Detail, title);
+    let inner = block.inner(tree_area);
+    let nodes = tree_nodes(row, &app.toggled);
+    let h = inner.height as usize;
+    let list = shown_list(app, &nodes, h);
+    let texts = node_texts(&nodes, &list, h);
+    let width = inner.width as usize;
+    let widest = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let from = app.shift(Pane::Detail).min(super::max_shift(widest, width));
+    if let Some(hint) = super::shift_hint(from, widest, width) {
+        block = block.title_bottom(hint);
+    }
+    f.render_widget(block, tree_area);
+    let lines = tree_lines(&nodes, &list, focused, (from, width), h);
+    f.render_widget(Paragraph::new(lines), inner);
+
+    if hex_w == 0 {
+        return;
+    }
+    render_hex(app, row, &nodes, &list, f, hex_area);
+}
+
+/// The tree's and the hex dump's parts of the pane: the hex dump takes the right side when
+/// there is room for 8 bytes a line (16 on a wide pane), the tree the rest; zoomed (`z`), the
+/// tree takes the whole width and the hex dump goes below it.
+fn split(area: Rect, zoomed: bool) -> (Rect, Rect) {
+    if zoomed && area.height >= 12 {
+        let hex_h = area.height / 3;
+        let tree = Rect {
+            height: area.height - hex_h,
+            ..area
+        };
+        let hex = Rect {
+            y: area.y + tree.height,
+            height: hex_h,
+            ..area
+        };
+        return (tree, hex);
+    }
     let hex_w: u16 = if area.width >= 150 {
         5 + 16 * 4 + 2
     } else if area.width >= 76 {
@@ -359,12 +399,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         width: hex_w,
         ..area
     };
+    (tree_area, hex_area)
+}
 
-    let block = pane_block(app, Pane::Detail, title);
-    let inner = block.inner(tree_area);
-    f.render_widget(block, tree_area);
-    let nodes = tree_nodes(row, &app.toggled);
-    let h = inner.height as usize;
+/// The width of the tree's lines in a detail pane of `area`.
+pub fn tree_width(app: &App, area: Rect) -> usize {
+    Block::bordered().inner(split(area, app.zoom).0).width as usize
+}
+
+/// The tree's cursor as drawn in `h` lines: the selected node within the nodes, and shown.
+fn shown_list(app: &App, nodes: &[Node], h: usize) -> ListState {
     let mut list = app.detail_list;
     if !nodes.is_empty() {
         list.selected = list.selected.min(nodes.len() - 1);
@@ -372,13 +416,52 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             list.offset = list.selected + 1 - h.max(1);
         }
     }
-    let lines = tree_lines(&nodes, &list, focused, inner.width as usize, h);
-    f.render_widget(Paragraph::new(lines), inner);
+    list
+}
 
-    if hex_w == 0 {
-        return;
-    }
-    render_hex(app, row, &nodes, &list, f, hex_area);
+/// The width of the widest tree line the detail pane of `area` shows now.
+pub fn widest(app: &App, area: Rect) -> usize {
+    let Some(row) = app.selected_row() else {
+        return 0;
+    };
+    let inner = Block::bordered().inner(split(area, app.zoom).0);
+    let nodes = tree_nodes(row, &app.toggled);
+    let h = inner.height as usize;
+    let list = shown_list(app, &nodes, h);
+    node_texts(&nodes, &list, h)
+        .iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// The text of each tree line shown (`height` of `nodes` from `list`'s offset), whole.
+fn node_texts(nodes: &[Node], list: &ListState, height: usize) -> Vec<String> {
+    nodes
+        .iter()
+        .skip(list.offset)
+        .take(height)
+        .map(|n| {
+            let marker = if !n.container {
+                "  "
+            } else if n.expanded {
+                "▾ "
+            } else {
+                "▸ "
+            };
+            format!(
+                "{}{}{}: {}",
+                "  ".repeat(n.depth),
+                marker,
+                n.label,
+                if n.container && n.expanded {
+                    ""
+                } else {
+                    n.preview.as_str()
+                }
+            )
+        })
+        .collect()
 }
 
 /// The detail pane's title: the frame's name, connection, direction, offset and channel.
@@ -403,34 +486,17 @@ fn title(row: &Row) -> Line<'static> {
 }
 
 /// The lines of the field tree as shown: `height` lines of `nodes` from `list`'s offset, the
-/// selected one marked, each cut to `width`.
+/// selected one marked, each scrolled `shift.0` columns and cut to `shift.1`.
 fn tree_lines(
     nodes: &[Node],
     list: &ListState,
     focused: bool,
-    width: usize,
+    shift: (usize, usize),
     height: usize,
 ) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for (i, n) in nodes.iter().enumerate().skip(list.offset).take(height) {
-        let marker = if !n.container {
-            "  "
-        } else if n.expanded {
-            "▾ "
-        } else {
-            "▸ "
-        };
-        let text = format!(
-            "{}{}{}: {}",
-            "  ".repeat(n.depth),
-            marker,
-            n.label,
-            if n.container && n.expanded {
-                String::new()
-            } else {
-                n.preview.clone()
-            }
-        );
+    let texts = node_texts(nodes, list, height);
+    for ((i, n), text) in nodes.iter().enumerate().skip(list.offset).zip(texts) {
         let mut style = if n.depth == 0 && n.path.starts_with('$') {
             Style::new().fg(Color::Yellow)
         } else {
@@ -439,7 +505,7 @@ fn tree_lines(
         if i == list.selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push(Line::styled(fit(&text, width), style));
+        lines.push(Line::styled(super::shifted(&text, shift.0, shift.1), style));
     }
     if nodes.is_empty() {
         lines.push(Line::styled(

@@ -3,6 +3,8 @@
 //! below the list, the selected one's finding, its evidence frames (Enter selects the first
 //! in the frame list), what to do, the likely cause, and the spec or broker text it rests on.
 //!
+//! The list scrolls sideways (Left/Right); the selected diagnosis wraps.
+//!
 //! Names and details come from the wire: they are escaped before they are drawn.
 
 use ratatui::Frame;
@@ -11,7 +13,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
-use super::{clock, count, pane_block, selected_style};
+use super::{clock, count, max_shift, pane_block, selected_style, shift_hint, window};
 use crate::event::escape::escape;
 use crate::event::{Diagnosis, Timestamp};
 use crate::tui::app::{App, Pane};
@@ -100,18 +102,11 @@ fn title(app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Draw the Health pane.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+/// The list's lines in `list_area` (column heads first) at their full width, with their styles.
+fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
     let focused = app.focus == Pane::Health;
-    let block = pane_block(app, Pane::Health, title(app));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    if inner.height == 0 {
-        return;
-    }
     let health = &app.health;
-    let (list_area, detail_area) = split(inner, health.len());
-    let mut lines = vec![Line::styled(
+    let mut lines = vec![(
         columns("held", "#", "diagnosis", "scope"),
         Style::new()
             .fg(Color::DarkGray)
@@ -129,8 +124,49 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         if i == health.list.selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push(Line::styled(row_text(e, app.now), style));
+        lines.push((row_text(e, app.now), style));
     }
+    lines
+}
+
+/// The width of the widest line of the list in a pane of `area` (the selected diagnosis
+/// below it wraps).
+pub fn widest(app: &App, area: Rect) -> usize {
+    let inner = Block::bordered().inner(area);
+    let (list_area, _) = split(inner, app.health.len());
+    lines_of(app, list_area)
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Draw the Health pane.
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let mut block = pane_block(app, Pane::Health, title(app));
+    let inner = block.inner(area);
+    if inner.height == 0 {
+        f.render_widget(block, area);
+        return;
+    }
+    let health = &app.health;
+    let (list_area, detail_area) = split(inner, health.len());
+    let rows = lines_of(app, list_area);
+    let width = inner.width as usize;
+    let widest = rows
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    let from = app.shift(Pane::Health).min(max_shift(widest, width));
+    if let Some(hint) = shift_hint(from, widest, width) {
+        block = block.title_bottom(hint);
+    }
+    f.render_widget(block, area);
+    let mut lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(t, style)| Line::styled(window(&t, from, width), style))
+        .collect();
     if health.is_empty() {
         lines.push(Line::styled(
             "no diagnoses: no flow has been stuck past its threshold",

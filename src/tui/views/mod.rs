@@ -11,6 +11,7 @@ pub mod frames;
 pub mod fulltext;
 pub mod health;
 pub mod help;
+pub mod messages;
 pub mod state;
 pub mod state_items;
 pub mod stats;
@@ -156,6 +157,9 @@ pub fn render(app: &App, f: &mut Frame) {
     {
         fulltext::render(f, (area.width, area.height), title, text, *scroll);
     }
+    if let Overlay::Messages(view) = &app.overlay {
+        messages::render(app, f, view);
+    }
 }
 
 /// A bordered block, highlighted when focused.
@@ -195,6 +199,73 @@ pub fn fit(s: &str, w: usize) -> String {
         let mut out: String = s.chars().take(w - 1).collect();
         out.push('…');
         out
+    }
+}
+
+/// The part of `s` a pane scrolled `from` columns sideways shows in `w` columns: cut or
+/// padded as [`fit`] does.
+pub fn shifted(s: &str, from: usize, w: usize) -> String {
+    match s.char_indices().nth(from) {
+        Some((at, _)) => fit(&s[at..], w),
+        None => fit("", w),
+    }
+}
+
+/// As [`shifted`], cut short without a mark and not padded (the pane's border says its lines
+/// are wider).
+pub fn window(s: &str, from: usize, w: usize) -> String {
+    s.chars()
+        .skip(from)
+        .take(w)
+        .collect::<String>()
+        .trim_end()
+        .to_string()
+}
+
+/// The columns a pane scrolls sideways to, at most: the widest of its lines shown fits.
+pub fn max_shift(widest: usize, width: usize) -> usize {
+    widest.saturating_sub(width)
+}
+
+/// The bottom-border hint of a pane whose lines are wider than it (`None` when they fit):
+/// which columns show, and the keys that scroll.
+pub fn shift_hint(from: usize, widest: usize, width: usize) -> Option<Line<'static>> {
+    if widest <= width {
+        return None;
+    }
+    let from = from.min(max_shift(widest, width));
+    Some(Line::styled(
+        format!(
+            " columns {}-{} of {widest}: Left/Right scroll, w: whole text ",
+            from + 1,
+            (from + width).min(widest)
+        ),
+        Style::new().fg(Color::DarkGray),
+    ))
+}
+
+/// How wide the widest line `pane` shows now is (its sideways scrolling stops there).
+pub fn widest(app: &App, pane: Pane) -> usize {
+    let areas = layout(app, app.size);
+    let rect = areas.rect(pane);
+    match pane {
+        Pane::Connections => connections::widest(app, rect),
+        Pane::Violations => violations::widest(app, rect),
+        Pane::State => state::widest(app, rect),
+        Pane::Health => health::widest(app, rect),
+        Pane::Detail => detail::widest(app, rect),
+        Pane::Frames => 0,
+    }
+}
+
+/// The width of the text inside `pane`'s rectangle as drawn (the detail tree's beside the hex
+/// dump, the state pane's beside its sparklines).
+pub fn text_width(app: &App, pane: Pane) -> usize {
+    let rect = layout(app, app.size).rect(pane);
+    match pane {
+        Pane::Detail => detail::tree_width(app, rect),
+        Pane::State => state::text_width(rect),
+        _ => Block::bordered().inner(rect).width as usize,
     }
 }
 

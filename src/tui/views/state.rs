@@ -1,6 +1,7 @@
 //! The state pane: the tracker's typed snapshot of the shown connection, as the lines
 //! [`state_items`] builds, with a link-credit sparkline beside each link (from the tracker's
-//! own credit history).
+//! own credit history). Lines wider than the pane scroll sideways (Left/Right), the
+//! sparklines staying where they are.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,11 +10,34 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::state_items::{ItemKind, state_items_in};
-use super::{fit, pane_block, selected_style};
+use super::{max_shift, pane_block, selected_style, shift_hint, shifted};
 use crate::tui::app::{App, Pane};
 
 /// Width of the sparkline column.
 pub const SPARK_W: u16 = 16;
+
+/// The width of the state lines in a pane of `area`: all of it, less the sparklines' column
+/// when the pane is wide enough for them.
+pub fn text_width(area: Rect) -> usize {
+    let inner = ratatui::widgets::Block::bordered().inner(area);
+    if inner.width >= 60 {
+        (inner.width - SPARK_W - 1) as usize
+    } else {
+        inner.width as usize
+    }
+}
+
+/// The width of the widest state line in a pane of `area` (the lines are built at the pane's
+/// width and may be wider: Left/Right scroll them).
+pub fn widest(app: &App, area: Rect) -> usize {
+    app.state_snapshot()
+        .map(|s| state_items_in(s, text_width(area)))
+        .unwrap_or_default()
+        .iter()
+        .map(|i| i.text.chars().count())
+        .max()
+        .unwrap_or(0)
+}
 
 /// Draw the state pane.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
@@ -33,18 +57,26 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         Pane::State,
         Line::styled(title, Style::new().add_modifier(Modifier::BOLD)),
     );
+    let mut block = block;
     let inner = block.inner(area);
-    f.render_widget(block, area);
     let spark = inner.width >= 60;
-    let text_w = if spark {
-        inner.width - SPARK_W - 1
-    } else {
-        inner.width
-    };
+    let text_w = text_width(area) as u16;
     let items = app
         .state_snapshot()
         .map(|s| state_items_in(s, text_w as usize))
         .unwrap_or_default();
+    let widest = items
+        .iter()
+        .map(|i| i.text.chars().count())
+        .max()
+        .unwrap_or(0);
+    let from = app
+        .shift(Pane::State)
+        .min(max_shift(widest, text_w as usize));
+    if let Some(hint) = shift_hint(from, widest, text_w as usize) {
+        block = block.title_bottom(hint);
+    }
+    f.render_widget(block, area);
     if items.is_empty() {
         let msg = if conn.is_some() {
             "nothing tracked yet"
@@ -80,7 +112,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         }
         let y = inner.y + row as u16;
         f.render_widget(
-            Paragraph::new(Line::styled(fit(&it.text, text_w as usize), style)),
+            Paragraph::new(Line::styled(
+                shifted(&it.text, from, text_w as usize),
+                style,
+            )),
             Rect::new(inner.x, y, text_w, 1),
         );
         if !spark {

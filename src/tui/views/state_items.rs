@@ -59,6 +59,9 @@ pub const UNCERTAIN: &str = "?";
 /// address, the consumers) and the pane has the width to spare.
 const MAX_CELL: usize = 24;
 
+/// Cells of the columns shown whole are cut at this width all the same.
+const MAX_WHOLE: usize = 128;
+
 /// `value`, with [`UNCERTAIN`] after it unless `sure`.
 fn sure(value: impl std::fmt::Display, sure: bool) -> String {
     if sure {
@@ -95,6 +98,9 @@ struct Table {
     columns: &'static [&'static str],
     /// The columns given the width the others leave (indexes into `columns`).
     flex: &'static [usize],
+    /// The columns shown whole, up to [`MAX_WHOLE`] (the addresses): the line is then wider
+    /// than a narrow pane, which scrolls sideways to them.
+    whole: &'static [usize],
     rows: Vec<TableRow>,
 }
 
@@ -119,7 +125,17 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect();
-        let mut widths: Vec<usize> = natural.iter().map(|w| (*w).min(MAX_CELL)).collect();
+        let mut widths: Vec<usize> = natural
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                (*w).min(if self.whole.contains(&i) {
+                    MAX_WHOLE
+                } else {
+                    MAX_CELL
+                })
+            })
+            .collect();
         let used = widths.iter().sum::<usize>() + widths.len().saturating_sub(1);
         let mut spare = width.saturating_sub(used);
         while spare > 0 {
@@ -230,15 +246,15 @@ fn link_row(l: &LinkSnapshot) -> TableRow {
             pair(&l.handle),
             l.role.to_string(),
             l.state.to_string(),
-            terminus(&l.source_address),
-            terminus(&l.target_address),
-            l.snd_settle_mode.clone(),
-            opt(l.rcv_settle_mode.as_ref()),
             sure(opt(l.delivery_count), k),
             sure(opt(l.link_credit), k),
             opt(l.available),
             l.drain.to_string(),
             sure(l.unsettled, k),
+            terminus(&l.source_address),
+            terminus(&l.target_address),
+            l.snd_settle_mode.clone(),
+            opt(l.rcv_settle_mode.as_ref()),
         ],
         filter: Some(format!("link:{}", quote(&l.name))),
         credit: Some(l.credit_history.clone()),
@@ -261,15 +277,15 @@ const LINK_COLUMNS: &[&str] = &[
     "handle",
     "role",
     "state",
-    "source",
-    "target",
-    "snd-settle",
-    "rcv-settle",
     "dlv-count",
     "credit",
     "avail",
     "drain",
     "unsettled",
+    "source",
+    "target",
+    "snd-settle",
+    "rcv-settle",
 ];
 
 /// `known: false` somewhere: say what the `?` means.
@@ -291,8 +307,10 @@ fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>, width: usize) {
     Table {
         heading: heading("links", s.links.len(), s.links.iter().any(|x| !x.known)),
         columns: LINK_COLUMNS,
-        // Name, source and target.
-        flex: &[0, 5, 6],
+        // The name; source and target whole (the counts come before the addresses: a
+        // narrow pane shows them, and scrolls sideways to the rest).
+        flex: &[0],
+        whole: &[10, 11],
         rows: s.links.iter().map(link_row).collect(),
     }
     .push_into(out, width);
@@ -307,6 +325,7 @@ fn amqp10(s: &Amqp10Snapshot, out: &mut Vec<StateItem>, width: usize) {
         ),
         columns: SESSION_COLUMNS,
         flex: &[],
+        whole: &[],
         rows: s.sessions.iter().map(session_row).collect(),
     }
     .push_into(out, width);
@@ -418,6 +437,7 @@ fn amqp091(s: &Amqp091Snapshot, out: &mut Vec<StateItem>, width: usize) {
         columns: CHANNEL_COLUMNS,
         // The consumers.
         flex: &[6],
+        whole: &[],
         rows: s.channels.iter().map(channel_row).collect(),
     }
     .push_into(out, width);

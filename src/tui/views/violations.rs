@@ -1,6 +1,7 @@
 //! The violations pane: every violation with time, connection, direction, severity, rule,
 //! spec section and message; when a line shown is wider than the pane, the message comes
-//! before the spec section, so a narrow pane still shows what happened (`w` shows all).
+//! before the spec section, so a narrow pane still shows what happened; Left/Right scroll the
+//! lines sideways and `w` shows the selected one whole.
 //! Enter jumps to the frame. Spec and message are escaped: a message may quote the wire.
 
 use ratatui::Frame;
@@ -9,7 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clock, count, pane_block, selected_style};
+use super::{clock, count, max_shift, pane_block, selected_style, shift_hint, window};
 use crate::event::Severity;
 use crate::event::escape::escape;
 use crate::tui::app::{App, Pane, ViolationRow};
@@ -51,9 +52,50 @@ fn line_text(v: &ViolationRow, message_first: bool) -> String {
     }
 }
 
+/// The lines the pane shows in `inner` (column heads first) at their full width, each with its
+/// style: the message before the spec section when a line is wider than the pane.
+fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
+    let focused = app.focus == Pane::Violations;
+    let h = inner.height.saturating_sub(1) as usize;
+    let start = app.violation_list.offset.min(app.violations.len());
+    let message_first = app
+        .violations
+        .iter()
+        .skip(start)
+        .take(h)
+        .any(|v| row_text(v).chars().count() > inner.width as usize);
+    let mut lines = vec![(
+        heads(message_first).to_string(),
+        Style::new()
+            .fg(Color::DarkGray)
+            .add_modifier(Modifier::BOLD),
+    )];
+    for (i, v) in app.violations.iter().enumerate().skip(start).take(h) {
+        let mut style = match v.violation.severity {
+            Severity::Error => Style::new().fg(Color::Red),
+            Severity::Warning => Style::new().fg(Color::Yellow),
+            Severity::Info => Style::new(),
+        };
+        if i == app.violation_list.selected {
+            style = style.patch(selected_style(focused));
+        }
+        lines.push((line_text(v, message_first), style));
+    }
+    lines
+}
+
+/// The width of the widest line the pane shows in `area`.
+pub fn widest(app: &App, area: Rect) -> usize {
+    let inner = ratatui::widgets::Block::bordered().inner(area);
+    lines_of(app, inner)
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
 /// Draw the violations pane.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Violations;
     let mut title = vec![Span::styled(
         format!(" Violations {} ", count(app.violations.len() as u64)),
         Style::new().add_modifier(Modifier::BOLD),
@@ -71,37 +113,28 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         "Enter: go to frame ",
         Style::new().fg(Color::DarkGray),
     ));
-    let block = pane_block(app, Pane::Violations, Line::from(title));
+    let mut block = pane_block(app, Pane::Violations, Line::from(title));
     let inner = block.inner(area);
-    f.render_widget(block, area);
     if inner.height == 0 {
+        f.render_widget(block, area);
         return;
     }
-    let h = inner.height.saturating_sub(1) as usize;
-    let start = app.violation_list.offset.min(app.violations.len());
-    let message_first = app
-        .violations
+    let rows = lines_of(app, inner);
+    let width = inner.width as usize;
+    let widest = rows
         .iter()
-        .skip(start)
-        .take(h)
-        .any(|v| row_text(v).chars().count() > inner.width as usize);
-    let mut lines = vec![Line::styled(
-        heads(message_first),
-        Style::new()
-            .fg(Color::DarkGray)
-            .add_modifier(Modifier::BOLD),
-    )];
-    for (i, v) in app.violations.iter().enumerate().skip(start).take(h) {
-        let mut style = match v.violation.severity {
-            Severity::Error => Style::new().fg(Color::Red),
-            Severity::Warning => Style::new().fg(Color::Yellow),
-            Severity::Info => Style::new(),
-        };
-        if i == app.violation_list.selected {
-            style = style.patch(selected_style(focused));
-        }
-        lines.push(Line::styled(line_text(v, message_first), style));
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    let from = app.shift(Pane::Violations).min(max_shift(widest, width));
+    if let Some(hint) = shift_hint(from, widest, width) {
+        block = block.title_bottom(hint);
     }
+    f.render_widget(block, area);
+    let mut lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(t, style)| Line::styled(window(&t, from, width), style))
+        .collect();
     if app.violations.is_empty() {
         lines.push(Line::styled(
             "no violations",
