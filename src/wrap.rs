@@ -33,6 +33,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
         policy,
         tls,
         jobs,
+        metrics,
         command,
     } = args;
     for (flag, path) in [("--jsonl", &output.jsonl), ("--pcap", &output.pcap)] {
@@ -49,6 +50,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     config.close_grace = CLOSE_GRACE;
     let upstream = config.upstream;
     let mut sinks = crate::file_sinks(&output)?;
+    crate::metrics_endpoint(&rt, &metrics, &mut config, &mut sinks)?;
     if output.trace() {
         sinks.push(crate::filtered(
             &output,

@@ -32,8 +32,9 @@ const LAYERS: &[&[&str]] = &[
     &["capture", "sinks", "stats", "verdict", "browse"],
     // Running the pipeline over sources into sinks, live and offline.
     &["driver"],
-    // What the user runs: the relay, the replay of files, the terminal UI.
-    &["proxy", "replay", "tui"],
+    // What the user runs: the relay, the replay of files, the terminal UI; the metrics
+    // endpoint beside the relay (it reads the relay's probe).
+    &["proxy", "replay", "tui", "metrics"],
 ];
 
 /// What the TUI may not name: the trackers, the pipeline and the drivers that run it, and the
