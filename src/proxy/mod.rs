@@ -144,6 +144,8 @@ impl Proxy {
     /// Bind the listening socket.
     pub async fn bind(config: ProxyConfig) -> io::Result<Proxy> {
         let listener = TcpListener::bind(config.listen).await?;
+        // Bound: clients are taken (into the backlog until `run` accepts them).
+        config.probe.set_listening(true);
         Ok(Proxy { listener, config })
     }
 
@@ -179,7 +181,6 @@ impl Proxy {
         let mut shutdown = std::pin::pin!(shutdown);
         let max = config.max_connections.max(1);
         let mut at_limit = false;
-        config.probe.set_listening(true);
         loop {
             if tasks.len() >= max && !at_limit {
                 tracing::warn!(

@@ -27,7 +27,7 @@ pub struct RelayProbe {
 }
 
 impl RelayProbe {
-    /// Whether the proxy accepts connections now.
+    /// Whether the proxy's socket takes connections now (from its bind to its shutdown).
     pub fn listening(&self) -> bool {
         self.listening.load(Ordering::Relaxed)
     }
