@@ -428,20 +428,22 @@ fn compare(prom: &Prometheus, s: &Value) {
         "both clients' traffic is there: {protocols:?}"
     );
 
-    // Deliveries started: the flows' messages, summed.
-    let messages: u64 = s["flows"]
+    // Deliveries started, per direction: the flows' messages, summed.
+    let mut messages: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+    for d in s["flows"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|f| f["dirs"].as_array().unwrap())
-        .map(|d| u(&d["messages"]))
-        .sum();
+    {
+        *messages
+            .entry(vec![d["dir"].as_str().unwrap().to_string()])
+            .or_default() += u(&d["messages"]);
+    }
+    let deliveries = by(prom, "amqpeek_deliveries_total", &["direction"]);
+    assert_eq!(deliveries, messages, "deliveries by direction");
     assert_eq!(
-        prom.value("sum(amqpeek_deliveries_total)"),
-        Some(messages as f64)
-    );
-    assert_eq!(
-        messages,
+        messages.values().sum::<u64>(),
         (2 * (CONFIRMED + UNCONFIRMED) + 2 * TRANSFERS) as u64,
         "what the clients did"
     );

@@ -46,6 +46,15 @@ pub(super) struct KindLabels {
     pub(super) kind: &'static str,
 }
 
+/// A kind of settlement and the direction the delivery went.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(super) struct DeliveryLabels {
+    /// `transfer->disposition`, `publish->confirm`, `deliver->ack`.
+    pub(super) kind: &'static str,
+    /// `c2s` (the client sent it) or `s2c` (the client received it).
+    pub(super) direction: &'static str,
+}
+
 /// A settlement's kind and outcome.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(super) struct SettleLabels {
@@ -146,7 +155,7 @@ pub(super) struct Families {
     pub(super) links_open: Gauge,
     pub(super) channels_open: Gauge,
     pub(super) consumers_open: Gauge,
-    pub(super) deliveries: Family<KindLabels, Counter>,
+    pub(super) deliveries: Family<DeliveryLabels, Counter>,
     pub(super) not_awaited: Family<KindLabels, Counter>,
     pub(super) untimed: Counter,
     pub(super) settlements: Family<SettleLabels, Counter>,
@@ -172,7 +181,12 @@ impl Families {
             let k = KindLabels {
                 kind: kind.as_str(),
             };
-            self.deliveries.get_or_create_owned(&k);
+            for dir in [Dir::C2S, Dir::S2C] {
+                self.deliveries.get_or_create_owned(&DeliveryLabels {
+                    kind: kind.as_str(),
+                    direction: dir.as_str(),
+                });
+            }
             self.not_awaited.get_or_create_owned(&k);
             self.latency.get_or_create_owned(&k);
             for &outcome in outcomes {
@@ -248,7 +262,19 @@ impl Families {
             link_deliveries: Family::default(),
         };
         f.prefill();
-        let r = registry;
+        f.register_connections(registry);
+        f.register_traffic(registry);
+        f.register_scopes_and_deliveries(registry);
+        f.register_findings(registry);
+        if links {
+            f.register_links(registry);
+        }
+        f
+    }
+
+    /// The build and the connections.
+    fn register_connections(&self, r: &mut Registry) {
+        let f = self;
         r.register(
             "build",
             "The amqpeek build (its version as a label)",
@@ -276,6 +302,11 @@ impl Families {
             "Connects to the upstream that failed (refused, unreachable or timed out)",
             f.upstream_connect_errors.clone(),
         );
+    }
+
+    /// Frames, bytes, and what was not decoded.
+    fn register_traffic(&self, r: &mut Registry) {
+        let f = self;
         r.register(
             "frames",
             "Frames, protocol headers and runs of undecoded bytes, by protocol, direction and name",
@@ -306,6 +337,11 @@ impl Families {
             "Seconds the relay waited for room in a connection's inspection queue, summed",
             f.backpressure_wait.clone(),
         );
+    }
+
+    /// Open scopes, deliveries and their settlement.
+    fn register_scopes_and_deliveries(&self, r: &mut Registry) {
+        let f = self;
         r.register(
             "sessions_open",
             "AMQP 1.0 sessions open now",
@@ -328,7 +364,7 @@ impl Families {
         );
         r.register(
             "deliveries",
-            "Deliveries (messages) started, by the kind of settlement they would have",
+            "Deliveries (messages) started, by the kind of settlement they would have and direction",
             f.deliveries.clone(),
         );
         r.register(
@@ -366,6 +402,11 @@ impl Families {
             "Deliveries marked as redelivered (AMQP 0-9-1 basic.deliver, basic.get-ok)",
             f.redeliveries.clone(),
         );
+    }
+
+    /// Violations and diagnoses.
+    fn register_findings(&self, r: &mut Registry) {
+        let f = self;
         r.register(
             "violations",
             "Spec violations, by rule and severity",
@@ -377,23 +418,25 @@ impl Families {
             f.diagnoses_active.clone(),
         );
         r.register("diagnoses", "Diagnoses made, by check", f.diagnoses.clone());
-        if links {
-            r.register(
-                "link_frames",
-                "AMQP 1.0 frames of the top links by traffic (the rest summed as `other`)",
-                f.link_frames.clone(),
-            );
-            r.register(
-                "link_bytes",
-                "Bytes of the top links' frames (the rest summed as `other`)",
-                f.link_bytes.clone(),
-            );
-            r.register(
-                "link_deliveries",
-                "Deliveries of the top links (the rest summed as `other`)",
-                f.link_deliveries.clone(),
-            );
-        }
-        f
+    }
+
+    /// The top links' series (`--metrics-top-links`).
+    fn register_links(&self, r: &mut Registry) {
+        let f = self;
+        r.register(
+            "link_frames",
+            "AMQP 1.0 frames of the top links by traffic (the rest summed as `other`)",
+            f.link_frames.clone(),
+        );
+        r.register(
+            "link_bytes",
+            "Bytes of the top links' frames (the rest summed as `other`)",
+            f.link_bytes.clone(),
+        );
+        r.register(
+            "link_deliveries",
+            "Deliveries of the top links (the rest summed as `other`)",
+            f.link_deliveries.clone(),
+        );
     }
 }

@@ -8,8 +8,8 @@ use prometheus_client::metrics::counter::Counter;
 
 use super::Metrics;
 use super::families::{
-    CheckLabels, DirLabels, Families, FrameLabels, KindLabels, LinkLabels, ProtocolLabels,
-    ReasonLabels, RuleLabels, SettleLabels,
+    CheckLabels, DeliveryLabels, DirLabels, Families, FrameLabels, KindLabels, LinkLabels,
+    ProtocolLabels, ReasonLabels, RuleLabels, SettleLabels,
 };
 use super::top::{OTHER, TopLinks};
 use crate::event::snapshot::Detail;
@@ -89,7 +89,12 @@ impl MetricsSink {
                 kind: d.kind.as_str(),
             };
             if d.starts {
-                f.deliveries.get_or_create(&kind).inc();
+                f.deliveries
+                    .get_or_create(&DeliveryLabels {
+                        kind: kind.kind,
+                        direction: fe.dir.as_str(),
+                    })
+                    .inc();
             }
             match d.awaits {
                 Some(Awaits::NotAwaited) => {
