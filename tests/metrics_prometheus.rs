@@ -546,3 +546,105 @@ fn the_health_endpoints_answer_and_readiness_follows_the_upstream() {
     assert!(om.trim_end().ends_with("# EOF"), "{om}");
     stop(proxy);
 }
+
+/// The value of the unlabelled series `name` in a Prometheus text scrape.
+fn scraped(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Scrape `metrics` until `f` holds of the body (10 s at most); the last body.
+fn scrape_until(metrics: SocketAddr, what: &str, f: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, text) = get(metrics, "/metrics", None).unwrap();
+        if f(&text) {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "{what}:\n{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_open_gauges_follow_real_clients_channels_consumers_sessions_and_links() {
+    use fe2o3_amqp::{Receiver, Session};
+    if !support::broker_or_skip().await {
+        return;
+    }
+    let (proxy, _stderr, listen, metrics) =
+        start_proxy(&["--upstream", support::BROKER, "--quiet"]);
+    let gauge = |text: &str, name: &str| scraped(text, name).unwrap_or(-1.0);
+
+    // lapin: two channels, one consumer on the second.
+    let conn = Connection::connect(
+        &format!("amqp://guest:guest@{listen}/%2f"),
+        ConnectionProperties::default(),
+    )
+    .await
+    .unwrap();
+    let _first = conn.create_channel().await.unwrap();
+    let ch = conn.create_channel().await.unwrap();
+    let declare = QueueDeclareOptions {
+        exclusive: true,
+        auto_delete: true,
+        ..Default::default()
+    };
+    let q = ch
+        .queue_declare("".into(), declare, FieldTable::default())
+        .await
+        .unwrap();
+    let _consumer = ch
+        .basic_consume(
+            q.name().as_str().into(),
+            "gauge".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await
+        .unwrap();
+    // fe2o3-amqp: one session, one receiving link.
+    let url = format!("amqp://guest:guest@{listen}");
+    let mut amqp10 = fe2o3_amqp::Connection::open("amqpeek-gauges", url.as_str())
+        .await
+        .unwrap();
+    let mut session = Session::begin(&mut amqp10).await.unwrap();
+    let queue = format!("/queue/amqpeek-gauges-{}", std::process::id());
+    let receiver = Receiver::attach(&mut session, "gauge-receiver", queue.as_str())
+        .await
+        .unwrap();
+
+    let open = tokio::task::spawn_blocking(move || {
+        scrape_until(metrics, "both clients' scopes open", |t| {
+            gauge(t, "amqpeek_channels_open") == 2.0
+                && gauge(t, "amqpeek_consumers_open") == 1.0
+                && gauge(t, "amqpeek_sessions_open") == 1.0
+                && gauge(t, "amqpeek_links_open") == 1.0
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(gauge(&open, "amqpeek_connections_open"), 2.0, "{open}");
+
+    let _ = receiver.close().await;
+    let _ = session.end().await;
+    let _ = amqp10.close().await;
+    conn.close(200, "bye".into()).await.unwrap();
+    tokio::task::spawn_blocking(move || {
+        scrape_until(metrics, "everything closed again", |t| {
+            [
+                "amqpeek_connections_open",
+                "amqpeek_channels_open",
+                "amqpeek_consumers_open",
+                "amqpeek_sessions_open",
+                "amqpeek_links_open",
+                "amqpeek_unsettled_deliveries",
+            ]
+            .iter()
+            .all(|g| gauge(t, g) == 0.0)
+        });
+        stop(proxy);
+    })
+    .await
+    .unwrap();
+}
