@@ -10,7 +10,12 @@
 //! - round trips of one small unsettled transfer and the server's accepting disposition
 //!   (latency).
 //!
-//! Run: `cargo bench --bench relay` (env `ROUNDS`, default 5). Prints medians and the ratios
+//! With `--metrics` (docs/metrics.md): the same decoding as `amqpeek proxy` runs it (no state
+//! published), against that plus the metrics' sink, the state it reads, and the endpoint
+//! scraped every second.
+//!
+//! Run: `cargo bench --bench relay` (env `ROUNDS`, default 5; `METRICS_ONLY=1` runs only the
+//! direct, plain relay and the two `--metrics` paths). Prints medians and the ratios
 //! amqpeek / plain relay.
 
 /// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
@@ -71,6 +76,38 @@ impl Sink for LiveSink {
     fn needs_every_frame(&self) -> bool {
         false
     }
+}
+
+/// amqpeek's proxy to `target` as `amqpeek proxy` configures it without the TUI (no state
+/// published), with `--metrics` when `metrics`: its sinks, the state published, and the
+/// endpoint served and scraped every second for the whole run.
+async fn proxy_relay(target: SocketAddr, mut sinks: Vec<BoxSink>, metrics: bool) -> SocketAddr {
+    let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target);
+    config.inspect.emit_state = metrics;
+    if metrics {
+        let m = Arc::new(amqpeek::metrics::Metrics::new(None).with_probe(config.probe.clone()));
+        sinks.push(Box::new(m.sink()));
+        let listener = amqpeek::metrics::serve::bind("127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let at = listener.local_addr().unwrap();
+        tokio::spawn(amqpeek::metrics::serve::serve(listener, m));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if let Ok(mut s) = TcpStream::connect(at).await {
+                    let _ = s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").await;
+                    let mut body = Vec::new();
+                    let _ = s.read_to_end(&mut body).await;
+                    std::hint::black_box(body);
+                }
+            }
+        });
+    }
+    let p = amqpeek::proxy::Proxy::bind(config).await.unwrap();
+    let addr = p.local_addr().unwrap();
+    tokio::spawn(p.run(sinks, std::future::pending()));
+    addr
 }
 
 /// Bytes the counting server read on its last connection.
@@ -255,7 +292,7 @@ fn main() {
                 Box::new(LiveSink(NullSink(violations.clone()), live_frames.clone())),
             ]
         };
-        let targets: Vec<(&str, SocketAddr, SocketAddr)> = vec![
+        let mut targets: Vec<(&str, SocketAddr, SocketAddr)> = vec![
             ("direct", counting, echo),
             (
                 "plain relay",
@@ -282,7 +319,25 @@ fn main() {
                 amqpeek_relay(counting, jsonl("t.jsonl")).await,
                 amqpeek_relay(echo, jsonl("e.jsonl")).await,
             ),
+            (
+                "amqpeek as proxy",
+                proxy_relay(counting, null(), false).await,
+                proxy_relay(echo, null(), false).await,
+            ),
+            (
+                "amqpeek --metrics",
+                proxy_relay(counting, null(), true).await,
+                proxy_relay(echo, null(), true).await,
+            ),
         ];
+        if std::env::var_os("METRICS_ONLY").is_some() {
+            targets.retain(|(name, _, _)| {
+                matches!(
+                    *name,
+                    "direct" | "plain relay" | "amqpeek as proxy" | "amqpeek --metrics"
+                )
+            });
+        }
         let big = mixes::amqp10_flood(big_n, 1 << 20);
         let small = mixes::amqp10_flood(small_n, 32);
         let warm = mixes::amqp10_flood(small_n / 10, 32);
@@ -351,7 +406,18 @@ fn main() {
                 med[i].2 / plain.2
             );
         }
-        if !rtt_only {
+        if let (Some(off), Some(on)) = (
+            targets.iter().position(|t| t.0 == "amqpeek as proxy"),
+            targets.iter().position(|t| t.0 == "amqpeek --metrics"),
+        ) {
+            println!(
+                "--metrics on / off: 1MiB throughput {:.3}x, small throughput {:.3}x, rtt {:.3}x",
+                med[on].0 / med[off].0,
+                med[on].1 / med[off].1,
+                med[on].2 / med[off].2
+            );
+        }
+        if !rtt_only && targets.iter().any(|t| t.0 == "amqpeek live view") {
             // Transfers and dispositions offered to the live view's path (opening and closing
             // frames left out), against the frames it was handed decoded.
             let offered = (rounds * (big_n + small_n) + small_n / 10)

@@ -493,6 +493,9 @@ pub struct ProxyArgs {
     /// The terminal UI's spool.
     #[command(flatten)]
     pub spool: SpoolArgs,
+    /// Prometheus metrics.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// `amqpeek bundle`.
@@ -571,6 +574,32 @@ pub struct SpoolArgs {
     pub spool_size: u64,
 }
 
+/// Prometheus metrics and health endpoints (docs/metrics.md).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Metrics")]
+pub struct MetricsArgs {
+    /// Serve /metrics (Prometheus text or OpenMetrics), /healthz and /readyz on ADDR
+    /// (e.g. 127.0.0.1:9464).
+    #[arg(long = "metrics", value_name = "ADDR")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// Also count the N AMQP 1.0 links with the most traffic under their own `link` label
+    /// (1 to 1000), the rest summed under `link="other"`.
+    #[arg(long, value_name = "N", requires = "addr", value_parser = parse_top_links)]
+    pub metrics_top_links: Option<usize>,
+}
+
+/// The most links `--metrics-top-links` labels: each adds three series per direction.
+pub const MAX_TOP_LINKS: usize = 1000;
+
+/// `--metrics-top-links`: 1 to [`MAX_TOP_LINKS`].
+fn parse_top_links(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_TOP_LINKS).contains(n))
+        .ok_or_else(|| format!("{s:?}: a number of links from 1 to {MAX_TOP_LINKS}"))
+}
+
 /// `amqpeek wrap`: the proxy's options (listening on a free local port unless `--listen`
 /// says otherwise; never the TUI) and the command to run behind `--`.
 #[derive(Debug, Args)]
@@ -601,6 +630,9 @@ pub struct WrapArgs {
     /// When the command is done, write a bundle of the run (see `amqpeek bundle`) to PATH.
     #[arg(long, value_name = "PATH")]
     pub bundle: Option<PathBuf>,
+    /// Prometheus metrics.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// The command to run and its arguments (after `--`), with stdin, stdout and stderr
     /// inherited.
     #[arg(last = true, required = true, value_name = "COMMAND")]

@@ -23,6 +23,7 @@ pub mod filter;
 pub mod hash;
 pub mod json;
 pub mod mask;
+pub mod metrics;
 pub mod pipeline;
 pub mod protocol;
 pub mod proxy;

@@ -337,6 +337,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         bundle,
         ring,
         spool,
+        metrics,
     } = args;
     // Checked before listening: a bad config never starts a proxy CI would wait on.
     let judged = gate::policy(&policy, fail_on)?;
@@ -358,6 +359,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         sinks.push(Box::new(sink));
         ring
     });
+    metrics_endpoint(&rt, &metrics, &mut config, &mut sinks)?;
     let mut feed_rx = None;
     let mut spool_at = None;
     if tui {
@@ -450,6 +452,37 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     Ok(code)
+}
+
+/// `--metrics ADDR`: the endpoint bound (a port in use fails the run before it listens) and
+/// served on its own task of `rt`, and the sink that counts the pipeline's events; the
+/// inspection publishes each connection's state for the open sessions, links and channels.
+pub(crate) fn metrics_endpoint(
+    rt: &tokio::runtime::Runtime,
+    args: &cli::MetricsArgs,
+    config: &mut ProxyConfig,
+    sinks: &mut Vec<BoxSink>,
+) -> anyhow::Result<()> {
+    let Some(addr) = args.addr else {
+        return Ok(());
+    };
+    let metrics = Arc::new(
+        amqpeek::metrics::Metrics::new(args.metrics_top_links).with_probe(config.probe.clone()),
+    );
+    let listener = rt
+        .block_on(amqpeek::metrics::serve::bind(addr))
+        .with_context(|| format!("--metrics {addr}"))?;
+    let local = listener.local_addr()?;
+    tracing::info!("serving metrics on http://{local}/metrics");
+    let served = metrics.clone();
+    rt.spawn(async move {
+        if let Err(e) = amqpeek::metrics::serve::serve(listener, served).await {
+            tracing::error!("--metrics {local}: {e}");
+        }
+    });
+    sinks.push(Box::new(metrics.sink()));
+    config.inspect.emit_state = true;
+    Ok(())
 }
 
 /// The capture `input` names, opened; with `stop`, reading ends as soon as it is set (the TUI's

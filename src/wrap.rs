@@ -35,6 +35,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
         tls,
         jobs,
         bundle,
+        metrics,
         command,
     } = args;
     for (flag, path) in [("--jsonl", &output.jsonl), ("--pcap", &output.pcap)] {
@@ -52,6 +53,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     let upstream = config.upstream;
     let mut sinks = crate::file_sinks(&output)?;
     let run_capture = RunCapture::new(bundle.as_deref(), &output, &mut sinks)?;
+    crate::metrics_endpoint(&rt, &metrics, &mut config, &mut sinks)?;
     if output.trace() {
         sinks.push(crate::filtered(
             &output,

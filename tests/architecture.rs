@@ -33,8 +33,9 @@ const LAYERS: &[&[&str]] = &[
     // Running the pipeline over sources into sinks, live and offline.
     &["driver"],
     // What the user runs: the relay, the replay of files, the terminal UI, the report bundle
-    // and the ring capture (both made from what the drivers run).
-    &["proxy", "replay", "tui", "bundle", "ring"],
+    // and the ring capture (both made from what the drivers run); the metrics endpoint beside
+    // the relay (it reads the relay's probe).
+    &["proxy", "replay", "tui", "bundle", "ring", "metrics"],
 ];
 
 /// What the TUI may not name: the trackers, the pipeline and the drivers that run it, and the

@@ -17,6 +17,7 @@
 //! (back-pressure, so captures are lossless) and never lets one connection hold up another.
 
 pub mod limits;
+pub mod probe;
 mod relay;
 pub mod shutdown;
 pub mod tls;
@@ -73,6 +74,9 @@ pub struct ProxyConfig {
     pub max_connections: usize,
     /// The handshake and idle deadlines of every connection.
     pub deadlines: limits::Deadlines,
+    /// Where the relay tells whether it accepts, how its latest upstream connect went and how
+    /// long it waited on the inspection (read by `--metrics`).
+    pub probe: Arc<probe::RelayProbe>,
 }
 
 impl ProxyConfig {
@@ -95,6 +99,7 @@ impl ProxyConfig {
                 handshake: Some(Duration::from_secs(30)),
                 idle: None,
             },
+            probe: Arc::default(),
         }
     }
 }
@@ -139,6 +144,8 @@ impl Proxy {
     /// Bind the listening socket.
     pub async fn bind(config: ProxyConfig) -> io::Result<Proxy> {
         let listener = TcpListener::bind(config.listen).await?;
+        // Bound: clients are taken (into the backlog until `run` accepts them).
+        config.probe.set_listening(true);
         Ok(Proxy { listener, config })
     }
 
@@ -208,6 +215,7 @@ impl Proxy {
             }
         }
         drop(listener);
+        config.probe.set_listening(false);
         if !tasks.is_empty() && !config.close_grace.is_zero() {
             let _ = tokio::time::timeout(config.close_grace, async {
                 while tasks.join_next().await.is_some() {}

@@ -26,6 +26,7 @@ use tokio::sync::watch;
 
 use super::ProxyConfig;
 use super::limits::{Activity, watchdog};
+use super::probe::RelayProbe;
 use crate::capture::SourceEvent;
 use crate::driver::live::WorkerTx;
 use crate::driver::queue::ConnQueue;
@@ -149,6 +150,7 @@ pub(crate) async fn connection(
     let _ = client.set_nodelay(true);
     let connected =
         tokio::time::timeout(config.connect_timeout, TcpStream::connect(config.upstream)).await;
+    config.probe.connected(matches!(connected, Ok(Ok(_))));
     if let Some(q) = &inspect {
         q.send(
             SourceEvent::Connect {
@@ -209,6 +211,7 @@ pub(crate) async fn connection(
         kill: &kill,
         sockets: &sockets,
         activity: &activity,
+        probe: &config.probe,
     };
     let mut timed_out = None;
     let ((c2s, c2s_at), (s2c, s2c_at)) = {
@@ -349,6 +352,8 @@ struct Shared<'a> {
     sockets: &'a Resetter,
     /// Where the pumps record what passed, for the handshake and idle deadlines.
     activity: &'a Activity,
+    /// Where the pumps add up how long they waited for their queue's budget.
+    probe: &'a RelayProbe,
 }
 
 /// Copy `from` to `to` until EOF, an error, or `kill`. Returns how it ended and when.
@@ -366,6 +371,7 @@ async fn pump(
         kill,
         sockets,
         activity,
+        probe,
     } = *shared;
     let mut killed = kill.subscribe();
     let mut buf = BytesMut::new();
@@ -398,6 +404,7 @@ async fn pump(
             break end;
         }
         if let (Some(q), Some(guard)) = (inspect, late) {
+            let waiting = Instant::now();
             let _guard = match guard {
                 Some(g) => g,
                 None => order.lock().await,
@@ -405,6 +412,7 @@ async fn pump(
             if let Some(permit) = q.reserve(bytes.len()).await {
                 q.send(chunk(conn, dir, ts, &bytes), Some(permit));
             }
+            probe.waited(waiting.elapsed());
         }
     };
     match &end {
