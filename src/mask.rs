@@ -118,8 +118,14 @@ impl Masker {
         let searched = (urls.is_empty()).then(|| raw.as_ptr_range());
         ranges.extend(urls);
         self.proto = Some(frame.protocol().header());
+        // The payload a single-transfer put-token was looked for in (by `secret_ranges`).
+        let mut token_searched = None;
         if let AnyFrame::Amqp10(f) = &*frame {
             ranges.extend(self.split.transfer(f));
+            token_searched = f
+                .transfer()
+                .filter(|t| !t.more && !t.aborted)
+                .map(|_| f.payload().as_ptr_range());
         }
         if !ranges.is_empty() {
             let bytes = apply(raw, &ranges, *offset, masked);
@@ -147,6 +153,10 @@ impl Masker {
         }
         self.note_091(frame, !ranges.is_empty());
         if let Some(Ok(m)) = message {
+            let searched = Searched {
+                urls: searched,
+                token: token_searched.filter(|_| ranges.is_empty()),
+            };
             self.message(m, searched);
         }
         None
@@ -183,19 +193,19 @@ impl Masker {
     }
 
     /// Mask a completed message: URL passwords and a put-token's token in its sections or body,
-    /// and the masked copies of its 0-9-1 method and content header. `searched`: memory already
-    /// found free of URL passwords (the frame completing it); a payload or body that lies wholly
-    /// inside it (a message of one frame, sliced out of it) is not searched again, since every
-    /// password found in a part of some bytes is found in those bytes.
-    fn message(&mut self, m: &mut AnyMessage, searched: Option<Range<*const u8>>) {
-        let urls = |b: &Bytes| match &searched {
+    /// and the masked copies of its 0-9-1 method and content header. What the frame completing
+    /// it was already searched for is not searched again (see [`Searched`]).
+    fn message(&mut self, m: &mut AnyMessage, searched: Searched) {
+        let urls = |b: &Bytes| match &searched.urls {
             Some(s) if s.start <= b.as_ptr() && b.as_ptr_range().end <= s.end => Vec::new(),
             _ => credential::url_passwords(b),
         };
         match m {
             AnyMessage::Amqp10(m) => {
                 let mut ranges = urls(&m.payload);
-                ranges.extend(cbs::put_token_in_payload(&m.payload, 0));
+                if searched.token != Some(m.payload.as_ptr_range()) {
+                    ranges.extend(cbs::put_token_in_payload(&m.payload, 0));
+                }
                 if ranges.is_empty() {
                     return;
                 }
@@ -248,6 +258,18 @@ impl Masker {
     pub fn lost_from(&self) -> Option<u64> {
         self.lost_from
     }
+}
+
+/// Memory the frame completing a message was found free of credentials in, so that the message,
+/// sliced out of it when it is a message of one frame, is not searched again.
+struct Searched {
+    /// Bytes with no URL password (the frame's): a payload or body wholly inside them holds
+    /// none either, since every password found in a part of some bytes is found in those bytes.
+    urls: Option<Range<*const u8>>,
+    /// The payload of a single-transfer AMQP 1.0 frame in which no put-token's token was found:
+    /// a message payload of exactly those bytes holds none either (the search depends on the
+    /// bytes alone).
+    token: Option<Range<*const u8>>,
 }
 
 /// `raw` (at absolute `offset`) with `ranges` masked; the masked runs are appended to

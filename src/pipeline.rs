@@ -205,6 +205,10 @@ impl Inspector {
 
     /// The diagnoses made so far go out as events.
     fn push_diagnoses(&mut self, out: &mut Vec<Event>) {
+        // Called after every frame, and there are rarely any: an empty drain costs more.
+        if self.diagnoses.is_empty() {
+            return;
+        }
         let conn = self.conn;
         out.extend(self.diagnoses.drain(..).map(|d| Event {
             conn,

@@ -74,17 +74,19 @@ fn contains_put_token(hay: &[u8]) -> bool {
     PUT_TOKEN.find(hay).is_some()
 }
 
-/// The `://` every URL has, searched for in every frame and message: built once, since
-/// building a searcher costs more than searching a small frame.
-static SCHEME_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"://"));
-
 /// The passwords of `amqp://user:password@host` and `amqps://` URLs in `bytes`: the bytes
 /// between the userinfo's first `:` and its `@`. The scheme is matched case-insensitively; the
 /// userinfo ends at the first byte no URL userinfo holds (`/`, `?`, `#`, a space, a quote, a
 /// control byte), so text that merely mentions a scheme masks nothing.
+///
+/// This runs on every frame and message: the `://` every URL has is found from its `:` (a
+/// byte few small binary frames hold) with `memchr`, a vectorised scan that costs less on a
+/// small frame than starting a substring searcher.
 pub fn url_passwords(bytes: &[u8]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    for at in SCHEME_END.find_iter(bytes) {
+    let scheme_ends =
+        memchr::memchr_iter(b':', bytes).filter(|&at| bytes[at..].starts_with(b"://"));
+    for at in scheme_ends {
         let scheme_ok = |s: &[u8]| at >= s.len() && bytes[at - s.len()..at].eq_ignore_ascii_case(s);
         if !(scheme_ok(b"amqp") || scheme_ok(b"amqps")) {
             continue;

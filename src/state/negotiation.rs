@@ -117,7 +117,7 @@ impl Negotiation {
         header: ProtocolHeader,
         out: &mut Vec<Violation>,
     ) -> Fate {
-        if dir == Dir::S2C && self.after_refusal(offset, header.describe(), out) {
+        if dir == Dir::S2C && self.after_refusal(offset, || header.describe(), out) {
             return Fate::Refused;
         }
         let d = dir.index();
@@ -144,7 +144,7 @@ impl Negotiation {
 
     /// A frame from `dir` at `offset` (`name` for the message).
     pub fn frame(&mut self, dir: Dir, offset: u64, name: &str, out: &mut Vec<Violation>) -> Fate {
-        if dir == Dir::S2C && self.after_refusal(offset, name.to_string(), out) {
+        if dir == Dir::S2C && self.after_refusal(offset, || name.to_string(), out) {
             return Fate::Refused;
         }
         Fate::Track
@@ -215,12 +215,18 @@ impl Negotiation {
             && !r.reported
             && total > r.end
         {
-            self.after_refusal(r.end, format!("{} bytes", total - r.end), out);
+            self.after_refusal(r.end, || format!("{} bytes", total - r.end), out);
         }
     }
 
-    /// Report `what`, sent by the server at `offset`, when it follows its refusal.
-    fn after_refusal(&mut self, offset: u64, what: String, out: &mut Vec<Violation>) -> bool {
+    /// Report what the server sent at `offset` (named by `what`, called only to report it:
+    /// this runs on every server frame) when it follows its refusal.
+    fn after_refusal(
+        &mut self,
+        offset: u64,
+        what: impl FnOnce() -> String,
+        out: &mut Vec<Violation>,
+    ) -> bool {
         let Some(r) = self.refusal.as_mut().filter(|r| offset >= r.end) else {
             return false;
         };
@@ -229,10 +235,11 @@ impl Negotiation {
             Dir::S2C,
             offset,
             format!(
-                "the server answered the client's {} with {} and then sent {what} instead of \
+                "the server answered the client's {} with {} and then sent {} instead of \
                  closing the socket",
                 r.asked.describe(),
-                r.answer.describe()
+                r.answer.describe(),
+                what()
             ),
         ));
         true
