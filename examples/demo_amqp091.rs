@@ -33,7 +33,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 pub async fn exercise(uri: &str, bad_ack: bool) -> Result<(), Box<dyn std::error::Error>> {
     let conn = Connection::connect(uri, ConnectionProperties::default()).await?;
     let ch = conn.create_channel().await?;
-    let queue = format!("amqpeek-demo-{}", std::process::id());
+    // One queue per session, also when one process runs several at once (the tests do).
+    static SESSIONS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let queue = format!("amqpeek-demo-{}-{n}", std::process::id());
     let mut args = FieldTable::default();
     args.insert("x-max-length".into(), AMQPValue::LongInt(100));
     ch.queue_declare(

@@ -147,3 +147,42 @@ fn a_name_the_registry_does_not_encode_is_not_taken_for_an_exported_one() {
         ["amqpeek_x_bucket", "amqpeek_y"]
     );
 }
+
+/// The `amqpeek_*` names in the rows of the markdown tables of `page`.
+fn table_names(page: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for row in page.lines().filter(|l| l.starts_with("| `amqpeek_")) {
+        for part in row.split('`').skip(1).step_by(2) {
+            if part.starts_with("amqpeek_") {
+                out.insert(part.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The README's metric table and docs/metrics.md's each name every metric a scrape holds
+/// (a histogram by its family name), and none it does not.
+#[test]
+fn the_readme_and_the_metrics_page_list_every_exported_metric() {
+    let families: BTreeSet<String> = exported(&metrics_of_shipped_captures())
+        .into_iter()
+        .map(|name| {
+            ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| name.strip_suffix(suffix).map(str::to_string))
+                .unwrap_or(name)
+        })
+        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for page in ["README.md", "docs/metrics.md"] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let listed = table_names(&text);
+        let missing: Vec<_> = families.difference(&listed).collect();
+        let extra: Vec<_> = listed.difference(&families).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{page}: metrics exported but not listed {missing:?}; listed but not exported {extra:?}"
+        );
+    }
+}

@@ -434,3 +434,25 @@ fn in_a_replay_the_state_is_shown_as_of_the_selected_frame() {
         last.join("\n")
     );
 }
+
+/// A link name holding a bidi override and an escape sequence is drawn escaped in the state
+/// pane, as every other output writes it: the characters a terminal acts on show as text.
+#[test]
+fn a_hostile_link_name_is_drawn_escaped() {
+    use amqp10::*;
+    let name = "evil\u{202e}lnk\x1b[2J";
+    let chunks = vec![
+        (Dir::C2S, HEADER.to_vec()),
+        (Dir::S2C, HEADER.to_vec()),
+        (Dir::C2S, open("client")),
+        (Dir::S2C, open("broker")),
+        (Dir::C2S, begin(0)),
+        (Dir::S2C, begin_reply(0, 0)),
+        (Dir::C2S, attach(0, name, 0, false, "q.orders")),
+        (Dir::S2C, attach(0, name, 0, true, "q.orders")),
+    ];
+    let mut app = app_with(conversation(1, 0, &chunks, false), 160, 40);
+    show_state(&mut app, 1);
+    let p = state_pane(&app, 1).join("\n");
+    assert!(p.contains(r"evil\u{202e}lnk\x1b[2J"), "{p}");
+}

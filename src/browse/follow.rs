@@ -58,7 +58,9 @@ impl Follow {
     /// In words, for the view's title.
     pub fn title(&self) -> String {
         match self {
-            Follow::Link { conn, name } => format!("link \"{name}\" of conn {conn}"),
+            Follow::Link { conn, name } => {
+                format!("link {} of conn {conn}", crate::base::escape::Quoted(name))
+            }
             Follow::Channel { conn, channel } => format!("channel {channel} of conn {conn}"),
         }
     }

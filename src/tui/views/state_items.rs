@@ -14,6 +14,7 @@ use crate::event::snapshot::{
 };
 
 use super::fit;
+use crate::event::escape::escape;
 
 /// What a line of the state pane is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,10 +43,12 @@ pub struct StateItem {
 }
 
 impl StateItem {
+    /// A line of `text`, escaped: it holds what peers sent (container ids, host names,
+    /// products, reasons).
     fn line(kind: ItemKind, text: String) -> Self {
         StateItem {
             kind,
-            text,
+            text: escape(&text).into_owned(),
             filter: None,
             credit: None,
         }
@@ -155,7 +158,14 @@ impl Table {
     }
 
     /// The table's lines, for a pane `width` characters wide.
-    fn push_into(self, out: &mut Vec<StateItem>, width: usize) {
+    fn push_into(mut self, out: &mut Vec<StateItem>, width: usize) {
+        // Cells hold wire strings (link names, addresses, consumer tags, queues): escaped
+        // before they are measured, so a column fits what is drawn.
+        for cell in self.rows.iter_mut().flat_map(|r| r.cells.iter_mut()) {
+            if let std::borrow::Cow::Owned(e) = escape(cell) {
+                *cell = e;
+            }
+        }
         let widths = self.widths(width);
         out.push(StateItem::line(ItemKind::Heading, self.heading));
         if self.rows.is_empty() {
