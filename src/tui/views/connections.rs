@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{age, bytes, fit, max_shift, pane_block, selected_style, shift_hint, shifted};
+use super::{age, bytes, fit, pane_block, scrolled, selected_style, shifted};
 use crate::tui::app::{App, Conn, Pane};
 
 /// `amqp-1.0` -> `1.0`, `amqp-0-9-1` -> `0-9-1`.
@@ -102,7 +102,7 @@ pub fn widest(app: &App, area: Rect) -> usize {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let live = app.conns.values().filter(|c| c.closed.is_none()).count();
     let title = title(app, live);
-    let mut block = pane_block(app, Pane::Connections, title).title_top(
+    let block = pane_block(app, Pane::Connections, title).title_top(
         Line::styled(
             format!(" {} ", app.opts.title),
             Style::new().fg(Color::DarkGray),
@@ -115,21 +115,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let rows = lines_of(app, inner);
-    let width = inner.width as usize;
-    let widest = rows
-        .iter()
-        .map(|(t, _)| t.chars().count())
-        .max()
-        .unwrap_or(0);
-    let from = app.shift(Pane::Connections).min(max_shift(widest, width));
-    if let Some(hint) = shift_hint(from, widest, width) {
-        block = block.title_bottom(hint);
-    }
+    let (block, lines) = scrolled(
+        app,
+        Pane::Connections,
+        block,
+        rows,
+        inner.width as usize,
+        shifted,
+    );
     f.render_widget(block, area);
-    let lines: Vec<Line> = rows
-        .into_iter()
-        .map(|(t, style)| Line::styled(shifted(&t, from, width), style))
-        .collect();
     f.render_widget(Paragraph::new(lines), inner);
 }
 

@@ -13,7 +13,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
-use super::{clock, count, max_shift, pane_block, selected_style, shift_hint, window};
+use super::{clock, count, pane_block, scrolled, selected_style, window};
 use crate::event::escape::escape;
 use crate::event::{Diagnosis, Timestamp};
 use crate::tui::app::{App, Pane};
@@ -143,7 +143,7 @@ pub fn widest(app: &App, area: Rect) -> usize {
 
 /// Draw the Health pane.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let mut block = pane_block(app, Pane::Health, title(app));
+    let block = pane_block(app, Pane::Health, title(app));
     let inner = block.inner(area);
     if inner.height == 0 {
         f.render_widget(block, area);
@@ -152,21 +152,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let health = &app.health;
     let (list_area, detail_area) = split(inner, health.len());
     let rows = lines_of(app, list_area);
-    let width = inner.width as usize;
-    let widest = rows
-        .iter()
-        .map(|(t, _)| t.chars().count())
-        .max()
-        .unwrap_or(0);
-    let from = app.shift(Pane::Health).min(max_shift(widest, width));
-    if let Some(hint) = shift_hint(from, widest, width) {
-        block = block.title_bottom(hint);
-    }
+    let (block, mut lines) = scrolled(app, Pane::Health, block, rows, inner.width as usize, window);
     f.render_widget(block, area);
-    let mut lines: Vec<Line> = rows
-        .into_iter()
-        .map(|(t, style)| Line::styled(window(&t, from, width), style))
-        .collect();
     if health.is_empty() {
         lines.push(Line::styled(
             "no diagnoses: no flow has been stuck past its threshold",

@@ -222,6 +222,34 @@ pub fn window(s: &str, from: usize, w: usize) -> String {
         .to_string()
 }
 
+/// The rows of `pane`, a list that scrolls sideways, as the lines its `width` columns show
+/// from the pane's shift (each row cut by `cut`: [`shifted`] or [`window`]); `block` gains the
+/// bottom-border hint when the rows are wider than the pane.
+pub fn scrolled<'a>(
+    app: &App,
+    pane: Pane,
+    block: Block<'a>,
+    rows: Vec<(String, Style)>,
+    width: usize,
+    cut: fn(&str, usize, usize) -> String,
+) -> (Block<'a>, Vec<Line<'a>>) {
+    let widest = rows
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    let from = app.shift(pane).min(max_shift(widest, width));
+    let block = match shift_hint(from, widest, width) {
+        Some(hint) => block.title_bottom(hint),
+        None => block,
+    };
+    let lines = rows
+        .into_iter()
+        .map(|(t, style)| Line::styled(cut(&t, from, width), style))
+        .collect();
+    (block, lines)
+}
+
 /// The columns a pane scrolls sideways to, at most: the widest of its lines shown fits.
 pub fn max_shift(widest: usize, width: usize) -> usize {
     widest.saturating_sub(width)

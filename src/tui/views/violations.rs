@@ -10,7 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clock, count, max_shift, pane_block, selected_style, shift_hint, window};
+use super::{clock, count, pane_block, scrolled, selected_style, window};
 use crate::event::Severity;
 use crate::event::escape::escape;
 use crate::tui::app::{App, Pane, ViolationRow};
@@ -113,28 +113,22 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         "Enter: go to frame ",
         Style::new().fg(Color::DarkGray),
     ));
-    let mut block = pane_block(app, Pane::Violations, Line::from(title));
+    let block = pane_block(app, Pane::Violations, Line::from(title));
     let inner = block.inner(area);
     if inner.height == 0 {
         f.render_widget(block, area);
         return;
     }
     let rows = lines_of(app, inner);
-    let width = inner.width as usize;
-    let widest = rows
-        .iter()
-        .map(|(t, _)| t.chars().count())
-        .max()
-        .unwrap_or(0);
-    let from = app.shift(Pane::Violations).min(max_shift(widest, width));
-    if let Some(hint) = shift_hint(from, widest, width) {
-        block = block.title_bottom(hint);
-    }
+    let (block, mut lines) = scrolled(
+        app,
+        Pane::Violations,
+        block,
+        rows,
+        inner.width as usize,
+        window,
+    );
     f.render_widget(block, area);
-    let mut lines: Vec<Line> = rows
-        .into_iter()
-        .map(|(t, style)| Line::styled(window(&t, from, width), style))
-        .collect();
     if app.violations.is_empty() {
         lines.push(Line::styled(
             "no violations",
