@@ -17,20 +17,11 @@ mod demo_client;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use cli_common::start_proxy;
+use cli_common::{amqpeek, start_proxy};
 
 const BAD_ACK: &str = "amqp091.basic.unknown-delivery-tag";
-
-fn amqpeek(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 /// Whether tshark runs; its absence with `CI` set is a failure.
 fn tshark_or_skip() -> bool {
@@ -95,22 +86,8 @@ fn unpack(archive: &Path, into: &Path) -> Vec<String> {
 }
 
 /// `check --format json` of `capture`: the findings as (rule, conn, dir, first offset, count).
-fn findings_of(json: &str) -> Vec<(String, u64, String, u64, u64)> {
-    let doc: serde_json::Value = serde_json::from_str(json).unwrap();
-    doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["conn"].as_u64().unwrap(),
-                f["dir"].as_str().unwrap().to_string(),
-                f["first"]["offset"].as_u64().unwrap(),
-                f["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+fn findings_of(json: &str) -> Vec<cli_common::Found> {
+    cli_common::findings_in(&serde_json::from_str(json).unwrap())
 }
 
 /// Every check the archive at `archive` must pass: its listing, each file read back, no

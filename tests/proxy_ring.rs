@@ -15,7 +15,7 @@ mod support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lapin::options::{
@@ -25,7 +25,7 @@ use lapin::options::{
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Connection, ConnectionProperties};
 
-use cli_common::start_proxy;
+use cli_common::{Found, amqpeek, findings_in, start_proxy};
 
 const BAD_ACK: &str = "amqp091.basic.unknown-delivery-tag";
 
@@ -100,15 +100,6 @@ async fn session(addr: &str) {
     conn.close(200, "bye".into()).await.unwrap();
 }
 
-fn amqpeek(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
 /// The files of `dir` ending in `ext`.
 fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -122,8 +113,6 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 
 /// `check --format json` of `capture`: its status and the findings as (rule, conn, dir,
 /// offset of the first occurrence, count).
-/// A finding as `check --format json` gives it: rule, conn, dir, first offset, count.
-type Found = (String, u64, String, u64, u64);
 
 fn findings(capture: &Path) -> (Option<i32>, Vec<Found>) {
     let out = amqpeek(&["check", "--format", "json", capture.to_str().unwrap()]);
@@ -134,20 +123,7 @@ fn findings(capture: &Path) -> (Option<i32>, Vec<Found>) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    let list = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["conn"].as_u64().unwrap(),
-                f["dir"].as_str().unwrap().to_string(),
-                f["first"]["offset"].as_u64().unwrap(),
-                f["count"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let list = findings_in(&doc);
     (out.status.code(), list)
 }
 

@@ -93,3 +93,35 @@ pub fn echo_upstream() -> std::net::SocketAddr {
     });
     addr
 }
+
+/// Run the built `amqpeek` with `args` (no colour, stdin closed) and wait for its output.
+pub fn amqpeek(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A finding as `check --format json` gives it: rule, conn, dir, offset of the first
+/// occurrence, count.
+pub type Found = (String, u64, String, u64, u64);
+
+/// The findings of a `check --format json` document.
+pub fn findings_in(doc: &serde_json::Value) -> Vec<Found> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["conn"].as_u64().unwrap(),
+                f["dir"].as_str().unwrap().to_string(),
+                f["first"]["offset"].as_u64().unwrap(),
+                f["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
