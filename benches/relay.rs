@@ -14,8 +14,12 @@
 //! published), against that plus the metrics' sink, the state it reads, and the endpoint
 //! scraped every second.
 //!
+//! With `--no-diagnoses` (docs/diagnoses.md): the same proxy with its diagnoser off, against
+//! the proxy as it runs by default (diagnoses on).
+//!
 //! Run: `cargo bench --bench relay` (env `ROUNDS`, default 5; `METRICS_ONLY=1` runs only the
-//! direct, plain relay and the two `--metrics` paths). Prints medians and the ratios
+//! direct, plain relay and the two `--metrics` paths; `DIAGNOSES_ONLY=1` the direct, plain
+//! relay, the proxy and the proxy with `--no-diagnoses`). Prints medians and the ratios
 //! amqpeek / plain relay.
 
 /// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
@@ -78,12 +82,24 @@ impl Sink for LiveSink {
     }
 }
 
-/// amqpeek's proxy to `target` as `amqpeek proxy` configures it without the TUI (no state
-/// published), with `--metrics` when `metrics`: its sinks, the state published, and the
-/// endpoint served and scraped every second for the whole run.
-async fn proxy_relay(target: SocketAddr, mut sinks: Vec<BoxSink>, metrics: bool) -> SocketAddr {
+/// How the benchmark's `amqpeek proxy` is configured beyond its defaults.
+#[derive(Clone, Copy)]
+enum ProxyMode {
+    /// As `amqpeek proxy` without the TUI: no state published, diagnoses on.
+    Default,
+    /// `--metrics`: the metrics' sink, the state published, and the endpoint served and
+    /// scraped every second for the whole run.
+    Metrics,
+    /// `--no-diagnoses`: the diagnoser does not run.
+    NoDiagnoses,
+}
+
+/// amqpeek's proxy to `target` as `amqpeek proxy` configures it without the TUI, in `mode`.
+async fn proxy_relay(target: SocketAddr, mut sinks: Vec<BoxSink>, mode: ProxyMode) -> SocketAddr {
     let mut config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target);
+    let metrics = matches!(mode, ProxyMode::Metrics);
     config.inspect.emit_state = metrics;
+    config.inspect.diagnoses = !matches!(mode, ProxyMode::NoDiagnoses);
     if metrics {
         let m = Arc::new(amqpeek::metrics::Metrics::new(None).with_probe(config.probe.clone()));
         sinks.push(Box::new(m.sink()));
@@ -321,13 +337,18 @@ fn main() {
             ),
             (
                 "amqpeek as proxy",
-                proxy_relay(counting, null(), false).await,
-                proxy_relay(echo, null(), false).await,
+                proxy_relay(counting, null(), ProxyMode::Default).await,
+                proxy_relay(echo, null(), ProxyMode::Default).await,
             ),
             (
                 "amqpeek --metrics",
-                proxy_relay(counting, null(), true).await,
-                proxy_relay(echo, null(), true).await,
+                proxy_relay(counting, null(), ProxyMode::Metrics).await,
+                proxy_relay(echo, null(), ProxyMode::Metrics).await,
+            ),
+            (
+                "amqpeek --no-diagnoses",
+                proxy_relay(counting, null(), ProxyMode::NoDiagnoses).await,
+                proxy_relay(echo, null(), ProxyMode::NoDiagnoses).await,
             ),
         ];
         if std::env::var_os("METRICS_ONLY").is_some() {
@@ -335,6 +356,14 @@ fn main() {
                 matches!(
                     *name,
                     "direct" | "plain relay" | "amqpeek as proxy" | "amqpeek --metrics"
+                )
+            });
+        }
+        if std::env::var_os("DIAGNOSES_ONLY").is_some() {
+            targets.retain(|(name, _, _)| {
+                matches!(
+                    *name,
+                    "direct" | "plain relay" | "amqpeek as proxy" | "amqpeek --no-diagnoses"
                 )
             });
         }
@@ -412,6 +441,17 @@ fn main() {
         ) {
             println!(
                 "--metrics on / off: 1MiB throughput {:.3}x, small throughput {:.3}x, rtt {:.3}x",
+                med[on].0 / med[off].0,
+                med[on].1 / med[off].1,
+                med[on].2 / med[off].2
+            );
+        }
+        if let (Some(on), Some(off)) = (
+            targets.iter().position(|t| t.0 == "amqpeek as proxy"),
+            targets.iter().position(|t| t.0 == "amqpeek --no-diagnoses"),
+        ) {
+            println!(
+                "diagnoses on / off: 1MiB throughput {:.3}x, small throughput {:.3}x, rtt {:.3}x",
                 med[on].0 / med[off].0,
                 med[on].1 / med[off].1,
                 med[on].2 / med[off].2

@@ -170,6 +170,11 @@ pub struct PolicyArgs {
     /// passing with the diagnoses in its system-out).
     #[arg(long = "fail-on-diagnosis", value_name = "ID|all")]
     pub fail_on_diagnosis: Vec<String>,
+    /// Make no diagnoses: the diagnoser does not run (the config's `diagnoses = false` does
+    /// the same). Violations, state and statistics are unchanged; `--fail-on-diagnosis` is
+    /// then refused.
+    #[arg(long)]
+    pub no_diagnoses: bool,
 }
 
 /// `amqpeek check`.
@@ -251,6 +256,10 @@ pub struct StatsArgs {
     /// Read the diagnosis thresholds from PATH [default: ./amqpeek.toml when there is one].
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Make no diagnoses: the diagnoser does not run and the Diagnoses section is empty (the
+    /// config's `diagnoses = false` does the same); the statistics are unchanged.
+    #[arg(long)]
+    pub no_diagnoses: bool,
 }
 
 /// Which protocol bare frames (no protocol header in the input) are in.

@@ -36,6 +36,7 @@ pub fn policy(args: &PolicyArgs, fail_on: Option<FailOn>) -> anyhow::Result<Poli
         baseline: args.baseline.clone(),
         diagnosis_threshold: args.diagnosis_threshold.clone(),
         fail_on_diagnosis: args.fail_on_diagnosis.clone(),
+        no_diagnoses: args.no_diagnoses,
     };
     config::build(&cfg, &over, Severity::Error).map_err(|e| anyhow!(e))
 }

@@ -343,10 +343,12 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let judged = gate::policy(&policy, fail_on)?;
     let bundle_opts = run_bundle::options(&output, judged.clone());
     let thresholds = Arc::new(judged.thresholds.clone());
+    let diagnoses = judged.diagnoses;
     let policy = (fail_on.is_some() || !judged.fail_on_diagnosis.is_empty()).then_some(judged);
     check_outputs(None, &output, &tls.outputs())?;
     let mut config = proxy_config(&rt, &net, &output, &tls, jobs, tui)?;
     config.inspect.diagnosis = Some(thresholds);
+    config.inspect.diagnoses = diagnoses;
     let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
     let run_capture = run_bundle::RunCapture::new(bundle.as_deref(), &output, &mut sinks)?;
@@ -580,6 +582,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
     }
     let judged = gate::policy(&args.policy, args.fail_on)?;
     let thresholds = Arc::new(judged.thresholds.clone());
+    let diagnoses = judged.diagnoses;
     let policy = (args.fail_on.is_some() || !judged.fail_on_diagnosis.is_empty()).then_some(judged);
     let report = SharedReport::default();
     // Quitting the UI stops the reading, whatever the source: the replay then ends at once.
@@ -600,6 +603,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         state_each_frame: tui,
         emit_state: tui,
         diagnosis: Some(thresholds),
+        diagnoses,
     };
     // A capture read as it is made: what each packet makes is written before the next is read.
     let pace = if live { Pace::AsItComes } else { Pace::Batched };
@@ -729,6 +733,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let opts = InspectOptions {
         inspect_memory: args.inspect_memory,
         diagnosis: Some(Arc::new(policy.thresholds.clone())),
+        diagnoses: policy.diagnoses,
         ..InspectOptions::DEFAULT
     };
     let parallel::CheckRun { report, stats, .. } = parallel::check_with(source, jobs, opts);
@@ -801,6 +806,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         &cli::PolicyArgs {
             diagnosis_threshold: args.diagnosis_threshold.clone(),
             config: args.config.clone(),
+            no_diagnoses: args.no_diagnoses,
             ..Default::default()
         },
         None,
@@ -813,6 +819,7 @@ fn stats(args: StatsArgs) -> anyhow::Result<ExitCode> {
         emit_data: false,
         inspect_memory: args.inspect_memory,
         emit_state: false,
+        diagnoses: judged.diagnoses,
         diagnosis: Some(Arc::new(judged.thresholds)),
         ..InspectOptions::DEFAULT
     };
@@ -888,6 +895,7 @@ fn proxy_config(
         state_each_frame: false,
         emit_state: tui,
         diagnosis: None,
+        diagnoses: true,
     };
     config.tls = tls_config(&spec, tls)?;
     if let Some(jobs) = jobs {

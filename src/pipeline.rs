@@ -50,6 +50,10 @@ pub struct InspectOptions {
     pub emit_state: bool,
     /// The diagnoses' thresholds (`None`: the catalog's defaults).
     pub diagnosis: Option<Arc<crate::state::diagnose::Thresholds>>,
+    /// Run the diagnoser at all (`--no-diagnoses` clears it): without it no frame, tick, gap
+    /// or close is looked at for stalls and no `Diagnosis` event is made; violations, state
+    /// and statistics are the same either way.
+    pub diagnoses: bool,
 }
 
 impl InspectOptions {
@@ -62,6 +66,7 @@ impl InspectOptions {
         state_each_frame: false,
         emit_state: true,
         diagnosis: None,
+        diagnoses: true,
     };
 
     /// What each direction's decoder may hold.
@@ -162,8 +167,9 @@ pub struct Inspector {
     state_last: Option<(String, Timestamp)>,
     /// The latest time of the bytes taken so far.
     latest_ts: Timestamp,
-    /// Why flows are stuck: fed each frame with its context, and the clock.
-    diagnoser: crate::state::diagnose::Diagnoser,
+    /// Why flows are stuck: fed each frame with its context, and the clock (`None`: diagnoses
+    /// are off, [`InspectOptions::diagnoses`]).
+    diagnoser: Option<crate::state::diagnose::Diagnoser>,
     /// Diagnoses made and not yet emitted.
     diagnoses: Vec<crate::event::Diagnosis>,
 }
@@ -172,6 +178,9 @@ impl Inspector {
     /// An inspector for connection `conn`.
     pub fn new(conn: ConnId, opts: InspectOptions) -> Self {
         let limits = opts.diagnosis.as_deref().cloned().unwrap_or_default();
+        let diagnoser = opts
+            .diagnoses
+            .then(|| crate::state::diagnose::Diagnoser::new(conn, limits));
         let mut sides: [Side; 2] = Default::default();
         for side in &mut sides {
             side.decoder = StreamDecoder::new().with_limits(opts.limits());
@@ -189,7 +198,7 @@ impl Inspector {
             state_dirty: false,
             state_last: None,
             latest_ts: Timestamp(0),
-            diagnoser: crate::state::diagnose::Diagnoser::new(conn, limits),
+            diagnoser,
             diagnoses: Vec::new(),
         }
     }
@@ -199,7 +208,9 @@ impl Inspector {
     /// taken is taken as theirs (a tick never runs the connection's clock backwards).
     pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Event>) {
         let now = now.max(self.latest_ts);
-        self.diagnoser.tick(now, &mut self.diagnoses);
+        if let Some(d) = &mut self.diagnoser {
+            d.tick(now, &mut self.diagnoses);
+        }
         self.push_diagnoses(out);
     }
 
@@ -269,7 +280,9 @@ impl Inspector {
             if side.skim.is_none() {
                 self.tracker.gap(dir);
                 self.contexts.gap(dir);
-                self.diagnoser.gap(dir, ts, &mut self.diagnoses);
+                if let Some(d) = &mut self.diagnoser {
+                    d.gap(dir, ts, &mut self.diagnoses);
+                }
                 self.state_dirty = true;
             }
             let run = side.skim.get_or_insert(SkimRun {
@@ -388,7 +401,9 @@ impl Inspector {
         side.total = side.total.saturating_add(len);
         self.tracker.gap(dir);
         self.contexts.gap(dir);
-        self.diagnoser.gap(dir, ts, &mut self.diagnoses);
+        if let Some(d) = &mut self.diagnoser {
+            d.gap(dir, ts, &mut self.diagnoses);
+        }
         self.push_diagnoses(out);
         self.state_dirty = true;
         out.push(Event {
@@ -501,7 +516,9 @@ impl Inspector {
         } else {
             crate::event::EndWhy::ScopeClosed
         };
-        self.diagnoser.close(ts, why, &mut self.diagnoses);
+        if let Some(d) = &mut self.diagnoser {
+            d.close(ts, why, &mut self.diagnoses);
+        }
         self.push_diagnoses(out);
         let ending = crate::state::Ending::of(&reason);
         self.tracker.close(ts, ending, &mut self.violations);

@@ -49,6 +49,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<ExitCode> {
     crate::check_outputs(None, &output, &tls.outputs())?;
     let mut config = crate::proxy_config(&rt, &net, &output, &tls, jobs, false)?;
     config.inspect.diagnosis = Some(Arc::new(policy.thresholds.clone()));
+    config.inspect.diagnoses = policy.diagnoses;
     config.close_grace = CLOSE_GRACE;
     let upstream = config.upstream;
     let mut sinks = crate::file_sinks(&output)?;

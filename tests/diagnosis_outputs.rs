@@ -532,9 +532,19 @@ fn read_until(stream: &mut TcpStream, want: usize) -> Vec<u8> {
     got
 }
 
-#[test]
-#[cfg(unix)]
-fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
+/// A proxy (`amqpeek proxy --no-tui --quiet --jsonl DIR/live.jsonl` with `flags`) between a
+/// client and a server that open a connection, a session and a receiver link, and then say
+/// nothing: the proxy (and its stderr, kept open: it reports its shutdown there), the
+/// client's socket, the server's thread and the capture's path.
+struct LiveStall {
+    proxy: std::process::Child,
+    _stderr: std::io::BufReader<std::process::ChildStderr>,
+    client: TcpStream,
+    broker: std::thread::JoinHandle<()>,
+    jsonl: PathBuf,
+}
+
+fn live_stall(dir: &Path, flags: &[&str]) -> LiveStall {
     // The server: answers the client's header, open, begin and receiver attach with its own,
     // then says nothing.
     let server = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -561,23 +571,17 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
         // Held open until the client goes.
         let _ = s.read(&mut [0u8; 64]);
     });
-    let dir = tempfile::tempdir().unwrap();
-    let jsonl = dir.path().join("live.jsonl");
-    let (mut proxy, _stderr, addr) = cli_common::start_proxy(
-        &[
-            "--no-tui",
-            "--quiet",
-            "--upstream",
-            &upstream,
-            "--jsonl",
-            path(&jsonl),
-            "--diagnosis-threshold",
-            "amqp10.link.no-credit=1",
-            "--fail-on-diagnosis",
-            "amqp10.link.no-credit",
-        ],
-        Stdio::null(),
-    );
+    let jsonl = dir.join("live.jsonl");
+    let mut args = vec![
+        "--no-tui",
+        "--quiet",
+        "--upstream",
+        &upstream,
+        "--jsonl",
+        path(&jsonl),
+    ];
+    args.extend_from_slice(flags);
+    let (proxy, stderr, addr) = cli_common::start_proxy(&args, Stdio::null());
     let mut client = TcpStream::connect(&addr).unwrap();
     client
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -591,14 +595,57 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
     ]
     .concat();
     assert_eq!(read_until(&mut client, reply.len()), reply);
+    LiveStall {
+        proxy,
+        _stderr: stderr,
+        client,
+        broker,
+        jsonl,
+    }
+}
+
+/// The records of the JSONL capture at `path` so far.
+fn records_of(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// SIGINT to `proxy`; its exit code.
+fn interrupt(mut proxy: std::process::Child) -> Option<i32> {
+    let st = Command::new("kill")
+        .args(["-INT", &proxy.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    proxy.wait().unwrap().code()
+}
+
+#[test]
+#[cfg(unix)]
+fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let LiveStall {
+        proxy,
+        _stderr,
+        client,
+        broker,
+        jsonl,
+    } = live_stall(
+        dir.path(),
+        &[
+            "--diagnosis-threshold",
+            "amqp10.link.no-credit=1",
+            "--fail-on-diagnosis",
+            "amqp10.link.no-credit",
+        ],
+    );
     // Both silent now: within 3 s the diagnosis is in the capture, the connection still open.
     let deadline = Instant::now() + Duration::from_secs(3);
     let started = loop {
-        let records: Vec<Value> = std::fs::read_to_string(&jsonl)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+        let records = records_of(&jsonl);
         if let Some(d) = records
             .iter()
             .find(|r| r["event"] == "diagnosis" && r["phase"] == "start")
@@ -619,13 +666,8 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
     assert_eq!(started["name"], "link \"orders\" s2c");
     drop(client);
     broker.join().unwrap();
-    let st = Command::new("kill")
-        .args(["-INT", &proxy.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
     // Named by --fail-on-diagnosis: the proxy's verdict fails.
-    assert_eq!(proxy.wait().unwrap().code(), Some(1));
+    assert_eq!(interrupt(proxy), Some(1));
     // The capture, checked with the same threshold, gives the same diagnosis once.
     let doc = check_json(
         &jsonl,
@@ -638,4 +680,163 @@ fn a_live_stall_reaches_the_proxys_jsonl_while_the_connection_is_silent() {
     assert_eq!(list[0]["since"], started["since"]);
     assert_eq!(list[0]["at"], started["at"]);
     assert_eq!(list[0]["evidence"], started["evidence"]);
+}
+
+/// `amqpeek ARGS` run in folder `cwd` (where it looks for `amqpeek.toml`): exit code, stdout,
+/// stderr.
+fn amqpeek_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The records of `amqpeek replay CAPTURE --jsonl OUT` (with `extra` flags), run in `cwd`.
+fn replayed(cwd: &Path, capture: &Path, extra: &[&str]) -> Vec<Value> {
+    let out = cwd.join("replayed.jsonl");
+    let mut args = vec![
+        "replay",
+        path(capture),
+        "--no-tui",
+        "--quiet",
+        "--jsonl",
+        path(&out),
+    ];
+    args.extend_from_slice(extra);
+    let (code, text, err) = amqpeek_in(cwd, &args);
+    assert_eq!(code, 0, "{text}{err}");
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn no_diagnoses_and_the_config_key_make_none_and_leave_the_violations_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (jsonl, pcapng) = captures(dir.path(), &[stalled(b"orders", false, 40)]);
+    let bad_ack = PathBuf::from(cli_common::capture_path("amqp091-bad-ack.pcapng"));
+    let off = dir.path().join("off");
+    std::fs::create_dir(&off).unwrap();
+    std::fs::write(off.join("amqpeek.toml"), "diagnoses = false\n").unwrap();
+    let config = off.join("amqpeek.toml");
+    let cfg = ["--config", path(&config)];
+    for capture in [&jsonl, &pcapng, &bad_ack] {
+        let on = check_json(capture, &[]);
+        let stalled = capture != &bad_ack;
+        if stalled {
+            assert_eq!(on["diagnoses"]["total"], 1, "{on}");
+        }
+        for flags in [&["--no-diagnoses"][..], &cfg] {
+            let doc = check_json(capture, flags);
+            assert_eq!(doc["diagnoses"]["total"], 0, "{flags:?}: {doc}");
+            assert_eq!(doc["diagnoses"]["list"], serde_json::json!([]));
+            assert_eq!(
+                cli_common::findings_in(&doc),
+                cli_common::findings_in(&on),
+                "{flags:?}"
+            );
+        }
+        // `diagnoses = true` keeps them.
+        std::fs::write(dir.path().join("on.toml"), "diagnoses = true\n").unwrap();
+        let kept = check_json(capture, &["--config", path(&dir.path().join("on.toml"))]);
+        assert_eq!(kept["diagnoses"]["total"], on["diagnoses"]["total"]);
+    }
+    assert!(
+        !cli_common::findings_in(&check_json(&bad_ack, &["--no-diagnoses"])).is_empty(),
+        "the shipped bad-ack capture has violations to compare"
+    );
+
+    // stats: the flag, and amqpeek.toml in the current folder.
+    let (_, text, _) = amqpeek(&["stats", path(&pcapng)]);
+    assert!(
+        text.contains("\nDiagnoses (why a flow is stuck): 1"),
+        "{text}"
+    );
+    let strip = |t: &str| t.split("\nDiagnoses").next().unwrap().to_string();
+    for (cwd, flags) in [(dir.path(), &["--no-diagnoses"][..]), (off.as_path(), &[])] {
+        let args = [&["stats", path(&pcapng)][..], flags].concat();
+        let (code, plain, err) = amqpeek_in(cwd, &args);
+        assert_eq!(code, 0, "{err}");
+        assert!(!plain.contains("Diagnoses"), "{flags:?}: {plain}");
+        assert_eq!(strip(&plain), strip(&text), "the statistics are the same");
+    }
+
+    // replay: no diagnosis records; every other record as with diagnoses.
+    let others = |recs: Vec<Value>| -> Vec<Value> {
+        recs.into_iter()
+            .filter(|r| r["event"] != "diagnosis")
+            .collect()
+    };
+    let with = replayed(dir.path(), &pcapng, &[]);
+    assert!(with.iter().any(|r| r["event"] == "diagnosis"));
+    for (cwd, flags) in [(dir.path(), &["--no-diagnoses"][..]), (off.as_path(), &[])] {
+        let without = replayed(cwd, &pcapng, flags);
+        assert!(
+            !without.iter().any(|r| r["event"] == "diagnosis"),
+            "{flags:?}"
+        );
+        assert_eq!(others(without), others(with.clone()), "{flags:?}");
+    }
+}
+
+#[test]
+fn fail_on_diagnosis_with_diagnoses_off_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pcapng) = captures(dir.path(), &[stalled(b"orders", false, 40)]);
+    let named = ["--fail-on-diagnosis", "amqp10.link.no-credit"];
+    let (code, text, err) =
+        amqpeek(&[&["check", path(&pcapng), "--no-diagnoses"][..], &named].concat());
+    assert_eq!(code, 2, "{text}{err}");
+    assert!(err.contains("diagnoses are off"), "{err}");
+    std::fs::write(
+        dir.path().join("amqpeek.toml"),
+        "diagnoses = false\nfail-on-diagnosis = [\"all\"]\n",
+    )
+    .unwrap();
+    let (code, _, err) = amqpeek_in(dir.path(), &["check", path(&pcapng)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("amqpeek.toml"), "{err}");
+}
+
+#[test]
+#[cfg(unix)]
+fn a_proxy_with_no_diagnoses_writes_none_of_a_live_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--no-diagnoses",
+        "--diagnosis-threshold",
+        "amqp10.link.no-credit=1",
+    ];
+    let LiveStall {
+        proxy,
+        _stderr,
+        client,
+        broker,
+        jsonl,
+    } = live_stall(dir.path(), &flags);
+    // Three times the threshold of silence, the connection open: with diagnoses on the
+    // diagnosis is in the capture by then (the test above).
+    std::thread::sleep(Duration::from_secs(3));
+    let records = records_of(&jsonl);
+    assert!(
+        records.iter().any(|r| r["event"] == "frame"),
+        "the frames are captured: {records:#?}"
+    );
+    assert!(
+        !records.iter().any(|r| r["event"] == "diagnosis"),
+        "{records:#?}"
+    );
+    drop(client);
+    broker.join().unwrap();
+    assert_eq!(interrupt(proxy), Some(0));
+    assert!(!records_of(&jsonl).iter().any(|r| r["event"] == "diagnosis"));
 }

@@ -5,7 +5,9 @@
 #
 #   tools/instructions.sh [TRANSFERS]      # default 20000; needs valgrind
 #
-# Env: KEEP=DIR keeps the capture and the callgrind output in DIR (for callgrind_annotate).
+# Env: KEEP=DIR keeps the capture and the callgrind output in DIR (for callgrind_annotate);
+# DIAGNOSES_OFF=1 counts `check --no-diagnoses` (the diagnoser's cost per frame is the
+# difference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,11 +22,13 @@ mkdir -p "$dir"
 
 cargo build --release --quiet --bin amqpeek
 frames=$(cargo run --quiet --example gate_capture -- "$dir/gate.pcapng" "$transfers")
+flags=(check --jobs 1)
+[ -z "${DIAGNOSES_OFF:-}" ] || flags+=(--no-diagnoses)
 
 # The capture is spec-correct: `check` must find it clean (exit 0), or the count measures the
 # violation path.
 valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" \
-  target/release/amqpeek check --jobs 1 "$dir/gate.pcapng" >"$dir/check.out" 2>"$dir/valgrind.log" || {
+  target/release/amqpeek "${flags[@]}" "$dir/gate.pcapng" >"$dir/check.out" 2>"$dir/valgrind.log" || {
   echo "instructions: amqpeek check failed on the generated capture:" >&2
   cat "$dir/check.out" "$dir/valgrind.log" >&2
   exit 2
@@ -33,7 +37,7 @@ total=$(awk '/^(summary|totals):/ { print $2; exit }' "$dir/callgrind.out")
 [ -n "$total" ] || { echo "instructions: no total in $dir/callgrind.out" >&2; exit 2; }
 per_frame=$((total / frames))
 
-echo "instructions: $total Ir / $frames frames = $per_frame per frame (ceiling $ceiling, $ceiling_file)"
+echo "instructions: ${flags[*]}: $total Ir / $frames frames = $per_frame per frame (ceiling $ceiling, $ceiling_file)"
 if [ "$per_frame" -gt "$ceiling" ]; then
   echo "instructions: $per_frame per frame exceeds the ceiling of $ceiling" >&2
   exit 1

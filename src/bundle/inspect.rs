@@ -81,6 +81,7 @@ pub fn inspect(capture: &Path, dir: &Path, opts: &BundleOptions) -> Result<Inspe
         state_each_frame: false,
         emit_state: false,
         diagnosis: Some(Arc::new(opts.policy.thresholds.clone())),
+        diagnoses: opts.policy.diagnoses,
     };
     let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![
         Box::new(jsonl),

@@ -22,7 +22,9 @@ impl Inspector {
         self.latest_ts = self.latest_ts.max(ts);
         // The chunk's time advances the connection's clock first: what was due by then
         // starts before its frames can clear it.
-        self.diagnoser.tick(ts, &mut self.diagnoses);
+        if let Some(d) = &mut self.diagnoser {
+            d.tick(ts, &mut self.diagnoses);
+        }
         self.push_diagnoses(out);
         self.expect_091_server(dir);
         self.decode_chunk(dir, ts, bytes, out);
@@ -202,7 +204,9 @@ impl Inspector {
                     self.contexts.frame(at, &fe.frame, &mut fe.context);
                 }
                 self.tracker.frame(f, ts, &mut self.violations);
-                self.diagnoser.frame(f, ts, &mut self.diagnoses);
+                if let Some(d) = &mut self.diagnoser {
+                    d.frame(f, ts, &mut self.diagnoses);
+                }
                 if !self.violations.is_empty() {
                     let summary = f.frame.summary();
                     for v in &mut self.violations {

@@ -169,6 +169,7 @@ fn write_pcapng(jsonl: &Path, pcapng: &Path, opts: &RingOptions) -> Result<(), S
         state_each_frame: false,
         emit_state: false,
         diagnosis: None,
+        diagnoses: true,
     };
     let done = offline::run(
         source,

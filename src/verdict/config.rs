@@ -15,6 +15,9 @@
 //! "amqp10.link.no-credit" = 10
 //! ```
 //!
+//! `diagnoses = false` (a top-level key, before any table) turns the diagnoses off, as
+//! `--no-diagnoses` does.
+//!
 //! The command line adds to the file: its `--ignore` and `--severity` come after the file's
 //! (a later `--severity` wins), and its `--fail-on` and `--baseline` replace the file's. Any
 //! mistake (unknown key, bad pattern or level, unreadable baseline) is an error naming the
@@ -54,6 +57,8 @@ pub struct Config {
     /// `--fail-on-diagnosis` ids (or `all`).
     #[serde(default)]
     pub fail_on_diagnosis: Vec<String>,
+    /// `diagnoses = false`: as `--no-diagnoses` (on when absent).
+    pub diagnoses: Option<bool>,
 }
 
 /// Read the config: `explicit` (which must exist), else `amqpeek.toml` in `cwd` if there is
@@ -99,6 +104,8 @@ pub struct Overrides {
     pub diagnosis_threshold: Vec<String>,
     /// `--fail-on-diagnosis ID|all`.
     pub fail_on_diagnosis: Vec<String>,
+    /// `--no-diagnoses`: off whatever the file says.
+    pub no_diagnoses: bool,
 }
 
 /// The policy of `cfg` with the command line's `over` applied; `default` when neither sets a
@@ -155,6 +162,13 @@ pub fn build(cfg: &Config, over: &Overrides, default: Severity) -> Result<Policy
             return Err(format!("fail-on-diagnosis: unknown diagnosis id {id:?}"));
         }
     }
+    let diagnoses = !over.no_diagnoses && cfg.diagnoses.unwrap_or(true);
+    // A gate told to fail on a diagnosis it never makes would pass having checked nothing.
+    if !diagnoses && !fail_on_diagnosis.is_empty() {
+        return Err(
+            "fail-on-diagnosis: diagnoses are off (diagnoses = false or --no-diagnoses)".into(),
+        );
+    }
     Ok(Policy {
         fail_on,
         ignore,
@@ -162,6 +176,7 @@ pub fn build(cfg: &Config, over: &Overrides, default: Severity) -> Result<Policy
         baseline,
         fail_on_diagnosis,
         thresholds,
+        diagnoses,
     })
 }
 
@@ -224,5 +239,32 @@ mod tests {
             ..Overrides::default()
         };
         assert!(build(&Config::default(), &over, Severity::Error).is_err());
+    }
+
+    #[test]
+    fn diagnoses_are_on_unless_the_file_or_the_flag_turns_them_off() {
+        let on =
+            |cfg: &Config, over: &Overrides| build(cfg, over, Severity::Error).map(|p| p.diagnoses);
+        let off_file: Config = toml::from_str("diagnoses = false").unwrap();
+        let on_file: Config = toml::from_str("diagnoses = true").unwrap();
+        let flag = Overrides {
+            no_diagnoses: true,
+            ..Overrides::default()
+        };
+        assert_eq!(on(&Config::default(), &Overrides::default()), Ok(true));
+        assert_eq!(on(&on_file, &Overrides::default()), Ok(true));
+        assert_eq!(on(&off_file, &Overrides::default()), Ok(false));
+        assert_eq!(on(&on_file, &flag), Ok(false));
+        assert_eq!(on(&Config::default(), &flag), Ok(false));
+        let named = Overrides {
+            fail_on_diagnosis: vec!["all".into()],
+            ..Overrides::default()
+        };
+        assert!(
+            on(&off_file, &named)
+                .unwrap_err()
+                .contains("diagnoses are off")
+        );
+        assert!(toml::from_str::<Config>("diagnoses = \"no\"").is_err());
     }
 }

@@ -111,6 +111,9 @@ pub struct Policy {
     pub fail_on_diagnosis: Vec<String>,
     /// The diagnoses' thresholds (the file's `[diagnosis-threshold]`, then the command line's).
     pub thresholds: crate::state::diagnose::Thresholds,
+    /// Diagnoses are made at all (the file's `diagnoses = false` or `--no-diagnoses` turn
+    /// them off: the diagnoser then never runs).
+    pub diagnoses: bool,
 }
 
 impl Policy {
@@ -123,6 +126,7 @@ impl Policy {
             baseline: None,
             fail_on_diagnosis: Vec::new(),
             thresholds: Default::default(),
+            diagnoses: true,
         }
     }
 
