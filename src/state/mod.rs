@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod negotiation;
 pub mod register;
 pub mod rules;
+pub mod seq_map;
 pub mod snapshot;
 pub(crate) mod visits;
 

@@ -12,6 +12,7 @@ use super::methods::{answers, expects_reply, is_reply};
 use super::rules;
 use crate::base::{Dir, Violation};
 use crate::codec::amqp091::{FrameKind, Method, MethodKind};
+use crate::state::seq_map::SeqSet;
 
 /// More outstanding tags/sequence numbers than this and the channel stops judging them
 /// (memory stays bounded whatever the peer does).
@@ -79,11 +80,11 @@ pub struct Channel {
     /// The next publish sequence number (confirm mode).
     next_seq: u64,
     /// Published, not yet confirmed.
-    unconfirmed: BTreeSet<u64>,
+    unconfirmed: SeqSet<u64>,
     /// The last delivery tag the server used (deliver / get-ok).
     last_delivery_tag: u64,
     /// Delivered with ack required, not yet settled by the client.
-    unacked: BTreeSet<u64>,
+    unacked: SeqSet<u64>,
     /// Tags the client settled inside the current transaction (rollback restores them).
     tx_settled: Vec<u64>,
     /// Consumers by tag.
@@ -121,9 +122,9 @@ impl Channel {
             confirm: false,
             tx: false,
             next_seq: 1,
-            unconfirmed: BTreeSet::new(),
+            unconfirmed: SeqSet::new(),
             last_delivery_tag: 0,
-            unacked: BTreeSet::new(),
+            unacked: SeqSet::new(),
             tx_settled: Vec::new(),
             consumers: BTreeMap::new(),
             pending_consumes: VecDeque::new(),
@@ -635,13 +636,7 @@ impl Channel {
             return;
         }
         let settled: Vec<u64> = if multiple {
-            let rest = match tag.checked_add(1) {
-                Some(next) => self.unacked.split_off(&next),
-                None => BTreeSet::new(),
-            };
-            std::mem::replace(&mut self.unacked, rest)
-                .into_iter()
-                .collect()
+            self.unacked.drain_range(..=tag).collect()
         } else {
             self.unacked.remove(&tag);
             vec![tag]
@@ -684,10 +679,8 @@ impl Channel {
                 "not yet published (only {published} messages published in confirm mode)"
             ))
         } else if multiple {
-            let rest = self.unconfirmed.split_off(&tag.saturating_add(1));
-            let covered = std::mem::replace(&mut self.unconfirmed, rest);
-            covered
-                .is_empty()
+            let covered = self.unconfirmed.drain_range(..=tag).count();
+            (covered == 0)
                 .then(|| format!("every sequence number up to {tag} was already confirmed"))
         } else {
             (!self.unconfirmed.remove(&tag)).then(|| "already confirmed".to_string())

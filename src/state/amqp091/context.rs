@@ -10,7 +10,7 @@
 //! server may hide publishes, after which the numbering is unknown: a channel's publishes are
 //! then not timed until it is opened again.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::hash::{HashMap, HashSet};
 
@@ -21,9 +21,10 @@ use crate::codec::amqp091::{Frame, Method, MethodKind};
 use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };
+use crate::state::seq_map::SeqMap;
 
 /// A publish or delivery waiting for its confirm or ack: the frame that started it, and when.
-type Waiting = BTreeMap<u64, (FrameRef, i64)>;
+type Waiting = SeqMap<u64, (FrameRef, i64)>;
 
 /// Consumers and gets of one channel whose deliveries need no ack, and those still waiting
 /// for the broker's answer (bounded by what the client asked).
@@ -68,12 +69,11 @@ fn settle(
     cx: &mut FrameContext,
 ) -> usize {
     let taken: Vec<(u64, (FrameRef, i64))> = if multiple {
-        let rest = if tag == 0 {
-            BTreeMap::new()
+        if tag == 0 {
+            waiting.drain_range(..).collect()
         } else {
-            waiting.split_off(&(tag + 1))
-        };
-        std::mem::replace(waiting, rest).into_iter().collect()
+            waiting.drain_range(..=tag).collect()
+        }
     } else {
         waiting.remove(&tag).map(|v| (tag, v)).into_iter().collect()
     };

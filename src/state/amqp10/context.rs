@@ -8,8 +8,6 @@
 //! direction, which only the begins tell (`remote-channel`): a disposition on a session whose
 //! begins were not seen settles nothing here, rather than a guess.
 
-use std::collections::BTreeMap;
-
 use crate::hash::HashMap;
 
 use crate::base::{Dir, FrameContext, FrameRef};
@@ -17,6 +15,7 @@ use crate::codec::amqp10::{Frame, Performative, Role};
 use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };
+use crate::state::seq_map::SeqMap;
 use crate::state::visits::visit;
 
 /// A delivery waiting for its settlement.
@@ -36,7 +35,7 @@ pub struct Amqp10Context {
     peer: HashMap<(Dir, u16), u16>,
     /// Deliveries waiting for their settlement, by (sender's direction, channel), then
     /// delivery-id: a disposition's range is found by key.
-    open: HashMap<(Dir, u16), BTreeMap<u32, Open>>,
+    open: HashMap<(Dir, u16), SeqMap<u32, Open>>,
     /// How many deliveries `open` holds.
     open_count: usize,
     /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
@@ -45,9 +44,8 @@ pub struct Amqp10Context {
 }
 
 /// Take the deliveries `first..=last` (`first <= last`) out of one session's waiting ones.
-fn take_range(session: &mut BTreeMap<u32, Open>, first: u32, last: u32) -> Vec<Open> {
-    let ids: Vec<u32> = session.range(first..=last).map(|(id, _)| *id).collect();
-    ids.iter().filter_map(|id| session.remove(id)).collect()
+fn take_range(session: &mut SeqMap<u32, Open>, first: u32, last: u32) -> Vec<Open> {
+    session.drain_range(first..=last).map(|(_, o)| o).collect()
 }
 
 impl Amqp10Context {

@@ -5,11 +5,10 @@
 //! delivery-id, so a disposition's range is found by key (its size is what it settles, not
 //! what is outstanding).
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 
 use crate::hash::HashMap;
+use crate::state::seq_map::SeqMap;
 use crate::state::visits::visit;
 
 use crate::codec::amqp10::ReceiverSettleMode;
@@ -53,7 +52,7 @@ pub struct Partial {
 #[derive(Clone, Debug, Default)]
 pub struct Deliveries {
     /// Unsettled deliveries by delivery-id.
-    pub unsettled: [BTreeMap<u32, Delivery>; 2],
+    pub unsettled: [SeqMap<u32, Delivery>; 2],
     /// (link id, tag) -> delivery-id of the unsettled deliveries.
     pub tags: [HashMap<(u64, Bytes), u32>; 2],
     /// The last new delivery-id.
