@@ -835,3 +835,40 @@ fn a_connection_close_never_answered_before_the_socket_closes() {
         .end_with("capture ended with the connection open");
     cut.clean();
 }
+
+#[test]
+fn acks_with_multiple_and_the_largest_tag_settle_without_overflow() {
+    // Hostile or mistaken peers may name tag 2^64-1 with multiple=true: everything up to it
+    // is covered, and nothing overflows finding what follows it.
+    let mut c = Conv::new();
+    c.handshake().open(1).open(2);
+    c.c(1, K::ConfirmSelect, &[])
+        .s(1, K::ConfirmSelectOk, &[])
+        .publish(1, 1)
+        .publish(1, 1);
+    c.s(
+        1,
+        K::BasicAck,
+        &[("delivery-tag", ll(u64::MAX)), ("multiple", bit(true))],
+    );
+    c.consume(2, "t", false)
+        .deliver(2, "t", 1)
+        .deliver(2, "t", u64::MAX);
+    c.c(
+        2,
+        K::BasicAck,
+        &[("delivery-tag", ll(u64::MAX)), ("multiple", bit(true))],
+    );
+    let v = c.expect(&["amqp091.confirm.unknown-sequence"]);
+    assert!(
+        v[0].message.contains("not yet published"),
+        "{}",
+        v[0].message
+    );
+    // Both deliveries were settled by that ack: acking either again is unknown.
+    c.c(2, K::BasicAck, &[("delivery-tag", ll(1))]);
+    c.expect(&[
+        "amqp091.confirm.unknown-sequence",
+        "amqp091.basic.unknown-delivery-tag",
+    ]);
+}
