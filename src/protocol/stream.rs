@@ -9,7 +9,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::{AnyFrame, AnyMessage, Assemblers, ProtocolId};
+use super::{AnyFrame, AnyMessage, Assemblers, ProtocolId, SkimChannels};
 use crate::codec::limits::{Limits, MAX_BUFFERED_FRAME};
 use crate::codec::resync::Plausible;
 use crate::codec::{DecodeError, ErrorKind, ProtocolHeader};
@@ -68,7 +68,7 @@ enum Mode {
 }
 
 /// What [`StreamDecoder::skim`] passed over.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Skimmed {
     /// Frames that start in the bytes passed over.
     pub frames: u64,
@@ -77,6 +77,9 @@ pub struct Skimmed {
     /// Bytes of an incomplete frame that the decoder held from earlier chunks and passed over
     /// (they come before the chunk).
     pub pending: usize,
+    /// The channels of the frames passed over that may carry state (the rest of a frame
+    /// decoded from its head is not counted: its head was decoded).
+    pub channels: SkimChannels,
 }
 
 /// Decoder for one direction of one connection.
@@ -240,15 +243,16 @@ impl StreamDecoder {
         if !self.pending.is_empty() {
             // An incomplete frame is held: pass over it too, once its size is known (from the
             // chunk's first bytes when the held ones are too few to tell).
+            let mut head = [0u8; 8];
+            let held = self.pending.len().min(head.len());
+            head[..held].copy_from_slice(&self.pending[..held]);
+            let more = (head.len() - held).min(chunk.len());
+            head[held..held + more].copy_from_slice(&chunk[..more]);
+            let head = &head[..held + more];
             let size = if self.need > 0 {
                 self.need
             } else {
-                let mut head = [0u8; 8];
-                let held = self.pending.len().min(head.len());
-                head[..held].copy_from_slice(&self.pending[..held]);
-                let more = (head.len() - held).min(chunk.len());
-                head[held..held + more].copy_from_slice(&chunk[..more]);
-                match protocol.frame_size(&head[..held + more]) {
+                match protocol.frame_size(head) {
                     Ok(Some(size)) if size <= MAX_BUFFERED_FRAME => size,
                     _ => return done,
                 }
@@ -258,6 +262,7 @@ impl StreamDecoder {
             }
             done.pending = self.pending.len();
             done.frames += 1;
+            done.channels.note(protocol.frame_channel(head));
             self.skip = (size - self.pending.len()) as u64;
             self.skip_from = self.offset;
             self.offset += self.pending.len() as u64;
@@ -276,12 +281,14 @@ impl StreamDecoder {
             match (plausible, size) {
                 (Plausible::Frame(n), _) => {
                     done.frames += 1;
+                    done.channels.note(protocol.frame_channel(rest));
                     at += n;
                 }
                 (Plausible::NeedMore, Ok(Some(size)))
                     if size > rest.len() && size <= MAX_BUFFERED_FRAME =>
                 {
                     done.frames += 1;
+                    done.channels.note(protocol.frame_channel(rest));
                     self.skip = (size - rest.len()) as u64;
                     self.skip_from = self.offset + at as u64;
                     at = chunk.len();
@@ -811,7 +818,8 @@ mod tests {
             Skimmed {
                 frames: 1,
                 bytes: 8,
-                pending: 0
+                pending: 0,
+                channels: SkimChannels::new(),
             }
         );
         d.push(chunk.slice(s.bytes..), &mut out);
