@@ -307,6 +307,12 @@ impl Conv10 {
         self
     }
 
+    fn skim_s2c(&mut self, b: Vec<u8>) -> &mut Self {
+        let ts = self.ts();
+        self.insp.skim(Dir::S2C, ts, Bytes::from(b), &mut self.out);
+        self
+    }
+
     fn rules(&self) -> Vec<&'static str> {
         self.out
             .iter()
@@ -346,17 +352,17 @@ impl Conv10 {
     }
 }
 
-/// Two sessions (client channels 1 and 2), each with a sender link granted 100 credit, and a
-/// transfer on each.
-fn two_sessions() -> Conv10 {
+/// Two sessions (client channels 1 and 2), each with a sender link (`a`, `b`) granted
+/// `credit[i]`, and a transfer on each.
+fn two_sessions(credit: [u32; 2]) -> Conv10 {
     use amqp10::*;
     let mut c = Conv10::new(0);
-    for (ch, name) in [(1, "a"), (2, "b")] {
+    for (ch, name, credit) in [(1, "a", credit[0]), (2, "b", credit[1])] {
         c.c2s(begin(ch, None))
             .s2c(begin(ch, Some(ch)))
             .c2s(attach(ch, name, false))
             .s2c(attach(ch, name, true))
-            .s2c(flow(ch, 100))
+            .s2c(flow(ch, credit))
             .c2s(transfer(ch, 0));
     }
     c
@@ -365,17 +371,16 @@ fn two_sessions() -> Conv10 {
 #[test]
 fn an_amqp10_skim_on_one_session_leaves_the_other_sessions_credit_known() {
     use amqp10::*;
-    let mut c = two_sessions();
-    let mut hidden = Vec::new();
+    // Link b has used its one credit; the server grants more in a flow the view passes over.
+    let mut c = two_sessions([100, 1]);
+    c.skim_s2c(flow(2, 10));
+    // Decoding resumes: the client sends on link b with the credit the skim hid (not judged),
+    // and on link a; the server settles them.
     for id in 1..4 {
-        hidden.extend(transfer(2, id));
+        c.c2s(transfer(2, id));
     }
-    c.skim_c2s(hidden);
-    // Decoding resumes: a transfer on each session, then the server settles everything on
-    // session 2, the deliveries the skim hid included.
     c.c2s(transfer(1, 1))
-        .c2s(transfer(2, 4))
-        .s2c(accept(2, 0, 4))
+        .s2c(accept(2, 0, 3))
         .s2c(accept(1, 0, 1));
     assert_eq!(c.rules(), Vec::<&str>::new());
     let (name, sessions, links) = c.state();
@@ -388,9 +393,18 @@ fn an_amqp10_skim_on_one_session_leaves_the_other_sessions_credit_known() {
 }
 
 #[test]
+fn an_amqp10_transfer_beyond_credit_on_a_session_the_skim_missed_is_still_judged() {
+    use amqp10::*;
+    let mut c = two_sessions([1, 100]);
+    c.skim_s2c(flow(2, 10));
+    c.c2s(transfer(1, 1));
+    assert_eq!(c.rules().len(), 1, "{:?}", c.rules());
+}
+
+#[test]
 fn an_amqp10_skim_on_channel_0_makes_the_whole_connection_unknown() {
     use amqp10::*;
-    let mut c = two_sessions();
+    let mut c = two_sessions([100, 100]);
     let mut hidden = perf(0, FLOW, vec![Value10::Uint(1), Value10::Uint(10_000)]);
     hidden.extend(transfer(1, 1));
     c.skim_c2s(hidden);
@@ -437,4 +451,31 @@ fn the_idle_time_out_after_a_gap_or_a_skim_is_measured_from_it_not_from_the_open
             "after a {how}"
         );
     }
+}
+
+#[test]
+fn a_session_or_channel_begun_in_skimmed_frames_is_learned_not_reported() {
+    use amqp10::*;
+    // AMQP 1.0: the client's begin on channel 3 is passed over; the server's answer and the
+    // session's first frames are judged as after a gap.
+    let mut c = two_sessions([100, 100]);
+    c.skim_c2s(begin(3, None));
+    c.s2c(begin(5, Some(3)))
+        .c2s(attach(3, "c", false))
+        .s2c(attach(5, "c", true));
+    assert_eq!(c.rules(), Vec::<&str>::new());
+    let (name, sessions, _) = c.state();
+    assert_eq!(name, "OPENED");
+    assert!(sessions.contains(&(Some(1), true)), "{sessions:?}");
+    // AMQP 0-9-1: channel.open on channel 3 is passed over.
+    let mut c = two_consumers();
+    let mut open = Vec::new();
+    let m0 = m(K::ChannelOpen, &[]);
+    encode_frame(3, &FrameKind::Method(m0.into()), &mut open);
+    c.skim(Dir::C2S, open);
+    c.s(3, K::ChannelOpenOk, &[]).publish(3, 4);
+    c.clean();
+    let (name, _, channels) = amqp091_state(&c);
+    assert_eq!(name, "OPEN");
+    assert!(channels.contains(&(1, 2, false)), "{channels:?}");
 }
