@@ -828,4 +828,44 @@ mod tests {
             "{out:?}"
         );
     }
+
+    #[test]
+    fn a_skim_names_the_channels_of_the_frames_it_passed_over() {
+        // 0-9-1: bodies on channels 2 and 5, a heartbeat (no state), then a frame on channel
+        // 7 cut by the chunk's end: its channel is read from its header.
+        let mut stream = Vec::new();
+        for ch in [2, 5, 2] {
+            let body = amqp091::FrameKind::Body(Bytes::from_static(b"xyz"));
+            amqp091::encode_frame(ch, &body, &mut stream);
+        }
+        amqp091::encode_frame(0, &amqp091::FrameKind::Heartbeat, &mut stream);
+        let mut last = Vec::new();
+        let body = amqp091::FrameKind::Body(Bytes::from(vec![b'x'; 100]));
+        amqp091::encode_frame(7, &body, &mut last);
+        stream.extend_from_slice(&last[..20]);
+        let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp091);
+        let s = d.skim(&Bytes::from(stream.clone()));
+        assert_eq!((s.frames, s.bytes), (5, stream.len()));
+        assert_eq!(s.channels.listed(), &[2, 5, 7]);
+        // 1.0: a frame held incomplete from before the skim (its channel in the held bytes and
+        // the chunk's); SASL frames belong to the connection (channel 0), empty frames to none.
+        let transfer =
+            amqp10::described_list(amqp10::views::code::TRANSFER, vec![amqp10::Value::Uint(0)]);
+        let frame = amqp10::encode_frame(0, 3, Some(&transfer), &[0; 40]).unwrap();
+        let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp10);
+        feed(&mut d, &[&frame[..5]]);
+        let s = d.skim(&Bytes::copy_from_slice(&frame[5..]));
+        assert_eq!((s.frames, s.pending), (1, 5));
+        assert_eq!(s.channels.listed(), &[3]);
+        let outcome = amqp10::described_list(
+            amqp10::views::code::SASL_OUTCOME,
+            vec![amqp10::Value::Ubyte(0)],
+        );
+        let sasl = amqp10::encode_frame(1, 9, Some(&outcome), &[]).unwrap();
+        let on = ProtocolId::Amqp10.frame_channel(&sasl);
+        assert_eq!(on, crate::protocol::FrameChannel::On(0));
+        let empty = amqp10::encode_frame(0, 4, None, &[]).unwrap();
+        let on = ProtocolId::Amqp10.frame_channel(&empty);
+        assert_eq!(on, crate::protocol::FrameChannel::Stateless);
+    }
 }
