@@ -288,7 +288,7 @@ impl ProtocolTracker for ConnectionTracker {
             return; // an empty frame
         };
         let ch = f.channel;
-        let blind = self.blind.frame(d, ch, Some(perf));
+        let blind = self.blind.frame(d, ch, perf);
         let at = At {
             d,
             fe,

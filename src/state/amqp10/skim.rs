@@ -28,11 +28,11 @@ pub(crate) struct Blind {
 impl Blind {
     /// Whether a frame from `d` on `ch` carrying `perf` is to be judged as after a gap; a
     /// begin answering a channel passed over makes its own channel one too.
-    pub(crate) fn frame(&mut self, d: Dir, ch: u16, perf: Option<&Performative>) -> bool {
+    pub(crate) fn frame(&mut self, d: Dir, ch: u16, perf: &Performative) -> bool {
         if self.channels[d.index()].contains(&ch) {
             return true;
         }
-        if let Some(Performative::Begin(b)) = perf
+        if let Performative::Begin(b) = perf
             && let Some(rc) = b.remote_channel
             && self.channels[d.flip().index()].contains(&rc)
         {
