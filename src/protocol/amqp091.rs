@@ -27,6 +27,7 @@ impl Protocol for Amqp091 {
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
         amqp091::frame_size(buf)
     }
+    #[inline]
     fn frame_channel(head: &[u8]) -> super::FrameChannel {
         // type (1 byte), channel (2), size (4): a heartbeat (type 8) carries no state.
         match head {

@@ -27,6 +27,7 @@ impl Protocol for Amqp10 {
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
         amqp10::frame_size(buf)
     }
+    #[inline]
     fn frame_channel(head: &[u8]) -> super::FrameChannel {
         // size (4 bytes), doff (1), type (1), channel (2). SASL frames (type 1) belong to the
         // connection; a frame of the header alone is empty (a heartbeat).

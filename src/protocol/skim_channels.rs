@@ -41,6 +41,7 @@ impl SkimChannels {
     }
 
     /// Count a frame whose header says `what`.
+    #[inline]
     pub fn note(&mut self, what: FrameChannel) {
         match what {
             FrameChannel::Stateless => {}
@@ -50,8 +51,10 @@ impl SkimChannels {
     }
 
     /// Count a frame on channel `ch`.
+    #[inline]
     pub fn add(&mut self, ch: u16) {
-        if self.many {
+        // Runs of frames on one channel are the common case: no search for them.
+        if self.many || self.listed.last() == Some(&ch) {
             return;
         }
         if let Err(at) = self.listed.binary_search(&ch) {
