@@ -11,6 +11,9 @@
 //! one direction together hold at most the assembling limit; past it a delivery keeps nothing
 //! more.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use crate::hash::{HashMap, HashSet};
 
 use bytes::{Bytes, BytesMut};
@@ -20,6 +23,7 @@ use super::composite::{check_value, lookup_descriptor};
 use super::fields::{FieldList, Map};
 use super::performative::Performative;
 use super::render::write_fields_entries;
+use super::section_check::{self, SectionSpan};
 use super::value::{self, Described, Value, write_fields_map};
 use super::views::code::{
     AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES, DATA, DELIVERY_ANNOTATIONS, FOOTER, HEADER,
@@ -85,13 +89,105 @@ pub struct Message {
     pub payload: Bytes,
     /// The encoded message's full size.
     pub size: u64,
-    /// The sections, in order (those the kept bytes hold, the last one perhaps cut).
-    pub sections: Vec<Section>,
+    /// The sections, in order (those the kept bytes hold, the last one perhaps cut):
+    /// [`Message::sections`].
+    sections: Sections,
     /// Body sections in the kept bytes past the body bytes shown: counted, not materialised.
     pub sections_counted: u64,
 }
 
+/// A message's sections: decoded already, or — for a whole message the in-place check
+/// ([`section_check::scan`]) found valid — decoded from the payload when first asked for,
+/// their spans known meanwhile (so asking for one section decodes only that one).
+#[derive(Clone)]
+struct Sections {
+    decoded: OnceLock<Vec<Section>>,
+    lazy: Option<Lazy>,
+}
+
+/// What decoding a message's sections later takes.
+#[derive(Clone)]
+struct Lazy {
+    /// The whole encoded message.
+    payload: Bytes,
+    /// Absolute offset of its first byte.
+    offset: u64,
+    /// Body bytes materialised (see [`Message::decode_kept`]).
+    max_body: usize,
+    /// The materialised sections' codes and spans, in order.
+    spans: Vec<SectionSpan>,
+}
+
+impl Sections {
+    fn ready(sections: Vec<Section>) -> Self {
+        Sections {
+            decoded: OnceLock::from(sections),
+            lazy: None,
+        }
+    }
+
+    /// All sections, decoded on first use (the check made sure they decode).
+    fn all(&self) -> &[Section] {
+        self.decoded.get_or_init(|| match &self.lazy {
+            Some(l) => Message::decode_kept(&l.payload, l.offset, true, l.max_body)
+                .map(|(s, _)| s)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        })
+    }
+
+    /// The spans still to decode, while nothing asked for all sections.
+    fn pending(&self) -> Option<&Lazy> {
+        self.lazy.as_ref().filter(|_| self.decoded.get().is_none())
+    }
+
+    /// Whether a section with this code is there (decoding nothing).
+    fn has(&self, code: u64) -> bool {
+        match self.pending() {
+            Some(l) => l.spans.iter().any(|s| s.code == code),
+            None => self.all().iter().any(|s| s.code == code),
+        }
+    }
+
+    /// The value of the first section with this code: borrowed when all are decoded, else
+    /// that section alone decoded from its span.
+    fn value(&self, code: u64) -> Option<Cow<'_, Value>> {
+        let Some(l) = self.pending() else {
+            let s = self.all().iter().find(|s| s.code == code)?;
+            return Some(Cow::Borrowed(&s.value));
+        };
+        let span = l.spans.iter().find(|s| s.code == code)?.span.clone();
+        let at = l.offset + span.start as u64;
+        let mut r = Reader::new(l.payload.slice(span), at);
+        r.u8().ok()?;
+        value::decode_descriptor(&mut r, 1).ok()?;
+        value::decode_at(&mut r, 1).ok().map(Cow::Owned)
+    }
+}
+
+impl std::fmt::Debug for Sections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.all().fmt(f)
+    }
+}
+
+impl PartialEq for Sections {
+    fn eq(&self, other: &Self) -> bool {
+        self.all() == other.all()
+    }
+}
+
 impl Message {
+    /// The sections, in order (those the kept bytes hold, the last one perhaps cut).
+    pub fn sections(&self) -> &[Section] {
+        self.sections.all()
+    }
+
+    /// Replace the sections (e.g. with those of a masked copy of the payload).
+    pub fn set_sections(&mut self, sections: Vec<Section>) {
+        self.sections = Sections::ready(sections);
+    }
+
     /// Decode `payload` (whose first byte sits at absolute `offset`) into sections.
     pub fn decode_sections(payload: &Bytes, offset: u64) -> Result<Vec<Section>, DecodeError> {
         Self::decode_kept(payload, offset, true, usize::MAX).map(|(s, _)| s)
@@ -183,7 +279,7 @@ impl Message {
         if self.sections_counted == 0 {
             return usize::MAX;
         }
-        self.sections
+        self.sections()
             .iter()
             .filter(|s| (DATA..=AMQP_VALUE).contains(&s.code))
             .map(|s| s.span.len())
@@ -193,29 +289,32 @@ impl Message {
 
     /// The first section with this descriptor code.
     pub fn section(&self, code: u64) -> Option<&Section> {
-        self.sections.iter().find(|s| s.code == code)
+        self.sections().iter().find(|s| s.code == code)
     }
 
-    /// The fields of a list section (header, properties).
-    fn list_section(&self, code: u64) -> Option<FieldList<'_>> {
-        match &self.section(code)?.value {
-            Value::List(items) => Some(FieldList(items)),
+    /// `view` of the fields of a list section (header, properties), decoding only that
+    /// section while the others are not decoded.
+    fn list_section<T>(&self, code: u64, view: impl FnOnce(&FieldList<'_>) -> T) -> Option<T> {
+        match self.sections.value(code)?.as_ref() {
+            Value::List(items) => Some(view(&FieldList(items))),
             _ => None,
         }
     }
 
     /// The header section, the spec's defaults applied.
     pub fn header(&self) -> Option<Header> {
-        self.list_section(HEADER).map(|f| Header::from_fields(&f))
+        self.list_section(HEADER, Header::from_fields)
     }
 
     /// The properties section.
     pub fn properties(&self) -> Option<Properties> {
-        self.list_section(PROPERTIES)
-            .map(|f| Properties::from_fields(&f))
+        self.list_section(PROPERTIES, Properties::from_fields)
     }
 
     fn map_section(&self, code: u64) -> Option<&Map> {
+        if !self.sections.has(code) {
+            return None;
+        }
         match &self.section(code)?.value {
             Value::Map(m) => Some(m),
             _ => None,
@@ -242,7 +341,7 @@ impl Message {
     pub fn body(&self) -> Body {
         let mut data = Vec::new();
         let mut seq = Vec::new();
-        for s in &self.sections {
+        for s in self.sections() {
             match (s.code, &s.value) {
                 (DATA, Value::Binary(b)) => data.push(b.clone()),
                 (AMQP_SEQUENCE, Value::List(l)) => seq.push(l.clone()),
@@ -318,7 +417,7 @@ impl Message {
     /// array, then `size` and `transfers`.
     pub fn write_json_entries<O: JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
         for code in SECTIONS_BY_NAME {
-            let mut of_code = self.sections.iter().filter(|s| s.code == code).peekable();
+            let mut of_code = self.sections().iter().filter(|s| s.code == code).peekable();
             if of_code.peek().is_none() {
                 continue;
             }
@@ -352,7 +451,7 @@ impl Message {
                     if binary {
                         o.key("data");
                         o.begin_array();
-                        for s in self.sections.iter().filter(|s| s.code == DATA) {
+                        for s in self.sections().iter().filter(|s| s.code == DATA) {
                             match &s.value {
                                 Value::Binary(b) => write_data(o, b, s.cut, max_body),
                                 _ if s.cut.is_some() => write_data(o, &[], s.cut, max_body),
@@ -685,8 +784,14 @@ impl MessageAssembler {
         kept: Bytes,
     ) -> Result<Message, DecodeError> {
         let complete = kept.len() as u64 == p.size;
-        let (sections, sections_counted) =
-            Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
+        let (sections, sections_counted) = match section_check::scan(&kept).filter(|_| complete) {
+            Some(spans) => Self::lazy(&kept, p.offset, spans, self.max_body),
+            None => {
+                let (sections, counted) =
+                    Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
+                (Sections::ready(sections), counted)
+            }
+        };
         Ok(Message {
             channel,
             handle,
@@ -699,6 +804,39 @@ impl MessageAssembler {
             sections,
             sections_counted,
         })
+    }
+
+    /// The sections of a whole message the in-place check found valid, to decode when asked
+    /// for, and how many body sections past `max_body` are counted (as
+    /// [`Message::decode_kept`] counts them).
+    fn lazy(
+        payload: &Bytes,
+        offset: u64,
+        mut spans: Vec<SectionSpan>,
+        max_body: usize,
+    ) -> (Sections, u64) {
+        let (mut body, mut counted) = (0usize, 0u64);
+        spans.retain(|s| {
+            if (DATA..=AMQP_VALUE).contains(&s.code) {
+                if body >= max_body {
+                    counted += 1;
+                    return false;
+                }
+                body += s.span.len();
+            }
+            true
+        });
+        let lazy = Lazy {
+            payload: payload.clone(),
+            offset,
+            max_body,
+            spans,
+        };
+        let sections = Sections {
+            decoded: OnceLock::new(),
+            lazy: Some(lazy),
+        };
+        (sections, counted)
     }
 
     fn drop_partial(&mut self, channel: u16, handle: u32) {
@@ -754,7 +892,7 @@ mod summary_tests {
             transfers: 1,
             payload: Bytes::new(),
             size: 0,
-            sections,
+            sections: Sections::ready(sections),
             sections_counted: 0,
         }
     }
@@ -794,5 +932,40 @@ mod summary_tests {
         let value = message(vec![section(AMQP_VALUE, Value::Uint(7))]);
         assert_eq!(value.body_summary(), "body 7");
         assert_eq!(message(vec![]).body_summary(), "no body");
+    }
+}
+
+#[cfg(test)]
+mod lazy_tests {
+    use super::*;
+
+    /// header, properties (message-id 7, to "/q"), two data sections.
+    const MESSAGE: &[u8] = &[
+        0x00, 0x53, 0x70, 0xc0, 0x02, 0x01, 0x41, // header: durable
+        0x00, 0x53, 0x73, 0xc0, 0x08, 0x03, 0x53, 0x07, 0x40, 0xa1, 0x02, b'/',
+        b'q', // properties
+        0x00, 0x53, 0x75, 0xa0, 0x02, b'a', b'b', // data
+        0x00, 0x53, 0x75, 0xa0, 0x01, b'c', // data
+    ];
+
+    #[test]
+    fn lazily_decoded_sections_are_those_decoded_at_once() {
+        let payload = Bytes::from_static(MESSAGE);
+        for max_body in [usize::MAX, 8, 1] {
+            let spans = section_check::scan(&payload).unwrap();
+            let (lazy, counted) = MessageAssembler::lazy(&payload, 100, spans, max_body);
+            let (eager, eager_counted) =
+                Message::decode_kept(&payload, 100, true, max_body).unwrap();
+            assert_eq!(counted, eager_counted, "max_body {max_body}");
+            let eager = Sections::ready(eager);
+            // One section alone, before all are decoded.
+            assert_eq!(lazy.value(HEADER), eager.value(HEADER));
+            assert_eq!(lazy.value(PROPERTIES), eager.value(PROPERTIES));
+            assert!(lazy.decoded.get().is_none());
+            assert!(!lazy.has(APPLICATION_PROPERTIES) && lazy.has(DATA));
+            assert_eq!(lazy.all(), eager.all(), "max_body {max_body}");
+        }
+        let (_, counted) = Message::decode_kept(&payload, 0, true, 1).unwrap();
+        assert_eq!(counted, 1, "the second data section is counted");
     }
 }

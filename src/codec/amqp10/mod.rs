@@ -17,6 +17,7 @@ pub mod message;
 pub mod performative;
 pub mod render;
 pub mod sasl;
+pub mod section_check;
 pub mod tables;
 pub mod terminus;
 pub mod transaction;
