@@ -71,7 +71,7 @@ pub enum Body {
 }
 
 /// A complete message, reassembled from one or more transfers.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone)]
 pub struct Message {
     /// Channel of the transfers.
     pub channel: u16,
@@ -99,22 +99,10 @@ pub struct Message {
 /// A message's sections: decoded already, or — for a whole message the in-place check
 /// ([`section_check::scan`]) found valid — decoded from the payload when first asked for,
 /// their spans known meanwhile (so asking for one section decodes only that one).
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Sections {
     decoded: OnceLock<Vec<Section>>,
-    lazy: Option<Lazy>,
-}
-
-/// What decoding a message's sections later takes.
-#[derive(Clone)]
-struct Lazy {
-    /// The whole encoded message.
-    payload: Bytes,
-    /// Absolute offset of its first byte.
-    offset: u64,
-    /// Body bytes materialised (see [`Message::decode_kept`]).
-    max_body: usize,
-    /// The materialised sections' codes and spans, in order.
+    /// While `decoded` is not set: the codes and spans of the sections to decode.
     spans: Vec<SectionSpan>,
 }
 
@@ -122,65 +110,101 @@ impl Sections {
     fn ready(sections: Vec<Section>) -> Self {
         Sections {
             decoded: OnceLock::from(sections),
-            lazy: None,
+            spans: Vec::new(),
         }
     }
 
-    /// All sections, decoded on first use (the check made sure they decode).
-    fn all(&self) -> &[Section] {
-        self.decoded.get_or_init(|| match &self.lazy {
-            Some(l) => Message::decode_kept(&l.payload, l.offset, true, l.max_body)
-                .map(|(s, _)| s)
-                .unwrap_or_default(),
-            None => Vec::new(),
-        })
-    }
-
-    /// The spans still to decode, while nothing asked for all sections.
-    fn pending(&self) -> Option<&Lazy> {
-        self.lazy.as_ref().filter(|_| self.decoded.get().is_none())
+    /// All sections, decoded from `payload` on first use (the check made sure they decode).
+    fn all(&self, payload: &Bytes) -> &[Section] {
+        self.decoded
+            .get_or_init(|| self.spans.iter().filter_map(|s| one(payload, s)).collect())
     }
 
     /// Whether a section with this code is there (decoding nothing).
     fn has(&self, code: u64) -> bool {
-        match self.pending() {
-            Some(l) => l.spans.iter().any(|s| s.code == code),
-            None => self.all().iter().any(|s| s.code == code),
+        match self.decoded.get() {
+            Some(all) => all.iter().any(|s| s.code == code),
+            None => self.spans.iter().any(|s| s.code == code),
         }
     }
 
     /// The value of the first section with this code: borrowed when all are decoded, else
     /// that section alone decoded from its span.
-    fn value(&self, code: u64) -> Option<Cow<'_, Value>> {
-        let Some(l) = self.pending() else {
-            let s = self.all().iter().find(|s| s.code == code)?;
-            return Some(Cow::Borrowed(&s.value));
-        };
-        let span = l.spans.iter().find(|s| s.code == code)?.span.clone();
-        let at = l.offset + span.start as u64;
-        let mut r = Reader::new(l.payload.slice(span), at);
-        r.u8().ok()?;
-        value::decode_descriptor(&mut r, 1).ok()?;
-        value::decode_at(&mut r, 1).ok().map(Cow::Owned)
+    fn value(&self, payload: &Bytes, code: u64) -> Option<Cow<'_, Value>> {
+        match self.decoded.get() {
+            Some(all) => all
+                .iter()
+                .find(|s| s.code == code)
+                .map(|s| Cow::Borrowed(&s.value)),
+            None => {
+                let span = self.spans.iter().find(|s| s.code == code)?;
+                one(payload, span).map(|s| Cow::Owned(s.value))
+            }
+        }
     }
 }
 
-impl std::fmt::Debug for Sections {
+/// The section at `s` (a span the in-place check found valid) decoded.
+fn one(payload: &Bytes, s: &SectionSpan) -> Option<Section> {
+    let def = section_check::def(s.code)?;
+    if s.span.start > s.span.end || s.span.end > payload.len() {
+        return None;
+    }
+    let mut r = Reader::new(payload.slice(s.span.clone()), 0);
+    r.u8().ok()?;
+    value::decode_descriptor(&mut r, 1).ok()?;
+    let value = value::decode_at(&mut r, 1).ok()?;
+    Some(Section {
+        name: def.name,
+        code: s.code,
+        value,
+        span: s.span.clone(),
+        cut: None,
+    })
+}
+
+impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.all().fmt(f)
+        f.debug_struct("Message")
+            .field("channel", &self.channel)
+            .field("handle", &self.handle)
+            .field("delivery_id", &self.delivery_id)
+            .field("delivery_tag", &self.delivery_tag)
+            .field("message_format", &self.message_format)
+            .field("transfers", &self.transfers)
+            .field("payload", &self.payload)
+            .field("size", &self.size)
+            .field("sections", &self.sections())
+            .field("sections_counted", &self.sections_counted)
+            .finish()
     }
 }
 
-impl PartialEq for Sections {
-    fn eq(&self, other: &Self) -> bool {
-        self.all() == other.all()
+/// Equal when every field is, the sections compared decoded (however far each message
+/// decoded them yet).
+impl PartialEq for Message {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            self.channel,
+            self.handle,
+            self.delivery_id,
+            &self.delivery_tag,
+        ) == (o.channel, o.handle, o.delivery_id, &o.delivery_tag)
+            && (
+                self.message_format,
+                self.transfers,
+                &self.payload,
+                self.size,
+            ) == (o.message_format, o.transfers, &o.payload, o.size)
+            && self.sections_counted == o.sections_counted
+            && self.sections() == o.sections()
     }
 }
 
 impl Message {
     /// The sections, in order (those the kept bytes hold, the last one perhaps cut).
     pub fn sections(&self) -> &[Section] {
-        self.sections.all()
+        self.sections.all(&self.payload)
     }
 
     /// Replace the sections (e.g. with those of a masked copy of the payload).
@@ -295,7 +319,7 @@ impl Message {
     /// `view` of the fields of a list section (header, properties), decoding only that
     /// section while the others are not decoded.
     fn list_section<T>(&self, code: u64, view: impl FnOnce(&FieldList<'_>) -> T) -> Option<T> {
-        match self.sections.value(code)?.as_ref() {
+        match self.sections.value(&self.payload, code)?.as_ref() {
             Value::List(items) => Some(view(&FieldList(items))),
             _ => None,
         }
@@ -785,7 +809,7 @@ impl MessageAssembler {
     ) -> Result<Message, DecodeError> {
         let complete = kept.len() as u64 == p.size;
         let (sections, sections_counted) = match section_check::scan(&kept).filter(|_| complete) {
-            Some(spans) => Self::lazy(&kept, p.offset, spans, self.max_body),
+            Some(spans) => Self::lazy(spans, self.max_body),
             None => {
                 let (sections, counted) =
                     Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
@@ -809,12 +833,7 @@ impl MessageAssembler {
     /// The sections of a whole message the in-place check found valid, to decode when asked
     /// for, and how many body sections past `max_body` are counted (as
     /// [`Message::decode_kept`] counts them).
-    fn lazy(
-        payload: &Bytes,
-        offset: u64,
-        mut spans: Vec<SectionSpan>,
-        max_body: usize,
-    ) -> (Sections, u64) {
+    fn lazy(mut spans: Vec<SectionSpan>, max_body: usize) -> (Sections, u64) {
         let (mut body, mut counted) = (0usize, 0u64);
         spans.retain(|s| {
             if (DATA..=AMQP_VALUE).contains(&s.code) {
@@ -826,15 +845,9 @@ impl MessageAssembler {
             }
             true
         });
-        let lazy = Lazy {
-            payload: payload.clone(),
-            offset,
-            max_body,
-            spans,
-        };
         let sections = Sections {
             decoded: OnceLock::new(),
-            lazy: Some(lazy),
+            spans,
         };
         (sections, counted)
     }
@@ -953,17 +966,19 @@ mod lazy_tests {
         let payload = Bytes::from_static(MESSAGE);
         for max_body in [usize::MAX, 8, 1] {
             let spans = section_check::scan(&payload).unwrap();
-            let (lazy, counted) = MessageAssembler::lazy(&payload, 100, spans, max_body);
+            let (lazy, counted) = MessageAssembler::lazy(spans, max_body);
             let (eager, eager_counted) =
                 Message::decode_kept(&payload, 100, true, max_body).unwrap();
             assert_eq!(counted, eager_counted, "max_body {max_body}");
             let eager = Sections::ready(eager);
             // One section alone, before all are decoded.
-            assert_eq!(lazy.value(HEADER), eager.value(HEADER));
-            assert_eq!(lazy.value(PROPERTIES), eager.value(PROPERTIES));
+            let p = &payload;
+            assert!(lazy.value(p, HEADER).is_some());
+            assert_eq!(lazy.value(p, HEADER), eager.value(p, HEADER));
+            assert_eq!(lazy.value(p, PROPERTIES), eager.value(p, PROPERTIES));
             assert!(lazy.decoded.get().is_none());
             assert!(!lazy.has(APPLICATION_PROPERTIES) && lazy.has(DATA));
-            assert_eq!(lazy.all(), eager.all(), "max_body {max_body}");
+            assert_eq!(lazy.all(p), eager.all(p), "max_body {max_body}");
         }
         let (_, counted) = Message::decode_kept(&payload, 0, true, 1).unwrap();
         assert_eq!(counted, 1, "the second data section is counted");

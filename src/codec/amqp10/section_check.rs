@@ -40,13 +40,18 @@ pub fn scan(payload: &[u8]) -> Option<Vec<SectionSpan>> {
     Some(out)
 }
 
+/// The message section with this descriptor code.
+pub fn def(code: u64) -> Option<&'static CompositeDef> {
+    lookup(code).filter(|d| d.provides("section"))
+}
+
 /// The end of the section starting at `pos`, when it is valid and within the subset.
 fn section(b: &[u8], pos: usize) -> Option<usize> {
     let head = b.get(pos..pos + 3)?;
     if head[0] != code::DESCRIBED || head[1] != code::SMALLULONG {
         return None;
     }
-    let def = lookup(u64::from(head[2])).filter(|d| d.provides("section"))?;
+    let def = def(u64::from(head[2]))?;
     let at = pos + 3;
     if def.is_list() {
         return list(def, b, at);
