@@ -3,15 +3,17 @@
 //! and records each section's descriptor code and byte span.
 //!
 //! The check is conservative: it answers only for the encodings it knows the full decode
-//! (`Message::decode_kept`) accepts — sections with a small-ulong descriptor whose value is a
-//! primitive, `data` as a binary, and `header` / `properties`-like lists of primitives each
-//! matching its field's type. For anything else (maps, arrays, described values, a malformed
-//! byte) it declines, and the full decode runs and says what is wrong and where.
+//! (`Message::decode_kept`) accepts — sections with a small-ulong descriptor that are a
+//! `header` or `properties` list of primitives each of its field's type (mandatory fields
+//! present), a `data` binary, or an `amqp-value` primitive. For anything else (maps,
+//! sequences, arrays, described values, a malformed byte) it declines, and the full decode
+//! runs and says what is wrong and where.
 
 use std::ops::Range;
 
 use super::composite::{CompositeDef, FieldType, lookup};
 use super::value::{Kind, code};
+use super::views::code::{AMQP_VALUE, DATA, HEADER, PROPERTIES};
 
 /// One section found by [`scan`]: its descriptor code and byte span within the payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,16 +53,15 @@ fn section(b: &[u8], pos: usize) -> Option<usize> {
     if head[0] != code::DESCRIBED || head[1] != code::SMALLULONG {
         return None;
     }
-    let def = def(u64::from(head[2]))?;
-    let at = pos + 3;
-    if def.is_list() {
-        return list(def, b, at);
-    }
-    let (kind, end) = primitive(b, at, b.len())?;
-    match def.source {
-        "binary" if kind == Kind::Binary => Some(end),
-        // amqp-value: any primitive value.
-        "*" => Some(end),
+    let (code, at) = (u64::from(head[2]), pos + 3);
+    match code {
+        HEADER | PROPERTIES => list(def(code)?, b, at),
+        DATA => match primitive(b, at, b.len())? {
+            (Kind::Binary, end) => Some(end),
+            _ => None,
+        },
+        // Any primitive value.
+        AMQP_VALUE => primitive(b, at, b.len()).map(|(_, end)| end),
         _ => None,
     }
 }
@@ -140,7 +141,11 @@ fn primitive(b: &[u8], at: usize, limit: usize) -> Option<(Kind, usize)> {
     if end > limit.min(b.len()) {
         return None;
     }
-    if matches!(kind, Kind::String | Kind::Symbol) && std::str::from_utf8(&b[start..end]).is_err() {
+    let text = &b[start..end];
+    if matches!(kind, Kind::String | Kind::Symbol)
+        && !text.is_ascii()
+        && std::str::from_utf8(text).is_err()
+    {
         return None;
     }
     Some((kind, end))
