@@ -56,6 +56,7 @@ pub use crate::filter;
 mod ingest;
 pub mod input;
 pub mod line;
+mod live_window;
 mod marks;
 pub mod messages;
 pub mod model;

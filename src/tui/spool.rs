@@ -1,18 +1,29 @@
 //! The live view's spool: when `amqpeek proxy` shows the TUI and writes no capture, what the
-//! view is shown is also written, masked, as JSONL to a file of bounded size (`--spool-size`,
-//! in `--spool-dir` or a temporary file removed at exit), so the frames the view drops from
-//! memory stay reachable: `amqpeek replay SPOOL` navigates the whole session as any capture.
+//! view is shown is also written, masked, as JSONL to a bounded ring on disk (`--spool-size`
+//! bytes at most, in `--spool-dir` or the temporary folder, removed at exit then), so the
+//! frames the view drops from memory stay reachable: the live view pages the ring as a file
+//! replay pages its file (`g`/`G`, search, follow, export), through [`SpoolRing::opener`].
+//!
+//! The ring is [`SEGMENTS`] files of `--spool-size / SEGMENTS` bytes each: when the newest
+//! is full, a new one is opened and the oldest removed, so the ring holds the newest three
+//! quarters to all of the budget, in whole lines. Each segment knows the number of its first
+//! row (the view's numbering, counted here over the same events), so the rows paged back keep
+//! their numbers, and the view is told the first row still held when the oldest goes
+//! ([`AppEvent::SpoolFrom`]).
 //!
 //! The spool is a sink beside the view and like the view it does without what the inspection
-//! had no time to decode (a skim is a `gap` record in it): it never makes the relay wait.
-//! Once it holds `--spool-size` bytes it takes no more, and the view says up to when it kept
-//! the session. It is never written with `--show-secrets`: the spool holds only masked frames.
+//! had no time to decode (a skim is a `gap` record in it): it never makes the relay wait. It
+//! is never written with `--show-secrets`: the spool holds only masked frames.
 
+use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
+use crate::browse::numbering::Numbering;
+use crate::capture::{self, CaptureOptions, CaptureSource, Stop};
 use crate::event::{Event, Render, Sink};
 use crate::sinks::{JsonOptions, JsonlSink};
 
@@ -21,136 +32,246 @@ use super::{AppEvent, TuiFeed};
 /// `--spool-size` when not given.
 pub const DEFAULT_SPOOL_SIZE: u64 = 512 * 1024 * 1024;
 
+/// Segment files of the ring.
+pub const SEGMENTS: usize = 4;
+
 /// Where the spool goes and how big it may grow.
 #[derive(Clone, Debug)]
 pub struct SpoolOptions {
-    /// The folder to keep it in (`None`: a temporary file, removed when the run ends).
+    /// The folder to keep it in (`None`: the temporary folder, removed when the run ends).
     pub dir: Option<PathBuf>,
-    /// Bytes it may hold, at most.
+    /// Bytes it may hold on disk, at most.
     pub size: u64,
     /// Message bodies longer than this are cut (`--max-body`).
     pub max_body: usize,
 }
 
-/// The spool file being written: a sink of the pipeline's events.
-pub struct Spool {
+/// The ring's segments, oldest first: each file and the number of its first row. Shared
+/// with the pager's opener; held while a segment is removed or the ring opened.
+type Segments = Arc<Mutex<VecDeque<(PathBuf, u64)>>>;
+
+/// The spool ring being written: a sink of the pipeline's events.
+pub struct SpoolRing {
     out: JsonlSink<BufWriter<File>>,
-    path: PathBuf,
-    /// Remove the file when done (a temporary spool).
+    segments: Segments,
+    /// The name segments are numbered after (`…-live-PID.K.jsonl`).
+    base: PathBuf,
+    /// Segments opened so far.
+    opened: u64,
+    /// Remove the files when done (a temporary spool).
     remove: bool,
+    /// Bytes written to the newest segment, and the most one holds.
     written: u64,
     limit: u64,
-    full: bool,
-    /// Where the view is told that the spool filled.
+    /// Where the view is told which rows the ring still holds.
     feed: TuiFeed,
-    /// Renders the events given one by one ([`Sink::event`]), holding a frame's line until
-    /// its violations have come, as the workers' renderers do.
+    /// Numbers the rows as the view does, for each segment's first row.
+    numbering: Numbering,
+    /// Renders the events given one by one as the JSONL sink does.
     own: Box<dyn Render>,
-    /// Lines rendered by `own`, not yet written.
-    pending: Vec<u8>,
+    max_body: usize,
+    line: Vec<u8>,
 }
 
-impl std::fmt::Debug for Spool {
+impl std::fmt::Debug for SpoolRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Spool")
-            .field("path", &self.path)
+        f.debug_struct("SpoolRing")
+            .field("base", &self.base)
             .field("written", &self.written)
             .field("limit", &self.limit)
             .finish()
     }
 }
 
-impl Spool {
-    /// Create the spool file (named for this process, and numbered after the first) in `opts.dir`, or in the temporary
-    /// folder; `feed` is the view's, told when the spool is full. An error names the path.
-    pub fn create(opts: &SpoolOptions, feed: TuiFeed) -> io::Result<Spool> {
+/// Create a segment file that must not exist yet; an error names the path.
+fn create_file(path: &Path) -> io::Result<File> {
+    File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
+impl SpoolRing {
+    /// Create the ring's first segment (named for this process, and numbered after the first
+    /// ring) in `opts.dir`, or in the temporary folder; `feed` is the view's, told when the
+    /// ring removes its oldest segment. An error names the path.
+    pub fn create(opts: &SpoolOptions, feed: TuiFeed) -> io::Result<SpoolRing> {
         static CREATED: AtomicU64 = AtomicU64::new(0);
         let n = CREATED.fetch_add(1, Ordering::Relaxed);
         let name = match n {
-            0 => format!("amqpeek-live-{}.jsonl", std::process::id()),
-            n => format!("amqpeek-live-{}-{n}.jsonl", std::process::id()),
+            0 => format!("amqpeek-live-{}", std::process::id()),
+            n => format!("amqpeek-live-{}-{n}", std::process::id()),
         };
         let (dir, remove) = match &opts.dir {
             Some(d) => (d.clone(), false),
             None => (std::env::temp_dir(), true),
         };
-        let path = dir.join(name);
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let out = JsonlSink::new(
-            BufWriter::new(file),
-            JsonOptions {
-                max_body: opts.max_body,
-            },
-        );
+        let base = dir.join(name);
+        let path = segment_path(&base, 1);
+        let file = create_file(&path)?;
+        let out = JsonlSink::new(BufWriter::new(file), json(opts.max_body));
         let own = out
             .renderer()
             .ok_or_else(|| io::Error::other("the JSONL sink renders no lines"))?;
-        Ok(Spool {
-            own,
-            pending: Vec::new(),
+        Ok(SpoolRing {
             out,
-            path,
+            segments: Arc::new(Mutex::new(VecDeque::from([(path, 0)]))),
+            base,
+            opened: 1,
             remove,
             written: 0,
-            limit: opts.size,
-            full: false,
+            limit: (opts.size / SEGMENTS as u64).max(1),
             feed,
+            numbering: Numbering::default(),
+            own,
+            max_body: opts.max_body,
+            line: Vec::new(),
         })
     }
 
-    /// The spool file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The ring's files, by a pattern (`…/amqpeek-live-PID.*.jsonl`).
+    pub fn name(&self) -> String {
+        let mut name = self.base.display().to_string();
+        name.push_str(".*.jsonl");
+        name
     }
 
-    /// Whether the file stays once the run ends (`--spool-dir`).
+    /// The newest segment.
+    pub fn path(&self) -> PathBuf {
+        self.segment_files().pop().unwrap_or_default()
+    }
+
+    /// The segments the ring holds, oldest first.
+    pub fn segment_files(&self) -> Vec<PathBuf> {
+        lock(&self.segments)
+            .iter()
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// Whether the files stay once the run ends (`--spool-dir`).
     pub fn kept(&self) -> bool {
         !self.remove
     }
 
-    /// Whether `n` more bytes fit; the first time they do not, the view is told.
-    fn room(&mut self, n: usize) -> bool {
-        if self.full {
-            return false;
+    /// Opens the ring as it then is, its segments in order as one capture read no further
+    /// once the flag is set, with the number of its first row: what the live view's pager
+    /// re-runs (`replay::pager::Pager::spawn_ring`).
+    pub fn opener(&self) -> Box<dyn Fn(&Stop) -> Option<(CaptureSource, u64)> + Send> {
+        let segments = self.segments.clone();
+        Box::new(move |stop| {
+            let held = lock(&segments);
+            let first = held.front()?.1;
+            let mut all: Box<dyn Read + Send> = Box::new(io::empty());
+            for (path, _) in held.iter() {
+                // A segment opened stays readable when the ring removes it meanwhile.
+                all = Box::new(all.chain(File::open(path).ok()?));
+            }
+            drop(held);
+            let all = capture::stop::stoppable(all, stop, false);
+            let source = capture::from_reader(all, CaptureOptions::default()).ok()?;
+            Some((source, first))
+        })
+    }
+
+    /// Make room for a line of `n` bytes whose row (if any) is numbered `row`: a new segment
+    /// once the newest is full, the oldest removed beyond [`SEGMENTS`]; a line larger than a
+    /// segment is left out, and the ring starts anew after it. False: the line is not written.
+    fn room(&mut self, n: u64, row: u64) -> io::Result<bool> {
+        if self.written.saturating_add(n) <= self.limit {
+            self.written += n;
+            return Ok(true);
         }
-        if self.written.saturating_add(n as u64) > self.limit {
-            self.full = true;
-            self.feed.send(AppEvent::SpoolFull(self.written));
-            return false;
+        let too_big = n > self.limit;
+        let first = if too_big { self.numbering.next() } else { row };
+        self.rotate(first, if too_big { 0 } else { SEGMENTS - 1 })?;
+        if too_big {
+            return Ok(false);
         }
-        self.written += n as u64;
-        true
+        self.written = n;
+        Ok(true)
+    }
+
+    /// Open a new segment whose first row is `first`, keeping `keep` older ones at most.
+    fn rotate(&mut self, first: u64, keep: usize) -> io::Result<()> {
+        self.out.flush()?;
+        self.opened += 1;
+        let path = segment_path(&self.base, self.opened);
+        let file = create_file(&path)?;
+        self.out = JsonlSink::new(BufWriter::new(file), json(self.max_body));
+        self.written = 0;
+        let mut held = lock(&self.segments);
+        let removed = held.len() > keep;
+        while held.len() > keep {
+            if let Some((old, _)) = held.pop_front() {
+                let _ = std::fs::remove_file(old);
+            }
+        }
+        held.push_back((path, first));
+        let first_frame = held.front().map_or(first, |s| s.1);
+        drop(held);
+        if removed {
+            self.feed.send(AppEvent::SpoolFrom { first_frame });
+        }
+        Ok(())
     }
 }
 
-impl Drop for Spool {
+/// The path of segment `k` of the ring named `base`.
+fn segment_path(base: &Path, k: u64) -> PathBuf {
+    let mut name = base.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{k}.jsonl"));
+    base.with_file_name(name)
+}
+
+fn json(max_body: usize) -> JsonOptions {
+    JsonOptions { max_body }
+}
+
+fn lock(s: &Segments) -> std::sync::MutexGuard<'_, VecDeque<(PathBuf, u64)>> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Drop for SpoolRing {
     fn drop(&mut self) {
         if self.remove {
-            let _ = std::fs::remove_file(&self.path);
+            for (path, _) in lock(&self.segments).drain(..) {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 }
 
-impl Sink for Spool {
+impl Sink for SpoolRing {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        let mut line = std::mem::take(&mut self.pending);
+        // The number this event's row gets, if it is one: a segment it starts begins there.
+        let row = self.numbering.next();
+        self.numbering.place(ev);
+        let mut line = std::mem::take(&mut self.line);
         line.clear();
         self.own.render(ev, &mut line);
-        let done = self.write_rendered(&line);
-        self.pending = line;
+        let done = match line.is_empty() {
+            true => Ok(()),
+            false => match self.room(line.len() as u64, row) {
+                Ok(true) => self.out.write_rendered(&line),
+                Ok(false) => Ok(()),
+                Err(e) => Err(e),
+            },
+        };
+        self.line = line;
         done
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let mut rest = std::mem::take(&mut self.pending);
+        let mut rest = std::mem::take(&mut self.line);
         rest.clear();
         self.own.end(&mut rest);
-        self.write_rendered(&rest)?;
-        self.pending = rest;
+        let row = self.numbering.next();
+        if !rest.is_empty() && self.room(rest.len() as u64, row)? {
+            self.out.write_rendered(&rest)?;
+        }
+        self.line = rest;
         self.out.flush()
     }
 
@@ -163,14 +284,8 @@ impl Sink for Spool {
         true
     }
 
+    /// None: the ring is given the events (it numbers their rows), and renders them itself.
     fn renderer(&self) -> Option<Box<dyn Render>> {
-        self.out.renderer()
-    }
-
-    fn write_rendered(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if bytes.is_empty() || !self.room(bytes.len()) {
-            return Ok(());
-        }
-        self.out.write_rendered(bytes)
+        None
     }
 }
