@@ -9,7 +9,9 @@
 //! quarters to all of the budget, in whole lines. Each segment knows the number of its first
 //! row (the view's numbering, counted here over the same events), so the rows paged back keep
 //! their numbers, and the view is told the first row still held when the oldest goes
-//! ([`AppEvent::SpoolFrom`]).
+//! ([`AppEvent::SpoolFrom`]). The lines are rendered on the inspection workers, as any JSONL
+//! capture's, each row's output after a [`ROW`] byte (whether an event is a row depends on its
+//! connection's events alone, which one worker sees); the writing counts and drops those bytes.
 //!
 //! The spool is a sink beside the view and like the view it does without what the inspection
 //! had no time to decode (a skim is a `gap` record in it): it never makes the relay wait. It
@@ -22,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::browse::numbering::Numbering;
+use crate::browse::numbering::{Numbering, Place};
 use crate::capture::{self, CaptureOptions, CaptureSource, Stop};
 use crate::event::{Event, Render, Sink};
 use crate::sinks::{JsonOptions, JsonlSink};
@@ -34,6 +36,10 @@ pub const DEFAULT_SPOOL_SIZE: u64 = 512 * 1024 * 1024;
 
 /// Segment files of the ring.
 pub const SEGMENTS: usize = 4;
+
+/// Put before the output of an event that is a row (ASCII record separator: JSON text never
+/// holds it raw); never written to a segment.
+const ROW: u8 = 0x1e;
 
 /// Where the spool goes and how big it may grow.
 #[derive(Clone, Debug)]
@@ -65,9 +71,9 @@ pub struct SpoolRing {
     limit: u64,
     /// Where the view is told which rows the ring still holds.
     feed: TuiFeed,
-    /// Numbers the rows as the view does, for each segment's first row.
-    numbering: Numbering,
-    /// Renders the events given one by one as the JSONL sink does.
+    /// Rows written so far: the number the next gets, as the view numbers them.
+    rows: u64,
+    /// Renders the events given one by one ([`Sink::event`]) as the workers' renderers do.
     own: Box<dyn Render>,
     max_body: usize,
     line: Vec<u8>,
@@ -111,9 +117,7 @@ impl SpoolRing {
         let path = segment_path(&base, 1);
         let file = create_file(&path)?;
         let out = JsonlSink::new(BufWriter::new(file), json(opts.max_body));
-        let own = out
-            .renderer()
-            .ok_or_else(|| io::Error::other("the JSONL sink renders no lines"))?;
+        let own = RowMarks::of(&out)?;
         Ok(SpoolRing {
             out,
             segments: Arc::new(Mutex::new(VecDeque::from([(path, 0)]))),
@@ -123,7 +127,7 @@ impl SpoolRing {
             written: 0,
             limit: (opts.size / SEGMENTS as u64).max(1),
             feed,
-            numbering: Numbering::default(),
+            rows: 0,
             own,
             max_body: opts.max_body,
             line: Vec::new(),
@@ -175,16 +179,17 @@ impl SpoolRing {
         })
     }
 
-    /// Make room for a line of `n` bytes whose row (if any) is numbered `row`: a new segment
-    /// once the newest is full, the oldest removed beyond [`SEGMENTS`]; a line larger than a
-    /// segment is left out, and the ring starts anew after it. False: the line is not written.
-    fn room(&mut self, n: u64, row: u64) -> io::Result<bool> {
+    /// Make room for `n` bytes of whole lines from row `row` on (`after`: the first row after
+    /// them): a new segment once the newest is full, the oldest removed beyond [`SEGMENTS`];
+    /// lines larger than a segment are left out, and the ring starts anew after them. False:
+    /// the lines are not written.
+    fn room(&mut self, n: u64, row: u64, after: u64) -> io::Result<bool> {
         if self.written.saturating_add(n) <= self.limit {
             self.written += n;
             return Ok(true);
         }
         let too_big = n > self.limit;
-        let first = if too_big { self.numbering.next() } else { row };
+        let first = if too_big { after } else { row };
         self.rotate(first, if too_big { 0 } else { SEGMENTS - 1 })?;
         if too_big {
             return Ok(false);
@@ -243,22 +248,58 @@ impl Drop for SpoolRing {
     }
 }
 
+/// The JSONL sink's renderer, with a [`ROW`] byte before the output of each event that is a
+/// row (numbered here as the view numbers them: each connection's events decide its rows).
+struct RowMarks {
+    lines: Box<dyn Render>,
+    numbering: Numbering,
+}
+
+impl RowMarks {
+    fn of(out: &JsonlSink<BufWriter<File>>) -> io::Result<Box<dyn Render>> {
+        let lines = out
+            .renderer()
+            .ok_or_else(|| io::Error::other("the JSONL sink renders no lines"))?;
+        Ok(Box::new(RowMarks {
+            lines,
+            numbering: Numbering::default(),
+        }))
+    }
+}
+
+impl Render for RowMarks {
+    fn render(&mut self, ev: &Event, out: &mut Vec<u8>) {
+        if let Place::Row(_) = self.numbering.place(ev) {
+            out.push(ROW);
+        }
+        self.lines.render(ev, out);
+    }
+
+    fn release_spare(&mut self) {
+        self.lines.release_spare();
+    }
+
+    fn end(&mut self, out: &mut Vec<u8>) {
+        self.lines.end(out);
+    }
+}
+
+impl SpoolRing {
+    /// Write `part`, whole lines from row `row` on (`after`: the first row after them).
+    fn write_part(&mut self, part: &[u8], row: u64, after: u64) -> io::Result<()> {
+        if !part.is_empty() && self.room(part.len() as u64, row, after)? {
+            self.out.write_rendered(part)?;
+        }
+        Ok(())
+    }
+}
+
 impl Sink for SpoolRing {
     fn event(&mut self, ev: &Event) -> io::Result<()> {
-        // The number this event's row gets, if it is one: a segment it starts begins there.
-        let row = self.numbering.next();
-        self.numbering.place(ev);
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         self.own.render(ev, &mut line);
-        let done = match line.is_empty() {
-            true => Ok(()),
-            false => match self.room(line.len() as u64, row) {
-                Ok(true) => self.out.write_rendered(&line),
-                Ok(false) => Ok(()),
-                Err(e) => Err(e),
-            },
-        };
+        let done = self.write_rendered(&line);
         self.line = line;
         done
     }
@@ -267,11 +308,9 @@ impl Sink for SpoolRing {
         let mut rest = std::mem::take(&mut self.line);
         rest.clear();
         self.own.end(&mut rest);
-        let row = self.numbering.next();
-        if !rest.is_empty() && self.room(rest.len() as u64, row)? {
-            self.out.write_rendered(&rest)?;
-        }
+        let done = self.write_rendered(&rest);
         self.line = rest;
+        done?;
         self.out.flush()
     }
 
@@ -284,8 +323,23 @@ impl Sink for SpoolRing {
         true
     }
 
-    /// None: the ring is given the events (it numbers their rows), and renders them itself.
     fn renderer(&self) -> Option<Box<dyn Render>> {
-        None
+        RowMarks::of(&self.out).ok()
+    }
+
+    /// The rendered lines, a segment begun where a row's output starts when the newest is
+    /// full (or between lines of no row).
+    fn write_rendered(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut parts = bytes.split(|b| *b == ROW);
+        if let Some(before) = parts.next() {
+            // Lines of events that are no row, after the latest row.
+            self.write_part(before, self.rows, self.rows)?;
+        }
+        for part in parts {
+            let row = self.rows;
+            self.rows += 1;
+            self.write_part(part, row, self.rows)?;
+        }
+        Ok(())
     }
 }
