@@ -189,6 +189,14 @@ impl SpoolRing {
             return Ok(true);
         }
         let too_big = n > self.limit;
+        if too_big && self.written == 0 && lock(&self.segments).len() == 1 {
+            // The ring is one empty segment already: it starts after these lines.
+            if let Some(only) = lock(&self.segments).front_mut() {
+                only.1 = after;
+            }
+            self.feed.send(AppEvent::SpoolFrom { first_frame: after });
+            return Ok(false);
+        }
         let first = if too_big { after } else { row };
         self.rotate(first, if too_big { 0 } else { SEGMENTS - 1 })?;
         if too_big {
@@ -341,5 +349,76 @@ impl Sink for SpoolRing {
             self.write_part(part, row, self.rows)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Dir, EventKind, Timestamp};
+
+    /// Row `i`: a gap at offset `i` whose reason is `pad` bytes long.
+    fn gap(i: u64, pad: usize) -> Event {
+        Event {
+            conn: 1,
+            ts: Timestamp(0),
+            kind: EventKind::Gap {
+                dir: Dir::C2S,
+                offset: i,
+                len: 1,
+                reason: "x".repeat(pad),
+            },
+        }
+    }
+
+    /// The offset of the first line of `path` (the row it is: see [`gap`]).
+    fn first_offset(path: &Path) -> u64 {
+        let text = std::fs::read_to_string(path).unwrap();
+        let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        line["offset"].as_u64().unwrap()
+    }
+
+    #[test]
+    fn the_ring_keeps_its_newest_segments_within_its_size_each_knowing_its_first_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let (feed, rx) = crate::tui::channel(1024);
+        let opts = SpoolOptions {
+            dir: Some(dir.path().to_path_buf()),
+            size: 8 << 10,
+            max_body: 64,
+        };
+        let mut ring = SpoolRing::create(&opts, feed).unwrap();
+        for i in 0..200 {
+            ring.event(&gap(i, 100)).unwrap();
+        }
+        ring.flush().unwrap();
+        let files = ring.segment_files();
+        assert_eq!(files.len(), SEGMENTS);
+        let on_disk: u64 = files.iter().map(|f| f.metadata().unwrap().len()).sum();
+        // Three full segments at least, each short of its size by less than a line.
+        assert!(
+            on_disk <= 8 << 10 && on_disk > 3 * ((2 << 10) - 200),
+            "{on_disk}"
+        );
+        let held = lock(&ring.segments).clone();
+        for (path, first) in &held {
+            assert_eq!(first_offset(path), *first);
+        }
+        // The view was told where the ring starts, as the ring has it.
+        let told = rx.drain(usize::MAX).unwrap();
+        let Some(AppEvent::SpoolFrom { first_frame }) = told.last() else {
+            panic!("{told:?}");
+        };
+        assert_eq!(*first_frame, held[0].1);
+        assert!(*first_frame > 0);
+        // A line larger than a segment is left out: the ring starts after it.
+        ring.event(&gap(200, 4 << 10)).unwrap();
+        ring.event(&gap(201, 10)).unwrap();
+        ring.flush().unwrap();
+        let files = ring.segment_files();
+        assert_eq!(files.len(), 1);
+        assert_eq!(lock(&ring.segments)[0].1, 201);
+        assert_eq!(first_offset(&files[0]), 201);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }
