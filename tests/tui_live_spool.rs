@@ -317,6 +317,12 @@ async fn a_live_session_longer_than_memory_is_reached_whole_through_its_spool() 
     assert!(!s.contains("gone"), "{s}");
     // `g` reaches the session's first row (its protocol header), not the first in memory.
     key(&mut app, &pager, KeyCode::Char('g'));
+    // The event loop passes on the pager's progress: a live view reads no file through.
+    app.handle(AppEvent::Progress(
+        pager.read.load(Ordering::Relaxed),
+        pager.total,
+    ));
+    assert!(!screen(&app).contains("reading ["), "{}", screen(&app));
     let first = app.selected_row().expect("a row is selected");
     assert_eq!(
         (first.seq, first.name.as_str()),

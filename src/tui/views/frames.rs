@@ -211,7 +211,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 }
 
 /// In a file replay or a spooled live view whose whole session is not in memory: which of
-/// its rows are, and (the spool ring having removed its oldest part) which are gone.
+/// its rows are, or (the spool ring having removed its oldest part) which are gone.
 fn window_note(app: &App) -> Option<String> {
     if !app.pages() {
         return None;
@@ -221,6 +221,9 @@ fn window_note(app: &App) -> Option<String> {
         None => app.conns.values().map(|c| c.total_rows).sum(),
     };
     let kept = app.rows_in_scope() as u64;
+    if kept >= total {
+        return None;
+    }
     let gone = app.reachable_from();
     if gone > 0 {
         return Some(format!(
@@ -228,9 +231,6 @@ fn window_note(app: &App) -> Option<String> {
             count(gone),
             count(gone + 1)
         ));
-    }
-    if kept >= total {
-        return None;
     }
     let loading = if app.paging.loading.is_some() {
         " (loading)"
