@@ -141,11 +141,6 @@ impl SpoolRing {
         name
     }
 
-    /// The newest segment.
-    pub fn path(&self) -> PathBuf {
-        self.segment_files().pop().unwrap_or_default()
-    }
-
     /// The segments the ring holds, oldest first.
     pub fn segment_files(&self) -> Vec<PathBuf> {
         lock(&self.segments)
