@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::browse::follow::{FollowRequest, Followed};
 use crate::browse::window::{Find, Window, WindowRequest, WindowSource};
+use crate::capture::jsonl_read::NOT_IN_CAPTURE;
 use crate::capture::{CaptureSource, Stop};
 use crate::driver::offline::{self, Pace};
 use crate::event::{CloseReason, ConnId, Dir, Event, EventKind};
@@ -448,7 +449,7 @@ impl<S: Rerun + Send> Sink for Lent<'_, S> {
 
 /// Whether `ev` of a spool ring's re-run is one the live view never had: the gap a
 /// connection's direction starts with when the ring removed its bytes before (the reader's
-/// "not in the JSONL capture"), or the end of a connection still open where the ring's
+/// [`NOT_IN_CAPTURE`]), or the end of a connection still open where the ring's
 /// writing has got to (the re-run ends there, the connection does not).
 fn ring_only(seen: &mut HashSet<(ConnId, Dir)>, ev: &Event) -> bool {
     let dir = match &ev.kind {
@@ -462,7 +463,7 @@ fn ring_only(seen: &mut HashSet<(ConnId, Dir)>, ev: &Event) -> bool {
             ..
         } => {
             let first = seen.insert((ev.conn, *dir));
-            return first && *offset == 0 && reason.ends_with("not in the JSONL capture");
+            return first && *offset == 0 && reason.ends_with(NOT_IN_CAPTURE);
         }
         _ => return false,
     };
