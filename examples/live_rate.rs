@@ -124,7 +124,7 @@ fn run(broker: SocketAddr, rate: u64, seconds: u64) -> Outcome {
             size: amqpeek::tui::spool::DEFAULT_SPOOL_SIZE,
             max_body: 4096,
         };
-        let spool = amqpeek::tui::spool::Spool::create(&spool_opts, feed.clone()).unwrap();
+        let spool = amqpeek::tui::spool::SpoolRing::create(&spool_opts, feed.clone()).unwrap();
         let sinks: Vec<amqpeek::proxy::BoxSink> = vec![Box::new(spool), Box::new(feed)];
         let handle = tokio::spawn(proxy.run(sinks, async {
             let _ = stopped.await;

@@ -573,12 +573,13 @@ fn parse_trigger(s: &str) -> Result<amqpeek::ring::Trigger, String> {
 /// Where the terminal UI keeps the frames it drops from memory when no capture is written.
 #[derive(Debug, Args)]
 pub struct SpoolArgs {
-    /// Keep the TUI's spool (every frame it was shown, masked, as JSONL; `amqpeek replay`
-    /// reads it) in this folder after the run [default: a temporary file, removed at exit].
+    /// Keep the TUI's spool (every frame it was shown, masked, as JSONL in four segment
+    /// files; the TUI pages it, `amqpeek replay` reads each) in this folder after the run
+    /// [default: the temporary folder, removed at exit].
     #[arg(long, value_name = "DIR")]
     pub spool_dir: Option<PathBuf>,
-    /// The most the TUI's spool holds; later frames are not spooled once it is full (0: no
-    /// spool).
+    /// The most the TUI's spool holds on disk: a ring that removes its oldest quarter to take
+    /// newer frames (0: no spool).
     #[arg(long, default_value = "512M", value_name = "BYTES", value_parser = parse_spool_size)]
     pub spool_size: u64,
 }

@@ -256,7 +256,7 @@ fn live_spool(
     output: &OutputArgs,
     args: &cli::SpoolArgs,
     feed: &tui::TuiFeed,
-) -> anyhow::Result<Option<tui::spool::Spool>> {
+) -> anyhow::Result<Option<tui::spool::SpoolRing>> {
     if output.jsonl.is_some()
         || output.pcap.is_some()
         || output.show_secrets
@@ -269,8 +269,33 @@ fn live_spool(
         size: args.spool_size,
         max_body: output.max_body,
     };
-    let spool = tui::spool::Spool::create(&opts, feed.clone()).context("the TUI's spool")?;
+    let spool = tui::spool::SpoolRing::create(&opts, feed.clone()).context("the TUI's spool")?;
     Ok(Some(spool))
+}
+
+/// The live view paging its spool ring: the ring's pager re-runs it with the inspection a
+/// replay into the UI has (masked: the ring holds masked frames only).
+fn live_paged(
+    rx: tui::TuiReceiver,
+    opts: TuiOptions,
+    output: &OutputArgs,
+    open: pager::RingOpener,
+) -> std::io::Result<()> {
+    let inspect = InspectOptions {
+        show_secrets: false,
+        emit_data: true,
+        inspect_memory: output.inspect_memory,
+        max_body: output.max_body,
+        state_each_frame: true,
+        emit_state: true,
+        diagnosis: None,
+    };
+    let size = pager::WindowSize {
+        rows: opts.max_frames_per_conn,
+        max_bytes: opts.max_bytes_per_conn,
+    };
+    let pager = pager::Pager::spawn_ring(open, inspect, size);
+    tui::run_paged(rx, opts, pager, export::write)
 }
 
 fn tui_options(output: &OutputArgs, title: String, live: bool) -> TuiOptions {
@@ -364,11 +389,13 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     metrics_endpoint(&rt, &metrics, &mut config, &mut sinks)?;
     let mut feed_rx = None;
     let mut spool_at = None;
+    let mut ring_open = None;
     if tui {
         let (feed, rx) = tui::channel(tui::DEFAULT_CAPACITY);
         sinks.push(Box::new(stats_feed(&feed)));
         if let Some(s) = live_spool(&output, &spool, &feed)? {
-            spool_at = Some((s.path().to_path_buf(), s.kept()));
+            spool_at = Some((s.name(), s.kept()));
+            ring_open = Some(s.opener());
             sinks.push(Box::new(s));
         }
         sinks.push(Box::new(feed));
@@ -411,17 +438,22 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
                 }))
             });
             let mut opts = tui_options(&output, format!("proxy {local} -> {upstream}"), true);
-            opts.spool = spool_at.as_ref().map(|(p, _)| p.display().to_string());
-            let ui = tui::run(rx, opts, export::write);
+            let ui = match ring_open {
+                Some(open) => {
+                    opts.spool = spool_at.as_ref().map(|(name, _)| name.clone());
+                    live_paged(rx, opts, &output, open)
+                }
+                None => tui::run(rx, opts, export::write),
+            };
             stop.notify_one();
             let summary = handle
                 .join()
                 .map_err(|_| anyhow::anyhow!("the proxy thread panicked"))??;
             ui.context("terminal UI")?;
-            if let Some((path, true)) = &spool_at {
+            if let Some((name, true)) = &spool_at {
                 eprintln!(
-                    "the session is spooled in {} (amqpeek replay reads it)",
-                    amqpeek::base::escape::Escaped(&path.display().to_string())
+                    "the session is spooled in {} (amqpeek replay reads each, oldest first)",
+                    amqpeek::base::escape::Escaped(name)
                 );
             }
             summary

@@ -215,9 +215,9 @@ impl Masker {
                 if let Ok((sections, _)) =
                     amqp10::Message::decode_kept(&payload, 0, complete, shown)
                 {
-                    m.sections = sections;
+                    m.set_sections(sections);
                 } else {
-                    m.sections.clear();
+                    m.set_sections(Vec::new());
                 }
                 m.payload = payload;
             }

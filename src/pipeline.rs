@@ -120,6 +120,8 @@ struct SkimRun {
     len: u64,
     frames: u64,
     since: Timestamp,
+    /// The channels of the frames passed over (named in the gap's reason).
+    channels: crate::protocol::SkimChannels,
 }
 
 /// Longest a run of skimmed bytes goes unreported while skimming lasts (µs).
@@ -136,14 +138,26 @@ impl Side {
                     dir,
                     offset: run.offset,
                     len: run.len,
-                    reason: format!(
-                        "skimmed: the inspection fell behind the relay ({} frame(s) not decoded)",
-                        run.frames
-                    ),
+                    reason: skim_reason(&run),
                 },
             });
         }
     }
+}
+
+/// A skim's gap reason: how many frames, and on which channels when any carried state
+/// (`... (12 frame(s) not decoded) on channels 1, 2`).
+fn skim_reason(run: &SkimRun) -> String {
+    let mut reason = format!(
+        "skimmed: the inspection fell behind the relay ({} frame(s) not decoded)",
+        run.frames
+    );
+    let on = run.channels.describe();
+    if !on.is_empty() {
+        reason.push(' ');
+        reason.push_str(&on);
+    }
+    reason
 }
 
 /// Decodes both directions of one connection and turns them into events.
@@ -278,21 +292,24 @@ impl Inspector {
             let before = skimmed.pending as u64;
             let n = skimmed.bytes as u64;
             if side.skim.is_none() {
-                self.tracker.gap(dir);
                 self.contexts.gap(dir);
                 if let Some(d) = &mut self.diagnoser {
                     d.gap(dir, ts, &mut self.diagnoses);
                 }
                 self.state_dirty = true;
             }
+            // The tracker forgets only what frames on the channels passed over could change.
+            self.tracker.skimmed(dir, ts, &skimmed.channels);
             let run = side.skim.get_or_insert(SkimRun {
                 offset: side.total - before,
                 len: 0,
                 frames: 0,
                 since: ts,
+                channels: Default::default(),
             });
             run.len += before + n;
             run.frames += skimmed.frames;
+            run.channels.merge(&skimmed.channels);
             let overdue = ts.0.saturating_sub(run.since.0) >= SKIM_REPORT_EVERY_US;
             side.total += n;
             side.held.drop_front(skimmed.pending);

@@ -2,11 +2,13 @@
 //! RabbitMQ, and the view, keeping 100 frames per connection, drops older ones from view. The
 //! frame list's notice says where they are: nowhere when no capture is written (and that
 //! `--jsonl` keeps them), in the capture's file when one is, and only those `--filter` passes
-//! when a preset filter narrows the capture. With the view's spool beside it, they are in the
-//! spool: masked JSONL that replays to every frame of the session, bounded by its size (once
-//! full, the view says how many of the frames it dropped are gone).
+//! when a preset filter narrows the capture. With the view's spool ring beside it, the view
+//! pages them back as a file replay does: `g` reaches the first frame, a search finds a frame
+//! no longer in memory, with the numbers the view gave them; a ring smaller than the session
+//! keeps its newest part within `--spool-size` on disk, and the view says which frames are gone.
 mod common;
 mod support;
+mod tui_support;
 
 use std::time::Duration;
 
@@ -140,17 +142,26 @@ async fn the_dropped_frames_notice_says_where_the_older_frames_are() {
     assert!(!hostile.contains('\u{1b}'), "{hostile}");
 }
 
-fn frames(events: &[Event]) -> usize {
-    events
-        .iter()
-        .filter(|e| matches!(e.kind, amqpeek::event::EventKind::Frame(_)))
-        .count()
-}
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
-/// The session through a proxy whose sinks are a collector, the spool (`size` bytes at most,
-/// in `dir`) and the view's feed; the events, and the view fed from the feed as the UI is.
-async fn spooled_session(dir: &std::path::Path, size: u64) -> Option<(Vec<Event>, App, String)> {
-    use amqpeek::tui::spool::{Spool, SpoolOptions};
+use amqpeek::browse::numbering::{Numbering, Place};
+use amqpeek::event::EventKind;
+use amqpeek::pipeline::InspectOptions;
+use amqpeek::replay::pager::{Pager, WindowSize};
+use amqpeek::tui::app::Effect;
+use amqpeek::tui::spool::{SpoolOptions, SpoolRing};
+use crossterm::event::KeyCode;
+
+/// The session through a proxy whose sinks are a collector, the spool ring (`size` bytes at
+/// most, in `dir`) and the view's feed; the events, the view fed from the feed as the UI is,
+/// the ring's pager, and the most bytes the ring's files held on disk while it ran (looked at
+/// every millisecond).
+async fn spooled_session(
+    dir: &std::path::Path,
+    size: u64,
+) -> Option<(Vec<Event>, App, Pager, u64)> {
     let broker = common::broker().await?;
     let (feed, rx) = amqpeek::tui::channel(amqpeek::tui::DEFAULT_CAPACITY);
     let opts = SpoolOptions {
@@ -158,16 +169,31 @@ async fn spooled_session(dir: &std::path::Path, size: u64) -> Option<(Vec<Event>
         size,
         max_body: 4096,
     };
-    let spool = Spool::create(&opts, feed.clone()).unwrap();
+    let spool = SpoolRing::create(&opts, feed.clone()).unwrap();
     assert!(spool.kept());
-    let path = spool.path().display().to_string();
+    let name = spool.name();
+    let pager = Pager::spawn_ring(spool.opener(), inspect(), window_size());
     let config = amqpeek::proxy::ProxyConfig::new("127.0.0.1:0".parse().unwrap(), broker);
     let proxy = common::start_proxy_with(config, vec![Box::new(spool), Box::new(feed)]).await;
+    let watching = Arc::new(AtomicBool::new(true));
+    let watch = {
+        let (dir, watching) = (dir.to_path_buf(), watching.clone());
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while watching.load(Ordering::Relaxed) {
+                most = most.max(on_disk(&dir));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            most.max(on_disk(&dir))
+        })
+    };
     let events = publish_through(proxy).await;
+    watching.store(false, Ordering::Relaxed);
+    let most = watch.join().unwrap();
     let mut app = App::new(
         TuiOptions {
             max_frames_per_conn: 100,
-            spool: Some(path.clone()),
+            spool: Some(name),
             ..TuiOptions::default()
         },
         (100, 30),
@@ -180,89 +206,207 @@ async fn spooled_session(dir: &std::path::Path, size: u64) -> Option<(Vec<Event>
             app.handle(e);
         }
     }
-    Some((events, app, path))
+    Some((events, app, pager, most))
 }
 
-/// The spool read back as a capture, through the ordinary pipeline.
-fn replay(path: &str) -> Vec<Event> {
-    use amqpeek::capture::{self, CaptureOptions};
-    use amqpeek::driver::offline::{self, Pace};
-    use amqpeek::pipeline::{InspectOptions, Sink};
-    struct Keep<'a>(&'a mut Vec<Event>);
-    impl Sink for Keep<'_> {
-        fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-            self.0.push(ev.clone());
-            Ok(())
-        }
+/// Bytes of the files in `dir`.
+fn on_disk(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// The inspection the live view's pager re-runs the ring with (as `amqpeek proxy` gives it).
+fn inspect() -> InspectOptions {
+    InspectOptions {
+        emit_data: true,
+        state_each_frame: true,
+        emit_state: true,
+        ..InspectOptions::DEFAULT
     }
-    let mut events = Vec::new();
-    let source = capture::open(std::path::Path::new(path), CaptureOptions::default()).unwrap();
-    let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Keep(&mut events))];
-    offline::run(
-        source,
-        InspectOptions::default(),
-        sinks,
-        std::num::NonZeroUsize::MIN,
-        Pace::Batched,
-    );
+}
+
+fn window_size() -> WindowSize {
+    WindowSize {
+        rows: 100,
+        max_bytes: 32 << 20,
+    }
+}
+
+/// Perform the app's window requests with `pager` as the event loop does, until the window
+/// asked last has come.
+fn settle(app: &mut App, pager: &Pager) {
+    let start = Instant::now();
+    loop {
+        for e in std::mem::take(&mut app.effects) {
+            if let Effect::LoadWindow(r) = e {
+                pager.request(r);
+            }
+        }
+        if app.paging.loading.is_none() {
+            return;
+        }
+        match pager.try_recv() {
+            Some(w) => app.handle(AppEvent::Window(Box::new(w))),
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no window came");
+    }
+}
+
+fn key(app: &mut App, pager: &Pager, code: KeyCode) {
+    tui_support::press(app, code);
+    settle(app, pager);
+}
+
+/// The rows of the session as the view numbers them: (number, connection, name) of each.
+fn numbered(events: &[Event]) -> Vec<(u64, u64, String)> {
+    let mut n = Numbering::default();
     events
+        .iter()
+        .filter_map(|e| {
+            let Place::Row(seq) = n.place(e) else {
+                return None;
+            };
+            let name = match &e.kind {
+                EventKind::Frame(f) => f.frame.name().to_string(),
+                EventKind::Header { .. } => "header".into(),
+                EventKind::Close(_) => "close".into(),
+                EventKind::Gap { .. } => "gap".into(),
+                _ => "malformed".into(),
+            };
+            Some((seq, e.conn, name))
+        })
+        .collect()
+}
+
+/// `n` as the view writes counts: 1,117.
+fn commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn selected(app: &App) -> (u64, u64, String) {
+    let r = app.selected_row().expect("a row is selected");
+    (r.seq, r.conn, r.name.clone())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_spool_holds_every_frame_of_the_session_masked_and_replays_whole() {
+async fn a_live_session_longer_than_memory_is_reached_whole_through_its_spool() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((events, app, path)) = spooled_session(dir.path(), 512 << 20).await else {
+    let Some((events, mut app, pager, _)) = spooled_session(dir.path(), 512 << 20).await else {
         return;
     };
     assert!(app.evicted_in_scope() > 0);
+    assert_eq!(app.spool.from, 0);
+    // The ring holds the whole session: no frame is said to be dropped or gone.
     let s = screen(&app);
-    assert!(
-        s.contains("older frames dropped from view (in the spool "),
-        "{s}"
+    assert!(!s.contains("dropped"), "{s}");
+    assert!(!s.contains("gone"), "{s}");
+    // `g` reaches the session's first row (its protocol header), not the first in memory.
+    key(&mut app, &pager, KeyCode::Char('g'));
+    // The event loop passes on the pager's progress: a live view reads no file through.
+    app.handle(AppEvent::Progress(
+        pager.read.load(Ordering::Relaxed),
+        pager.total,
+    ));
+    assert!(!screen(&app).contains("reading ["), "{}", screen(&app));
+    let first = app.selected_row().expect("a row is selected");
+    assert_eq!(
+        (first.seq, first.name.as_str()),
+        (0, "header"),
+        "{}",
+        screen(&app)
     );
-    // `g` goes to the first frame in memory and says where the older ones are.
-    let mut app = app;
-    app.handle(AppEvent::Key(crossterm::event::KeyEvent::new(
-        crossterm::event::KeyCode::Char('g'),
-        crossterm::event::KeyModifiers::NONE,
-    )));
-    assert_eq!(app.frame_list.selected, 0);
-    let hint = app.message.clone().unwrap_or_default();
-    assert!(
-        hint.ends_with(&format!(
-            "older frames are not in memory: amqpeek replay {path} reaches them"
-        )),
-        "{hint}"
-    );
-    // Every frame of the session is in the spool, and replays.
-    let live = frames(&events);
-    assert!(live > 2 * MESSAGES, "{live}");
-    let back = replay(&path);
-    assert_eq!(frames(&back), live);
-    // Masked: lapin's PLAIN password is not in it.
-    let text = std::fs::read_to_string(&path).unwrap();
+    // A search finds a frame long dropped from memory, with the number the view gave it.
+    key(&mut app, &pager, KeyCode::Char('G'));
+    let last = numbered(&events).last().cloned().unwrap();
+    assert_eq!(selected(&app), last);
+    tui_support::press(&mut app, KeyCode::Char('/'));
+    tui_support::type_str(&mut app, "name:queue.declare-ok");
+    tui_support::press(&mut app, KeyCode::Enter);
+    key(&mut app, &pager, KeyCode::Char('<'));
+    let declared = numbered(&events)
+        .into_iter()
+        .find(|r| r.2 == "queue.declare-ok")
+        .unwrap();
+    assert!(declared.0 < 100, "{declared:?}");
+    assert_eq!(selected(&app), declared, "{}", screen(&app));
+    // The ring is masked JSONL: lapin's PLAIN password is not in it, nor the row marks.
+    let text = spooled(dir.path());
     assert!(text.contains("start-ok"), "the handshake is spooled");
     assert!(
         text.contains(r#""password":"*****","username":"guest""#),
         "password masked"
     );
     assert!(!text.contains(r#""password":"guest""#), "password masked");
+    assert!(!text.contains('\u{1e}'));
+}
+
+/// The text of the ring's files in `dir`.
+fn spooled(dir: &std::path::Path) -> String {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_spool_takes_no_more_and_the_view_says_how_many_dropped_frames_are_gone() {
+async fn a_ring_smaller_than_the_session_says_what_is_gone_and_g_reaches_its_first_frame() {
     let dir = tempfile::tempdir().unwrap();
-    let limit = 40 << 10;
-    let Some((events, app, path)) = spooled_session(dir.path(), limit).await else {
+    let Some((events, mut app, pager, _)) = spooled_session(dir.path(), 40 << 10).await else {
         return;
     };
-    let size = std::fs::metadata(&path).unwrap().len();
-    assert!(size <= limit && size > limit / 2, "{size}");
-    // Whole lines only: it reads back as a capture that ends early.
-    let back = replay(&path);
-    assert!(frames(&back) > 0 && frames(&back) < frames(&events));
-    assert!(app.spool.full.is_some());
-    assert!(app.spool.gone > 0);
+    let from = app.spool.from;
+    let rows = numbered(&events);
+    assert!(from > 0 && from < rows.last().unwrap().0, "{from}");
     let s = screen(&app);
-    assert!(s.contains("gone: the spool filled at "), "{s}");
+    let gone = format!(
+        "the session's first {} frames are gone from the spool: g G n N > < Enter reach #{} on",
+        commas(from),
+        commas(from + 1)
+    );
+    assert!(s.contains(&gone), "{s}");
+    assert!(!s.contains("dropped"), "{s}");
+    // `g`: the first frame the ring still holds, numbered as the view numbered it live.
+    key(&mut app, &pager, KeyCode::Char('g'));
+    let want = rows.iter().find(|r| r.0 >= from).cloned().unwrap();
+    assert_eq!(selected(&app), want, "{}", screen(&app));
+    // Scrolling up from it brings back nothing older: the ring does not hold it.
+    key(&mut app, &pager, KeyCode::Up);
+    assert_eq!(selected(&app), want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ring_never_holds_more_than_its_size_on_disk_and_keeps_the_newest_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 40 << 10;
+    let Some((events, _, _, most)) = spooled_session(dir.path(), limit).await else {
+        return;
+    };
+    assert!(most <= limit, "{most} bytes on disk");
+    let now = on_disk(dir.path());
+    assert!(now > limit / 2, "{now}");
+    // The newest frames are the ring's: the session's end is in it, masked JSONL throughout.
+    let text = spooled(dir.path());
+    let last = numbered(&events).last().cloned().unwrap();
+    assert_eq!(last.2, "close");
+    assert!(
+        text.contains("connection.close-ok"),
+        "the session's end is spooled"
+    );
+    assert!(!text.contains("start-ok"), "the session's start is gone");
 }

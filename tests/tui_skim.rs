@@ -1,8 +1,9 @@
 //! A live view that cannot keep up says so: lapin publishes fast through the proxy to RabbitMQ
 //! while the only sink is a slow live view, so the inspection skims; fed to the TUI, the
-//! status line says how many frames were skimmed and that `--jsonl` keeps them all, and the
-//! connection, open before the skim, shows as `OPEN?` (open as last seen, bytes missed since),
-//! never as a bare `UNKNOWN`.
+//! status line says how many frames were skimmed and that `--jsonl` keeps them all. The
+//! connection, open before the skim, stays `OPEN` while only channel frames (the publishes on
+//! channel 1) were skimmed; once a skim passed over channel 0 (the connection.close at the end)
+//! it shows as `OPEN?` (open as last seen, bytes missed since), never as a bare `UNKNOWN`.
 mod common;
 mod support;
 
@@ -106,9 +107,19 @@ async fn a_skimming_live_view_says_so_and_marks_only_what_the_skim_could_hide() 
     let mut app = App::new(TuiOptions::default(), (100, 30));
     let mut states = Vec::new();
     let mut seen_notice = false;
+    // A skim over channel 0 (or too many channels to list) was reported: the connection's own
+    // state may have changed unseen. (A state published may precede the gap reporting the
+    // skim that changed it: this is judged over the whole feed.)
+    let mut connection_hit = false;
     for e in events {
         let is_gap = matches!(&e.kind, EventKind::Gap { .. });
         let state = matches!(&e.kind, EventKind::State(_));
+        if let EventKind::Gap { reason, .. } = &e.kind {
+            let hits_0 = reason.ends_with("on channel 0")
+                || reason.contains("on channels 0,")
+                || reason.ends_with("on many channels");
+            connection_hit |= hits_0;
+        }
         app.handle(AppEvent::Tick(e.ts));
         app.handle(AppEvent::Pipeline(e));
         if let Some(c) = app.conns.get(&1)
@@ -132,10 +143,14 @@ async fn a_skimming_live_view_says_so_and_marks_only_what_the_skim_could_hide() 
     let status = s.last().unwrap();
     let want = format!(" SKIMMED {} frames", amqpeek::tui::views::count(skims));
     assert!(status.contains(&want), "{status} (want {want})");
-    // Open before the skim: `OPEN?` after it, never a bare UNKNOWN.
+    // Open before the skim: `OPEN` after a skim of channel frames, never a bare UNKNOWN.
     assert!(states.iter().any(|s| s == "OPEN"), "{states:?}");
     assert!(!states.iter().any(|s| s == "UNKNOWN"), "{states:?}");
-    assert!(states.iter().any(|s| s == "OPEN?"), "{states:?}");
+    // A `?` only where a skim passed over the connection's own frames.
+    assert!(
+        connection_hit || !states.iter().any(|s| s.ends_with('?')),
+        "{states:?}"
+    );
     let list = screen(&app).join("\n");
     assert!(!list.contains("UNKNOWN"), "{list}");
 }

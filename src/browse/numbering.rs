@@ -48,6 +48,15 @@ pub struct Numbering {
 }
 
 impl Numbering {
+    /// A numbering whose first row is `first`: a stream that starts after `first` rows of a
+    /// session no longer held (the live view's spool ring, once it removed its oldest part).
+    pub fn starting_at(first: u64) -> Numbering {
+        Numbering {
+            next: first,
+            ..Numbering::default()
+        }
+    }
+
     /// The number the next row gets (= the rows numbered so far).
     pub fn next(&self) -> u64 {
         self.next

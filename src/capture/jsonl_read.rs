@@ -33,6 +33,10 @@ use super::source::SourceEvent;
 use crate::codec::ProtocolHeader;
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 
+/// How the reason of a gap for bytes the file does not hold ends (`N bytes not in the JSONL
+/// capture`): a connection's direction whose start the file does not hold begins with one.
+pub const NOT_IN_CAPTURE: &str = "not in the JSONL capture";
+
 /// Longest line accepted, checked before it is read into memory: a longer one is skipped
 /// unread (and reported). amqpeek writes shorter ones: a frame record holds at most
 /// [`MAX_HELD_FRAME`](crate::codec::limits::MAX_HELD_FRAME) bytes of frame (base64: 4/3 of that)
@@ -484,7 +488,7 @@ fn missing_up_to(
             dir,
             offset: *expected,
             len: offset - *expected,
-            reason: format!("{} bytes not in the JSONL capture", offset - *expected),
+            reason: format!("{} bytes {NOT_IN_CAPTURE}", offset - *expected),
             resync,
         });
         *expected = offset;

@@ -67,6 +67,7 @@ impl Inspector {
                     len: 0,
                     frames: 0,
                     since: ts,
+                    channels: Default::default(),
                 })
                 .len += skip;
         }

@@ -28,6 +28,15 @@ impl Protocol for Amqp091 {
         amqp091::frame_size(buf)
     }
     #[inline]
+    fn frame_channel(head: &[u8]) -> super::FrameChannel {
+        // type (1 byte), channel (2), size (4): a heartbeat (type 8) carries no state.
+        match head {
+            [8, ..] => super::FrameChannel::Stateless,
+            [_, hi, lo, ..] => super::FrameChannel::On(u16::from_be_bytes([*hi, *lo])),
+            _ => super::FrameChannel::Unknown,
+        }
+    }
+    #[inline]
     fn decode_frame(raw: Bytes, offset: u64) -> Result<amqp091::Frame, DecodeError> {
         amqp091::decode_frame(raw, offset)
     }

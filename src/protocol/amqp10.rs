@@ -28,6 +28,19 @@ impl Protocol for Amqp10 {
         amqp10::frame_size(buf)
     }
     #[inline]
+    fn frame_channel(head: &[u8]) -> super::FrameChannel {
+        // size (4 bytes), doff (1), type (1), channel (2). SASL frames (type 1) belong to the
+        // connection; a frame of the header alone is empty (a heartbeat).
+        match head {
+            [0, 0, 0, 8, 2, 0, _, _, ..] => super::FrameChannel::Stateless,
+            [_, _, _, _, _, 1, _, _, ..] => super::FrameChannel::On(0),
+            [_, _, _, _, _, _, hi, lo, ..] => {
+                super::FrameChannel::On(u16::from_be_bytes([*hi, *lo]))
+            }
+            _ => super::FrameChannel::Unknown,
+        }
+    }
+    #[inline]
     fn decode_frame(raw: Bytes, offset: u64) -> Result<amqp10::Frame, DecodeError> {
         amqp10::decode_frame(raw, offset)
     }

@@ -16,9 +16,11 @@ pub mod credential;
 mod frame_event;
 mod register;
 pub mod resync;
+pub mod skim_channels;
 pub mod stream;
 
 pub use frame_event::FrameEvent;
+pub use skim_channels::{FrameChannel, SkimChannels};
 pub use stream::{Item, Skimmed, StreamDecoder};
 
 use bytes::Bytes;
@@ -49,6 +51,10 @@ pub trait Protocol {
     /// The size of the frame `buf` starts with, from its head: `Ok(None)` while too few bytes
     /// are there to tell, an error when the framing is lost.
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError>;
+    /// What the frame `head` starts (its first bytes, as many as are there) may change: its
+    /// channel, nothing (a heartbeat), or not known when the header is cut short. What a
+    /// skim passed over is forgotten by channel from this.
+    fn frame_channel(head: &[u8]) -> skim_channels::FrameChannel;
     /// Decode the whole frame `raw` found at absolute `offset`.
     fn decode_frame(raw: Bytes, offset: u64) -> Result<Self::Frame, DecodeError>;
     /// Decode a frame of `size` bytes at `offset` from its first bytes, `head`.

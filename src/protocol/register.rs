@@ -53,6 +53,12 @@ macro_rules! protocols {
                 match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_size(buf)),+ }
             }
 
+            /// See [`Protocol::frame_channel`].
+            #[inline]
+            pub fn frame_channel(self, head: &[u8]) -> $crate::protocol::FrameChannel {
+                match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_channel(head)),+ }
+            }
+
             /// See [`Protocol::plausible`].
             #[inline]
             pub fn plausible(self, buf: &[u8]) -> Plausible {

@@ -9,7 +9,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::{AnyFrame, AnyMessage, Assemblers, ProtocolId};
+use super::{AnyFrame, AnyMessage, Assemblers, ProtocolId, SkimChannels};
 use crate::codec::limits::{Limits, MAX_BUFFERED_FRAME};
 use crate::codec::resync::Plausible;
 use crate::codec::{DecodeError, ErrorKind, ProtocolHeader};
@@ -68,7 +68,7 @@ enum Mode {
 }
 
 /// What [`StreamDecoder::skim`] passed over.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Skimmed {
     /// Frames that start in the bytes passed over.
     pub frames: u64,
@@ -77,6 +77,9 @@ pub struct Skimmed {
     /// Bytes of an incomplete frame that the decoder held from earlier chunks and passed over
     /// (they come before the chunk).
     pub pending: usize,
+    /// The channels of the frames passed over that may carry state (the rest of a frame
+    /// decoded from its head is not counted: its head was decoded).
+    pub channels: SkimChannels,
 }
 
 /// Decoder for one direction of one connection.
@@ -240,15 +243,16 @@ impl StreamDecoder {
         if !self.pending.is_empty() {
             // An incomplete frame is held: pass over it too, once its size is known (from the
             // chunk's first bytes when the held ones are too few to tell).
+            let mut head = [0u8; 8];
+            let held = self.pending.len().min(head.len());
+            head[..held].copy_from_slice(&self.pending[..held]);
+            let more = (head.len() - held).min(chunk.len());
+            head[held..held + more].copy_from_slice(&chunk[..more]);
+            let head = &head[..held + more];
             let size = if self.need > 0 {
                 self.need
             } else {
-                let mut head = [0u8; 8];
-                let held = self.pending.len().min(head.len());
-                head[..held].copy_from_slice(&self.pending[..held]);
-                let more = (head.len() - held).min(chunk.len());
-                head[held..held + more].copy_from_slice(&chunk[..more]);
-                match protocol.frame_size(&head[..held + more]) {
+                match protocol.frame_size(head) {
                     Ok(Some(size)) if size <= MAX_BUFFERED_FRAME => size,
                     _ => return done,
                 }
@@ -258,6 +262,7 @@ impl StreamDecoder {
             }
             done.pending = self.pending.len();
             done.frames += 1;
+            done.channels.note(protocol.frame_channel(head));
             self.skip = (size - self.pending.len()) as u64;
             self.skip_from = self.offset;
             self.offset += self.pending.len() as u64;
@@ -276,12 +281,14 @@ impl StreamDecoder {
             match (plausible, size) {
                 (Plausible::Frame(n), _) => {
                     done.frames += 1;
+                    done.channels.note(protocol.frame_channel(rest));
                     at += n;
                 }
                 (Plausible::NeedMore, Ok(Some(size)))
                     if size > rest.len() && size <= MAX_BUFFERED_FRAME =>
                 {
                     done.frames += 1;
+                    done.channels.note(protocol.frame_channel(rest));
                     self.skip = (size - rest.len()) as u64;
                     self.skip_from = self.offset + at as u64;
                     at = chunk.len();
@@ -811,7 +818,8 @@ mod tests {
             Skimmed {
                 frames: 1,
                 bytes: 8,
-                pending: 0
+                pending: 0,
+                channels: SkimChannels::new(),
             }
         );
         d.push(chunk.slice(s.bytes..), &mut out);
@@ -819,5 +827,45 @@ mod tests {
             matches!(out[..], [Item::Undecodable { offset: 8, .. }]),
             "{out:?}"
         );
+    }
+
+    #[test]
+    fn a_skim_names_the_channels_of_the_frames_it_passed_over() {
+        // 0-9-1: bodies on channels 2 and 5, a heartbeat (no state), then a frame on channel
+        // 7 cut by the chunk's end: its channel is read from its header.
+        let mut stream = Vec::new();
+        for ch in [2, 5, 2] {
+            let body = amqp091::FrameKind::Body(Bytes::from_static(b"xyz"));
+            amqp091::encode_frame(ch, &body, &mut stream);
+        }
+        amqp091::encode_frame(0, &amqp091::FrameKind::Heartbeat, &mut stream);
+        let mut last = Vec::new();
+        let body = amqp091::FrameKind::Body(Bytes::from(vec![b'x'; 100]));
+        amqp091::encode_frame(7, &body, &mut last);
+        stream.extend_from_slice(&last[..20]);
+        let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp091);
+        let s = d.skim(&Bytes::from(stream.clone()));
+        assert_eq!((s.frames, s.bytes), (5, stream.len()));
+        assert_eq!(s.channels.listed(), &[2, 5, 7]);
+        // 1.0: a frame held incomplete from before the skim (its channel in the held bytes and
+        // the chunk's); SASL frames belong to the connection (channel 0), empty frames to none.
+        let transfer =
+            amqp10::described_list(amqp10::views::code::TRANSFER, vec![amqp10::Value::Uint(0)]);
+        let frame = amqp10::encode_frame(0, 3, Some(&transfer), &[0; 40]).unwrap();
+        let mut d = StreamDecoder::assuming(ProtocolHeader::Amqp10);
+        feed(&mut d, &[&frame[..5]]);
+        let s = d.skim(&Bytes::copy_from_slice(&frame[5..]));
+        assert_eq!((s.frames, s.pending), (1, 5));
+        assert_eq!(s.channels.listed(), &[3]);
+        let outcome = amqp10::described_list(
+            amqp10::views::code::SASL_OUTCOME,
+            vec![amqp10::Value::Ubyte(0)],
+        );
+        let sasl = amqp10::encode_frame(1, 9, Some(&outcome), &[]).unwrap();
+        let on = ProtocolId::Amqp10.frame_channel(&sasl);
+        assert_eq!(on, crate::protocol::FrameChannel::On(0));
+        let empty = amqp10::encode_frame(0, 4, None, &[]).unwrap();
+        let on = ProtocolId::Amqp10.frame_channel(&empty);
+        assert_eq!(on, crate::protocol::FrameChannel::Stateless);
     }
 }

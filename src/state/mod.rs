@@ -22,7 +22,7 @@ pub use snapshot::Snapshot;
 
 use crate::base::{CloseReason, Dir, Failure, Timestamp, Violation};
 use crate::codec::{DecodeError, ProtocolHeader};
-use crate::protocol::FrameEvent;
+use crate::protocol::{FrameEvent, SkimChannels};
 use negotiation::{Fate, Negotiation};
 
 /// The rules of one protocol for one connection.
@@ -42,6 +42,15 @@ pub trait ProtocolTracker: std::fmt::Debug + Send {
     /// tracker must not report what it cannot know.
     fn gap(&mut self, dir: Dir) {
         let _ = dir;
+    }
+    /// Frames of `dir` were passed over undecoded at `ts` (a skim), on `channels`; the framing
+    /// stayed exact. Only what frames on those channels could change becomes unknown; a
+    /// tracker that cannot tell treats it as a [`ProtocolTracker::gap`].
+    fn skimmed(&mut self, dir: Dir, ts: Timestamp, channels: &SkimChannels) {
+        let _ = ts;
+        if !channels.is_empty() {
+            self.gap(dir);
+        }
     }
     /// A decoded frame was seen.
     fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>);
@@ -151,6 +160,16 @@ impl ConnTracker {
         }
         if let Some(t) = self.inner.as_mut() {
             t.gap(dir);
+        }
+    }
+
+    /// Frames of `dir` on `channels` were skimmed at `ts` (see [`ProtocolTracker::skimmed`]).
+    pub fn skimmed(&mut self, dir: Dir, ts: Timestamp, channels: &SkimChannels) {
+        // Skimming stops before any protocol header, but judge no refusal all the same.
+        self.negotiation.gap();
+        match self.inner.as_mut() {
+            Some(t) => t.skimmed(dir, ts, channels),
+            None => self.missed[dir.index()] = true,
         }
     }
 

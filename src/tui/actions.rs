@@ -539,7 +539,7 @@ impl App {
                     .map(|r| r.seq)
             })
         });
-        if let Some(seq) = seq.filter(|_| self.opts.whole_capture) {
+        if let Some(seq) = seq.filter(|s| self.pages() && *s >= self.reachable_from()) {
             // Kept or not: the whole capture is reachable.
             self.reach(v.conn, seq);
             return;

@@ -50,15 +50,17 @@ pub struct TuiOptions {
     /// The filter the frame list starts with (`--filter`).
     pub filter: Filter,
     /// A replay of a file: the kept rows are a window of the whole capture, which the pager
-    /// (`replay::pager`, given to `run_paged`) can bring back around any frame (see [`App::paging`]). Off live and for
-    /// stdin, where the rows are a ring of the latest.
+    /// (`replay::pager`, given to `run_paged`) can bring back around any frame (see [`App::paging`]). Off live (a
+    /// spooled live view pages its spool instead, see `spool`) and for stdin, where the rows
+    /// are a ring of the latest.
     pub whole_capture: bool,
     /// The captures being written of what the view shows (`--jsonl`, `--pcap`), by name: the
     /// frame list names them where it drops older frames from view, and says none is written
     /// when there is none.
     pub captures: Vec<String>,
     /// The spool the live view writes what it is shown to (`spool.rs`), by name, when there
-    /// is one: the frames dropped from view are there.
+    /// is one: the frames dropped from memory are paged back from it (`live_window.rs`, with
+    /// the ring's pager given to `run_paged`).
     pub spool: Option<String>,
 }
 
@@ -110,8 +112,11 @@ pub enum AppEvent {
     Scanned(u64),
     /// The timeline's followed frames of the whole capture, brought back by the pager.
     Followed(Box<crate::browse::follow::Followed>),
-    /// The spool filled at this many bytes and takes no more (`spool.rs`).
-    SpoolFull(u64),
+    /// The spool ring removed its oldest part (`spool.rs`): it holds the rows from this one on.
+    SpoolFrom {
+        /// The number of the first row it still holds.
+        first_frame: u64,
+    },
     /// The statistics of everything the pipeline has seen so far (`crate::stats`), published
     /// by its statistics sink a few times a second.
     Stats(std::sync::Arc<crate::stats::StatsReport>),
@@ -376,8 +381,7 @@ pub struct App {
     pub health: super::health::Health,
     /// Events the feeder dropped.
     pub dropped: u64,
-    /// Where the spool stands: the size it filled at, the first row it did not take, and how
-    /// many rows dropped from view it does not hold.
+    /// Where the spool ring stands: the first row it still holds.
     pub spool: super::model::SpoolState,
     /// What the live view's inspection skimmed, for the status line.
     pub skimmed: super::model::Skimmed,
@@ -589,9 +593,7 @@ impl App {
             AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Followed(f) => self.followed(*f),
             AppEvent::Stats(report) => self.stats = Some(report),
-            AppEvent::SpoolFull(bytes) => {
-                self.spool.full = Some((bytes, self.next_seq));
-            }
+            AppEvent::SpoolFrom { first_frame } => self.spool_from(first_frame),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);

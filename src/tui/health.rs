@@ -190,7 +190,7 @@ impl App {
             return;
         };
         let seq = self.evidence_row(d.conn, f).or(e.evidence_seq);
-        if let Some(seq) = seq.filter(|_| self.opts.whole_capture) {
+        if let Some(seq) = seq.filter(|s| self.pages() && *s >= self.reachable_from()) {
             // Kept or not: the whole capture is reachable.
             self.reach(d.conn, seq);
             return;

@@ -146,9 +146,6 @@ impl App {
             let Some(old) = c.rows.pop_front() else { break };
             c.raw_bytes = c.raw_bytes.saturating_sub(old.held_bytes());
             c.evicted += 1;
-            if self.spool.full.is_some_and(|(_, first)| old.seq >= first) {
-                self.spool.gone += 1;
-            }
             if let Some(state) = &old.state {
                 // The state pane of the rows kept before the next state shows this one.
                 c.base_state = Some(state.clone());

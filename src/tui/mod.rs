@@ -2,8 +2,8 @@
 //! sessions/links/channels, violations, a filter language, keys and mouse.
 //!
 //! Wiring (the only entry points). The UI runs no pipeline: what it needs run is given to the
-//! event loop, an [`Exporter`] for the exports (`replay::export::write`) and, for a file, a
-//! [`WindowSource`] (`replay::pager::Pager`).
+//! event loop, an [`Exporter`] for the exports (`replay::export::write`) and, for a file or a
+//! live view's spool, a [`WindowSource`] (`replay::pager::Pager`).
 //!
 //! ```text
 //! // live (proxy): the feed is a Sink; put it with the other sinks of the inspection.
@@ -23,6 +23,14 @@
 //! // thread, and answers with the row model's windows, `browse::window`).
 //! let pager = replay::pager::Pager::spawn(open_file_again, inspect, size, bytes_read, file_len);
 //! let opts = TuiOptions { live: false, whole_capture: true, ..Default::default() };
+//! tui::run_paged(rx, opts, pager, export::write)?;
+//!
+//! // live with a spool (`spool.rs`): the ring is a sink beside the feed, and its pager
+//! // reaches every frame it holds (`live_window.rs`).
+//! let ring = tui::spool::SpoolRing::create(&spool_opts, feed.clone())?;
+//! let pager = replay::pager::Pager::spawn_ring(ring.opener(), inspect, size);
+//! sinks.push(Box::new(ring));
+//! let opts = TuiOptions { spool: Some(ring_name), ..Default::default() };
 //! tui::run_paged(rx, opts, pager, export::write)?;
 //! ```
 //!
@@ -56,6 +64,7 @@ pub use crate::filter;
 mod ingest;
 pub mod input;
 pub mod line;
+mod live_window;
 mod marks;
 pub mod messages;
 pub mod model;
@@ -299,8 +308,8 @@ pub fn run(rx: TuiReceiver, opts: TuiOptions, export: Exporter) -> io::Result<()
 }
 
 /// As [`run`], for the replay of a file: `pager` brings back the rows of the whole capture
-/// (`opts.whole_capture` on), and shows the first pass's progress. It is dropped when the UI
-/// returns.
+/// (`opts.whole_capture` on), and shows the first pass's progress; or live, the rows of the
+/// spool ring (`opts.spool` set). It is dropped when the UI returns.
 pub fn run_paged(
     rx: TuiReceiver,
     opts: TuiOptions,

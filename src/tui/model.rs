@@ -52,13 +52,11 @@ impl Skimmed {
     }
 }
 
-/// What the live view's spool holds of the rows dropped from view.
+/// What the live view's spool ring holds of the session.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SpoolState {
-    /// The spool filled: at how many bytes, and the number of the first row it did not take.
-    pub full: Option<(u64, u64)>,
-    /// Rows dropped from view that came after the spool filled: gone.
-    pub gone: u64,
+    /// The number of the first row the ring still holds: the rows before it are gone.
+    pub from: u64,
 }
 
 /// One connection as the UI knows it.

@@ -36,7 +36,7 @@ impl App {
         let at = self.view.get(cur).map(|(_, s)| *s);
         // The capture goes on beyond the window (in this direction) only when its end row
         // of the connection choice is not kept.
-        let beyond = self.opts.whole_capture
+        let beyond = self.pages()
             && self.scope_ends().is_some_and(|(first, last)| {
                 let (c, s) = if forward { last } else { first };
                 self.row(c, s).is_none()

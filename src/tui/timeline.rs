@@ -186,7 +186,7 @@ impl App {
                 // Start on the selected frame.
                 let seq = self.selected_row().map(|r| r.seq);
                 self.paging.following = None;
-                if self.opts.whole_capture && self.feed_ended {
+                if self.pages() && self.pager_ready() {
                     // The followed frames of the whole capture, from the pager.
                     let request = FollowRequest {
                         id: self.paging.next_id(),

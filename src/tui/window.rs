@@ -34,6 +34,9 @@ pub struct Paging {
     pub scanned: u64,
     /// The timeline's followed frames of the whole capture, asked or brought back.
     pub following: Option<super::timeline::Following>,
+    /// The edge row a move past the window's edge last asked around, and the move: asked
+    /// again, the window brought back had nothing beyond it (a spool ring's first row).
+    edge: Option<(ConnId, u64, isize)>,
     next_id: u64,
 }
 
@@ -66,11 +69,11 @@ impl App {
     /// of the filter it finds from row `seq` on (back, backwards). Its rows are those the
     /// filter matches, as the frame list shows.
     pub(super) fn ask(&mut self, conn: ConnId, seq: u64, step: isize, find: Option<Find>) {
-        if !self.opts.whole_capture {
+        if !self.pages() {
             self.message = Some("that frame is no longer in memory".into());
             return;
         }
-        if !self.feed_ended {
+        if !self.pager_ready() {
             let pct = self.paging.progress.map_or(0, |(r, t)| percent(r, t));
             self.message = Some(format!(
                 "still reading the capture ({pct}%): every frame is reachable once it is read"
@@ -98,7 +101,7 @@ impl App {
 
     /// A connection chosen of which the window holds no row: bring back its latest rows.
     pub(super) fn fill_scope(&mut self) {
-        if !self.opts.whole_capture || !self.feed_ended || self.rows_in_scope() > 0 {
+        if !self.pages() || !self.pager_ready() || self.rows_in_scope() > 0 {
             return;
         }
         if let Some((_, (conn, seq))) = self.scope_ends() {
@@ -132,7 +135,7 @@ impl App {
     /// `g` / `G` in the frame list of a whole capture: the first / last row of the connection
     /// choice, brought back when it is not kept. False when the ordinary move does it.
     pub(super) fn far_end(&mut self, last: bool) -> bool {
-        if !self.opts.whole_capture {
+        if !self.pages() {
             return false;
         }
         let Some((first, end)) = self.scope_ends() else {
@@ -142,11 +145,13 @@ impl App {
         if self.row(conn, seq).is_some() {
             return false;
         }
-        if self.filter.is_empty() {
+        let held = self.reachable_from();
+        if self.filter.is_empty() && (last || seq >= held) {
             self.reach(conn, seq);
         } else {
-            // The first / last row the filter shows, of the whole capture.
-            let from = if last { u64::MAX } else { 0 };
+            // The first / last row the filter shows, of the whole capture (of what the spool
+            // still holds: its first row is a search's).
+            let from = if last { u64::MAX } else { held };
             self.find(from, !last, false);
         }
         true
@@ -155,7 +160,7 @@ impl App {
     /// A move of the frame cursor from `before` that hit the window's edge: bring back the
     /// window around the edge row when the capture goes on beyond it.
     pub(super) fn past_edge(&mut self, delta: isize, before: usize) {
-        if !self.opts.whole_capture || !self.feed_ended || self.paging.loading.is_some() {
+        if !self.pages() || !self.pager_ready() || self.paging.loading.is_some() {
             return;
         }
         let Some((first, last)) = self.scope_ends() else {
@@ -169,6 +174,11 @@ impl App {
             return;
         };
         if let (true, Some(&(conn, seq))) = edge {
+            if self.paging.edge == Some((conn, seq, delta)) {
+                // The window around it had nothing beyond it.
+                return;
+            }
+            self.paging.edge = Some((conn, seq, delta));
             self.ask_window(conn, seq, delta);
         }
     }
@@ -178,7 +188,7 @@ impl App {
     /// on, the next / previous such row the filter shows, found by a search. False when there
     /// is none.
     pub(super) fn far_violation(&mut self, forward: bool) -> bool {
-        if !self.opts.whole_capture {
+        if !self.pages() {
             return false;
         }
         let scope = self.selected_conn();
@@ -193,6 +203,7 @@ impl App {
             .iter()
             .filter(|v| scope.is_none_or(|c| c == v.conn))
             .filter_map(|v| Some((v.conn, v.seq?)))
+            .filter(|(_, s)| *s >= self.reachable_from())
             .filter(|(c, s)| self.row(*c, *s).is_none());
         let found = if forward {
             candidates
@@ -238,6 +249,8 @@ impl App {
         self.view.clear();
         self.view_dangling = 0;
         self.follow = false;
+        // Live rows go on arriving after the window, numbered on from the latest.
+        let next_seq = self.next_seq;
         for (conn, state) in w.base {
             if let Some(c) = self.conns.get_mut(&conn) {
                 c.base_state = Some(state);
@@ -246,6 +259,7 @@ impl App {
         for item in w.items {
             self.window_item(item);
         }
+        self.next_seq = next_seq;
         self.windowing = false;
         self.rebuild_view();
         let Some(row) = self.row(conn, seq) else {

@@ -118,6 +118,14 @@ impl Conv {
         self
     }
 
+    /// Raw bytes in `dir`, skimmed as a live view that fell behind would
+    /// (`Inspector::skim`): passed over by frame sizes, not decoded.
+    pub fn skim(&mut self, dir: Dir, bytes: Vec<u8>) -> &mut Self {
+        self.insp
+            .skim(dir, Timestamp(self.now), Bytes::from(bytes), &mut self.out);
+        self
+    }
+
     /// The client sends method `kind` with `args` on `ch`.
     pub fn c(&mut self, ch: u16, kind: MethodKind, args: &[(&str, Value)]) -> &mut Self {
         self.frame(Dir::C2S, ch, FrameKind::Method(m(kind, args).into()))

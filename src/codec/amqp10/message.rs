@@ -11,6 +11,9 @@
 //! one direction together hold at most the assembling limit; past it a delivery keeps nothing
 //! more.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use crate::hash::{HashMap, HashSet};
 
 use bytes::{Bytes, BytesMut};
@@ -20,6 +23,7 @@ use super::composite::{check_value, lookup_descriptor};
 use super::fields::{FieldList, Map};
 use super::performative::Performative;
 use super::render::write_fields_entries;
+use super::section_check::{self, SectionSpan};
 use super::value::{self, Described, Value, write_fields_map};
 use super::views::code::{
     AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES, DATA, DELIVERY_ANNOTATIONS, FOOTER, HEADER,
@@ -67,7 +71,7 @@ pub enum Body {
 }
 
 /// A complete message, reassembled from one or more transfers.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone)]
 pub struct Message {
     /// Channel of the transfers.
     pub channel: u16,
@@ -85,13 +89,129 @@ pub struct Message {
     pub payload: Bytes,
     /// The encoded message's full size.
     pub size: u64,
-    /// The sections, in order (those the kept bytes hold, the last one perhaps cut).
-    pub sections: Vec<Section>,
+    /// The sections, in order (those the kept bytes hold, the last one perhaps cut):
+    /// [`Message::sections`].
+    sections: Sections,
     /// Body sections in the kept bytes past the body bytes shown: counted, not materialised.
     pub sections_counted: u64,
 }
 
+/// A message's sections: decoded already, or — for a whole message the in-place check
+/// ([`section_check::scan`]) found valid — decoded from the payload when first asked for,
+/// their spans known meanwhile (so asking for one section decodes only that one).
+#[derive(Clone, Default)]
+struct Sections {
+    decoded: OnceLock<Vec<Section>>,
+    /// While `decoded` is not set: the codes and spans of the sections to decode.
+    spans: Vec<SectionSpan>,
+}
+
+impl Sections {
+    fn ready(sections: Vec<Section>) -> Self {
+        Sections {
+            decoded: OnceLock::from(sections),
+            spans: Vec::new(),
+        }
+    }
+
+    /// All sections, decoded from `payload` on first use (the check made sure they decode).
+    fn all(&self, payload: &Bytes) -> &[Section] {
+        self.decoded
+            .get_or_init(|| self.spans.iter().filter_map(|s| one(payload, s)).collect())
+    }
+
+    /// Whether a section with this code is there (decoding nothing).
+    fn has(&self, code: u64) -> bool {
+        match self.decoded.get() {
+            Some(all) => all.iter().any(|s| s.code == code),
+            None => self.spans.iter().any(|s| s.code == code),
+        }
+    }
+
+    /// The value of the first section with this code: borrowed when all are decoded, else
+    /// that section alone decoded from its span.
+    fn value(&self, payload: &Bytes, code: u64) -> Option<Cow<'_, Value>> {
+        match self.decoded.get() {
+            Some(all) => all
+                .iter()
+                .find(|s| s.code == code)
+                .map(|s| Cow::Borrowed(&s.value)),
+            None => {
+                let span = self.spans.iter().find(|s| s.code == code)?;
+                one(payload, span).map(|s| Cow::Owned(s.value))
+            }
+        }
+    }
+}
+
+/// The section at `s` (a span the in-place check found valid) decoded.
+fn one(payload: &Bytes, s: &SectionSpan) -> Option<Section> {
+    let def = section_check::def(s.code)?;
+    if s.span.start > s.span.end || s.span.end > payload.len() {
+        return None;
+    }
+    let mut r = Reader::new(payload.slice(s.span.clone()), 0);
+    r.u8().ok()?;
+    value::decode_descriptor(&mut r, 1).ok()?;
+    let value = value::decode_at(&mut r, 1).ok()?;
+    Some(Section {
+        name: def.name,
+        code: s.code,
+        value,
+        span: s.span.clone(),
+        cut: None,
+    })
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Message")
+            .field("channel", &self.channel)
+            .field("handle", &self.handle)
+            .field("delivery_id", &self.delivery_id)
+            .field("delivery_tag", &self.delivery_tag)
+            .field("message_format", &self.message_format)
+            .field("transfers", &self.transfers)
+            .field("payload", &self.payload)
+            .field("size", &self.size)
+            .field("sections", &self.sections())
+            .field("sections_counted", &self.sections_counted)
+            .finish()
+    }
+}
+
+/// Equal when every field is, the sections compared decoded (however far each message
+/// decoded them yet).
+impl PartialEq for Message {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            self.channel,
+            self.handle,
+            self.delivery_id,
+            &self.delivery_tag,
+        ) == (o.channel, o.handle, o.delivery_id, &o.delivery_tag)
+            && (
+                self.message_format,
+                self.transfers,
+                &self.payload,
+                self.size,
+            ) == (o.message_format, o.transfers, &o.payload, o.size)
+            && self.sections_counted == o.sections_counted
+            && self.sections() == o.sections()
+    }
+}
+
 impl Message {
+    /// The sections, in order (those the kept bytes hold, the last one perhaps cut).
+    pub fn sections(&self) -> &[Section] {
+        self.sections.all(&self.payload)
+    }
+
+    /// Replace the sections (e.g. with those of a masked copy of the payload).
+    pub fn set_sections(&mut self, sections: Vec<Section>) {
+        self.sections = Sections::ready(sections);
+    }
+
     /// Decode `payload` (whose first byte sits at absolute `offset`) into sections.
     pub fn decode_sections(payload: &Bytes, offset: u64) -> Result<Vec<Section>, DecodeError> {
         Self::decode_kept(payload, offset, true, usize::MAX).map(|(s, _)| s)
@@ -183,7 +303,7 @@ impl Message {
         if self.sections_counted == 0 {
             return usize::MAX;
         }
-        self.sections
+        self.sections()
             .iter()
             .filter(|s| (DATA..=AMQP_VALUE).contains(&s.code))
             .map(|s| s.span.len())
@@ -193,29 +313,32 @@ impl Message {
 
     /// The first section with this descriptor code.
     pub fn section(&self, code: u64) -> Option<&Section> {
-        self.sections.iter().find(|s| s.code == code)
+        self.sections().iter().find(|s| s.code == code)
     }
 
-    /// The fields of a list section (header, properties).
-    fn list_section(&self, code: u64) -> Option<FieldList<'_>> {
-        match &self.section(code)?.value {
-            Value::List(items) => Some(FieldList(items)),
+    /// `view` of the fields of a list section (header, properties), decoding only that
+    /// section while the others are not decoded.
+    fn list_section<T>(&self, code: u64, view: impl FnOnce(&FieldList<'_>) -> T) -> Option<T> {
+        match self.sections.value(&self.payload, code)?.as_ref() {
+            Value::List(items) => Some(view(&FieldList(items))),
             _ => None,
         }
     }
 
     /// The header section, the spec's defaults applied.
     pub fn header(&self) -> Option<Header> {
-        self.list_section(HEADER).map(|f| Header::from_fields(&f))
+        self.list_section(HEADER, Header::from_fields)
     }
 
     /// The properties section.
     pub fn properties(&self) -> Option<Properties> {
-        self.list_section(PROPERTIES)
-            .map(|f| Properties::from_fields(&f))
+        self.list_section(PROPERTIES, Properties::from_fields)
     }
 
     fn map_section(&self, code: u64) -> Option<&Map> {
+        if !self.sections.has(code) {
+            return None;
+        }
         match &self.section(code)?.value {
             Value::Map(m) => Some(m),
             _ => None,
@@ -242,7 +365,7 @@ impl Message {
     pub fn body(&self) -> Body {
         let mut data = Vec::new();
         let mut seq = Vec::new();
-        for s in &self.sections {
+        for s in self.sections() {
             match (s.code, &s.value) {
                 (DATA, Value::Binary(b)) => data.push(b.clone()),
                 (AMQP_SEQUENCE, Value::List(l)) => seq.push(l.clone()),
@@ -318,7 +441,7 @@ impl Message {
     /// array, then `size` and `transfers`.
     pub fn write_json_entries<O: JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
         for code in SECTIONS_BY_NAME {
-            let mut of_code = self.sections.iter().filter(|s| s.code == code).peekable();
+            let mut of_code = self.sections().iter().filter(|s| s.code == code).peekable();
             if of_code.peek().is_none() {
                 continue;
             }
@@ -352,7 +475,7 @@ impl Message {
                     if binary {
                         o.key("data");
                         o.begin_array();
-                        for s in self.sections.iter().filter(|s| s.code == DATA) {
+                        for s in self.sections().iter().filter(|s| s.code == DATA) {
                             match &s.value {
                                 Value::Binary(b) => write_data(o, b, s.cut, max_body),
                                 _ if s.cut.is_some() => write_data(o, &[], s.cut, max_body),
@@ -685,8 +808,14 @@ impl MessageAssembler {
         kept: Bytes,
     ) -> Result<Message, DecodeError> {
         let complete = kept.len() as u64 == p.size;
-        let (sections, sections_counted) =
-            Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
+        let (sections, sections_counted) = match section_check::scan(&kept).filter(|_| complete) {
+            Some(spans) => Self::lazy(spans, self.max_body),
+            None => {
+                let (sections, counted) =
+                    Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
+                (Sections::ready(sections), counted)
+            }
+        };
         Ok(Message {
             channel,
             handle,
@@ -699,6 +828,28 @@ impl MessageAssembler {
             sections,
             sections_counted,
         })
+    }
+
+    /// The sections of a whole message the in-place check found valid, to decode when asked
+    /// for, and how many body sections past `max_body` are counted (as
+    /// [`Message::decode_kept`] counts them).
+    fn lazy(mut spans: Vec<SectionSpan>, max_body: usize) -> (Sections, u64) {
+        let (mut body, mut counted) = (0usize, 0u64);
+        spans.retain(|s| {
+            if (DATA..=AMQP_VALUE).contains(&s.code) {
+                if body >= max_body {
+                    counted += 1;
+                    return false;
+                }
+                body += s.span.len();
+            }
+            true
+        });
+        let sections = Sections {
+            decoded: OnceLock::new(),
+            spans,
+        };
+        (sections, counted)
     }
 
     fn drop_partial(&mut self, channel: u16, handle: u32) {
@@ -754,7 +905,7 @@ mod summary_tests {
             transfers: 1,
             payload: Bytes::new(),
             size: 0,
-            sections,
+            sections: Sections::ready(sections),
             sections_counted: 0,
         }
     }
@@ -794,5 +945,44 @@ mod summary_tests {
         let value = message(vec![section(AMQP_VALUE, Value::Uint(7))]);
         assert_eq!(value.body_summary(), "body 7");
         assert_eq!(message(vec![]).body_summary(), "no body");
+    }
+}
+
+#[cfg(test)]
+mod lazy_tests {
+    use super::*;
+
+    /// header, properties (message-id 7, to "/q"), two data sections.
+    const MESSAGE: &[u8] = &[
+        0x00, 0x53, 0x70, 0xc0, 0x02, 0x01, 0x41, // header: durable
+        0x00, 0x53, 0x73, 0xc0, 0x08, 0x03, 0x53, 0x07, 0x40, 0xa1, 0x02, b'/',
+        b'q', // properties
+        0x00, 0x53, 0x75, 0xa0, 0x02, b'a', b'b', // data
+        0x00, 0x53, 0x75, 0xa0, 0x01, b'c', // data
+    ];
+
+    #[test]
+    fn lazily_decoded_sections_are_those_decoded_at_once() {
+        let payload = Bytes::from_static(MESSAGE);
+        // 7: the first data section fills the body bytes exactly; 0: none are shown.
+        for max_body in [usize::MAX, 8, 7, 1, 0] {
+            let spans = section_check::scan(&payload).unwrap();
+            let (lazy, counted) = MessageAssembler::lazy(spans, max_body);
+            let (eager, eager_counted) =
+                Message::decode_kept(&payload, 100, true, max_body).unwrap();
+            assert_eq!(counted, eager_counted, "max_body {max_body}");
+            let eager = Sections::ready(eager);
+            // One section alone, before all are decoded.
+            let p = &payload;
+            assert!(lazy.value(p, HEADER).is_some());
+            assert_eq!(lazy.value(p, HEADER), eager.value(p, HEADER));
+            assert_eq!(lazy.value(p, PROPERTIES), eager.value(p, PROPERTIES));
+            assert!(lazy.decoded.get().is_none());
+            assert!(!lazy.has(APPLICATION_PROPERTIES));
+            assert_eq!(lazy.has(DATA), max_body > 0, "max_body {max_body}");
+            assert_eq!(lazy.all(p), eager.all(p), "max_body {max_body}");
+        }
+        let (_, counted) = Message::decode_kept(&payload, 0, true, 1).unwrap();
+        assert_eq!(counted, 1, "the second data section is counted");
     }
 }

@@ -17,6 +17,7 @@ pub mod message;
 pub mod performative;
 pub mod render;
 pub mod sasl;
+pub mod section_check;
 pub mod tables;
 pub mod terminus;
 pub mod transaction;
@@ -60,8 +61,8 @@ pub enum FrameBody {
     Sasl {
         /// The generic, table-checked composite with field spans.
         composite: Composite,
-        /// The typed view.
-        sasl: SaslFrame,
+        /// The typed view (boxed: SASL frames are rare, and a frame is moved often).
+        sasl: Box<SaslFrame>,
     },
     /// A frame type this codec does not know; its body kept as is.
     Unknown {
@@ -126,7 +127,7 @@ impl Frame {
     /// The typed SASL body, for SASL frames.
     pub fn sasl(&self) -> Option<&SaslFrame> {
         match &self.body {
-            FrameBody::Sasl { sasl, .. } => Some(sasl),
+            FrameBody::Sasl { sasl, .. } => Some(sasl.as_ref()),
             _ => None,
         }
     }
@@ -285,8 +286,9 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
                     performative,
                 }
             } else {
-                let sasl =
-                    SaslFrame::from_composite(&composite).ok_or_else(|| wrong("SASL frame"))?;
+                let sasl = SaslFrame::from_composite(&composite)
+                    .map(Box::new)
+                    .ok_or_else(|| wrong("SASL frame"))?;
                 FrameBody::Sasl { composite, sasl }
             };
             frame.payload_start = r.position();

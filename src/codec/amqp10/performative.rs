@@ -21,8 +21,8 @@ pub enum Performative {
     Transfer(Box<Transfer>),
     Disposition(Box<Disposition>),
     Detach(Box<Detach>),
-    End(End),
-    Close(Close),
+    End(Box<End>),
+    Close(Box<Close>),
 }
 
 impl Performative {
@@ -45,9 +45,9 @@ impl Performative {
         } else if is(Detach::DEF) {
             Performative::Detach(Box::new(Detach::from_fields(f)))
         } else if is(End::DEF) {
-            Performative::End(End::from_fields(f))
+            Performative::End(Box::new(End::from_fields(f)))
         } else if is(Close::DEF) {
-            Performative::Close(Close::from_fields(f))
+            Performative::Close(Box::new(Close::from_fields(f)))
         } else {
             return None;
         })

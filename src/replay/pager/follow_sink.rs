@@ -63,6 +63,11 @@ impl FollowSink {
         }
     }
 
+    /// Number the re-run's rows from `first` on (a spool ring's first row).
+    pub(super) fn start_at(&mut self, first: u64) {
+        self.numbering = Numbering::starting_at(first);
+    }
+
     fn end(&mut self) {
         self.done = true;
         self.stop.stop();

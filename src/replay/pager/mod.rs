@@ -12,6 +12,13 @@
 //! same way, by a re-run into a `FollowSink` (`follow_sink.rs`) on a second thread, so a window
 //! and a timeline do not wait for each other; a newer follow request stops an older re-run.
 //!
+//! The live view's spool ring (`tui::spool`) is paged the same way ([`Pager::spawn_ring`]): its
+//! segments re-run in order as one capture whose first row is the first the ring still holds
+//! (`Numbering::starting_at`), the gaps its oldest segment starts with (the bytes of the
+//! connections before it, removed) and the ends of the connections still open where the
+//! writing has got to (the re-run ends there, not the connections) left out: so the rows keep
+//! the numbers the live view gave them.
+//!
 //! Memory: the window (at most `rows` rows and `max_bytes` of frames in scope, with what
 //! belongs to them), each connection's latest state before it, and the numbering's few keys
 //! per connection; never the capture. The state of a frame is the pipeline's own as of that
@@ -24,10 +31,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::browse::follow::{FollowRequest, Followed};
 use crate::browse::window::{Find, Window, WindowRequest, WindowSource};
+use crate::capture::jsonl_read::NOT_IN_CAPTURE;
 use crate::capture::{CaptureSource, Stop};
 use crate::driver::offline::{self, Pace};
-use crate::event::Event;
+use crate::event::{CloseReason, ConnId, Dir, Event, EventKind};
 use crate::filter::Term;
+use crate::hash::HashSet;
 use crate::pipeline::{InspectOptions, Sink};
 
 use follow_sink::FollowSink;
@@ -40,11 +49,27 @@ mod window_sink;
 /// be opened any more).
 pub type Opener = Box<dyn Fn(&Stop) -> Option<CaptureSource> + Send>;
 
+/// Opens the live view's spool ring anew as one capture, with the number of its first row
+/// (`None`: it cannot be opened).
+pub type RingOpener = Box<dyn Fn(&Stop) -> Option<(CaptureSource, u64)> + Send>;
+
+/// A capture opened for a re-run.
+struct Reopened {
+    source: CaptureSource,
+    /// The number of its first row.
+    first_row: u64,
+    /// A spool ring being written: its cut start and open end are left out.
+    ring: bool,
+}
+
+/// How the pager opens what it re-runs.
+type Open = Box<dyn Fn(&Stop) -> Option<Reopened> + Send>;
+
 /// The opener, shared by the pager's two threads (held only while the file is opened).
-type Shared = Arc<Mutex<Opener>>;
+type Shared = Arc<Mutex<Open>>;
 
 /// Open the capture anew (`None`: it cannot be).
-fn reopen(open: &Shared, stop: &Stop) -> Option<CaptureSource> {
+fn reopen(open: &Shared, stop: &Stop) -> Option<Reopened> {
     let open = open.lock().unwrap_or_else(|e| e.into_inner());
     open(stop)
 }
@@ -81,6 +106,36 @@ impl Pager {
     /// `total`.
     pub fn spawn(
         open: Opener,
+        inspect: InspectOptions,
+        size: WindowSize,
+        read: Arc<AtomicU64>,
+        total: u64,
+    ) -> Pager {
+        let open: Open = Box::new(move |stop| {
+            open(stop).map(|source| Reopened {
+                source,
+                first_row: 0,
+                ring: false,
+            })
+        });
+        Pager::start(open, inspect, size, read, total)
+    }
+
+    /// Start the pager of the live view's spool ring: each re-run reads the ring's segments
+    /// as they are then, its rows numbered from the first the ring holds.
+    pub fn spawn_ring(open: RingOpener, inspect: InspectOptions, size: WindowSize) -> Pager {
+        let open: Open = Box::new(move |stop| {
+            open(stop).map(|(source, first_row)| Reopened {
+                source,
+                first_row,
+                ring: true,
+            })
+        });
+        Pager::start(open, inspect, size, Arc::new(AtomicU64::new(0)), 0)
+    }
+
+    fn start(
+        open: Open,
         inspect: InspectOptions,
         size: WindowSize,
         read: Arc<AtomicU64>,
@@ -331,10 +386,16 @@ fn replay_into(
     stop: &Stop,
     sink: &mut (impl Rerun + Send),
 ) {
-    if let Some(source) = reopen(open, stop) {
-        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(Lent(sink))];
+    if let Some(opened) = reopen(open, stop) {
+        sink.start_at(opened.first_row);
+        let lent = Lent {
+            sink,
+            ring: opened.ring,
+            seen: HashSet::default(),
+        };
+        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(lent)];
         offline::run(
-            source,
+            opened.source,
             inspect.clone(),
             sinks,
             NonZeroUsize::MIN,
@@ -346,11 +407,16 @@ fn replay_into(
 /// What a re-run's sink is given of the pipeline's events.
 trait Rerun {
     fn event(&mut self, ev: &Event);
+    /// Number the rows from `first` on.
+    fn start_at(&mut self, first: u64);
 }
 
 impl Rerun for WindowSink {
     fn event(&mut self, ev: &Event) {
         WindowSink::event(self, ev)
+    }
+    fn start_at(&mut self, first: u64) {
+        WindowSink::start_at(self, first)
     }
 }
 
@@ -358,14 +424,49 @@ impl Rerun for FollowSink {
     fn event(&mut self, ev: &Event) {
         FollowSink::event(self, ev)
     }
+    fn start_at(&mut self, first: u64) {
+        FollowSink::start_at(self, first)
+    }
 }
 
-/// The sink of a re-run, lent to the pipeline.
-struct Lent<'a, S>(&'a mut S);
+/// The sink of a re-run, lent to the pipeline; of a spool ring, without what the live view
+/// never had (see [`ring_only`]).
+struct Lent<'a, S> {
+    sink: &'a mut S,
+    ring: bool,
+    /// The connections' directions that have had an event of theirs (a ring's re-run).
+    seen: HashSet<(ConnId, Dir)>,
+}
 
 impl<S: Rerun + Send> Sink for Lent<'_, S> {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        self.0.event(ev);
+        if !(self.ring && ring_only(&mut self.seen, ev)) {
+            self.sink.event(ev);
+        }
         Ok(())
     }
+}
+
+/// Whether `ev` of a spool ring's re-run is one the live view never had: the gap a
+/// connection's direction starts with when the ring removed its bytes before (the reader's
+/// [`NOT_IN_CAPTURE`]), or the end of a connection still open where the ring's
+/// writing has got to (the re-run ends there, the connection does not).
+fn ring_only(seen: &mut HashSet<(ConnId, Dir)>, ev: &Event) -> bool {
+    let dir = match &ev.kind {
+        EventKind::Close(info) => return info.reason == CloseReason::CaptureEnded,
+        EventKind::Header { dir, .. } | EventKind::Data { dir, .. } => *dir,
+        EventKind::Frame(f) => f.dir,
+        EventKind::Gap {
+            dir,
+            offset,
+            reason,
+            ..
+        } => {
+            let first = seen.insert((ev.conn, *dir));
+            return first && *offset == 0 && reason.ends_with(NOT_IN_CAPTURE);
+        }
+        _ => return false,
+    };
+    seen.insert((ev.conn, dir));
+    false
 }

@@ -105,6 +105,11 @@ impl WindowSink {
         self.request.scope.is_none_or(|s| s == conn)
     }
 
+    /// Number the re-run's rows from `first` on (a spool ring's first row).
+    pub(super) fn start_at(&mut self, first: u64) {
+        self.numbering = Numbering::starting_at(first);
+    }
+
     fn end(&mut self) {
         self.done = true;
         self.stop.stop();

@@ -13,6 +13,7 @@ pub mod content;
 pub mod context;
 pub mod methods;
 pub mod rules;
+mod skim;
 pub mod snapshot;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,12 @@ pub struct ConnectionTracker {
     above_max_reported: std::collections::BTreeSet<u16>,
     /// A publish while blocked was reported during the current blocked period.
     blocked_reported: bool,
+    /// Server frames on channel 0 were missed since the last connection.blocked/unblocked:
+    /// whether the broker has the connection blocked is not known.
+    blocked_unknown: bool,
+    /// Channels with frames skimmed: a frame on one of them that was never seen opened is
+    /// learned (its channel.open may have been passed over).
+    skimmed_channels: std::collections::BTreeSet<u16>,
 }
 
 impl ConnectionTracker {
@@ -191,6 +198,12 @@ impl ConnectionTracker {
                     if m.kind() == MethodKind::ConnectionUnblocked {
                         self.blocked_reported = false;
                     }
+                    if matches!(
+                        m.kind(),
+                        MethodKind::ConnectionBlocked | MethodKind::ConnectionUnblocked
+                    ) {
+                        self.blocked_unknown = false;
+                    }
                 }
                 return true;
             }
@@ -285,6 +298,7 @@ impl ConnectionTracker {
         if method.is_some_and(|m| m.kind() == MethodKind::BasicPublish)
             && let Some(reason) = &self.conn.blocked
             && !self.blocked_reported
+            && !self.blocked_unknown
         {
             self.blocked_reported = true;
             out.push(rules::PUBLISH_WHILE_BLOCKED.violation(
@@ -311,7 +325,7 @@ impl ConnectionTracker {
                     self.channels.insert(ch, Channel::opening(ch));
                     return;
                 }
-                if !uncertain {
+                if !uncertain && !self.skimmed_channels.contains(&ch) {
                     out.push(rules::CHANNEL_NOT_OPEN.violation(
                         dir,
                         offset,
@@ -367,26 +381,15 @@ impl ProtocolTracker for ConnectionTracker {
     }
 
     fn gap(&mut self, dir: Dir) {
-        self.uncertain = true;
+        self.connection_unknown(dir);
         self.live[dir.index()].last = None;
-        if matches!(
-            self.conn.state,
-            ConnState::AwaitingStart
-                | ConnState::AwaitingStartOk
-                | ConnState::AwaitingTune
-                | ConnState::AwaitingSecureOk
-                | ConnState::AwaitingTuneOk
-                | ConnState::AwaitingOpen
-                | ConnState::AwaitingOpenOk
-                // Open too: a connection.close may be among the missed bytes, and its close-ok
-                // must not then look out of order.
-                | ConnState::Open
-        ) {
-            self.conn.state = ConnState::Unknown;
-        }
         for c in self.channels.values_mut() {
             c.forget();
         }
+    }
+
+    fn skimmed(&mut self, dir: Dir, ts: Timestamp, channels: &crate::protocol::SkimChannels) {
+        self.skim(dir, ts, channels);
     }
 
     fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {

@@ -36,6 +36,7 @@ pub mod sasl;
 pub mod serial;
 pub mod session;
 mod session_frames;
+mod skim;
 pub mod snapshot;
 
 use crate::hash::HashMap;
@@ -104,6 +105,8 @@ pub struct ConnectionTracker {
     pub(crate) unclosed: crossing::Unclosed,
     /// The links by name, for the attach checks.
     pub(crate) names: link_index::LinkIndex,
+    /// What skims passed over: channels judged as after a gap.
+    pub(crate) blind: skim::Blind,
 }
 
 impl ConnectionTracker {
@@ -146,6 +149,11 @@ impl ConnectionTracker {
         let Some(opened) = partner.open_ts else {
             return;
         };
+        // After a gap in its bytes the peer's last frame is not known: its silence is measured
+        // from the next frame seen, never from the open.
+        if me.last_frame.is_none() && me.unknown {
+            return;
+        }
         let since = me.last_frame.map_or(opened, |(ts, _)| ts.max(opened));
         let silent_us = now.0.saturating_sub(since.0);
         if silent_us > i64::from(t).saturating_mul(1000) {
@@ -240,6 +248,10 @@ impl ProtocolTracker for ConnectionTracker {
         self.names.forget();
     }
 
+    fn skimmed(&mut self, dir: Dir, ts: Timestamp, channels: &crate::protocol::SkimChannels) {
+        self.skim(dir, ts, channels);
+    }
+
     fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
         let AnyFrame::Amqp10(f) = &fe.frame else {
             return;
@@ -276,10 +288,14 @@ impl ProtocolTracker for ConnectionTracker {
             return; // an empty frame
         };
         let ch = f.channel;
+        let blind = self.blind.frame(d, ch, perf);
         let at = At {
             d,
             fe,
-            missed: [self.peers[0].unknown, self.peers[1].unknown],
+            missed: [
+                self.peers[0].unknown || blind,
+                self.peers[1].unknown || blind,
+            ],
         };
         match perf {
             Performative::Open(o) => self.on_open(d, fe, o, ts, out),
@@ -303,14 +319,20 @@ impl ProtocolTracker for ConnectionTracker {
             return; // a capture that merely ends says nothing about how the peers left
         }
         for d in [Dir::C2S, Dir::S2C] {
-            if self.peer(d).close.is_some() || self.peer(d.flip()).close.is_some() {
+            if self.peer(d).close.is_some()
+                || self.peer(d.flip()).close.is_some()
+                || self.blind.skimmed[d.index()]
+            {
                 continue;
             }
             // Silence that ended in a FIN or RST, not only a late frame.
             let offset = self.peer(d).last_frame.map_or(0, |(_, o)| o);
             self.idle_check(d, ts, offset, out);
         }
-        let missed = self.peers.iter().any(|p| p.unknown) || self.header_mismatch;
+        // A close may have been among frames skimmed on any channel.
+        let missed = self.peers.iter().any(|p| p.unknown)
+            || self.header_mismatch
+            || self.blind.skimmed.iter().any(|s| *s);
         let neither_closed = self.peers.iter().all(|p| p.close.is_none());
         for d in [Dir::C2S, Dir::S2C] {
             let me = self.peer(d);

@@ -14,7 +14,7 @@ use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
 /// What `g` at the top of a live list that dropped older frames says: how to reach them.
 pub fn older_hint(app: &App) -> Option<String> {
-    if app.opts.whole_capture || app.evicted_in_scope() == 0 {
+    if app.pages() || app.evicted_in_scope() == 0 {
         return None;
     }
     let n = count(app.evicted_in_scope());
@@ -22,7 +22,6 @@ pub fn older_hint(app: &App) -> Option<String> {
         .opts
         .captures
         .first()
-        .or(app.opts.spool.as_ref())
         .map(|f| crate::base::escape::escape(f).into_owned());
     Some(match file {
         Some(f) => format!("{n} older frames are not in memory: amqpeek replay {f} reaches them"),
@@ -31,27 +30,14 @@ pub fn older_hint(app: &App) -> Option<String> {
 }
 
 /// Where the frames dropped from view are, as far as the view knows: in the captures being
-/// written, in the live view's spool (those that came before it filled), or nowhere (no
-/// capture is written: `--jsonl` would keep them).
+/// written, or nowhere (no capture is written: `--jsonl` would keep them). A spooled live
+/// view reaches them instead (`window_note`).
 fn dropped_note(app: &App, evicted: u64) -> String {
     let n = count(evicted);
     match app.opts.captures.as_slice() {
-        [] => match (&app.opts.spool, app.spool.full) {
-            (None, _) => {
-                format!(
-                    " {n} older frames dropped from view (no capture written; --jsonl keeps all) "
-                )
-            }
-            (Some(_), Some((size, _))) if app.spool.gone > 0 => format!(
-                " {n} older frames dropped from view ({} gone: the spool filled at {}B) ",
-                count(app.spool.gone),
-                super::bytes(size)
-            ),
-            (Some(path), _) => format!(
-                " {n} older frames dropped from view (in the spool {}) ",
-                crate::base::escape::escape(path)
-            ),
-        },
+        [] => {
+            format!(" {n} older frames dropped from view (no capture written; --jsonl keeps all) ")
+        }
         files => {
             let names: Vec<String> = files
                 .iter()
@@ -224,9 +210,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// In a file replay whose whole capture is not in memory: which of its rows are.
+/// In a file replay or a spooled live view whose whole session is not in memory: which of
+/// its rows are, or (the spool ring having removed its oldest part) which are gone.
 fn window_note(app: &App) -> Option<String> {
-    if !app.opts.whole_capture {
+    if !app.pages() {
         return None;
     }
     let total: u64 = match app.selected_conn() {
@@ -236,6 +223,14 @@ fn window_note(app: &App) -> Option<String> {
     let kept = app.rows_in_scope() as u64;
     if kept >= total {
         return None;
+    }
+    let gone = app.reachable_from();
+    if gone > 0 {
+        return Some(format!(
+            " the session's first {} frames are gone from the spool: g G n N > < Enter reach #{} on ",
+            count(gone),
+            count(gone + 1)
+        ));
     }
     let loading = if app.paging.loading.is_some() {
         " (loading)"

@@ -477,7 +477,7 @@ fn skim_notice(app: &App) -> String {
 fn progress_bar(app: &App) -> Option<String> {
     const WIDTH: usize = 20;
     let (read, total) = app.paging.progress?;
-    if app.feed_ended {
+    if app.feed_ended || !app.opts.whole_capture {
         return None;
     }
     let pct = crate::tui::window::percent(read, total) as usize;
