@@ -274,12 +274,15 @@ fn live_spool(
 }
 
 /// The live view paging its spool ring: the ring's pager re-runs it with the inspection a
-/// replay into the UI has (masked: the ring holds masked frames only).
+/// replay into the UI has (masked: the ring holds masked frames only), judged with the
+/// proxy's own diagnosis thresholds and switch, so paged rows show what the live rows showed.
 fn live_paged(
     rx: tui::TuiReceiver,
     opts: TuiOptions,
     output: &OutputArgs,
     open: pager::RingOpener,
+    thresholds: Arc<amqpeek::state::diagnose::Thresholds>,
+    diagnoses: bool,
 ) -> std::io::Result<()> {
     let inspect = InspectOptions {
         show_secrets: false,
@@ -288,7 +291,8 @@ fn live_paged(
         max_body: output.max_body,
         state_each_frame: true,
         emit_state: true,
-        diagnosis: None,
+        diagnosis: Some(thresholds),
+        diagnoses,
     };
     let size = pager::WindowSize {
         rows: opts.max_frames_per_conn,
@@ -372,7 +376,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
     let policy = (fail_on.is_some() || !judged.fail_on_diagnosis.is_empty()).then_some(judged);
     check_outputs(None, &output, &tls.outputs())?;
     let mut config = proxy_config(&rt, &net, &output, &tls, jobs, tui)?;
-    config.inspect.diagnosis = Some(thresholds);
+    config.inspect.diagnosis = Some(thresholds.clone());
     config.inspect.diagnoses = diagnoses;
     let upstream = config.upstream;
     let mut sinks = file_sinks(&output)?;
@@ -441,7 +445,7 @@ fn proxy(args: ProxyArgs, tui: bool) -> anyhow::Result<ExitCode> {
             let ui = match ring_open {
                 Some(open) => {
                     opts.spool = spool_at.as_ref().map(|(name, _)| name.clone());
-                    live_paged(rx, opts, &output, open)
+                    live_paged(rx, opts, &output, open, thresholds.clone(), diagnoses)
                 }
                 None => tui::run(rx, opts, export::write),
             };
