@@ -17,11 +17,14 @@
 
 use crate::codec::amqp10::composite::{self, CompositeDef, FieldDef, FieldType};
 use crate::codec::amqp10::value::Kind;
-use crate::codec::amqp10::{Descriptor, Value};
+use crate::codec::amqp10::{self, Descriptor, Value};
 use crate::codec::amqp091::{self, WireType};
 use crate::protocol::AnyFrame;
+use crate::protocol::amqp10::Amqp10;
+use crate::protocol::amqp091::Amqp091;
 
 use super::FilterError;
+use super::register::Filtered;
 
 /// One value a field term accepts, parsed once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,11 +51,13 @@ impl Wanted {
         &self.text
     }
 
-    fn number(&self, n: i128) -> bool {
+    /// Whether it reads as a number (or range) that holds `n`.
+    pub fn number(&self, n: i128) -> bool {
         self.range.is_some_and(|(a, b)| a <= n && n <= b)
     }
 
-    fn string(&self, s: &str) -> bool {
+    /// Whether `s` contains it (case-insensitive).
+    pub fn string(&self, s: &str) -> bool {
         super::contains_ci(s, &self.text)
     }
 
@@ -243,62 +248,23 @@ pub(super) fn choice_names(name: &str) -> Vec<&'static str> {
     names
 }
 
-/// The name of every field of a frame of either protocol, sorted, each once: the keys a field
-/// term takes besides the built-in ones.
+/// The name of every field of a frame of any registered protocol, sorted, each once: the keys
+/// a field term takes besides the built-in ones.
 pub fn field_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter().map(|f| f.name))
-        .chain(
-            amqp091::METHODS
-                .iter()
-                .flat_map(|m| m.args.iter().map(|a| a.name)),
-        )
-        .chain(
-            amqp091::CLASSES
-                .iter()
-                .flat_map(|c| c.properties.iter().map(|p| p.name)),
-        )
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
+    super::register::all_field_names()
 }
 
-/// Whether `name` (a field path, `a.b`) names a field some frame of either protocol has: a
-/// key the filter takes as a field term. Only the first segment is checked.
+/// Whether `name` (a field path, `a.b`) names a field some frame of a registered protocol
+/// has: a key the filter takes as a field term. Only the first segment is checked.
 pub fn is_field_name(path: &str) -> bool {
     let first = path.split('.').next().unwrap_or(path);
-    composite::ALL
-        .iter()
-        .any(|d| d.fields.iter().any(|f| f.name == first))
-        || amqp091::METHODS
-            .iter()
-            .any(|m| m.args.iter().any(|a| a.name == first))
-        || amqp091::CLASSES
-            .iter()
-            .any(|c| c.properties.iter().any(|p| p.name == first))
+    field_names().binary_search(&first).is_ok()
 }
 
 /// The text of field `name` of `frame` when it holds a string or symbol (a 0-9-1 method's
 /// `queue`, an AMQP 1.0 frame's `name`), lossily decoded; for completion of names seen.
 pub fn text_field(frame: &AnyFrame, name: &str) -> Option<String> {
-    match frame {
-        AnyFrame::Amqp10(f) => {
-            let c = f.composite()?;
-            match c.fields.get(c.def.field_index(name)?)? {
-                Value::String(s) => Some(s.as_str().to_owned()),
-                Value::Symbol(s) => Some(s.as_str().to_owned()),
-                _ => None,
-            }
-        }
-        AnyFrame::Amqp091(f) => match f.method()?.arg(name)? {
-            amqp091::Value::ShortStr(b) | amqp091::Value::LongStr(b) => {
-                Some(String::from_utf8_lossy(b).into_owned())
-            }
-            _ => None,
-        },
-    }
+    super::register::text_field(frame, name)
 }
 
 /// Whether `frame` has a field at `path` whose value matches one of `wanted`.
@@ -306,20 +272,59 @@ pub(super) fn matches(frame: &AnyFrame, path: &[String], wanted: &[Wanted]) -> b
     let Some((first, rest)) = path.split_first() else {
         return false;
     };
-    match frame {
-        AnyFrame::Amqp10(f) => f
-            .composite()
-            .is_some_and(|c| field10(c.def, &c.fields, first, rest, wanted)),
-        AnyFrame::Amqp091(f) => {
-            if !rest.is_empty() {
-                return false;
-            }
-            let v = f
-                .method()
-                .and_then(|m| m.arg(first))
-                .or_else(|| f.content_header().and_then(|h| h.get(first)));
-            v.is_some_and(|v| wanted.iter().any(|w| value091(v, w)))
+    super::register::matches(frame, first, rest, wanted)
+}
+
+impl Filtered for Amqp10 {
+    fn field_names() -> Vec<&'static str> {
+        composite::ALL
+            .iter()
+            .flat_map(|d| d.fields.iter().map(|f| f.name))
+            .collect()
+    }
+    fn text_field(f: &amqp10::Frame, name: &str) -> Option<String> {
+        let c = f.composite()?;
+        match c.fields.get(c.def.field_index(name)?)? {
+            Value::String(s) => Some(s.as_str().to_owned()),
+            Value::Symbol(s) => Some(s.as_str().to_owned()),
+            _ => None,
         }
+    }
+    fn matches(f: &amqp10::Frame, first: &str, rest: &[String], wanted: &[Wanted]) -> bool {
+        f.composite()
+            .is_some_and(|c| field10(c.def, &c.fields, first, rest, wanted))
+    }
+}
+
+impl Filtered for Amqp091 {
+    fn field_names() -> Vec<&'static str> {
+        amqp091::METHODS
+            .iter()
+            .flat_map(|m| m.args.iter().map(|a| a.name))
+            .chain(
+                amqp091::CLASSES
+                    .iter()
+                    .flat_map(|c| c.properties.iter().map(|p| p.name)),
+            )
+            .collect()
+    }
+    fn text_field(f: &amqp091::Frame, name: &str) -> Option<String> {
+        match f.method()?.arg(name)? {
+            amqp091::Value::ShortStr(b) | amqp091::Value::LongStr(b) => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        }
+    }
+    fn matches(f: &amqp091::Frame, first: &str, rest: &[String], wanted: &[Wanted]) -> bool {
+        if !rest.is_empty() {
+            return false;
+        }
+        let v = f
+            .method()
+            .and_then(|m| m.arg(first))
+            .or_else(|| f.content_header().and_then(|h| h.get(first)));
+        v.is_some_and(|v| wanted.iter().any(|w| value091(v, w)))
     }
 }
 

@@ -68,6 +68,12 @@ impl Protocol for Amqp091 {
         names.extend(["content-header", "content-body", "heartbeat"]);
         names
     }
+    #[cfg(test)]
+    fn example_frame() -> Vec<u8> {
+        let mut v = Vec::new();
+        amqp091::encode_frame(0, &amqp091::FrameKind::Heartbeat, &mut v);
+        v
+    }
 }
 
 impl ProtocolFrame for amqp091::Frame {
@@ -100,5 +106,8 @@ impl ProtocolFrame for amqp091::Frame {
 impl ProtocolMessage for amqp091::Message {
     fn to_json(&self, max_body: usize) -> serde_json::Value {
         amqp091::Message::to_json(self, max_body)
+    }
+    fn write_json_entries<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
+        amqp091::Message::write_json_entries(self, o, max_body)
     }
 }
