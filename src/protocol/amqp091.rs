@@ -19,6 +19,8 @@ impl Protocol for Amqp091 {
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
     const FRAME_HEADER_LEN: usize = 7;
     const PROTO_NAMES: &'static [&'static str] = &["amqp-0-9-1"];
+    const NAME: &'static str = "amqp091";
+    const TITLE: &'static str = "AMQP 0-9-1";
 
     fn framed_after(header: ProtocolHeader) -> bool {
         header == ProtocolHeader::Amqp091

@@ -19,6 +19,8 @@ impl Protocol for Amqp10 {
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
     const FRAME_HEADER_LEN: usize = 8;
     const PROTO_NAMES: &'static [&'static str] = &["amqp-1.0", "amqp-sasl"];
+    const NAME: &'static str = "amqp10";
+    const TITLE: &'static str = "AMQP 1.0";
 
     fn framed_after(header: ProtocolHeader) -> bool {
         matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)

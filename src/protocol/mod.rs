@@ -47,6 +47,10 @@ pub trait Protocol {
     const FRAME_HEADER_LEN: usize;
     /// The JSONL `"proto"` values of its frames.
     const PROTO_NAMES: &'static [&'static str];
+    /// The name `decode --protocol` takes (`amqp10`).
+    const NAME: &'static str;
+    /// What it is called in text (`AMQP 0-9-1`).
+    const TITLE: &'static str;
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;

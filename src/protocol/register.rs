@@ -32,6 +32,21 @@ macro_rules! protocols {
                 None
             }
 
+            /// The protocol `decode --protocol` names `name`.
+            pub fn of_name(name: &str) -> Option<ProtocolId> {
+                ProtocolId::ALL.iter().copied().find(|p| p.name() == name)
+            }
+
+            /// See [`Protocol::NAME`].
+            pub fn name(self) -> &'static str {
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::NAME),+ }
+            }
+
+            /// See [`Protocol::TITLE`].
+            pub fn title(self) -> &'static str {
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::TITLE),+ }
+            }
+
             /// Its frames' JSONL `"proto"` values ([`Protocol::PROTO_NAMES`]).
             pub fn proto_names(self) -> &'static [&'static str] {
                 match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::PROTO_NAMES),+ }

@@ -37,6 +37,8 @@ impl Protocol for Toy {
     const HEADER: ProtocolHeader = ProtocolHeader::OtherAmqp(*b"TOY1");
     const FRAME_HEADER_LEN: usize = HEADER_LEN;
     const PROTO_NAMES: &'static [&'static str] = &["toy"];
+    const NAME: &'static str = "toy";
+    const TITLE: &'static str = "the toy protocol";
 
     fn framed_after(header: ProtocolHeader) -> bool {
         header == Self::HEADER
