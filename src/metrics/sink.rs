@@ -18,7 +18,6 @@ use crate::event::{
     Sink, Snapshot, Timestamp,
 };
 use crate::hash::HashMap;
-use crate::protocol::AnyFrame;
 
 /// The row name of protocol headers (as `amqpeek stats` names it).
 const HEADER: &str = "protocol-header";
@@ -127,9 +126,7 @@ impl MetricsSink {
         c.waiting = i64::from(cx.waiting);
         // A delivery the protocol forgot unsettled (a channel closed) waits no more.
         c.unconfirmed = c.unconfirmed.clamp(0, c.waiting);
-        if let AnyFrame::Amqp091(f091) = &fe.frame
-            && f091.method().and_then(|m| m.redelivered()) == Some(true)
-        {
+        if fe.frame.redelivered() {
             f.redeliveries
                 .get_or_create(&ProtocolLabels {
                     protocol: fe.frame.proto_name(),

@@ -103,6 +103,9 @@ impl ProtocolFrame for amqp091::Frame {
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp091::Frame::secret_ranges(self)
     }
+    fn redelivered(&self) -> bool {
+        self.method().and_then(|m| m.redelivered()) == Some(true)
+    }
 }
 
 impl ProtocolMessage for amqp091::Message {

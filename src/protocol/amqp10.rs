@@ -25,6 +25,13 @@ impl Protocol for Amqp10 {
     fn framed_after(header: ProtocolHeader) -> bool {
         matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)
     }
+    fn framing_of(proto_name: &str) -> Option<ProtocolHeader> {
+        match proto_name {
+            "amqp-sasl" => Some(ProtocolHeader::Amqp10Sasl),
+            "amqp-1.0" => Some(ProtocolHeader::Amqp10),
+            _ => None,
+        }
+    }
     #[inline]
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
         amqp10::frame_size(buf)

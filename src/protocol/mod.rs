@@ -54,6 +54,13 @@ pub trait Protocol {
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;
+    /// The header a stream of frames whose JSONL `"proto"` is `proto_name` resumes after
+    /// (`None`: not one of [`Protocol::PROTO_NAMES`]).
+    fn framing_of(proto_name: &str) -> Option<ProtocolHeader> {
+        Self::PROTO_NAMES
+            .contains(&proto_name)
+            .then_some(Self::HEADER)
+    }
     /// The size of the frame `buf` starts with, from its head: `Ok(None)` while too few bytes
     /// are there to tell, an error when the framing is lost.
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError>;
@@ -120,6 +127,10 @@ pub trait ProtocolFrame {
     /// whole, e.g. a SASL frame) and the link handle it names, if any.
     fn finding_scope(&self) -> (Option<u16>, Option<u32>) {
         (Some(self.channel()), None)
+    }
+    /// Whether it delivers a message again (the 0-9-1 `redelivered` flag), for the metrics.
+    fn redelivered(&self) -> bool {
+        false
     }
 }
 

@@ -58,6 +58,15 @@ macro_rules! protocols {
                 match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::example_frame()),+ }
             }
 
+            /// The header a stream of frames whose JSONL `"proto"` is `name` resumes after (see
+            /// [`Protocol::framing_of`]).
+            pub fn framing_of_proto_name(name: &str) -> Option<ProtocolHeader> {
+                $($(#[cfg($cfg)])? if let Some(h) = <$imp as Protocol>::framing_of(name) {
+                    return Some(h);
+                })+
+                None
+            }
+
             /// See [`Protocol::frame_names`].
             pub fn frame_names(self) -> Vec<&'static str> {
                 match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::frame_names()),+ }
@@ -174,6 +183,10 @@ macro_rules! protocols {
             /// See [`ProtocolFrame::finding_scope`].
             pub fn finding_scope(&self) -> (Option<u16>, Option<u32>) {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::finding_scope(f)),+ }
+            }
+            /// See [`ProtocolFrame::redelivered`].
+            pub fn redelivered(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::redelivered(f)),+ }
             }
             /// See [`ProtocolFrame::field_spans`].
             pub fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
