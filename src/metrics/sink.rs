@@ -12,7 +12,6 @@ use super::families::{
     ProtocolLabels, ReasonLabels, RuleLabels, SettleLabels,
 };
 use super::top::{OTHER, TopLinks};
-use crate::event::snapshot::Detail;
 use crate::event::{
     Awaits, CloseReason, ConnId, Diagnosis, Dir, Event, EventKind, FlowKey, FrameEvent, SettleKind,
     Sink, Snapshot, Timestamp,
@@ -237,24 +236,7 @@ impl MetricsSink {
 
 /// Sessions mapped, links attached, channels open and their consumers, as `snap` says.
 fn scopes(snap: &Snapshot) -> [i64; 4] {
-    match &snap.detail {
-        Detail::None => [0; 4],
-        Detail::Amqp10(s) => [
-            s.sessions.iter().filter(|s| s.state == "MAPPED").count() as i64,
-            s.links.iter().filter(|l| l.state == "ATTACHED").count() as i64,
-            0,
-            0,
-        ],
-        Detail::Amqp091(s) => {
-            let open = || s.channels.iter().filter(|c| c.state == "OPEN");
-            [
-                0,
-                0,
-                open().count() as i64,
-                open().map(|c| c.consumers.len()).sum::<usize>() as i64,
-            ]
-        }
-    }
+    snap.detail.open_scopes()
 }
 
 /// A close reason as a bounded label: who ended it and how, not the operating system's words.

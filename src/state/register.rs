@@ -5,6 +5,7 @@
 use super::ProtocolTracker;
 use super::context::ContextTracker;
 use super::diagnose::Diagnosing;
+use super::snapshot::ProtocolSnapshot;
 use crate::protocol::{AnyFrame, Protocol, ProtocolId};
 
 /// What the state layer keeps of one protocol: implemented beside its tracker, for the unit
@@ -14,6 +15,12 @@ pub trait Tracked: Protocol {
     /// flow (link, channel) a frame belongs to, and which frames start and settle which
     /// deliveries.
     type Context: ContextTracker<Frame = Self::Frame> + Default + std::fmt::Debug;
+    /// What its tracker's [`ProtocolTracker::snapshot`] holds.
+    type Snapshot: super::snapshot::ProtocolSnapshot
+        + Clone
+        + std::fmt::Debug
+        + PartialEq
+        + serde::Serialize;
     /// Its rules, in the order docs/rules.md lists them.
     const RULES: &'static [&'static crate::base::Rule];
 
@@ -27,7 +34,7 @@ pub trait Tracked: Protocol {
 }
 
 /// Generates, from the protocol table: [`tracker`], [`diagnoser`], [`protocol_rules`], `documented_rules`
-/// and [`Contexts`].
+/// [`Detail`] and [`Contexts`].
 macro_rules! trackers {
     ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// A new connection tracker of `id`'s rules.
@@ -54,6 +61,40 @@ macro_rules! trackers {
             let lists: &[&[&'static crate::base::Rule]] =
                 &[$($(#[cfg(all(not(test), $cfg))])? <$imp as Tracked>::RULES),+];
             lists.iter().flat_map(|l| l.iter().copied())
+        }
+
+        /// The protocol part of a [`Snapshot`](super::Snapshot).
+        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+        #[serde(untagged)]
+        pub enum Detail {
+            /// No protocol recognised yet.
+            #[default]
+            None,
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant(Box<<$imp as Tracked>::Snapshot>)),+
+        }
+
+        impl Detail {
+            /// See [`ProtocolSnapshot::approx_bytes`] (64 for no protocol yet).
+            pub fn approx_bytes(&self) -> usize {
+                match self {
+                    Detail::None => 64,
+                    $($(#[cfg($cfg)])? Detail::$variant(s) => s.approx_bytes()),+
+                }
+            }
+            /// See [`ProtocolSnapshot::open_scopes`].
+            pub fn open_scopes(&self) -> [i64; 4] {
+                match self {
+                    Detail::None => [0; 4],
+                    $($(#[cfg($cfg)])? Detail::$variant(s) => s.open_scopes()),+
+                }
+            }
+            /// See [`ProtocolSnapshot::names`].
+            pub fn names(&self) -> Vec<String> {
+                match self {
+                    Detail::None => Vec::new(),
+                    $($(#[cfg($cfg)])? Detail::$variant(s) => s.names()),+
+                }
+            }
         }
 
         /// Each registered protocol's frame context tracker, for one connection.

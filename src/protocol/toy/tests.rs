@@ -144,6 +144,19 @@ fn the_pipeline_decodes_the_toy_frames() {
         })
         .collect();
     assert_eq!(violations, ["toy.frame-too-long"]);
+    // The tracker's last state, as the TUI's state pane shows it.
+    let state = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::State(s) => Some(s.clone()),
+            _ => None,
+        })
+        .expect("a state event");
+    assert_eq!(state.name, "TOY 3");
+    let items = crate::tui::views::state_items::state_items(&state);
+    let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    assert_eq!(texts, ["toy frames: 3"]);
 }
 
 #[test]

@@ -36,7 +36,38 @@ impl ProtocolTracker for ToyTracker {
         format!("TOY {}", self.frames)
     }
     fn snapshot(&self) -> snapshot::Detail {
-        snapshot::Detail::None
+        snapshot::Detail::Toy(Box::new(ToySnapshot {
+            frames: self.frames,
+        }))
+    }
+}
+
+/// What the toy tracker knows: how many frames it judged.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ToySnapshot {
+    /// Frames judged.
+    pub frames: u64,
+}
+
+impl snapshot::ProtocolSnapshot for ToySnapshot {
+    fn approx_bytes(&self) -> usize {
+        64
+    }
+    fn open_scopes(&self) -> [i64; 4] {
+        [0; 4]
+    }
+}
+
+/// The state pane's one line of a toy connection.
+impl crate::tui::views::state_items::StateView for Toy {
+    type Snapshot = ToySnapshot;
+    fn items(s: &ToySnapshot, out: &mut Vec<crate::tui::views::state_items::StateItem>, _: usize) {
+        out.push(crate::tui::views::state_items::StateItem {
+            kind: crate::tui::views::state_items::ItemKind::Value,
+            text: format!("toy frames: {}", s.frames),
+            filter: None,
+            credit: None,
+        });
     }
 }
 
@@ -55,6 +86,7 @@ impl ContextTracker for ToyContext {
 
 impl Tracked for Toy {
     type Context = ToyContext;
+    type Snapshot = ToySnapshot;
     const RULES: &'static [&'static crate::base::Rule] = RULES;
 
     fn tracker() -> Box<dyn ProtocolTracker> {
