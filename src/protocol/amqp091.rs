@@ -21,6 +21,7 @@ impl Protocol for Amqp091 {
     const PROTO_NAMES: &'static [&'static str] = &["amqp-0-9-1"];
     const NAME: &'static str = "amqp091";
     const TITLE: &'static str = "AMQP 0-9-1";
+    const ANSWERS_WITH_HEADER: bool = false;
 
     fn framed_after(header: ProtocolHeader) -> bool {
         header == ProtocolHeader::Amqp091

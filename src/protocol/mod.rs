@@ -51,6 +51,10 @@ pub trait Protocol {
     const NAME: &'static str;
     /// What it is called in text (`AMQP 0-9-1`).
     const TITLE: &'static str;
+    /// Whether a server that accepts the client's header answers with the same header (AMQP
+    /// 1.0 §2.2) rather than straight with frames (AMQP 0-9-1 §4.2.2: any header it sends is
+    /// a refusal).
+    const ANSWERS_WITH_HEADER: bool = true;
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;

@@ -42,6 +42,13 @@ macro_rules! protocols {
                 match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::NAME),+ }
             }
 
+            /// See [`Protocol::ANSWERS_WITH_HEADER`].
+            pub fn answers_with_header(self) -> bool {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::ANSWERS_WITH_HEADER),+
+                }
+            }
+
             /// See [`Protocol::TITLE`].
             pub fn title(self) -> &'static str {
                 match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::TITLE),+ }
