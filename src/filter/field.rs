@@ -24,7 +24,7 @@ use crate::protocol::amqp10::Amqp10;
 use crate::protocol::amqp091::Amqp091;
 
 use super::FilterError;
-use super::register::Filtered;
+use super::register::{Choices, Filtered};
 
 /// One value a field term accepts, parsed once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ struct Numeric {
 
 /// One field's type: `Some(Some((lo, hi)))` a number in that range, `Some(None)` binary, `None`
 /// anything else (text, booleans, described values, `*`).
-type Holds = Option<Option<(i128, i128)>>;
+pub type Holds = Option<Option<(i128, i128)>>;
 
 fn holds10(ty: FieldType) -> Holds {
     let FieldType::Prim(kind) = ty else {
@@ -123,19 +123,8 @@ fn holds091(ty: WireType) -> Holds {
 
 /// What the fields called `name` hold, when every one of them holds numbers or binary.
 fn numeric(name: &str) -> Option<Numeric> {
-    let fields10 = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter())
-        .filter(|f| f.name == name)
-        .map(|f| holds10(f.ty));
-    let args091 = amqp091::METHODS
-        .iter()
-        .flat_map(|m| m.args.iter())
-        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
-        .filter(|a| a.name == name)
-        .map(|a| holds091(a.ty));
     let mut out: Option<Numeric> = None;
-    for holds in fields10.chain(args091) {
+    for holds in super::register::holds(name) {
         let acc = out.get_or_insert(Numeric {
             lo: 0,
             hi: 0,
@@ -201,26 +190,18 @@ pub(super) fn check_range(path: &str, text: &str, w: &Wanted) -> Result<(), Filt
 /// closest there is.
 pub(super) fn check_choice(path: &str, w: &Wanted) -> Result<(), FilterError> {
     let name = path.rsplit('.').next().unwrap_or(path);
-    let in091 = amqp091::METHODS
-        .iter()
-        .flat_map(|m| m.args.iter())
-        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
-        .any(|a| a.name == name);
-    let defs: Vec<&FieldDef> = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter())
-        .filter(|f| f.name == name)
-        .collect();
-    if in091 || defs.is_empty() || defs.iter().any(|f| f.choices.is_empty()) {
+    let fields = super::register::choices(name);
+    if fields.is_empty() || fields.iter().any(Option::is_none) {
         return Ok(());
     }
     if w.range.is_some() || w.text == "null" {
         return Ok(());
     }
-    let mut known: Vec<&'static str> = defs
+    let mut known: Vec<&'static str> = fields
         .iter()
-        .flat_map(|f| f.choices.iter())
-        .flat_map(|c| [c.name, c.value])
+        .flatten()
+        .flatten()
+        .flat_map(|&(n, v)| [n, v])
         .collect();
     known.sort_unstable();
     known.dedup();
@@ -234,14 +215,14 @@ pub(super) fn check_choice(path: &str, w: &Wanted) -> Result<(), FilterError> {
     })
 }
 
-/// The spec's names for the values of the AMQP 1.0 fields called `name` (`role`: `receiver`,
+/// The spec's names for the values of the fields called `name` (`role`: `receiver`,
 /// `sender`), for completion; empty when none has such names.
 pub(super) fn choice_names(name: &str) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter())
-        .filter(|f| f.name == name)
-        .flat_map(|f| f.choices.iter().map(|c| c.name))
+    let mut names: Vec<&'static str> = super::register::choices(name)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|(n, _)| n)
         .collect();
     names.sort_unstable();
     names.dedup();
@@ -275,11 +256,39 @@ pub(super) fn matches(frame: &AnyFrame, path: &[String], wanted: &[Wanted]) -> b
     super::register::matches(frame, first, rest, wanted)
 }
 
+/// The AMQP 1.0 fields called `name`, of every composite.
+fn defs10(name: &str) -> impl Iterator<Item = &'static FieldDef> + '_ {
+    composite::ALL
+        .iter()
+        .flat_map(|d| d.fields.iter())
+        .filter(move |f| f.name == name)
+}
+
+/// The AMQP 0-9-1 method arguments and content properties called `name`.
+fn args091(name: &str) -> impl Iterator<Item = &'static amqp091::ArgDef> + '_ {
+    amqp091::METHODS
+        .iter()
+        .flat_map(|m| m.args.iter())
+        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
+        .filter(move |a| a.name == name)
+}
+
 impl Filtered for Amqp10 {
     fn field_names() -> Vec<&'static str> {
         composite::ALL
             .iter()
             .flat_map(|d| d.fields.iter().map(|f| f.name))
+            .collect()
+    }
+    fn holds(name: &str) -> Vec<Holds> {
+        defs10(name).map(|f| holds10(f.ty)).collect()
+    }
+    fn choices(name: &str) -> Vec<Choices> {
+        defs10(name)
+            .map(|f| {
+                (!f.choices.is_empty())
+                    .then(|| f.choices.iter().map(|c| (c.name, c.value)).collect())
+            })
             .collect()
     }
     fn text_field(f: &amqp10::Frame, name: &str) -> Option<String> {
@@ -297,6 +306,12 @@ impl Filtered for Amqp10 {
 }
 
 impl Filtered for Amqp091 {
+    fn holds(name: &str) -> Vec<Holds> {
+        args091(name).map(|a| holds091(a.ty)).collect()
+    }
+    fn choices(name: &str) -> Vec<Choices> {
+        args091(name).map(|_| None).collect()
+    }
     fn field_names() -> Vec<&'static str> {
         amqp091::METHODS
             .iter()

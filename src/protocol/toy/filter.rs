@@ -3,11 +3,21 @@
 use super::Toy;
 use super::codec::ToyFrame;
 use crate::filter::Wanted;
-use crate::filter::register::Filtered;
+use crate::filter::register::{Choices, Filtered, Holds};
 
 impl Filtered for Toy {
     fn field_names() -> Vec<&'static str> {
         vec!["length", "payload"]
+    }
+    fn holds(name: &str) -> Vec<Holds> {
+        match name {
+            "length" => vec![Some(Some((0, u32::MAX.into())))],
+            "payload" => vec![None],
+            _ => Vec::new(),
+        }
+    }
+    fn choices(name: &str) -> Vec<Choices> {
+        Self::holds(name).into_iter().map(|_| None).collect()
     }
     fn text_field(frame: &ToyFrame, name: &str) -> Option<String> {
         (name == "payload").then(|| String::from_utf8_lossy(&frame.payload).into_owned())

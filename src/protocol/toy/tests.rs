@@ -223,4 +223,8 @@ fn the_filter_takes_the_toy_proto_and_its_fields() {
     assert_eq!(lengths("proto:toy !length:5"), [20, 2]);
     assert_eq!(lengths("proto:amqp-1.0"), Vec::<u64>::new());
     assert!(Filter::parse("proto:toy-x").is_err());
+    // A number no toy length can be is refused, as for any protocol's field.
+    assert!(Filter::parse("length:-1").is_err());
+    assert!(Filter::parse("length:4294967296").is_err());
+    assert!(Filter::parse("length:4294967295").is_ok());
 }
