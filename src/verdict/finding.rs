@@ -65,7 +65,14 @@ impl Scope {
 /// Whether `rule` is one of a registered protocol's (not the codec's, the negotiation's or
 /// the proxy's).
 fn is_protocol_rule(rule: &str) -> bool {
-    crate::state::register::protocol_rules().any(|r| r.id == rule)
+    static IDS: std::sync::OnceLock<crate::hash::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        crate::state::register::protocol_rules()
+            .map(|r| r.id)
+            .collect()
+    })
+    .contains(rule)
 }
 
 /// Which peer a finding is about: the sender of the offending bytes.
