@@ -152,10 +152,13 @@ pub trait ProtocolMessage {
     }
 }
 
-/// The table of the registered protocols, one `Variant(field) => ProtocolImpl` line each.
-/// Each layer that dispatches over every protocol expands it with its own generator macro:
-/// this one with [`register::protocols`] (ids, frames, messages, assemblers), the state layer
-/// with its trackers' (`crate::state::register`). A protocol is added here once.
+/// The table of the registered protocols, one `Variant(field) => ProtocolImpl` line each,
+/// after its doc comment and at most one `#[cfg(...)]` (a protocol compiled in only where the
+/// predicate holds: the toy protocol, in tests). Each layer that dispatches over every
+/// protocol expands it with its own generator macro: this one with [`register::protocols`]
+/// (ids, frames, messages, assemblers), the state layer with its trackers'
+/// (`crate::state::register`), the filter with its field terms' (`crate::filter::register`),
+/// the state pane with its views'. A protocol is added here once.
 macro_rules! registered_protocols {
     ($generate:path) => {
         $generate! {
