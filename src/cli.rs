@@ -7,6 +7,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use amqpeek::protocol::ProtocolId;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// A man-in-the-middle AMQP 0-9-1 / 1.0 relay that decodes, tracks and checks every frame.
@@ -262,13 +263,19 @@ pub struct StatsArgs {
     pub no_diagnoses: bool,
 }
 
-/// Which protocol bare frames (no protocol header in the input) are in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Protocol {
-    /// AMQP 1.0 (and its SASL frames).
-    Amqp10,
-    /// AMQP 0-9-1.
-    Amqp091,
+/// Which protocol bare frames (no protocol header in the input) are in: any registered one,
+/// by its [`ProtocolId::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protocol(pub ProtocolId);
+
+impl ValueEnum for Protocol {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::OnceLock<Vec<Protocol>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| ProtocolId::ALL.iter().copied().map(Protocol).collect())
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.title()))
+    }
 }
 
 /// `amqpeek decode`.
@@ -277,7 +284,8 @@ pub struct DecodeArgs {
     /// One JSON object per item (the JSONL frame shape without ts/conn) instead of summaries.
     #[arg(long)]
     pub json: bool,
-    /// Protocol of input that does not start with a protocol header [default: amqp10].
+    /// Protocol of input that does not start with a protocol header [default: the first
+    /// listed].
     #[arg(long, value_enum)]
     pub protocol: Option<Protocol>,
     /// Show credentials (SASL responses, 0-9-1 start-ok secrets, put-token tokens, URL

@@ -267,16 +267,5 @@ impl Row {
 /// About what a snapshot holds, in bytes (its tables and credit histories), for the bound
 /// on what a connection's rows may hold.
 pub fn snapshot_bytes(s: &Snapshot) -> usize {
-    use crate::state::snapshot::Detail;
-    match &s.detail {
-        Detail::None => 64,
-        Detail::Amqp10(a) => {
-            512 + a.sessions.len() * 256
-                + a.links
-                    .iter()
-                    .map(|l| 512 + l.credit_history.len() * 8)
-                    .sum::<usize>()
-        }
-        Detail::Amqp091(c) => 512 + c.channels.len() * 256,
-    }
+    s.detail.approx_bytes()
 }

@@ -12,11 +12,11 @@ use bytes::Bytes;
 
 use amqpeek::codec::ProtocolHeader;
 
-use amqpeek::protocol::{Item, StreamDecoder};
+use amqpeek::protocol::{Item, ProtocolId, StreamDecoder};
 use amqpeek::sinks::{JsonOptions, jsonl};
 
 use crate::EXIT_BAD_INPUT;
-use crate::cli::{DecodeArgs, Protocol};
+use crate::cli::DecodeArgs;
 
 /// Runs `amqpeek decode`: exit 0 when everything decoded, 2 otherwise (with the reason and
 /// its offset on stderr).
@@ -33,25 +33,24 @@ pub fn run(args: DecodeArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
-    let header = if input.starts_with(b"AMQP") {
-        None
-    } else {
-        Some(match args.protocol {
-            Some(Protocol::Amqp091) => ProtocolHeader::Amqp091,
-            Some(Protocol::Amqp10) | None => ProtocolHeader::Amqp10,
-        })
-    };
+    let chosen = args.protocol.map_or(ProtocolId::ALL[0], |p| p.0);
+    let header = (!input.starts_with(b"AMQP")).then(|| chosen.header());
     let mut decoded = decode(&input, header, !args.show_secrets);
     if decoded.failure.is_some() && header.is_some() && args.protocol.is_none() {
-        // Bare frames that are not AMQP 1.0 but decode whole as AMQP 0-9-1 are 0-9-1: said
-        // first, then decoded as such.
-        let as_091 = decode(&input, Some(ProtocolHeader::Amqp091), !args.show_secrets);
-        if as_091.failure.is_none() {
+        // Bare frames that are not of the first protocol but decode whole as another are
+        // of that one: said first, then decoded as such.
+        let other = ProtocolId::ALL[1..].iter().find_map(|p| {
+            let d = decode(&input, Some(p.header()), !args.show_secrets);
+            d.failure.is_none().then_some((p, d))
+        });
+        if let Some((p, d)) = other {
             eprintln!(
-                "amqpeek: no protocol header, and these are AMQP 0-9-1 frames (not AMQP 1.0): \
-                 decoded as 0-9-1 (--protocol chooses)"
+                "amqpeek: no protocol header, and these are {} frames (not {}): decoded as \
+                 such (--protocol chooses)",
+                p.title(),
+                chosen.title()
             );
-            decoded = as_091;
+            decoded = d;
         }
     }
     let stdout = io::stdout();

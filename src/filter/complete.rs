@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{DIR_NAMES, KEYS, PROTO_NAMES, field_names, frame_names, rule_ids};
+use super::{DIR_NAMES, KEYS, field_names, frame_names, proto_names, rule_ids};
 
 /// At most this many candidates are offered (a session with thousands of links offers the
 /// first ones, in order).
@@ -74,7 +74,7 @@ fn values_of<'a>(key: &str, seen: impl IntoIterator<Item = &'a str>) -> Vec<Stri
     match key.to_ascii_lowercase().as_str() {
         "name" | "n" => owned(&frame_names()),
         "dir" | "d" => owned(&DIR_NAMES),
-        "proto" | "p" => owned(&PROTO_NAMES),
+        "proto" | "p" => owned(&proto_names()),
         "rule" | "r" => owned(&rule_ids()),
         "link" | "l" => seen
             .into_iter()

@@ -17,11 +17,14 @@
 
 use crate::codec::amqp10::composite::{self, CompositeDef, FieldDef, FieldType};
 use crate::codec::amqp10::value::Kind;
-use crate::codec::amqp10::{Descriptor, Value};
+use crate::codec::amqp10::{self, Descriptor, Value};
 use crate::codec::amqp091::{self, WireType};
 use crate::protocol::AnyFrame;
+use crate::protocol::amqp10::Amqp10;
+use crate::protocol::amqp091::Amqp091;
 
 use super::FilterError;
+use super::register::{Choices, Filtered};
 
 /// One value a field term accepts, parsed once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,11 +51,13 @@ impl Wanted {
         &self.text
     }
 
-    fn number(&self, n: i128) -> bool {
+    /// Whether it reads as a number (or range) that holds `n`.
+    pub fn number(&self, n: i128) -> bool {
         self.range.is_some_and(|(a, b)| a <= n && n <= b)
     }
 
-    fn string(&self, s: &str) -> bool {
+    /// Whether `s` contains it (case-insensitive).
+    pub fn string(&self, s: &str) -> bool {
         super::contains_ci(s, &self.text)
     }
 
@@ -84,7 +89,7 @@ struct Numeric {
 
 /// One field's type: `Some(Some((lo, hi)))` a number in that range, `Some(None)` binary, `None`
 /// anything else (text, booleans, described values, `*`).
-type Holds = Option<Option<(i128, i128)>>;
+pub type Holds = Option<Option<(i128, i128)>>;
 
 fn holds10(ty: FieldType) -> Holds {
     let FieldType::Prim(kind) = ty else {
@@ -118,19 +123,8 @@ fn holds091(ty: WireType) -> Holds {
 
 /// What the fields called `name` hold, when every one of them holds numbers or binary.
 fn numeric(name: &str) -> Option<Numeric> {
-    let fields10 = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter())
-        .filter(|f| f.name == name)
-        .map(|f| holds10(f.ty));
-    let args091 = amqp091::METHODS
-        .iter()
-        .flat_map(|m| m.args.iter())
-        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
-        .filter(|a| a.name == name)
-        .map(|a| holds091(a.ty));
     let mut out: Option<Numeric> = None;
-    for holds in fields10.chain(args091) {
+    for holds in super::register::holds(name) {
         let acc = out.get_or_insert(Numeric {
             lo: 0,
             hi: 0,
@@ -196,26 +190,18 @@ pub(super) fn check_range(path: &str, text: &str, w: &Wanted) -> Result<(), Filt
 /// closest there is.
 pub(super) fn check_choice(path: &str, w: &Wanted) -> Result<(), FilterError> {
     let name = path.rsplit('.').next().unwrap_or(path);
-    let in091 = amqp091::METHODS
-        .iter()
-        .flat_map(|m| m.args.iter())
-        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
-        .any(|a| a.name == name);
-    let defs: Vec<&FieldDef> = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter())
-        .filter(|f| f.name == name)
-        .collect();
-    if in091 || defs.is_empty() || defs.iter().any(|f| f.choices.is_empty()) {
+    let fields = super::register::choices(name);
+    if fields.is_empty() || fields.iter().any(Option::is_none) {
         return Ok(());
     }
     if w.range.is_some() || w.text == "null" {
         return Ok(());
     }
-    let mut known: Vec<&'static str> = defs
+    let mut known: Vec<&'static str> = fields
         .iter()
-        .flat_map(|f| f.choices.iter())
-        .flat_map(|c| [c.name, c.value])
+        .flatten()
+        .flatten()
+        .flat_map(|&(n, v)| [n, v])
         .collect();
     known.sort_unstable();
     known.dedup();
@@ -229,76 +215,37 @@ pub(super) fn check_choice(path: &str, w: &Wanted) -> Result<(), FilterError> {
     })
 }
 
-/// The spec's names for the values of the AMQP 1.0 fields called `name` (`role`: `receiver`,
+/// The spec's names for the values of the fields called `name` (`role`: `receiver`,
 /// `sender`), for completion; empty when none has such names.
 pub(super) fn choice_names(name: &str) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter())
-        .filter(|f| f.name == name)
-        .flat_map(|f| f.choices.iter().map(|c| c.name))
+    let mut names: Vec<&'static str> = super::register::choices(name)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|(n, _)| n)
         .collect();
     names.sort_unstable();
     names.dedup();
     names
 }
 
-/// The name of every field of a frame of either protocol, sorted, each once: the keys a field
-/// term takes besides the built-in ones.
+/// The name of every field of a frame of any registered protocol, sorted, each once: the keys
+/// a field term takes besides the built-in ones.
 pub fn field_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = composite::ALL
-        .iter()
-        .flat_map(|d| d.fields.iter().map(|f| f.name))
-        .chain(
-            amqp091::METHODS
-                .iter()
-                .flat_map(|m| m.args.iter().map(|a| a.name)),
-        )
-        .chain(
-            amqp091::CLASSES
-                .iter()
-                .flat_map(|c| c.properties.iter().map(|p| p.name)),
-        )
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
+    super::register::all_field_names()
 }
 
-/// Whether `name` (a field path, `a.b`) names a field some frame of either protocol has: a
-/// key the filter takes as a field term. Only the first segment is checked.
+/// Whether `name` (a field path, `a.b`) names a field some frame of a registered protocol
+/// has: a key the filter takes as a field term. Only the first segment is checked.
 pub fn is_field_name(path: &str) -> bool {
     let first = path.split('.').next().unwrap_or(path);
-    composite::ALL
-        .iter()
-        .any(|d| d.fields.iter().any(|f| f.name == first))
-        || amqp091::METHODS
-            .iter()
-            .any(|m| m.args.iter().any(|a| a.name == first))
-        || amqp091::CLASSES
-            .iter()
-            .any(|c| c.properties.iter().any(|p| p.name == first))
+    field_names().binary_search(&first).is_ok()
 }
 
 /// The text of field `name` of `frame` when it holds a string or symbol (a 0-9-1 method's
 /// `queue`, an AMQP 1.0 frame's `name`), lossily decoded; for completion of names seen.
 pub fn text_field(frame: &AnyFrame, name: &str) -> Option<String> {
-    match frame {
-        AnyFrame::Amqp10(f) => {
-            let c = f.composite()?;
-            match c.fields.get(c.def.field_index(name)?)? {
-                Value::String(s) => Some(s.as_str().to_owned()),
-                Value::Symbol(s) => Some(s.as_str().to_owned()),
-                _ => None,
-            }
-        }
-        AnyFrame::Amqp091(f) => match f.method()?.arg(name)? {
-            amqp091::Value::ShortStr(b) | amqp091::Value::LongStr(b) => {
-                Some(String::from_utf8_lossy(b).into_owned())
-            }
-            _ => None,
-        },
-    }
+    super::register::text_field(frame, name)
 }
 
 /// Whether `frame` has a field at `path` whose value matches one of `wanted`.
@@ -306,20 +253,93 @@ pub(super) fn matches(frame: &AnyFrame, path: &[String], wanted: &[Wanted]) -> b
     let Some((first, rest)) = path.split_first() else {
         return false;
     };
-    match frame {
-        AnyFrame::Amqp10(f) => f
-            .composite()
-            .is_some_and(|c| field10(c.def, &c.fields, first, rest, wanted)),
-        AnyFrame::Amqp091(f) => {
-            if !rest.is_empty() {
-                return false;
-            }
-            let v = f
-                .method()
-                .and_then(|m| m.arg(first))
-                .or_else(|| f.content_header().and_then(|h| h.get(first)));
-            v.is_some_and(|v| wanted.iter().any(|w| value091(v, w)))
+    super::register::matches(frame, first, rest, wanted)
+}
+
+/// The AMQP 1.0 fields called `name`, of every composite.
+fn defs10(name: &str) -> impl Iterator<Item = &'static FieldDef> + '_ {
+    composite::ALL
+        .iter()
+        .flat_map(|d| d.fields.iter())
+        .filter(move |f| f.name == name)
+}
+
+/// The AMQP 0-9-1 method arguments and content properties called `name`.
+fn args091(name: &str) -> impl Iterator<Item = &'static amqp091::ArgDef> + '_ {
+    amqp091::METHODS
+        .iter()
+        .flat_map(|m| m.args.iter())
+        .chain(amqp091::CLASSES.iter().flat_map(|c| c.properties.iter()))
+        .filter(move |a| a.name == name)
+}
+
+impl Filtered for Amqp10 {
+    fn field_names() -> Vec<&'static str> {
+        composite::ALL
+            .iter()
+            .flat_map(|d| d.fields.iter().map(|f| f.name))
+            .collect()
+    }
+    fn holds(name: &str) -> Vec<Holds> {
+        defs10(name).map(|f| holds10(f.ty)).collect()
+    }
+    fn choices(name: &str) -> Vec<Choices> {
+        defs10(name)
+            .map(|f| {
+                (!f.choices.is_empty())
+                    .then(|| f.choices.iter().map(|c| (c.name, c.value)).collect())
+            })
+            .collect()
+    }
+    fn text_field(f: &amqp10::Frame, name: &str) -> Option<String> {
+        let c = f.composite()?;
+        match c.fields.get(c.def.field_index(name)?)? {
+            Value::String(s) => Some(s.as_str().to_owned()),
+            Value::Symbol(s) => Some(s.as_str().to_owned()),
+            _ => None,
         }
+    }
+    fn matches(f: &amqp10::Frame, first: &str, rest: &[String], wanted: &[Wanted]) -> bool {
+        f.composite()
+            .is_some_and(|c| field10(c.def, &c.fields, first, rest, wanted))
+    }
+}
+
+impl Filtered for Amqp091 {
+    fn holds(name: &str) -> Vec<Holds> {
+        args091(name).map(|a| holds091(a.ty)).collect()
+    }
+    fn choices(name: &str) -> Vec<Choices> {
+        args091(name).map(|_| None).collect()
+    }
+    fn field_names() -> Vec<&'static str> {
+        amqp091::METHODS
+            .iter()
+            .flat_map(|m| m.args.iter().map(|a| a.name))
+            .chain(
+                amqp091::CLASSES
+                    .iter()
+                    .flat_map(|c| c.properties.iter().map(|p| p.name)),
+            )
+            .collect()
+    }
+    fn text_field(f: &amqp091::Frame, name: &str) -> Option<String> {
+        match f.method()?.arg(name)? {
+            amqp091::Value::ShortStr(b) | amqp091::Value::LongStr(b) => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        }
+    }
+    fn matches(f: &amqp091::Frame, first: &str, rest: &[String], wanted: &[Wanted]) -> bool {
+        if !rest.is_empty() {
+            return false;
+        }
+        let v = f
+            .method()
+            .and_then(|m| m.arg(first))
+            .or_else(|| f.content_header().and_then(|h| h.get(first)));
+        v.is_some_and(|v| wanted.iter().any(|w| value091(v, w)))
     }
 }
 

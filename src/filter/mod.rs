@@ -20,6 +20,7 @@
 
 pub mod complete;
 mod field;
+pub mod register;
 
 pub use field::{Wanted, field_names, is_field_name, text_field};
 
@@ -349,7 +350,7 @@ fn parse_positive(text: &str, quoted: bool) -> Result<Term, FilterError> {
         return Ok(match canon {
             "name" => Term::Name(known_names(lower())?),
             "link" => Term::Link(lower()),
-            "proto" => Term::Proto(known_parts(canon, lower(), &PROTO_NAMES)?),
+            "proto" => Term::Proto(known_parts(canon, lower(), &proto_names())?),
             "rule" => Term::Rule(known_parts(canon, lower(), &rule_ids())?),
             "channel" => Term::Channel(numbers(canon, &values, u16::MAX)?),
             "conn" => Term::Conn(numbers(canon, &values, u64::MAX)?),
@@ -376,7 +377,12 @@ const ROW_NAMES: [&str; 4] = ["header", "gap", "close", "malformed"];
 pub const KEYS: [&str; 7] = ["name", "channel", "link", "dir", "conn", "proto", "rule"];
 
 /// What `proto:` matches a part of.
-pub const PROTO_NAMES: [&str; 3] = ["amqp-1.0", "amqp-sasl", "amqp-0-9-1"];
+pub fn proto_names() -> Vec<&'static str> {
+    crate::protocol::ProtocolId::ALL
+        .iter()
+        .flat_map(|p| p.proto_names().iter().copied())
+        .collect()
+}
 
 /// What `dir:` takes.
 pub const DIR_NAMES: [&str; 2] = ["c2s", "s2c"];

@@ -12,13 +12,11 @@ use super::families::{
     ProtocolLabels, ReasonLabels, RuleLabels, SettleLabels,
 };
 use super::top::{OTHER, TopLinks};
-use crate::event::snapshot::Detail;
 use crate::event::{
     Awaits, CloseReason, ConnId, Diagnosis, Dir, Event, EventKind, FlowKey, FrameEvent, SettleKind,
     Sink, Snapshot, Timestamp,
 };
 use crate::hash::HashMap;
-use crate::protocol::AnyFrame;
 
 /// The row name of protocol headers (as `amqpeek stats` names it).
 const HEADER: &str = "protocol-header";
@@ -127,9 +125,7 @@ impl MetricsSink {
         c.waiting = i64::from(cx.waiting);
         // A delivery the protocol forgot unsettled (a channel closed) waits no more.
         c.unconfirmed = c.unconfirmed.clamp(0, c.waiting);
-        if let AnyFrame::Amqp091(f091) = &fe.frame
-            && f091.method().and_then(|m| m.redelivered()) == Some(true)
-        {
+        if fe.frame.redelivered() {
             f.redeliveries
                 .get_or_create(&ProtocolLabels {
                     protocol: fe.frame.proto_name(),
@@ -240,24 +236,7 @@ impl MetricsSink {
 
 /// Sessions mapped, links attached, channels open and their consumers, as `snap` says.
 fn scopes(snap: &Snapshot) -> [i64; 4] {
-    match &snap.detail {
-        Detail::None => [0; 4],
-        Detail::Amqp10(s) => [
-            s.sessions.iter().filter(|s| s.state == "MAPPED").count() as i64,
-            s.links.iter().filter(|l| l.state == "ATTACHED").count() as i64,
-            0,
-            0,
-        ],
-        Detail::Amqp091(s) => {
-            let open = || s.channels.iter().filter(|c| c.state == "OPEN");
-            [
-                0,
-                0,
-                open().count() as i64,
-                open().map(|c| c.consumers.len()).sum::<usize>() as i64,
-            ]
-        }
-    }
+    snap.detail.open_scopes()
 }
 
 /// A close reason as a bounded label: who ended it and how, not the operating system's words.

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{Inspector, SkimRun, undecoded};
-use crate::codec::ProtocolHeader;
 use crate::event::{Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
 use crate::mask::Masker;
-use crate::protocol::{Item, StreamDecoder};
+use crate::protocol::{Item, ProtocolId, StreamDecoder};
 use crate::state::{ConnTracker, rules};
 
 /// Absolute byte ranges of one direction not to show (credentials).
@@ -26,7 +25,7 @@ impl Inspector {
             d.tick(ts, &mut self.diagnoses);
         }
         self.push_diagnoses(out);
-        self.expect_091_server(dir);
+        self.expect_headerless_server(dir);
         self.decode_chunk(dir, ts, bytes, out);
         let mut secrets = self.item_secrets(dir);
         let mut items = std::mem::take(&mut self.items);
@@ -37,16 +36,17 @@ impl Inspector {
         self.chunk_done(dir, ts, secrets, out);
     }
 
-    /// An AMQP 0-9-1 server answers the client's header with frames, never a header of its
-    /// own (0-9-1 §4.2.2): once the client has asked for 0-9-1, expect its frames.
-    fn expect_091_server(&mut self, dir: Dir) {
-        if dir == Dir::S2C
-            && self.sides[1].decoder.at_start()
-            && self.client_header == Some(ProtocolHeader::Amqp091)
-        {
-            self.sides[1].decoder =
-                StreamDecoder::assuming(ProtocolHeader::Amqp091).with_limits(self.opts.limits());
-            self.sides[1].masker = Masker::new(Some(ProtocolHeader::Amqp091));
+    /// A server of a protocol that accepts without a header of its own (AMQP 0-9-1 §4.2.2,
+    /// [`ProtocolId::answers_with_header`]) answers the client's header with frames: once the
+    /// client has asked for it, expect its frames.
+    fn expect_headerless_server(&mut self, dir: Dir) {
+        let Some(id) = self.client_header.and_then(ProtocolId::framed_after) else {
+            return;
+        };
+        if dir == Dir::S2C && self.sides[1].decoder.at_start() && !id.answers_with_header() {
+            let header = id.header();
+            self.sides[1].decoder = StreamDecoder::assuming(header).with_limits(self.opts.limits());
+            self.sides[1].masker = Masker::new(Some(header));
         }
     }
 

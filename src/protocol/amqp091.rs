@@ -19,6 +19,9 @@ impl Protocol for Amqp091 {
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
     const FRAME_HEADER_LEN: usize = 7;
     const PROTO_NAMES: &'static [&'static str] = &["amqp-0-9-1"];
+    const NAME: &'static str = "amqp091";
+    const TITLE: &'static str = "AMQP 0-9-1";
+    const ANSWERS_WITH_HEADER: bool = false;
 
     fn framed_after(header: ProtocolHeader) -> bool {
         header == ProtocolHeader::Amqp091
@@ -68,6 +71,12 @@ impl Protocol for Amqp091 {
         names.extend(["content-header", "content-body", "heartbeat"]);
         names
     }
+    #[cfg(test)]
+    fn example_frame() -> Vec<u8> {
+        let mut v = Vec::new();
+        amqp091::encode_frame(0, &amqp091::FrameKind::Heartbeat, &mut v);
+        v
+    }
 }
 
 impl ProtocolFrame for amqp091::Frame {
@@ -95,10 +104,16 @@ impl ProtocolFrame for amqp091::Frame {
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp091::Frame::secret_ranges(self)
     }
+    fn redelivered(&self) -> bool {
+        self.method().and_then(|m| m.redelivered()) == Some(true)
+    }
 }
 
 impl ProtocolMessage for amqp091::Message {
     fn to_json(&self, max_body: usize) -> serde_json::Value {
         amqp091::Message::to_json(self, max_body)
+    }
+    fn write_json_entries<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
+        amqp091::Message::write_json_entries(self, o, max_body)
     }
 }

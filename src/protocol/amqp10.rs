@@ -19,9 +19,18 @@ impl Protocol for Amqp10 {
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
     const FRAME_HEADER_LEN: usize = 8;
     const PROTO_NAMES: &'static [&'static str] = &["amqp-1.0", "amqp-sasl"];
+    const NAME: &'static str = "amqp10";
+    const TITLE: &'static str = "AMQP 1.0";
 
     fn framed_after(header: ProtocolHeader) -> bool {
         matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)
+    }
+    fn framing_of(proto_name: &str) -> Option<ProtocolHeader> {
+        match proto_name {
+            "amqp-sasl" => Some(ProtocolHeader::Amqp10Sasl),
+            "amqp-1.0" => Some(ProtocolHeader::Amqp10),
+            _ => None,
+        }
     }
     #[inline]
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
@@ -80,6 +89,10 @@ impl Protocol for Amqp10 {
         names.extend(["empty", "unknown"]);
         names
     }
+    #[cfg(test)]
+    fn example_frame() -> Vec<u8> {
+        amqp10::encode_frame(0, 0, None, &[]).unwrap()
+    }
 }
 
 impl ProtocolFrame for amqp10::Frame {
@@ -110,6 +123,19 @@ impl ProtocolFrame for amqp10::Frame {
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         crate::codec::spans::amqp10(self)
     }
+    /// SASL frames are the connection's; attach, flow (with a handle), transfer and detach
+    /// name their link.
+    fn finding_scope(&self) -> (Option<u16>, Option<u32>) {
+        use amqp10::Performative as P;
+        let handle = match self.performative() {
+            Some(P::Attach(a)) => Some(a.handle),
+            Some(P::Flow(fl)) => fl.handle,
+            Some(P::Transfer(t)) => Some(t.handle),
+            Some(P::Detach(d)) => Some(d.handle),
+            _ => None,
+        };
+        ((!self.is_sasl()).then(|| self.channel()), handle)
+    }
 }
 
 impl ProtocolMessage for amqp10::Message {
@@ -118,5 +144,13 @@ impl ProtocolMessage for amqp10::Message {
     }
     fn line_summary(&self) -> Option<String> {
         Some(self.body_summary())
+    }
+    /// The message's entries, then `"cbs"` for a CBS request or response.
+    fn write_json_entries<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
+        amqp10::Message::write_json_entries(self, o, max_body);
+        if let Some(cbs) = amqp10::cbs::summary(self) {
+            o.key("cbs");
+            cbs.write_json(o);
+        }
     }
 }

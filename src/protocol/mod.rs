@@ -18,6 +18,8 @@ mod register;
 pub mod resync;
 pub mod skim_channels;
 pub mod stream;
+#[cfg(test)]
+pub mod toy;
 
 pub use frame_event::FrameEvent;
 pub use skim_channels::{FrameChannel, SkimChannels};
@@ -45,9 +47,24 @@ pub trait Protocol {
     const FRAME_HEADER_LEN: usize;
     /// The JSONL `"proto"` values of its frames.
     const PROTO_NAMES: &'static [&'static str];
+    /// The name `decode --protocol` takes (`amqp10`).
+    const NAME: &'static str;
+    /// What it is called in text (`AMQP 0-9-1`).
+    const TITLE: &'static str;
+    /// Whether a server that accepts the client's header answers with the same header (AMQP
+    /// 1.0 §2.2) rather than straight with frames (AMQP 0-9-1 §4.2.2: any header it sends is
+    /// a refusal).
+    const ANSWERS_WITH_HEADER: bool = true;
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;
+    /// The header a stream of frames whose JSONL `"proto"` is `proto_name` resumes after
+    /// (`None`: not one of [`Protocol::PROTO_NAMES`]).
+    fn framing_of(proto_name: &str) -> Option<ProtocolHeader> {
+        Self::PROTO_NAMES
+            .contains(&proto_name)
+            .then_some(Self::HEADER)
+    }
     /// The size of the frame `buf` starts with, from its head: `Ok(None)` while too few bytes
     /// are there to tell, an error when the framing is lost.
     fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError>;
@@ -82,6 +99,9 @@ pub trait Protocol {
     /// Every name [`ProtocolFrame::name`] can give (what the filter's `name:` is checked
     /// against).
     fn frame_names() -> Vec<&'static str>;
+    /// One frame of it, as the wire carries it (for the tests every protocol must pass).
+    #[cfg(test)]
+    fn example_frame() -> Vec<u8>;
 }
 
 /// What the pipeline, the sinks and the TUI ask of any protocol's decoded frame.
@@ -107,12 +127,24 @@ pub trait ProtocolFrame {
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         None
     }
+    /// Where a violation at this frame is counted: its channel (`None`: the connection as a
+    /// whole, e.g. a SASL frame) and the link handle it names, if any.
+    fn finding_scope(&self) -> (Option<u16>, Option<u32>) {
+        (Some(self.channel()), None)
+    }
+    /// Whether it delivers a message again (the 0-9-1 `redelivered` flag), for the metrics.
+    fn redelivered(&self) -> bool {
+        false
+    }
 }
 
 /// What the sinks ask of any protocol's assembled message.
 pub trait ProtocolMessage {
     /// Sections / properties / body as JSON, bodies truncated at `max_body` bytes.
     fn to_json(&self, max_body: usize) -> serde_json::Value;
+    /// Its JSONL entries (sections / properties / body, and whatever else the protocol tells
+    /// of a message), written into the message object `o` holds open.
+    fn write_json_entries<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O, max_body: usize);
     /// What the line of the frame completing the message adds of it (its body in a few words),
     /// when the frame's own summary does not show it already.
     fn line_summary(&self) -> Option<String> {
@@ -120,10 +152,13 @@ pub trait ProtocolMessage {
     }
 }
 
-/// The table of the registered protocols, one `Variant(field) => ProtocolImpl` line each.
-/// Each layer that dispatches over every protocol expands it with its own generator macro:
-/// this one with [`register::protocols`] (ids, frames, messages, assemblers), the state layer
-/// with its trackers' (`crate::state::register`). A protocol is added here once.
+/// The table of the registered protocols, one `Variant(field) => ProtocolImpl` line each,
+/// after its doc comment and at most one `#[cfg(...)]` (a protocol compiled in only where the
+/// predicate holds: the toy protocol, in tests). Each layer that dispatches over every
+/// protocol expands it with its own generator macro: this one with [`register::protocols`]
+/// (ids, frames, messages, assemblers), the state layer with its trackers'
+/// (`crate::state::register`), the filter with its field terms' (`crate::filter::register`),
+/// the state pane with its views'. A protocol is added here once.
 macro_rules! registered_protocols {
     ($generate:path) => {
         $generate! {
@@ -131,6 +166,8 @@ macro_rules! registered_protocols {
             Amqp10(amqp10) => $crate::protocol::amqp10::Amqp10,
             /// AMQP 0-9-1.
             Amqp091(amqp091) => $crate::protocol::amqp091::Amqp091,
+            /// A toy protocol that proves the table is all a protocol needs.
+            #[cfg(test)] Toy(toy) => $crate::protocol::toy::Toy,
         }
     };
 }
@@ -141,19 +178,6 @@ registered_protocols!(register::protocols);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{amqp10, amqp091};
-
-    /// One frame of each registered protocol, as the wire carries it.
-    fn a_frame_of(id: ProtocolId) -> Vec<u8> {
-        match id {
-            ProtocolId::Amqp10 => amqp10::encode_frame(0, 0, None, &[]).unwrap(),
-            ProtocolId::Amqp091 => {
-                let mut v = Vec::new();
-                amqp091::encode_frame(0, &amqp091::FrameKind::Heartbeat, &mut v);
-                v
-            }
-        }
-    }
 
     #[test]
     fn every_registered_protocol_names_itself_the_same_way_everywhere() {
@@ -161,7 +185,7 @@ mod tests {
             // The header it is reported as frames it again (a resync's protocol, a decoder
             // started as `assuming` it).
             assert_eq!(ProtocolId::framed_after(id.header()), Some(id), "{id:?}");
-            let raw = a_frame_of(id);
+            let raw = id.example_frame();
             assert_eq!(id.frame_size(&raw).unwrap(), Some(raw.len()), "{id:?}");
             assert!(matches!(id.plausible(&raw), Plausible::Frame(n) if n == raw.len()));
             let frame = id.decode_frame(Bytes::from(raw), 0).unwrap();

@@ -5,20 +5,20 @@
 /// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
 /// and [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
 macro_rules! protocols {
-    ($($(#[$doc:meta])* $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// One of the protocols amqpeek decodes.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum ProtocolId {
-            $($(#[$doc])* $variant),+
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant),+
         }
 
         impl ProtocolId {
             /// Every registered protocol, in registration order.
-            pub const ALL: &'static [ProtocolId] = &[$(ProtocolId::$variant),+];
+            pub const ALL: &'static [ProtocolId] = &[$($(#[cfg($cfg)])? ProtocolId::$variant),+];
 
             /// The protocol framed after `header`, if amqpeek decodes one.
             pub fn framed_after(header: ProtocolHeader) -> Option<ProtocolId> {
-                $(if <$imp as Protocol>::framed_after(header) {
+                $($(#[cfg($cfg)])? if <$imp as Protocol>::framed_after(header) {
                     return Some(ProtocolId::$variant);
                 })+
                 None
@@ -26,50 +26,92 @@ macro_rules! protocols {
 
             /// The protocol whose frames' JSONL `"proto"` is `name`.
             pub fn of_proto_name(name: &str) -> Option<ProtocolId> {
-                $(if <$imp as Protocol>::PROTO_NAMES.contains(&name) {
+                $($(#[cfg($cfg)])? if <$imp as Protocol>::PROTO_NAMES.contains(&name) {
                     return Some(ProtocolId::$variant);
+                })+
+                None
+            }
+
+            /// The protocol `decode --protocol` names `name`.
+            pub fn of_name(name: &str) -> Option<ProtocolId> {
+                ProtocolId::ALL.iter().copied().find(|p| p.name() == name)
+            }
+
+            /// See [`Protocol::NAME`].
+            pub fn name(self) -> &'static str {
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::NAME),+ }
+            }
+
+            /// See [`Protocol::ANSWERS_WITH_HEADER`].
+            pub fn answers_with_header(self) -> bool {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::ANSWERS_WITH_HEADER),+
+                }
+            }
+
+            /// See [`Protocol::TITLE`].
+            pub fn title(self) -> &'static str {
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::TITLE),+ }
+            }
+
+            /// Its frames' JSONL `"proto"` values ([`Protocol::PROTO_NAMES`]).
+            pub fn proto_names(self) -> &'static [&'static str] {
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::PROTO_NAMES),+ }
+            }
+
+            /// See [`Protocol::example_frame`].
+            #[cfg(test)]
+            pub fn example_frame(self) -> Vec<u8> {
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::example_frame()),+ }
+            }
+
+            /// The header a stream of frames whose JSONL `"proto"` is `name` resumes after (see
+            /// [`Protocol::framing_of`]).
+            pub fn framing_of_proto_name(name: &str) -> Option<ProtocolHeader> {
+                $($(#[cfg($cfg)])? if let Some(h) = <$imp as Protocol>::framing_of(name) {
+                    return Some(h);
                 })+
                 None
             }
 
             /// See [`Protocol::frame_names`].
             pub fn frame_names(self) -> Vec<&'static str> {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_names()),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::frame_names()),+ }
             }
 
             /// The header its framing is reported as.
             pub fn header(self) -> ProtocolHeader {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::HEADER),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::HEADER),+ }
             }
 
             /// Bytes of its frame header.
             pub fn frame_header_len(self) -> usize {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::FRAME_HEADER_LEN),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::FRAME_HEADER_LEN),+ }
             }
 
             /// See [`Protocol::frame_size`].
             #[inline]
             pub fn frame_size(self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_size(buf)),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::frame_size(buf)),+ }
             }
 
             /// See [`Protocol::frame_channel`].
             #[inline]
             pub fn frame_channel(self, head: &[u8]) -> $crate::protocol::FrameChannel {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::frame_channel(head)),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::frame_channel(head)),+ }
             }
 
             /// See [`Protocol::plausible`].
             #[inline]
             pub fn plausible(self, buf: &[u8]) -> Plausible {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::plausible(buf)),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::plausible(buf)),+ }
             }
 
             /// See [`Protocol::decode_frame`].
             #[inline]
             pub fn decode_frame(self, raw: Bytes, offset: u64) -> Result<AnyFrame, DecodeError> {
                 match self {
-                    $(ProtocolId::$variant => {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => {
                         <$imp as Protocol>::decode_frame(raw, offset).map(AnyFrame::$variant)
                     })+
                 }
@@ -83,7 +125,7 @@ macro_rules! protocols {
                 offset: u64,
             ) -> Result<AnyFrame, DecodeError> {
                 match self {
-                    $(ProtocolId::$variant => {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => {
                         <$imp as Protocol>::decode_head(head, size, offset).map(AnyFrame::$variant)
                     })+
                 }
@@ -91,7 +133,7 @@ macro_rules! protocols {
 
             /// See [`Protocol::mask_from`].
             pub fn mask_from(self, head: &[u8]) -> Option<usize> {
-                match self { $(ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }
+                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }
             }
         }
 
@@ -100,97 +142,117 @@ macro_rules! protocols {
         #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug, PartialEq)]
         pub enum AnyFrame {
-            $($(#[$doc])* $variant(<$imp as Protocol>::Frame)),+
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant(<$imp as Protocol>::Frame)),+
         }
 
         impl AnyFrame {
             /// Its protocol.
             pub fn protocol(&self) -> ProtocolId {
-                match self { $(AnyFrame::$variant(_) => ProtocolId::$variant),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(_) => ProtocolId::$variant),+ }
             }
             /// The JSONL `"proto"` of the frame (`amqp-sasl` for AMQP 1.0 SASL frames,
             /// `amqp-1.0` for other 1.0 frames, `amqp-0-9-1`).
             pub fn proto_name(&self) -> &'static str {
-                match self { $(AnyFrame::$variant(f) => <$imp as Protocol>::proto_name(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => <$imp as Protocol>::proto_name(f)),+ }
             }
             /// Channel number from the frame header.
             pub fn channel(&self) -> u16 {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::channel(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::channel(f)),+ }
             }
             /// Frame name as in JSONL `"name"`.
             pub fn name(&self) -> &'static str {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::name(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::name(f)),+ }
             }
             /// The codec's one-line summary.
             pub fn summary(&self) -> String {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::summary(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::summary(f)),+ }
             }
             /// The summary, appended to `out`.
             pub fn summary_into(&self, out: &mut String) {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::summary_into(f, out)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::summary_into(f, out)),+ }
             }
             /// Fields keyed by spec names.
             pub fn fields_json(&self) -> serde_json::Value {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::fields_json(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::fields_json(f)),+ }
             }
             /// The fields, written to `o`.
             pub fn write_fields_json<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O) {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::write_fields_json(f, o)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::write_fields_json(f, o)),+ }
             }
             /// Bytes of the frame streamed past after its head (0 for a frame decoded whole).
             pub fn streamed(&self) -> u64 {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::streamed(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::streamed(f)),+ }
             }
             /// Credential byte ranges within the raw frame.
             pub fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::secret_ranges(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::secret_ranges(f)),+ }
+            }
+            /// See [`ProtocolFrame::finding_scope`].
+            pub fn finding_scope(&self) -> (Option<u16>, Option<u32>) {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::finding_scope(f)),+ }
+            }
+            /// See [`ProtocolFrame::redelivered`].
+            pub fn redelivered(&self) -> bool {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::redelivered(f)),+ }
             }
             /// See [`ProtocolFrame::field_spans`].
             pub fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
-                match self { $(AnyFrame::$variant(f) => ProtocolFrame::field_spans(f)),+ }
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::field_spans(f)),+ }
             }
         }
 
         /// A message completed by a frame, of any registered protocol.
         #[derive(Clone, Debug, PartialEq)]
         pub enum AnyMessage {
-            $($(#[$doc])* $variant(<$imp as Protocol>::Message)),+
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant(<$imp as Protocol>::Message)),+
         }
 
         impl AnyMessage {
             /// Sections / properties / body as JSON, bodies truncated at `max_body` bytes.
             pub fn to_json(&self, max_body: usize) -> serde_json::Value {
-                match self { $(AnyMessage::$variant(m) => ProtocolMessage::to_json(m, max_body)),+ }
+                match self { $($(#[cfg($cfg)])? AnyMessage::$variant(m) => ProtocolMessage::to_json(m, max_body)),+ }
+            }
+            /// See [`ProtocolMessage::write_json_entries`].
+            pub fn write_json_entries<O: crate::json::JsonOut + ?Sized>(
+                &self,
+                o: &mut O,
+                max_body: usize,
+            ) {
+                match self {
+                    $($(#[cfg($cfg)])? AnyMessage::$variant(m) => {
+                        ProtocolMessage::write_json_entries(m, o, max_body)
+                    })+
+                }
             }
             /// See [`ProtocolMessage::line_summary`].
             pub fn line_summary(&self) -> Option<String> {
-                match self { $(AnyMessage::$variant(m) => ProtocolMessage::line_summary(m)),+ }
+                match self { $($(#[cfg($cfg)])? AnyMessage::$variant(m) => ProtocolMessage::line_summary(m)),+ }
             }
         }
 
         /// One message assembler per registered protocol, for one direction.
         #[derive(Debug)]
         pub struct Assemblers {
-            $($(#[$doc])* $field: <$imp as Protocol>::Assembler),+
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $field: <$imp as Protocol>::Assembler),+
         }
 
         impl Assemblers {
             /// Assemblers holding at most what `limits` allow.
             pub fn new(limits: Limits) -> Self {
-                Assemblers { $($field: <$imp as Protocol>::assembler(limits)),+ }
+                Assemblers { $($(#[cfg($cfg)])? $field: <$imp as Protocol>::assembler(limits)),+ }
             }
 
             /// Assemblers for a stream resuming after bytes passed over (see
             /// [`Protocol::assembler_after_gap`]).
             pub fn after_gap(limits: Limits) -> Self {
-                Assemblers { $($field: <$imp as Protocol>::assembler_after_gap(limits)),+ }
+                Assemblers { $($(#[cfg($cfg)])? $field: <$imp as Protocol>::assembler_after_gap(limits)),+ }
             }
 
             /// Feed `frame` to its protocol's assembler: the message it completes, if any.
             #[inline]
             pub fn push(&mut self, frame: &AnyFrame) -> Option<Result<AnyMessage, DecodeError>> {
                 match frame {
-                    $(AnyFrame::$variant(f) => <$imp as Protocol>::assemble(&mut self.$field, f)
+                    $($(#[cfg($cfg)])? AnyFrame::$variant(f) => <$imp as Protocol>::assemble(&mut self.$field, f)
                         .map(|r| r.map(AnyMessage::$variant)),)+
                 }
             }

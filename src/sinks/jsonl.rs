@@ -136,14 +136,7 @@ pub fn write_message<O: JsonOut + ?Sized>(
 ) {
     o.begin_object();
     match message {
-        Ok(AnyMessage::Amqp10(m)) => {
-            m.write_json_entries(o, opts.max_body);
-            if let Some(cbs) = crate::codec::amqp10::cbs::summary(m) {
-                o.key("cbs");
-                cbs.write_json(o);
-            }
-        }
-        Ok(AnyMessage::Amqp091(m)) => m.write_json_entries(o, opts.max_body),
+        Ok(m) => m.write_json_entries(o, opts.max_body),
         Err(e) => {
             o.key("error");
             o.str_fmt(format_args!("{}", e.kind));

@@ -84,10 +84,9 @@ fn refuses(asked: ProtocolHeader, answer: ProtocolHeader, k: usize) -> bool {
     }
     // A 0-9-1 (0-9, 0-8) server accepts with connection.start, never with a header of its own
     // (0-9-1 §4.2.2): any header it answers with is the refusal.
-    let zero_nine = matches!(
-        asked,
-        ProtocolHeader::Amqp091 | ProtocolHeader::Amqp09 | ProtocolHeader::Amqp08
-    );
+    let zero_nine = matches!(asked, ProtocolHeader::Amqp09 | ProtocolHeader::Amqp08)
+        || crate::protocol::ProtocolId::framed_after(asked)
+            .is_some_and(|p| !p.answers_with_header());
     (k == 0 && zero_nine) || asked != answer
 }
 

@@ -31,17 +31,20 @@ pub struct Snapshot {
     pub detail: Detail,
 }
 
-/// The protocol part of a [`Snapshot`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Detail {
-    /// No protocol recognised yet.
-    #[default]
-    None,
-    /// An AMQP 1.0 connection.
-    Amqp10(Box<Amqp10Snapshot>),
-    /// An AMQP 0-9-1 connection.
-    Amqp091(Box<Amqp091Snapshot>),
+pub use super::register::Detail;
+
+/// What every protocol's snapshot tells besides its own tables (the part of a [`Detail`]
+/// the layers above read without knowing the protocol).
+pub trait ProtocolSnapshot {
+    /// About what it holds, in bytes (its tables and histories).
+    fn approx_bytes(&self) -> usize;
+    /// What the peers have open: sessions mapped, links attached, channels open, consumers.
+    fn open_scopes(&self) -> [i64; 4];
+    /// The names it knows of what messages go to and come from (link names and addresses),
+    /// for completion.
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// One value per direction, serialised as `{"c2s": .., "s2c": ..}`.

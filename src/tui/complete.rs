@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 use super::app::{App, Overlay};
 use super::filter::Filter;
 use super::line::Completion;
-use crate::event::snapshot::Detail;
 
 /// At most this many names are gathered for one completion.
 const MAX_SEEN: usize = 10_000;
@@ -21,13 +20,7 @@ impl App {
     pub fn names_seen(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for c in self.conns.values() {
-            if let Detail::Amqp10(s) = &c.snapshot.detail {
-                for l in &s.links {
-                    out.insert(l.name.clone());
-                    out.extend(l.source_address.iter().cloned());
-                    out.extend(l.target_address.iter().cloned());
-                }
-            }
+            out.extend(c.snapshot.detail.names());
             for r in &c.rows {
                 if out.len() >= MAX_SEEN {
                     return out;

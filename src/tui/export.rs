@@ -67,12 +67,7 @@ fn framing(r: &Row, conn: &Conn) -> Option<ProtocolHeader> {
     } else {
         r.proto
     };
-    match proto {
-        "amqp-sasl" => Some(ProtocolHeader::Amqp10Sasl),
-        "amqp-1.0" => Some(ProtocolHeader::Amqp10),
-        "amqp-0-9-1" => Some(ProtocolHeader::Amqp091),
-        _ => None,
-    }
+    crate::protocol::ProtocolId::framing_of_proto_name(proto)
 }
 
 /// The bytes of a row as relayed (the whole frame for a frame; what is kept otherwise).

@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 
-use crate::codec::amqp10::Performative;
 use crate::event::{ConnId, Dir, Severity, Violation};
 use crate::protocol::AnyFrame;
 
@@ -28,21 +27,8 @@ pub struct Scope {
 impl Scope {
     /// The channel and handle of `frame`.
     pub fn of_frame(frame: &AnyFrame) -> Scope {
-        let handle = match frame {
-            AnyFrame::Amqp10(f) => match f.performative() {
-                Some(Performative::Attach(a)) => Some(a.handle),
-                Some(Performative::Flow(fl)) => fl.handle,
-                Some(Performative::Transfer(t)) => Some(t.handle),
-                Some(Performative::Detach(d)) => Some(d.handle),
-                _ => None,
-            },
-            _ => None,
-        };
-        let sasl = matches!(frame, AnyFrame::Amqp10(f) if f.is_sasl());
-        Scope {
-            channel: (!sasl).then(|| frame.channel()),
-            handle,
-        }
+        let (channel, handle) = frame.finding_scope();
+        Scope { channel, handle }
     }
 
     /// The part of `self` that matters for `rule`: nothing for rules about the connection as a
@@ -54,7 +40,7 @@ impl Scope {
         let (proto, area) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         match (proto, area) {
             (_, "connection" | "sasl" | "heartbeat" | "frame" | "tls") => Scope::default(),
-            ("amqp10" | "amqp091", _) => match area {
+            _ if is_protocol_rule(rule) => match area {
                 "session" | "disposition" => Scope {
                     handle: None,
                     ..self
@@ -74,6 +60,19 @@ impl Scope {
             (None, None) => String::new(),
         }
     }
+}
+
+/// Whether `rule` is one of a registered protocol's (not the codec's, the negotiation's or
+/// the proxy's).
+fn is_protocol_rule(rule: &str) -> bool {
+    static IDS: std::sync::OnceLock<crate::hash::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        crate::state::register::protocol_rules()
+            .map(|r| r.id)
+            .collect()
+    })
+    .contains(rule)
 }
 
 /// Which peer a finding is about: the sender of the offending bytes.

@@ -245,8 +245,14 @@ impl ContextTracker for Amqp091Context {
 
 impl crate::state::Tracked for crate::protocol::amqp091::Amqp091 {
     type Context = Amqp091Context;
+    type Snapshot = super::snapshot::Amqp091Snapshot;
+    const RULES: &'static [&'static crate::base::Rule] = super::rules::RULES;
 
     fn tracker() -> Box<dyn crate::state::ProtocolTracker> {
         Box::new(super::ConnectionTracker::new())
+    }
+
+    fn diagnoser() -> Option<Box<dyn crate::state::diagnose::Diagnosing>> {
+        Some(Box::<crate::state::diagnose::amqp091::Diag091>::default())
     }
 }

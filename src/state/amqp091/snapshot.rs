@@ -124,3 +124,18 @@ pub struct ChannelSnapshot {
     /// Bytes were missed since the channel was opened: counts only as seen since.
     pub uncertain: bool,
 }
+
+impl crate::state::snapshot::ProtocolSnapshot for Amqp091Snapshot {
+    fn approx_bytes(&self) -> usize {
+        512 + self.channels.len() * 256
+    }
+    fn open_scopes(&self) -> [i64; 4] {
+        let open = || self.channels.iter().filter(|c| c.state == "OPEN");
+        [
+            0,
+            0,
+            open().count() as i64,
+            open().map(|c| c.consumers.len()).sum::<usize>() as i64,
+        ]
+    }
+}

@@ -250,8 +250,14 @@ impl ContextTracker for Amqp10Context {
 
 impl crate::state::Tracked for crate::protocol::amqp10::Amqp10 {
     type Context = Amqp10Context;
+    type Snapshot = super::snapshot::Amqp10Snapshot;
+    const RULES: &'static [&'static crate::base::Rule] = super::rules::RULES;
 
     fn tracker() -> Box<dyn crate::state::ProtocolTracker> {
         Box::new(super::ConnectionTracker::new())
+    }
+
+    fn diagnoser() -> Option<Box<dyn crate::state::diagnose::Diagnosing>> {
+        Some(Box::<crate::state::diagnose::amqp10::Diag10>::default())
     }
 }

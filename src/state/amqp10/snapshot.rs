@@ -301,3 +301,31 @@ pub fn snapshot(t: &ConnectionTracker) -> Amqp10Snapshot {
         links: links.into_iter().map(|(_, l)| l).collect(),
     }
 }
+
+impl crate::state::snapshot::ProtocolSnapshot for Amqp10Snapshot {
+    fn approx_bytes(&self) -> usize {
+        512 + self.sessions.len() * 256
+            + self
+                .links
+                .iter()
+                .map(|l| 512 + l.credit_history.len() * 8)
+                .sum::<usize>()
+    }
+    fn open_scopes(&self) -> [i64; 4] {
+        [
+            self.sessions.iter().filter(|s| s.state == "MAPPED").count() as i64,
+            self.links.iter().filter(|l| l.state == "ATTACHED").count() as i64,
+            0,
+            0,
+        ]
+    }
+    fn names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for l in &self.links {
+            out.push(l.name.clone());
+            out.extend(l.source_address.iter().cloned());
+            out.extend(l.target_address.iter().cloned());
+        }
+        out
+    }
+}

@@ -574,3 +574,20 @@ fn quoted(b: &[u8]) -> String {
     crate::base::escape::quoted_bytes_into(&mut out, b);
     out
 }
+
+impl super::Diagnosing for Diag091 {
+    fn entries(&self) -> usize {
+        Diag091::entries(self)
+    }
+    fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+        Diag091::due(self, cx, now)
+    }
+    fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        if let crate::protocol::AnyFrame::Amqp091(f) = &fe.frame {
+            Diag091::frame(self, cx, fe, f, ts)
+        }
+    }
+    fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        Diag091::end_all(self, cx, ts, why)
+    }
+}

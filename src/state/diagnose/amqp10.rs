@@ -263,3 +263,20 @@ fn cap(names: &mut HashMap<Box<str>, Cond>, cx: &mut Ctx<'_>, ts: Timestamp) {
         }
     }
 }
+
+impl super::Diagnosing for Diag10 {
+    fn entries(&self) -> usize {
+        Diag10::entries(self)
+    }
+    fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+        Diag10::due(self, cx, now)
+    }
+    fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        if let crate::protocol::AnyFrame::Amqp10(f) = &fe.frame {
+            Diag10::frame(self, cx, fe, f, ts)
+        }
+    }
+    fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        Diag10::end_all(self, cx, ts, why)
+    }
+}

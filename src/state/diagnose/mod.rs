@@ -24,7 +24,7 @@ pub mod waiting;
 pub use thresholds::Thresholds;
 
 use crate::base::{ConnId, Diagnosis, Dir, EndWhy, Timestamp};
-use crate::protocol::{AnyFrame, FrameEvent};
+use crate::protocol::FrameEvent;
 use cond::Ctx;
 
 /// Names remembered across scopes per connection, at most, for each kind (detached links,
@@ -38,11 +38,17 @@ pub const MAX_NAMES: usize = 1024;
 /// time looks at no more than this many.
 pub const MAX_SCOPES: usize = 4096;
 
-/// The diagnoses of one protocol for one connection.
-#[derive(Debug)]
-enum Proto {
-    Amqp10(Box<amqp10::Diag10>),
-    Amqp091(Box<amqp091::Diag091>),
+/// The diagnoses of one protocol for one connection: implemented by each protocol that has
+/// any, and named by its [`crate::state::Tracked::diagnoser`].
+pub trait Diagnosing: std::fmt::Debug + Send {
+    /// The entries held (scopes and names remembered).
+    fn entries(&self) -> usize;
+    /// The clock reads `now` (µs): conditions that have held their threshold by then start.
+    fn due(&mut self, cx: &mut Ctx<'_>, now: i64);
+    /// A frame of the protocol, seen at `ts`, with its context filled in.
+    fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp);
+    /// Every diagnosis still held ends at `ts`, as `why` says.
+    fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy);
 }
 
 /// One connection's diagnoses (see the module doc).
@@ -50,7 +56,7 @@ enum Proto {
 pub struct Diagnoser {
     conn: ConnId,
     limits: Thresholds,
-    proto: Option<Proto>,
+    proto: Option<Box<dyn Diagnosing>>,
     /// The earliest due time of a condition not yet started (µs).
     next_due: i64,
 }
@@ -66,7 +72,10 @@ impl Diagnoser {
         }
     }
 
-    fn ctx<'a>(&'a mut self, out: &'a mut Vec<Diagnosis>) -> (Ctx<'a>, Option<&'a mut Proto>) {
+    fn ctx<'a>(
+        &'a mut self,
+        out: &'a mut Vec<Diagnosis>,
+    ) -> (Ctx<'a>, Option<&'a mut Box<dyn Diagnosing>>) {
         let cx = Ctx {
             conn: self.conn,
             limits: &self.limits,
@@ -80,11 +89,7 @@ impl Diagnoser {
     /// across scopes (at most [`MAX_SCOPES`] links or consumers, 2 × 65,536 session
     /// endpoints or channels, and [`MAX_NAMES`] of each kind of name).
     pub fn entries(&self) -> usize {
-        match &self.proto {
-            Some(Proto::Amqp10(d)) => d.entries(),
-            Some(Proto::Amqp091(d)) => d.entries(),
-            None => 0,
-        }
+        self.proto.as_ref().map_or(0, |d| d.entries())
     }
 
     /// The clock reads `now`: conditions that have held their threshold by then start.
@@ -94,10 +99,8 @@ impl Diagnoser {
         }
         self.next_due = i64::MAX;
         let (mut cx, proto) = self.ctx(out);
-        match proto {
-            Some(Proto::Amqp10(d)) => d.due(&mut cx, now.0),
-            Some(Proto::Amqp091(d)) => d.due(&mut cx, now.0),
-            None => {}
+        if let Some(d) = proto {
+            d.due(&mut cx, now.0);
         }
     }
 
@@ -105,16 +108,11 @@ impl Diagnoser {
     pub fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Diagnosis>) {
         self.tick(ts, out);
         if self.proto.is_none() {
-            self.proto = Some(match fe.frame {
-                AnyFrame::Amqp10(_) => Proto::Amqp10(Box::default()),
-                AnyFrame::Amqp091(_) => Proto::Amqp091(Box::default()),
-            });
+            self.proto = crate::state::register::diagnoser(fe.frame.protocol());
         }
         let (mut cx, proto) = self.ctx(out);
-        match (proto, &fe.frame) {
-            (Some(Proto::Amqp10(d)), AnyFrame::Amqp10(f)) => d.frame(&mut cx, fe, f, ts),
-            (Some(Proto::Amqp091(d)), AnyFrame::Amqp091(f)) => d.frame(&mut cx, fe, f, ts),
-            _ => {}
+        if let Some(d) = proto {
+            d.frame(&mut cx, fe, ts);
         }
         // A condition due at once (a zero threshold) starts at its frame.
         self.tick(ts, out);
@@ -137,10 +135,8 @@ impl Diagnoser {
 
     fn end_all(&mut self, ts: Timestamp, why: EndWhy, out: &mut Vec<Diagnosis>) {
         let (mut cx, proto) = self.ctx(out);
-        match proto {
-            Some(Proto::Amqp10(d)) => d.end_all(&mut cx, ts, why),
-            Some(Proto::Amqp091(d)) => d.end_all(&mut cx, ts, why),
-            None => {}
+        if let Some(d) = proto {
+            d.end_all(&mut cx, ts, why);
         }
         self.proto = None;
         self.next_due = i64::MAX;

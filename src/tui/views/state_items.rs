@@ -484,10 +484,45 @@ pub fn state_items(snapshot: &Snapshot) -> Vec<StateItem> {
 /// other columns leave, so a long address shows whole when there is room for it.
 pub fn state_items_in(snapshot: &Snapshot, width: usize) -> Vec<StateItem> {
     let mut out = Vec::new();
-    match &snapshot.detail {
-        Detail::None => {}
-        Detail::Amqp10(s) => amqp10(s, &mut out, width),
-        Detail::Amqp091(s) => amqp091(s, &mut out, width),
-    }
+    protocol_items(&snapshot.detail, &mut out, width);
     out
 }
+
+/// What the state pane shows of one protocol's snapshot: implemented for the unit type of
+/// each registered protocol.
+pub trait StateView {
+    /// Its tracker's snapshot.
+    type Snapshot;
+    /// Append the lines of `s` to `out`, for a pane `width` characters wide (0: any).
+    fn items(s: &Self::Snapshot, out: &mut Vec<StateItem>, width: usize);
+}
+
+impl StateView for crate::protocol::amqp10::Amqp10 {
+    type Snapshot = Amqp10Snapshot;
+    fn items(s: &Amqp10Snapshot, out: &mut Vec<StateItem>, width: usize) {
+        amqp10(s, out, width)
+    }
+}
+
+impl StateView for crate::protocol::amqp091::Amqp091 {
+    type Snapshot = Amqp091Snapshot;
+    fn items(s: &Amqp091Snapshot, out: &mut Vec<StateItem>, width: usize) {
+        amqp091(s, out, width)
+    }
+}
+
+/// Generates, from the protocol table, `protocol_items`: the lines of any protocol's
+/// snapshot, by its [`StateView`].
+macro_rules! state_views {
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
+        /// The lines of `detail`'s protocol (none before a protocol is known).
+        fn protocol_items(detail: &Detail, out: &mut Vec<StateItem>, width: usize) {
+            match detail {
+                Detail::None => {}
+                $($(#[cfg($cfg)])? Detail::$variant(s) => <$imp as StateView>::items(s, out, width)),+
+            }
+        }
+    };
+}
+
+crate::protocol::registered_protocols!(state_views);

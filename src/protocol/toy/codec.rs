@@ -1,0 +1,95 @@
+//! The toy's framing: u32 payload length, u16 channel, payload (all big-endian).
+
+use bytes::Bytes;
+
+use crate::codec::{DecodeError, ErrorKind};
+
+/// Bytes of a frame header: length (4) and channel (2).
+pub const HEADER_LEN: usize = 6;
+/// The largest payload the decoder takes (beyond it the framing is taken as lost).
+pub const MAX_PAYLOAD: u32 = 1 << 20;
+/// The name of its only kind of frame.
+pub const FRAME_NAME: &str = "toy-frame";
+
+/// A decoded toy frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToyFrame {
+    /// Its channel.
+    pub channel: u16,
+    /// The payload length its header gives.
+    pub length: u32,
+    /// The payload (what of it was held).
+    pub payload: Bytes,
+    /// Where it starts in its direction's stream.
+    pub offset: u64,
+    /// Bytes streamed past after its head.
+    pub streamed: u64,
+}
+
+/// The size of the frame `buf` starts with (see `Protocol::frame_size`).
+pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+    let Some(len) = buf.get(..4) else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+    if len > MAX_PAYLOAD {
+        return Err(DecodeError::new(
+            0,
+            ErrorKind::FrameTooLarge {
+                size: len.into(),
+                max: MAX_PAYLOAD.into(),
+            },
+        ));
+    }
+    Ok(Some(HEADER_LEN + len as usize))
+}
+
+/// Decode the whole frame `raw`, found at `offset`.
+pub fn decode_frame(raw: Bytes, offset: u64) -> Result<ToyFrame, DecodeError> {
+    let mut frame = decode_header_only(raw.clone(), offset)?;
+    let want = HEADER_LEN + frame.length as usize;
+    if raw.len() != want {
+        return Err(DecodeError::new(
+            offset,
+            ErrorKind::Truncated {
+                needed: want as u64,
+                available: raw.len() as u64,
+            },
+        ));
+    }
+    frame.payload = raw.slice(HEADER_LEN..);
+    Ok(frame)
+}
+
+/// The frame whose header `raw` starts with, its payload left empty.
+pub fn decode_header_only(raw: Bytes, offset: u64) -> Result<ToyFrame, DecodeError> {
+    let [a, b, c, d, hi, lo, ..] = raw[..] else {
+        return Err(DecodeError::new(
+            offset,
+            ErrorKind::Truncated {
+                needed: HEADER_LEN as u64,
+                available: raw.len() as u64,
+            },
+        ));
+    };
+    Ok(ToyFrame {
+        channel: u16::from_be_bytes([hi, lo]),
+        length: u32::from_be_bytes([a, b, c, d]),
+        payload: Bytes::new(),
+        offset,
+        streamed: 0,
+    })
+}
+
+/// One frame on `channel` carrying `payload`, as the wire carries it.
+pub fn encode_frame(channel: u16, payload: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(HEADER_LEN + payload.len());
+    v.extend_from_slice(
+        &u32::try_from(payload.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
+    v.extend_from_slice(&channel.to_be_bytes());
+    v.extend_from_slice(payload);
+    v
+}
