@@ -180,3 +180,63 @@ fn merge<S: Shard>(shards: Vec<(S, Stats)>, read_errors: Vec<(u64, String)>) -> 
     stats.read_errors = read_errors;
     (joined, stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Every event each connection made, as debug text.
+    #[derive(Default)]
+    struct PerConn(BTreeMap<ConnId, Vec<String>>);
+
+    impl Shard for PerConn {
+        fn take(&mut self, events: &mut Vec<Event>) {
+            for e in events.drain(..) {
+                self.0.entry(e.conn).or_default().push(format!("{e:?}"));
+            }
+        }
+        fn absorb(&mut self, other: Self) {
+            for (conn, evs) in other.0 {
+                self.0.entry(conn).or_default().extend(evs);
+            }
+        }
+    }
+
+    fn events() -> Vec<SourceEvent> {
+        crate::driver::test_events::interleaved(300, |conn| {
+            if conn % 2 == 0 {
+                b"AMQP\x00\x01\x00\x00\x00\x00\x00\x03"
+            } else {
+                b"AMQP\x00\x00\x09\x01"
+            }
+        })
+    }
+
+    #[test]
+    fn every_connection_gets_its_single_threaded_events_however_it_was_dealt() {
+        let (PerConn(one), one_stats) =
+            run_sharded::<PerConn>(events(), InspectOptions::default(), NonZeroUsize::MIN);
+        assert_eq!(one.len(), 300);
+        assert_eq!(one_stats.read_errors.len(), 1);
+        // Every connection ends closed: by its own close or by the end of the capture.
+        assert!(
+            one.values()
+                .all(|evs| evs.last().is_some_and(|e| e.contains("Close")))
+        );
+        // 0: the reader keeps every connection; MAX: it keeps none.
+        for local_at in [0, 1, 300, usize::MAX] {
+            for jobs in [2, 3, 8] {
+                let jobs = NonZeroUsize::new(jobs).unwrap();
+                let (PerConn(many), stats) =
+                    run_sharded_at::<PerConn>(events(), InspectOptions::default(), jobs, local_at);
+                assert_eq!(stats, one_stats, "jobs {jobs}, local_at {local_at}");
+                assert!(
+                    many == one,
+                    "jobs {jobs}, local_at {local_at}: events differ"
+                );
+            }
+        }
+    }
+}
