@@ -4,7 +4,7 @@
 //! connection an [`Inspector`](crate::pipeline::Inspector) exactly as a live connection gets,
 //! and the resulting events go to the sinks. A bug reproduced from a capture is the same bug.
 //!
-//! [`parallel`] runs `amqpeek check` over several threads. [`export`] and [`pager`] are the
+//! [`parallel`] runs `amqpeek check` on the same driver, the verdict a sharded sink. [`export`] and [`pager`] are the
 //! TUI's effects that run the pipeline, executed here for it (the binary gives them to the
 //! UI's event loop): an export of rows, masked; the re-runs that bring back a window of a
 //! capture file's rows.

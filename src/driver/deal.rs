@@ -1,5 +1,5 @@
-//! Dealing a capture's source events to worker threads, for `replay::parallel` (check) and
-//! [`super::offline`] (replay into sinks, in capture order).
+//! Dealing a capture's source events to worker threads, for [`super::offline`] (replay into
+//! sinks, in capture order, or into a sharded sink).
 //!
 //! A connection's events always go to the same worker (its [`Inspector`] lives there); a new
 //! connection goes to the worker with the least work waiting. Events travel in batches over

@@ -10,9 +10,10 @@
 //! - [`live`]: the proxy's relays, inspected on worker threads by connection, the workers
 //!   taking turns writing to the sinks (per connection: in order).
 //! - [`offline`]: a capture, on one thread or dealt to worker threads by connection, the sinks
-//!   written in capture order (byte for byte the single-threaded output).
-//! - `replay::parallel` (`check`): the same dealing and routers, each worker keeping its own
-//!   share of the verdict (findings are per connection), merged at the end.
+//!   written in capture order (byte for byte the single-threaded output); or, for a sink whose
+//!   result is per connection (`check`'s verdict), each thread keeping its own
+//!   [`offline::Shard`] of it, joined at the end. `replay`, `stats`, `check`, the exports and
+//!   the pager's re-runs all run it.
 //!
 //! Sinks that render (JSONL, the trace: a line depends on its event alone) have their bytes
 //! made on the workers ([`crate::pipeline::Render`]); the others (pcapng, the verdict, the TUI)

@@ -10,6 +10,10 @@
 //! events themselves), and every sink gets exactly what the single-threaded run gives it,
 //! whatever the number of threads.
 //!
+//! A sink whose result is per connection (the verdict) needs no sequencing: [`run_sharded`]
+//! has each thread keep its own [`Shard`] of it, joined at the end (see `offline/shards.rs`).
+//! Both share the reader and the workers.
+//!
 //! Memory stays bounded: every channel is bounded, and the sequencer only ever waits for the
 //! output of events already sent to a worker.
 
@@ -24,6 +28,9 @@ use super::{Finished, Stats};
 use crate::capture::SourceEvent;
 use crate::event::{ConnId, Event, Timestamp};
 use crate::pipeline::{InspectOptions, Sink};
+
+mod shards;
+pub use shards::{LOCAL_AT, Shard, run_sharded, run_sharded_at};
 
 /// How many events are handed to the sinks between flushes on one thread.
 const BATCH: usize = 4096;
@@ -112,48 +119,78 @@ enum FromWorker {
 }
 
 /// What the reader sends the sequencer.
-enum ToSequencer {
+pub(super) enum ToSequencer {
     /// A round was dealt.
     Round(Route),
     /// The capture ended; every worker was told.
     End,
 }
 
-/// A worker: routes the batches it is given, and makes their output, until told the capture
-/// ended.
-fn work(
-    rx: Receiver<ToWorker>,
+/// What a worker does with the events it makes: pieces of the sinks' output sent on per batch
+/// to the sequencer (a run into sinks), or a shard kept to the end (see `shards.rs`).
+pub(super) trait Collect {
+    /// Take the events one source event made (emptied).
+    fn take(&mut self, events: &mut Vec<Event>);
+    /// A batch is done; false when no one waits for its output any more.
+    fn batch_done(&mut self) -> bool;
+    /// Take what the end of the capture closed (emptied), in increasing connection order.
+    fn end(&mut self, events: &mut Vec<Event>);
+}
+
+/// A worker's part of a run into sinks: the output of each batch, for the sequencer.
+struct Pieces {
+    part: Part,
+    out: Output,
     tx: SyncSender<FromWorker>,
+}
+
+impl Collect for Pieces {
+    fn take(&mut self, events: &mut Vec<Event>) {
+        self.part.take(events, &mut self.out);
+    }
+
+    fn batch_done(&mut self) -> bool {
+        let out = std::mem::take(&mut self.out);
+        self.tx.send(FromWorker::Batch(out)).is_ok()
+    }
+
+    fn end(&mut self, events: &mut Vec<Event>) {
+        // Connections in increasing order, each one piece.
+        let (mut out, mut conns) = (Output::default(), Vec::new());
+        let mut all = std::mem::take(events);
+        for group in all.chunk_by(|a: &Event, b: &Event| a.conn == b.conn) {
+            conns.push(group[0].conn);
+            self.part.take(&mut group.to_vec(), &mut out);
+        }
+        all.clear();
+        let _ = self.tx.send(FromWorker::End(out, conns));
+    }
+}
+
+/// A worker: routes the batches it is given into `collect`, until told the capture ended.
+pub(super) fn work(
+    rx: Receiver<ToWorker>,
     load: &AtomicUsize,
     opts: InspectOptions,
-    mut part: Part,
+    collect: &mut impl Collect,
 ) -> Stats {
     let mut router = Router::new(opts);
     let mut events = Vec::with_capacity(256);
     while let Ok(msg) = rx.recv() {
         match msg {
             ToWorker::Batch(batch) => {
-                let mut out = Output::default();
                 for (_, ev) in batch.events {
                     router.feed(ev, &mut events);
-                    part.take(&mut events, &mut out);
+                    collect.take(&mut events);
                 }
                 load.fetch_sub(batch.weight, Ordering::Relaxed);
-                if tx.send(FromWorker::Batch(out)).is_err() {
+                if !collect.batch_done() {
                     break;
                 }
             }
             ToWorker::End(ts) => {
                 router.finish_at(ts, CAPTURE_ENDED, &mut events);
-                // Connections in increasing order, each one piece.
-                let (mut out, mut conns) = (Output::default(), Vec::new());
-                let mut all = std::mem::take(&mut events);
-                for group in all.chunk_by(|a: &Event, b: &Event| a.conn == b.conn) {
-                    conns.push(group[0].conn);
-                    part.take(&mut group.to_vec(), &mut out);
-                }
-                all.clear();
-                let _ = tx.send(FromWorker::End(out, conns));
+                collect.end(&mut events);
                 break;
             }
         }
@@ -161,13 +198,35 @@ fn work(
     router.stats().clone()
 }
 
-/// The reader: deals the source to the workers and tells the sequencer each round's route.
-/// Returns the read errors.
-fn read(
+/// The connections the reading thread inspects itself instead of dealing them (a sharded
+/// run's reader takes a share; a run into sinks keeps none, see [`NoShare`]).
+pub(super) trait Own {
+    /// Whether this thread inspects `conn` (its next event) itself.
+    fn keeps(&mut self, conn: ConnId, dealer: &Dealer<'_>) -> bool;
+    /// Inspect one source event of a connection it keeps.
+    fn feed(&mut self, ev: SourceEvent);
+}
+
+/// The reader keeps no connection: every one is dealt.
+pub(super) struct NoShare;
+
+impl Own for NoShare {
+    fn keeps(&mut self, _: ConnId, _: &Dealer<'_>) -> bool {
+        false
+    }
+    fn feed(&mut self, _: SourceEvent) {}
+}
+
+/// The reader: deals the source to the workers (but the connections `own` keeps) and tells
+/// `routes` each round's route, then [`ToSequencer::End`] once every worker was told the
+/// capture ended; `routes` returning false stops it. Returns the read errors and the time of
+/// the last source event (the time still-open connections are closed at).
+pub(super) fn read(
     source: impl Iterator<Item = SourceEvent>,
     mut dealer: Dealer<'_>,
-    tx: SyncSender<ToSequencer>,
-) -> Vec<(u64, String)> {
+    own: &mut impl Own,
+    mut routes: impl FnMut(ToSequencer) -> bool,
+) -> (Vec<(u64, String)>, Timestamp) {
     let mut read_errors = Vec::new();
     let mut last_ts = Timestamp(0);
     for (seq, ev) in source.enumerate() {
@@ -175,14 +234,15 @@ fn read(
             last_ts = ts;
         }
         match ev.conn() {
+            Some(conn) if own.keeps(conn, &dealer) => own.feed(ev),
             Some(conn) => match dealer.deal(seq as u64, conn, ev) {
                 Ok(None) => {}
                 Ok(Some(route)) => {
-                    if tx.send(ToSequencer::Round(route)).is_err() {
-                        return read_errors;
+                    if !routes(ToSequencer::Round(route)) {
+                        return (read_errors, last_ts);
                     }
                 }
-                Err(_) => return read_errors,
+                Err(_) => return (read_errors, last_ts),
             },
             None => {
                 if let SourceEvent::Error {
@@ -196,13 +256,13 @@ fn read(
         }
     }
     if let Ok(route) = dealer.send_round() {
-        if !route.is_empty() && tx.send(ToSequencer::Round(route)).is_err() {
-            return read_errors;
+        if !route.is_empty() && !routes(ToSequencer::Round(route)) {
+            return (read_errors, last_ts);
         }
         dealer.end(last_ts);
-        let _ = tx.send(ToSequencer::End);
+        routes(ToSequencer::End);
     }
-    read_errors
+    (read_errors, last_ts)
 }
 
 /// Where the sequencer is in one worker's output.
@@ -277,7 +337,7 @@ fn end(from: &[Receiver<FromWorker>], sinks: &mut SinkSet<'_>) -> Result<(), Gon
 }
 
 /// A thread's result; its panic goes on in the calling thread.
-fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+pub(super) fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
@@ -296,14 +356,20 @@ fn parallel(
         for load in &loads {
             let (tx, rx) = sync_channel(QUEUE_BATCHES);
             let (back_tx, back_rx) = sync_channel(QUEUE_BATCHES);
-            let (part, opts) = (sinks.part(), opts.clone());
-            workers.push(scope.spawn(move || work(rx, back_tx, load, opts, part)));
+            let mut pieces = Pieces {
+                part: sinks.part(),
+                out: Output::default(),
+                tx: back_tx,
+            };
+            let opts = opts.clone();
+            workers.push(scope.spawn(move || work(rx, load, opts, &mut pieces)));
             txs.push(tx);
             froms.push(back_rx);
         }
         let dealer = Dealer::new(txs, &loads);
         let (route_tx, route_rx) = sync_channel(QUEUE_BATCHES * loads.len());
-        let reader = scope.spawn(move || read(source, dealer, route_tx));
+        let reader =
+            scope.spawn(move || read(source, dealer, &mut NoShare, |m| route_tx.send(m).is_ok()).0);
         // Returning drops the receivers: a thread still sending then stops.
         let stopped = sequence(route_rx, froms, sinks).err();
         let read_errors = join(reader);

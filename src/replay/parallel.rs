@@ -1,36 +1,19 @@
-//! `amqpeek check` on every core.
+//! `amqpeek check` on every core: the offline driver's sharded run (see
+//! [`crate::driver::offline::run_sharded`]) with the verdict as the sink, each thread keeping
+//! the report of its own connections.
 //!
-//! A capture's connections are independent (one [`Inspector`](crate::pipeline::Inspector)
-//! each), so the calling thread reads the capture (block parsing and TCP reassembly: the fast
-//! part) and deals each connection's source events to one of N - 1 worker threads, each a
-//! [`Router`] of its own. The calling thread is the N-th worker: a new connection stays with
-//! it when every worker thread already has plenty waiting, so the reader replays instead of
-//! waiting for room, and N threads keep N cores busy. A worker keeps only what the verdict
-//! needs: connection and frame counts, and its connections' findings. Findings are per
-//! connection, and each connection is replayed by one thread in capture order, so joining the
-//! workers' reports gives the single-threaded verdict whatever the number of threads and
-//! however the connections were dealt.
-//!
-//! Memory stays bounded: events travel in batches over bounded channels, and the reader waits
-//! when a worker is behind (see `driver/deal.rs`).
+//! Findings are per connection, and each connection is inspected by one thread in capture
+//! order, so joining the threads' reports gives the single-threaded verdict whatever the
+//! number of threads and however the connections were dealt.
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, sync_channel};
-
-use std::collections::HashSet;
 
 use super::ReplayStats;
 use crate::capture::SourceEvent;
-use crate::driver::deal::{Dealer, QUEUE_BATCHES, ToWorker};
-use crate::driver::{CAPTURE_ENDED, Router};
-use crate::event::{ConnId, Event, Timestamp};
+use crate::driver::offline::{self, Shard};
+use crate::event::Event;
 use crate::pipeline::InspectOptions;
 use crate::verdict::CheckReport;
-
-/// Work waiting at every worker thread (payload bytes, roughly) above which the reader keeps a
-/// new connection for itself: enough that the workers stay busy while the reader replays it.
-const LOCAL_AT: usize = 1024 * 1024;
 
 /// What `check` asks of the inspectors: no bytes held, no state snapshots, credentials
 /// masked, the default inspection budget.
@@ -100,186 +83,27 @@ pub fn check_with(
     jobs: NonZeroUsize,
     opts: InspectOptions,
 ) -> CheckRun {
-    let opts = for_check(opts);
-    if jobs.get() == 1 {
-        sequential(source, opts)
-    } else {
-        parallel(source, opts, jobs, LOCAL_AT)
-    }
-}
-
-/// One thread: every source event through one [`Router`] into the report.
-fn sequential(source: impl IntoIterator<Item = SourceEvent>, opts: InspectOptions) -> CheckRun {
-    let mut report = CheckReport::new();
-    let mut replayer = Router::new(opts);
-    let mut out = Vec::with_capacity(4096);
-    for ev in source {
-        replayer.feed(ev, &mut out);
-        for e in out.drain(..) {
-            report.tally(&e);
-        }
-    }
-    replayer.finish_at(replayer.last_ts(), CAPTURE_ENDED, &mut out);
-    for e in out.drain(..) {
-        report.tally(&e);
-    }
-    CheckRun {
-        report,
-        stats: replayer.stats().clone(),
-        jobs: NonZeroUsize::MIN,
-    }
-}
-
-/// What one worker found: its connections' findings (each connection is inspected by one
-/// worker, in capture order, so its findings are the single-threaded run's).
-#[derive(Default)]
-struct Shard {
-    stats: ReplayStats,
-    report: CheckReport,
-}
-
-impl Shard {
-    /// Keep what the report needs of the events a source event produced; empties `out`.
-    fn take(&mut self, out: &mut Vec<Event>) {
-        for e in out.drain(..) {
-            self.report.tally(&e);
-        }
-    }
-}
-
-/// A worker: replays the batches it is given until told the capture ended.
-fn work(rx: Receiver<ToWorker>, load: &AtomicUsize, opts: InspectOptions) -> Shard {
-    let mut replayer = Router::new(opts);
-    let mut shard = Shard::default();
-    let mut out = Vec::with_capacity(256);
-    while let Ok(msg) = rx.recv() {
-        match msg {
-            ToWorker::Batch(batch) => {
-                for (_, ev) in batch.events {
-                    replayer.feed(ev, &mut out);
-                    shard.take(&mut out);
-                }
-                load.fetch_sub(batch.weight, Ordering::Relaxed);
-            }
-            ToWorker::End(ts) => {
-                replayer.finish_at(ts, CAPTURE_ENDED, &mut out);
-                shard.take(&mut out);
-                break;
-            }
-        }
-    }
-    shard.stats = replayer.stats().clone();
-    shard
-}
-
-/// The connections the calling thread replays itself.
-struct Local {
-    replayer: Router,
-    shard: Shard,
-    conns: HashSet<ConnId>,
-    out: Vec<Event>,
-}
-
-impl Local {
-    fn feed(&mut self, ev: SourceEvent) {
-        if let SourceEvent::Close { conn, .. } = &ev {
-            self.conns.remove(conn);
-        }
-        self.replayer.feed(ev, &mut self.out);
-        self.shard.take(&mut self.out);
-    }
-
-    fn finish(mut self, ts: Timestamp) -> Shard {
-        self.replayer.finish_at(ts, CAPTURE_ENDED, &mut self.out);
-        self.shard.take(&mut self.out);
-        self.shard.stats = self.replayer.stats().clone();
-        self.shard
-    }
-}
-
-/// `jobs - 1` worker threads fed by the calling thread, which replays its own share too: the
-/// new connections that arrive while every worker has at least `local_at` waiting.
-fn parallel(
-    source: impl IntoIterator<Item = SourceEvent>,
-    opts: InspectOptions,
-    jobs: NonZeroUsize,
-    local_at: usize,
-) -> CheckRun {
-    let loads: Vec<AtomicUsize> = (1..jobs.get()).map(|_| AtomicUsize::new(0)).collect();
-    let (shards, read_errors) = std::thread::scope(|scope| {
-        let mut txs = Vec::with_capacity(loads.len());
-        let mut workers = Vec::with_capacity(loads.len());
-        for load in &loads {
-            let (tx, rx) = sync_channel(QUEUE_BATCHES);
-            txs.push(tx);
-            let opts = opts.clone();
-            workers.push(scope.spawn(move || work(rx, load, opts)));
-        }
-        let mut dealer = Dealer::new(txs, &loads);
-        let mut local = Local {
-            replayer: Router::new(opts.clone()),
-            shard: Shard::default(),
-            conns: HashSet::new(),
-            out: Vec::with_capacity(256),
-        };
-        let mut read_errors = Vec::new();
-        // The time the single-threaded replayer would close still-open connections at.
-        let mut last_ts = Timestamp(0);
-        for (seq, ev) in source.into_iter().enumerate() {
-            if let Some(ts) = ev.ts() {
-                last_ts = ts;
-            }
-            match ev.conn() {
-                Some(conn) => {
-                    let here = local.conns.contains(&conn)
-                        || (!dealer.knows(conn)
-                            && dealer.least_load() >= local_at
-                            && local.conns.insert(conn));
-                    if here {
-                        local.feed(ev);
-                    } else if dealer.deal(seq as u64, conn, ev).is_err() {
-                        break;
-                    }
-                }
-                None => {
-                    if let SourceEvent::Error {
-                        file_offset,
-                        message,
-                    } = ev
-                    {
-                        read_errors.push((file_offset, message));
-                    }
-                }
-            }
-        }
-        // The workers' channels close here; a worker that is gone is noticed when joined.
-        match dealer.send_round() {
-            Ok(_) => dealer.end(last_ts),
-            Err(_) => drop(dealer),
-        }
-        let mut shards: Vec<Shard> = workers
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect();
-        shards.push(local.finish(last_ts));
-        (shards, read_errors)
-    });
-    merge(shards, read_errors, jobs)
-}
-
-/// The report and statistics of the workers' shards.
-fn merge(shards: Vec<Shard>, read_errors: Vec<(u64, String)>, jobs: NonZeroUsize) -> CheckRun {
-    let mut stats = ReplayStats::default();
-    let mut report = CheckReport::new();
-    for s in shards {
-        stats.add(&s.stats);
-        report.absorb(s.report);
-    }
-    stats.read_errors = read_errors;
+    let (Verdict(report), stats) = offline::run_sharded(source, for_check(opts), jobs);
     CheckRun {
         report,
         stats,
         jobs,
+    }
+}
+
+/// What one thread keeps of its connections' events for the verdict: their report.
+#[derive(Default)]
+struct Verdict(CheckReport);
+
+impl Shard for Verdict {
+    fn take(&mut self, events: &mut Vec<Event>) {
+        for e in events.drain(..) {
+            self.0.tally(&e);
+        }
+    }
+
+    fn absorb(&mut self, other: Self) {
+        self.0.absorb(other.0);
     }
 }
 
@@ -322,12 +146,17 @@ mod tests {
         // 0: the reader keeps every connection; MAX: it keeps none; in between, some.
         for local_at in [0, 1, 100, 300, usize::MAX] {
             for jobs in [2, 3] {
-                let many = parallel(
+                let (Verdict(report), stats) = offline::run_sharded_at(
                     events(40),
                     CHECK_OPTIONS,
                     NonZeroUsize::new(jobs).unwrap(),
                     local_at,
                 );
+                let many = CheckRun {
+                    report,
+                    stats,
+                    jobs: NonZeroUsize::new(jobs).unwrap(),
+                };
                 assert_eq!(many.stats, one.stats, "jobs {jobs}, local_at {local_at}");
                 assert_eq!(text(&many), text(&one), "jobs {jobs}, local_at {local_at}");
             }
