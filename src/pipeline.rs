@@ -337,7 +337,7 @@ impl Inspector {
         let side = &mut self.sides[dir.index()];
         let emit_data = self.opts.emit_data;
         let offset = side.total;
-        let header = crate::codec::ProtocolHeader::sniff(&raw)
+        let header = crate::protocol::ProtocolId::sniff_header(&raw)
             .unwrap_or(crate::codec::ProtocolHeader::Amqp10Tls);
         side.total += raw.len() as u64;
         side.held_offset = side.total;

@@ -19,5 +19,5 @@ pub mod spans;
 pub use error::{DecodeError, ErrorKind};
 pub use limits::Limits;
 pub use reader::Reader;
-pub use sniff::ProtocolHeader;
+pub use sniff::{NamedHeader, ProtocolHeader};
 pub use spans::PAYLOAD_SPAN;

@@ -24,6 +24,22 @@ macro_rules! protocols {
                 None
             }
 
+            /// The header `buf` starts with, as [`ProtocolHeader::sniff`] classifies it, with
+            /// the `AMQP` versions it leaves unknown named when a registered protocol's
+            /// [`Protocol::HEADER`] is a [`ProtocolHeader::Named`] with those bytes.
+            pub fn sniff_header(buf: &[u8]) -> Option<ProtocolHeader> {
+                let header = ProtocolHeader::sniff(buf)?;
+                let ProtocolHeader::OtherAmqp(v) = header else {
+                    return Some(header);
+                };
+                $($(#[cfg($cfg)])? if let ProtocolHeader::Named(n) = <$imp as Protocol>::HEADER {
+                    if n.version == v {
+                        return Some(<$imp as Protocol>::HEADER);
+                    }
+                })+
+                Some(header)
+            }
+
             /// The protocol whose frames' JSONL `"proto"` is `name`.
             pub fn of_proto_name(name: &str) -> Option<ProtocolId> {
                 $($(#[cfg($cfg)])? if <$imp as Protocol>::PROTO_NAMES.contains(&name) {

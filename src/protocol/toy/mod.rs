@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use super::{Protocol, ProtocolFrame, ProtocolMessage};
 use crate::codec::resync::Plausible;
-use crate::codec::{DecodeError, Limits, ProtocolHeader};
+use crate::codec::{DecodeError, Limits, NamedHeader, ProtocolHeader};
 use codec::{HEADER_LEN, ToyFrame};
 
 /// The toy protocol.
@@ -34,7 +34,11 @@ impl Protocol for Toy {
     type Message = ToyMessage;
     type Assembler = ();
 
-    const HEADER: ProtocolHeader = ProtocolHeader::OtherAmqp(*b"TOY1");
+    const HEADER: ProtocolHeader = ProtocolHeader::Named(NamedHeader {
+        version: *b"TOY1",
+        proto: "toy",
+        title: "the toy protocol",
+    });
     const FRAME_HEADER_LEN: usize = HEADER_LEN;
     const PROTO_NAMES: &'static [&'static str] = &["toy"];
     const NAME: &'static str = "toy";

@@ -200,6 +200,13 @@ fn the_jsonl_sink_writes_the_toy_frames_and_the_violation() {
             ("toy", "toy-frame", 1, &fields(1, 2, "ok")),
         ]
     );
+    // Each side's header is recorded under the toy's own name.
+    let headers: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["event"] == "header")
+        .map(|r| (r["dir"].as_str().unwrap(), r["proto"].as_str().unwrap()))
+        .collect();
+    assert_eq!(headers, [("c2s", "toy"), ("s2c", "toy")], "{records:?}");
     let violations: Vec<&serde_json::Value> = records
         .iter()
         .filter(|r| r["event"] == "violation")
