@@ -11,6 +11,7 @@ pub mod credential;
 pub mod error;
 pub mod head;
 pub mod limits;
+pub mod masking;
 pub mod reader;
 pub mod resync;
 pub mod sniff;

@@ -15,6 +15,7 @@ impl Protocol for Amqp091 {
     type Frame = amqp091::Frame;
     type Message = amqp091::Message;
     type Assembler = amqp091::ContentAssembler;
+    type MaskState = amqp091::mask::MaskState;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp091;
     const FRAME_HEADER_LEN: usize = 7;
@@ -23,6 +24,17 @@ impl Protocol for Amqp091 {
     const TITLE: &'static str = "AMQP 0-9-1";
     const ANSWERS_WITH_HEADER: bool = false;
 
+    #[inline]
+    fn frame_masked(state: &mut Self::MaskState, frame: &amqp091::Frame, was_masked: bool) {
+        state.frame_masked(frame, was_masked)
+    }
+    fn mask_message(
+        state: &mut Self::MaskState,
+        message: &mut amqp091::Message,
+        searched: &crate::codec::masking::Searched,
+    ) {
+        state.message(message, searched)
+    }
     fn framed_after(header: ProtocolHeader) -> bool {
         header == ProtocolHeader::Amqp091
     }

@@ -15,6 +15,7 @@ impl Protocol for Amqp10 {
     type Frame = amqp10::Frame;
     type Message = amqp10::Message;
     type Assembler = amqp10::MessageAssembler;
+    type MaskState = amqp10::mask::MaskState;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
     const FRAME_HEADER_LEN: usize = 8;
@@ -22,6 +23,21 @@ impl Protocol for Amqp10 {
     const NAME: &'static str = "amqp10";
     const TITLE: &'static str = "AMQP 1.0";
 
+    #[inline]
+    fn mask_frame(
+        state: &mut Self::MaskState,
+        frame: &amqp10::Frame,
+        ranges: &mut Vec<std::ops::Range<usize>>,
+    ) -> Option<std::ops::Range<*const u8>> {
+        state.frame(frame, ranges)
+    }
+    fn mask_message(
+        state: &mut Self::MaskState,
+        message: &mut amqp10::Message,
+        searched: &crate::codec::masking::Searched,
+    ) {
+        state.message(message, searched)
+    }
     fn framed_after(header: ProtocolHeader) -> bool {
         matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)
     }

@@ -6,7 +6,7 @@
 //! `crate::state::Tracked` for the same type), and one line in the `registered_protocols!`
 //! table below. This layer expands the table into what decoding dispatches on: [`ProtocolId`]
 //! (framing, decoding, resync plausibility, masking, its JSONL names), [`AnyFrame`],
-//! [`AnyMessage`] and [`Assemblers`]; the state layer expands the same table into its
+//! [`AnyMessage`], [`Assemblers`] and [`MaskStates`]; the state layer expands the same table into its
 //! trackers (`crate::state::Contexts`). Static dispatch: a match over the registered
 //! protocols, as cheap as the hand-written ones were.
 
@@ -39,6 +39,8 @@ pub trait Protocol {
     type Message: ProtocolMessage + Clone + std::fmt::Debug + PartialEq;
     /// What assembles its messages from its frames, in one direction.
     type Assembler: std::fmt::Debug;
+    /// What credential masking keeps of one direction between its frames (`()`: nothing).
+    type MaskState: std::fmt::Debug + Default;
 
     /// The header its framing is reported as ([`crate::protocol::StreamDecoder::framing`], a
     /// resynchronisation's protocol).
@@ -94,6 +96,31 @@ pub trait Protocol {
     /// Where a credential may start in `head`, the first bytes of a unit of this framing that
     /// could not be decoded (`None`: it cannot hold one); see [`crate::codec::credential`].
     fn mask_from(head: &[u8]) -> Option<usize>;
+    /// Append to `ranges` the credential byte ranges of `frame` beyond its own
+    /// [`ProtocolFrame::secret_ranges`] (what only the frames before it tell, or what the
+    /// protocol masks besides); returns the bytes of it that were searched for a credential a
+    /// message may hold too, so that a message of exactly those bytes is not searched again.
+    #[inline]
+    fn mask_frame(
+        _state: &mut Self::MaskState,
+        _frame: &Self::Frame,
+        _ranges: &mut Vec<std::ops::Range<usize>>,
+    ) -> Option<std::ops::Range<*const u8>> {
+        None
+    }
+    /// `frame`, decoded again after masking when `was_masked`, has been masked: remember what
+    /// the message it starts must show of it.
+    #[inline]
+    fn frame_masked(_state: &mut Self::MaskState, _frame: &Self::Frame, _was_masked: bool) {}
+    /// Mask the credentials of the completed `message` (URL passwords, tokens, masked frames
+    /// it holds copies of), skipping what `searched` says was already searched.
+    #[inline]
+    fn mask_message(
+        _state: &mut Self::MaskState,
+        _message: &mut Self::Message,
+        _searched: &crate::codec::masking::Searched,
+    ) {
+    }
     /// The JSONL `"proto"` of `frame` (one of [`Protocol::PROTO_NAMES`]).
     fn proto_name(frame: &Self::Frame) -> &'static str;
     /// Every name [`ProtocolFrame::name`] can give (what the filter's `name:` is checked

@@ -2,8 +2,8 @@
 //! dispatches on (see [`super`]).
 
 /// Generates, from `Variant(field) => ProtocolImpl` lines: [`ProtocolId`](super::ProtocolId),
-/// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
-/// and [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
+/// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage),
+/// [`MaskStates`](super::MaskStates) and [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
 macro_rules! protocols {
     ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// One of the protocols amqpeek decodes.
@@ -243,6 +243,49 @@ macro_rules! protocols {
             /// See [`ProtocolMessage::line_summary`].
             pub fn line_summary(&self) -> Option<String> {
                 match self { $($(#[cfg($cfg)])? AnyMessage::$variant(m) => ProtocolMessage::line_summary(m)),+ }
+            }
+        }
+
+        /// One masking state per registered protocol, for one direction (see
+        /// [`Protocol::MaskState`]).
+        #[derive(Debug, Default)]
+        pub struct MaskStates {
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $field: <$imp as Protocol>::MaskState),+
+        }
+
+        impl MaskStates {
+            /// See [`Protocol::mask_frame`].
+            #[inline]
+            pub fn frame(
+                &mut self,
+                frame: &AnyFrame,
+                ranges: &mut Vec<std::ops::Range<usize>>,
+            ) -> Option<std::ops::Range<*const u8>> {
+                match frame {
+                    $($(#[cfg($cfg)])? AnyFrame::$variant(f) => {
+                        <$imp as Protocol>::mask_frame(&mut self.$field, f, ranges)
+                    })+
+                }
+            }
+
+            /// See [`Protocol::frame_masked`].
+            #[inline]
+            pub fn frame_masked(&mut self, frame: &AnyFrame, was_masked: bool) {
+                match frame {
+                    $($(#[cfg($cfg)])? AnyFrame::$variant(f) => {
+                        <$imp as Protocol>::frame_masked(&mut self.$field, f, was_masked)
+                    })+
+                }
+            }
+
+            /// See [`Protocol::mask_message`].
+            #[inline]
+            pub fn message(&mut self, m: &mut AnyMessage, searched: &crate::codec::masking::Searched) {
+                match m {
+                    $($(#[cfg($cfg)])? AnyMessage::$variant(m) => {
+                        <$imp as Protocol>::mask_message(&mut self.$field, m, searched)
+                    })+
+                }
             }
         }
 

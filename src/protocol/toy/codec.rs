@@ -81,6 +81,18 @@ pub fn decode_header_only(raw: Bytes, offset: u64) -> Result<ToyFrame, DecodeErr
     })
 }
 
+/// What marks a payload whose rest is a credential.
+pub const SECRET_PREFIX: &[u8] = b"secret:";
+
+/// The byte range within the raw frame of the credential `frame` carries, if any.
+pub fn secret(frame: &ToyFrame) -> Option<std::ops::Range<usize>> {
+    let start = HEADER_LEN + SECRET_PREFIX.len();
+    frame
+        .payload
+        .starts_with(SECRET_PREFIX)
+        .then(|| start..HEADER_LEN + frame.payload.len())
+}
+
 /// One frame on `channel` carrying `payload`, as the wire carries it.
 pub fn encode_frame(channel: u16, payload: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(HEADER_LEN + payload.len());

@@ -5,6 +5,8 @@
 //! The toy's "specification": a stream starts with the 8-byte header `AMQPTOY1`; each frame
 //! is a big-endian u32 payload length, a big-endian u16 channel and the payload. "A frame
 //! MUST NOT carry more than 16 payload bytes." (the one rule, [`rules::TOY_FRAME_TOO_LONG`]).
+//! A payload that starts with `secret:` carries a credential in the rest of it (masked by the
+//! toy's masking hook, [`Protocol::mask_frame`]).
 
 pub mod codec;
 pub mod filter;
@@ -33,6 +35,7 @@ impl Protocol for Toy {
     type Frame = ToyFrame;
     type Message = ToyMessage;
     type Assembler = ();
+    type MaskState = ();
 
     const HEADER: ProtocolHeader = ProtocolHeader::Named(NamedHeader {
         version: *b"TOY1",
@@ -79,6 +82,14 @@ impl Protocol for Toy {
         None
     }
     fn mask_from(_: &[u8]) -> Option<usize> {
+        None
+    }
+    fn mask_frame(
+        _: &mut (),
+        frame: &ToyFrame,
+        ranges: &mut Vec<std::ops::Range<usize>>,
+    ) -> Option<std::ops::Range<*const u8>> {
+        ranges.extend(codec::secret(frame));
         None
     }
     fn proto_name(_: &ToyFrame) -> &'static str {

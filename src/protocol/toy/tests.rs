@@ -20,6 +20,11 @@ use crate::sinks::jsonl::{JsonOptions, JsonlSink};
 /// A toy connection: each side's header, the client's frames on channels 1 (5 bytes) and 2
 /// (20 bytes: more than the rule allows), the server's on channel 1.
 fn connection() -> Vec<SourceEvent> {
+    connection_with(&[])
+}
+
+/// [`connection`], with the client's `extra` frames (channel, payload) after its two.
+fn connection_with(extra: &[(u16, &[u8])]) -> Vec<SourceEvent> {
     let conn: ConnId = 1;
     let chunk = |dir, ts, bytes: Vec<u8>| {
         SourceEvent::Chunk(Chunk {
@@ -32,6 +37,9 @@ fn connection() -> Vec<SourceEvent> {
     let mut c2s = b"AMQPTOY1".to_vec();
     c2s.extend(encode_frame(1, b"hello"));
     c2s.extend(encode_frame(2, &[b'x'; 20]));
+    for (channel, payload) in extra {
+        c2s.extend(encode_frame(*channel, payload));
+    }
     let mut s2c = b"AMQPTOY1".to_vec();
     s2c.extend(encode_frame(1, b"ok"));
     vec![
@@ -77,6 +85,11 @@ impl std::io::Write for Shared {
 
 /// The JSONL records the offline driver writes of the connection, through `filter` if any.
 fn jsonl(filter: Option<&str>) -> Vec<serde_json::Value> {
+    jsonl_of(connection(), filter)
+}
+
+/// The JSONL records the offline driver writes of `events`, through `filter` if any.
+fn jsonl_of(events: Vec<SourceEvent>, filter: Option<&str>) -> Vec<serde_json::Value> {
     let out = Shared::default();
     let sink = JsonlSink::new(out.clone(), JsonOptions::default());
     let sink: Box<dyn Sink + Send> = match filter {
@@ -84,7 +97,7 @@ fn jsonl(filter: Option<&str>) -> Vec<serde_json::Value> {
         None => Box::new(sink),
     };
     offline::run(
-        connection(),
+        events,
         InspectOptions::DEFAULT,
         vec![sink],
         NonZeroUsize::MIN,
@@ -234,4 +247,21 @@ fn the_filter_takes_the_toy_proto_and_its_fields() {
     assert!(Filter::parse("length:-1").is_err());
     assert!(Filter::parse("length:4294967296").is_err());
     assert!(Filter::parse("length:4294967295").is_ok());
+}
+
+#[test]
+fn the_toy_masking_hook_masks_its_secret() {
+    let records = jsonl_of(
+        connection_with(&[(4, b"secret:pw"), (5, b"public:pw")]),
+        None,
+    );
+    let payloads: Vec<&str> = frames(&records)
+        .iter()
+        .filter(|r| r["channel"].as_u64().unwrap() >= 4)
+        .map(|r| r["fields"]["payload"].as_str().unwrap())
+        .collect();
+    assert_eq!(payloads, ["secret:**", "public:pw"]);
+    // Nothing of the secret is left anywhere in the records.
+    let text = serde_json::to_string(&records).unwrap();
+    assert!(!text.contains("secret:pw"), "{text}");
 }
