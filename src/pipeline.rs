@@ -95,10 +95,8 @@ struct Side {
     covered: u64,
     /// Bytes before this offset were sent as `Data` (an incomplete frame's, at a flush, too).
     data_sent: u64,
-    /// The last protocol header was AMQP 1.0's SASL one.
-    sasl: bool,
-    /// The stream is AMQP 0-9-1.
-    amqp091: bool,
+    /// The last protocol header (what protocol its undecoded bytes are judged in).
+    header: Option<crate::codec::ProtocolHeader>,
     /// Total bytes seen.
     total: u64,
     /// The run of skimmed bytes not yet reported (see [`Inspector::skim`]).

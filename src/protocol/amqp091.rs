@@ -35,6 +35,13 @@ impl Protocol for Amqp091 {
     ) {
         state.message(message, searched)
     }
+    fn undecoded_secret(
+        unit: &[u8],
+        stream: &super::UndecodedStream,
+        complete: bool,
+    ) -> Option<std::ops::Range<usize>> {
+        amqp091::mask::undecoded_secret(unit, stream.client, complete)
+    }
     fn framed_after(header: ProtocolHeader) -> bool {
         header == ProtocolHeader::Amqp091
     }

@@ -38,6 +38,14 @@ impl Protocol for Amqp10 {
     ) {
         state.message(message, searched)
     }
+    fn undecoded_secret(
+        unit: &[u8],
+        stream: &super::UndecodedStream,
+        _complete: bool,
+    ) -> Option<std::ops::Range<usize>> {
+        let sasl = stream.header == Some(ProtocolHeader::Amqp10Sasl);
+        amqp10::mask::undecoded_secret(unit, sasl, stream.cbs)
+    }
     fn framed_after(header: ProtocolHeader) -> bool {
         matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)
     }

@@ -20,10 +20,12 @@ pub mod skim_channels;
 pub mod stream;
 #[cfg(test)]
 pub mod toy;
+mod undecoded;
 
 pub use frame_event::FrameEvent;
 pub use skim_channels::{FrameChannel, SkimChannels};
 pub use stream::{Item, Skimmed, StreamDecoder};
+pub use undecoded::UndecodedStream;
 
 use bytes::Bytes;
 
@@ -121,6 +123,16 @@ pub trait Protocol {
         _searched: &crate::codec::masking::Searched,
     ) {
     }
+    /// The part of `unit` to mask because it may hold a credential (`None`: it cannot), where
+    /// `unit` is the first bytes of a unit of this framing the relay passes on undecoded (a
+    /// malformed frame, the start of one that is incomplete or decoded from its head) found in
+    /// `stream`; `complete`: `unit` is the whole frame. Fails closed: a unit too short or too
+    /// odd to tell is masked past its frame header.
+    fn undecoded_secret(
+        unit: &[u8],
+        stream: &UndecodedStream,
+        complete: bool,
+    ) -> Option<std::ops::Range<usize>>;
     /// The JSONL `"proto"` of `frame` (one of [`Protocol::PROTO_NAMES`]).
     fn proto_name(frame: &Self::Frame) -> &'static str;
     /// Every name [`ProtocolFrame::name`] can give (what the filter's `name:` is checked

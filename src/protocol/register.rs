@@ -147,6 +147,21 @@ macro_rules! protocols {
                 }
             }
 
+            /// See [`Protocol::undecoded_secret`].
+            #[inline]
+            pub fn undecoded_secret(
+                self,
+                unit: &[u8],
+                stream: &$crate::protocol::UndecodedStream,
+                complete: bool,
+            ) -> Option<std::ops::Range<usize>> {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => {
+                        <$imp as Protocol>::undecoded_secret(unit, stream, complete)
+                    })+
+                }
+            }
+
             /// See [`Protocol::mask_from`].
             pub fn mask_from(self, head: &[u8]) -> Option<usize> {
                 match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }

@@ -1,6 +1,7 @@
 //! Masking an AMQP 0-9-1 direction: a completed message holds copies of its method and
 //! content header frames, so the masked ones are remembered per channel until it completes.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::{ContentHeader, Frame, FrameKind, Message, Method};
@@ -61,5 +62,42 @@ impl MaskState {
         if !ranges.is_empty() {
             m.body = fill(&m.body, &ranges);
         }
+    }
+}
+
+/// `connection` class id.
+const CONNECTION_CLASS: u16 = 10;
+/// Connection methods that carry a credential: start-ok, secure-ok, update-secret.
+const CREDENTIAL_METHODS: [u16; 3] = [11, 21, 70];
+/// Bytes of a frame header: type, channel, size.
+const FRAME_HEADER: usize = 7;
+
+/// The part of the undecoded unit `frame` (a frame's first bytes) to mask because it may hold
+/// a credential: from the method ids of a client's credential method (or of a frame too short
+/// or too odd to tell) on, a frame-end kept when `complete`. A server sends no credential.
+pub fn undecoded_secret(frame: &[u8], client: bool, complete: bool) -> Option<Range<usize>> {
+    if !client {
+        return None;
+    }
+    Some(undecoded_payload(frame)?..frame.len() - usize::from(complete))
+}
+
+/// Where a frame that may carry a credential starts to be masked.
+fn undecoded_payload(frame: &[u8]) -> Option<usize> {
+    if frame.len() <= FRAME_HEADER {
+        return None; // type, channel, size: nothing secret
+    }
+    match frame[0] {
+        // Content header, body, heartbeat: never a credential.
+        2 | 3 | 8 => None,
+        1 => match (frame.get(7..9), frame.get(9..11)) {
+            (Some(c), Some(m)) => {
+                let class = u16::from_be_bytes([c[0], c[1]]);
+                let method = u16::from_be_bytes([m[0], m[1]]);
+                (class == CONNECTION_CLASS && CREDENTIAL_METHODS.contains(&method)).then_some(11)
+            }
+            _ => Some(FRAME_HEADER), // which method is not known yet
+        },
+        _ => Some(FRAME_HEADER), // no frame type of 0-9-1: whatever it is, fail closed
     }
 }

@@ -44,3 +44,30 @@ impl MaskState {
         m.payload = payload;
     }
 }
+
+/// `transfer` descriptor code (as the small-ulong byte it is on the wire).
+const TRANSFER: u8 = super::views::code::TRANSFER as u8;
+/// Bytes of a frame header.
+const FRAME_HEADER: usize = 8;
+
+/// The part of the undecoded unit `frame` (a frame's first bytes) to mask because it may hold
+/// a credential: its body, for a SASL frame (any frame in the SASL layer, `sasl`), a transfer
+/// on a connection with a `$cbs` link (`cbs`), or a frame too short or too odd to tell.
+pub fn undecoded_secret(frame: &[u8], sasl: bool, cbs: bool) -> Option<Range<usize>> {
+    if frame.len() <= FRAME_HEADER {
+        return None;
+    }
+    let body = (usize::from(frame[4]) * 4).clamp(FRAME_HEADER, frame.len());
+    let masked = match frame[5] {
+        1 => true,
+        0 if sasl => true,
+        0 if cbs => match frame.get(body..body + 3) {
+            // A described list with a small-ulong descriptor: the performative is known.
+            Some([0x00, 0x53, code]) => *code == TRANSFER,
+            _ => true,
+        },
+        0 => false,
+        _ => true,
+    };
+    masked.then_some(body..frame.len())
+}

@@ -93,6 +93,15 @@ pub fn secret(frame: &ToyFrame) -> Option<std::ops::Range<usize>> {
         .then(|| start..HEADER_LEN + frame.payload.len())
 }
 
+/// Where the undecoded unit `unit` (a frame's first bytes) may hold a credential: after the
+/// prefix when its payload starts with it, past the frame header while too few bytes are
+/// there to tell.
+pub fn undecoded_secret(unit: &[u8]) -> Option<std::ops::Range<usize>> {
+    let payload = unit.get(HEADER_LEN..)?;
+    let n = payload.len().min(SECRET_PREFIX.len());
+    (payload[..n] == SECRET_PREFIX[..n]).then(|| HEADER_LEN + n..unit.len())
+}
+
 /// One frame on `channel` carrying `payload`, as the wire carries it.
 pub fn encode_frame(channel: u16, payload: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(HEADER_LEN + payload.len());

@@ -92,6 +92,13 @@ impl Protocol for Toy {
         ranges.extend(codec::secret(frame));
         None
     }
+    fn undecoded_secret(
+        unit: &[u8],
+        _: &super::UndecodedStream,
+        _: bool,
+    ) -> Option<std::ops::Range<usize>> {
+        codec::undecoded_secret(unit)
+    }
     fn proto_name(_: &ToyFrame) -> &'static str {
         "toy"
     }
