@@ -25,6 +25,15 @@ fn connection() -> Vec<SourceEvent> {
 
 /// [`connection`], with the client's `extra` frames (channel, payload) after its two.
 fn connection_with(extra: &[(u16, &[u8])]) -> Vec<SourceEvent> {
+    let mut bytes = Vec::new();
+    for (channel, payload) in extra {
+        bytes.extend(encode_frame(*channel, payload));
+    }
+    connection_then(bytes)
+}
+
+/// [`connection`], with `extra` bytes from the client after its two frames.
+fn connection_then(extra: Vec<u8>) -> Vec<SourceEvent> {
     let conn: ConnId = 1;
     let chunk = |dir, ts, bytes: Vec<u8>| {
         SourceEvent::Chunk(Chunk {
@@ -37,9 +46,7 @@ fn connection_with(extra: &[(u16, &[u8])]) -> Vec<SourceEvent> {
     let mut c2s = b"AMQPTOY1".to_vec();
     c2s.extend(encode_frame(1, b"hello"));
     c2s.extend(encode_frame(2, &[b'x'; 20]));
-    for (channel, payload) in extra {
-        c2s.extend(encode_frame(*channel, payload));
-    }
+    c2s.extend(extra);
     let mut s2c = b"AMQPTOY1".to_vec();
     s2c.extend(encode_frame(1, b"ok"));
     vec![
@@ -264,4 +271,26 @@ fn the_toy_masking_hook_masks_its_secret() {
     // Nothing of the secret is left anywhere in the records.
     let text = serde_json::to_string(&records).unwrap();
     assert!(!text.contains("secret:pw"), "{text}");
+}
+
+#[test]
+fn the_toy_masks_the_secret_of_a_frame_cut_short_by_the_close() {
+    // A frame announcing 12 payload bytes, of which the close leaves 9.
+    let mut cut = encode_frame(4, b"secret:pwxyz");
+    cut.truncate(cut.len() - 3);
+    let records = jsonl_of(connection_then(cut), None);
+    use base64::Engine;
+    let undecoded: Vec<Vec<u8>> = records
+        .iter()
+        .filter(|r| r["event"] == "bytes" && r["dir"] == "c2s")
+        .map(|r| {
+            let raw = r["raw"].as_str().unwrap();
+            base64::engine::general_purpose::STANDARD
+                .decode(raw)
+                .unwrap()
+        })
+        .collect();
+    let mut want = encode_frame(4, b"secret:**");
+    want[..4].copy_from_slice(&12u32.to_be_bytes());
+    assert_eq!(undecoded, [want], "{records:?}");
 }
