@@ -42,6 +42,13 @@ impl Protocol for Amqp091 {
     ) -> Option<std::ops::Range<usize>> {
         amqp091::mask::undecoded_secret(unit, stream.client, complete)
     }
+    fn any_answer_refuses(asked: ProtocolHeader) -> bool {
+        // A 0-9-1 (0-9, 0-8) server accepts with connection.start (0-9-1 §4.2.2).
+        matches!(
+            asked,
+            ProtocolHeader::Amqp091 | ProtocolHeader::Amqp09 | ProtocolHeader::Amqp08
+        )
+    }
     fn framed_after(header: ProtocolHeader) -> bool {
         header == ProtocolHeader::Amqp091
     }

@@ -62,6 +62,13 @@ pub trait Protocol {
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;
+    /// Whether a server that accepts the client's `asked` (the first header it sends) answers
+    /// with frames, so that any header it answers with is a refusal: the headers of this
+    /// protocol when it does not [answer with a header](Protocol::ANSWERS_WITH_HEADER), and
+    /// those of the versions of its family that are not decoded (0-9, 0-8 for 0-9-1).
+    fn any_answer_refuses(asked: ProtocolHeader) -> bool {
+        !Self::ANSWERS_WITH_HEADER && Self::framed_after(asked)
+    }
     /// The header a stream of frames whose JSONL `"proto"` is `proto_name` resumes after
     /// (`None`: not one of [`Protocol::PROTO_NAMES`]).
     fn framing_of(proto_name: &str) -> Option<ProtocolHeader> {

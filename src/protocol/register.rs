@@ -40,6 +40,21 @@ macro_rules! protocols {
                 Some(header)
             }
 
+            /// Whether any header a server answers the client's first header `asked` with is a
+            /// refusal (see [`Protocol::any_answer_refuses`]).
+            pub fn any_answer_refuses(asked: ProtocolHeader) -> bool {
+                $($(#[cfg($cfg)])? if <$imp as Protocol>::any_answer_refuses(asked) {
+                    return true;
+                })+
+                false
+            }
+
+            /// Whether a stream after `header` (a protocol header, of AMQP or TLS) is not
+            /// decoded: no registered protocol is framed after it.
+            pub fn not_decoded(header: ProtocolHeader) -> bool {
+                header != ProtocolHeader::NotAmqp && ProtocolId::framed_after(header).is_none()
+            }
+
             /// The protocol whose frames' JSONL `"proto"` is `name`.
             pub fn of_proto_name(name: &str) -> Option<ProtocolId> {
                 $($(#[cfg($cfg)])? if <$imp as Protocol>::PROTO_NAMES.contains(&name) {

@@ -294,3 +294,26 @@ fn the_toy_masks_the_secret_of_a_frame_cut_short_by_the_close() {
     want[..4].copy_from_slice(&12u32.to_be_bytes());
     assert_eq!(undecoded, [want], "{records:?}");
 }
+
+#[test]
+fn a_server_answering_the_toy_header_with_no_header_breaks_the_decoded_protocol() {
+    // The toy's header is one amqpeek decodes: what the server answers is judged, not passed
+    // over as the answer to a protocol it cannot follow.
+    let mut events = connection();
+    let SourceEvent::Chunk(s2c) = &mut events[2] else {
+        panic!("the server's chunk");
+    };
+    s2c.bytes = Bytes::from_static(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+    let run =
+        crate::replay::parallel::check_with(events, NonZeroUsize::MIN, InspectOptions::DEFAULT);
+    let findings = run.report.findings();
+    let got: Vec<(&str, Dir)> = findings.iter().map(|f| (f.rule.as_str(), f.dir)).collect();
+    assert!(
+        got.contains(&("codec.undecodable-stream", Dir::S2C)),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter().any(|(r, _)| *r == "codec.not-decoded"),
+        "{got:?}"
+    );
+}
