@@ -133,6 +133,23 @@ impl ProtocolFrame for amqp091::Frame {
     fn redelivered(&self) -> bool {
         self.method().and_then(|m| m.redelivered()) == Some(true)
     }
+    /// Type, channel and size, the payload and the frame-end octet with their ranges; the
+    /// codec keeps no spans for a method's arguments: they are listed with their values in
+    /// the spec's order (a method's arguments as its class defines them, a content header's
+    /// properties in property-flag order), without ranges.
+    fn tree_into(
+        &self,
+        raw: &[u8],
+        at: &dyn Fn(std::ops::Range<usize>) -> String,
+        out: &mut String,
+    ) {
+        let order: Vec<&str> = match &self.kind {
+            amqp091::FrameKind::Method(m) => m.def.args.iter().map(|a| a.name).collect(),
+            amqp091::FrameKind::Header(h) => h.properties.iter().map(|(a, _)| a.name).collect(),
+            amqp091::FrameKind::Body(_) | amqp091::FrameKind::Heartbeat => Vec::new(),
+        };
+        tree(out, raw, &ProtocolFrame::fields_json(self), &order, at)
+    }
 }
 
 impl ProtocolMessage for amqp091::Message {
@@ -142,4 +159,49 @@ impl ProtocolMessage for amqp091::Message {
     fn write_json_entries<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
         amqp091::Message::write_json_entries(self, o, max_body)
     }
+}
+
+/// The `decode --tree` lines of a 0-9-1 frame (see its [`ProtocolFrame::tree_into`]): fields
+/// of `values` not in `order` (a content header's class and body size) come first.
+fn tree(
+    out: &mut String,
+    raw: &[u8],
+    values: &serde_json::Value,
+    order: &[&str],
+    at: &dyn Fn(std::ops::Range<usize>) -> String,
+) {
+    use std::fmt::Write as _;
+    if raw.len() < 8 {
+        return;
+    }
+    let end = raw.len() - 1;
+    let _ = writeln!(out, "  frame header {}", at(0..7));
+    let _ = writeln!(out, "    type = {} {}", raw[0], at(0..1));
+    let _ = writeln!(
+        out,
+        "    channel = {} {}",
+        u16::from_be_bytes([raw[1], raw[2]]),
+        at(1..3)
+    );
+    let size = u32::from_be_bytes([raw[3], raw[4], raw[5], raw[6]]);
+    let _ = writeln!(out, "    size = {size} {}", at(3..7));
+    let _ = writeln!(out, "  payload ({} bytes) {}", end - 7, at(7..end));
+    if let Some(fields) = values.as_object() {
+        let rest = fields.iter().filter(|(n, _)| !order.contains(&n.as_str()));
+        let ordered = order.iter().filter_map(|n| fields.get_key_value(*n));
+        for (name, v) in rest.chain(ordered) {
+            let _ = writeln!(
+                out,
+                "    {} = {} (no byte range: not kept for 0-9-1)",
+                crate::base::escape::Escaped(name),
+                crate::json::to_string(v)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  frame-end = 0x{:02x} {}",
+        raw[end],
+        at(end..raw.len())
+    );
 }

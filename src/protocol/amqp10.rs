@@ -147,6 +147,46 @@ impl ProtocolFrame for amqp10::Frame {
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         crate::codec::spans::amqp10(self)
     }
+    /// The frame header (4 * doff bytes), the performative and each of its fields with its
+    /// range, the payload.
+    fn tree_into(
+        &self,
+        raw: &[u8],
+        at: &dyn Fn(std::ops::Range<usize>) -> String,
+        out: &mut String,
+    ) {
+        use crate::codec::spans::PAYLOAD_SPAN;
+        use std::fmt::Write as _;
+        let values = ProtocolFrame::fields_json(self);
+        let value = |name: &str| match values.get(name) {
+            Some(v) => crate::json::to_string(v),
+            None => "null".to_owned(),
+        };
+        // The frame header is 4 * doff bytes (8 without extended header).
+        let doff = raw.get(4).map_or(2, |&d| usize::from(d).max(2));
+        let head = (4 * doff).min(raw.len());
+        let _ = writeln!(out, "  frame header {}", at(0..head));
+        let spans = self.field_spans().unwrap_or_default();
+        let body_end = spans
+            .iter()
+            .find(|(n, _)| *n == PAYLOAD_SPAN)
+            .map_or(raw.len(), |(_, s)| s.start);
+        if !spans.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                ProtocolFrame::name(self),
+                at(head..body_end)
+            );
+        }
+        for (name, span) in spans {
+            if name == PAYLOAD_SPAN {
+                let _ = writeln!(out, "  payload ({} bytes) {}", span.len(), at(span));
+            } else {
+                let _ = writeln!(out, "    {name} = {} {}", value(name), at(span));
+            }
+        }
+    }
     /// SASL frames are the connection's; attach, flow (with a handle), transfer and detach
     /// name their link.
     fn finding_scope(&self) -> (Option<u16>, Option<u32>) {

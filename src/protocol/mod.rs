@@ -173,6 +173,30 @@ pub trait ProtocolFrame {
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         None
     }
+    /// The lines `decode --tree` shows of it under its summary line, appended to `out`: its
+    /// parts and fields, one per line ending in `\n`, indented two spaces per depth, each with
+    /// its byte range as `at` formats a range of `raw` (its bytes). By default its fields
+    /// (values as the JSONL shows them), with the ranges [`ProtocolFrame::field_spans`] gives.
+    fn tree_into(
+        &self,
+        raw: &[u8],
+        at: &dyn Fn(std::ops::Range<usize>) -> String,
+        out: &mut String,
+    ) {
+        use std::fmt::Write as _;
+        let _ = raw;
+        let spans = self.field_spans().unwrap_or_default();
+        let values = self.fields_json();
+        for (name, v) in values.as_object().into_iter().flatten() {
+            let range = spans
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| format!(" {}", at(s.clone())))
+                .unwrap_or_default();
+            let name = crate::base::escape::Escaped(name);
+            let _ = writeln!(out, "  {name} = {}{range}", crate::json::to_string(v));
+        }
+    }
     /// Where a violation at this frame is counted: its channel (`None`: the connection as a
     /// whole, e.g. a SASL frame) and the link handle it names, if any.
     fn finding_scope(&self) -> (Option<u16>, Option<u32>) {

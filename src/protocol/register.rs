@@ -241,6 +241,15 @@ macro_rules! protocols {
             pub fn redelivered(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::redelivered(f)),+ }
             }
+            /// See [`ProtocolFrame::tree_into`].
+            pub fn tree_into(
+                &self,
+                raw: &[u8],
+                at: &dyn Fn(std::ops::Range<usize>) -> String,
+                out: &mut String,
+            ) {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::tree_into(f, raw, at, out)),+ }
+            }
             /// See [`ProtocolFrame::field_spans`].
             pub fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::field_spans(f)),+ }

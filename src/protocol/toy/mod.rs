@@ -149,6 +149,14 @@ impl ProtocolFrame for ToyFrame {
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         Vec::new()
     }
+    fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
+        let end = HEADER_LEN + self.payload.len();
+        Some(vec![
+            ("length", 0..4),
+            ("channel", 4..HEADER_LEN),
+            ("payload", HEADER_LEN..end),
+        ])
+    }
 }
 
 impl ProtocolMessage for ToyMessage {

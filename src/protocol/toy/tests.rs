@@ -317,3 +317,18 @@ fn a_server_answering_the_toy_header_with_no_header_breaks_the_decoded_protocol(
         "{got:?}"
     );
 }
+
+#[test]
+fn decode_tree_shows_the_toy_fields_with_their_ranges() {
+    let raw = encode_frame(3, b"hi");
+    let frame = crate::protocol::ProtocolId::Toy
+        .decode_frame(Bytes::from(raw.clone()), 0)
+        .unwrap();
+    let mut out = String::new();
+    let at = |r: std::ops::Range<usize>| format!("[{}..{})", 100 + r.start, 100 + r.end);
+    frame.tree_into(&raw, &at, &mut out);
+    assert_eq!(
+        out,
+        "  channel = 3 [104..106)\n  length = 2 [100..104)\n  payload = \"hi\" [106..108)\n"
+    );
+}
