@@ -324,7 +324,7 @@ impl Inspector {
         }
     }
 
-    /// AMQP's TLS upgrade: `raw` (the `AMQP 2 1 0 0` header) was relayed in `dir` and TLS
+    /// A protocol's TLS upgrade: `raw` (its upgrade header, AMQP's `AMQP 2 1 0 0`) was relayed in `dir` and TLS
     /// follows. The proxy terminates that TLS and hands over the plaintext, which starts with a
     /// protocol header of its own: report the TLS header, then expect a header again.
     pub fn tls_header(&mut self, dir: Dir, ts: Timestamp, raw: Bytes, out: &mut Vec<Event>) {
@@ -335,8 +335,10 @@ impl Inspector {
         let side = &mut self.sides[dir.index()];
         let emit_data = self.opts.emit_data;
         let offset = side.total;
+        // Bytes too few to tell are taken as the upgrade header they were relayed as.
         let header = crate::protocol::ProtocolId::sniff_header(&raw)
-            .unwrap_or(crate::codec::ProtocolHeader::Amqp10Tls);
+            .or_else(crate::protocol::ProtocolId::tls_upgrade)
+            .unwrap_or(crate::codec::ProtocolHeader::NotAmqp);
         side.total += raw.len() as u64;
         side.held_offset = side.total;
         side.covered = side.total;

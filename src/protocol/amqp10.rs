@@ -22,6 +22,7 @@ impl Protocol for Amqp10 {
     const PROTO_NAMES: &'static [&'static str] = &["amqp-1.0", "amqp-sasl"];
     const NAME: &'static str = "amqp10";
     const TITLE: &'static str = "AMQP 1.0";
+    const TLS_UPGRADE: Option<ProtocolHeader> = Some(ProtocolHeader::Amqp10Tls);
 
     #[inline]
     fn mask_frame(

@@ -59,6 +59,9 @@ pub trait Protocol {
     /// 1.0 §2.2) rather than straight with frames (AMQP 0-9-1 §4.2.2: any header it sends is
     /// a refusal).
     const ANSWERS_WITH_HEADER: bool = true;
+    /// The header that asks for its TLS upgrade (AMQP 1.0 §5.2: `AMQP 2 1 0 0`), after which
+    /// a TLS handshake follows; `None` when it has none.
+    const TLS_UPGRADE: Option<ProtocolHeader> = None;
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;
@@ -269,5 +272,7 @@ mod tests {
         );
         assert_eq!(ProtocolId::of_proto_name("amqp-0-10"), None);
         assert_eq!(ProtocolId::framed_after(ProtocolHeader::Amqp10Tls), None);
+        // The upgrade header a TLS upgrade too short to sniff is reported as; none frames.
+        assert_eq!(ProtocolId::tls_upgrade(), Some(ProtocolHeader::Amqp10Tls));
     }
 }

@@ -55,6 +55,15 @@ macro_rules! protocols {
                 header != ProtocolHeader::NotAmqp && ProtocolId::framed_after(header).is_none()
             }
 
+            /// The TLS upgrade header of the first registered protocol that has one (see
+            /// [`Protocol::TLS_UPGRADE`]).
+            pub fn tls_upgrade() -> Option<ProtocolHeader> {
+                $($(#[cfg($cfg)])? if let Some(h) = <$imp as Protocol>::TLS_UPGRADE {
+                    return Some(h);
+                })+
+                None
+            }
+
             /// The protocol whose frames' JSONL `"proto"` is `name`.
             pub fn of_proto_name(name: &str) -> Option<ProtocolId> {
                 $($(#[cfg($cfg)])? if <$imp as Protocol>::PROTO_NAMES.contains(&name) {
