@@ -29,8 +29,8 @@ use crate::protocol::{Item, MaskStates, StreamDecoder};
 /// Masking state of one direction of one connection.
 #[derive(Debug, Default)]
 pub struct Masker {
-    /// Between an `AMQP 3 1 0 0` header and the next one.
-    sasl: bool,
+    /// The last protocol header (AMQP 1.0's SASL one makes every frame a SASL frame).
+    header: Option<ProtocolHeader>,
     /// The framing last seen (from headers and frames).
     proto: Option<ProtocolHeader>,
     /// What each protocol's own masking keeps between frames.
@@ -59,7 +59,7 @@ impl Masker {
         for item in items.iter_mut() {
             match item {
                 Item::Header { header, .. } => {
-                    self.sasl = *header == ProtocolHeader::Amqp10Sasl;
+                    self.header = Some(*header);
                     self.proto = Some(*header);
                 }
                 Item::Frame { .. } => {
@@ -69,7 +69,7 @@ impl Masker {
                 }
                 Item::Malformed { offset, raw, .. } => {
                     let proto = self.proto.or(decoder.framing());
-                    let from = protocol_credential::mask_from(raw, proto, self.sasl);
+                    let from = protocol_credential::mask_from(raw, proto, self.header);
                     let ranges: Vec<Range<usize>> = from
                         .map(|f| f..raw.len())
                         .into_iter()
@@ -80,7 +80,8 @@ impl Masker {
                 Item::Undecodable { .. } => {
                     if let Some((at, head)) = decoder.lost_framing() {
                         let proto = self.proto.or(decoder.framing());
-                        if let Some(from) = protocol_credential::mask_from(head, proto, self.sasl) {
+                        if let Some(from) = protocol_credential::mask_from(head, proto, self.header)
+                        {
                             self.lost_from.get_or_insert(at + from as u64);
                         }
                     }
@@ -150,7 +151,7 @@ impl Masker {
     pub fn partial(&self, offset: u64, bytes: &[u8]) -> Vec<Range<u64>> {
         let abs = |r: Range<usize>| offset + r.start as u64..offset + r.end as u64;
         let from =
-            protocol_credential::mask_from(bytes, self.proto, self.sasl).map(|f| f..bytes.len());
+            protocol_credential::mask_from(bytes, self.proto, self.header).map(|f| f..bytes.len());
         from.into_iter()
             .chain(credential::url_passwords(bytes))
             .map(abs)

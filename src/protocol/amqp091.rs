@@ -86,7 +86,7 @@ impl Protocol for Amqp091 {
     ) -> Option<Result<amqp091::Message, DecodeError>> {
         assembler.push(frame)
     }
-    fn mask_from(head: &[u8]) -> Option<usize> {
+    fn mask_from(head: &[u8], _header: Option<ProtocolHeader>) -> Option<usize> {
         crate::codec::credential::amqp091_mask_from(head)
     }
     fn proto_name(_: &amqp091::Frame) -> &'static str {

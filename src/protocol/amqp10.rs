@@ -98,7 +98,12 @@ impl Protocol for Amqp10 {
     ) -> Option<Result<amqp10::Message, DecodeError>> {
         assembler.push(frame)
     }
-    fn mask_from(head: &[u8]) -> Option<usize> {
+    fn mask_from(head: &[u8], header: Option<ProtocolHeader>) -> Option<usize> {
+        // In the SASL layer every frame is a SASL frame, whatever its type byte says: all but
+        // its frame header is masked.
+        if header == Some(ProtocolHeader::Amqp10Sasl) {
+            return Some(Self::FRAME_HEADER_LEN.min(head.len()));
+        }
         crate::codec::credential::amqp10_mask_from(head)
     }
     fn proto_name(frame: &amqp10::Frame) -> &'static str {

@@ -106,8 +106,10 @@ pub trait Protocol {
         frame: &Self::Frame,
     ) -> Option<Result<Self::Message, DecodeError>>;
     /// Where a credential may start in `head`, the first bytes of a unit of this framing that
-    /// could not be decoded (`None`: it cannot hold one); see [`crate::codec::credential`].
-    fn mask_from(head: &[u8]) -> Option<usize>;
+    /// could not be decoded (`None`: it cannot hold one), in a direction whose last protocol
+    /// header was `header` (AMQP 1.0's SASL layer masks every frame); see
+    /// [`crate::codec::credential`].
+    fn mask_from(head: &[u8], header: Option<ProtocolHeader>) -> Option<usize>;
     /// Append to `ranges` the credential byte ranges of `frame` beyond its own
     /// [`ProtocolFrame::secret_ranges`] (what only the frames before it tell, or what the
     /// protocol masks besides); returns the bytes of it that were searched for a credential a

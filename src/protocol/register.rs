@@ -187,8 +187,10 @@ macro_rules! protocols {
             }
 
             /// See [`Protocol::mask_from`].
-            pub fn mask_from(self, head: &[u8]) -> Option<usize> {
-                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }
+            pub fn mask_from(self, head: &[u8], header: Option<ProtocolHeader>) -> Option<usize> {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::mask_from(head, header)),+
+                }
             }
         }
 

@@ -81,7 +81,7 @@ impl Protocol for Toy {
     fn assemble(_: &mut (), _: &ToyFrame) -> Option<Result<ToyMessage, DecodeError>> {
         None
     }
-    fn mask_from(_: &[u8]) -> Option<usize> {
+    fn mask_from(_: &[u8], _: Option<ProtocolHeader>) -> Option<usize> {
         None
     }
     fn mask_frame(
