@@ -171,7 +171,9 @@ pub struct Inspector {
     violations: Vec<Violation>,
     /// The client's first protocol header.
     client_header: Option<crate::codec::ProtocolHeader>,
-    /// A `$cbs` link was attached: an undecoded transfer may carry a token.
+    /// A link over which a credential may pass was attached (AMQP 1.0's `$cbs`,
+    /// [`crate::protocol::ProtocolFrame::attaches_token_link`]): an undecoded transfer may
+    /// carry a token.
     cbs: bool,
     /// The tracker saw something since the last `State` event.
     state_dirty: bool,

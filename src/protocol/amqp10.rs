@@ -150,6 +150,10 @@ impl ProtocolFrame for amqp10::Frame {
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp10::Frame::secret_ranges(self)
     }
+    #[inline]
+    fn attaches_token_link(&self, raw: &[u8]) -> bool {
+        ProtocolFrame::name(self) == "attach" && raw.windows(4).any(|w| w == b"$cbs")
+    }
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         crate::codec::spans::amqp10(self)
     }

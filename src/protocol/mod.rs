@@ -202,6 +202,14 @@ pub trait ProtocolFrame {
             let _ = writeln!(out, "  {name} = {}{range}", crate::json::to_string(v));
         }
     }
+    /// Whether it attaches a link over which later frames of the connection may carry a
+    /// credential (AMQP 1.0: an attach naming `$cbs`, after which an undecoded transfer may
+    /// hold a token; see [`UndecodedStream::cbs`]). `raw` is its bytes.
+    #[inline]
+    fn attaches_token_link(&self, raw: &[u8]) -> bool {
+        let _ = raw;
+        false
+    }
     /// Where a violation at this frame is counted: its channel (`None`: the connection as a
     /// whole, e.g. a SASL frame) and the link handle it names, if any.
     fn finding_scope(&self) -> (Option<u16>, Option<u32>) {

@@ -252,6 +252,11 @@ macro_rules! protocols {
             pub fn redelivered(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::redelivered(f)),+ }
             }
+            /// See [`ProtocolFrame::attaches_token_link`].
+            #[inline]
+            pub fn attaches_token_link(&self, raw: &[u8]) -> bool {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::attaches_token_link(f, raw)),+ }
+            }
             /// See [`ProtocolFrame::tree_into`].
             pub fn tree_into(
                 &self,
