@@ -95,10 +95,8 @@ struct Side {
     covered: u64,
     /// Bytes before this offset were sent as `Data` (an incomplete frame's, at a flush, too).
     data_sent: u64,
-    /// The last protocol header was AMQP 1.0's SASL one.
-    sasl: bool,
-    /// The stream is AMQP 0-9-1.
-    amqp091: bool,
+    /// The last protocol header (what protocol its undecoded bytes are judged in).
+    header: Option<crate::codec::ProtocolHeader>,
     /// Total bytes seen.
     total: u64,
     /// The run of skimmed bytes not yet reported (see [`Inspector::skim`]).
@@ -173,7 +171,9 @@ pub struct Inspector {
     violations: Vec<Violation>,
     /// The client's first protocol header.
     client_header: Option<crate::codec::ProtocolHeader>,
-    /// A `$cbs` link was attached: an undecoded transfer may carry a token.
+    /// A link over which a credential may pass was attached (AMQP 1.0's `$cbs`,
+    /// [`crate::protocol::ProtocolFrame::attaches_token_link`]): an undecoded transfer may
+    /// carry a token.
     cbs: bool,
     /// The tracker saw something since the last `State` event.
     state_dirty: bool,
@@ -326,7 +326,7 @@ impl Inspector {
         }
     }
 
-    /// AMQP's TLS upgrade: `raw` (the `AMQP 2 1 0 0` header) was relayed in `dir` and TLS
+    /// A protocol's TLS upgrade: `raw` (its upgrade header, AMQP's `AMQP 2 1 0 0`) was relayed in `dir` and TLS
     /// follows. The proxy terminates that TLS and hands over the plaintext, which starts with a
     /// protocol header of its own: report the TLS header, then expect a header again.
     pub fn tls_header(&mut self, dir: Dir, ts: Timestamp, raw: Bytes, out: &mut Vec<Event>) {
@@ -337,8 +337,10 @@ impl Inspector {
         let side = &mut self.sides[dir.index()];
         let emit_data = self.opts.emit_data;
         let offset = side.total;
-        let header = crate::codec::ProtocolHeader::sniff(&raw)
-            .unwrap_or(crate::codec::ProtocolHeader::Amqp10Tls);
+        // Bytes too few to tell are taken as the upgrade header they were relayed as.
+        let header = crate::protocol::ProtocolId::sniff_header(&raw)
+            .or_else(crate::protocol::ProtocolId::tls_upgrade)
+            .unwrap_or(crate::codec::ProtocolHeader::NotAmqp);
         side.total += raw.len() as u64;
         side.held_offset = side.total;
         side.covered = side.total;

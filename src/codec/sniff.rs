@@ -2,12 +2,26 @@
 //!
 //! AMQP 1.0 (`AMQP 0 1 0 0`), its TLS (`AMQP 2 1 0 0`) and SASL (`AMQP 3 1 0 0`) layers, AMQP
 //! 0-9-1 (`AMQP 0 0 9 1`), 0-9 (`AMQP 1 1 0 9`), 0-8 (`AMQP 1 1 8 0` / `AMQP 1 1 9 1`), other
-//! `AMQP` versions, and anything else as not AMQP.
+//! `AMQP` versions, the headers of the other registered protocols ([`NamedHeader`]), and
+//! anything else as not AMQP.
 
 use serde::Serialize;
 
 /// Length of every AMQP protocol header.
 pub const HEADER_LEN: usize = 8;
+
+/// The header of a registered protocol other than the AMQP versions [`ProtocolHeader`] names:
+/// `AMQP` and four id/version bytes, with the names it is reported by. The codec sniffs it as
+/// [`ProtocolHeader::OtherAmqp`]; the protocol table names it (`ProtocolId::sniff_header`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct NamedHeader {
+    /// The four bytes after `AMQP`.
+    pub version: [u8; 4],
+    /// Its JSONL `"proto"`.
+    pub proto: &'static str,
+    /// What it is called in text.
+    pub title: &'static str,
+}
 
 /// A recognised (or unrecognised) protocol header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -25,6 +39,8 @@ pub enum ProtocolHeader {
     Amqp09,
     /// `AMQP 1 1 8 0` (or the 0-8 variants Qpid used): AMQP 0-8.
     Amqp08,
+    /// The header of another registered protocol.
+    Named(NamedHeader),
     /// `AMQP` with some other id/version bytes.
     OtherAmqp([u8; 4]),
     /// A TLS ClientHello/record where a header was expected (TLS without AMQP's upgrade header).
@@ -73,6 +89,7 @@ impl ProtocolHeader {
             ProtocolHeader::Amqp091 => [0, 0, 9, 1],
             ProtocolHeader::Amqp09 => [1, 1, 0, 9],
             ProtocolHeader::Amqp08 => [1, 1, 8, 0],
+            ProtocolHeader::Named(n) => n.version,
             ProtocolHeader::OtherAmqp(v) => v,
             ProtocolHeader::RawTls | ProtocolHeader::NotAmqp => return None,
         };
@@ -88,6 +105,7 @@ impl ProtocolHeader {
             ProtocolHeader::Amqp091 => "amqp-0-9-1",
             ProtocolHeader::Amqp09 => "amqp-0-9",
             ProtocolHeader::Amqp08 => "amqp-0-8",
+            ProtocolHeader::Named(n) => n.proto,
             ProtocolHeader::OtherAmqp(_) => "amqp-unknown",
             ProtocolHeader::RawTls => "tls",
             ProtocolHeader::NotAmqp => "unknown",
@@ -103,6 +121,10 @@ impl ProtocolHeader {
             ProtocolHeader::Amqp091 => "AMQP 0-9-1 (0 0 9 1)".into(),
             ProtocolHeader::Amqp09 => "AMQP 0-9 (1 1 0 9)".into(),
             ProtocolHeader::Amqp08 => "AMQP 0-8 (1 1 8 0)".into(),
+            ProtocolHeader::Named(n) => {
+                let v = n.version;
+                format!("{} ({} {} {} {})", n.title, v[0], v[1], v[2], v[3])
+            }
             ProtocolHeader::OtherAmqp(v) => {
                 format!(
                     "AMQP, unknown version ({} {} {} {})",

@@ -176,9 +176,7 @@ impl Inspector {
                 }
             }
             Item::Header { header, .. } => side.note_header(*header),
-            Item::Frame { frame, raw, .. } if frame.name() == "attach" => {
-                self.cbs |= raw.windows(4).any(|w| w == b"$cbs");
-            }
+            Item::Frame { frame, raw, .. } => self.cbs |= frame.attaches_token_link(raw),
             _ => {}
         }
         true

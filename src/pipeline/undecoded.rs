@@ -15,105 +15,60 @@ use bytes::{Bytes, BytesMut};
 use super::{MASK_BYTE, Side};
 use crate::codec::ProtocolHeader;
 use crate::event::{ConnId, Dir, Event, EventKind, Timestamp};
-use crate::protocol::Item;
+use crate::protocol::{Item, ProtocolId, UndecodedStream};
 
 /// What the inspector knows of a direction's stream, to judge undecoded bytes.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct StreamKind {
-    /// The stream is AMQP 0-9-1 (else AMQP 1.0 is assumed).
-    pub amqp091: bool,
-    /// It is the client's (0-9-1 credentials only go that way).
-    pub client: bool,
-    /// AMQP 1.0 in its SASL layer (the last header was `AMQP 3 1 0 0`).
-    pub sasl: bool,
-    /// A `$cbs` link was attached on the connection: a transfer may carry a token.
-    pub cbs: bool,
+    /// The protocol whose rules judge its undecoded bytes.
+    pub proto: ProtocolId,
+    /// What that protocol is told of the stream.
+    pub stream: UndecodedStream,
 }
 
 impl StreamKind {
     /// What `side` speaks, on a connection whose client sent `client_header` and attached a
-    /// `$cbs` link (`cbs`).
+    /// `$cbs` link (`cbs`): the protocol of its own last header, unless the client's is of a
+    /// protocol whose server never answers with a header (any header it sends is a refusal,
+    /// AMQP 0-9-1 §4.2.2: its bytes are judged as the client's protocol); the first
+    /// registered one when neither tells.
     pub(super) fn of(
         side: &Side,
         dir: Dir,
         client_header: Option<ProtocolHeader>,
         cbs: bool,
     ) -> Self {
+        let client_framing = client_header.and_then(ProtocolId::framed_after);
+        let proto = match client_framing {
+            Some(p) if !p.answers_with_header() => p,
+            _ => side
+                .header
+                .and_then(ProtocolId::framed_after)
+                .or(client_framing)
+                .unwrap_or(ProtocolId::ALL[0]),
+        };
         StreamKind {
-            amqp091: side.amqp091 || client_header == Some(ProtocolHeader::Amqp091),
-            client: dir == Dir::C2S,
-            sasl: side.sasl,
-            cbs,
+            proto,
+            stream: UndecodedStream {
+                header: side.header,
+                client: dir == Dir::C2S,
+                cbs,
+            },
         }
     }
 }
 
-/// 0-9-1 `connection` class id.
-const CONNECTION_CLASS: u16 = 10;
-/// 0-9-1 connection methods that carry a credential: start-ok, secure-ok, update-secret.
-const CREDENTIAL_METHODS: [u16; 3] = [11, 21, 70];
-/// AMQP 1.0 `transfer` descriptor code (as the small-ulong byte it is on the wire).
-const TRANSFER: u8 = crate::codec::amqp10::views::code::TRANSFER as u8;
-
 /// The part of `frame` (bytes from a frame's first byte: a malformed frame, or the start of an
 /// incomplete one) to mask because it may hold a credential; `None` when it cannot. `complete`:
-/// `frame` is the whole frame (a 0-9-1 frame-end is then kept).
+/// `frame` is the whole frame (see [`crate::protocol::Protocol::undecoded_secret`]).
 pub(super) fn credential_span(
     frame: &[u8],
     kind: StreamKind,
     complete: bool,
 ) -> Option<Range<usize>> {
-    let (start, end) = if kind.amqp091 {
-        if !kind.client {
-            return None; // a 0-9-1 server sends no credential
-        }
-        (amqp091_payload(frame)?, frame.len() - usize::from(complete))
-    } else {
-        (amqp10_payload(frame, kind)?, frame.len())
-    };
-    (start < end).then_some(start..end)
-}
-
-/// Where a 0-9-1 frame that may carry a credential starts to be masked.
-fn amqp091_payload(frame: &[u8]) -> Option<usize> {
-    const HEADER: usize = 7;
-    if frame.len() <= HEADER {
-        return None; // type, channel, size: nothing secret
-    }
-    match frame[0] {
-        // Content header, body, heartbeat: never a credential.
-        2 | 3 | 8 => None,
-        1 => match (frame.get(7..9), frame.get(9..11)) {
-            (Some(c), Some(m)) => {
-                let class = u16::from_be_bytes([c[0], c[1]]);
-                let method = u16::from_be_bytes([m[0], m[1]]);
-                (class == CONNECTION_CLASS && CREDENTIAL_METHODS.contains(&method)).then_some(11)
-            }
-            _ => Some(HEADER), // which method is not known yet
-        },
-        _ => Some(HEADER), // no frame type of 0-9-1: whatever it is, fail closed
-    }
-}
-
-/// Where an AMQP 1.0 frame that may carry a credential starts to be masked.
-fn amqp10_payload(frame: &[u8], kind: StreamKind) -> Option<usize> {
-    const HEADER: usize = 8;
-    if frame.len() <= HEADER {
-        return None;
-    }
-    let body = (usize::from(frame[4]) * 4).clamp(HEADER, frame.len());
-    let masked = match frame[5] {
-        1 => true,
-        0 if kind.sasl => true,
-        0 if kind.cbs => match frame.get(body..body + 3) {
-            // A described list with a small-ulong descriptor: the performative is known.
-            Some([0x00, 0x53, code]) => *code == TRANSFER,
-            _ => true,
-        },
-        0 => false,
-        _ => true,
-    };
-    masked.then_some(body)
+    kind.proto
+        .undecoded_secret(frame, &kind.stream, complete)
+        .filter(|r| r.start < r.end)
 }
 
 /// The offsets a decoded item spans, for a header or frame (the bytes its event carries).
@@ -340,8 +295,7 @@ impl Side {
 
     /// The protocol this direction speaks, as far as undecoded bytes go.
     pub(super) fn note_header(&mut self, header: ProtocolHeader) {
-        self.sasl = header == ProtocolHeader::Amqp10Sasl;
-        self.amqp091 = header == ProtocolHeader::Amqp091;
+        self.header = Some(header);
     }
 }
 
@@ -350,18 +304,33 @@ mod tests {
     use super::*;
 
     const K10: StreamKind = StreamKind {
-        amqp091: false,
-        client: true,
-        sasl: false,
-        cbs: false,
+        proto: ProtocolId::Amqp10,
+        stream: UndecodedStream {
+            header: None,
+            client: true,
+            cbs: false,
+        },
     };
+
+    const fn with(
+        proto: ProtocolId,
+        header: Option<ProtocolHeader>,
+        client: bool,
+        cbs: bool,
+    ) -> StreamKind {
+        StreamKind {
+            proto,
+            stream: UndecodedStream {
+                header,
+                client,
+                cbs,
+            },
+        }
+    }
 
     #[test]
     fn a_091_start_ok_is_masked_past_its_method_ids_and_before_its_frame_end() {
-        let k = StreamKind {
-            amqp091: true,
-            ..K10
-        };
+        let k = with(ProtocolId::Amqp091, None, true, false);
         let mut f = vec![1, 0, 0, 0, 0, 0, 9, 0, 10, 0, 11, 1, 2, 3, 4, 0xce];
         assert_eq!(credential_span(&f, k, true), Some(11..15));
         assert_eq!(credential_span(&f[..13], k, false), Some(11..13));
@@ -381,26 +350,32 @@ mod tests {
         assert_eq!(credential_span(&f, k, true), None, "content body");
         f[0] = 1;
         f[10] = 11;
-        let server = StreamKind { client: false, ..k };
+        let server = with(ProtocolId::Amqp091, None, false, false);
         assert_eq!(credential_span(&f, server, true), None, "from the server");
     }
 
     #[test]
     fn amqp10_sasl_frames_and_cbs_transfers_are_masked_other_frames_not() {
+        use crate::codec::amqp10::views::code::TRANSFER;
         let sasl = [0, 0, 0, 20, 2, 1, 0, 0, 0, 0x53, 0x41, 0x45];
         assert_eq!(credential_span(&sasl, K10, false), Some(8..12));
         let mut type0 = sasl;
         type0[5] = 0;
         assert_eq!(credential_span(&type0, K10, false), None);
-        let in_sasl = StreamKind { sasl: true, ..K10 };
+        let in_sasl = with(
+            ProtocolId::Amqp10,
+            Some(ProtocolHeader::Amqp10Sasl),
+            true,
+            false,
+        );
         assert_eq!(credential_span(&type0, in_sasl, false), Some(8..12));
-        let cbs = StreamKind { cbs: true, ..K10 };
+        let cbs = with(ProtocolId::Amqp10, None, true, true);
         assert_eq!(
             credential_span(&type0, cbs, false),
             None,
             "sasl-init code, not a transfer"
         );
-        type0[10] = TRANSFER;
+        type0[10] = TRANSFER as u8;
         assert_eq!(credential_span(&type0, cbs, false), Some(8..12));
         assert_eq!(
             credential_span(&type0[..10], cbs, false),

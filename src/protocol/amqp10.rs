@@ -15,13 +15,38 @@ impl Protocol for Amqp10 {
     type Frame = amqp10::Frame;
     type Message = amqp10::Message;
     type Assembler = amqp10::MessageAssembler;
+    type MaskState = amqp10::mask::MaskState;
 
     const HEADER: ProtocolHeader = ProtocolHeader::Amqp10;
     const FRAME_HEADER_LEN: usize = 8;
     const PROTO_NAMES: &'static [&'static str] = &["amqp-1.0", "amqp-sasl"];
     const NAME: &'static str = "amqp10";
     const TITLE: &'static str = "AMQP 1.0";
+    const TLS_UPGRADE: Option<ProtocolHeader> = Some(ProtocolHeader::Amqp10Tls);
 
+    #[inline]
+    fn mask_frame(
+        state: &mut Self::MaskState,
+        frame: &amqp10::Frame,
+        ranges: &mut Vec<std::ops::Range<usize>>,
+    ) -> Option<std::ops::Range<*const u8>> {
+        state.frame(frame, ranges)
+    }
+    fn mask_message(
+        state: &mut Self::MaskState,
+        message: &mut amqp10::Message,
+        searched: &crate::codec::masking::Searched,
+    ) {
+        state.message(message, searched)
+    }
+    fn undecoded_secret(
+        unit: &[u8],
+        stream: &super::UndecodedStream,
+        _complete: bool,
+    ) -> Option<std::ops::Range<usize>> {
+        let sasl = stream.header == Some(ProtocolHeader::Amqp10Sasl);
+        amqp10::mask::undecoded_secret(unit, sasl, stream.cbs)
+    }
     fn framed_after(header: ProtocolHeader) -> bool {
         matches!(header, ProtocolHeader::Amqp10 | ProtocolHeader::Amqp10Sasl)
     }
@@ -73,7 +98,12 @@ impl Protocol for Amqp10 {
     ) -> Option<Result<amqp10::Message, DecodeError>> {
         assembler.push(frame)
     }
-    fn mask_from(head: &[u8]) -> Option<usize> {
+    fn mask_from(head: &[u8], header: Option<ProtocolHeader>) -> Option<usize> {
+        // In the SASL layer every frame is a SASL frame, whatever its type byte says: all but
+        // its frame header is masked.
+        if header == Some(ProtocolHeader::Amqp10Sasl) {
+            return Some(Self::FRAME_HEADER_LEN.min(head.len()));
+        }
         crate::codec::credential::amqp10_mask_from(head)
     }
     fn proto_name(frame: &amqp10::Frame) -> &'static str {
@@ -120,8 +150,52 @@ impl ProtocolFrame for amqp10::Frame {
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp10::Frame::secret_ranges(self)
     }
+    #[inline]
+    fn attaches_token_link(&self, raw: &[u8]) -> bool {
+        ProtocolFrame::name(self) == "attach" && raw.windows(4).any(|w| w == b"$cbs")
+    }
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         crate::codec::spans::amqp10(self)
+    }
+    /// The frame header (4 * doff bytes), the performative and each of its fields with its
+    /// range, the payload.
+    fn tree_into(
+        &self,
+        raw: &[u8],
+        at: &dyn Fn(std::ops::Range<usize>) -> String,
+        out: &mut String,
+    ) {
+        use crate::codec::spans::PAYLOAD_SPAN;
+        use std::fmt::Write as _;
+        let values = ProtocolFrame::fields_json(self);
+        let value = |name: &str| match values.get(name) {
+            Some(v) => crate::json::to_string(v),
+            None => "null".to_owned(),
+        };
+        // The frame header is 4 * doff bytes (8 without extended header).
+        let doff = raw.get(4).map_or(2, |&d| usize::from(d).max(2));
+        let head = (4 * doff).min(raw.len());
+        let _ = writeln!(out, "  frame header {}", at(0..head));
+        let spans = self.field_spans().unwrap_or_default();
+        let body_end = spans
+            .iter()
+            .find(|(n, _)| *n == PAYLOAD_SPAN)
+            .map_or(raw.len(), |(_, s)| s.start);
+        if !spans.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                ProtocolFrame::name(self),
+                at(head..body_end)
+            );
+        }
+        for (name, span) in spans {
+            if name == PAYLOAD_SPAN {
+                let _ = writeln!(out, "  payload ({} bytes) {}", span.len(), at(span));
+            } else {
+                let _ = writeln!(out, "    {name} = {} {}", value(name), at(span));
+            }
+        }
     }
     /// SASL frames are the connection's; attach, flow (with a handle), transfer and detach
     /// name their link.

@@ -6,7 +6,7 @@
 //! `crate::state::Tracked` for the same type), and one line in the `registered_protocols!`
 //! table below. This layer expands the table into what decoding dispatches on: [`ProtocolId`]
 //! (framing, decoding, resync plausibility, masking, its JSONL names), [`AnyFrame`],
-//! [`AnyMessage`] and [`Assemblers`]; the state layer expands the same table into its
+//! [`AnyMessage`], [`Assemblers`] and [`MaskStates`]; the state layer expands the same table into its
 //! trackers (`crate::state::Contexts`). Static dispatch: a match over the registered
 //! protocols, as cheap as the hand-written ones were.
 
@@ -20,10 +20,12 @@ pub mod skim_channels;
 pub mod stream;
 #[cfg(test)]
 pub mod toy;
+mod undecoded;
 
 pub use frame_event::FrameEvent;
 pub use skim_channels::{FrameChannel, SkimChannels};
 pub use stream::{Item, Skimmed, StreamDecoder};
+pub use undecoded::UndecodedStream;
 
 use bytes::Bytes;
 
@@ -39,6 +41,8 @@ pub trait Protocol {
     type Message: ProtocolMessage + Clone + std::fmt::Debug + PartialEq;
     /// What assembles its messages from its frames, in one direction.
     type Assembler: std::fmt::Debug;
+    /// What credential masking keeps of one direction between its frames (`()`: nothing).
+    type MaskState: std::fmt::Debug + Default;
 
     /// The header its framing is reported as ([`crate::protocol::StreamDecoder::framing`], a
     /// resynchronisation's protocol).
@@ -55,9 +59,19 @@ pub trait Protocol {
     /// 1.0 §2.2) rather than straight with frames (AMQP 0-9-1 §4.2.2: any header it sends is
     /// a refusal).
     const ANSWERS_WITH_HEADER: bool = true;
+    /// The header that asks for its TLS upgrade (AMQP 1.0 §5.2: `AMQP 2 1 0 0`), after which
+    /// a TLS handshake follows; `None` when it has none.
+    const TLS_UPGRADE: Option<ProtocolHeader> = None;
 
     /// Whether a stream that starts with (or switches to) `header` is framed in this protocol.
     fn framed_after(header: ProtocolHeader) -> bool;
+    /// Whether a server that accepts the client's `asked` (the first header it sends) answers
+    /// with frames, so that any header it answers with is a refusal: the headers of this
+    /// protocol when it does not [answer with a header](Protocol::ANSWERS_WITH_HEADER), and
+    /// those of the versions of its family that are not decoded (0-9, 0-8 for 0-9-1).
+    fn any_answer_refuses(asked: ProtocolHeader) -> bool {
+        !Self::ANSWERS_WITH_HEADER && Self::framed_after(asked)
+    }
     /// The header a stream of frames whose JSONL `"proto"` is `proto_name` resumes after
     /// (`None`: not one of [`Protocol::PROTO_NAMES`]).
     fn framing_of(proto_name: &str) -> Option<ProtocolHeader> {
@@ -92,8 +106,45 @@ pub trait Protocol {
         frame: &Self::Frame,
     ) -> Option<Result<Self::Message, DecodeError>>;
     /// Where a credential may start in `head`, the first bytes of a unit of this framing that
-    /// could not be decoded (`None`: it cannot hold one); see [`crate::codec::credential`].
-    fn mask_from(head: &[u8]) -> Option<usize>;
+    /// could not be decoded (`None`: it cannot hold one), in a direction whose last protocol
+    /// header was `header` (AMQP 1.0's SASL layer masks every frame); see
+    /// [`crate::codec::credential`].
+    fn mask_from(head: &[u8], header: Option<ProtocolHeader>) -> Option<usize>;
+    /// Append to `ranges` the credential byte ranges of `frame` beyond its own
+    /// [`ProtocolFrame::secret_ranges`] (what only the frames before it tell, or what the
+    /// protocol masks besides); returns the bytes of it that were searched for a credential a
+    /// message may hold too, so that a message of exactly those bytes is not searched again.
+    #[inline]
+    fn mask_frame(
+        _state: &mut Self::MaskState,
+        _frame: &Self::Frame,
+        _ranges: &mut Vec<std::ops::Range<usize>>,
+    ) -> Option<std::ops::Range<*const u8>> {
+        None
+    }
+    /// `frame`, decoded again after masking when `was_masked`, has been masked: remember what
+    /// the message it starts must show of it.
+    #[inline]
+    fn frame_masked(_state: &mut Self::MaskState, _frame: &Self::Frame, _was_masked: bool) {}
+    /// Mask the credentials of the completed `message` (URL passwords, tokens, masked frames
+    /// it holds copies of), skipping what `searched` says was already searched.
+    #[inline]
+    fn mask_message(
+        _state: &mut Self::MaskState,
+        _message: &mut Self::Message,
+        _searched: &crate::codec::masking::Searched,
+    ) {
+    }
+    /// The part of `unit` to mask because it may hold a credential (`None`: it cannot), where
+    /// `unit` is the first bytes of a unit of this framing the relay passes on undecoded (a
+    /// malformed frame, the start of one that is incomplete or decoded from its head) found in
+    /// `stream`; `complete`: `unit` is the whole frame. Fails closed: a unit too short or too
+    /// odd to tell is masked past its frame header.
+    fn undecoded_secret(
+        unit: &[u8],
+        stream: &UndecodedStream,
+        complete: bool,
+    ) -> Option<std::ops::Range<usize>>;
     /// The JSONL `"proto"` of `frame` (one of [`Protocol::PROTO_NAMES`]).
     fn proto_name(frame: &Self::Frame) -> &'static str;
     /// Every name [`ProtocolFrame::name`] can give (what the filter's `name:` is checked
@@ -126,6 +177,38 @@ pub trait ProtocolFrame {
     /// or `None` when the codec gives no spans for this kind of frame.
     fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
         None
+    }
+    /// The lines `decode --tree` shows of it under its summary line, appended to `out`: its
+    /// parts and fields, one per line ending in `\n`, indented two spaces per depth, each with
+    /// its byte range as `at` formats a range of `raw` (its bytes). By default its fields
+    /// (values as the JSONL shows them), with the ranges [`ProtocolFrame::field_spans`] gives.
+    fn tree_into(
+        &self,
+        raw: &[u8],
+        at: &dyn Fn(std::ops::Range<usize>) -> String,
+        out: &mut String,
+    ) {
+        use std::fmt::Write as _;
+        let _ = raw;
+        let spans = self.field_spans().unwrap_or_default();
+        let values = self.fields_json();
+        for (name, v) in values.as_object().into_iter().flatten() {
+            let range = spans
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| format!(" {}", at(s.clone())))
+                .unwrap_or_default();
+            let name = crate::base::escape::Escaped(name);
+            let _ = writeln!(out, "  {name} = {}{range}", crate::json::to_string(v));
+        }
+    }
+    /// Whether it attaches a link over which later frames of the connection may carry a
+    /// credential (AMQP 1.0: an attach naming `$cbs`, after which an undecoded transfer may
+    /// hold a token; see [`UndecodedStream::cbs`]). `raw` is its bytes.
+    #[inline]
+    fn attaches_token_link(&self, raw: &[u8]) -> bool {
+        let _ = raw;
+        false
     }
     /// Where a violation at this frame is counted: its channel (`None`: the connection as a
     /// whole, e.g. a SASL frame) and the link handle it names, if any.
@@ -199,5 +282,7 @@ mod tests {
         );
         assert_eq!(ProtocolId::of_proto_name("amqp-0-10"), None);
         assert_eq!(ProtocolId::framed_after(ProtocolHeader::Amqp10Tls), None);
+        // The upgrade header a TLS upgrade too short to sniff is reported as; none frames.
+        assert_eq!(ProtocolId::tls_upgrade(), Some(ProtocolHeader::Amqp10Tls));
     }
 }

@@ -2,8 +2,8 @@
 //! dispatches on (see [`super`]).
 
 /// Generates, from `Variant(field) => ProtocolImpl` lines: [`ProtocolId`](super::ProtocolId),
-/// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage) and
-/// and [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
+/// [`AnyFrame`](super::AnyFrame), [`AnyMessage`](super::AnyMessage),
+/// [`MaskStates`](super::MaskStates) and [`Assemblers`](super::Assemblers). The first protocol listed wins a tie in resync.
 macro_rules! protocols {
     ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $variant:ident($field:ident) => $imp:ty),+ $(,)?) => {
         /// One of the protocols amqpeek decodes.
@@ -20,6 +20,46 @@ macro_rules! protocols {
             pub fn framed_after(header: ProtocolHeader) -> Option<ProtocolId> {
                 $($(#[cfg($cfg)])? if <$imp as Protocol>::framed_after(header) {
                     return Some(ProtocolId::$variant);
+                })+
+                None
+            }
+
+            /// The header `buf` starts with, as [`ProtocolHeader::sniff`] classifies it, with
+            /// the `AMQP` versions it leaves unknown named when a registered protocol's
+            /// [`Protocol::HEADER`] is a [`ProtocolHeader::Named`] with those bytes.
+            pub fn sniff_header(buf: &[u8]) -> Option<ProtocolHeader> {
+                let header = ProtocolHeader::sniff(buf)?;
+                let ProtocolHeader::OtherAmqp(v) = header else {
+                    return Some(header);
+                };
+                $($(#[cfg($cfg)])? if let ProtocolHeader::Named(n) = <$imp as Protocol>::HEADER {
+                    if n.version == v {
+                        return Some(<$imp as Protocol>::HEADER);
+                    }
+                })+
+                Some(header)
+            }
+
+            /// Whether any header a server answers the client's first header `asked` with is a
+            /// refusal (see [`Protocol::any_answer_refuses`]).
+            pub fn any_answer_refuses(asked: ProtocolHeader) -> bool {
+                $($(#[cfg($cfg)])? if <$imp as Protocol>::any_answer_refuses(asked) {
+                    return true;
+                })+
+                false
+            }
+
+            /// Whether a stream after `header` (a protocol header, of AMQP or TLS) is not
+            /// decoded: no registered protocol is framed after it.
+            pub fn not_decoded(header: ProtocolHeader) -> bool {
+                header != ProtocolHeader::NotAmqp && ProtocolId::framed_after(header).is_none()
+            }
+
+            /// The TLS upgrade header of the first registered protocol that has one (see
+            /// [`Protocol::TLS_UPGRADE`]).
+            pub fn tls_upgrade() -> Option<ProtocolHeader> {
+                $($(#[cfg($cfg)])? if let Some(h) = <$imp as Protocol>::TLS_UPGRADE {
+                    return Some(h);
                 })+
                 None
             }
@@ -131,9 +171,26 @@ macro_rules! protocols {
                 }
             }
 
+            /// See [`Protocol::undecoded_secret`].
+            #[inline]
+            pub fn undecoded_secret(
+                self,
+                unit: &[u8],
+                stream: &$crate::protocol::UndecodedStream,
+                complete: bool,
+            ) -> Option<std::ops::Range<usize>> {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => {
+                        <$imp as Protocol>::undecoded_secret(unit, stream, complete)
+                    })+
+                }
+            }
+
             /// See [`Protocol::mask_from`].
-            pub fn mask_from(self, head: &[u8]) -> Option<usize> {
-                match self { $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::mask_from(head)),+ }
+            pub fn mask_from(self, head: &[u8], header: Option<ProtocolHeader>) -> Option<usize> {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => <$imp as Protocol>::mask_from(head, header)),+
+                }
             }
         }
 
@@ -195,6 +252,20 @@ macro_rules! protocols {
             pub fn redelivered(&self) -> bool {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::redelivered(f)),+ }
             }
+            /// See [`ProtocolFrame::attaches_token_link`].
+            #[inline]
+            pub fn attaches_token_link(&self, raw: &[u8]) -> bool {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::attaches_token_link(f, raw)),+ }
+            }
+            /// See [`ProtocolFrame::tree_into`].
+            pub fn tree_into(
+                &self,
+                raw: &[u8],
+                at: &dyn Fn(std::ops::Range<usize>) -> String,
+                out: &mut String,
+            ) {
+                match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::tree_into(f, raw, at, out)),+ }
+            }
             /// See [`ProtocolFrame::field_spans`].
             pub fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::field_spans(f)),+ }
@@ -227,6 +298,49 @@ macro_rules! protocols {
             /// See [`ProtocolMessage::line_summary`].
             pub fn line_summary(&self) -> Option<String> {
                 match self { $($(#[cfg($cfg)])? AnyMessage::$variant(m) => ProtocolMessage::line_summary(m)),+ }
+            }
+        }
+
+        /// One masking state per registered protocol, for one direction (see
+        /// [`Protocol::MaskState`]).
+        #[derive(Debug, Default)]
+        pub struct MaskStates {
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $field: <$imp as Protocol>::MaskState),+
+        }
+
+        impl MaskStates {
+            /// See [`Protocol::mask_frame`].
+            #[inline]
+            pub fn frame(
+                &mut self,
+                frame: &AnyFrame,
+                ranges: &mut Vec<std::ops::Range<usize>>,
+            ) -> Option<std::ops::Range<*const u8>> {
+                match frame {
+                    $($(#[cfg($cfg)])? AnyFrame::$variant(f) => {
+                        <$imp as Protocol>::mask_frame(&mut self.$field, f, ranges)
+                    })+
+                }
+            }
+
+            /// See [`Protocol::frame_masked`].
+            #[inline]
+            pub fn frame_masked(&mut self, frame: &AnyFrame, was_masked: bool) {
+                match frame {
+                    $($(#[cfg($cfg)])? AnyFrame::$variant(f) => {
+                        <$imp as Protocol>::frame_masked(&mut self.$field, f, was_masked)
+                    })+
+                }
+            }
+
+            /// See [`Protocol::mask_message`].
+            #[inline]
+            pub fn message(&mut self, m: &mut AnyMessage, searched: &crate::codec::masking::Searched) {
+                match m {
+                    $($(#[cfg($cfg)])? AnyMessage::$variant(m) => {
+                        <$imp as Protocol>::mask_message(&mut self.$field, m, searched)
+                    })+
+                }
             }
         }
 

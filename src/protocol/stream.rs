@@ -435,7 +435,7 @@ impl StreamDecoder {
         // A protocol header where one is expected, or (AMQP 1.0 after SASL, a 0-9-1 server's
         // header after the decoder assumed 0-9-1) where the bytes spell `AMQP`.
         if self.mode == Mode::Header || self.header_ahead(buf) {
-            let header = ProtocolHeader::sniff(buf)?;
+            let header = ProtocolId::sniff_header(buf)?;
             // Bytes that are no AMQP header are told early, but reported as the 8 a header
             // would be, once there: what the record holds must not depend on how TCP cut them.
             if buf.len() < crate::codec::sniff::HEADER_LEN {

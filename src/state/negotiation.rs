@@ -67,14 +67,7 @@ pub enum Fate {
 
 /// Headers after which the decoder cannot follow the stream (what follows is not judged).
 fn not_decoded(h: ProtocolHeader) -> bool {
-    matches!(
-        h,
-        ProtocolHeader::Amqp10Tls
-            | ProtocolHeader::Amqp09
-            | ProtocolHeader::Amqp08
-            | ProtocolHeader::OtherAmqp(_)
-            | ProtocolHeader::RawTls
-    )
+    crate::protocol::ProtocolId::not_decoded(h)
 }
 
 /// Does a server that answers the client's `asked` (its `k`-th header) with `answer` refuse it?
@@ -82,12 +75,9 @@ fn refuses(asked: ProtocolHeader, answer: ProtocolHeader, k: usize) -> bool {
     if matches!(answer, ProtocolHeader::NotAmqp | ProtocolHeader::RawTls) {
         return false; // not a protocol header at all: the decoder's rules judge that
     }
-    // A 0-9-1 (0-9, 0-8) server accepts with connection.start, never with a header of its own
-    // (0-9-1 §4.2.2): any header it answers with is the refusal.
-    let zero_nine = matches!(asked, ProtocolHeader::Amqp09 | ProtocolHeader::Amqp08)
-        || crate::protocol::ProtocolId::framed_after(asked)
-            .is_some_and(|p| !p.answers_with_header());
-    (k == 0 && zero_nine) || asked != answer
+    // A server that accepts with frames (0-9-1 §4.2.2: connection.start) never answers with a
+    // header of its own: any header it answers with is the refusal.
+    (k == 0 && crate::protocol::ProtocolId::any_answer_refuses(asked)) || asked != answer
 }
 
 impl Negotiation {

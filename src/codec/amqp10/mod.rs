@@ -13,6 +13,7 @@ pub mod composite;
 pub mod delivery_state;
 pub mod fields;
 pub mod frame;
+pub mod mask;
 pub mod message;
 pub mod performative;
 pub mod render;

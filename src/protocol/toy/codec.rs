@@ -81,6 +81,27 @@ pub fn decode_header_only(raw: Bytes, offset: u64) -> Result<ToyFrame, DecodeErr
     })
 }
 
+/// What marks a payload whose rest is a credential.
+pub const SECRET_PREFIX: &[u8] = b"secret:";
+
+/// The byte range within the raw frame of the credential `frame` carries, if any.
+pub fn secret(frame: &ToyFrame) -> Option<std::ops::Range<usize>> {
+    let start = HEADER_LEN + SECRET_PREFIX.len();
+    frame
+        .payload
+        .starts_with(SECRET_PREFIX)
+        .then(|| start..HEADER_LEN + frame.payload.len())
+}
+
+/// Where the undecoded unit `unit` (a frame's first bytes) may hold a credential: after the
+/// prefix when its payload starts with it, past the frame header while too few bytes are
+/// there to tell.
+pub fn undecoded_secret(unit: &[u8]) -> Option<std::ops::Range<usize>> {
+    let payload = unit.get(HEADER_LEN..)?;
+    let n = payload.len().min(SECRET_PREFIX.len());
+    (payload[..n] == SECRET_PREFIX[..n]).then(|| HEADER_LEN + n..unit.len())
+}
+
 /// One frame on `channel` carrying `payload`, as the wire carries it.
 pub fn encode_frame(channel: u16, payload: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(HEADER_LEN + payload.len());

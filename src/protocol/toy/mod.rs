@@ -5,6 +5,8 @@
 //! The toy's "specification": a stream starts with the 8-byte header `AMQPTOY1`; each frame
 //! is a big-endian u32 payload length, a big-endian u16 channel and the payload. "A frame
 //! MUST NOT carry more than 16 payload bytes." (the one rule, [`rules::TOY_FRAME_TOO_LONG`]).
+//! A payload that starts with `secret:` carries a credential in the rest of it (masked by the
+//! toy's masking hook, [`Protocol::mask_frame`]).
 
 pub mod codec;
 pub mod filter;
@@ -18,7 +20,7 @@ use bytes::Bytes;
 
 use super::{Protocol, ProtocolFrame, ProtocolMessage};
 use crate::codec::resync::Plausible;
-use crate::codec::{DecodeError, Limits, ProtocolHeader};
+use crate::codec::{DecodeError, Limits, NamedHeader, ProtocolHeader};
 use codec::{HEADER_LEN, ToyFrame};
 
 /// The toy protocol.
@@ -33,8 +35,13 @@ impl Protocol for Toy {
     type Frame = ToyFrame;
     type Message = ToyMessage;
     type Assembler = ();
+    type MaskState = ();
 
-    const HEADER: ProtocolHeader = ProtocolHeader::OtherAmqp(*b"TOY1");
+    const HEADER: ProtocolHeader = ProtocolHeader::Named(NamedHeader {
+        version: *b"TOY1",
+        proto: "toy",
+        title: "the toy protocol",
+    });
     const FRAME_HEADER_LEN: usize = HEADER_LEN;
     const PROTO_NAMES: &'static [&'static str] = &["toy"];
     const NAME: &'static str = "toy";
@@ -74,8 +81,23 @@ impl Protocol for Toy {
     fn assemble(_: &mut (), _: &ToyFrame) -> Option<Result<ToyMessage, DecodeError>> {
         None
     }
-    fn mask_from(_: &[u8]) -> Option<usize> {
+    fn mask_from(_: &[u8], _: Option<ProtocolHeader>) -> Option<usize> {
         None
+    }
+    fn mask_frame(
+        _: &mut (),
+        frame: &ToyFrame,
+        ranges: &mut Vec<std::ops::Range<usize>>,
+    ) -> Option<std::ops::Range<*const u8>> {
+        ranges.extend(codec::secret(frame));
+        None
+    }
+    fn undecoded_secret(
+        unit: &[u8],
+        _: &super::UndecodedStream,
+        _: bool,
+    ) -> Option<std::ops::Range<usize>> {
+        codec::undecoded_secret(unit)
     }
     fn proto_name(_: &ToyFrame) -> &'static str {
         "toy"
@@ -126,6 +148,14 @@ impl ProtocolFrame for ToyFrame {
     }
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         Vec::new()
+    }
+    fn field_spans(&self) -> Option<crate::codec::spans::FieldSpans> {
+        let end = HEADER_LEN + self.payload.len();
+        Some(vec![
+            ("length", 0..4),
+            ("channel", 4..HEADER_LEN),
+            ("payload", HEADER_LEN..end),
+        ])
     }
 }
 

@@ -20,6 +20,20 @@ use crate::sinks::jsonl::{JsonOptions, JsonlSink};
 /// A toy connection: each side's header, the client's frames on channels 1 (5 bytes) and 2
 /// (20 bytes: more than the rule allows), the server's on channel 1.
 fn connection() -> Vec<SourceEvent> {
+    connection_with(&[])
+}
+
+/// [`connection`], with the client's `extra` frames (channel, payload) after its two.
+fn connection_with(extra: &[(u16, &[u8])]) -> Vec<SourceEvent> {
+    let mut bytes = Vec::new();
+    for (channel, payload) in extra {
+        bytes.extend(encode_frame(*channel, payload));
+    }
+    connection_then(bytes)
+}
+
+/// [`connection`], with `extra` bytes from the client after its two frames.
+fn connection_then(extra: Vec<u8>) -> Vec<SourceEvent> {
     let conn: ConnId = 1;
     let chunk = |dir, ts, bytes: Vec<u8>| {
         SourceEvent::Chunk(Chunk {
@@ -32,6 +46,7 @@ fn connection() -> Vec<SourceEvent> {
     let mut c2s = b"AMQPTOY1".to_vec();
     c2s.extend(encode_frame(1, b"hello"));
     c2s.extend(encode_frame(2, &[b'x'; 20]));
+    c2s.extend(extra);
     let mut s2c = b"AMQPTOY1".to_vec();
     s2c.extend(encode_frame(1, b"ok"));
     vec![
@@ -77,6 +92,11 @@ impl std::io::Write for Shared {
 
 /// The JSONL records the offline driver writes of the connection, through `filter` if any.
 fn jsonl(filter: Option<&str>) -> Vec<serde_json::Value> {
+    jsonl_of(connection(), filter)
+}
+
+/// The JSONL records the offline driver writes of `events`, through `filter` if any.
+fn jsonl_of(events: Vec<SourceEvent>, filter: Option<&str>) -> Vec<serde_json::Value> {
     let out = Shared::default();
     let sink = JsonlSink::new(out.clone(), JsonOptions::default());
     let sink: Box<dyn Sink + Send> = match filter {
@@ -84,7 +104,7 @@ fn jsonl(filter: Option<&str>) -> Vec<serde_json::Value> {
         None => Box::new(sink),
     };
     offline::run(
-        connection(),
+        events,
         InspectOptions::DEFAULT,
         vec![sink],
         NonZeroUsize::MIN,
@@ -200,6 +220,13 @@ fn the_jsonl_sink_writes_the_toy_frames_and_the_violation() {
             ("toy", "toy-frame", 1, &fields(1, 2, "ok")),
         ]
     );
+    // Each side's header is recorded under the toy's own name.
+    let headers: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["event"] == "header")
+        .map(|r| (r["dir"].as_str().unwrap(), r["proto"].as_str().unwrap()))
+        .collect();
+    assert_eq!(headers, [("c2s", "toy"), ("s2c", "toy")], "{records:?}");
     let violations: Vec<&serde_json::Value> = records
         .iter()
         .filter(|r| r["event"] == "violation")
@@ -227,4 +254,81 @@ fn the_filter_takes_the_toy_proto_and_its_fields() {
     assert!(Filter::parse("length:-1").is_err());
     assert!(Filter::parse("length:4294967296").is_err());
     assert!(Filter::parse("length:4294967295").is_ok());
+}
+
+#[test]
+fn the_toy_masking_hook_masks_its_secret() {
+    let records = jsonl_of(
+        connection_with(&[(4, b"secret:pw"), (5, b"public:pw")]),
+        None,
+    );
+    let payloads: Vec<&str> = frames(&records)
+        .iter()
+        .filter(|r| r["channel"].as_u64().unwrap() >= 4)
+        .map(|r| r["fields"]["payload"].as_str().unwrap())
+        .collect();
+    assert_eq!(payloads, ["secret:**", "public:pw"]);
+    // Nothing of the secret is left anywhere in the records.
+    let text = serde_json::to_string(&records).unwrap();
+    assert!(!text.contains("secret:pw"), "{text}");
+}
+
+#[test]
+fn the_toy_masks_the_secret_of_a_frame_cut_short_by_the_close() {
+    // A frame announcing 12 payload bytes, of which the close leaves 9.
+    let mut cut = encode_frame(4, b"secret:pwxyz");
+    cut.truncate(cut.len() - 3);
+    let records = jsonl_of(connection_then(cut), None);
+    use base64::Engine;
+    let undecoded: Vec<Vec<u8>> = records
+        .iter()
+        .filter(|r| r["event"] == "bytes" && r["dir"] == "c2s")
+        .map(|r| {
+            let raw = r["raw"].as_str().unwrap();
+            base64::engine::general_purpose::STANDARD
+                .decode(raw)
+                .unwrap()
+        })
+        .collect();
+    let mut want = encode_frame(4, b"secret:**");
+    want[..4].copy_from_slice(&12u32.to_be_bytes());
+    assert_eq!(undecoded, [want], "{records:?}");
+}
+
+#[test]
+fn a_server_answering_the_toy_header_with_no_header_breaks_the_decoded_protocol() {
+    // The toy's header is one amqpeek decodes: what the server answers is judged, not passed
+    // over as the answer to a protocol it cannot follow.
+    let mut events = connection();
+    let SourceEvent::Chunk(s2c) = &mut events[2] else {
+        panic!("the server's chunk");
+    };
+    s2c.bytes = Bytes::from_static(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+    let run =
+        crate::replay::parallel::check_with(events, NonZeroUsize::MIN, InspectOptions::DEFAULT);
+    let findings = run.report.findings();
+    let got: Vec<(&str, Dir)> = findings.iter().map(|f| (f.rule.as_str(), f.dir)).collect();
+    assert!(
+        got.contains(&("codec.undecodable-stream", Dir::S2C)),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter().any(|(r, _)| *r == "codec.not-decoded"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn decode_tree_shows_the_toy_fields_with_their_ranges() {
+    let raw = encode_frame(3, b"hi");
+    let frame = crate::protocol::ProtocolId::Toy
+        .decode_frame(Bytes::from(raw.clone()), 0)
+        .unwrap();
+    let mut out = String::new();
+    let at = |r: std::ops::Range<usize>| format!("[{}..{})", 100 + r.start, 100 + r.end);
+    frame.tree_into(&raw, &at, &mut out);
+    assert_eq!(
+        out,
+        "  channel = 3 [104..106)\n  length = 2 [100..104)\n  payload = \"hi\" [106..108)\n"
+    );
 }
