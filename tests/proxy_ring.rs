@@ -389,11 +389,18 @@ fn the_rings_memory_stays_within_its_size_while_many_times_it_passes() {
     for c in clients {
         c.join().unwrap();
     }
-    // SIGUSR1 dumps the ring: once a dump holds the four closes, inspection has caught up. A
-    // dump's JSONL is complete when its pcapng (made from it) appears.
+    // SIGUSR1 dumps the ring. Inspection has caught up when a dump holds a close and the next
+    // dump, half a second later, is the same: nothing was inspected in between. (The four
+    // closes need not all be in it: a connection whose inspection ended first has its close
+    // evicted by the others' later transfers, as a ring should.) A dump's JSONL is complete
+    // when its pcapng (made from it) appears. Inspection of the debug build on 2 shared cores
+    // may lag the relay by a minute or more; the test is of memory, not of speed, so it waits
+    // as long as that takes.
     let mut caught_up = false;
     let mut last: Option<PathBuf> = None;
-    for _ in 0..30 {
+    let mut previous_dump = String::new();
+    let catch_up_deadline = Instant::now() + Duration::from_secs(240);
+    while Instant::now() < catch_up_deadline {
         let st = Command::new("kill")
             .args(["-USR1", &pid.to_string()])
             .status()
@@ -410,18 +417,14 @@ fn the_rings_memory_stays_within_its_size_while_many_times_it_passes() {
         };
         last = Some(pcapng.clone());
         let text = std::fs::read_to_string(pcapng.with_extension("jsonl")).unwrap();
-        if text
-            .lines()
-            .filter(|l| l.contains("\"event\":\"close\""))
-            .count()
-            == 4
-        {
+        if text.contains("\"event\":\"close\"") && text == previous_dump {
             caught_up = true;
             break;
         }
+        previous_dump = text;
         std::thread::sleep(Duration::from_millis(500));
     }
-    assert!(caught_up, "no dump with the four closes");
+    assert!(caught_up, "no two successive dumps alike with a close: inspection never caught up");
     let peak = status_kb(pid, "VmHWM:");
     let (before, peak) = (before >> 10, peak >> 10);
     eprintln!(
