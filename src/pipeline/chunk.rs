@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{Inspector, SkimRun, undecoded};
-use crate::event::{Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
+use crate::event::{Dir, Event, EventKind, Timestamp, Violation};
 use crate::mask::Masker;
 use crate::protocol::{Item, ProtocolId, StreamDecoder};
 use crate::state::{ConnTracker, rules};
@@ -176,7 +176,7 @@ impl Inspector {
                 }
             }
             Item::Header { header, .. } => side.note_header(*header),
-            Item::Frame { frame, raw, .. } => self.cbs |= frame.attaches_token_link(raw),
+            Item::Frame(fe) => self.cbs |= fe.frame.attaches_token_link(&fe.raw),
             _ => {}
         }
         true
@@ -285,19 +285,12 @@ fn item_event(
                 raw,
             }
         }
-        Item::Frame {
-            offset,
-            raw,
-            frame,
-            message,
-        } => EventKind::Frame(Arc::new(FrameEvent {
-            dir,
-            offset,
-            raw,
-            frame,
-            message,
-            context: crate::event::FrameContext::default(),
-        })),
+        Item::Frame(mut fe) => {
+            // The decoder does not know the direction; the event is not shared yet, so this
+            // writes in place.
+            Arc::make_mut(&mut fe).dir = dir;
+            EventKind::Frame(fe)
+        }
         Item::Malformed { offset, raw, error } => {
             EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
                 dir,
