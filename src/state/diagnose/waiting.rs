@@ -75,9 +75,13 @@ impl Waiting {
         }
     }
 
-    /// Where `key` is in `run`, if there.
+    /// Where `key` is in `run`, if there. Deliveries are settled oldest first as a rule: the
+    /// front is looked at before searching.
     fn find(&self, key: Key) -> Result<usize, usize> {
-        self.run.binary_search_by(|(k, _)| k.cmp(&key))
+        match self.run.front() {
+            Some((front, _)) if *front == key => Ok(0),
+            _ => self.run.binary_search_by(|(k, _)| k.cmp(&key)),
+        }
     }
 
     /// Settled entries leave the front; the deque is compacted once they are most of it.
