@@ -45,7 +45,9 @@ impl Inspector {
         };
         if dir == Dir::S2C && self.sides[1].decoder.at_start() && !id.answers_with_header() {
             let header = id.header();
-            self.sides[1].decoder = StreamDecoder::assuming(header).with_limits(self.opts.limits());
+            self.sides[1].decoder = StreamDecoder::assuming(header)
+                .with_limits(self.opts.limits())
+                .in_dir(Dir::S2C);
             self.sides[1].masker = Masker::new(Some(header));
         }
     }
@@ -285,10 +287,9 @@ fn item_event(
                 raw,
             }
         }
-        Item::Frame(mut fe) => {
-            // The decoder does not know the direction; the event is not shared yet, so this
-            // writes in place.
-            Arc::make_mut(&mut fe).dir = dir;
+        Item::Frame(fe) => {
+            // Each direction's decoder makes its frames with the direction (`in_dir`).
+            debug_assert_eq!(fe.dir, dir, "a frame decoded for the other direction");
             EventKind::Frame(fe)
         }
         Item::Malformed { offset, raw, error } => {

@@ -32,8 +32,8 @@ pub enum Item {
     /// A complete, decoded frame (its offset, exact bytes, decoded form and the message it
     /// completes), made once in the shape of the event the pipeline shares with the sinks: an
     /// item is a pointer to move, however large the frame, and becomes its event without a
-    /// copy. The decoder does not know the direction (`dir` is [`Dir::C2S`] until the
-    /// pipeline sets it) and leaves the `context` to the state layer.
+    /// copy. Its `dir` is the decoder's ([`StreamDecoder::in_dir`]); its `context` is left to
+    /// the state layer.
     Frame(Arc<FrameEvent>),
     /// A frame whose bytes could be delimited but not decoded.
     Malformed {
@@ -100,6 +100,8 @@ pub struct StreamDecoder {
     messages: Assemblers,
     /// Where framing was lost and the first bytes there (for masking what follows).
     lost: Option<(u64, Vec<u8>)>,
+    /// The direction its frames are stamped with (see [`StreamDecoder::in_dir`]).
+    dir: Dir,
 }
 
 impl Default for StreamDecoder {
@@ -123,7 +125,15 @@ impl StreamDecoder {
             limits: Limits::default(),
             messages: Assemblers::new(Limits::default()),
             lost: None,
+            dir: Dir::C2S,
         }
+    }
+
+    /// The same decoder for the stream `dir` sends: its frames are made with that direction,
+    /// ready to be events (a decoder not told decodes [`Dir::C2S`]'s).
+    pub fn in_dir(mut self, dir: Dir) -> Self {
+        self.dir = dir;
+        self
     }
 
     /// The same decoder holding at most what `limits` allow.
@@ -526,7 +536,7 @@ impl StreamDecoder {
             Ok(frame) => {
                 let message = self.messages.push(&frame);
                 out.push(Item::Frame(Arc::new(FrameEvent {
-                    dir: Dir::C2S,
+                    dir: self.dir,
                     offset,
                     raw,
                     frame,
