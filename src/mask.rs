@@ -17,6 +17,7 @@
 //! offset so the relayed-bytes view (`Data` events, the pcapng) masks the same bytes.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -62,7 +63,7 @@ impl Masker {
                     self.header = Some(*header);
                     self.proto = Some(*header);
                 }
-                Item::Frame { .. } => {
+                Item::Frame(_) => {
                     if let Some(malformed) = self.frame(item, masked) {
                         *item = malformed;
                     }
@@ -91,17 +92,12 @@ impl Masker {
     }
 
     /// Mask one decoded frame; returns the item to replace it with when the masked bytes no
-    /// longer decode.
+    /// longer decode. The frame is written to only when something in it is masked.
     fn frame(&mut self, item: &mut Item, masked: &mut Vec<Range<u64>>) -> Option<Item> {
-        let Item::Frame {
-            offset,
-            raw,
-            frame,
-            message,
-        } = item
-        else {
+        let Item::Frame(fe) = item else {
             return None;
         };
+        let (offset, raw, frame) = (fe.offset, &fe.raw, &fe.frame);
         let mut ranges = frame.secret_ranges();
         let urls = credential::url_passwords(raw);
         // The bytes just searched for URLs: a message wholly inside them holds none either.
@@ -111,31 +107,33 @@ impl Masker {
         // The bytes the protocol's hook looked for a credential of its own in.
         let token_searched = self.states.frame(frame, &mut ranges);
         if !ranges.is_empty() {
-            let bytes = apply(raw, &ranges, *offset, masked);
-            match crate::protocol::stream::redecode(frame, bytes.clone(), *offset) {
-                Some(f) => *frame = f,
+            let bytes = apply(raw, &ranges, offset, masked);
+            match crate::protocol::stream::redecode(frame, bytes.clone(), offset) {
+                Some(f) => {
+                    // Not shared yet: written in place.
+                    let fe = Arc::make_mut(fe);
+                    fe.frame = f;
+                    fe.raw = bytes;
+                }
                 None => {
                     // Fail closed: the whole payload goes (header kept).
                     let keep = frame.protocol().frame_header_len();
                     let all = keep.min(raw.len())..raw.len();
-                    let raw = apply(&bytes, std::slice::from_ref(&all), *offset, masked);
+                    let raw = apply(&bytes, std::slice::from_ref(&all), offset, masked);
                     let error = DecodeError::new(
-                        *offset,
+                        offset,
                         ErrorKind::MalformedFrame(
                             "a credential field of a type the spec does not allow",
                         ),
                     );
-                    return Some(Item::Malformed {
-                        offset: *offset,
-                        raw,
-                        error,
-                    });
+                    return Some(Item::Malformed { offset, raw, error });
                 }
             }
-            *raw = bytes;
         }
-        self.states.frame_masked(frame, !ranges.is_empty());
-        if let Some(Ok(m)) = message {
+        self.states.frame_masked(&fe.frame, !ranges.is_empty());
+        if let Some(Ok(_)) = &fe.message
+            && let Some(Ok(m)) = &mut Arc::make_mut(fe).message
+        {
             let searched = Searched {
                 urls: searched,
                 token: token_searched.filter(|_| ranges.is_empty()),

@@ -196,8 +196,8 @@ impl Inspector {
             .diagnoses
             .then(|| crate::state::diagnose::Diagnoser::new(conn, limits));
         let mut sides: [Side; 2] = Default::default();
-        for side in &mut sides {
-            side.decoder = StreamDecoder::new().with_limits(opts.limits());
+        for (side, dir) in sides.iter_mut().zip([Dir::C2S, Dir::S2C]) {
+            side.decoder = StreamDecoder::new().with_limits(opts.limits()).in_dir(dir);
         }
         Inspector {
             conn,
@@ -347,6 +347,7 @@ impl Inspector {
         side.data_sent = side.total;
         side.decoder = StreamDecoder::new()
             .with_limits(self.opts.limits())
+            .in_dir(dir)
             .starting_at(side.total);
         side.masker = Masker::new(None);
         out.push(Event {
@@ -409,6 +410,7 @@ impl Inspector {
             None => StreamDecoder::new(),
         }
         .with_limits(self.opts.limits())
+        .in_dir(dir)
         .starting_at(resume);
         side.masker = Masker::new(resync);
         side.held_offset = resume;

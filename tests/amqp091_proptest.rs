@@ -88,9 +88,10 @@ fn run_stream(parts: &[&[u8]]) -> Vec<Item> {
         d.push(Bytes::copy_from_slice(p), &mut out);
     }
     for item in &out {
-        if let Item::Frame { frame, message, .. } = item {
+        if let Item::Frame(fe) = item {
+            let frame = &fe.frame;
             let _ = (frame.summary(), frame.fields_json(), frame.secret_ranges());
-            if let Some(Ok(m)) = message {
+            if let Some(Ok(m)) = &fe.message {
                 let _ = m.to_json(16);
             }
         }
@@ -101,14 +102,13 @@ fn run_stream(parts: &[&[u8]]) -> Vec<Item> {
 fn item_key(i: &Item) -> (u64, String) {
     match i {
         Item::Header { offset, .. } => (*offset, "header".into()),
-        Item::Frame {
-            offset,
-            frame,
-            message,
-            ..
-        } => (
-            *offset,
-            format!("{} {:?}", frame.name(), message.as_ref().map(|m| m.is_ok())),
+        Item::Frame(fe) => (
+            fe.offset,
+            format!(
+                "{} {:?}",
+                fe.frame.name(),
+                fe.message.as_ref().map(|m| m.is_ok())
+            ),
         ),
         Item::Malformed { offset, error, .. } => (*offset, format!("malformed {error}")),
         Item::Undecodable { offset, error } => (*offset, format!("undecodable {error}")),

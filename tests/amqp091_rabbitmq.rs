@@ -58,18 +58,17 @@ fn decode(stream: &[u8]) -> Decoded {
     for item in items {
         match item {
             Item::Header { .. } => {}
-            Item::Frame {
-                raw,
-                frame: AnyFrame::Amqp091(f),
-                message,
-                ..
-            } => {
-                match message {
+            Item::Frame(fe) => {
+                let fe = std::sync::Arc::unwrap_or_clone(fe);
+                let AnyFrame::Amqp091(f) = fe.frame else {
+                    panic!("not a 0-9-1 frame");
+                };
+                match fe.message {
                     Some(Ok(AnyMessage::Amqp091(m))) => out.messages.push(m),
                     None => {}
                     other => panic!("bad message at {}: {other:?}", f.name()),
                 }
-                out.frames.push((raw, f));
+                out.frames.push((fe.raw, f));
             }
             other => panic!("not a clean 0-9-1 frame: {other:?}"),
         }

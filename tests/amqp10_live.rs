@@ -37,7 +37,7 @@ fn names(items: &[Item]) -> Vec<&'static str> {
     items
         .iter()
         .filter_map(|i| match i {
-            Item::Frame { frame, .. } => Some(frame.name()),
+            Item::Frame(fe) => Some(fe.frame.name()),
             _ => None,
         })
         .collect()
@@ -47,17 +47,14 @@ fn data_bodies(items: &[Item]) -> Vec<Vec<u8>> {
     items
         .iter()
         .filter_map(|i| match i {
-            Item::Frame {
-                message: Some(Ok(AnyMessage::Amqp10(m))),
-                ..
-            } => match m.body() {
-                MessageBody::Data(d) => Some(d.concat()),
-                other => panic!("unexpected body {other:?}"),
+            Item::Frame(fe) => match &fe.message {
+                Some(Ok(AnyMessage::Amqp10(m))) => match m.body() {
+                    MessageBody::Data(d) => Some(d.concat()),
+                    other => panic!("unexpected body {other:?}"),
+                },
+                Some(Err(e)) => panic!("message failed to decode: {e}"),
+                _ => None,
             },
-            Item::Frame {
-                message: Some(Err(e)),
-                ..
-            } => panic!("message failed to decode: {e}"),
             _ => None,
         })
         .collect()
@@ -130,11 +127,11 @@ async fn fe2o3_through_recording_relay_to_rabbitmq() {
         let items = decode_stream(stream);
         for i in &items {
             assert!(
-                matches!(i, Item::Header { .. } | Item::Frame { .. }),
+                matches!(i, Item::Header { .. } | Item::Frame(_)),
                 "{dir}: {i:?}"
             );
-            if let Item::Frame { frame, .. } = i {
-                let _ = (frame.summary(), frame.fields_json());
+            if let Item::Frame(fe) = i {
+                let _ = (fe.frame.summary(), fe.frame.fields_json());
             }
         }
         assert_eq!(
@@ -189,11 +186,12 @@ async fn fe2o3_through_recording_relay_to_rabbitmq() {
     let init = up
         .iter()
         .find_map(|i| match i {
-            Item::Frame {
-                raw,
-                frame: AnyFrame::Amqp10(f),
-                ..
-            } if f.name() == "sasl-init" => Some((raw.clone(), f.secret_ranges())),
+            Item::Frame(fe) => match &fe.frame {
+                AnyFrame::Amqp10(f) if f.name() == "sasl-init" => {
+                    Some((fe.raw.clone(), f.secret_ranges()))
+                }
+                _ => None,
+            },
             _ => None,
         })
         .unwrap();

@@ -15,7 +15,7 @@ fn summary_of(frame: &[u8]) -> String {
     d.push(bytes::Bytes::from_static(amqp10::HEADER), &mut out);
     d.push(bytes::Bytes::copy_from_slice(frame), &mut out);
     match out.pop() {
-        Some(amqpeek::protocol::Item::Frame { frame, .. }) => frame.summary(),
+        Some(amqpeek::protocol::Item::Frame(fe)) => fe.frame.summary(),
         other => panic!("not a frame: {other:?}"),
     }
 }
@@ -26,7 +26,7 @@ fn frame_of(frame: &[u8]) -> AnyFrame {
     d.push(bytes::Bytes::from_static(amqp10::HEADER), &mut out);
     d.push(bytes::Bytes::copy_from_slice(frame), &mut out);
     match out.pop() {
-        Some(amqpeek::protocol::Item::Frame { frame, .. }) => frame,
+        Some(amqpeek::protocol::Item::Frame(fe)) => fe.frame.clone(),
         other => panic!("not a frame: {other:?}"),
     }
 }

@@ -16,12 +16,13 @@ fn run(parts: &[&[u8]]) -> Vec<String> {
     }
     out.iter()
         .map(|i| match i {
-            Item::Frame { offset, frame, message, .. } => {
+            Item::Frame(fe) => {
+                let frame = &fe.frame;
                 let _ = (frame.fields_json(), frame.secret_ranges());
-                if let Some(Ok(m)) = message {
+                if let Some(Ok(m)) = &fe.message {
                     let _ = m.to_json(64);
                 }
-                format!("{offset} {}", frame.summary())
+                format!("{} {}", fe.offset, frame.summary())
             }
             other => format!("{other:?}"),
         })

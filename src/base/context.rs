@@ -8,13 +8,14 @@
 //! pager, exports) reads this and keeps no tracker of its own, so they cannot disagree. Pure
 //! data: it is computed in `crate::state` (each protocol's `context.rs`).
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::Dir;
 use super::escape::Quoted;
 
 /// A flow of one connection: the unit rates are given for, and what the timeline follows.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FlowKey {
     /// An AMQP 1.0 link, by its name (or, when its attach was not seen, by the sender's channel
     /// and handle), and the direction its transfers go.
@@ -28,6 +29,32 @@ pub enum FlowKey {
     },
     /// A channel (AMQP 0-9-1), by number.
     Channel(u16),
+}
+
+/// Hashed as one word of the fixed-size parts, then a link's name: two writes to the hasher
+/// instead of the six a derived `Hash` makes (variant, the name's `Option` and its
+/// terminator, channel, handle, direction). The diagnoses and trackers look a link up by its
+/// key on every transfer and disposition.
+impl Hash for FlowKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            FlowKey::Link {
+                name,
+                unnamed: (channel, handle),
+                sender,
+            } => {
+                let word = u64::from(*channel) << 40
+                    | u64::from(*handle) << 8
+                    | (sender.index() as u64) << 1
+                    | u64::from(name.is_some());
+                state.write_u64(word);
+                if let Some(n) = name {
+                    state.write(n.as_bytes());
+                }
+            }
+            FlowKey::Channel(n) => state.write_u64(1 << 63 | u64::from(*n)),
+        }
+    }
 }
 
 impl FlowKey {

@@ -8,6 +8,7 @@
 //! number of connections tracked.
 
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, SocketAddr};
 
@@ -178,34 +179,45 @@ impl Hash for FlowKey {
 
 /// Tracks every TCP connection of a capture.
 pub struct ConnTable {
+    /// Every flow, by its ends. A segment's flow is worked on where it is, found with one
+    /// lookup: what works on it is the [`Emitter`], a separate field, so a flow borrowed from
+    /// the map and the emitter can both be borrowed mutably. (Boxed: a flow is large, and the
+    /// map moves its entries as it grows.)
+    flows: HashMap<FlowKey, Box<Flow>>,
+    tick: u64,
+    pieces: Vec<Piece>,
+    emitter: Emitter,
+}
+
+/// What the table makes of its flows' bytes: connection numbers, and the source events,
+/// numbered in the order they were made.
+struct Emitter {
     opts: CaptureOptions,
     /// Numbers the events of every flow in the order they were made.
     made: u64,
-    /// Boxed: a flow moves out of the map and back for every segment (`piece` needs `&mut self`).
-    flows: HashMap<FlowKey, Box<Flow>>,
     next_conn: ConnId,
-    tick: u64,
     out: VecDeque<SourceEvent>,
-    pieces: Vec<Piece>,
 }
 
 impl ConnTable {
     /// An empty table.
     pub fn new(opts: CaptureOptions) -> Self {
         ConnTable {
-            opts,
-            made: 0,
             flows: HashMap::default(),
-            next_conn: 1,
             tick: 0,
-            out: VecDeque::new(),
             pieces: Vec::new(),
+            emitter: Emitter {
+                opts,
+                made: 0,
+                next_conn: 1,
+                out: VecDeque::new(),
+            },
         }
     }
 
     /// Take the next event produced so far.
     pub fn pop(&mut self) -> Option<SourceEvent> {
-        self.out.pop_front()
+        self.emitter.out.pop_front()
     }
 
     /// Connections currently tracked.
@@ -228,21 +240,23 @@ impl ConnTable {
                 .get(&key)
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
             if stale && let Some(flow) = self.flows.remove(&key) {
-                self.finish(*flow, ts, CloseReason::Superseded);
+                self.emitter.finish(*flow, ts, CloseReason::Superseded);
             }
         }
-        // One lookup to take the flow out (or make it), one to put it back.
-        let mut flow = match self.flows.remove(&key) {
-            Some(flow) => flow,
-            None => {
-                if !seg.syn && seg.payload.is_empty() {
-                    return; // a bare ACK / FIN / RST: the tail of a connection already gone
-                }
-                if self.flows.len() >= self.opts.max_connections {
-                    self.evict(ts);
-                }
-                Flow::new(key, self.opts.max_out_of_order)
-            }
+        // A bare ACK / FIN / RST of no flow is the tail of a connection already gone: no flow
+        // is made for it.
+        let opens = seg.syn || !seg.payload.is_empty();
+        if opens
+            && self.flows.len() >= self.emitter.opts.max_connections
+            && !self.flows.contains_key(&key)
+        {
+            self.evict(ts);
+        }
+        // One lookup: the flow is worked on in the map.
+        let flow = match self.flows.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(_) if !opens => return,
+            Entry::Vacant(e) => e.insert(Flow::new(key, self.emitter.opts.max_out_of_order)),
         };
         flow.last_seen = self.tick;
         flow.relayed |= seg.relayed;
@@ -266,14 +280,14 @@ impl ConnTable {
             // them must be known before it is judged.
             if seg.ack {
                 flow.reasm[1 - idx].acked(seg.ack_no, &mut pieces);
-                self.pieces_in(&mut flow, 1 - idx, ts, &mut pieces);
+                self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
             }
             if !seg.payload.is_empty() {
                 if let Some(b) = seg.boundary {
-                    Self::mark(&mut flow, idx, seq, b);
+                    Emitter::mark(flow, idx, seq, b);
                 }
                 flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
-                self.pieces_in(&mut flow, idx, ts, &mut pieces);
+                self.emitter.pieces_in(flow, idx, ts, &mut pieces);
             }
             let end = seq.wrapping_add(seg.payload.len() as u32);
             if seg.fin {
@@ -283,12 +297,12 @@ impl ConnTable {
             }
             self.pieces = pieces;
             if let Class::Amqp(conn) = flow.class {
-                self.release(&mut flow, conn, false);
+                self.emitter.release(flow, conn, false);
             }
         }
         if seg.rst {
-            let reason = Self::reset_reason(&flow, idx, seg);
-            self.finish(*flow, ts, reason);
+            let reason = Self::reset_reason(flow, idx, seg);
+            self.close(key, ts, reason);
             return;
         }
         if seg.fin && !flow.fin[idx] {
@@ -300,21 +314,26 @@ impl ConnTable {
             flow.fin_at[idx] = Some(at);
             flow.fin_end[idx] = Some(at.wrapping_add(1));
         }
-        self.tell_fin(&mut flow, idx, ts, false);
+        self.emitter.tell_fin(flow, idx, ts, false);
         if seg.fin {
             flow.fin[idx] = true;
             if flow.fin[0] && flow.fin[1] {
                 // The FIN the second one acknowledges came first; crossed FINs say nothing;
                 // without an acknowledgement, the capture's order.
-                let first = Self::answered_fin(&flow, idx, seg)
+                let first = Self::answered_fin(flow, idx, seg)
                     .unwrap_or(Some(flow.fin_first))
-                    .and_then(|i| Self::side(&flow, i));
-                self.finish(*flow, ts, CloseReason::FinBothWays { first });
-                return;
+                    .and_then(|i| Self::side(flow, i));
+                self.close(key, ts, CloseReason::FinBothWays { first });
             }
         }
-        // Ignored flows keep a small entry so later segments are dropped cheaply.
-        self.flows.insert(key, flow);
+        // Ignored flows keep their small entry so later segments are dropped cheaply.
+    }
+
+    /// The flow of `key` ended (`reason`): out of the table, flushed and closed.
+    fn close(&mut self, key: FlowKey, ts: Timestamp, reason: CloseReason) {
+        if let Some(flow) = self.flows.remove(&key) {
+            self.emitter.finish(*flow, ts, reason);
+        }
     }
 
     /// Whether `seg`, from index `idx`, answers the partner's FIN: `Some(Some(partner))` when
@@ -360,7 +379,7 @@ impl ConnTable {
             _ => ConnId::MAX,
         });
         for f in flows {
-            self.finish(f, ts, CloseReason::CaptureEnded);
+            self.emitter.finish(f, ts, CloseReason::CaptureEnded);
         }
     }
 
@@ -387,11 +406,13 @@ impl ConnTable {
         for (_, _, a, b) in old {
             let k = FlowKey(a, b);
             if let Some(f) = self.flows.remove(&k) {
-                self.finish(*f, ts, CloseReason::Evicted);
+                self.emitter.finish(*f, ts, CloseReason::Evicted);
             }
         }
     }
+}
 
+impl Emitter {
     /// Flush a flow's buffers and emit its close (AMQP flows only).
     fn finish(&mut self, mut flow: Flow, ts: Timestamp, reason: CloseReason) {
         for idx in 0..2 {

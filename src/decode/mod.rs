@@ -139,12 +139,8 @@ fn print_item(out: &mut impl Write, item: &Item, args: &DecodeArgs) -> anyhow::R
                 writeln!(out, "@{offset} header {}", header.describe())?;
             }
         }
-        Item::Frame {
-            offset,
-            raw,
-            frame,
-            message,
-        } => {
+        Item::Frame(fe) => {
+            let (offset, raw, frame, message) = (&fe.offset, &fe.raw, &fe.frame, &fe.message);
             if args.json {
                 let opts = JsonOptions::default();
                 let mut m = jsonl::frame_json(*offset, raw, frame, message.as_ref(), &opts);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{Inspector, SkimRun, undecoded};
-use crate::event::{Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
+use crate::event::{Dir, Event, EventKind, Timestamp, Violation};
 use crate::mask::Masker;
 use crate::protocol::{Item, ProtocolId, StreamDecoder};
 use crate::state::{ConnTracker, rules};
@@ -45,7 +45,9 @@ impl Inspector {
         };
         if dir == Dir::S2C && self.sides[1].decoder.at_start() && !id.answers_with_header() {
             let header = id.header();
-            self.sides[1].decoder = StreamDecoder::assuming(header).with_limits(self.opts.limits());
+            self.sides[1].decoder = StreamDecoder::assuming(header)
+                .with_limits(self.opts.limits())
+                .in_dir(Dir::S2C);
             self.sides[1].masker = Masker::new(Some(header));
         }
     }
@@ -176,7 +178,7 @@ impl Inspector {
                 }
             }
             Item::Header { header, .. } => side.note_header(*header),
-            Item::Frame { frame, raw, .. } => self.cbs |= frame.attaches_token_link(raw),
+            Item::Frame(fe) => self.cbs |= fe.frame.attaches_token_link(&fe.raw),
             _ => {}
         }
         true
@@ -285,19 +287,11 @@ fn item_event(
                 raw,
             }
         }
-        Item::Frame {
-            offset,
-            raw,
-            frame,
-            message,
-        } => EventKind::Frame(Arc::new(FrameEvent {
-            dir,
-            offset,
-            raw,
-            frame,
-            message,
-            context: crate::event::FrameContext::default(),
-        })),
+        Item::Frame(fe) => {
+            // Each direction's decoder makes its frames with the direction (`in_dir`).
+            debug_assert_eq!(fe.dir, dir, "a frame decoded for the other direction");
+            EventKind::Frame(fe)
+        }
         Item::Malformed { offset, raw, error } => {
             EventKind::Violation(rules::CODEC_MALFORMED_FRAME.violation(
                 dir,

@@ -74,9 +74,8 @@ pub(super) fn credential_span(
 /// The offsets a decoded item spans, for a header or frame (the bytes its event carries).
 pub(super) fn decoded_span(item: &Item) -> Option<(u64, u64)> {
     match item {
-        Item::Header { offset, raw, .. } | Item::Frame { offset, raw, .. } => {
-            Some((*offset, *offset + raw.len() as u64))
-        }
+        Item::Header { offset, raw, .. } => Some((*offset, *offset + raw.len() as u64)),
+        Item::Frame(fe) => Some((fe.offset, fe.offset + fe.raw.len() as u64)),
         Item::Malformed { .. } | Item::Undecodable { .. } => None,
     }
 }
@@ -86,11 +85,9 @@ pub(super) fn decoded_span(item: &Item) -> Option<(u64, u64)> {
 /// head is not a frame event) to the end of the frame.
 pub(super) fn streamed_span(item: &Item) -> Option<(u64, u64)> {
     match item {
-        Item::Frame {
-            offset, raw, frame, ..
-        } if frame.streamed() > 0 => {
-            let head_end = offset + raw.len() as u64;
-            Some((head_end, head_end + frame.streamed()))
+        Item::Frame(fe) if fe.frame.streamed() > 0 => {
+            let head_end = fe.offset + fe.raw.len() as u64;
+            Some((head_end, head_end + fe.frame.streamed()))
         }
         Item::Malformed { offset, error, .. } => match error.kind {
             // Masked from its start: the head goes out undecoded too.
@@ -105,7 +102,8 @@ pub(super) fn streamed_span(item: &Item) -> Option<(u64, u64)> {
 /// credential: judged from its head as an incomplete frame is.
 pub(super) fn streamed_mask(item: &Item, kind: StreamKind) -> Option<u64> {
     let (offset, raw) = match item {
-        Item::Frame { offset, raw, .. } | Item::Malformed { offset, raw, .. } => (offset, raw),
+        Item::Frame(fe) => (&fe.offset, &fe.raw),
+        Item::Malformed { offset, raw, .. } => (offset, raw),
         _ => return None,
     };
     credential_span(raw, kind, false).map(|r| offset + r.start as u64)

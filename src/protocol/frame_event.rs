@@ -8,7 +8,7 @@ use crate::base::{Dir, FrameContext};
 use crate::codec::DecodeError;
 
 /// A decoded frame with where it was found.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FrameEvent {
     /// Which way (`C2S`: sent by the client; `S2C`: by the server).
     pub dir: Dir,

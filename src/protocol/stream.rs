@@ -7,16 +7,17 @@
 //! framing itself is lost the stream is declared undecodable and the rest is ignored — the
 //! relay forwards it regardless.
 
+use std::sync::Arc;
+
 use bytes::{Bytes, BytesMut};
 
-use super::{AnyFrame, AnyMessage, Assemblers, ProtocolId, SkimChannels};
+use super::{AnyFrame, Assemblers, FrameEvent, ProtocolId, SkimChannels};
+use crate::base::{Dir, FrameContext};
 use crate::codec::limits::{Limits, MAX_BUFFERED_FRAME};
 use crate::codec::resync::Plausible;
 use crate::codec::{DecodeError, ErrorKind, ProtocolHeader};
 
 /// What the decoder found in the stream, in stream order.
-// Unboxed on purpose: items are moved into events once; a box would cost an allocation each.
-#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// A protocol header.
@@ -28,17 +29,12 @@ pub enum Item {
         /// What it is.
         header: ProtocolHeader,
     },
-    /// A complete, decoded frame.
-    Frame {
-        /// Absolute offset of the frame's first byte.
-        offset: u64,
-        /// The frame's exact bytes.
-        raw: Bytes,
-        /// The decoded frame.
-        frame: AnyFrame,
-        /// The message this frame completes, if any.
-        message: Option<Result<AnyMessage, DecodeError>>,
-    },
+    /// A complete, decoded frame (its offset, exact bytes, decoded form and the message it
+    /// completes), made once in the shape of the event the pipeline shares with the sinks: an
+    /// item is a pointer to move, however large the frame, and becomes its event without a
+    /// copy. Its `dir` is the decoder's ([`StreamDecoder::in_dir`]); its `context` is left to
+    /// the state layer.
+    Frame(Arc<FrameEvent>),
     /// A frame whose bytes could be delimited but not decoded.
     Malformed {
         /// Absolute offset of the frame's first byte.
@@ -104,6 +100,8 @@ pub struct StreamDecoder {
     messages: Assemblers,
     /// Where framing was lost and the first bytes there (for masking what follows).
     lost: Option<(u64, Vec<u8>)>,
+    /// The direction its frames are stamped with (see [`StreamDecoder::in_dir`]).
+    dir: Dir,
 }
 
 impl Default for StreamDecoder {
@@ -127,7 +125,15 @@ impl StreamDecoder {
             limits: Limits::default(),
             messages: Assemblers::new(Limits::default()),
             lost: None,
+            dir: Dir::C2S,
         }
+    }
+
+    /// The same decoder for the stream `dir` sends: its frames are made with that direction,
+    /// ready to be events (a decoder not told decodes [`Dir::C2S`]'s).
+    pub fn in_dir(mut self, dir: Dir) -> Self {
+        self.dir = dir;
+        self
     }
 
     /// The same decoder holding at most what `limits` allow.
@@ -529,12 +535,14 @@ impl StreamDecoder {
         match decoded {
             Ok(frame) => {
                 let message = self.messages.push(&frame);
-                out.push(Item::Frame {
+                out.push(Item::Frame(Arc::new(FrameEvent {
+                    dir: self.dir,
                     offset,
                     raw,
                     frame,
                     message,
-                });
+                    context: FrameContext::default(),
+                })));
             }
             Err(error) => out.push(Item::Malformed { offset, raw, error }),
         }
@@ -588,7 +596,7 @@ mod tests {
             .iter()
             .map(|i| match i {
                 Item::Header { offset, raw, .. } => ("header", *offset, raw.clone()),
-                Item::Frame { offset, raw, .. } => ("frame", *offset, raw.clone()),
+                Item::Frame(fe) => ("frame", fe.offset, fe.raw.clone()),
                 Item::Malformed { offset, raw, .. } => ("malformed", *offset, raw.clone()),
                 Item::Undecodable { offset, .. } => ("undecodable", *offset, Bytes::new()),
             })
@@ -716,8 +724,8 @@ mod tests {
             let offsets: Vec<u64> = items
                 .iter()
                 .map(|i| match i {
+                    Item::Frame(fe) => fe.offset,
                     Item::Header { offset, .. }
-                    | Item::Frame { offset, .. }
                     | Item::Malformed { offset, .. }
                     | Item::Undecodable { offset, .. } => *offset,
                 })
@@ -733,7 +741,7 @@ mod tests {
         items
             .iter()
             .filter_map(|i| match i {
-                Item::Frame { offset, raw, .. } => Some((*offset, raw.clone())),
+                Item::Frame(fe) => Some((fe.offset, fe.raw.clone())),
                 Item::Header { .. } => None,
                 other => panic!("{other:?}"),
             })

@@ -203,6 +203,11 @@ impl ContentAssembler {
 
     fn drop_pending(&mut self, channel: u16) -> Option<Pending> {
         let p = self.channels.remove(&channel);
+        self.released(p)
+    }
+
+    /// `p` left the map: its body bytes are no longer held.
+    fn released(&mut self, p: Option<Pending>) -> Option<Pending> {
         if let Some(Pending::Body { kept, .. }) = &p {
             self.buffered = self.buffered.saturating_sub(*kept);
         }
@@ -223,17 +228,18 @@ impl ContentAssembler {
     /// A method frame: it starts a message if it has content, and breaks one under way.
     fn method(&mut self, frame: &Frame, m: &Arc<Method>) -> Option<Result<Message, DecodeError>> {
         let ch = frame.channel;
-        let was = self.drop_pending(ch);
-        if m.def.content {
-            self.channels.insert(
-                ch,
-                Pending::Header {
-                    method: m.clone(),
-                    offset: frame.offset,
-                },
-            );
-        }
-        match was {
+        // One map operation a method: a content method's message replaces what the channel
+        // had under way.
+        let was = if m.def.content {
+            let started = Pending::Header {
+                method: m.clone(),
+                offset: frame.offset,
+            };
+            self.channels.insert(ch, started)
+        } else {
+            self.channels.remove(&ch)
+        };
+        match self.released(was) {
             Some(Pending::Header { .. }) | Some(Pending::Body { .. }) => err(
                 frame,
                 ErrorKind::MalformedFrame(
@@ -251,41 +257,44 @@ impl ContentAssembler {
         h: &Arc<ContentHeader>,
     ) -> Option<Result<Message, DecodeError>> {
         let ch = frame.channel;
-        match self.drop_pending(ch) {
-            Some(Pending::Header { method, offset }) => {
-                if h.class_id != method.def.class_id {
-                    return err(
-                        frame,
-                        ErrorKind::MalformedFrame("content header class differs from the method's"),
-                    );
-                }
-                if h.body_size == 0 {
-                    return Some(Ok(Message {
-                        channel: ch,
-                        offset,
-                        method,
-                        header: h.clone(),
-                        body: Bytes::new(),
-                    }));
-                }
-                self.channels.insert(
-                    ch,
-                    Pending::Body {
-                        method,
-                        offset,
-                        header: h.clone(),
-                        parts: Parts::None,
-                        received: 0,
-                        kept: 0,
-                    },
-                );
-                None
-            }
-            _ => err(
+        // The method's entry becomes the body's in place (one lookup), or goes.
+        let Some(slot @ Pending::Header { .. }) = self.channels.get_mut(&ch) else {
+            self.drop_pending(ch);
+            return err(
                 frame,
                 ErrorKind::MalformedFrame("content header without a content method before it"),
-            ),
+            );
+        };
+        let Pending::Header { method, offset } = slot else {
+            unreachable!("matched as a header just above");
+        };
+        let (method, offset) = (method.clone(), *offset);
+        if h.class_id != method.def.class_id {
+            self.drop_pending(ch);
+            return err(
+                frame,
+                ErrorKind::MalformedFrame("content header class differs from the method's"),
+            );
         }
+        if h.body_size == 0 {
+            self.drop_pending(ch);
+            return Some(Ok(Message {
+                channel: ch,
+                offset,
+                method,
+                header: h.clone(),
+                body: Bytes::new(),
+            }));
+        }
+        *slot = Pending::Body {
+            method,
+            offset,
+            header: h.clone(),
+            parts: Parts::None,
+            received: 0,
+            kept: 0,
+        };
+        None
     }
 
     /// A content body frame: its start kept (within the limits), the message complete at the

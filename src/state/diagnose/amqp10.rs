@@ -172,10 +172,16 @@ impl Diag10 {
         self.tokens.insert(name.into(), c.with_n(expires as u64));
     }
 
-    /// The deliveries `fe` settles leave their links' waiting sets.
+    /// The deliveries `fe` settles leave their links' waiting sets. A disposition settles a
+    /// range of deliveries, of one link as a rule: a link is looked up once for a run of
+    /// settlements of it.
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        let mut run: Option<(&FlowKey, &mut Link)> = None;
         for s in &fe.context.settles {
-            if let Some(link) = self.links.get_mut(&s.flow) {
+            if !matches!(&run, Some((key, _)) if **key == s.flow) {
+                run = self.links.get_mut(&s.flow).map(|link| (&s.flow, link));
+            }
+            if let Some((_, link)) = &mut run {
                 link.settled(cx, s, ts, at(fe));
             }
         }

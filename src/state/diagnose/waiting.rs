@@ -6,16 +6,32 @@
 //! ([`crate::base::Awaits::Settlement`], at most `state::context::MAX_OPEN` a connection) are
 //! kept.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::base::{Check, EndWhy, FrameRef, Timestamp};
 
 use super::cond::{Cond, Ctx};
 
+/// A waiting delivery: when it started (µs) and the frame that started it; ordered by both.
+type Key = (i64, FrameRef);
+
 /// One flow's waiting deliveries (see the module doc).
+///
+/// Deliveries start in key order as a rule (one direction's frames, in time), so they are kept
+/// in a deque: an add is a push at the back, a settlement finds its delivery by binary search
+/// and marks it settled in place, settled ones are dropped once they reach the front, and the
+/// deque is compacted when they are most of it. Every operation is O(log n) amortised, with
+/// no tree node to allocate or rebalance. A delivery that starts before the last one added (a
+/// capture's clock running back) goes to an ordered set beside it, so no order of adds can
+/// make an insert cost more than O(log n).
 #[derive(Debug, Default)]
 pub struct Waiting {
-    set: BTreeSet<(i64, FrameRef)>,
+    /// In key order, each with whether it still waits; the front one waits (or none is held).
+    run: VecDeque<(Key, bool)>,
+    /// Entries of `run` that still wait.
+    live: usize,
+    /// The deliveries added out of order.
+    late: BTreeSet<Key>,
     /// The oldest waits (since it started).
     pub cond: Option<Cond>,
 }
@@ -23,17 +39,73 @@ pub struct Waiting {
 impl Waiting {
     /// A delivery started by `at` at `ts` waits.
     pub fn add(&mut self, ts: i64, at: FrameRef) {
-        self.set.insert((ts, at));
+        let key = (ts, at);
+        match self.run.back() {
+            Some((last, _)) if *last >= key => {
+                if let Ok(i) = self.find(key) {
+                    if !self.run[i].1 {
+                        self.run[i].1 = true;
+                        self.live += 1;
+                    }
+                } else {
+                    self.late.insert(key);
+                }
+            }
+            // Once the deque has emptied, a delivery added late may come again: it is held once.
+            _ if !self.late.is_empty() && self.late.contains(&key) => {}
+            _ => {
+                self.run.push_back((key, true));
+                self.live += 1;
+            }
+        }
     }
 
     /// The delivery started by `at` at `ts` was settled.
     pub fn remove(&mut self, ts: i64, at: FrameRef) {
-        self.set.remove(&(ts, at));
+        let key = (ts, at);
+        match self.find(key) {
+            Ok(i) if self.run[i].1 => {
+                self.run[i].1 = false;
+                self.live -= 1;
+                self.trim();
+            }
+            _ => {
+                self.late.remove(&key);
+            }
+        }
+    }
+
+    /// Where `key` is in `run`, if there. Deliveries are settled oldest first as a rule: the
+    /// front is looked at before searching.
+    fn find(&self, key: Key) -> Result<usize, usize> {
+        match self.run.front() {
+            Some((front, _)) if *front == key => Ok(0),
+            _ => self.run.binary_search_by(|(k, _)| k.cmp(&key)),
+        }
+    }
+
+    /// Settled entries leave the front; the deque is compacted once they are most of it.
+    fn trim(&mut self) {
+        while self.run.front().is_some_and(|(_, waits)| !waits) {
+            self.run.pop_front();
+        }
+        if self.run.len() > 2 * self.live + 16 {
+            self.run.retain(|(_, waits)| *waits);
+        }
+    }
+
+    /// The oldest waiting delivery.
+    fn oldest(&self) -> Option<Key> {
+        let run = self.run.front().map(|(k, _)| *k);
+        match (run, self.late.first()) {
+            (Some(r), Some(l)) => Some(r.min(*l)),
+            (r, l) => r.or(l.copied()),
+        }
     }
 
     /// How many wait.
     pub fn waiting(&self) -> usize {
-        self.set.len()
+        self.live + self.late.len()
     }
 
     /// After adds and removes at `ts` (by the frame `frame`): the condition follows the oldest
@@ -45,12 +117,12 @@ impl Waiting {
         ts: Timestamp,
         frame: FrameRef,
     ) {
-        let oldest = self.set.first().copied();
+        let oldest = self.oldest();
         let held = self
             .cond
             .as_ref()
             .and_then(|c| c.ev[0].map(|a| (c.since.0, a)));
-        let n = self.set.len() as u64;
+        let n = self.waiting() as u64;
         if held == oldest {
             if let Some(c) = &mut self.cond {
                 c.n = n;
@@ -67,6 +139,59 @@ impl Waiting {
 
     /// Forget every delivery (their scope closed, or a gap).
     pub fn clear(&mut self) {
-        self.set.clear();
+        self.run.clear();
+        self.live = 0;
+        self.late.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::Dir;
+
+    /// Adds (mostly in order, some late, some again) and removes (present or not) leave the
+    /// same oldest delivery and count as an ordered set of them.
+    #[test]
+    fn any_order_of_adds_and_removes_agrees_with_an_ordered_set() {
+        let mut w = Waiting::default();
+        let mut set = BTreeSet::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut clock = 0i64;
+        for step in 0..20_000 {
+            let key = match next(10) {
+                // In order, the rule.
+                0..=5 => {
+                    clock += next(3) as i64;
+                    (clock, next(2))
+                }
+                // Late, or one seen before.
+                _ => (clock - next(40) as i64, next(2)),
+            };
+            let at = FrameRef {
+                dir: if key.1 == 0 { Dir::C2S } else { Dir::S2C },
+                offset: key.0.unsigned_abs() * 2 + key.1,
+            };
+            let key = (key.0, at);
+            if next(5) < 3 {
+                w.add(key.0, key.1);
+                set.insert(key);
+            } else {
+                w.remove(key.0, key.1);
+                set.remove(&key);
+            }
+            if step % 5000 == 0 {
+                w.clear();
+                set.clear();
+            }
+            assert_eq!(w.oldest(), set.first().copied(), "step {step}");
+            assert_eq!(w.waiting(), set.len(), "step {step}");
+        }
     }
 }
