@@ -194,10 +194,10 @@ impl Rng {
 fn mark_some(app: &mut App, rng: &mut Rng, percent: u64) -> Vec<Seen> {
     app.marks.clear();
     let mut chosen = Vec::new();
-    let mut ids: Vec<_> = app.conns.keys().copied().collect();
+    let mut ids: Vec<_> = app.model().conns.keys().copied().collect();
     ids.sort_unstable();
     for id in ids {
-        let c = &app.conns[&id];
+        let c = &app.model().conns[&id];
         for r in c.rows.iter() {
             if r.kind == amqpeek::browse::row::RowKind::Frame && rng.next() % 100 < percent {
                 let dir = r.dir.unwrap();
@@ -342,7 +342,7 @@ fn a_sasl_init_and_the_header_after_it_export_with_no_sasl_finding_and_the_count
     let (original, _) = read(Path::new(FE2O3));
     let mut app = app_of(&original.events);
     app.marks.clear();
-    let c = &app.conns[&1];
+    let c = &app.model().conns[&1];
     let init = c.rows.iter().find(|r| r.name == "sasl-init").unwrap();
     let header = c
         .rows

@@ -76,7 +76,7 @@ fn select_frame(app: &mut App, name: &str) {
 fn select_field(app: &mut App, label: &str) {
     press(app, KeyCode::Char('d'));
     let row = app.selected_row().expect("a frame selected");
-    let nodes = amqpeek::tui::views::detail::tree_nodes(row, &app.toggled);
+    let nodes = amqpeek::tui::views::detail::tree_nodes(row, app.detail().toggled());
     let i = nodes
         .iter()
         .position(|n| n.label == label)

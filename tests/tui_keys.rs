@@ -250,11 +250,11 @@ fn enter_on_a_violation_selects_its_frame_even_behind_a_filter() {
     press(&mut app, KeyCode::Down);
     assert_eq!(app.selected_conn(), Some(2));
     press(&mut app, KeyCode::Char('v'));
-    assert_eq!(app.violations.len(), 20);
+    assert_eq!(app.violations().rows().len(), 20);
     for _ in 0..4 {
         press(&mut app, KeyCode::Down);
     }
-    let v = app.violations[4].violation.clone();
+    let v = app.violations().rows()[4].violation.clone();
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.focus, Pane::Frames);
     assert_eq!(app.selected_conn(), Some(1));
@@ -397,7 +397,7 @@ fn mouse_wheel_scrolls_and_a_click_selects_and_focuses() {
     // Wheel over the bottom pane scrolls it, not the frames.
     press(&mut app, KeyCode::Char('v'));
     app.handle(mouse(MouseEventKind::ScrollDown, 10, 19));
-    assert_eq!(app.violation_list.selected, 3);
+    assert_eq!(app.violations().list().selected, 3);
 }
 
 #[test]
@@ -446,7 +446,7 @@ fn a_gap_event_is_a_row_and_data_sizes_the_connection() {
             bytes: bytes::Bytes::from_static(b"abcd"),
         },
     }));
-    assert_eq!(app.conns[&9].bytes, [0, 104]);
+    assert_eq!(app.model().conns[&9].bytes, [0, 104]);
 }
 
 #[test]
@@ -461,7 +461,7 @@ fn frame_bytes_are_bounded_per_connection_too() {
     for e in many_rows(3) {
         app.handle(e);
     }
-    let c = &app.conns[&1];
+    let c = &app.model().conns[&1];
     assert!(c.raw_bytes <= 30, "{}", c.raw_bytes);
     assert_eq!(
         c.raw_bytes,
@@ -524,8 +524,8 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
     for e in out {
         app.handle(AppEvent::Pipeline(e));
     }
-    assert_eq!(app.conns[&1].rows.len(), 10);
-    assert_eq!(app.conns[&1].evicted, 4);
+    assert_eq!(app.model().conns[&1].rows.len(), 10);
+    assert_eq!(app.model().conns[&1].evicted, 4);
     assert_eq!(app.view.len(), 10, "no dropped entries linger in the list");
     assert_eq!(
         app.view[app.frame_list.selected],
@@ -578,7 +578,7 @@ fn old_closed_connections_are_forgotten_and_the_selection_kept() {
     with_closed(&mut app, 5, 6);
     // 5 closed > 2 (+10%): the three oldest closed go; the open one stays.
     assert_eq!(app.conn_ids(), &[1, 5, 6][..]);
-    assert_eq!(app.conns_forgotten, 3);
+    assert_eq!(app.model().conns_forgotten, 3);
     assert_eq!(
         app.selected_conn(),
         Some(1),

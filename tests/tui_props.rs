@@ -104,11 +104,14 @@ fn any_event() -> impl Strategy<Value = AppEvent> {
 }
 
 fn check(app: &App) {
-    let n_conns = app.conns.len() + 1;
-    assert!(app.conn_list.selected < n_conns);
+    let n_conns = app.model().conns.len() + 1;
+    assert!(app.conn_list().list().selected < n_conns);
     assert!(app.view.is_empty() || app.frame_list.selected < app.view.len());
     assert!(app.view.is_empty() || app.frame_list.offset <= app.frame_list.selected);
-    assert!(app.violations.is_empty() || app.violation_list.selected < app.violations.len());
+    assert!(
+        app.violations().rows().is_empty()
+            || app.violations().list().selected < app.violations().rows().len()
+    );
     // The frame list, when on screen, shows its cursor.
     let page = app.page(Pane::Frames);
     if !app.view.is_empty() && page > 0 {
@@ -135,7 +138,7 @@ proptest! {
         for e in events {
             app.handle(e);
             let _ = screen(&app);
-            if app.size.0 > 0 && app.size.1 > 0 {
+            if app.model().size.0 > 0 && app.model().size.1 > 0 {
                 check(&app);
             }
         }

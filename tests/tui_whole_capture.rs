@@ -85,7 +85,7 @@ fn settle(app: &mut App, pager: &Pager) -> usize {
                 asked += 1;
             }
         }
-        if app.paging.loading.is_none() {
+        if app.model().paging.loading.is_none() {
             return asked;
         }
         match pager.try_recv() {
@@ -135,7 +135,7 @@ fn g_and_big_g_reach_the_first_and_the_last_row_of_a_connection_beyond_the_ring(
     let pager = pager(&path, 500);
     choose_conn(&mut app, 1);
     let (first, last, total) = {
-        let c = &app.conns[&1];
+        let c = &app.model().conns[&1];
         (c.first_seq.unwrap(), c.last_seq, c.total_rows)
     };
     assert_eq!(total, 3000 + 4 + 1, "headers, opens, frames, close");
@@ -167,11 +167,11 @@ fn enter_on_an_early_violation_and_n_beyond_the_window_bring_their_frames_back()
     write_whole_capture(&path, 2, 3000);
     let mut app = first_pass(&path, options(500));
     let pager = pager(&path, 500);
-    assert_eq!(app.violations.len(), 4, "two per connection");
+    assert_eq!(app.violations().rows().len(), 4, "two per connection");
     // The first violation is conn 1's early one, long out of the ring.
     press(&mut app, KeyCode::Char('v'));
     press(&mut app, KeyCode::Home);
-    let v = app.violations[0].clone();
+    let v = app.violations().rows()[0].clone();
     assert_eq!(v.conn, 1);
     key(&mut app, &pager, KeyCode::Enter);
     let r = app.selected_row().expect("the violation's frame");
@@ -218,12 +218,14 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
             r.violations.iter().map(|v| v.rule.id.to_string()).collect()
         };
         assert_eq!(rules(got), rules(want), "row {seq}");
-        let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());
-        let truth = full.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let state = app.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
+        let truth = full.model().conns[&conn].state_after(seq).map(|s| (**s).clone());
         assert_eq!(state, truth, "state as of row {seq}");
         states.insert(format!("{:?}", truth.map(|s| s.detail)));
         seen += 1;
-        if seq == app.conns[&conn].last_seq {
+        if seq == app.model().conns[&conn].last_seq {
             break;
         }
         let before = seq;
@@ -232,11 +234,11 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
             selected(&app).1 > before,
             "stuck at row {before}: {:?} {:?} {}",
             app.message,
-            app.paging,
+            app.model().paging,
             app.view.len()
         );
     }
-    assert_eq!(seen as u64, full.conns[&1].total_rows);
+    assert_eq!(seen as u64, full.model().conns[&1].total_rows);
     assert!(states.len() >= 2, "the walk crossed a change of state");
     // And back up across the windows' upper edges: each row the one before, as it was made.
     for _ in 0..400 {
@@ -245,8 +247,10 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         let (conn, seq, name) = selected(&app);
         assert!(seq < before, "stuck at row {before}");
         assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
-        let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());
-        let truth = full.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let state = app.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
+        let truth = full.model().conns[&conn].state_after(seq).map(|s| (**s).clone());
         assert_eq!(state, truth, "state as of row {seq}");
     }
 }
@@ -263,7 +267,9 @@ fn the_first_pass_shows_how_far_it_has_read() {
 
 /// The state of connection `conn` as of row `seq`, as `app` shows it.
 fn state_of(app: &App, conn: u64, seq: u64) -> Option<amqpeek::state::Snapshot> {
-    app.conns[&conn].state_after(seq).map(|s| (**s).clone())
+    app.model().conns[&conn]
+        .state_after(seq)
+        .map(|s| (**s).clone())
 }
 
 /// With a filter on, `g`, then `>` again and again, reach every row of the whole capture the
@@ -299,7 +305,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
             let m = app.message.clone().unwrap_or_default();
             assert_eq!(m, "searching (0%)");
             // The pager's progress, as the event loop passes it on: of the capture's rows.
-            let rows: u64 = app.conns.values().map(|c| c.total_rows).sum();
+            let rows: u64 = app.model().conns.values().map(|c| c.total_rows).sum();
             app.handle(AppEvent::Scanned(rows / 2));
             assert!(dump(&app).contains("searching (50%)"), "{}", dump(&app));
         }
@@ -368,7 +374,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     let first = check(&app);
     assert!(app.message.is_none(), "{:?}", app.message);
     // Every row the window holds is one the filter matches.
-    assert!(app.conns[&1].rows.iter().all(|r| r.name == "end"));
+    assert!(app.model().conns[&1].rows.iter().all(|r| r.name == "end"));
     // The late one: the sessions begun since the early one (rows not kept) are in its state.
     key(&mut app, &pager, KeyCode::Char('>'));
     assert!(check(&app) > first + 1000);
@@ -448,7 +454,12 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
             .summary
             .contains("delivery-id=0")
     );
-    let in_memory = app.conns[&1].rows.iter().map(|r| r.seq).max().unwrap();
+    let in_memory = app.model().conns[&1]
+        .rows
+        .iter()
+        .map(|r| r.seq)
+        .max()
+        .unwrap();
     assert!(in_memory < t0 + 1100, "a window of the capture's start");
 
     press(&mut app, KeyCode::Char('L'));
@@ -532,7 +543,7 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     let pager = pager(&path, 200);
     choose_conn(&mut app, 1);
     // The last transfer is among the rows in memory (the latest ones).
-    let last = app.conns[&1]
+    let last = app.model().conns[&1]
         .rows
         .iter()
         .rev()
@@ -566,7 +577,7 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
 
     press(&mut app, KeyCode::Char('L'));
     assert_eq!(app.overlay, Overlay::None, "L closes it too");
-    assert!(app.paging.following.is_none(), "nothing kept of it");
+    assert!(app.model().paging.following.is_none(), "nothing kept of it");
     assert!(app.effects.is_empty(), "nothing to stop");
     // Opened again and closed before the frames come: the re-run is stopped.
     press(&mut app, KeyCode::Char('L'));
@@ -574,7 +585,7 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.overlay, Overlay::None);
     assert!(!timeline::reading(&app));
-    assert!(app.paging.following.is_none());
+    assert!(app.model().paging.following.is_none());
     assert!(
         app.effects.iter().any(|e| matches!(e, Effect::StopFollow)),
         "the re-run is stopped"

@@ -3,6 +3,7 @@
 //! diagnosis, `n`/`N`).
 
 use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
+use super::components::{Ctx, Outcome};
 use super::filter::Filter;
 use super::input::Action;
 use super::line::TextLine;
@@ -11,31 +12,24 @@ use tui_input::InputRequest;
 
 impl App {
     pub(super) fn clamp_all(&mut self) {
-        let n = self.conns.len() + 1;
         let h = self.page(Pane::Connections);
-        self.conn_list.clamp(n, h);
+        self.conn_list.clamp(&self.model, h);
         let h = self.page(Pane::Frames);
         self.frame_list.clamp(self.view.len(), h);
         let h = self.page(Pane::Violations);
-        self.violation_list.clamp(self.violations.len(), h);
-        let n = self.detail_len();
+        self.violations.clamp(h);
         let h = self.page(Pane::Detail);
-        self.detail_list.clamp(n, h);
-        let n = self.state_len();
+        let row = self
+            .selected_entry()
+            .and_then(|(c, s)| self.model.row(c, s));
+        self.detail.clamp(row, h);
         let h = self.page(Pane::State);
-        self.state_list.clamp(n, h);
+        let snapshot = self
+            .model
+            .snapshot_at(self.state_conn_id(), self.selected_entry());
+        self.state.clamp(snapshot, h);
         let h = self.page(Pane::Health);
         self.health.list.clamp(self.health.len(), h);
-    }
-
-    fn detail_len(&self) -> usize {
-        self.selected_row()
-            .map_or(0, |r| views::detail::tree_nodes(r, &self.toggled).len())
-    }
-
-    fn state_len(&self) -> usize {
-        self.state_snapshot()
-            .map_or(0, |s| views::state_items::state_items(s).len())
     }
 
     fn focus(&mut self, p: Pane) {
@@ -49,54 +43,84 @@ impl App {
         self.clamp_all();
     }
 
+    /// Rows the list of pane `p` has.
     fn list_len(&self, p: Pane) -> usize {
         match p {
-            Pane::Connections => self.conns.len() + 1,
+            Pane::Connections => self.model.conns.len() + 1,
             Pane::Frames => self.view.len(),
-            Pane::Detail => self.detail_len(),
-            Pane::State => self.state_len(),
-            Pane::Violations => self.violations.len(),
+            Pane::Detail => self.detail.len(self.selected_row()),
+            Pane::State => super::components::state_pane::StatePane::len(self.state_snapshot()),
+            Pane::Violations => self.violations.rows().len(),
             Pane::Health => self.health.len(),
         }
     }
 
-    fn list_mut(&mut self, p: Pane) -> &mut ListState {
+    /// The cursor of pane `p`'s list.
+    fn list_of(&self, p: Pane) -> ListState {
         match p {
-            Pane::Connections => &mut self.conn_list,
-            Pane::Frames => &mut self.frame_list,
-            Pane::Detail => &mut self.detail_list,
-            Pane::State => &mut self.state_list,
-            Pane::Violations => &mut self.violation_list,
-            Pane::Health => &mut self.health.list,
+            Pane::Connections => self.conn_list.list(),
+            Pane::Frames => self.frame_list,
+            Pane::Detail => self.detail.list(),
+            Pane::State => self.state.list(),
+            Pane::Violations => self.violations.list(),
+            Pane::Health => self.health.list,
         }
     }
 
+    /// Move the cursor of pane `p` by `delta` rows; the panes that show what it selects
+    /// follow.
     fn move_in(&mut self, p: Pane, delta: isize) {
-        let len = self.list_len(p);
         let h = self.page(p);
-        let before = self.frame_list.selected;
-        let before_conn = self.conn_list.selected;
-        self.list_mut(p).move_by(delta, len, h);
         match p {
-            Pane::Frames => {
-                if self.frame_list.selected == before {
-                    self.past_edge(delta, before);
-                }
-                if delta < 0 {
-                    self.follow = false;
-                }
-                if self.frame_list.selected != before {
-                    self.detail_list = ListState::default();
-                    self.hex_scroll = 0;
+            Pane::Frames => self.move_frames_by(delta, h),
+            Pane::Connections => {
+                if self.conn_list.move_by(delta, &self.model, h) {
+                    self.conn_chosen();
                 }
             }
-            Pane::Connections if self.conn_list.selected != before_conn => {
-                self.state_list = ListState::default();
-                self.rebuild_view();
-                self.fill_scope();
+            Pane::Detail => {
+                let row = self
+                    .selected_entry()
+                    .and_then(|(c, s)| self.model.row(c, s));
+                self.detail.move_by(delta, row, h);
             }
-            _ => {}
+            Pane::State => {
+                let snapshot = self
+                    .model
+                    .snapshot_at(self.state_conn_id(), self.selected_entry());
+                self.state.move_by(delta, snapshot, h);
+            }
+            Pane::Violations => self.violations.move_by(delta, h),
+            Pane::Health => {
+                let len = self.health.len();
+                self.health.list.move_by(delta, len, h);
+            }
         }
+    }
+
+    /// The frame cursor moved by `delta` in a pane of `h` rows: past the window's edge, the
+    /// capture is asked for more; moving up stops following; another frame resets the detail.
+    fn move_frames_by(&mut self, delta: isize, h: usize) {
+        let before = self.frame_list.selected;
+        let len = self.view.len();
+        self.frame_list.move_by(delta, len, h);
+        if self.frame_list.selected == before {
+            self.past_edge(delta, before);
+        }
+        if delta < 0 {
+            self.follow = false;
+        }
+        if self.frame_list.selected != before {
+            self.detail.reset();
+        }
+    }
+
+    /// Another connection was chosen: the state pane starts over, the frame list shows its
+    /// frames.
+    fn conn_chosen(&mut self) {
+        self.state.reset();
+        self.rebuild_view();
+        self.fill_scope();
     }
 
     /// Move the frame cursor by `delta` rows.
@@ -200,19 +224,22 @@ impl App {
             Action::Enter => self.enter(),
             Action::FullText => self.open_full_text(),
             Action::Messages => self.open_messages(),
-            Action::Collapse | Action::Expand => {
-                let right = a == Action::Expand;
-                if !(self.focus == Pane::Detail && self.toggle_node(Some(right))) {
-                    self.scroll_sideways(right);
+            Action::Collapse | Action::Expand | Action::ToggleNode
+                if self.focus == Pane::Detail =>
+            {
+                let h = self.page(Pane::Detail);
+                let row = self
+                    .selected_entry()
+                    .and_then(|(c, s)| self.model.row(c, s));
+                if self.detail.handle_key(a, row, h) == Outcome::Ignored && a != Action::ToggleNode
+                {
+                    self.scroll_sideways(a == Action::Expand);
                 }
             }
-            Action::ToggleNode => {
-                if self.focus == Pane::Detail {
-                    self.toggle_node(None);
-                }
-            }
+            Action::Collapse | Action::Expand => self.scroll_sideways(a == Action::Expand),
+            Action::ToggleNode => {}
             Action::AllConnections => {
-                self.conn_list.selected = 0;
+                self.conn_list.select(0);
                 self.rebuild_view();
                 self.fill_scope();
             }
@@ -221,8 +248,8 @@ impl App {
                 self.jump_violation_frame(fwd)
             }
             Action::NextMatch | Action::PrevMatch => self.next_match(a == Action::NextMatch),
-            Action::HexUp => self.hex_scroll = self.hex_scroll.saturating_sub(4),
-            Action::HexDown => self.hex_scroll = self.hex_scroll.saturating_add(4),
+            Action::HexUp => self.detail.scroll_hex(false),
+            Action::HexDown => self.detail.scroll_hex(true),
             Action::Mark => self.toggle_mark(),
             Action::MarkedOnly => self.toggle_marked_only(),
             Action::CopyHex => self.copy_selected(false),
@@ -397,7 +424,7 @@ impl App {
     }
 
     fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
-        let areas = views::layout(self, self.size);
+        let areas = views::layout(self, self.model.size);
         Pane::ALL.into_iter().find(|p| {
             let r = areas.rect(*p);
             r.width > 0 && x >= r.x && x < r.right() && y >= r.y && y < r.bottom()
@@ -411,7 +438,7 @@ impl App {
         }
         let Some(p) = self.pane_at(x, y) else { return };
         self.focus(p);
-        let areas = views::layout(self, self.size);
+        let areas = views::layout(self, self.model.size);
         let Some(first) = views::first_row_y(areas.rect(p), p) else {
             return;
         };
@@ -419,57 +446,15 @@ impl App {
             // Above the rows, or on the selected diagnosis below the Health pane's list.
             return;
         }
-        let offset = match p {
-            Pane::Connections => self.conn_list.offset,
-            Pane::Frames => self.frame_list.offset,
-            Pane::Detail => self.detail_list.offset,
-            Pane::State => self.state_list.offset,
-            Pane::Violations => self.violation_list.offset,
-            Pane::Health => self.health.list.offset,
-        };
-        let target = offset + (y - first) as usize;
+        let list = self.list_of(p);
+        let target = list.offset + (y - first) as usize;
         if target >= self.list_len(p) {
             return;
         }
-        let cur = match p {
-            Pane::Connections => self.conn_list.selected,
-            Pane::Frames => self.frame_list.selected,
-            Pane::Detail => self.detail_list.selected,
-            Pane::State => self.state_list.selected,
-            Pane::Violations => self.violation_list.selected,
-            Pane::Health => self.health.list.selected,
-        };
-        self.move_in(p, target as isize - cur as isize);
+        self.move_in(p, target as isize - list.selected as isize);
         if p == Pane::Frames && target + 1 < self.view.len() {
             self.follow = false;
         }
-    }
-
-    /// Open, close or toggle the selected detail node; `false` when that changes nothing (a
-    /// leaf, or a node already as wanted: Left/Right scroll the pane then).
-    fn toggle_node(&mut self, want_open: Option<bool>) -> bool {
-        let Some(row) = self.selected_row() else {
-            return false;
-        };
-        let nodes = views::detail::tree_nodes(row, &self.toggled);
-        let Some(n) = nodes.get(self.detail_list.selected) else {
-            return false;
-        };
-        if !n.container {
-            return false;
-        }
-        let open = n.expanded;
-        let changes = want_open.is_none_or(|w| w != open);
-        if changes {
-            let path = n.path.clone();
-            if !self.toggled.remove(&path) {
-                self.toggled.insert(path);
-            }
-        }
-        let len = self.detail_len();
-        let h = self.page(Pane::Detail);
-        self.detail_list.clamp(len, h);
-        changes
     }
 
     /// Left/Right: scroll the focused pane sideways, a quarter of its width at a time, no
@@ -491,79 +476,65 @@ impl App {
         self.hscroll.insert(p, to);
     }
 
+    /// Enter: the focused component's, or (connections, frames) the next pane.
     fn enter(&mut self) {
-        match self.focus {
-            Pane::Connections => self.focus(Pane::Frames),
-            Pane::Frames => self.focus(Pane::Detail),
+        let outcome = match self.focus {
+            Pane::Connections => return self.focus(Pane::Frames),
+            Pane::Frames => return self.focus(Pane::Detail),
             Pane::Detail => {
-                if !self.toggle_node(None) {
-                    // A leaf: its whole value.
-                    self.open_full_text();
-                }
+                let h = self.page(Pane::Detail);
+                let row = self
+                    .selected_entry()
+                    .and_then(|(c, s)| self.model.row(c, s));
+                self.detail.handle_key(Action::Enter, row, h)
             }
-            Pane::Violations => self.jump_to_violation(),
-            Pane::Health => self.jump_to_evidence(),
+            Pane::Violations => {
+                let page = self.page(Pane::Violations);
+                let ctx = Ctx {
+                    model: &self.model,
+                    page,
+                };
+                self.violations.handle_key(Action::Enter, &ctx)
+            }
+            Pane::Health => return self.jump_to_evidence(),
             Pane::State => {
-                let item = self.state_snapshot().and_then(|s| {
-                    views::state_items::state_items(s)
-                        .get(self.state_list.selected)
-                        .and_then(|i| i.filter.clone())
-                });
-                if let Some(f) = item {
-                    match Filter::parse(&f) {
-                        Ok(filter) => {
-                            self.filter = filter;
-                            self.follow = false;
-                            self.rebuild_view();
-                            self.message = Some(format!("filter: {f}"));
-                            self.focus(Pane::Frames);
-                        }
-                        Err(e) => self.message = Some(e.to_string()),
-                    }
-                }
+                let h = self.page(Pane::State);
+                let snapshot = self
+                    .model
+                    .snapshot_at(self.state_conn_id(), self.selected_entry());
+                self.state.handle_key(Action::Enter, snapshot, h)
             }
-        }
+        };
+        self.carry_out(outcome);
     }
 
-    /// Select the frame of the selected violation (matching conn + dir + offset).
-    fn jump_to_violation(&mut self) {
-        let Some(v) = self.violations.get(self.violation_list.selected).cloned() else {
-            return;
-        };
-        let seq = v.seq.or_else(|| {
-            self.conns.get(&v.conn).and_then(|c| {
-                c.rows
-                    .iter()
-                    .rev()
-                    .find(|r| r.dir == Some(v.violation.dir) && r.offset == v.violation.offset)
-                    .map(|r| r.seq)
-            })
-        });
-        if let Some(seq) = seq.filter(|s| self.pages() && *s >= self.reachable_from()) {
-            // Kept or not: the whole capture is reachable.
-            self.reach(v.conn, seq);
-            return;
+    /// Do what a component's key asks of the others.
+    fn carry_out(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Ignored | Outcome::Consumed | Outcome::Moved => {}
+            Outcome::Message(m) => self.message = Some(m),
+            Outcome::Reach(conn, seq) => self.reach(conn, seq),
+            Outcome::Select(conn, seq) => self.select_frame(conn, seq),
+            Outcome::FullText => self.open_full_text(),
+            Outcome::Filter(f) => match Filter::parse(&f) {
+                Ok(filter) => {
+                    self.filter = filter;
+                    self.follow = false;
+                    self.rebuild_view();
+                    self.message = Some(format!("filter: {f}"));
+                    self.focus(Pane::Frames);
+                }
+                Err(e) => self.message = Some(e.to_string()),
+            },
         }
-        let Some(seq) = seq.filter(|s| self.row(v.conn, *s).is_some()) else {
-            self.message = Some(format!(
-                "the frame at {} offset {} is no longer in memory",
-                v.violation.dir.as_str(),
-                v.violation.offset
-            ));
-            return;
-        };
-        self.select_frame(v.conn, seq);
     }
 
     /// Select row `seq` of `conn` in the frame list, centred: its connection shown, and a
     /// filter or marked-only view that hides it cleared.
     pub(super) fn select_frame(&mut self, conn: crate::event::ConnId, seq: u64) {
-        if let Ok(pos) = self.conn_ids.binary_search(&conn)
-            && self.selected_conn().is_some_and(|c| c != conn)
-        {
-            self.conn_list.selected = pos + 1;
+        if self.selected_conn().is_some_and(|c| c != conn) {
             let h = self.page(Pane::Connections);
-            self.conn_list.clamp(self.conns.len() + 1, h);
+            self.conn_list.choose(&self.model, conn, h);
         }
         self.follow = false;
         self.rebuild_view();
@@ -579,8 +550,7 @@ impl App {
             let h = self.page(Pane::Frames);
             self.frame_list.offset = i.saturating_sub(h / 2);
             self.frame_list.clamp(self.view.len(), h);
-            self.detail_list = ListState::default();
-            self.hex_scroll = 0;
+            self.detail.reset();
             self.focus(Pane::Frames);
         }
     }
@@ -605,7 +575,7 @@ impl App {
                 self.frame_list.selected = i;
                 let h = self.page(Pane::Frames);
                 self.frame_list.clamp(self.view.len(), h);
-                self.detail_list = ListState::default();
+                self.detail.reset_cursor();
                 self.focus(Pane::Frames);
             }
             None if self.far_violation(forward) => {}

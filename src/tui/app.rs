@@ -6,7 +6,7 @@
 //! no clock, no channel here: time arrives as [`AppEvent::Tick`] and in event timestamps, so
 //! the same events always give the same screen (tests rely on it).
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -334,14 +334,8 @@ pub enum TimeMode {
 /// The whole UI state.
 #[derive(Debug)]
 pub struct App {
-    /// Options.
-    pub opts: TuiOptions,
-    /// Terminal size (columns, rows).
-    pub size: (u16, u16),
-    /// Latest known time (wall clock when live, else the latest event's).
-    pub now: Timestamp,
-    /// Connections by number.
-    pub conns: BTreeMap<ConnId, Conn>,
+    /// The connections, their rows and the session's counters, shared by the panes.
+    pub(super) model: super::model::Model,
     /// Focused pane.
     pub focus: Pane,
     /// Which of Detail / State / Violations / Health the bottom area shows.
@@ -350,8 +344,8 @@ pub struct App {
     pub zoom: bool,
     /// Overlay.
     pub overlay: Overlay,
-    /// Connection list cursor (0 = all connections).
-    pub conn_list: ListState,
+    /// The connection list.
+    pub(super) conn_list: super::components::conn_list::ConnList,
     /// The frame list: (conn, seq) of the rows passing the connection choice and the filter.
     pub view: VecDeque<(ConnId, u64)>,
     pub(super) view_dangling: usize,
@@ -363,44 +357,18 @@ pub struct App {
     pub filter: Filter,
     /// The filters applied before, for Up and Down in the filter line.
     pub filter_history: super::line::History,
-    /// Detail tree cursor.
-    pub detail_list: ListState,
-    /// Detail tree nodes whose default expansion was toggled (by path).
-    pub toggled: HashSet<String>,
-    /// Hex dump scroll (lines).
-    pub hex_scroll: usize,
-    /// State pane cursor.
-    pub state_list: ListState,
-    /// All violations (bounded).
-    pub violations: VecDeque<ViolationRow>,
-    /// Violations dropped to stay within the bound.
-    pub violations_evicted: u64,
-    /// Violations pane cursor.
-    pub violation_list: ListState,
+    /// The detail pane: the selected frame's field tree and hex dump.
+    pub(super) detail: super::components::detail::Detail,
+    /// The state pane.
+    pub(super) state: super::components::state_pane::StatePane,
+    /// The violations pane.
+    pub(super) violations: super::components::violations::Violations,
     /// The diagnoses and the Health pane's cursor.
     pub health: super::health::Health,
-    /// Events the feeder dropped.
-    pub dropped: u64,
-    /// Where the spool ring stands: the first row it still holds.
-    pub spool: super::model::SpoolState,
-    /// What the live view's inspection skimmed, for the status line.
-    pub skimmed: super::model::Skimmed,
-    /// The feed has ended.
-    pub feed_ended: bool,
     /// One-line message for the status bar (jump results, errors).
     pub message: Option<String>,
     /// The user asked to quit.
     pub quit: bool,
-    pub(super) next_seq: u64,
-    /// Numbers the rows of the events as they arrive (as the pager does when it re-runs).
-    pub(super) numbering: crate::browse::numbering::Numbering,
-    /// A window from the pager is being applied: rows are not counted again.
-    pub(super) windowing: bool,
-    /// Whole-capture mode: where the first pass is, and the window asked for.
-    pub paging: super::window::Paging,
-    pub(super) conn_ids: Vec<ConnId>,
-    /// Closed connections forgotten to stay within `max_closed_conns`.
-    pub conns_forgotten: u64,
     /// Marked frames (`m`).
     pub marks: HashSet<(ConnId, u64)>,
     /// Marked connections (`m` in the connection list): all their frames count as marked.
@@ -411,8 +379,6 @@ pub struct App {
     pub effects: Vec<Effect>,
     /// The frame list's time column.
     pub time_mode: TimeMode,
-    /// The latest statistics the pipeline published (`S` shows them).
-    pub stats: Option<std::sync::Arc<crate::stats::StatsReport>>,
     /// Columns each pane is scrolled sideways (Left/Right; none when absent).
     pub hscroll: std::collections::HashMap<Pane, usize>,
 }
@@ -423,72 +389,57 @@ impl App {
         let follow = opts.follow;
         let filter = opts.filter.clone();
         App {
-            opts,
-            size,
-            now: Timestamp(0),
-            conns: BTreeMap::new(),
+            model: super::model::Model::new(opts, size),
             focus: Pane::Frames,
             bottom: Pane::Detail,
             zoom: false,
             overlay: Overlay::None,
-            conn_list: ListState::default(),
+            conn_list: Default::default(),
             view: VecDeque::new(),
             view_dangling: 0,
             frame_list: ListState::default(),
             follow,
             filter,
             filter_history: Default::default(),
-            detail_list: ListState::default(),
-            toggled: HashSet::new(),
-            hex_scroll: 0,
-            state_list: ListState::default(),
-            violations: VecDeque::new(),
-            violations_evicted: 0,
-            violation_list: ListState::default(),
+            detail: Default::default(),
+            state: Default::default(),
+            violations: Default::default(),
             health: Default::default(),
-            dropped: 0,
-            skimmed: Default::default(),
-            spool: Default::default(),
-            feed_ended: false,
             message: None,
             quit: false,
-            next_seq: 0,
-            numbering: Default::default(),
-            windowing: false,
-            paging: Default::default(),
-            conn_ids: Vec::new(),
-            conns_forgotten: 0,
             marks: HashSet::new(),
             marked_conns: HashSet::new(),
             marked_only: false,
             effects: Vec::new(),
             time_mode: TimeMode::Absolute,
-            stats: None,
             hscroll: Default::default(),
         }
     }
 
     /// The connection chosen in the connection list (`None` = all).
     pub fn selected_conn(&self) -> Option<ConnId> {
-        match self.conn_list.selected {
-            0 => None,
-            i => self.conn_ids.get(i - 1).copied(),
-        }
+        self.conn_list.selected_conn(&self.model)
     }
 
     /// Connection numbers in list order.
     pub fn conn_ids(&self) -> &[ConnId] {
-        &self.conn_ids
+        self.model.conn_ids()
+    }
+
+    /// The shared data: connections and their rows, options, size, clock.
+    pub fn model(&self) -> &super::model::Model {
+        &self.model
     }
 
     /// Forget the oldest closed connections once there are more than `max_closed_conns`
     /// (a tenth more, so the list is compacted rarely).
     pub(super) fn forget_closed(&mut self) {
-        let max = self.opts.max_closed_conns.max(1);
+        let max = self.model.opts.max_closed_conns.max(1);
         let closed: Vec<ConnId> = self
+            .model
             .conn_ids
             .iter()
-            .filter(|id| self.conns.get(id).is_some_and(|c| c.closed.is_some()))
+            .filter(|id| self.model.conns.get(id).is_some_and(|c| c.closed.is_some()))
             .copied()
             .collect();
         if closed.len() <= max + max / 10 {
@@ -497,34 +448,41 @@ impl App {
         let sel = self.selected_conn();
         let gone: HashSet<ConnId> = closed[..closed.len() - max].iter().copied().collect();
         for id in &gone {
-            self.conns.remove(id);
+            self.model.conns.remove(id);
         }
-        self.conns_forgotten += gone.len() as u64;
-        self.conn_ids.retain(|id| !gone.contains(id));
-        self.conn_list.selected = match sel {
-            Some(s) if !gone.contains(&s) => self.conn_ids.binary_search(&s).map_or(0, |p| p + 1),
+        self.model.conns_forgotten += gone.len() as u64;
+        self.model.conn_ids.retain(|id| !gone.contains(id));
+        self.conn_list.select(match sel {
+            Some(s) if !gone.contains(&s) => {
+                self.model.conn_ids.binary_search(&s).map_or(0, |p| p + 1)
+            }
             _ => 0,
-        };
+        });
         self.rebuild_view();
         self.clamp_all();
     }
 
     /// Resolve a frame-list entry.
     pub fn row(&self, conn: ConnId, seq: u64) -> Option<&Row> {
-        self.conns.get(&conn)?.row(seq)
+        self.model.row(conn, seq)
     }
 
     /// The selected frame-list row.
     pub fn selected_row(&self) -> Option<&Row> {
-        let (c, s) = *self.view.get(self.frame_list.selected)?;
+        let (c, s) = self.selected_entry()?;
         self.row(c, s)
+    }
+
+    /// The (connection, row number) of the selected frame-list row.
+    pub fn selected_entry(&self) -> Option<(ConnId, u64)> {
+        self.view.get(self.frame_list.selected).copied()
     }
 
     /// Rows in scope of the connection choice (before the filter).
     pub fn rows_in_scope(&self) -> usize {
         match self.selected_conn() {
-            Some(c) => self.conns.get(&c).map_or(0, |c| c.rows.len()),
-            None => self.conns.values().map(|c| c.rows.len()).sum(),
+            Some(c) => self.model.conns.get(&c).map_or(0, |c| c.rows.len()),
+            None => self.model.conns.values().map(|c| c.rows.len()).sum(),
         }
     }
 
@@ -533,22 +491,22 @@ impl App {
     pub fn frames_in_scope(&self) -> u64 {
         let frames = |c: &crate::tui::model::Conn| c.frames[0] + c.frames[1];
         match self.selected_conn() {
-            Some(c) => self.conns.get(&c).map_or(0, frames),
-            None => self.conns.values().map(frames).sum(),
+            Some(c) => self.model.conns.get(&c).map_or(0, frames),
+            None => self.model.conns.values().map(frames).sum(),
         }
     }
 
     /// Rows dropped from view for the connection choice.
     pub fn evicted_in_scope(&self) -> u64 {
         match self.selected_conn() {
-            Some(c) => self.conns.get(&c).map_or(0, |c| c.evicted),
-            None => self.conns.values().map(|c| c.evicted).sum(),
+            Some(c) => self.model.conns.get(&c).map_or(0, |c| c.evicted),
+            None => self.model.conns.values().map(|c| c.evicted).sum(),
         }
     }
 
     /// The number of rows each list pane shows at the current size.
     pub fn page(&self, pane: Pane) -> usize {
-        let areas = views::layout(self, self.size);
+        let areas = views::layout(self, self.model.size);
         if pane == Pane::Health {
             // The selected diagnosis takes the rest of the pane.
             return views::health::list_rows(areas.rect(pane), self.health.len());
@@ -558,9 +516,9 @@ impl App {
 
     /// Apply one event.
     pub fn handle(&mut self, ev: AppEvent) {
-        let conns_before = self.conns.len();
+        let conns_before = self.model.conns.len();
         self.apply(ev);
-        if self.conns.len() != conns_before {
+        if self.model.conns.len() != conns_before {
             // The connection list grew: the panes below it may have shrunk.
             self.clamp_all();
         }
@@ -569,10 +527,10 @@ impl App {
     fn apply(&mut self, ev: AppEvent) {
         match ev {
             AppEvent::Pipeline(e) => self.pipeline(e),
-            AppEvent::Dropped(n) => self.dropped = self.dropped.max(n),
+            AppEvent::Dropped(n) => self.model.dropped = self.model.dropped.max(n),
             AppEvent::FeedEnded => {
-                self.feed_ended = true;
-                if self.opts.whole_capture
+                self.model.feed_ended = true;
+                if self.model.opts.whole_capture
                     && self
                         .message
                         .as_deref()
@@ -582,18 +540,18 @@ impl App {
                     self.message = None;
                 }
             }
-            AppEvent::Tick(ts) => self.now = self.now.max(ts),
+            AppEvent::Tick(ts) => self.model.now = self.model.now.max(ts),
             AppEvent::Resize(w, h) => {
-                self.size = (w, h);
+                self.model.size = (w, h);
                 self.clamp_all();
             }
             AppEvent::Notice(m) => self.message = Some(m),
-            AppEvent::Progress(read, total) => self.paging.progress = Some((read, total)),
+            AppEvent::Progress(read, total) => self.model.paging.progress = Some((read, total)),
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Followed(f) => self.followed(*f),
-            AppEvent::Stats(report) => self.stats = Some(report),
-            AppEvent::SpoolFrom { first_frame } => self.spool_from(first_frame),
+            AppEvent::Stats(report) => self.model.stats = Some(report),
+            AppEvent::SpoolFrom { first_frame } => self.model.spool_from(first_frame),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);
@@ -607,18 +565,12 @@ impl App {
         }
     }
 
-    /// The snapshot the state pane shows: in a replay, the state of the selected frame's
-    /// connection as of just after that frame (when it is still kept); otherwise, and live,
-    /// the connection's latest.
+    /// The snapshot the state pane shows (see [`Model::snapshot_at`]).
+    ///
+    /// [`Model::snapshot_at`]: super::model::Model::snapshot_at
     pub fn state_snapshot(&self) -> Option<&Snapshot> {
-        let conn = self.state_conn()?;
-        if !self.opts.live
-            && let Some(row) = self.selected_row().filter(|r| r.conn == conn.id)
-            && let Some(state) = conn.state_after(row.seq)
-        {
-            return Some(state.as_ref());
-        }
-        Some(conn.snapshot.as_ref())
+        self.model
+            .snapshot_at(self.state_conn_id(), self.selected_entry())
     }
 
     /// Columns `pane` is scrolled sideways.
@@ -628,9 +580,33 @@ impl App {
 
     /// The connection the state pane shows.
     pub fn state_conn(&self) -> Option<&Conn> {
-        let id = self
-            .selected_conn()
-            .or_else(|| self.selected_row().map(|r| r.conn))?;
-        self.conns.get(&id)
+        self.model.conns.get(&self.state_conn_id()?)
+    }
+
+    /// The number of the connection the state pane shows: the one chosen, else the selected
+    /// frame's.
+    pub(super) fn state_conn_id(&self) -> Option<ConnId> {
+        self.selected_conn()
+            .or_else(|| self.selected_row().map(|r| r.conn))
+    }
+
+    /// The connection list.
+    pub fn conn_list(&self) -> &super::components::conn_list::ConnList {
+        &self.conn_list
+    }
+
+    /// The detail pane.
+    pub fn detail(&self) -> &super::components::detail::Detail {
+        &self.detail
+    }
+
+    /// The state pane.
+    pub fn state(&self) -> &super::components::state_pane::StatePane {
+        &self.state
+    }
+
+    /// The violations pane.
+    pub fn violations(&self) -> &super::components::violations::Violations {
+        &self.violations
     }
 }

@@ -35,7 +35,7 @@ impl App {
                         kind: EventKind::Frame(f.clone()),
                     },
                     &JsonOptions {
-                        max_body: self.opts.max_body,
+                        max_body: self.model.opts.max_body,
                     },
                 )
             });

@@ -19,7 +19,7 @@ impl App {
     /// The link and queue names of the connections kept, each once.
     pub fn names_seen(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        for c in self.conns.values() {
+        for c in self.model.conns.values() {
             out.extend(c.snapshot.detail.names());
             for r in &c.rows {
                 if out.len() >= MAX_SEEN {

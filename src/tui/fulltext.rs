@@ -109,8 +109,8 @@ fn node_value(row: &Row, path: &str) -> Option<serde_json::Value> {
 /// The detail tree's selected field, whole: its path, and its value (one line, or a
 /// container as indented JSON).
 fn field_text(app: &App, row: &Row) -> Option<Vec<String>> {
-    let nodes = views::detail::tree_nodes(row, &app.toggled);
-    let n = nodes.get(app.detail_list.selected)?;
+    let nodes = views::detail::tree_nodes(row, app.detail.toggled());
+    let n = nodes.get(app.detail.list().selected)?;
     let mut out = Vec::new();
     part(&mut out, "field", n.path.trim_start_matches('$'));
     let value = node_value(row, &n.path);
@@ -196,7 +196,7 @@ impl App {
     fn full_text(&self) -> Option<(String, Vec<String>)> {
         match self.focus {
             Pane::Violations => {
-                let v = self.violations.get(self.violation_list.selected)?;
+                let v = self.violations.selected()?;
                 let row = v.seq.and_then(|s| self.row(v.conn, s));
                 Some(("Violation".into(), violation_text(v, row)))
             }
@@ -207,12 +207,12 @@ impl App {
                 let items = views::state_items::state_items_in(snapshot, usize::MAX);
                 Some((
                     "State".into(),
-                    state_text(&items, self.state_list.selected)?,
+                    state_text(&items, self.state.list().selected)?,
                 ))
             }
             Pane::Health => {
                 let d = &self.health.selected()?.diagnosis;
-                let lines = views::health::detail_lines(d, self.now)
+                let lines = views::health::detail_lines(d, self.model.now)
                     .iter()
                     .map(|l| {
                         let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
@@ -223,7 +223,7 @@ impl App {
             }
             Pane::Connections => {
                 let id = self.selected_conn()?;
-                Some(("Connection".into(), conn_text(self.conns.get(&id)?)))
+                Some(("Connection".into(), conn_text(self.model.conns.get(&id)?)))
             }
         }
     }
@@ -248,8 +248,8 @@ impl App {
         let Overlay::FullText { text, scroll, .. } = &mut self.overlay else {
             return false;
         };
-        let last = views::fulltext::last_scroll(text, self.size);
-        let page = views::fulltext::page(self.size);
+        let last = views::fulltext::last_scroll(text, self.model.size);
+        let page = views::fulltext::page(self.model.size);
         let to = match a {
             Action::Scroll { down: true, .. } => Some(*scroll + 3),
             Action::Scroll { down: false, .. } => Some(scroll.saturating_sub(3)),

@@ -170,7 +170,8 @@ impl App {
 
     /// The kept row of frame `f` of `conn`, the latest at its direction and offset.
     fn evidence_row(&self, conn: ConnId, f: FrameRef) -> Option<u64> {
-        self.conns
+        self.model
+            .conns
             .get(&conn)?
             .rows
             .iter()
@@ -190,7 +191,7 @@ impl App {
             return;
         };
         let seq = self.evidence_row(d.conn, f).or(e.evidence_seq);
-        if let Some(seq) = seq.filter(|s| self.pages() && *s >= self.reachable_from()) {
+        if let Some(seq) = seq.filter(|s| self.model.pages() && *s >= self.model.reachable_from()) {
             // Kept or not: the whole capture is reachable.
             self.reach(d.conn, seq);
             return;

@@ -14,28 +14,32 @@ use crate::browse::numbering::Place;
 
 impl App {
     pub(super) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
-        if !self.conns.contains_key(&id) {
-            let at = self.conn_ids.partition_point(|x| *x < id);
-            self.conn_ids.insert(at, id);
+        if !self.model.conns.contains_key(&id) {
+            let at = self.model.conn_ids.partition_point(|x| *x < id);
+            self.model.conn_ids.insert(at, id);
         }
-        let c = self.conns.entry(id).or_insert_with(|| Conn::new(id, ts));
+        let c = self
+            .model
+            .conns
+            .entry(id)
+            .or_insert_with(|| Conn::new(id, ts));
         c.last_ts = c.last_ts.max(ts);
         c
     }
 
     /// Apply one pipeline event.
     pub(super) fn pipeline(&mut self, e: Event) {
-        let place = self.numbering.place(&e);
-        self.now = self.now.max(e.ts);
+        let place = self.model.numbering.place(&e);
+        self.model.now = self.model.now.max(e.ts);
         let (conn, ts) = (e.conn, e.ts);
-        let before = self.conns.len();
+        let before = self.model.conns.len();
         self.conn_mut(conn, ts);
-        if self.conns.len() != before && self.conn_list.selected > 0 {
+        if self.model.conns.len() != before && self.conn_list.list().selected > 0 {
             // A new connection sorts last (numbers grow), but keep the cursor on its conn.
-            let sel = self.conn_list.selected;
-            let n = self.conns.len();
+            let sel = self.conn_list.list().selected;
+            let n = self.model.conns.len();
             if sel >= n {
-                self.conn_list.selected = n.min(sel);
+                self.conn_list.select(n.min(sel));
             }
         }
         match e.kind {
@@ -71,8 +75,8 @@ impl App {
                 len,
                 reason,
             } => {
-                if !self.windowing {
-                    self.skimmed.count(ts, len, &reason);
+                if !self.model.windowing {
+                    self.model.skimmed.count(ts, len, &reason);
                 }
                 self.push_row(Row::gap(conn, ts, dir, offset, len, &reason))
             }
@@ -93,8 +97,8 @@ impl App {
     }
 
     fn frame(&mut self, conn: ConnId, ts: Timestamp, f: Arc<FrameEvent>) {
-        let (max_raw, max_body) = (self.opts.max_raw_per_frame, self.opts.max_body);
-        let windowing = self.windowing;
+        let (max_raw, max_body) = (self.model.opts.max_raw_per_frame, self.model.opts.max_body);
+        let windowing = self.model.windowing;
         let c = self.conn_mut(conn, ts);
         if !windowing {
             // Counted once, as the frames first arrive (a window brought back is no new frame).
@@ -105,14 +109,14 @@ impl App {
     }
 
     pub(super) fn push_row(&mut self, mut row: Row) {
-        row.seq = self.next_seq;
-        self.next_seq += 1;
+        row.seq = self.model.next_seq;
+        self.model.next_seq += 1;
         let conn = row.conn;
         let seq = row.seq;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
         let visible = in_scope && self.shows(&row);
-        let windowing = self.windowing;
-        let Some(c) = self.conns.get_mut(&conn) else {
+        let windowing = self.model.windowing;
+        let Some(c) = self.model.conns.get_mut(&conn) else {
             return;
         };
         if !windowing {
@@ -136,10 +140,10 @@ impl App {
 
     /// Drop `conn`'s oldest rows beyond the frame and byte bounds, and their list entries.
     pub(super) fn evict(&mut self, conn: ConnId) {
-        let max = self.opts.max_frames_per_conn.max(1);
-        let max_bytes = self.opts.max_bytes_per_conn;
+        let max = self.model.opts.max_frames_per_conn.max(1);
+        let max_bytes = self.model.opts.max_bytes_per_conn;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
-        let Some(c) = self.conns.get_mut(&conn) else {
+        let Some(c) = self.model.conns.get_mut(&conn) else {
             return;
         };
         while c.rows.len() > max || (c.raw_bytes > max_bytes && c.rows.len() > 1) {
@@ -170,7 +174,7 @@ impl App {
     /// Drop view entries whose rows were evicted, keeping the cursor on its row.
     pub(super) fn compact_view(&mut self) {
         let sel = self.view.get(self.frame_list.selected).copied();
-        let conns = &self.conns;
+        let conns = &self.model.conns;
         self.view
             .retain(|(c, s)| conns.get(c).is_some_and(|c| c.row(*s).is_some()));
         self.view_dangling = 0;
@@ -199,25 +203,20 @@ impl App {
             }
             Place::None => None,
         };
-        self.violations.push_back(ViolationRow {
+        let row = ViolationRow {
             conn,
             ts,
             violation: v,
             seq,
-        });
-        while self.violations.len() > self.opts.max_violations.max(1) {
-            self.violations.pop_front();
-            self.violations_evicted += 1;
-            self.violation_list.selected = self.violation_list.selected.saturating_sub(1);
-            self.violation_list.offset = self.violation_list.offset.saturating_sub(1);
-        }
+        };
+        self.violations.push(row, self.model.opts.max_violations);
     }
 
     /// Attach `v` to row `seq` of `conn`, if it is kept.
     pub(super) fn attach_violation(&mut self, conn: ConnId, seq: u64, v: &Violation) {
         let filter = self.filter.clone();
         let in_scope = self.selected_conn().is_none_or(|x| x == conn);
-        let Some(r) = self.conns.get_mut(&conn).and_then(|c| c.row_mut(seq)) else {
+        let Some(r) = self.model.conns.get_mut(&conn).and_then(|c| c.row_mut(seq)) else {
             return;
         };
         let was = r.matches(&filter);
@@ -232,9 +231,9 @@ impl App {
     /// `Data` events that follow.
     pub(super) fn push_malformed(&mut self, conn: ConnId, ts: Timestamp, v: &Violation) {
         let row = Row::malformed(conn, ts, v);
-        let s = self.next_seq;
+        let s = self.model.next_seq;
         self.push_row(row);
-        if let Some(c) = self.conns.get_mut(&conn) {
+        if let Some(c) = self.model.conns.get_mut(&conn) {
             c.pending_raw.push(s);
         }
     }
@@ -247,7 +246,7 @@ impl App {
         offset: u64,
         bytes: Bytes,
     ) {
-        let max_raw = self.opts.max_raw_per_frame;
+        let max_raw = self.model.opts.max_raw_per_frame;
         let c = self.conn_mut(conn, ts);
         let end = offset.saturating_add(bytes.len() as u64);
         c.bytes[dir.index()] = c.bytes[dir.index()].max(end);
@@ -304,7 +303,7 @@ impl App {
         let sel = self.view.get(self.frame_list.selected).copied();
         let scope = self.selected_conn();
         let mut view = Vec::new();
-        for c in self.conns.values() {
+        for c in self.model.conns.values() {
             if scope.is_some_and(|s| s != c.id) {
                 continue;
             }

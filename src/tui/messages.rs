@@ -159,7 +159,7 @@ impl MessageView {
 
 /// The messages of `view`'s scope among the rows kept, in order.
 pub fn entries(app: &App, view: &MessageView) -> Vec<Entry> {
-    let Some(c) = app.conns.get(&view.conn) else {
+    let Some(c) = app.model.conns.get(&view.conn) else {
         return Vec::new();
     };
     let scope = view.shown();
@@ -186,7 +186,7 @@ pub fn selected_index(view: &MessageView, entries: &[Entry]) -> usize {
 /// message's method, content header and body frames (the content frames of its channel
 /// and direction back to the method that starts it). Rows no longer kept are not among them.
 pub fn frames_of(app: &App, conn: ConnId, seq: u64) -> Vec<u64> {
-    let Some(c) = app.conns.get(&conn) else {
+    let Some(c) = app.model.conns.get(&conn) else {
         return Vec::new();
     };
     let end = c.rows.partition_point(|r| r.seq <= seq);
@@ -266,7 +266,7 @@ impl App {
         }
         let list = entries(self, &view);
         let at = selected_index(&view, &list);
-        let page = views::messages::detail_page(self.size);
+        let page = views::messages::detail_page(self.model.size);
         let select = |view: &mut MessageView, i: usize| {
             view.selected = list.get(i).map(|e| e.seq);
             view.scroll = 0;
@@ -368,7 +368,7 @@ impl App {
         } else {
             Box::new((0..at.min(list.len())).rev())
         };
-        let width = views::messages::text_width(self.size);
+        let width = views::messages::text_width(self.model.size);
         for i in order {
             let Some(row) = self.row(view.conn, list[i].seq) else {
                 continue;

@@ -56,6 +56,7 @@ mod actions;
 pub mod app;
 pub mod clipboard;
 mod complete;
+pub mod components;
 pub mod export;
 mod fulltext;
 pub mod health;
@@ -344,17 +345,18 @@ fn from_pager(app: &mut App, pager: Option<&dyn WindowSource>) -> bool {
     };
     let mut changed = false;
     let progress = pager.progress();
-    if app.paging.progress != Some(progress) {
+    if app.model.paging.progress != Some(progress) {
         app.handle(AppEvent::Progress(progress.0, progress.1));
         changed = true;
     }
     let scanned = pager.scanned();
     let searching = app
+        .model
         .paging
         .loading
         .as_ref()
         .is_some_and(|r| r.find.is_some());
-    if searching && app.paging.scanned != scanned {
+    if searching && app.model.paging.scanned != scanned {
         app.handle(AppEvent::Scanned(scanned));
         changed = true;
     }
@@ -393,7 +395,7 @@ fn event_loop(
                     dirty = true;
                 }
                 None => {
-                    if !app.feed_ended {
+                    if !app.model.feed_ended {
                         app.handle(AppEvent::FeedEnded);
                         dirty = true;
                     }
@@ -403,7 +405,7 @@ fn event_loop(
         }
         dirty |= from_pager(app, exec.pager);
         let dropped = rx.dropped.load(Ordering::Relaxed);
-        if dropped != app.dropped {
+        if dropped != app.model.dropped {
             app.handle(AppEvent::Dropped(dropped));
             dirty = true;
         }
@@ -481,7 +483,7 @@ fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App, exe
                 jsonl,
                 events,
                 what,
-            } => match (exec.export)(&path, jsonl, events, app.opts.max_body) {
+            } => match (exec.export)(&path, jsonl, events, app.model.opts.max_body) {
                 Ok(n) => format!(
                     "exported {what}: {n} frame(s) to {} ({}, masked)",
                     path.display(),

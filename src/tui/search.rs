@@ -6,7 +6,7 @@
 //! the row it makes of the same events (`Row::matches`): `browse::window::row_matches`, the
 //! row built from its event by the same constructors, with the violations that belong to it.
 
-use super::app::{App, ListState, Pane};
+use super::app::{App, Pane};
 use super::window::{Find, WindowRequest, percent};
 
 impl App {
@@ -28,15 +28,14 @@ impl App {
             self.frame_list.selected = i;
             let h = self.page(Pane::Frames);
             self.frame_list.clamp(self.view.len(), h);
-            self.detail_list = ListState::default();
-            self.hex_scroll = 0;
+            self.detail.reset();
             self.focus = Pane::Frames;
             return;
         }
         let at = self.view.get(cur).map(|(_, s)| *s);
         // The capture goes on beyond the window (in this direction) only when its end row
         // of the connection choice is not kept.
-        let beyond = self.pages()
+        let beyond = self.model.pages()
             && self.scope_ends().is_some_and(|(first, last)| {
                 let (c, s) = if forward { last } else { first };
                 self.row(c, s).is_none()
@@ -68,6 +67,7 @@ impl App {
     /// How far the search asked last has scanned: `rows` of the capture's.
     pub(super) fn scanned(&mut self, rows: u64) {
         if self
+            .model
             .paging
             .loading
             .as_ref()
@@ -75,8 +75,8 @@ impl App {
         {
             return;
         }
-        self.paging.scanned = rows;
-        let pct = percent(rows, self.numbering.next());
+        self.model.paging.scanned = rows;
+        let pct = percent(rows, self.model.numbering.next());
         self.message = Some(format!("searching ({pct}%)"));
     }
 }

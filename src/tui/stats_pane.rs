@@ -9,12 +9,15 @@ impl App {
     /// Lines the statistics overlay shows at the current size (the screen but the status
     /// line, less the overlay's borders).
     pub fn stats_page(&self) -> usize {
-        (self.size.1 as usize).saturating_sub(3).max(1)
+        (self.model.size.1 as usize).saturating_sub(3).max(1)
     }
 
     /// The statistics' lines now (none before the first report).
     pub fn stats_lines(&self) -> Vec<String> {
-        self.stats.as_ref().map_or_else(Vec::new, |r| r.lines())
+        self.model
+            .stats
+            .as_ref()
+            .map_or_else(Vec::new, |r| r.lines())
     }
 
     /// A key while the statistics are open; false when it is not theirs.
@@ -24,7 +27,7 @@ impl App {
         };
         let lines = self.stats_lines();
         let widest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-        let inside = self.size.0.saturating_sub(2) as usize;
+        let inside = self.model.size.0.saturating_sub(2) as usize;
         let last_column = widest.saturating_sub(inside).min(u16::MAX as usize) as u16;
         let page = self.stats_page();
         let last = lines.len().saturating_sub(page);

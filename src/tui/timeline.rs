@@ -62,7 +62,7 @@ pub struct Entry {
 /// The timeline of `follow`: the followed frames the pager brought back of the whole capture
 /// (none while they are being read), else those of the rows in memory.
 pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
-    match app.paging.following.as_ref() {
+    match app.model.paging.following.as_ref() {
         Some(f) if f.request.follow == *follow => f.steps.as_deref().map_or_else(Vec::new, timed),
         _ => timed(&in_memory(app, follow)),
     }
@@ -70,7 +70,8 @@ pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
 
 /// Whether the timeline's frames are still being read from the capture.
 pub fn reading(app: &App) -> bool {
-    app.paging
+    app.model
+        .paging
         .following
         .as_ref()
         .is_some_and(|f| f.steps.is_none())
@@ -107,7 +108,7 @@ fn timed(steps: &[Step]) -> Vec<Entry> {
 
 /// The followed frames among the rows in memory, with their settlements among them.
 fn in_memory(app: &App, follow: &Follow) -> Vec<Step> {
-    let Some(c) = app.conns.get(&follow.conn()) else {
+    let Some(c) = app.model.conns.get(&follow.conn()) else {
         return Vec::new();
     };
     let rows: Vec<&Row> = match follow {
@@ -185,16 +186,16 @@ impl App {
             Some(follow) => {
                 // Start on the selected frame.
                 let seq = self.selected_row().map(|r| r.seq);
-                self.paging.following = None;
-                if self.pages() && self.pager_ready() {
+                self.model.paging.following = None;
+                if self.model.pages() && self.model.pager_ready() {
                     // The followed frames of the whole capture, from the pager.
                     let request = FollowRequest {
-                        id: self.paging.next_id(),
+                        id: self.model.paging.next_id(),
                         follow: follow.clone(),
                         around: seq.unwrap_or(0),
                     };
                     self.effects.push(Effect::Follow(request.clone()));
-                    self.paging.following = Some(Following {
+                    self.model.paging.following = Some(Following {
                         request,
                         steps: None,
                         cut: (false, false),
@@ -218,7 +219,7 @@ impl App {
     /// Rows the timeline shows at the current size.
     pub fn timeline_page(&self) -> usize {
         // Full screen but the status line, less its borders and column header.
-        (self.size.1 as usize).saturating_sub(4).max(1)
+        (self.model.size.1 as usize).saturating_sub(4).max(1)
     }
 
     /// A key while the timeline is open; false when it is not the timeline's.
@@ -260,7 +261,7 @@ impl App {
     /// re-run if it is still going).
     fn close_timeline(&mut self) {
         self.overlay = Overlay::None;
-        if let Some(f) = self.paging.following.take()
+        if let Some(f) = self.model.paging.following.take()
             && f.steps.is_none()
         {
             self.effects.push(Effect::StopFollow);
@@ -270,7 +271,7 @@ impl App {
     /// The followed frames of the whole capture have come: the timeline shows them, its
     /// cursor on the frame it was opened on.
     pub(super) fn followed(&mut self, f: Followed) {
-        let Some(following) = self.paging.following.as_mut() else {
+        let Some(following) = self.model.paging.following.as_mut() else {
             return;
         };
         if following.request.id != f.request.id {

@@ -69,19 +69,19 @@ impl App {
     /// of the filter it finds from row `seq` on (back, backwards). Its rows are those the
     /// filter matches, as the frame list shows.
     pub(super) fn ask(&mut self, conn: ConnId, seq: u64, step: isize, find: Option<Find>) {
-        if !self.pages() {
+        if !self.model.pages() {
             self.message = Some("that frame is no longer in memory".into());
             return;
         }
-        if !self.pager_ready() {
-            let pct = self.paging.progress.map_or(0, |(r, t)| percent(r, t));
+        if !self.model.pager_ready() {
+            let pct = self.model.paging.progress.map_or(0, |(r, t)| percent(r, t));
             self.message = Some(format!(
                 "still reading the capture ({pct}%): every frame is reachable once it is read"
             ));
             return;
         }
         let request = WindowRequest {
-            id: self.paging.next_id(),
+            id: self.model.paging.next_id(),
             // One connection shown: its rows only; else the rows of all around the target.
             scope: self.selected_conn().map(|_| conn),
             target: (conn, seq),
@@ -89,8 +89,8 @@ impl App {
             filter: self.filter.clone(),
             find,
         };
-        self.paging.loading = Some(request.clone());
-        self.paging.scanned = 0;
+        self.model.paging.loading = Some(request.clone());
+        self.model.paging.scanned = 0;
         self.follow = false;
         self.message = Some(match find {
             None => format!("loading frame #{} from the capture...", seq + 1),
@@ -101,7 +101,7 @@ impl App {
 
     /// A connection chosen of which the window holds no row: bring back its latest rows.
     pub(super) fn fill_scope(&mut self) {
-        if !self.pages() || !self.pager_ready() || self.rows_in_scope() > 0 {
+        if !self.model.pages() || !self.model.pager_ready() || self.rows_in_scope() > 0 {
             return;
         }
         if let Some((_, (conn, seq))) = self.scope_ends() {
@@ -117,8 +117,8 @@ impl App {
     /// The first and the last row of the connection choice, of the whole capture.
     pub fn scope_ends(&self) -> Option<((ConnId, u64), (ConnId, u64))> {
         let conns: Vec<_> = match self.selected_conn() {
-            Some(c) => self.conns.get(&c).into_iter().collect(),
-            None => self.conns.values().collect(),
+            Some(c) => self.model.conns.get(&c).into_iter().collect(),
+            None => self.model.conns.values().collect(),
         };
         let first = conns
             .iter()
@@ -135,7 +135,7 @@ impl App {
     /// `g` / `G` in the frame list of a whole capture: the first / last row of the connection
     /// choice, brought back when it is not kept. False when the ordinary move does it.
     pub(super) fn far_end(&mut self, last: bool) -> bool {
-        if !self.pages() {
+        if !self.model.pages() {
             return false;
         }
         let Some((first, end)) = self.scope_ends() else {
@@ -145,7 +145,7 @@ impl App {
         if self.row(conn, seq).is_some() {
             return false;
         }
-        let held = self.reachable_from();
+        let held = self.model.reachable_from();
         if self.filter.is_empty() && (last || seq >= held) {
             self.reach(conn, seq);
         } else {
@@ -160,7 +160,7 @@ impl App {
     /// A move of the frame cursor from `before` that hit the window's edge: bring back the
     /// window around the edge row when the capture goes on beyond it.
     pub(super) fn past_edge(&mut self, delta: isize, before: usize) {
-        if !self.pages() || !self.pager_ready() || self.paging.loading.is_some() {
+        if !self.model.pages() || !self.model.pager_ready() || self.model.paging.loading.is_some() {
             return;
         }
         let Some((first, last)) = self.scope_ends() else {
@@ -174,11 +174,11 @@ impl App {
             return;
         };
         if let (true, Some(&(conn, seq))) = edge {
-            if self.paging.edge == Some((conn, seq, delta)) {
+            if self.model.paging.edge == Some((conn, seq, delta)) {
                 // The window around it had nothing beyond it.
                 return;
             }
-            self.paging.edge = Some((conn, seq, delta));
+            self.model.paging.edge = Some((conn, seq, delta));
             self.ask_window(conn, seq, delta);
         }
     }
@@ -188,7 +188,7 @@ impl App {
     /// on, the next / previous such row the filter shows, found by a search. False when there
     /// is none.
     pub(super) fn far_violation(&mut self, forward: bool) -> bool {
-        if !self.pages() {
+        if !self.model.pages() {
             return false;
         }
         let scope = self.selected_conn();
@@ -200,10 +200,11 @@ impl App {
         let edge = edge.map(|(_, s)| *s);
         let candidates = self
             .violations
+            .rows()
             .iter()
             .filter(|v| scope.is_none_or(|c| c == v.conn))
             .filter_map(|v| Some((v.conn, v.seq?)))
-            .filter(|(_, s)| *s >= self.reachable_from())
+            .filter(|(_, s)| *s >= self.model.reachable_from())
             .filter(|(c, s)| self.row(*c, *s).is_none());
         let found = if forward {
             candidates
@@ -232,17 +233,17 @@ impl App {
     /// Replace the kept rows by the window the pager brought back, and select its target (a
     /// search that found nothing leaves the rows as they are and says so).
     pub(super) fn load_window(&mut self, w: Window) {
-        if self.paging.loading.as_ref().map(|r| r.id) != Some(w.request.id) {
+        if self.model.paging.loading.as_ref().map(|r| r.id) != Some(w.request.id) {
             // An answer to a request since replaced.
             return;
         }
-        self.paging.loading = None;
+        self.model.paging.loading = None;
         let Some((conn, seq)) = w.select else {
             self.message = Some(super::search::no_match(&w.request));
             return;
         };
-        self.windowing = true;
-        for c in self.conns.values_mut() {
+        self.model.windowing = true;
+        for c in self.model.conns.values_mut() {
             c.clear_rows();
             c.evicted = 0;
         }
@@ -250,17 +251,17 @@ impl App {
         self.view_dangling = 0;
         self.follow = false;
         // Live rows go on arriving after the window, numbered on from the latest.
-        let next_seq = self.next_seq;
+        let next_seq = self.model.next_seq;
         for (conn, state) in w.base {
-            if let Some(c) = self.conns.get_mut(&conn) {
+            if let Some(c) = self.model.conns.get_mut(&conn) {
                 c.base_state = Some(state);
             }
         }
         for item in w.items {
             self.window_item(item);
         }
-        self.next_seq = next_seq;
-        self.windowing = false;
+        self.model.next_seq = next_seq;
+        self.model.windowing = false;
         self.rebuild_view();
         let Some(row) = self.row(conn, seq) else {
             self.message = Some(format!("frame #{} is not in the capture", seq + 1));
@@ -289,13 +290,13 @@ impl App {
     fn window_item(&mut self, item: Item) {
         let Item { place, link, event } = item;
         let (conn, ts) = (event.conn, event.ts);
-        if !self.conns.contains_key(&conn) {
+        if !self.model.conns.contains_key(&conn) {
             return;
         }
         if let Place::Row(s) = place {
-            self.next_seq = s;
+            self.model.next_seq = s;
         }
-        let (max_raw, max_body) = (self.opts.max_raw_per_frame, self.opts.max_body);
+        let (max_raw, max_body) = (self.model.opts.max_raw_per_frame, self.model.opts.max_body);
         match event.kind {
             EventKind::Header {
                 dir,
@@ -320,7 +321,7 @@ impl App {
             },
             EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
             EventKind::State(snapshot) => {
-                if let Some(c) = self.conns.get_mut(&conn) {
+                if let Some(c) = self.model.conns.get_mut(&conn) {
                     c.attach_state(snapshot);
                 }
             }

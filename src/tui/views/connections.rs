@@ -48,8 +48,8 @@ fn row_text(c: [&str; 8], addr_w: usize) -> String {
 fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
     let focused = app.focus == Pane::Connections;
     let height = inner.height.saturating_sub(1) as usize;
-    let total = app.conns.len() + 1;
-    let start = app.conn_list.offset.min(total.saturating_sub(1));
+    let total = app.model.conns.len() + 1;
+    let start = app.conn_list.list().offset.min(total.saturating_sub(1));
     let addr_w = (inner.width as usize).saturating_sub(58).max(8);
     let mut lines = vec![(
         row_text(
@@ -73,12 +73,17 @@ fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
         let (text, style) = if i == 0 {
             all_row(app, addr_w)
         } else {
-            let Some(c) = app.conn_ids().get(i - 1).and_then(|id| app.conns.get(id)) else {
+            let Some(c) = app
+                .model
+                .conn_ids()
+                .get(i - 1)
+                .and_then(|id| app.model.conns.get(id))
+            else {
                 break;
             };
             conn_row(app, c, addr_w)
         };
-        let style = if i == app.conn_list.selected {
+        let style = if i == app.conn_list.list().selected {
             style.patch(selected_style(focused))
         } else {
             style
@@ -100,11 +105,16 @@ pub fn widest(app: &App, area: Rect) -> usize {
 
 /// Draw the connection list.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let live = app.conns.values().filter(|c| c.closed.is_none()).count();
+    let live = app
+        .model
+        .conns
+        .values()
+        .filter(|c| c.closed.is_none())
+        .count();
     let title = title(app, live);
     let block = pane_block(app, Pane::Connections, title).title_top(
         Line::styled(
-            format!(" {} ", app.opts.title),
+            format!(" {} ", app.model.opts.title),
             Style::new().fg(Color::DarkGray),
         )
         .right_aligned(),
@@ -130,15 +140,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 /// The pane's title: how many connections, how many open (and forgotten).
 fn title(app: &App, live: usize) -> Line<'static> {
     Line::from(vec![Span::styled(
-        if app.conns_forgotten > 0 {
+        if app.model.conns_forgotten > 0 {
             format!(
                 " Connections {} ({} open, {} older closed ones forgotten) ",
-                app.conns.len(),
+                app.model.conns.len(),
                 live,
-                app.conns_forgotten
+                app.model.conns_forgotten
             )
         } else {
-            format!(" Connections {} ({} open) ", app.conns.len(), live)
+            format!(" Connections {} ({} open) ", app.model.conns.len(), live)
         },
         Style::new().add_modifier(Modifier::BOLD),
     )])
@@ -146,7 +156,7 @@ fn title(app: &App, live: usize) -> Line<'static> {
 
 /// The first row: every connection's totals.
 fn all_row(app: &App, addr_w: usize) -> (String, Style) {
-    let sum = |g: &dyn Fn(&Conn) -> u64| app.conns.values().map(g).sum::<u64>();
+    let sum = |g: &dyn Fn(&Conn) -> u64| app.model.conns.values().map(g).sum::<u64>();
     let v = sum(&|c| c.violations);
     (
         row_text(
@@ -179,7 +189,7 @@ fn conn_row(app: &App, c: &Conn, addr_w: usize) -> (String, Style) {
     let end = if c.closed.is_some() {
         c.last_ts
     } else {
-        app.now.max(c.last_ts)
+        app.model.now.max(c.last_ts)
     };
     let state = if c.closed.is_some() && c.state == "-" {
         "closed".to_string()

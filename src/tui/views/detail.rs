@@ -346,7 +346,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let hex_w = hex_area.width;
     let mut block = pane_block(app, Pane::Detail, title);
     let inner = block.inner(tree_area);
-    let nodes = tree_nodes(row, &app.toggled);
+    let nodes = tree_nodes(row, app.detail.toggled());
     let h = inner.height as usize;
     let list = shown_list(app, &nodes, h);
     let texts = node_texts(&nodes, &list, h);
@@ -409,7 +409,7 @@ pub fn tree_width(app: &App, area: Rect) -> usize {
 
 /// The tree's cursor as drawn in `h` lines: the selected node within the nodes, and shown.
 fn shown_list(app: &App, nodes: &[Node], h: usize) -> ListState {
-    let mut list = app.detail_list;
+    let mut list = app.detail.list();
     if !nodes.is_empty() {
         list.selected = list.selected.min(nodes.len() - 1);
         if list.selected >= list.offset + h.max(1) {
@@ -425,7 +425,7 @@ pub fn widest(app: &App, area: Rect) -> usize {
         return 0;
     };
     let inner = Block::bordered().inner(split(area, app.zoom).0);
-    let nodes = tree_nodes(row, &app.toggled);
+    let nodes = tree_nodes(row, app.detail.toggled());
     let h = inner.height as usize;
     let list = shown_list(app, &nodes, h);
     node_texts(&nodes, &list, h)
@@ -547,7 +547,7 @@ fn render_hex(
     let hh = hex_inner.height as usize;
     let first = match hl.iter().map(|r| r.start).min() {
         Some(s) => (s / per).saturating_sub(1),
-        None => app.hex_scroll,
+        None => app.detail.hex_scroll(),
     }
     .min(total_lines.saturating_sub(hh));
     f.render_widget(

@@ -14,11 +14,12 @@ use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
 
 /// What `g` at the top of a live list that dropped older frames says: how to reach them.
 pub fn older_hint(app: &App) -> Option<String> {
-    if app.pages() || app.evicted_in_scope() == 0 {
+    if app.model.pages() || app.evicted_in_scope() == 0 {
         return None;
     }
     let n = count(app.evicted_in_scope());
     let file = app
+        .model
         .opts
         .captures
         .first()
@@ -34,7 +35,7 @@ pub fn older_hint(app: &App) -> Option<String> {
 /// view reaches them instead (`window_note`).
 fn dropped_note(app: &App, evicted: u64) -> String {
     let n = count(evicted);
-    match app.opts.captures.as_slice() {
+    match app.model.opts.captures.as_slice() {
         [] => {
             format!(" {n} older frames dropped from view (no capture written; --jsonl keeps all) ")
         }
@@ -43,7 +44,7 @@ fn dropped_note(app: &App, evicted: u64) -> String {
                 .iter()
                 .map(|f| crate::base::escape::escape(f).into_owned())
                 .collect();
-            let what = if app.opts.filter.is_empty() {
+            let what = if app.model.opts.filter.is_empty() {
                 "all"
             } else {
                 "those --filter passes"
@@ -166,8 +167,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let mut lines = Vec::with_capacity(h);
     let start = app.frame_list.offset.min(app.view.len());
     let origin = match app.selected_conn() {
-        Some(c) => app.conns.get(&c).map(|c| c.first_ts),
-        None => app.conns.values().map(|c| c.first_ts).min(),
+        Some(c) => app.model.conns.get(&c).map(|c| c.first_ts),
+        None => app.model.conns.values().map(|c| c.first_ts).min(),
     }
     .unwrap_or_default();
     let mut prev = start
@@ -213,18 +214,18 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 /// In a file replay or a spooled live view whose whole session is not in memory: which of
 /// its rows are, or (the spool ring having removed its oldest part) which are gone.
 fn window_note(app: &App) -> Option<String> {
-    if !app.pages() {
+    if !app.model.pages() {
         return None;
     }
     let total: u64 = match app.selected_conn() {
-        Some(c) => app.conns.get(&c).map_or(0, |c| c.total_rows),
-        None => app.conns.values().map(|c| c.total_rows).sum(),
+        Some(c) => app.model.conns.get(&c).map_or(0, |c| c.total_rows),
+        None => app.model.conns.values().map(|c| c.total_rows).sum(),
     };
     let kept = app.rows_in_scope() as u64;
     if kept >= total {
         return None;
     }
-    let gone = app.reachable_from();
+    let gone = app.model.reachable_from();
     if gone > 0 {
         return Some(format!(
             " the session's first {} frames are gone from the spool: g G n N > < Enter reach #{} on ",
@@ -232,7 +233,7 @@ fn window_note(app: &App) -> Option<String> {
             count(gone + 1)
         ));
     }
-    let loading = if app.paging.loading.is_some() {
+    let loading = if app.model.paging.loading.is_some() {
         " (loading)"
     } else {
         ""

@@ -124,7 +124,7 @@ fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
         if i == health.list.selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push((row_text(e, app.now), style));
+        lines.push((row_text(e, app.model.now), style));
     }
     lines
 }
@@ -164,7 +164,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if detail_area.height > 0
         && let Some(e) = health.selected()
     {
-        let text = detail_lines(&e.diagnosis, app.now);
+        let text = detail_lines(&e.diagnosis, app.model.now);
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), detail_area);
     }
 }

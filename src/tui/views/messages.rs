@@ -405,7 +405,7 @@ fn search_line(f: &mut Frame, at: Rect, text: &str) {
 
 /// Draw the view.
 pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
-    let r = area(app.size);
+    let r = area(app.model.size);
     f.render_widget(Clear, r);
     let list = entries(app, view);
     let at = selected_index(view, &list);

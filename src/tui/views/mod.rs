@@ -78,7 +78,7 @@ pub fn layout(app: &App, size: (u16, u16)) -> Areas {
         }
         return a;
     }
-    let wanted = app.conns.len() as u16 + 1 + 3;
+    let wanted = app.model.conns.len() as u16 + 1 + 3;
     let conns_h = wanted.clamp(4, (rest * 3 / 10).max(4)).min(rest);
     let remaining = rest - conns_h;
     let bottom_h = remaining / 2;
@@ -274,7 +274,7 @@ pub fn shift_hint(from: usize, widest: usize, width: usize) -> Option<Line<'stat
 
 /// How wide the widest line `pane` shows now is (its sideways scrolling stops there).
 pub fn widest(app: &App, pane: Pane) -> usize {
-    let areas = layout(app, app.size);
+    let areas = layout(app, app.model.size);
     let rect = areas.rect(pane);
     match pane {
         Pane::Connections => connections::widest(app, rect),
@@ -289,7 +289,7 @@ pub fn widest(app: &App, pane: Pane) -> usize {
 /// The width of the text inside `pane`'s rectangle as drawn (the detail tree's beside the hex
 /// dump, the state pane's beside its sparklines).
 pub fn text_width(app: &App, pane: Pane) -> usize {
-    let rect = layout(app, app.size).rect(pane);
+    let rect = layout(app, app.model.size).rect(pane);
     match pane {
         Pane::Detail => detail::tree_width(app, rect),
         Pane::State => state::text_width(rect),
@@ -422,22 +422,22 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
                     + app
                         .marked_conns
                         .iter()
-                        .filter_map(|c| app.conns.get(c))
+                        .filter_map(|c| app.model.conns.get(c))
                         .map(|c| c.rows.len())
                         .sum::<usize>()
             ),
             Style::new().fg(Color::Magenta),
         ));
     }
-    if app.skimmed.frames > 0 || app.skimmed.bytes > 0 {
+    if app.model.skimmed.frames > 0 || app.model.skimmed.bytes > 0 {
         spans.push(Span::styled(
             skim_notice(app),
             Style::new().fg(Color::Black).bg(Color::Red),
         ));
     }
-    if app.dropped > 0 {
+    if app.model.dropped > 0 {
         spans.push(Span::styled(
-            format!(" {} events dropped from view", count(app.dropped)),
+            format!(" {} events dropped from view", count(app.model.dropped)),
             Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
@@ -446,7 +446,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     }
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" {m}"), Style::new().fg(Color::Cyan)));
-    } else if app.feed_ended {
+    } else if app.model.feed_ended {
         spans.push(Span::styled(
             " end of feed",
             Style::new().fg(Color::DarkGray),
@@ -463,8 +463,8 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
 /// The view skimmed: how much, and how to get everything decoded (`--jsonl` makes the
 /// inspection lossless). `skimming` while the latest skim is under 2 s old, else `skimmed`.
 fn skim_notice(app: &App) -> String {
-    let k = &app.skimmed;
-    let now = app.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.feed_ended;
+    let k = &app.model.skimmed;
+    let now = app.model.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.model.feed_ended;
     format!(
         " {} {} frames ({}B): --jsonl FILE keeps all ",
         if now { "SKIMMING" } else { "SKIMMED" },
@@ -476,8 +476,8 @@ fn skim_notice(app: &App) -> String {
 /// While the first pass of a file replay reads it: ` reading [#####.....] 42%`.
 fn progress_bar(app: &App) -> Option<String> {
     const WIDTH: usize = 20;
-    let (read, total) = app.paging.progress?;
-    if app.feed_ended || !app.opts.whole_capture {
+    let (read, total) = app.model.paging.progress?;
+    if app.model.feed_ended || !app.model.opts.whole_capture {
         return None;
     }
     let pct = crate::tui::window::percent(read, total) as usize;

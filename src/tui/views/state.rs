@@ -90,7 +90,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let h = inner.height as usize;
-    let mut list = app.state_list;
+    let mut list = app.state.list();
     list.selected = list.selected.min(items.len() - 1);
     if list.selected >= list.offset + h.max(1) {
         list.offset = list.selected + 1 - h.max(1);

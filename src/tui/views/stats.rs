@@ -29,7 +29,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, (scroll, column): (usize, u1
     };
     let title = format!(
         " Statistics{} (S or Esc closes; arrows, PgUp/PgDn, g/G scroll) ",
-        if app.feed_ended { "" } else { ", so far" }
+        if app.model.feed_ended { "" } else { ", so far" }
     );
     f.render_widget(Clear, area);
     f.render_widget(

@@ -69,6 +69,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, follow: &Follow, list: &List
         format!(" Following {}: reading the capture... ", follow.title())
     } else {
         let cut = app
+            .model
             .paging
             .following
             .as_ref()

@@ -57,9 +57,14 @@ fn line_text(v: &ViolationRow, message_first: bool) -> String {
 fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
     let focused = app.focus == Pane::Violations;
     let h = inner.height.saturating_sub(1) as usize;
-    let start = app.violation_list.offset.min(app.violations.len());
+    let start = app
+        .violations
+        .list()
+        .offset
+        .min(app.violations.rows().len());
     let message_first = app
         .violations
+        .rows()
         .iter()
         .skip(start)
         .take(h)
@@ -70,13 +75,13 @@ fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
             .fg(Color::DarkGray)
             .add_modifier(Modifier::BOLD),
     )];
-    for (i, v) in app.violations.iter().enumerate().skip(start).take(h) {
+    for (i, v) in app.violations.rows().iter().enumerate().skip(start).take(h) {
         let mut style = match v.violation.severity {
             Severity::Error => Style::new().fg(Color::Red),
             Severity::Warning => Style::new().fg(Color::Yellow),
             Severity::Info => Style::new(),
         };
-        if i == app.violation_list.selected {
+        if i == app.violations.list().selected {
             style = style.patch(selected_style(focused));
         }
         lines.push((line_text(v, message_first), style));
@@ -97,14 +102,14 @@ pub fn widest(app: &App, area: Rect) -> usize {
 /// Draw the violations pane.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let mut title = vec![Span::styled(
-        format!(" Violations {} ", count(app.violations.len() as u64)),
+        format!(" Violations {} ", count(app.violations.rows().len() as u64)),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    if app.violations_evicted > 0 {
+    if app.violations.evicted() > 0 {
         title.push(Span::styled(
             format!(
                 "({} older dropped from view) ",
-                count(app.violations_evicted)
+                count(app.violations.evicted())
             ),
             Style::new().fg(Color::Yellow),
         ));
@@ -129,7 +134,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         window,
     );
     f.render_widget(block, area);
-    if app.violations.is_empty() {
+    if app.violations.rows().is_empty() {
         lines.push(Line::styled(
             "no violations",
             Style::new().fg(Color::DarkGray),
