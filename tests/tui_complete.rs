@@ -95,7 +95,7 @@ fn tab_completes_keys_and_the_link_names_of_the_session_cycling_through_them() {
     assert_eq!(line(&app), "name:attach|flow");
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.filter.source, "name:attach|flow");
-    assert!(!app.view.is_empty());
+    assert!(!app.frames().view().is_empty());
 }
 
 #[test]

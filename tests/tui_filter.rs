@@ -8,7 +8,8 @@ use crossterm::event::KeyCode;
 use tui_support::*;
 
 fn names(app: &App) -> Vec<String> {
-    app.view
+    app.frames()
+        .view()
         .iter()
         .filter_map(|(c, s)| app.row(*c, *s))
         .map(|r| format!("{} {}", r.name, r.summary))
@@ -66,8 +67,8 @@ fn the_filter_given_on_the_command_line_is_the_one_the_list_starts_with() {
     for e in conversation(1, 0, &amqp10_chunks(), true) {
         app.handle(e);
     }
-    assert_eq!(app.view.len(), 2, "{:?}", names(&app));
+    assert_eq!(app.frames().view().len(), 2, "{:?}", names(&app));
     // Esc clears it as any filter.
     press(&mut app, KeyCode::Esc);
-    assert!(app.view.len() > 2);
+    assert!(app.frames().view().len() > 2);
 }

@@ -36,7 +36,8 @@ fn app() -> App {
 }
 
 fn names(app: &App) -> Vec<String> {
-    app.view
+    app.frames()
+        .view()
         .iter()
         .map(|(c, s)| app.row(*c, *s).unwrap().name.clone())
         .collect()

@@ -148,7 +148,7 @@ fn enter_on_a_diagnosis_selects_its_evidence_frame_in_the_frame_list() {
         (1, Some(evidence.dir), evidence.offset)
     );
     assert_eq!(row.dir, Some(Dir::S2C), "the broker's attach armed it");
-    assert!(!app.follow);
+    assert!(!app.frames().follows());
 }
 
 #[test]

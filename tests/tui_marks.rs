@@ -18,7 +18,8 @@ use tui_support::*;
 
 /// The index in the frame list of the row named `name` whose summary contains `with`.
 fn find(app: &App, name: &str, with: &str) -> usize {
-    app.view
+    app.frames()
+        .view()
         .iter()
         .position(|(c, s)| {
             app.row(*c, *s)
@@ -94,14 +95,14 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
     let mut events = conversation(1, 0, &amqp10_chunks(), true);
     events.extend(conversation(2, 100, &amqp10_chunks(), true));
     let mut app = app_with(events, 120, 40);
-    let all = app.view.len();
+    let all = app.frames().view().len();
     let t1 = find(&app, "transfer", "delivery-id=1");
     select(&mut app, t1);
     press(&mut app, KeyCode::Char('m'));
     let flow = find(&app, "flow", "");
     select(&mut app, flow);
     press(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.marks.len(), 2);
+    assert_eq!(app.frames().marks().len(), 2);
     let s = dump(&app);
     assert!(
         s.lines()
@@ -109,7 +110,7 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
         "{s}"
     );
     press(&mut app, KeyCode::Char('M'));
-    assert_eq!(app.view.len(), 2, "{}", dump(&app));
+    assert_eq!(app.frames().view().len(), 2, "{}", dump(&app));
     assert!(dump(&app).contains("marked only"), "{}", dump(&app));
     // The title counts the rows listed, not all of them.
     assert!(
@@ -120,7 +121,7 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
     // m again unmarks.
     press(&mut app, KeyCode::Char('g'));
     press(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.view.len(), 1);
+    assert_eq!(app.frames().view().len(), 1);
     // A connection marked in the connection list marks all its rows.
     app.handle(AppEvent::Key(crossterm::event::KeyEvent::new(
         KeyCode::Char('c'),
@@ -130,11 +131,11 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Char('m'));
-    assert!(app.marked_conns.contains(&2));
+    assert!(app.frames().marked_conns().contains(&2));
     press(&mut app, KeyCode::Char('a'));
-    assert_eq!(app.view.len(), 1 + all / 2, "{}", dump(&app));
+    assert_eq!(app.frames().view().len(), 1 + all / 2, "{}", dump(&app));
     press(&mut app, KeyCode::Char('M'));
-    assert_eq!(app.view.len(), all);
+    assert_eq!(app.frames().view().len(), all);
 }
 
 #[test]

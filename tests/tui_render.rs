@@ -168,7 +168,7 @@ fn selecting_a_connection_lists_only_its_frames_and_the_hex_of_a_header() {
         s[17],
         "│  protocol: \"amqp-1.0\"                 ││                                     │"
     );
-    assert!(!app.follow, "g stops following");
+    assert!(!app.frames().follows(), "g stops following");
     assert!(s[23].starts_with(" PAUSED F:follow "), "{}", s[23]);
 }
 

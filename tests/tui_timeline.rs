@@ -38,7 +38,8 @@ fn replayed(name: &str) -> App {
 
 fn select(app: &mut App, name: &str, with: &str) {
     let i = app
-        .view
+        .frames()
+        .view()
         .iter()
         .position(|(c, s)| {
             app.row(*c, *s)

@@ -221,7 +221,9 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         let state = app.model().conns[&conn]
             .state_after(seq)
             .map(|s| (**s).clone());
-        let truth = full.model().conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let truth = full.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
         assert_eq!(state, truth, "state as of row {seq}");
         states.insert(format!("{:?}", truth.map(|s| s.detail)));
         seen += 1;
@@ -235,7 +237,7 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
             "stuck at row {before}: {:?} {:?} {}",
             app.message,
             app.model().paging,
-            app.view.len()
+            app.frames().view().len()
         );
     }
     assert_eq!(seen as u64, full.model().conns[&1].total_rows);
@@ -250,7 +252,9 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         let state = app.model().conns[&conn]
             .state_after(seq)
             .map(|s| (**s).clone());
-        let truth = full.model().conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let truth = full.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
         assert_eq!(state, truth, "state as of row {seq}");
     }
 }
@@ -284,7 +288,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     let mut full = first_pass(&path, options(1_000_000));
     choose_conn(&mut full, 1);
     set_filter(&mut full, "name:begin");
-    let want: Vec<u64> = full.view.iter().map(|(_, s)| *s).collect();
+    let want: Vec<u64> = full.frames().view().iter().map(|(_, s)| *s).collect();
     assert!(want.len() > 25, "{} matches", want.len());
 
     let mut app = first_pass(&path, options(100));
@@ -292,9 +296,9 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     choose_conn(&mut app, 1);
     set_filter(&mut app, "name:begin");
     assert!(
-        app.view.len() < 3,
+        app.frames().view().len() < 3,
         "the ring holds few matches: {}",
-        app.view.len()
+        app.frames().view().len()
     );
     key(&mut app, &pager, KeyCode::Char('g'));
     let mut seen = vec![selected(&app).1];

@@ -15,7 +15,7 @@ impl App {
         let h = self.page(Pane::Connections);
         self.conn_list.clamp(&self.model, h);
         let h = self.page(Pane::Frames);
-        self.frame_list.clamp(self.view.len(), h);
+        self.frames.clamp(h);
         let h = self.page(Pane::Violations);
         self.violations.clamp(h);
         let h = self.page(Pane::Detail);
@@ -47,7 +47,7 @@ impl App {
     fn list_len(&self, p: Pane) -> usize {
         match p {
             Pane::Connections => self.model.conns.len() + 1,
-            Pane::Frames => self.view.len(),
+            Pane::Frames => self.frames.view().len(),
             Pane::Detail => self.detail.len(self.selected_row()),
             Pane::State => super::components::state_pane::StatePane::len(self.state_snapshot()),
             Pane::Violations => self.violations.rows().len(),
@@ -59,7 +59,7 @@ impl App {
     fn list_of(&self, p: Pane) -> ListState {
         match p {
             Pane::Connections => self.conn_list.list(),
-            Pane::Frames => self.frame_list,
+            Pane::Frames => self.frames.list(),
             Pane::Detail => self.detail.list(),
             Pane::State => self.state.list(),
             Pane::Violations => self.violations.list(),
@@ -101,16 +101,15 @@ impl App {
     /// The frame cursor moved by `delta` in a pane of `h` rows: past the window's edge, the
     /// capture is asked for more; moving up stops following; another frame resets the detail.
     fn move_frames_by(&mut self, delta: isize, h: usize) {
-        let before = self.frame_list.selected;
-        let len = self.view.len();
-        self.frame_list.move_by(delta, len, h);
-        if self.frame_list.selected == before {
+        let before = self.frames.list().selected;
+        self.frames.move_by(delta, h);
+        if self.frames.list().selected == before {
             self.past_edge(delta, before);
         }
         if delta < 0 {
-            self.follow = false;
+            self.frames.set_follow(false);
         }
-        if self.frame_list.selected != before {
+        if self.frames.list().selected != before {
             self.detail.reset();
         }
     }
@@ -250,11 +249,13 @@ impl App {
             Action::NextMatch | Action::PrevMatch => self.next_match(a == Action::NextMatch),
             Action::HexUp => self.detail.scroll_hex(false),
             Action::HexDown => self.detail.scroll_hex(true),
-            Action::Mark => self.toggle_mark(),
-            Action::MarkedOnly => self.toggle_marked_only(),
+            Action::Mark if self.focus == Pane::Connections => self.mark_conn(),
+            Action::Mark | Action::MarkedOnly | Action::CycleTime => {
+                let outcome = self.frames.handle_key(a);
+                self.carry_out(outcome);
+            }
             Action::CopyHex => self.copy_selected(false),
             Action::CopyJson => self.copy_selected(true),
-            Action::CycleTime => self.cycle_time(),
             Action::Timeline => self.open_timeline(),
             Action::Stats => {
                 self.overlay = Overlay::Stats {
@@ -325,11 +326,12 @@ impl App {
             }
             Action::FilterCancel => self.overlay = Overlay::None,
             Action::OpenExport => {
-                let scope = if self.marks.is_empty() && self.marked_conns.is_empty() {
-                    ExportScope::Shown
-                } else {
-                    ExportScope::Marked
-                };
+                let scope =
+                    if self.frames.marks().is_empty() && self.frames.marked_conns().is_empty() {
+                        ExportScope::Shown
+                    } else {
+                        ExportScope::Marked
+                    };
                 self.overlay = Overlay::Export {
                     text: TextLine::new("amqpeek-export.pcapng"),
                     scope,
@@ -376,14 +378,12 @@ impl App {
             Action::End => {
                 self.move_in(self.focus, isize::MAX / 2);
                 if self.focus == Pane::Frames {
-                    self.follow = true;
+                    self.frames.set_follow(true);
                 }
             }
             Action::Follow => {
-                self.follow = true;
-                self.frame_list.selected = self.view.len().saturating_sub(1);
                 let h = self.page(Pane::Frames);
-                self.frame_list.clamp(self.view.len(), h);
+                self.frames.tail(h);
             }
             Action::Scroll { x, y, down } => {
                 if let Some(p) = self.pane_at(x, y) {
@@ -452,8 +452,8 @@ impl App {
             return;
         }
         self.move_in(p, target as isize - list.selected as isize);
-        if p == Pane::Frames && target + 1 < self.view.len() {
-            self.follow = false;
+        if p == Pane::Frames && target + 1 < self.frames.view().len() {
+            self.frames.set_follow(false);
         }
     }
 
@@ -508,6 +508,22 @@ impl App {
         self.carry_out(outcome);
     }
 
+    /// `m` in the connection list: mark or unmark the selected connection.
+    fn mark_conn(&mut self) {
+        let Some(c) = self.selected_conn() else {
+            self.message = Some("select a connection to mark it (not \"all\")".into());
+            return;
+        };
+        let on = self.frames.toggle_conn_mark(c);
+        self.message = Some(format!(
+            "connection {c} {}",
+            if on { "marked" } else { "unmarked" }
+        ));
+        if self.frames.marked_only() {
+            self.rebuild_view();
+        }
+    }
+
     /// Do what a component's key asks of the others.
     fn carry_out(&mut self, outcome: Outcome) {
         match outcome {
@@ -516,10 +532,21 @@ impl App {
             Outcome::Reach(conn, seq) => self.reach(conn, seq),
             Outcome::Select(conn, seq) => self.select_frame(conn, seq),
             Outcome::FullText => self.open_full_text(),
+            Outcome::Rebuild(m) => {
+                self.rebuild_view();
+                match m {
+                    Some(m) => self.message = Some(m),
+                    None if self.frames.marked_only() && self.frames.view().is_empty() => {
+                        self.message =
+                            Some("nothing marked yet: m marks a frame or a connection".into())
+                    }
+                    None => {}
+                }
+            }
             Outcome::Filter(f) => match Filter::parse(&f) {
                 Ok(filter) => {
                     self.filter = filter;
-                    self.follow = false;
+                    self.frames.set_follow(false);
                     self.rebuild_view();
                     self.message = Some(format!("filter: {f}"));
                     self.focus(Pane::Frames);
@@ -536,20 +563,17 @@ impl App {
             let h = self.page(Pane::Connections);
             self.conn_list.choose(&self.model, conn, h);
         }
-        self.follow = false;
+        self.frames.set_follow(false);
         self.rebuild_view();
-        if !self.view.contains(&(conn, seq)) {
+        if self.frames.position((conn, seq)).is_none() {
             self.filter = Filter::default();
-            self.marked_only = false;
+            self.frames.set_marked_only(false);
             self.rebuild_view();
             self.message = Some("filter cleared to show the frame".into());
         }
-        if let Some(i) = self.view.iter().position(|e| *e == (conn, seq)) {
-            self.frame_list.selected = i;
-            // Centre the frame.
+        if let Some(i) = self.frames.position((conn, seq)) {
             let h = self.page(Pane::Frames);
-            self.frame_list.offset = i.saturating_sub(h / 2);
-            self.frame_list.clamp(self.view.len(), h);
+            self.frames.select_centred(i, h);
             self.detail.reset();
             self.focus(Pane::Frames);
         }
@@ -557,24 +581,24 @@ impl App {
 
     /// `n` / `N`: the next / previous frame in the list with a violation.
     fn jump_violation_frame(&mut self, forward: bool) {
-        let cur = self.frame_list.selected;
+        let cur = self.frames.list().selected;
         let has = |app: &App, i: usize| {
-            app.view
+            app.frames
+                .view()
                 .get(i)
                 .and_then(|(c, s)| app.row(*c, *s))
                 .is_some_and(|r| !r.violations.is_empty())
         };
         let found = if forward {
-            (cur + 1..self.view.len()).find(|i| has(self, *i))
+            (cur + 1..self.frames.view().len()).find(|i| has(self, *i))
         } else {
             (0..cur).rev().find(|i| has(self, *i))
         };
         match found {
             Some(i) => {
-                self.follow = false;
-                self.frame_list.selected = i;
+                self.frames.set_follow(false);
                 let h = self.page(Pane::Frames);
-                self.frame_list.clamp(self.view.len(), h);
+                self.frames.select(i, h);
                 self.detail.reset_cursor();
                 self.focus(Pane::Frames);
             }

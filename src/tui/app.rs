@@ -6,7 +6,7 @@
 //! no clock, no channel here: time arrives as [`AppEvent::Tick`] and in event timestamps, so
 //! the same events always give the same screen (tests rely on it).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -346,13 +346,8 @@ pub struct App {
     pub overlay: Overlay,
     /// The connection list.
     pub(super) conn_list: super::components::conn_list::ConnList,
-    /// The frame list: (conn, seq) of the rows passing the connection choice and the filter.
-    pub view: VecDeque<(ConnId, u64)>,
-    pub(super) view_dangling: usize,
-    /// Frame list cursor.
-    pub frame_list: ListState,
-    /// Frame list tails new frames.
-    pub follow: bool,
+    /// The frame list.
+    pub(super) frames: super::components::frame_list::FrameList,
     /// The applied filter.
     pub filter: Filter,
     /// The filters applied before, for Up and Down in the filter line.
@@ -369,16 +364,8 @@ pub struct App {
     pub message: Option<String>,
     /// The user asked to quit.
     pub quit: bool,
-    /// Marked frames (`m`).
-    pub marks: HashSet<(ConnId, u64)>,
-    /// Marked connections (`m` in the connection list): all their frames count as marked.
-    pub marked_conns: HashSet<ConnId>,
-    /// The frame list shows only marked frames (`M`).
-    pub marked_only: bool,
     /// What the owner of the app is asked to do (drained by the event loop).
     pub effects: Vec<Effect>,
-    /// The frame list's time column.
-    pub time_mode: TimeMode,
     /// Columns each pane is scrolled sideways (Left/Right; none when absent).
     pub hscroll: std::collections::HashMap<Pane, usize>,
 }
@@ -395,10 +382,7 @@ impl App {
             zoom: false,
             overlay: Overlay::None,
             conn_list: Default::default(),
-            view: VecDeque::new(),
-            view_dangling: 0,
-            frame_list: ListState::default(),
-            follow,
+            frames: super::components::frame_list::FrameList::new(follow),
             filter,
             filter_history: Default::default(),
             detail: Default::default(),
@@ -407,11 +391,7 @@ impl App {
             health: Default::default(),
             message: None,
             quit: false,
-            marks: HashSet::new(),
-            marked_conns: HashSet::new(),
-            marked_only: false,
             effects: Vec::new(),
-            time_mode: TimeMode::Absolute,
             hscroll: Default::default(),
         }
     }
@@ -475,7 +455,7 @@ impl App {
 
     /// The (connection, row number) of the selected frame-list row.
     pub fn selected_entry(&self) -> Option<(ConnId, u64)> {
-        self.view.get(self.frame_list.selected).copied()
+        self.frames.selected()
     }
 
     /// Rows in scope of the connection choice (before the filter).
@@ -588,6 +568,21 @@ impl App {
     pub(super) fn state_conn_id(&self) -> Option<ConnId> {
         self.selected_conn()
             .or_else(|| self.selected_row().map(|r| r.conn))
+    }
+
+    /// The frame list.
+    pub fn frames(&self) -> &super::components::frame_list::FrameList {
+        &self.frames
+    }
+
+    /// Mark the row `seq` of `conn` (as `m` on it does).
+    pub fn mark(&mut self, conn: ConnId, seq: u64) {
+        self.frames.mark(conn, seq);
+    }
+
+    /// Forget every mark of a frame.
+    pub fn clear_marks(&mut self) {
+        self.frames.clear_marks();
     }
 
     /// The connection list.

@@ -35,13 +35,13 @@ fn chosen(app: &App, scope: ExportScope) -> BTreeMap<ConnId, Vec<u64>> {
     match scope {
         ExportScope::Marked => {
             for c in app.model.conns.values() {
-                for r in c.rows.iter().filter(|r| app.is_marked(c.id, r.seq)) {
+                for r in c.rows.iter().filter(|r| app.frames.is_marked(c.id, r.seq)) {
                     out.entry(c.id).or_default().push(r.seq);
                 }
             }
         }
         ExportScope::Shown => {
-            for (c, s) in &app.view {
+            for (c, s) in app.frames.view() {
                 out.entry(*c).or_default().push(*s);
             }
         }

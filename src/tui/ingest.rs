@@ -114,7 +114,7 @@ impl App {
         let conn = row.conn;
         let seq = row.seq;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
-        let visible = in_scope && self.shows(&row);
+        let visible = in_scope && self.frames.shows(&row, &self.filter);
         let windowing = self.model.windowing;
         let Some(c) = self.model.conns.get_mut(&conn) else {
             return;
@@ -127,15 +127,10 @@ impl App {
         }
         c.raw_bytes += row.held_bytes();
         c.rows.push_back(row);
-        if visible {
-            self.view.push_back((conn, seq));
-        }
+        self.frames.append((conn, seq), visible);
         self.evict(conn);
-        if self.follow {
-            self.frame_list.selected = self.view.len().saturating_sub(1);
-        }
         let h = self.page(Pane::Frames);
-        self.frame_list.clamp(self.view.len(), h);
+        self.frames.settle(h);
     }
 
     /// Drop `conn`'s oldest rows beyond the frame and byte bounds, and their list entries.
@@ -154,39 +149,15 @@ impl App {
                 // The state pane of the rows kept before the next state shows this one.
                 c.base_state = Some(state.clone());
             }
-            if !in_scope {
-                continue;
-            }
-            if self.view.front() == Some(&(conn, old.seq)) {
-                // The usual case: the oldest listed row goes; the cursor stays on its row.
-                self.view.pop_front();
-                self.frame_list.selected = self.frame_list.selected.saturating_sub(1);
-                self.frame_list.offset = self.frame_list.offset.saturating_sub(1);
-            } else if old.matches(&self.filter) {
-                self.view_dangling += 1;
+            if in_scope {
+                let filter = &self.filter;
+                self.frames.dropped((conn, old.seq), || old.matches(filter));
             }
         }
-        if self.view_dangling > 256 || self.view_dangling * 8 > self.view.len() {
-            self.compact_view();
+        if self.frames.needs_compact() {
+            let h = self.page(Pane::Frames);
+            self.frames.compact(&self.model, h);
         }
-    }
-
-    /// Drop view entries whose rows were evicted, keeping the cursor on its row.
-    pub(super) fn compact_view(&mut self) {
-        let sel = self.view.get(self.frame_list.selected).copied();
-        let conns = &self.model.conns;
-        self.view
-            .retain(|(c, s)| conns.get(c).is_some_and(|c| c.row(*s).is_some()));
-        self.view_dangling = 0;
-        self.frame_list.selected = match sel {
-            Some((_, s)) => self.view.partition_point(|(_, x)| *x < s),
-            None => 0,
-        };
-        if self.follow {
-            self.frame_list.selected = self.view.len().saturating_sub(1);
-        }
-        let h = self.page(Pane::Frames);
-        self.frame_list.clamp(self.view.len(), h);
     }
 
     pub(super) fn violation(&mut self, conn: ConnId, ts: Timestamp, v: Violation, place: Place) {
@@ -294,42 +265,14 @@ impl App {
         c.pending_raw = keep;
         self.evict(conn);
         let h = self.page(Pane::Frames);
-        self.frame_list.clamp(self.view.len(), h);
+        self.frames.clamp(h);
     }
 
     /// Recompute the frame list from the connection choice and the filter, keeping the
     /// cursor on the same row when it is still listed.
     pub fn rebuild_view(&mut self) {
-        let sel = self.view.get(self.frame_list.selected).copied();
         let scope = self.selected_conn();
-        let mut view = Vec::new();
-        for c in self.model.conns.values() {
-            if scope.is_some_and(|s| s != c.id) {
-                continue;
-            }
-            for r in &c.rows {
-                if self.shows(r) {
-                    view.push((c.id, r.seq));
-                }
-            }
-        }
-        if scope.is_none() {
-            view.sort_unstable_by_key(|(_, s)| *s);
-        }
-        self.view = view.into();
-        self.view_dangling = 0;
-        self.frame_list.selected = if self.follow {
-            self.view.len().saturating_sub(1)
-        } else {
-            match sel {
-                Some((_, s)) => self
-                    .view
-                    .partition_point(|(_, x)| *x < s)
-                    .min(self.view.len().saturating_sub(1)),
-                None => 0,
-            }
-        };
         let h = self.page(Pane::Frames);
-        self.frame_list.clamp(self.view.len(), h);
+        self.frames.rebuild(&self.model, scope, &self.filter, h);
     }
 }

@@ -66,7 +66,6 @@ mod ingest;
 pub mod input;
 pub mod line;
 mod live_window;
-mod marks;
 pub mod messages;
 pub mod model;
 mod search;

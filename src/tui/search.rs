@@ -17,22 +17,22 @@ impl App {
             self.message = Some("no filter to search with: / sets one".into());
             return;
         }
-        let cur = self.frame_list.selected;
+        let cur = self.frames.list().selected;
+        let view = self.frames.view();
         let next = if forward {
-            Some(cur + 1).filter(|i| *i < self.view.len())
+            Some(cur + 1).filter(|i| *i < view.len())
         } else {
-            cur.checked_sub(1).filter(|_| !self.view.is_empty())
+            cur.checked_sub(1).filter(|_| !view.is_empty())
         };
         if let Some(i) = next {
-            self.follow = false;
-            self.frame_list.selected = i;
+            self.frames.set_follow(false);
             let h = self.page(Pane::Frames);
-            self.frame_list.clamp(self.view.len(), h);
+            self.frames.select(i, h);
             self.detail.reset();
             self.focus = Pane::Frames;
             return;
         }
-        let at = self.view.get(cur).map(|(_, s)| *s);
+        let at = self.frames.view().get(cur).map(|(_, s)| *s);
         // The capture goes on beyond the window (in this direction) only when its end row
         // of the connection choice is not kept.
         let beyond = self.model.pages()

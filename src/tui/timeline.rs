@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::app::{App, Effect, ListState, Overlay, Pane, TimeMode};
+use super::app::{App, Effect, ListState, Overlay, Pane};
 use super::input::Action;
 use super::model::{Row, RowKind};
 pub use crate::browse::follow::Follow;
@@ -171,15 +171,6 @@ fn settlements<'a>(rows: impl Iterator<Item = &'a Row>) -> HashMap<u64, Settleme
 }
 
 impl App {
-    /// `t`: absolute, relative, delta time in the frame list.
-    pub(super) fn cycle_time(&mut self) {
-        self.time_mode = match self.time_mode {
-            TimeMode::Absolute => TimeMode::Relative,
-            TimeMode::Relative => TimeMode::Delta,
-            TimeMode::Delta => TimeMode::Absolute,
-        };
-    }
-
     /// `L`: follow the selected frame's link or channel.
     pub(super) fn open_timeline(&mut self) {
         match self.selected_row().and_then(Follow::of) {

@@ -91,7 +91,7 @@ impl App {
         };
         self.model.paging.loading = Some(request.clone());
         self.model.paging.scanned = 0;
-        self.follow = false;
+        self.frames.set_follow(false);
         self.message = Some(match find {
             None => format!("loading frame #{} from the capture...", seq + 1),
             Some(_) => "searching (0%)".into(),
@@ -167,9 +167,15 @@ impl App {
             return;
         };
         let edge = if delta < 0 && before == 0 {
-            (self.row(first.0, first.1).is_none(), self.view.front())
-        } else if delta > 0 && before + 1 >= self.view.len() {
-            (self.row(last.0, last.1).is_none(), self.view.back())
+            (
+                self.row(first.0, first.1).is_none(),
+                self.frames.view().front(),
+            )
+        } else if delta > 0 && before + 1 >= self.frames.view().len() {
+            (
+                self.row(last.0, last.1).is_none(),
+                self.frames.view().back(),
+            )
         } else {
             return;
         };
@@ -193,9 +199,9 @@ impl App {
         }
         let scope = self.selected_conn();
         let edge = if forward {
-            self.view.back()
+            self.frames.view().back()
         } else {
-            self.view.front()
+            self.frames.view().front()
         };
         let edge = edge.map(|(_, s)| *s);
         let candidates = self
@@ -247,9 +253,7 @@ impl App {
             c.clear_rows();
             c.evicted = 0;
         }
-        self.view.clear();
-        self.view_dangling = 0;
-        self.follow = false;
+        self.frames.clear();
         // Live rows go on arriving after the window, numbered on from the latest.
         let next_seq = self.model.next_seq;
         for (conn, state) in w.base {

@@ -96,6 +96,11 @@ impl FrameList {
         row.matches(filter) && (!self.marked_only || self.is_marked(row.conn, row.seq))
     }
 
+    /// List only the marked frames, or every frame.
+    pub fn set_marked_only(&mut self, on: bool) {
+        self.marked_only = on;
+    }
+
     /// Follow new frames, or stop.
     pub fn set_follow(&mut self, on: bool) {
         self.follow = on;
@@ -149,26 +154,24 @@ impl FrameList {
 
     /// The row `entry` was dropped from memory (`listed`: it was one the filter showed): the
     /// oldest listed goes at once, the cursor staying on its row; another waits for
-    /// [`FrameList::compact_if_needed`].
-    pub fn dropped(&mut self, entry: (ConnId, u64), listed: bool) {
+    /// [`FrameList::compact`].
+    pub fn dropped(&mut self, entry: (ConnId, u64), listed: impl FnOnce() -> bool) {
         if self.view.front() == Some(&entry) {
             self.view.pop_front();
             self.list.selected = self.list.selected.saturating_sub(1);
             self.list.offset = self.list.offset.saturating_sub(1);
-        } else if listed {
+        } else if listed() {
             self.dangling += 1;
         }
     }
 
-    /// Drop the entries of rows gone from memory once there are many of them.
-    pub fn compact_if_needed(&mut self, model: &Model, page: usize) {
-        if self.dangling > 256 || self.dangling * 8 > self.view.len() {
-            self.compact(model, page);
-        }
+    /// Whether there are many entries of rows gone from memory: time to compact.
+    pub fn needs_compact(&self) -> bool {
+        self.dangling > 256 || self.dangling * 8 > self.view.len()
     }
 
     /// Drop the entries whose rows are gone from memory, keeping the cursor on its row.
-    fn compact(&mut self, model: &Model, page: usize) {
+    pub fn compact(&mut self, model: &Model, page: usize) {
         let sel = self.selected();
         self.view.retain(|(c, s)| model.row(*c, *s).is_some());
         self.dangling = 0;

@@ -5,6 +5,7 @@
 
 pub mod conn_list;
 pub mod detail;
+pub mod frame_list;
 pub mod state_pane;
 pub mod violations;
 
@@ -33,6 +34,9 @@ pub enum Outcome {
     FullText,
     /// Apply this filter (its source) to the frame list and show it.
     Filter(String),
+    /// Recompute the frame list's rows, then say this (`None`: say that nothing is marked
+    /// when only the marked frames are listed and there is none).
+    Rebuild(Option<String>),
 }
 
 /// What a component is given with a key: the shared model, and how many rows its pane shows.

@@ -206,7 +206,7 @@ fn conn_row(app: &App, c: &Conn, addr_w: usize) -> (String, Style) {
     (
         row_text(
             [
-                &if app.marked_conns.contains(&c.id) {
+                &if app.frames.marked_conns().contains(&c.id) {
                     format!("*{}", c.id)
                 } else {
                     c.id.to_string()

@@ -115,20 +115,24 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let mut title = vec![Span::styled(
         format!(
             " Frames: {scope}{} ",
-            if app.marked_only { ", marked only" } else { "" }
+            if app.frames.marked_only() {
+                ", marked only"
+            } else {
+                ""
+            }
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    match app.time_mode {
+    match app.frames.time_mode() {
         TimeMode::Absolute => {}
         TimeMode::Relative => title.push(Span::raw("time +since first ")),
         TimeMode::Delta => title.push(Span::raw("time +since previous ")),
     }
-    if app.filter.is_empty() && app.marked_only {
+    if app.filter.is_empty() && app.frames.marked_only() {
         // The rows listed are the marked ones: say how many of all.
         title.push(Span::raw(format!(
             "{} of {} rows ",
-            count(app.view.len() as u64),
+            count(app.frames.view().len() as u64),
             count(total as u64)
         )));
     } else if app.filter.is_empty() {
@@ -143,7 +147,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         title.push(Span::styled(
             format!(
                 "{} of {} match /{} ",
-                count(app.view.len() as u64),
+                count(app.frames.view().len() as u64),
                 count(total as u64),
                 app.filter.source
             ),
@@ -165,7 +169,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let h = inner.height as usize;
     let with_conn = app.selected_conn().is_none();
     let mut lines = Vec::with_capacity(h);
-    let start = app.frame_list.offset.min(app.view.len());
+    let start = app.frames.list().offset.min(app.frames.view().len());
     let origin = match app.selected_conn() {
         Some(c) => app.model.conns.get(&c).map(|c| c.first_ts),
         None => app.model.conns.values().map(|c| c.first_ts).min(),
@@ -173,10 +177,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     .unwrap_or_default();
     let mut prev = start
         .checked_sub(1)
-        .and_then(|i| app.view.get(i))
+        .and_then(|i| app.frames.view().get(i))
         .and_then(|(c, s)| app.row(*c, *s))
         .map(|r| r.ts);
-    for (i, (c, s)) in app.view.iter().enumerate().skip(start).take(h) {
+    for (i, (c, s)) in app.frames.view().iter().enumerate().skip(start).take(h) {
         let Some(r) = app.row(*c, *s) else {
             lines.push(Line::styled(
                 "   (dropped)",
@@ -185,14 +189,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             continue;
         };
         let mut style = row_style(r);
-        if i == app.frame_list.selected {
+        if i == app.frames.list().selected {
             style = style.patch(selected_style(focused));
         }
-        let marked = app.is_marked(*c, *s);
+        let marked = app.frames.is_marked(*c, *s);
         if marked {
             style = style.add_modifier(Modifier::BOLD);
         }
-        let time = match app.time_mode {
+        let time = match app.frames.time_mode() {
             TimeMode::Absolute => clock(r.ts),
             TimeMode::Relative => format!("{:>12}", secs(r.ts.0 - origin.0)),
             TimeMode::Delta => format!("{:>12}", secs(r.ts.0 - prev.unwrap_or(r.ts).0)),

@@ -388,7 +388,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
-    if app.follow {
+    if app.frames.follows() {
         spans.push(Span::styled(
             " FOLLOW ",
             Style::new().fg(Color::Black).bg(Color::Green),
@@ -412,15 +412,20 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Yellow),
         ));
     }
-    let marked = app.marks.len() + app.marked_conns.len();
-    if marked > 0 || app.marked_only {
+    let marked = app.frames.marks().len() + app.frames.marked_conns().len();
+    if marked > 0 || app.frames.marked_only() {
         spans.push(Span::styled(
             format!(
                 " {}{} marked",
-                if app.marked_only { "only " } else { "" },
-                app.marks.len()
+                if app.frames.marked_only() {
+                    "only "
+                } else {
+                    ""
+                },
+                app.frames.marks().len()
                     + app
-                        .marked_conns
+                        .frames
+                        .marked_conns()
                         .iter()
                         .filter_map(|c| app.model.conns.get(c))
                         .map(|c| c.rows.len())
