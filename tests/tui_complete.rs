@@ -50,7 +50,7 @@ fn tui_of(name: &str) -> App {
 
 fn line(app: &App) -> String {
     match &app.overlay {
-        Overlay::FilterInput { text, .. } => text.to_string(),
+        Overlay::FilterInput(input) => input.text().to_string(),
         o => panic!("{o:?}"),
     }
 }
@@ -94,7 +94,7 @@ fn tab_completes_keys_and_the_link_names_of_the_session_cycling_through_them() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(line(&app), "name:attach|flow");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "name:attach|flow");
+    assert_eq!(app.filter().source, "name:attach|flow");
     assert!(!app.frames().view().is_empty());
 }
 
@@ -134,7 +134,7 @@ fn a_reopened_filter_starts_empty_and_ctrl_u_clears_a_recalled_one() {
     type_str(&mut app, "link:demo-receiver");
     assert_eq!(line(&app), "link:demo-receiver");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "link:demo-receiver");
+    assert_eq!(app.filter().source, "link:demo-receiver");
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn an_error_wider_than_the_screen_is_shown_whole_on_more_lines() {
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "name:transfer colour:red");
     let error = match &app.overlay {
-        Overlay::FilterInput { error, .. } => error.clone().unwrap(),
+        Overlay::FilterInput(input) => input.error().cloned().unwrap(),
         o => panic!("{o:?}"),
     };
     assert!(error.len() > 80, "{error}");

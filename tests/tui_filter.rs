@@ -22,7 +22,7 @@ fn field_terms_pick_frames_by_their_fields() {
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "delivery-id:1");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "delivery-id:1");
+    assert_eq!(app.filter().source, "delivery-id:1");
     let rows = names(&app);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0].starts_with("transfer ") && rows[0].contains("delivery-id=1"));
@@ -41,7 +41,7 @@ fn field_terms_pick_frames_by_their_fields() {
     assert!(rows[0].starts_with("attach ") && rows[0].contains("role=true"));
 
     let f = Filter::parse("handle:0").unwrap();
-    app.filter = f;
+    app.set_filter(f);
     app.rebuild_view();
     let rows = names(&app);
     let kinds: Vec<&str> = rows.iter().map(|r| r.split(' ').next().unwrap()).collect();
@@ -51,7 +51,7 @@ fn field_terms_pick_frames_by_their_fields() {
         "{rows:?}"
     );
     // A binary field matches its hex.
-    app.filter = Filter::parse("delivery-tag:00000001").unwrap();
+    app.set_filter(Filter::parse("delivery-tag:00000001").unwrap());
     app.rebuild_view();
     assert_eq!(names(&app).len(), 1);
 }

@@ -134,7 +134,8 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     press(&mut app, KeyCode::Char('f'));
     type_str(&mut app, "chan:1");
     match &app.overlay {
-        Overlay::FilterInput { text, error, .. } => {
+        Overlay::FilterInput(input) => {
+            let (text, error) = (input.text(), input.error());
             assert_eq!(text, "chan:1");
             assert!(
                 error
@@ -153,8 +154,8 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     );
     // Enter on an invalid filter keeps the line open and the list as it was.
     press(&mut app, KeyCode::Enter);
-    assert!(matches!(app.overlay, Overlay::FilterInput { .. }));
-    assert!(app.filter.is_empty());
+    assert!(matches!(app.overlay, Overlay::FilterInput(_)));
+    assert!(app.filter().is_empty());
     assert_eq!(app.frames().view().len(), 5);
     // Keys are text while typing: 'q' does not quit.
     for _ in 0..6 {
@@ -164,7 +165,7 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     press(&mut app, KeyCode::Enter);
     assert!(!app.quit);
     assert_eq!(app.overlay, Overlay::None);
-    assert_eq!(app.filter.source, "name:header !conn:2");
+    assert_eq!(app.filter().source, "name:header !conn:2");
     assert_eq!(app.frames().view().len(), 1);
     // New rows follow the filter as they arrive.
     for e in conversation(3, 900, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
@@ -173,13 +174,13 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     assert_eq!(app.frames().view().len(), 2);
     // Esc clears it.
     press(&mut app, KeyCode::Esc);
-    assert!(app.filter.is_empty());
+    assert!(app.filter().is_empty());
     assert_eq!(app.frames().view().len(), 6);
     // Esc in the filter line cancels without applying.
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "violations");
     press(&mut app, KeyCode::Esc);
-    assert!(app.filter.is_empty());
+    assert!(app.filter().is_empty());
     assert_eq!(app.overlay, Overlay::None);
 }
 
@@ -198,12 +199,12 @@ fn the_filter_line_edits_like_a_shell_line_with_history() {
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "name:header");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "name:header");
+    assert_eq!(app.filter().source, "name:header");
     // Reopened: empty, so typing does not append to the old filter.
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "conn:2");
     let text = |app: &App| match &app.overlay {
-        Overlay::FilterInput { text, .. } => text.to_string(),
+        Overlay::FilterInput(input) => input.text().to_string(),
         o => panic!("{o:?}"),
     };
     assert_eq!(text(&app), "conn:2");
@@ -237,7 +238,7 @@ fn the_filter_line_edits_like_a_shell_line_with_history() {
     let s = screen(&app);
     assert!(s[23].starts_with("filter: !name:header"), "{}", s[23]);
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "!name:header");
+    assert_eq!(app.filter().source, "!name:header");
     assert!(!app.quit);
 }
 
@@ -262,7 +263,7 @@ fn enter_on_a_violation_selects_its_frame_even_behind_a_filter() {
     assert_eq!(app.focus, Pane::Frames);
     assert_eq!(app.selected_conn(), Some(1));
     assert!(
-        app.filter.is_empty(),
+        app.filter().is_empty(),
         "the filter hid the frame, so it was cleared"
     );
     assert_eq!(
@@ -375,7 +376,7 @@ fn enter_on_a_link_filters_its_frames() {
         press(&mut app, KeyCode::Down);
     }
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "link:orders");
+    assert_eq!(app.filter().source, "link:orders");
     assert_eq!(app.focus, Pane::Frames);
     // Both attaches, the server's flow and the two transfers.
     assert_eq!(app.frames().view().len(), 5, "{}", dump(&app));

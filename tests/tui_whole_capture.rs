@@ -107,7 +107,7 @@ fn set_filter(app: &mut App, f: &str) {
     press(app, KeyCode::Char('/'));
     type_str(app, f);
     press(app, KeyCode::Enter);
-    assert_eq!(app.filter.source, f);
+    assert_eq!(app.filter().source, f);
 }
 
 /// The frame list shows connection `nth` (from 1) only.
@@ -319,7 +319,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
             break;
         }
         let (conn, seq, name) = selected(&app);
-        assert_eq!(app.filter.source, "name:begin", "the filter stays on");
+        assert_eq!(app.filter().source, "name:begin", "the filter stays on");
         assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
         assert_eq!(
             state_of(&app, conn, seq),
@@ -366,7 +366,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     let check = |app: &App| {
         let (conn, seq, name) = selected(app);
         assert_eq!(name, "end", "{}", dump(app));
-        assert_eq!(app.filter.source, "name:end", "the filter stays on");
+        assert_eq!(app.filter().source, "name:end", "the filter stays on");
         assert_eq!(
             state_of(app, conn, seq),
             state_of(&full, conn, seq),
@@ -387,11 +387,11 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     press(&mut app, KeyCode::Up);
     type_str(&mut app, "|begin");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "name:end|begin");
+    assert_eq!(app.filter().source, "name:end|begin");
     key(&mut app, &pager, KeyCode::Char('g'));
     let check = |app: &App| {
         let (conn, seq, _) = selected(app);
-        assert_eq!(app.filter.source, "name:end|begin", "the filter stays on");
+        assert_eq!(app.filter().source, "name:end|begin", "the filter stays on");
         assert_eq!(
             state_of(app, conn, seq),
             state_of(&full, conn, seq),

@@ -127,46 +127,11 @@ impl App {
         self.move_in(Pane::Frames, delta)
     }
 
-    /// Edit the open text line (the filter's, re-parsed for its live error, or the export's).
+    /// Edit the export's path.
     fn edit_line(&mut self, req: InputRequest) {
-        match &mut self.overlay {
-            Overlay::FilterInput {
-                text,
-                error,
-                completion,
-                ..
-            } => {
-                *completion = None;
-                text.edit(req);
-                *error = Filter::parse(text.as_str()).err().map(|e| e.to_string());
-            }
-            Overlay::Export { text, .. } => text.edit(req),
-            _ => {}
+        if let Overlay::Export { text, .. } = &mut self.overlay {
+            text.edit(req);
         }
-    }
-
-    /// Up (`step` 1) or Down (-1) in the filter line: an older or newer filter of the history
-    /// (Down past the newest gives an empty line).
-    fn recall(&mut self, step: isize) {
-        let Overlay::FilterInput {
-            text,
-            error,
-            recalled,
-            completion,
-        } = &mut self.overlay
-        else {
-            return;
-        };
-        let to = recalled
-            .saturating_add_signed(step)
-            .min(self.filter_history.len());
-        if to == *recalled {
-            return;
-        }
-        *recalled = to;
-        *completion = None;
-        *text = TextLine::new(self.filter_history.back(to).unwrap_or(""));
-        *error = Filter::parse(text.as_str()).err().map(|e| e.to_string());
     }
 
     /// Perform one user action.
@@ -268,6 +233,12 @@ impl App {
 
     /// The actions of the overlays and the text lines (help, filter, export).
     fn act_overlay(&mut self, a: Action) {
+        if let Overlay::FilterInput(input) = &mut self.overlay {
+            let outcome = input.handle_key(a, &mut self.filter, &self.model);
+            if outcome != Outcome::Ignored {
+                return self.carry_out(outcome);
+            }
+        }
         match a {
             Action::Help => {
                 self.overlay = if self.overlay == Overlay::Help {
@@ -282,47 +253,23 @@ impl App {
                 } else if self.zoom {
                     self.zoom = false;
                     self.clamp_all();
-                } else if !self.filter.is_empty() {
-                    self.filter = Filter::default();
+                } else if !self.filter.applied().is_empty() {
+                    self.filter.clear();
                     self.rebuild_view();
                     self.message = Some("filter cleared".into());
                 }
             }
-            // A new filter starts empty; the one applied is the first Up brings back.
-            Action::OpenFilter => {
-                self.filter_history.push(&self.filter.source);
-                self.overlay = Overlay::FilterInput {
-                    text: TextLine::default(),
-                    error: None,
-                    recalled: 0,
-                    completion: None,
-                }
-            }
+            Action::OpenFilter => self.overlay = Overlay::FilterInput(self.filter.open()),
             Action::FilterChar(ch) => self.edit_line(InputRequest::InsertChar(ch)),
             Action::FilterBackspace => self.edit_line(InputRequest::DeletePrevChar),
             Action::Edit(req) => self.edit_line(req),
-            Action::HistoryPrev => self.recall(1),
-            Action::HistoryNext => self.recall(-1),
-            Action::TextTab => match &mut self.overlay {
-                Overlay::Export { scope, .. } => *scope = scope.next(),
-                Overlay::FilterInput { .. } => self.complete_filter(),
-                _ => {}
-            },
+            Action::TextTab => {
+                if let Overlay::Export { scope, .. } = &mut self.overlay {
+                    *scope = scope.next();
+                }
+            }
             Action::FilterSubmit if matches!(self.overlay, Overlay::Export { .. }) => {
                 self.submit_export()
-            }
-            Action::FilterSubmit => {
-                if let Overlay::FilterInput { text, error, .. } = &mut self.overlay {
-                    match Filter::parse(text.as_str()) {
-                        Ok(f) => {
-                            self.filter_history.push(text.as_str());
-                            self.filter = f;
-                            self.overlay = Overlay::None;
-                            self.rebuild_view();
-                        }
-                        Err(e) => *error = Some(e.to_string()),
-                    }
-                }
             }
             Action::FilterCancel => self.overlay = Overlay::None,
             Action::OpenExport => {
@@ -532,6 +479,11 @@ impl App {
             Outcome::Reach(conn, seq) => self.reach(conn, seq),
             Outcome::Select(conn, seq) => self.select_frame(conn, seq),
             Outcome::FullText => self.open_full_text(),
+            Outcome::Close => self.overlay = Overlay::None,
+            Outcome::Applied => {
+                self.overlay = Overlay::None;
+                self.rebuild_view();
+            }
             Outcome::Rebuild(m) => {
                 self.rebuild_view();
                 match m {
@@ -545,7 +497,7 @@ impl App {
             }
             Outcome::Filter(f) => match Filter::parse(&f) {
                 Ok(filter) => {
-                    self.filter = filter;
+                    self.filter.set(filter);
                     self.frames.set_follow(false);
                     self.rebuild_view();
                     self.message = Some(format!("filter: {f}"));
@@ -566,7 +518,7 @@ impl App {
         self.frames.set_follow(false);
         self.rebuild_view();
         if self.frames.position((conn, seq)).is_none() {
-            self.filter = Filter::default();
+            self.filter.clear();
             self.frames.set_marked_only(false);
             self.rebuild_view();
             self.message = Some("filter cleared to show the frame".into());

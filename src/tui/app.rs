@@ -263,16 +263,7 @@ pub enum Overlay {
     /// The key help.
     Help,
     /// Typing a filter.
-    FilterInput {
-        /// What has been typed.
-        text: super::line::TextLine,
-        /// Parse error of `text`, shown live.
-        error: Option<String>,
-        /// Which filter of the history Up brought back (1: the most recent), if any.
-        recalled: usize,
-        /// The Tab completion under way, if any (its candidates show in the status line).
-        completion: Option<super::line::Completion>,
-    },
+    FilterInput(super::components::filter_line::FilterInput),
     /// Following a link or channel over time (`L`).
     Timeline {
         /// What is followed.
@@ -312,7 +303,7 @@ impl Overlay {
     /// Whether keys are text for the overlay's line.
     pub fn is_typing(&self) -> bool {
         match self {
-            Overlay::FilterInput { .. } | Overlay::Export { .. } => true,
+            Overlay::FilterInput(_) | Overlay::Export { .. } => true,
             Overlay::Messages(v) => v.typing.is_some(),
             _ => false,
         }
@@ -348,10 +339,8 @@ pub struct App {
     pub(super) conn_list: super::components::conn_list::ConnList,
     /// The frame list.
     pub(super) frames: super::components::frame_list::FrameList,
-    /// The applied filter.
-    pub filter: Filter,
-    /// The filters applied before, for Up and Down in the filter line.
-    pub filter_history: super::line::History,
+    /// The filter applied, and those applied before.
+    pub(super) filter: super::components::filter_line::FilterLine,
     /// The detail pane: the selected frame's field tree and hex dump.
     pub(super) detail: super::components::detail::Detail,
     /// The state pane.
@@ -383,8 +372,7 @@ impl App {
             overlay: Overlay::None,
             conn_list: Default::default(),
             frames: super::components::frame_list::FrameList::new(follow),
-            filter,
-            filter_history: Default::default(),
+            filter: super::components::filter_line::FilterLine::new(filter),
             detail: Default::default(),
             state: Default::default(),
             violations: Default::default(),
@@ -568,6 +556,16 @@ impl App {
     pub(super) fn state_conn_id(&self) -> Option<ConnId> {
         self.selected_conn()
             .or_else(|| self.selected_row().map(|r| r.conn))
+    }
+
+    /// The filter the frame list applies.
+    pub fn filter(&self) -> &Filter {
+        self.filter.applied()
+    }
+
+    /// Apply `filter` (the list is recomputed by [`App::rebuild_view`]).
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter.set(filter);
     }
 
     /// The frame list.

@@ -114,7 +114,7 @@ impl App {
         let conn = row.conn;
         let seq = row.seq;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
-        let visible = in_scope && self.frames.shows(&row, &self.filter);
+        let visible = in_scope && self.frames.shows(&row, self.filter.applied());
         let windowing = self.model.windowing;
         let Some(c) = self.model.conns.get_mut(&conn) else {
             return;
@@ -150,7 +150,7 @@ impl App {
                 c.base_state = Some(state.clone());
             }
             if in_scope {
-                let filter = &self.filter;
+                let filter = self.filter.applied();
                 self.frames.dropped((conn, old.seq), || old.matches(filter));
             }
         }
@@ -185,7 +185,7 @@ impl App {
 
     /// Attach `v` to row `seq` of `conn`, if it is kept.
     pub(super) fn attach_violation(&mut self, conn: ConnId, seq: u64, v: &Violation) {
-        let filter = self.filter.clone();
+        let filter = self.filter.applied().clone();
         let in_scope = self.selected_conn().is_none_or(|x| x == conn);
         let Some(r) = self.model.conns.get_mut(&conn).and_then(|c| c.row_mut(seq)) else {
             return;
@@ -273,6 +273,7 @@ impl App {
     pub fn rebuild_view(&mut self) {
         let scope = self.selected_conn();
         let h = self.page(Pane::Frames);
-        self.frames.rebuild(&self.model, scope, &self.filter, h);
+        self.frames
+            .rebuild(&self.model, scope, self.filter.applied(), h);
     }
 }

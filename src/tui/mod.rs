@@ -55,7 +55,6 @@
 mod actions;
 pub mod app;
 pub mod clipboard;
-mod complete;
 pub mod components;
 pub mod export;
 mod fulltext;

@@ -13,7 +13,7 @@ impl App {
     /// `>` / `<`: the next / previous row the filter matches, in the list or (a file replay)
     /// anywhere in the capture.
     pub(super) fn next_match(&mut self, forward: bool) {
-        if self.filter.is_empty() {
+        if self.filter.applied().is_empty() {
             self.message = Some("no filter to search with: / sets one".into());
             return;
         }

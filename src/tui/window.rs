@@ -15,7 +15,6 @@
 use crate::browse::numbering::Place;
 pub use crate::browse::window::{Find, Item, Window, WindowRequest};
 use crate::event::{ConnId, EventKind};
-use crate::filter::Filter;
 
 use super::app::{App, Effect};
 use super::model::Row;
@@ -86,7 +85,7 @@ impl App {
             scope: self.selected_conn().map(|_| conn),
             target: (conn, seq),
             step,
-            filter: self.filter.clone(),
+            filter: self.filter.applied().clone(),
             find,
         };
         self.model.paging.loading = Some(request.clone());
@@ -105,7 +104,7 @@ impl App {
             return;
         }
         if let Some((_, (conn, seq))) = self.scope_ends() {
-            if self.filter.is_empty() {
+            if self.filter.applied().is_empty() {
                 self.reach(conn, seq);
             } else {
                 // Its latest rows the filter matches.
@@ -146,7 +145,7 @@ impl App {
             return false;
         }
         let held = self.model.reachable_from();
-        if self.filter.is_empty() && (last || seq >= held) {
+        if self.filter.applied().is_empty() && (last || seq >= held) {
             self.reach(conn, seq);
         } else {
             // The first / last row the filter shows, of the whole capture (of what the spool
@@ -222,7 +221,7 @@ impl App {
                 .max_by_key(|(_, s)| *s)
         };
         match found {
-            Some(_) if !self.filter.is_empty() => {
+            Some(_) if !self.filter.applied().is_empty() => {
                 // With a filter on, the next / previous row it shows that has a violation.
                 let from = edge.map_or(0, |e| if forward { e + 1 } else { e.saturating_sub(1) });
                 self.find(from, forward, true);
@@ -274,7 +273,7 @@ impl App {
         if !row.matches(&w.request.filter) {
             // The frame asked is not one the filter shows: the list in memory would clear the
             // filter to show it, so bring back the whole window around it.
-            self.filter = Filter::default();
+            self.filter.clear();
             self.rebuild_view();
             self.ask_window(conn, seq, w.request.step);
             self.message = Some(FILTER_CLEARED.into());

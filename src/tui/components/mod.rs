@@ -5,6 +5,7 @@
 
 pub mod conn_list;
 pub mod detail;
+pub mod filter_line;
 pub mod frame_list;
 pub mod state_pane;
 pub mod violations;
@@ -37,6 +38,10 @@ pub enum Outcome {
     /// Recompute the frame list's rows, then say this (`None`: say that nothing is marked
     /// when only the marked frames are listed and there is none).
     Rebuild(Option<String>),
+    /// Close the overlay.
+    Close,
+    /// A new filter is applied: close its line and recompute the frame list.
+    Applied,
 }
 
 /// What a component is given with a key: the shared model, and how many rows its pane shows.

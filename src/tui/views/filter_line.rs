@@ -11,15 +11,10 @@ use crate::tui::line::Completion;
 
 /// The filter line's lines on a screen `width` columns wide (none when no filter is typed).
 pub(super) fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let Overlay::FilterInput {
-        text,
-        error,
-        completion,
-        ..
-    } = &app.overlay
-    else {
+    let Overlay::FilterInput(input) = &app.overlay else {
         return Vec::new();
     };
+    let (text, error, completion) = (input.text(), input.error(), input.completion());
     let mut spans: Vec<Span<'static>> =
         vec![Span::styled("filter: ", Style::new().fg(Color::Yellow))];
     text_with_cursor(text, &mut spans);

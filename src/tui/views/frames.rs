@@ -128,14 +128,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         TimeMode::Relative => title.push(Span::raw("time +since first ")),
         TimeMode::Delta => title.push(Span::raw("time +since previous ")),
     }
-    if app.filter.is_empty() && app.frames.marked_only() {
+    if app.filter.applied().is_empty() && app.frames.marked_only() {
         // The rows listed are the marked ones: say how many of all.
         title.push(Span::raw(format!(
             "{} of {} rows ",
             count(app.frames.view().len() as u64),
             count(total as u64)
         )));
-    } else if app.filter.is_empty() {
+    } else if app.filter.applied().is_empty() {
         // Rows are frames, protocol headers, gaps and closes; frames are counted apart, as
         // `check` and `stats` count them.
         title.push(Span::raw(format!(
@@ -149,7 +149,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 "{} of {} match /{} ",
                 count(app.frames.view().len() as u64),
                 count(total as u64),
-                app.filter.source
+                app.filter.applied().source
             ),
             Style::new().fg(Color::Yellow),
         ));

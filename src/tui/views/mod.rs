@@ -112,7 +112,7 @@ pub fn first_row_y(rect: Rect, pane: Pane) -> Option<u16> {
 /// How many lines the status line takes on a screen `width` columns wide: one, or what the
 /// filter line needs to show its whole error and its completion's candidates.
 fn status_height(app: &App, width: u16) -> u16 {
-    if matches!(app.overlay, Overlay::FilterInput { .. }) {
+    if matches!(app.overlay, Overlay::FilterInput(_)) {
         filter_line::lines(app, width).len().min(u16::MAX as usize) as u16
     } else {
         1
@@ -370,7 +370,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let mut spans: Vec<Span> = Vec::new();
-    if matches!(app.overlay, Overlay::FilterInput { .. }) {
+    if matches!(app.overlay, Overlay::FilterInput(_)) {
         let lines = filter_line::lines(app, area.width);
         f.render_widget(Paragraph::new(lines), area);
         return;
@@ -406,9 +406,9 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Black).bg(Color::Yellow),
         ));
     }
-    if !app.filter.is_empty() {
+    if !app.filter.applied().is_empty() {
         spans.push(Span::styled(
-            format!(" /{}", app.filter.source),
+            format!(" /{}", app.filter.applied().source),
             Style::new().fg(Color::Yellow),
         ));
     }
