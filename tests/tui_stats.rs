@@ -88,7 +88,7 @@ fn the_sinks_last_report_is_the_commands_and_s_shows_it() {
 
     let mut app = app(&events, Some(last.clone()), 160, 60);
     press(&mut app, KeyCode::Char('S'));
-    assert!(matches!(app.overlay, Overlay::Stats { .. }));
+    assert!(matches!(app.overlay, Overlay::Stats(_)));
     let s = screen(&app);
     let text = s.join("\n");
     assert!(text.contains("Statistics (S or Esc closes"), "{text}");

@@ -3,6 +3,7 @@
 //! diagnosis, `n`/`N`).
 
 use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
+use super::components::full_text::FullTextView;
 use super::components::{Ctx, Outcome};
 use super::filter::Filter;
 use super::input::Action;
@@ -29,7 +30,7 @@ impl App {
             .snapshot_at(self.state_conn_id(), self.selected_entry());
         self.state.clamp(snapshot, h);
         let h = self.page(Pane::Health);
-        self.health.list.clamp(self.health.len(), h);
+        self.health.clamp(h);
     }
 
     fn focus(&mut self, p: Pane) {
@@ -63,7 +64,7 @@ impl App {
             Pane::Detail => self.detail.list(),
             Pane::State => self.state.list(),
             Pane::Violations => self.violations.list(),
-            Pane::Health => self.health.list,
+            Pane::Health => self.health.list(),
         }
     }
 
@@ -92,8 +93,7 @@ impl App {
             }
             Pane::Violations => self.violations.move_by(delta, h),
             Pane::Health => {
-                let len = self.health.len();
-                self.health.list.move_by(delta, len, h);
+                self.health.move_by(delta, h);
             }
         }
     }
@@ -146,20 +146,23 @@ impl App {
         ) {
             self.message = None;
         }
-        if matches!(self.overlay, Overlay::Timeline { .. }) && self.timeline_key(a) {
+        if a == Action::Quit {
+            // The overlays that scroll or list close first (a timeline stops its reading).
+            match self.overlay {
+                Overlay::Timeline { .. } => self.close_timeline(),
+                Overlay::Stats(_) | Overlay::FullText(_) | Overlay::Messages(_) => {
+                    self.overlay = Overlay::None
+                }
+                _ => {}
+            }
+            self.quit = true;
             return;
         }
-        if matches!(self.overlay, Overlay::Stats { .. }) && self.stats_key(a) {
-            return;
-        }
-        if matches!(self.overlay, Overlay::FullText { .. }) && self.full_text_key(a) {
-            return;
-        }
-        if matches!(self.overlay, Overlay::Messages(_)) && self.messages_key(a) {
+        if self.overlay_key(a) {
             return;
         }
         match a {
-            Action::Quit => self.quit = true,
+            Action::Quit => {}
             Action::Help
             | Action::Escape
             | Action::OpenFilter
@@ -219,15 +222,43 @@ impl App {
                 let outcome = self.frames.handle_key(a);
                 self.carry_out(outcome);
             }
-            Action::CopyHex => self.copy_selected(false),
-            Action::CopyJson => self.copy_selected(true),
-            Action::Timeline => self.open_timeline(),
-            Action::Stats => {
-                self.overlay = Overlay::Stats {
-                    scroll: 0,
-                    column: 0,
+            Action::CopyHex | Action::CopyJson => {
+                let json = a == Action::CopyJson;
+                let max_body = self.model.opts.max_body;
+                match super::clipboard::copy(self.selected_row(), json, max_body) {
+                    Ok(effect) => self.effects.push(effect),
+                    Err(m) => self.message = Some(m),
                 }
             }
+            Action::Timeline => self.open_timeline(),
+            Action::Stats => self.overlay = Overlay::Stats(Default::default()),
+        }
+    }
+
+    /// A key for the open overlay that scrolls or lists (timeline, statistics, full text,
+    /// messages); whether it took it (else the panes do).
+    fn overlay_key(&mut self, a: Action) -> bool {
+        let outcome = match &mut self.overlay {
+            Overlay::Timeline { .. } => return self.timeline_key(a),
+            Overlay::Messages(_) => return self.messages_key(a),
+            Overlay::Stats(v) => v.handle_key(a, &self.model),
+            Overlay::FullText(v) => v.handle_key(a, self.model.size),
+            _ => return false,
+        };
+        if outcome == Outcome::Ignored {
+            return false;
+        }
+        self.carry_out(outcome);
+        true
+    }
+
+    /// `w`: open the full text of the selection (or say there is none).
+    pub(super) fn open_full_text(&mut self) {
+        match super::fulltext::of_selection(self) {
+            Some((title, lines)) => {
+                self.overlay = Overlay::FullText(FullTextView::new(title, lines.join("\n")))
+            }
+            None => self.message = Some("nothing selected to show in full here".into()),
         }
     }
 
@@ -443,7 +474,14 @@ impl App {
                 };
                 self.violations.handle_key(Action::Enter, &ctx)
             }
-            Pane::Health => return self.jump_to_evidence(),
+            Pane::Health => {
+                let page = self.page(Pane::Health);
+                let ctx = Ctx {
+                    model: &self.model,
+                    page,
+                };
+                self.health.handle_key(Action::Enter, &ctx)
+            }
             Pane::State => {
                 let h = self.page(Pane::State);
                 let snapshot = self

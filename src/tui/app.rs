@@ -271,23 +271,10 @@ pub enum Overlay {
         /// The timeline's cursor.
         list: ListState,
     },
-    /// The statistics (`S`), scrolled this many lines and columns.
-    Stats {
-        /// Lines scrolled past.
-        scroll: usize,
-        /// Columns scrolled past (the tables are wider than a small terminal).
-        column: u16,
-    },
-    /// The whole text of the focused pane's selection (`w`), escaped, scrolled this many
-    /// wrapped lines.
-    FullText {
-        /// What it is (`Violation`, `Frame`, `Field`, `State`, `Diagnosis`).
-        title: String,
-        /// The text, its parts on lines of their own.
-        text: String,
-        /// Wrapped lines scrolled past.
-        scroll: usize,
-    },
+    /// The statistics (`S`).
+    Stats(super::components::stats_view::StatsView),
+    /// The whole text of the focused pane's selection (`w`), escaped.
+    FullText(super::components::full_text::FullTextView),
     /// Typing the path of an export (Tab changes what is exported).
     Export {
         /// The path typed (`.jsonl`: JSON Lines, else pcapng).
@@ -348,7 +335,7 @@ pub struct App {
     /// The violations pane.
     pub(super) violations: super::components::violations::Violations,
     /// The diagnoses and the Health pane's cursor.
-    pub health: super::health::Health,
+    pub(super) health: super::health::Health,
     /// One-line message for the status bar (jump results, errors).
     pub message: Option<String>,
     /// The user asked to quit.
@@ -566,6 +553,16 @@ impl App {
     /// Apply `filter` (the list is recomputed by [`App::rebuild_view`]).
     pub fn set_filter(&mut self, filter: Filter) {
         self.filter.set(filter);
+    }
+
+    /// The Health pane.
+    pub fn health(&self) -> &super::health::Health {
+        &self.health
+    }
+
+    /// Draw the whole screen. Pure: reads `self` only.
+    pub fn render(&self, frame: &mut ratatui::Frame) {
+        views::render(self, frame)
     }
 
     /// The frame list.

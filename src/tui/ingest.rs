@@ -68,7 +68,12 @@ impl App {
             // A half-close shows in the close row's reason.
             EventKind::Fin { .. } => {}
             // The Health pane lists them; the frame list shows none.
-            EventKind::Diagnosis(d) => self.diagnosis(conn, d),
+            EventKind::Diagnosis(d) => {
+                self.health.diagnosis(&self.model, conn, d);
+                // The pane's rows depend on how many diagnoses it lists.
+                let h = self.page(Pane::Health);
+                self.health.clamp(h);
+            }
             EventKind::Gap {
                 dir,
                 offset,

@@ -58,9 +58,9 @@ pub mod clipboard;
 pub mod components;
 pub mod export;
 mod fulltext;
-pub mod health;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;
+pub use components::health;
 mod ingest;
 pub mod input;
 pub mod line;
@@ -69,7 +69,6 @@ pub mod messages;
 pub mod model;
 mod search;
 pub mod spool;
-mod stats_pane;
 mod terminal;
 pub mod timeline;
 pub mod views;
@@ -97,13 +96,6 @@ use terminal::TerminalGuard;
 pub const MAX_FPS: u64 = 30;
 /// A good channel capacity for live use.
 pub const DEFAULT_CAPACITY: usize = 65_536;
-
-impl App {
-    /// Draw the whole screen. Pure: reads `self` only.
-    pub fn render(&self, frame: &mut ratatui::Frame) {
-        views::render(self, frame)
-    }
-}
 
 /// The sending side, held by the relay (clone it per connection task).
 #[derive(Clone, Debug)]

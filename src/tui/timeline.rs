@@ -250,7 +250,7 @@ impl App {
 
     /// Close the timeline, forgetting the followed frames brought back (and stopping their
     /// re-run if it is still going).
-    fn close_timeline(&mut self) {
+    pub(super) fn close_timeline(&mut self) {
         self.overlay = Overlay::None;
         if let Some(f) = self.model.paging.following.take()
             && f.steps.is_none()

@@ -7,7 +7,10 @@ pub mod conn_list;
 pub mod detail;
 pub mod filter_line;
 pub mod frame_list;
+pub mod full_text;
+pub mod health;
 pub mod state_pane;
+pub mod stats_view;
 pub mod violations;
 
 use crate::event::ConnId;
@@ -63,6 +66,20 @@ pub fn step(a: Action, page: usize) -> Option<isize> {
         Action::PageDown => page,
         Action::Home => isize::MIN / 2,
         Action::End => isize::MAX / 2,
+        _ => return None,
+    })
+}
+
+/// Where `a` scrolls a text of `last` + `page` lines to from line `scroll` (`None`: `a` does
+/// not scroll).
+pub fn scrolled(a: Action, scroll: usize, page: usize, last: usize) -> Option<usize> {
+    Some(match a {
+        Action::Up => scroll.saturating_sub(1),
+        Action::Down => scroll + 1,
+        Action::PageUp => scroll.saturating_sub(page.max(2) - 1),
+        Action::PageDown => scroll + page.max(2) - 1,
+        Action::Home => 0,
+        Action::End => last,
         _ => return None,
     })
 }

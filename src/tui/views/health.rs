@@ -84,14 +84,14 @@ fn title(app: &App) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(
             " Health {} active, {} ended ",
-            count(h.active.len() as u64),
-            count(h.ended.len() as u64)
+            count(h.active().len() as u64),
+            count(h.ended().len() as u64)
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    if h.dropped > 0 {
+    if h.dropped() > 0 {
         spans.push(Span::styled(
-            format!("({} older dropped from view) ", count(h.dropped)),
+            format!("({} older dropped from view) ", count(h.dropped())),
             Style::new().fg(Color::Yellow),
         ));
     }
@@ -113,7 +113,7 @@ fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
             .add_modifier(Modifier::BOLD),
     )];
     let h = list_area.height.saturating_sub(1) as usize;
-    let start = health.list.offset.min(health.len());
+    let start = health.list().offset.min(health.len());
     for i in start..(start + h).min(health.len()) {
         let Some(e) = health.get(i) else { break };
         let mut style = if e.diagnosis.ended.is_some() {
@@ -121,7 +121,7 @@ fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
         } else {
             Style::new().fg(Color::Yellow)
         };
-        if i == health.list.selected {
+        if i == health.list().selected {
             style = style.patch(selected_style(focused));
         }
         lines.push((row_text(e, app.model.now), style));

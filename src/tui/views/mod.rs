@@ -145,17 +145,13 @@ pub fn render(app: &App, f: &mut Frame) {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
         timeline::render(app, f, above, follow, list);
     }
-    if let Overlay::Stats { scroll, column } = app.overlay {
+    if let Overlay::Stats(v) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
-        stats::render(app, f, above, (scroll, column));
+        stats::render(app, f, above, (v.scroll(), v.column()));
     }
-    if let Overlay::FullText {
-        title,
-        text,
-        scroll,
-    } = &app.overlay
-    {
-        fulltext::render(f, (area.width, area.height), title, text, *scroll);
+    if let Overlay::FullText(v) = &app.overlay {
+        let size = (area.width, area.height);
+        fulltext::render(f, size, v.title(), v.text(), v.scroll());
     }
     if let Overlay::Messages(view) = &app.overlay {
         messages::render(app, f, view);
@@ -399,7 +395,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Black).bg(Color::Yellow),
         ));
     }
-    let stuck = app.health.active.len();
+    let stuck = app.health.active().len();
     if stuck > 0 {
         spans.push(Span::styled(
             format!(" Health {} (H) ", count(stuck as u64)),

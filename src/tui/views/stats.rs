@@ -11,7 +11,7 @@ use crate::tui::App;
 
 /// Draw the statistics over `area`, scrolled (lines, columns).
 pub fn render(app: &App, f: &mut Frame, area: Rect, (scroll, column): (usize, u16)) {
-    let lines = app.stats_lines();
+    let lines = crate::tui::components::stats_view::StatsView::lines(&app.model);
     let body: Vec<Line> = if lines.is_empty() {
         vec![Line::raw("no statistics yet: nothing has been seen")]
     } else {
