@@ -64,9 +64,10 @@ fn l_follows_an_amqp10_link_with_the_dispositions_that_settle_its_deliveries() {
     let mut app = replayed("amqp10-fe2o3.jsonl");
     select(&mut app, "transfer", "handle=0, delivery-id=1");
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline { follow, list } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay.clone() else {
         panic!("no timeline: {:?}", app.message);
     };
+    let (follow, list) = (tl.follow().clone(), tl.list());
     assert!(
         app.effects.is_empty(),
         "not a file's whole capture: the rows in memory, nothing asked of a pager"
@@ -136,9 +137,10 @@ fn l_follows_an_amqp091_channel_from_publish_to_confirm_and_deliver_to_ack() {
     let mut app = replayed("amqp091-lapin.jsonl");
     select(&mut app, "basic.publish", "");
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline { follow, .. } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay.clone() else {
         panic!("no timeline");
     };
+    let follow = tl.follow().clone();
     assert_eq!(
         follow,
         Follow::Channel {

@@ -467,9 +467,10 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     assert!(in_memory < t0 + 1100, "a window of the capture's start");
 
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline { follow, .. } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay.clone() else {
         panic!("no timeline: {:?}", app.message);
     };
+    let follow = tl.follow().clone();
     assert_eq!(
         follow,
         Follow::Link {
@@ -491,9 +492,10 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     let beyond = e.iter().filter(|e| e.seq > in_memory).count();
     assert!(beyond > 900, "{beyond} entries beyond the rows in memory");
     // The cursor is on the transfer the timeline was opened on.
-    let Overlay::Timeline { list, .. } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay.clone() else {
         panic!("closed");
     };
+    let list = tl.list();
     assert_eq!(e[list.selected].seq, t0);
     // Delivery 0: settled 50,050 frames later, by a disposition listed.
     let us = link_capture_us(50_050);
@@ -561,9 +563,10 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     assert_eq!(name, "transfer");
     press(&mut app, KeyCode::Char('L'));
     settle_follow(&mut app, &pager);
-    let Overlay::Timeline { follow, list } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay.clone() else {
         panic!("no timeline: {:?}", app.message);
     };
+    let (follow, list) = (tl.follow().clone(), tl.list());
     let e = timeline::entries(&app, &follow);
     assert_eq!(e[list.selected].seq, t);
     let before = e.iter().filter(|x| x.seq < t).count();

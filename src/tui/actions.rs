@@ -4,6 +4,8 @@
 
 use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
 use super::components::full_text::FullTextView;
+use super::components::messages_view::MessageView;
+use super::components::timeline_view::TimelineView;
 use super::components::{Ctx, Outcome};
 use super::filter::Filter;
 use super::input::Action;
@@ -149,7 +151,7 @@ impl App {
         if a == Action::Quit {
             // The overlays that scroll or list close first (a timeline stops its reading).
             match self.overlay {
-                Overlay::Timeline { .. } => self.close_timeline(),
+                Overlay::Timeline(_) => self.close_overlay(),
                 Overlay::Stats(_) | Overlay::FullText(_) | Overlay::Messages(_) => {
                     self.overlay = Overlay::None
                 }
@@ -190,7 +192,10 @@ impl App {
             | Action::Click { .. } => self.act_move(a),
             Action::Enter => self.enter(),
             Action::FullText => self.open_full_text(),
-            Action::Messages => self.open_messages(),
+            Action::Messages => match MessageView::open(self.selected_row(), &self.model) {
+                Ok(v) => self.overlay = Overlay::Messages(Box::new(v)),
+                Err(m) => self.message = Some(m),
+            },
             Action::Collapse | Action::Expand | Action::ToggleNode
                 if self.focus == Pane::Detail =>
             {
@@ -239,8 +244,8 @@ impl App {
     /// messages); whether it took it (else the panes do).
     fn overlay_key(&mut self, a: Action) -> bool {
         let outcome = match &mut self.overlay {
-            Overlay::Timeline { .. } => return self.timeline_key(a),
-            Overlay::Messages(_) => return self.messages_key(a),
+            Overlay::Timeline(v) => v.handle_key(a, &self.model),
+            Overlay::Messages(v) => v.handle_key(a, &self.model),
             Overlay::Stats(v) => v.handle_key(a, &self.model),
             Overlay::FullText(v) => v.handle_key(a, self.model.size),
             _ => return false,
@@ -250,6 +255,32 @@ impl App {
         }
         self.carry_out(outcome);
         true
+    }
+
+    /// Close the overlay; a timeline forgets the followed frames brought back (and stops
+    /// their re-run if it is still going).
+    pub(super) fn close_overlay(&mut self) {
+        if matches!(self.overlay, Overlay::Timeline(_))
+            && let Some(f) = self.model.paging.following.take()
+            && f.steps.is_none()
+        {
+            self.effects.push(Effect::StopFollow);
+        }
+        self.overlay = Overlay::None;
+    }
+
+    /// `L`: follow the selected frame's link or channel, from it.
+    fn open_timeline(&mut self) {
+        let chosen = self
+            .selected_row()
+            .and_then(|r| Some((super::timeline::Follow::of(r)?, r.seq)));
+        let Some((follow, seq)) = chosen else {
+            self.message = Some("select a frame of a link or a channel to follow".into());
+            return;
+        };
+        let (view, effect) = TimelineView::open(follow, Some(seq), &mut self.model);
+        self.effects.extend(effect);
+        self.overlay = Overlay::Timeline(view);
     }
 
     /// `w`: open the full text of the selection (or say there is none).
@@ -517,7 +548,22 @@ impl App {
             Outcome::Reach(conn, seq) => self.reach(conn, seq),
             Outcome::Select(conn, seq) => self.select_frame(conn, seq),
             Outcome::FullText => self.open_full_text(),
-            Outcome::Close => self.overlay = Overlay::None,
+            Outcome::Close => self.close_overlay(),
+            Outcome::Jump {
+                conn,
+                seq,
+                focus,
+                message,
+            } => {
+                self.close_overlay();
+                self.reach(conn, seq);
+                if focus {
+                    self.focus = Pane::Frames;
+                }
+                if message.is_some() {
+                    self.message = message;
+                }
+            }
             Outcome::Applied => {
                 self.overlay = Overlay::None;
                 self.rebuild_view();

@@ -265,12 +265,7 @@ pub enum Overlay {
     /// Typing a filter.
     FilterInput(super::components::filter_line::FilterInput),
     /// Following a link or channel over time (`L`).
-    Timeline {
-        /// What is followed.
-        follow: super::timeline::Follow,
-        /// The timeline's cursor.
-        list: ListState,
-    },
+    Timeline(super::components::timeline_view::TimelineView),
     /// The statistics (`S`).
     Stats(super::components::stats_view::StatsView),
     /// The whole text of the focused pane's selection (`w`), escaped.
@@ -291,7 +286,7 @@ impl Overlay {
     pub fn is_typing(&self) -> bool {
         match self {
             Overlay::FilterInput(_) | Overlay::Export { .. } => true,
-            Overlay::Messages(v) => v.typing.is_some(),
+            Overlay::Messages(v) => v.typing().is_some(),
             _ => false,
         }
     }
@@ -504,7 +499,14 @@ impl App {
             AppEvent::Progress(read, total) => self.model.paging.progress = Some((read, total)),
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
-            AppEvent::Followed(f) => self.followed(*f),
+            AppEvent::Followed(f) => {
+                let size = self.model.size;
+                if let Some((at, len)) = super::timeline::store_followed(&mut self.model, *f)
+                    && let Overlay::Timeline(t) = &mut self.overlay
+                {
+                    t.centre_on(at, len, size);
+                }
+            }
             AppEvent::Stats(report) => self.model.stats = Some(report),
             AppEvent::SpoolFrom { first_frame } => self.model.spool_from(first_frame),
             AppEvent::Key(k) => {

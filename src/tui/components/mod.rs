@@ -9,8 +9,10 @@ pub mod filter_line;
 pub mod frame_list;
 pub mod full_text;
 pub mod health;
+pub mod messages_view;
 pub mod state_pane;
 pub mod stats_view;
+pub mod timeline_view;
 pub mod violations;
 
 use crate::event::ConnId;
@@ -43,6 +45,18 @@ pub enum Outcome {
     Rebuild(Option<String>),
     /// Close the overlay.
     Close,
+    /// Close the overlay and select this frame in the frame list (brought back when not in
+    /// memory); with `focus`, the frame list takes the focus; `message` is said, if any.
+    Jump {
+        /// The frame's connection.
+        conn: ConnId,
+        /// Its row.
+        seq: u64,
+        /// The frame list takes the focus.
+        focus: bool,
+        /// What to say.
+        message: Option<String>,
+    },
     /// A new filter is applied: close its line and recompute the frame list.
     Applied,
 }

@@ -412,10 +412,10 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
     let title = format!(
         " Messages of {} of conn {}: {} ",
         view.shown().title(),
-        view.conn,
+        view.conn(),
         count(list.len() as u64)
     );
-    let keys = if view.scopes.len() > 1 {
+    let keys = if view.scopes().len() > 1 {
         " Enter: its frames  /: search  n/N: next/prev  Tab: channel/consumer/queue  Esc closes "
     } else {
         " Enter: its frames  /: search  n/N: next/prev  PgUp/PgDn: scroll  Esc closes "
@@ -448,7 +448,7 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         .enumerate()
         .skip(offset)
         .take(h)
-        .filter_map(|(i, e)| Some((i, app.row(view.conn, e.seq)?)))
+        .filter_map(|(i, e)| Some((i, app.row(view.conn(), e.seq)?)))
         .map(|(i, row)| {
             let style = if i == at {
                 selected_style(true)
@@ -459,12 +459,12 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         })
         .collect();
     f.render_widget(Paragraph::new(lines), list_area);
-    let Some(row) = list.get(at).and_then(|e| app.row(view.conn, e.seq)) else {
+    let Some(row) = list.get(at).and_then(|e| app.row(view.conn(), e.seq)) else {
         return;
     };
     let body = wrapped_lines(row, width);
     let page = detail.height as usize;
-    let scroll = view.scroll.min(body.len().saturating_sub(page));
+    let scroll = view.scroll().min(body.len().saturating_sub(page));
     let rule_text = format!(
         "─ message {} of {}, lines {}-{} of {} ",
         at + 1,
@@ -484,10 +484,10 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         .iter()
         .skip(scroll)
         .take(page)
-        .map(|l| lit(l, &view.query, width))
+        .map(|l| lit(l, view.query(), width))
         .collect();
     f.render_widget(Paragraph::new(shown), detail);
-    if let Some(text) = &view.typing {
+    if let Some(text) = view.typing() {
         let y = detail.bottom().saturating_sub(1);
         search_line(f, Rect::new(inner.x, y, inner.width, 1), text.as_str());
     }

@@ -141,9 +141,9 @@ pub fn render(app: &App, f: &mut Frame) {
     if app.overlay == Overlay::Help {
         help::render(f, area);
     }
-    if let Overlay::Timeline { follow, list } = &app.overlay {
+    if let Overlay::Timeline(t) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
-        timeline::render(app, f, above, follow, list);
+        timeline::render(app, f, above, t.follow(), &t.list());
     }
     if let Overlay::Stats(v) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
