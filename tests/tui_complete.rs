@@ -49,7 +49,7 @@ fn tui_of(name: &str) -> App {
 }
 
 fn line(app: &App) -> String {
-    match &app.overlay {
+    match app.overlay() {
         Overlay::FilterInput(input) => input.text().to_string(),
         o => panic!("{o:?}"),
     }
@@ -142,7 +142,7 @@ fn an_error_wider_than_the_screen_is_shown_whole_on_more_lines() {
     let mut app = tui_of("amqp10-fe2o3.pcapng");
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "name:transfer colour:red");
-    let error = match &app.overlay {
+    let error = match app.overlay() {
         Overlay::FilterInput(input) => input.error().cloned().unwrap(),
         o => panic!("{o:?}"),
     };

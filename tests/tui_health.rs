@@ -99,8 +99,8 @@ fn line_with<'a>(s: &'a [String], needle: &str) -> (usize, &'a String) {
 fn a_receiver_never_granting_credit_is_listed_with_its_age_in_the_health_pane() {
     let mut app = app_with(stuck_link("orders"), 120, 40);
     press(&mut app, KeyCode::Char('H'));
-    assert_eq!(app.focus, Pane::Health);
-    assert_eq!(app.bottom, Pane::Health);
+    assert_eq!(app.focus(), Pane::Health);
+    assert_eq!(app.bottom(), Pane::Health);
     let s = screen(&app);
     assert!(
         s.iter().any(|l| l.contains(" Health 1 active, 0 ended ")),
@@ -141,7 +141,7 @@ fn enter_on_a_diagnosis_selects_its_evidence_frame_in_the_frame_list() {
     // The frame list follows the latest frame, not the evidence.
     assert_ne!(app.selected_row().map(|r| r.offset), Some(evidence.offset));
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
     let row = app.selected_row().expect("a frame is selected");
     assert_eq!(
         (row.conn, row.dir, row.offset),

@@ -98,11 +98,11 @@ fn pages_move_by_the_visible_height_and_keep_the_cursor_visible() {
 #[test]
 fn tab_cycles_focus_through_every_pane_and_shift_tab_goes_back() {
     let mut app = app_with(many_rows(1), 80, 24);
-    assert_eq!(app.focus, Pane::Frames);
-    let mut seen = vec![app.focus];
+    assert_eq!(app.focus(), Pane::Frames);
+    let mut seen = vec![app.focus()];
     for _ in 0..6 {
         press(&mut app, KeyCode::Tab);
-        seen.push(app.focus);
+        seen.push(app.focus());
     }
     assert_eq!(
         seen,
@@ -117,13 +117,13 @@ fn tab_cycles_focus_through_every_pane_and_shift_tab_goes_back() {
         ]
     );
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.focus, Pane::Connections);
+    assert_eq!(app.focus(), Pane::Connections);
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.focus, Pane::Health);
+    assert_eq!(app.focus(), Pane::Health);
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.focus, Pane::Violations);
+    assert_eq!(app.focus(), Pane::Violations);
     // The bottom area shows the last bottom pane focused.
-    assert_eq!(app.bottom, Pane::Violations);
+    assert_eq!(app.bottom(), Pane::Violations);
     let s = screen(&app);
     assert!(s[15].starts_with("┏ Violations 1 "), "{}", s[15]);
 }
@@ -133,7 +133,7 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     let mut app = app_with(many_rows(3), 80, 24);
     press(&mut app, KeyCode::Char('f'));
     type_str(&mut app, "chan:1");
-    match &app.overlay {
+    match app.overlay() {
         Overlay::FilterInput(input) => {
             let (text, error) = (input.text(), input.error());
             assert_eq!(text, "chan:1");
@@ -154,7 +154,7 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     );
     // Enter on an invalid filter keeps the line open and the list as it was.
     press(&mut app, KeyCode::Enter);
-    assert!(matches!(app.overlay, Overlay::FilterInput(_)));
+    assert!(matches!(app.overlay(), Overlay::FilterInput(_)));
     assert!(app.filter().is_empty());
     assert_eq!(app.frames().view().len(), 5);
     // Keys are text while typing: 'q' does not quit.
@@ -163,8 +163,8 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     }
     type_str(&mut app, "name:header !conn:2");
     press(&mut app, KeyCode::Enter);
-    assert!(!app.quit);
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(!app.quit());
+    assert_eq!(*app.overlay(), Overlay::None);
     assert_eq!(app.filter().source, "name:header !conn:2");
     assert_eq!(app.frames().view().len(), 1);
     // New rows follow the filter as they arrive.
@@ -181,7 +181,7 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     type_str(&mut app, "violations");
     press(&mut app, KeyCode::Esc);
     assert!(app.filter().is_empty());
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
 }
 
 fn ctrl(app: &mut App, c: char) {
@@ -203,7 +203,7 @@ fn the_filter_line_edits_like_a_shell_line_with_history() {
     // Reopened: empty, so typing does not append to the old filter.
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "conn:2");
-    let text = |app: &App| match &app.overlay {
+    let text = |app: &App| match app.overlay() {
         Overlay::FilterInput(input) => input.text().to_string(),
         o => panic!("{o:?}"),
     };
@@ -239,7 +239,7 @@ fn the_filter_line_edits_like_a_shell_line_with_history() {
     assert!(s[23].starts_with("filter: !name:header"), "{}", s[23]);
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.filter().source, "!name:header");
-    assert!(!app.quit);
+    assert!(!app.quit());
 }
 
 #[test]
@@ -260,14 +260,14 @@ fn enter_on_a_violation_selects_its_frame_even_behind_a_filter() {
     }
     let v = app.violations().rows()[4].violation.clone();
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
     assert_eq!(app.selected_conn(), Some(1));
     assert!(
         app.filter().is_empty(),
         "the filter hid the frame, so it was cleared"
     );
     assert_eq!(
-        app.message.as_deref(),
+        app.message().as_deref(),
         Some("filter cleared to show the frame")
     );
     let row = app.selected_row().unwrap();
@@ -301,7 +301,7 @@ fn n_and_shift_n_walk_frames_with_violations() {
     press(&mut app, KeyCode::Char('n'));
     assert_eq!(app.frames().list().selected, 2);
     assert_eq!(
-        app.message.as_deref(),
+        app.message().as_deref(),
         Some("no later frame with a violation")
     );
     press(&mut app, KeyCode::Char('N'));
@@ -313,7 +313,7 @@ fn detail_tree_collapses_and_expands_with_arrows() {
     let mut app = app_with(many_rows(1), 80, 24);
     press(&mut app, KeyCode::Up); // the malformed row
     press(&mut app, KeyCode::Enter); // detail
-    assert_eq!(app.focus, Pane::Detail);
+    assert_eq!(app.focus(), Pane::Detail);
     let s = screen(&app);
     println!("{}", s.join("\n"));
     let left = |s: &[String], i: usize| -> String {
@@ -377,7 +377,7 @@ fn enter_on_a_link_filters_its_frames() {
     }
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.filter().source, "link:orders");
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
     // Both attaches, the server's flow and the two transfers.
     assert_eq!(app.frames().view().len(), 5, "{}", dump(&app));
 }
@@ -387,7 +387,7 @@ fn mouse_wheel_scrolls_and_a_click_selects_and_focuses() {
     let mut app = app_with(many_rows(30), 80, 24);
     // Click the third visible frame row (screen row 7 is the first).
     app.handle(mouse(MouseEventKind::Down(MouseButton::Left), 10, 9));
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
     assert_eq!(app.frames().list().selected, app.frames().list().offset + 2);
     assert!(!app.frames().follows());
     let before = app.frames().list().selected;
@@ -395,7 +395,7 @@ fn mouse_wheel_scrolls_and_a_click_selects_and_focuses() {
     assert_eq!(app.frames().list().selected, before - 3);
     // Clicking a connection row focuses the list and selects it.
     app.handle(mouse(MouseEventKind::Down(MouseButton::Left), 5, 3));
-    assert_eq!(app.focus, Pane::Connections);
+    assert_eq!(app.focus(), Pane::Connections);
     assert_eq!(app.selected_conn(), Some(1));
     assert_eq!(app.frames().view().len(), 31);
     // Wheel over the bottom pane scrolls it, not the frames.
@@ -429,13 +429,13 @@ fn resizing_keeps_the_cursor_visible_and_draws_at_80x24() {
 fn q_and_ctrl_c_quit() {
     let mut app = App::new(Default::default(), (80, 24));
     press(&mut app, KeyCode::Char('q'));
-    assert!(app.quit);
+    assert!(app.quit());
     let mut app = App::new(Default::default(), (80, 24));
     app.handle(AppEvent::Key(KeyEvent::new(
         KeyCode::Char('c'),
         KeyModifiers::CONTROL,
     )));
-    assert!(app.quit);
+    assert!(app.quit());
 }
 
 #[test]

@@ -243,7 +243,7 @@ fn window_size() -> WindowSize {
 fn settle(app: &mut App, pager: &Pager) {
     let start = Instant::now();
     loop {
-        for e in std::mem::take(&mut app.effects) {
+        for e in app.take_effects() {
             if let Effect::LoadWindow(r) = e {
                 pager.request(r);
             }

@@ -38,8 +38,8 @@ fn select(app: &mut App, i: usize) {
 /// Replace the export line's text with `path` and press Enter: the effect the app asks for.
 fn export_to(app: &mut App, path: &Path, tabs: usize) -> Effect {
     press(app, KeyCode::Char('e'));
-    let Overlay::Export { text, .. } = &app.overlay else {
-        panic!("export line not open: {:?}", app.overlay);
+    let Overlay::Export { text, .. } = app.overlay() else {
+        panic!("export line not open: {:?}", app.overlay());
     };
     for _ in 0..text.as_str().chars().count() {
         press(app, KeyCode::Backspace);
@@ -49,8 +49,8 @@ fn export_to(app: &mut App, path: &Path, tabs: usize) -> Effect {
     }
     type_str(app, path.to_str().unwrap());
     press(app, KeyCode::Enter);
-    assert_eq!(app.overlay, Overlay::None);
-    app.effects.pop().expect("an export was asked for")
+    assert_eq!(*app.overlay(), Overlay::None);
+    app.pop_effect().expect("an export was asked for")
 }
 
 /// Write an export as the event loop does, then read it back: its frame names in order, and
@@ -127,7 +127,7 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
         KeyCode::Char('c'),
         crossterm::event::KeyModifiers::NONE,
     )));
-    assert_eq!(app.focus, Pane::Connections);
+    assert_eq!(app.focus(), Pane::Connections);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Char('m'));
@@ -239,7 +239,7 @@ fn an_export_is_masked_even_when_the_view_shows_secrets() {
     let i = find(&app, "sasl-init", "");
     select(&mut app, i);
     press(&mut app, KeyCode::Char('y'));
-    let Some(Effect::Clipboard { text, .. }) = app.effects.pop() else {
+    let Some(Effect::Clipboard { text, .. }) = app.pop_effect() else {
         panic!("nothing copied");
     };
     assert!(
@@ -273,7 +273,7 @@ fn y_copies_the_frame_as_hex_that_decode_reads_and_shift_y_as_its_json_record() 
     let i = find(&app, "transfer", "delivery-id=1");
     select(&mut app, i);
     press(&mut app, KeyCode::Char('y'));
-    let Some(Effect::Clipboard { text, what }) = app.effects.pop() else {
+    let Some(Effect::Clipboard { text, what }) = app.pop_effect() else {
         panic!("nothing copied");
     };
     assert_eq!(what, "transfer bytes as hex");
@@ -287,7 +287,7 @@ fn y_copies_the_frame_as_hex_that_decode_reads_and_shift_y_as_its_json_record() 
         "{decoded}"
     );
     press(&mut app, KeyCode::Char('Y'));
-    let Some(Effect::Clipboard { text, .. }) = app.effects.pop() else {
+    let Some(Effect::Clipboard { text, .. }) = app.pop_effect() else {
         panic!("nothing copied");
     };
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -79,7 +79,7 @@ fn settle(app: &mut App, pager: &Pager) -> usize {
     let mut asked = 0;
     let start = Instant::now();
     loop {
-        for e in std::mem::take(&mut app.effects) {
+        for e in app.take_effects() {
             if let Effect::LoadWindow(r) = e {
                 pager.request(r);
                 asked += 1;
@@ -118,7 +118,7 @@ fn choose_conn(app: &mut App, nth: usize) {
         press(app, KeyCode::Down);
     }
     press(app, KeyCode::Enter);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
 }
 
 fn selected(app: &App) -> (u64, u64, String) {
@@ -180,7 +180,7 @@ fn enter_on_an_early_violation_and_n_beyond_the_window_bring_their_frames_back()
         (1, Some(v.violation.dir), v.violation.offset)
     );
     assert_eq!(r.violations[0].rule, v.violation.rule);
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.message().is_none(), "{:?}", app.message());
 
     // From the early one, `n` finds conn 1's late violation, far beyond the window.
     choose_conn(&mut app, 1);
@@ -235,7 +235,7 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         assert!(
             selected(&app).1 > before,
             "stuck at row {before}: {:?} {:?} {}",
-            app.message,
+            app.message(),
             app.model().paging,
             app.frames().view().len()
         );
@@ -305,8 +305,8 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     let mut searches = 0;
     loop {
         press(&mut app, KeyCode::Char('>'));
-        if !app.effects.is_empty() {
-            let m = app.message.clone().unwrap_or_default();
+        if !app.effects().is_empty() {
+            let m = app.message().clone().unwrap_or_default();
             assert_eq!(m, "searching (0%)");
             // The pager's progress, as the event loop passes it on: of the capture's rows.
             let rows: u64 = app.model().conns.values().map(|c| c.total_rows).sum();
@@ -314,7 +314,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
             assert!(dump(&app).contains("searching (50%)"), "{}", dump(&app));
         }
         searches += settle(&mut app, &pager);
-        if let Some(m) = app.message.clone() {
+        if let Some(m) = app.message().clone() {
             assert_eq!(m, format!("no match after #{}", want.last().unwrap() + 1));
             break;
         }
@@ -338,7 +338,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     let mut back = vec![selected(&app).1];
     loop {
         key(&mut app, &pager, KeyCode::Char('<'));
-        if let Some(m) = app.message.clone() {
+        if let Some(m) = app.message().clone() {
             assert_eq!(m, format!("no match before #{}", want[0] + 1));
             break;
         }
@@ -376,7 +376,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     };
     key(&mut app, &pager, KeyCode::Char('g'));
     let first = check(&app);
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.message().is_none(), "{:?}", app.message());
     // Every row the window holds is one the filter matches.
     assert!(app.model().conns[&1].rows.iter().all(|r| r.name == "end"));
     // The late one: the sessions begun since the early one (rows not kept) are in its state.
@@ -406,7 +406,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     assert!(
         second > first + 2 * (late - early) as u64 - 10,
         "{second} {:?}",
-        app.message
+        app.message()
     );
     key(&mut app, &pager, KeyCode::Char('N'));
     assert_eq!(check(&app), first);
@@ -415,7 +415,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
 /// Perform the app's follow request with `pager` as the event loop does, until the followed
 /// frames have come.
 fn settle_follow(app: &mut App, pager: &Pager) {
-    for e in std::mem::take(&mut app.effects) {
+    for e in app.take_effects() {
         if let Effect::Follow(r) = e {
             pager.follow(r);
         }
@@ -467,8 +467,8 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     assert!(in_memory < t0 + 1100, "a window of the capture's start");
 
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline(tl) = app.overlay.clone() else {
-        panic!("no timeline: {:?}", app.message);
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
+        panic!("no timeline: {:?}", app.message());
     };
     let follow = tl.follow().clone();
     assert_eq!(
@@ -492,7 +492,7 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     let beyond = e.iter().filter(|e| e.seq > in_memory).count();
     assert!(beyond > 900, "{beyond} entries beyond the rows in memory");
     // The cursor is on the transfer the timeline was opened on.
-    let Overlay::Timeline(tl) = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
         panic!("closed");
     };
     let list = tl.list();
@@ -531,7 +531,7 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::Enter);
     settle(&mut app, &pager);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
     let (conn, seq, name) = selected(&app);
     assert_eq!((conn, seq, name), (1, last.seq, last.name.clone()));
     assert_eq!(app.selected_row().unwrap().summary, last.summary);
@@ -563,8 +563,8 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     assert_eq!(name, "transfer");
     press(&mut app, KeyCode::Char('L'));
     settle_follow(&mut app, &pager);
-    let Overlay::Timeline(tl) = app.overlay.clone() else {
-        panic!("no timeline: {:?}", app.message);
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
+        panic!("no timeline: {:?}", app.message());
     };
     let (follow, list) = (tl.follow().clone(), tl.list());
     let e = timeline::entries(&app, &follow);
@@ -583,18 +583,20 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     );
 
     press(&mut app, KeyCode::Char('L'));
-    assert_eq!(app.overlay, Overlay::None, "L closes it too");
+    assert_eq!(*app.overlay(), Overlay::None, "L closes it too");
     assert!(app.model().paging.following.is_none(), "nothing kept of it");
-    assert!(app.effects.is_empty(), "nothing to stop");
+    assert!(app.effects().is_empty(), "nothing to stop");
     // Opened again and closed before the frames come: the re-run is stopped.
     press(&mut app, KeyCode::Char('L'));
     assert!(timeline::reading(&app));
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
     assert!(!timeline::reading(&app));
     assert!(app.model().paging.following.is_none());
     assert!(
-        app.effects.iter().any(|e| matches!(e, Effect::StopFollow)),
+        app.effects()
+            .iter()
+            .any(|e| matches!(e, Effect::StopFollow)),
         "the re-run is stopped"
     );
 }

@@ -35,7 +35,8 @@ impl App {
         self.health.clamp(h);
     }
 
-    fn focus(&mut self, p: Pane) {
+    /// Focus pane `p` (a bottom pane is then the one the bottom area shows).
+    fn focus_on(&mut self, p: Pane) {
         self.focus = p;
         if matches!(
             p,
@@ -369,9 +370,9 @@ impl App {
                 self.zoom = !self.zoom;
                 self.clamp_all();
             }
-            Action::FocusNext => self.focus(self.focus.next()),
-            Action::FocusPrev => self.focus(self.focus.prev()),
-            Action::FocusPane(p) => self.focus(p),
+            Action::FocusNext => self.focus_on(self.focus.next()),
+            Action::FocusPrev => self.focus_on(self.focus.prev()),
+            Action::FocusPane(p) => self.focus_on(p),
             Action::Up => self.move_in(self.focus, -1),
             Action::Down => self.move_in(self.focus, 1),
             Action::PageUp => {
@@ -446,7 +447,7 @@ impl App {
             return;
         }
         let Some(p) = self.pane_at(x, y) else { return };
-        self.focus(p);
+        self.focus_on(p);
         let areas = views::layout(self, self.model.size);
         let Some(first) = views::first_row_y(areas.rect(p), p) else {
             return;
@@ -488,8 +489,8 @@ impl App {
     /// Enter: the focused component's, or (connections, frames) the next pane.
     fn enter(&mut self) {
         let outcome = match self.focus {
-            Pane::Connections => return self.focus(Pane::Frames),
-            Pane::Frames => return self.focus(Pane::Detail),
+            Pane::Connections => return self.focus_on(Pane::Frames),
+            Pane::Frames => return self.focus_on(Pane::Detail),
             Pane::Detail => {
                 let h = self.page(Pane::Detail);
                 let row = self
@@ -585,7 +586,7 @@ impl App {
                     self.frames.set_follow(false);
                     self.rebuild_view();
                     self.message = Some(format!("filter: {f}"));
-                    self.focus(Pane::Frames);
+                    self.focus_on(Pane::Frames);
                 }
                 Err(e) => self.message = Some(e.to_string()),
             },
@@ -611,7 +612,7 @@ impl App {
             let h = self.page(Pane::Frames);
             self.frames.select_centred(i, h);
             self.detail.reset();
-            self.focus(Pane::Frames);
+            self.focus_on(Pane::Frames);
         }
     }
 
@@ -636,7 +637,7 @@ impl App {
                 let h = self.page(Pane::Frames);
                 self.frames.select(i, h);
                 self.detail.reset_cursor();
-                self.focus(Pane::Frames);
+                self.focus_on(Pane::Frames);
             }
             None if self.far_violation(forward) => {}
             None => {

@@ -310,13 +310,13 @@ pub struct App {
     /// The connections, their rows and the session's counters, shared by the panes.
     pub(super) model: super::model::Model,
     /// Focused pane.
-    pub focus: Pane,
+    pub(super) focus: Pane,
     /// Which of Detail / State / Violations / Health the bottom area shows.
-    pub bottom: Pane,
+    pub(super) bottom: Pane,
     /// Focused pane fills the screen.
-    pub zoom: bool,
+    pub(super) zoom: bool,
     /// Overlay.
-    pub overlay: Overlay,
+    pub(super) overlay: Overlay,
     /// The connection list.
     pub(super) conn_list: super::components::conn_list::ConnList,
     /// The frame list.
@@ -332,13 +332,13 @@ pub struct App {
     /// The diagnoses and the Health pane's cursor.
     pub(super) health: super::health::Health,
     /// One-line message for the status bar (jump results, errors).
-    pub message: Option<String>,
+    pub(super) message: Option<String>,
     /// The user asked to quit.
-    pub quit: bool,
+    pub(super) quit: bool,
     /// What the owner of the app is asked to do (drained by the event loop).
-    pub effects: Vec<Effect>,
+    pub(super) effects: Vec<Effect>,
     /// Columns each pane is scrolled sideways (Left/Right; none when absent).
-    pub hscroll: std::collections::HashMap<Pane, usize>,
+    pub(super) hscroll: std::collections::HashMap<Pane, usize>,
 }
 
 impl App {
@@ -555,6 +555,51 @@ impl App {
     /// Apply `filter` (the list is recomputed by [`App::rebuild_view`]).
     pub fn set_filter(&mut self, filter: Filter) {
         self.filter.set(filter);
+    }
+
+    /// The focused pane.
+    pub fn focus(&self) -> Pane {
+        self.focus
+    }
+
+    /// Which of Detail / State / Violations / Health the bottom area shows.
+    pub fn bottom(&self) -> Pane {
+        self.bottom
+    }
+
+    /// Whether the focused pane fills the screen.
+    pub fn zoom(&self) -> bool {
+        self.zoom
+    }
+
+    /// The overlay open above the panes.
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    /// The status line's message (jump results, errors), if any.
+    pub fn message(&self) -> &Option<String> {
+        &self.message
+    }
+
+    /// Whether the user asked to quit.
+    pub fn quit(&self) -> bool {
+        self.quit
+    }
+
+    /// What the owner of the app is asked to do, oldest first.
+    pub fn effects(&self) -> &[Effect] {
+        &self.effects
+    }
+
+    /// Take what the owner of the app is asked to do, to do it.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// Take the latest thing the owner of the app is asked to do.
+    pub fn pop_effect(&mut self) -> Option<Effect> {
+        self.effects.pop()
     }
 
     /// The Health pane.
