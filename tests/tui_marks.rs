@@ -38,10 +38,10 @@ fn select(app: &mut App, i: usize) {
 /// Replace the export line's text with `path` and press Enter: the effect the app asks for.
 fn export_to(app: &mut App, path: &Path, tabs: usize) -> Effect {
     press(app, KeyCode::Char('e'));
-    let Overlay::Export { text, .. } = app.overlay() else {
+    let Overlay::Export(line) = app.overlay() else {
         panic!("export line not open: {:?}", app.overlay());
     };
-    for _ in 0..text.as_str().chars().count() {
+    for _ in 0..line.text().as_str().chars().count() {
         press(app, KeyCode::Backspace);
     }
     for _ in 0..tabs {

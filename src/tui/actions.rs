@@ -3,15 +3,14 @@
 //! diagnosis, `n`/`N`).
 
 use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
+use super::components::export_line::ExportLine;
 use super::components::full_text::FullTextView;
 use super::components::messages_view::MessageView;
 use super::components::timeline_view::TimelineView;
 use super::components::{Ctx, Outcome};
 use super::filter::Filter;
 use super::input::Action;
-use super::line::TextLine;
 use super::views;
-use tui_input::InputRequest;
 
 impl App {
     pub(super) fn clamp_all(&mut self) {
@@ -128,13 +127,6 @@ impl App {
     /// Move the frame cursor by `delta` rows.
     pub(super) fn move_frames(&mut self, delta: isize) {
         self.move_in(Pane::Frames, delta)
-    }
-
-    /// Edit the export's path.
-    fn edit_line(&mut self, req: InputRequest) {
-        if let Overlay::Export { text, .. } = &mut self.overlay {
-            text.edit(req);
-        }
     }
 
     /// Perform one user action.
@@ -296,11 +288,13 @@ impl App {
 
     /// The actions of the overlays and the text lines (help, filter, export).
     fn act_overlay(&mut self, a: Action) {
-        if let Overlay::FilterInput(input) = &mut self.overlay {
-            let outcome = input.handle_key(a, &mut self.filter, &self.model);
-            if outcome != Outcome::Ignored {
-                return self.carry_out(outcome);
-            }
+        let outcome = match &mut self.overlay {
+            Overlay::FilterInput(input) => input.handle_key(a, &mut self.filter, &self.model),
+            Overlay::Export(line) => line.handle_key(a),
+            _ => Outcome::Ignored,
+        };
+        if outcome != Outcome::Ignored {
+            return self.carry_out(outcome);
         }
         match a {
             Action::Help => {
@@ -323,17 +317,6 @@ impl App {
                 }
             }
             Action::OpenFilter => self.overlay = Overlay::FilterInput(self.filter.open()),
-            Action::FilterChar(ch) => self.edit_line(InputRequest::InsertChar(ch)),
-            Action::FilterBackspace => self.edit_line(InputRequest::DeletePrevChar),
-            Action::Edit(req) => self.edit_line(req),
-            Action::TextTab => {
-                if let Overlay::Export { scope, .. } = &mut self.overlay {
-                    *scope = scope.next();
-                }
-            }
-            Action::FilterSubmit if matches!(self.overlay, Overlay::Export { .. }) => {
-                self.submit_export()
-            }
             Action::FilterCancel => self.overlay = Overlay::None,
             Action::OpenExport => {
                 let scope =
@@ -342,10 +325,7 @@ impl App {
                     } else {
                         ExportScope::Marked
                     };
-                self.overlay = Overlay::Export {
-                    text: TextLine::new("amqpeek-export.pcapng"),
-                    scope,
-                }
+                self.overlay = Overlay::Export(ExportLine::new(scope))
             }
             // The other actions are `act`'s own.
             _ => {}
@@ -407,14 +387,7 @@ impl App {
     }
 
     /// Enter in the export line: ask for the capture of what is chosen to be written.
-    fn submit_export(&mut self) {
-        let Overlay::Export { text, scope } = &self.overlay else {
-            return;
-        };
-        let (path, scope) = (text.as_str().trim().to_string(), *scope);
-        if path.is_empty() {
-            return;
-        }
+    fn submit_export(&mut self, path: String, scope: ExportScope) {
         let (events, frames, conns) = super::export::capture_of(self, scope);
         self.overlay = Overlay::None;
         if frames == 0 && conns == 0 {
@@ -483,7 +456,14 @@ impl App {
         } else {
             cur.saturating_sub(step)
         };
-        self.hscroll.insert(p, to);
+        match p {
+            Pane::Connections => self.conn_list.set_shift(to),
+            Pane::Frames => {}
+            Pane::Detail => self.detail.set_shift(to),
+            Pane::State => self.state.set_shift(to),
+            Pane::Violations => self.violations.set_shift(to),
+            Pane::Health => self.health.set_shift(to),
+        }
     }
 
     /// Enter: the focused component's, or (connections, frames) the next pane.
@@ -550,6 +530,7 @@ impl App {
             Outcome::Select(conn, seq) => self.select_frame(conn, seq),
             Outcome::FullText => self.open_full_text(),
             Outcome::Close => self.close_overlay(),
+            Outcome::Export { path, scope } => self.submit_export(path, scope),
             Outcome::Jump {
                 conn,
                 seq,

@@ -271,12 +271,7 @@ pub enum Overlay {
     /// The whole text of the focused pane's selection (`w`), escaped.
     FullText(super::components::full_text::FullTextView),
     /// Typing the path of an export (Tab changes what is exported).
-    Export {
-        /// The path typed (`.jsonl`: JSON Lines, else pcapng).
-        text: super::line::TextLine,
-        /// What is exported.
-        scope: ExportScope,
-    },
+    Export(super::components::export_line::ExportLine),
     /// The messages of a link, channel, consumer or queue (`b`).
     Messages(Box<super::messages::MessageView>),
 }
@@ -285,7 +280,7 @@ impl Overlay {
     /// Whether keys are text for the overlay's line.
     pub fn is_typing(&self) -> bool {
         match self {
-            Overlay::FilterInput(_) | Overlay::Export { .. } => true,
+            Overlay::FilterInput(_) | Overlay::Export(_) => true,
             Overlay::Messages(v) => v.typing().is_some(),
             _ => false,
         }
@@ -337,8 +332,6 @@ pub struct App {
     pub(super) quit: bool,
     /// What the owner of the app is asked to do (drained by the event loop).
     pub(super) effects: Vec<Effect>,
-    /// Columns each pane is scrolled sideways (Left/Right; none when absent).
-    pub(super) hscroll: std::collections::HashMap<Pane, usize>,
 }
 
 impl App {
@@ -362,7 +355,6 @@ impl App {
             message: None,
             quit: false,
             effects: Vec::new(),
-            hscroll: Default::default(),
         }
     }
 
@@ -532,7 +524,15 @@ impl App {
 
     /// Columns `pane` is scrolled sideways.
     pub fn shift(&self, pane: Pane) -> usize {
-        self.hscroll.get(&pane).copied().unwrap_or(0)
+        match pane {
+            Pane::Connections => self.conn_list.shift(),
+            // The frame list's columns flex to the width instead.
+            Pane::Frames => 0,
+            Pane::Detail => self.detail.shift(),
+            Pane::State => self.state.shift(),
+            Pane::Violations => self.violations.shift(),
+            Pane::Health => self.health.shift(),
+        }
     }
 
     /// The connection the state pane shows.

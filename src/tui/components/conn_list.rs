@@ -1,5 +1,6 @@
 //! The connection list's component: its cursor, on "all connections" (row 0) or on one of
-//! them, which chooses whose frames the frame list shows and whose state the state pane does.
+//! them, which chooses whose frames the frame list shows and whose state the state pane does,
+//! and how far the list is scrolled sideways.
 
 use super::super::app::ListState;
 use super::super::model::Model;
@@ -7,13 +8,25 @@ use super::{Outcome, step};
 use crate::event::ConnId;
 use crate::tui::input::Action;
 
-/// The connection list's cursor (0: all connections).
+/// The connection list's cursor (0: all connections) and sideways scroll.
 #[derive(Clone, Debug, Default)]
 pub struct ConnList {
     list: ListState,
+    /// Columns the pane is scrolled sideways.
+    shift: usize,
 }
 
 impl ConnList {
+    /// Columns the pane is scrolled sideways (Left/Right).
+    pub fn shift(&self) -> usize {
+        self.shift
+    }
+
+    /// Scroll the pane `to` columns sideways.
+    pub fn set_shift(&mut self, to: usize) {
+        self.shift = to;
+    }
+
     /// The cursor.
     pub fn list(&self) -> ListState {
         self.list

@@ -17,9 +17,21 @@ pub struct Detail {
     list: ListState,
     toggled: HashSet<String>,
     hex_scroll: usize,
+    /// Columns the pane is scrolled sideways.
+    shift: usize,
 }
 
 impl Detail {
+    /// Columns the pane is scrolled sideways (Left/Right).
+    pub fn shift(&self) -> usize {
+        self.shift
+    }
+
+    /// Scroll the pane `to` columns sideways.
+    pub fn set_shift(&mut self, to: usize) {
+        self.shift = to;
+    }
+
     /// The tree's cursor.
     pub fn list(&self) -> ListState {
         self.list

@@ -52,6 +52,8 @@ pub struct Health {
     dropped: u64,
     /// The pane's cursor over `active` then `ended`.
     list: ListState,
+    /// Columns the pane is scrolled sideways.
+    shift: usize,
 }
 
 impl Health {
@@ -163,6 +165,16 @@ impl Health {
 }
 
 impl Health {
+    /// Columns the pane is scrolled sideways (Left/Right).
+    pub fn shift(&self) -> usize {
+        self.shift
+    }
+
+    /// Scroll the pane `to` columns sideways.
+    pub fn set_shift(&mut self, to: usize) {
+        self.shift = to;
+    }
+
     /// Active diagnoses, the one held longest first.
     pub fn active(&self) -> &[HealthEntry] {
         &self.active

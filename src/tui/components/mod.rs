@@ -5,6 +5,7 @@
 
 pub mod conn_list;
 pub mod detail;
+pub mod export_line;
 pub mod filter_line;
 pub mod frame_list;
 pub mod full_text;
@@ -45,6 +46,13 @@ pub enum Outcome {
     Rebuild(Option<String>),
     /// Close the overlay.
     Close,
+    /// Close the export line and ask for `scope` to be written to `path`.
+    Export {
+        /// Where.
+        path: String,
+        /// What.
+        scope: super::app::ExportScope,
+    },
     /// Close the overlay and select this frame in the frame list (brought back when not in
     /// memory); with `focus`, the frame list takes the focus; `message` is said, if any.
     Jump {

@@ -11,9 +11,21 @@ use crate::tui::input::Action;
 #[derive(Clone, Debug, Default)]
 pub struct StatePane {
     list: ListState,
+    /// Columns the pane is scrolled sideways.
+    shift: usize,
 }
 
 impl StatePane {
+    /// Columns the pane is scrolled sideways (Left/Right).
+    pub fn shift(&self) -> usize {
+        self.shift
+    }
+
+    /// Scroll the pane `to` columns sideways.
+    pub fn set_shift(&mut self, to: usize) {
+        self.shift = to;
+    }
+
     /// The cursor.
     pub fn list(&self) -> ListState {
         self.list

@@ -15,9 +15,21 @@ pub struct Violations {
     rows: VecDeque<ViolationRow>,
     evicted: u64,
     list: ListState,
+    /// Columns the pane is scrolled sideways.
+    shift: usize,
 }
 
 impl Violations {
+    /// Columns the pane is scrolled sideways (Left/Right).
+    pub fn shift(&self) -> usize {
+        self.shift
+    }
+
+    /// Scroll the pane `to` columns sideways.
+    pub fn set_shift(&mut self, to: usize) {
+        self.shift = to;
+    }
+
     /// Every violation kept, oldest first.
     pub fn rows(&self) -> &VecDeque<ViolationRow> {
         &self.rows

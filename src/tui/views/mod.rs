@@ -371,7 +371,8 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(lines), area);
         return;
     }
-    if let Overlay::Export { text, scope } = &app.overlay {
+    if let Overlay::Export(line) = &app.overlay {
+        let (text, scope) = (line.text(), line.scope());
         spans.push(Span::styled(
             format!("export {} to: ", scope.name()),
             Style::new().fg(Color::Yellow),
