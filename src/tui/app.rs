@@ -1,8 +1,12 @@
-//! The UI state: the [`App`] (the data model of `model.rs` plus panes, cursors, filter, overlay)
-//! and the one [`AppEvent`] enum that changes it.
+//! The UI state: the [`App`], a router over the shared model (`model.rs`) and the
+//! components (`components`), and the one [`AppEvent`] enum that changes it.
 //!
-//! [`App::handle`] is the only mutator (pipeline events in `ingest.rs`, user actions in
-//! `actions.rs`); rendering (`views`) reads `&App` and never mutates or does I/O. No terminal,
+//! [`App::handle`] is the only mutator: it routes each event (`routing`: user actions in
+//! `keys.rs`, pipeline events in `pipeline.rs`, the pager's answers in `paging.rs` and
+//! `search.rs`) to the components, which own the panes' and overlays' state and handle their
+//! own keys, and to the shared [`Model`](super::model::Model). App itself keeps only the
+//! focus, the bottom pane, zoom, the overlay open, the status message, quit and the effects
+//! asked for. Rendering (`views`) reads `&App` and never mutates or does I/O. No terminal,
 //! no clock, no channel here: time arrives as [`AppEvent::Tick`] and in event timestamps, so
 //! the same events always give the same screen (tests rely on it).
 

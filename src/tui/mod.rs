@@ -52,7 +52,6 @@
 //! error, on panic (hook), on Ctrl-C (a key in raw mode, mapped to quit), on SIGINT, SIGTERM
 //! and SIGHUP (the UI quits as on `q`) and on an abort (see `terminal.rs`).
 
-mod actions;
 pub mod app;
 pub mod clipboard;
 pub mod components;
@@ -61,13 +60,12 @@ mod fulltext;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;
 pub use components::health;
-mod ingest;
 pub mod input;
 pub mod line;
 mod live_window;
 pub mod messages;
 pub mod model;
-mod search;
+mod routing;
 pub mod spool;
 mod terminal;
 pub mod timeline;

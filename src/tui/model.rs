@@ -196,7 +196,7 @@ impl Conn {
 
 /// The data every component reads and none owns: the options, the terminal's size, the
 /// clock, the connections with their rows, and what the pipeline and the pager have said
-/// about the whole session. It changes only as events arrive (`ingest.rs`, `window.rs`);
+/// about the whole session. It changes only as events arrive (`routing/pipeline.rs`, `routing/paging.rs`);
 /// the components are given it by reference.
 #[derive(Debug)]
 pub struct Model {

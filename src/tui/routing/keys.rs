@@ -2,18 +2,18 @@
 //! line, the detail tree's expansion, and jumps (Enter on a state item, a violation or a
 //! diagnosis, `n`/`N`).
 
-use super::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
-use super::components::export_line::ExportLine;
-use super::components::full_text::FullTextView;
-use super::components::messages_view::MessageView;
-use super::components::timeline_view::TimelineView;
-use super::components::{Ctx, Outcome};
-use super::filter::Filter;
-use super::input::Action;
-use super::views;
+use crate::tui::app::{App, Effect, ExportScope, ListState, Overlay, Pane};
+use crate::tui::components::export_line::ExportLine;
+use crate::tui::components::full_text::FullTextView;
+use crate::tui::components::messages_view::MessageView;
+use crate::tui::components::timeline_view::TimelineView;
+use crate::tui::components::{Ctx, Outcome};
+use crate::tui::filter::Filter;
+use crate::tui::input::Action;
+use crate::tui::views;
 
 impl App {
-    pub(super) fn clamp_all(&mut self) {
+    pub(in crate::tui) fn clamp_all(&mut self) {
         let h = self.page(Pane::Connections);
         self.conn_list.clamp(&self.model, h);
         let h = self.page(Pane::Frames);
@@ -35,7 +35,7 @@ impl App {
     }
 
     /// Focus pane `p` (a bottom pane is then the one the bottom area shows).
-    fn focus_on(&mut self, p: Pane) {
+    pub(super) fn focus_on(&mut self, p: Pane) {
         self.focus = p;
         if matches!(
             p,
@@ -47,19 +47,21 @@ impl App {
     }
 
     /// Rows the list of pane `p` has.
-    fn list_len(&self, p: Pane) -> usize {
+    pub(super) fn list_len(&self, p: Pane) -> usize {
         match p {
             Pane::Connections => self.model.conns.len() + 1,
             Pane::Frames => self.frames.view().len(),
             Pane::Detail => self.detail.len(self.selected_row()),
-            Pane::State => super::components::state_pane::StatePane::len(self.state_snapshot()),
+            Pane::State => {
+                crate::tui::components::state_pane::StatePane::len(self.state_snapshot())
+            }
             Pane::Violations => self.violations.rows().len(),
             Pane::Health => self.health.len(),
         }
     }
 
     /// The cursor of pane `p`'s list.
-    fn list_of(&self, p: Pane) -> ListState {
+    pub(super) fn list_of(&self, p: Pane) -> ListState {
         match p {
             Pane::Connections => self.conn_list.list(),
             Pane::Frames => self.frames.list(),
@@ -72,7 +74,7 @@ impl App {
 
     /// Move the cursor of pane `p` by `delta` rows; the panes that show what it selects
     /// follow.
-    fn move_in(&mut self, p: Pane, delta: isize) {
+    pub(super) fn move_in(&mut self, p: Pane, delta: isize) {
         let h = self.page(p);
         match p {
             Pane::Frames => self.move_frames_by(delta, h),
@@ -102,7 +104,7 @@ impl App {
 
     /// The frame cursor moved by `delta` in a pane of `h` rows: past the window's edge, the
     /// capture is asked for more; moving up stops following; another frame resets the detail.
-    fn move_frames_by(&mut self, delta: isize, h: usize) {
+    pub(super) fn move_frames_by(&mut self, delta: isize, h: usize) {
         let before = self.frames.list().selected;
         self.frames.move_by(delta, h);
         if self.frames.list().selected == before {
@@ -118,14 +120,14 @@ impl App {
 
     /// Another connection was chosen: the state pane starts over, the frame list shows its
     /// frames.
-    fn conn_chosen(&mut self) {
+    pub(super) fn conn_chosen(&mut self) {
         self.state.reset();
         self.rebuild_view();
         self.fill_scope();
     }
 
     /// Move the frame cursor by `delta` rows.
-    pub(super) fn move_frames(&mut self, delta: isize) {
+    pub(in crate::tui) fn move_frames(&mut self, delta: isize) {
         self.move_in(Pane::Frames, delta)
     }
 
@@ -223,7 +225,7 @@ impl App {
             Action::CopyHex | Action::CopyJson => {
                 let json = a == Action::CopyJson;
                 let max_body = self.model.opts.max_body;
-                match super::clipboard::copy(self.selected_row(), json, max_body) {
+                match crate::tui::clipboard::copy(self.selected_row(), json, max_body) {
                     Ok(effect) => self.effects.push(effect),
                     Err(m) => self.message = Some(m),
                 }
@@ -235,7 +237,7 @@ impl App {
 
     /// A key for the open overlay that scrolls or lists (timeline, statistics, full text,
     /// messages); whether it took it (else the panes do).
-    fn overlay_key(&mut self, a: Action) -> bool {
+    pub(super) fn overlay_key(&mut self, a: Action) -> bool {
         let outcome = match &mut self.overlay {
             Overlay::Timeline(v) => v.handle_key(a, &self.model),
             Overlay::Messages(v) => v.handle_key(a, &self.model),
@@ -252,7 +254,7 @@ impl App {
 
     /// Close the overlay; a timeline forgets the followed frames brought back (and stops
     /// their re-run if it is still going).
-    pub(super) fn close_overlay(&mut self) {
+    pub(in crate::tui) fn close_overlay(&mut self) {
         if matches!(self.overlay, Overlay::Timeline(_))
             && let Some(f) = self.model.paging.following.take()
             && f.steps.is_none()
@@ -263,10 +265,10 @@ impl App {
     }
 
     /// `L`: follow the selected frame's link or channel, from it.
-    fn open_timeline(&mut self) {
+    pub(super) fn open_timeline(&mut self) {
         let chosen = self
             .selected_row()
-            .and_then(|r| Some((super::timeline::Follow::of(r)?, r.seq)));
+            .and_then(|r| Some((crate::tui::timeline::Follow::of(r)?, r.seq)));
         let Some((follow, seq)) = chosen else {
             self.message = Some("select a frame of a link or a channel to follow".into());
             return;
@@ -277,8 +279,8 @@ impl App {
     }
 
     /// `w`: open the full text of the selection (or say there is none).
-    pub(super) fn open_full_text(&mut self) {
-        match super::fulltext::of_selection(self) {
+    pub(in crate::tui) fn open_full_text(&mut self) {
+        match crate::tui::fulltext::of_selection(self) {
             Some((title, lines)) => {
                 self.overlay = Overlay::FullText(FullTextView::new(title, lines.join("\n")))
             }
@@ -287,7 +289,7 @@ impl App {
     }
 
     /// The actions of the overlays and the text lines (help, filter, export).
-    fn act_overlay(&mut self, a: Action) {
+    pub(super) fn act_overlay(&mut self, a: Action) {
         let outcome = match &mut self.overlay {
             Overlay::FilterInput(input) => input.handle_key(a, &mut self.filter, &self.model),
             Overlay::Export(line) => line.handle_key(a),
@@ -334,7 +336,7 @@ impl App {
 
     /// To the top of the focused pane (in the frames of a file replay, the capture's first
     /// frame, loading it when it is not in memory).
-    fn home(&mut self) {
+    pub(super) fn home(&mut self) {
         if !(self.focus == Pane::Frames && self.far_end(false)) {
             self.move_in(self.focus, isize::MIN / 2);
             if self.focus == Pane::Frames {
@@ -344,7 +346,7 @@ impl App {
     }
 
     /// Moving: focus, selection, scrolling, zoom and the mouse.
-    fn act_move(&mut self, a: Action) {
+    pub(super) fn act_move(&mut self, a: Action) {
         match a {
             Action::Zoom => {
                 self.zoom = !self.zoom;
@@ -387,8 +389,8 @@ impl App {
     }
 
     /// Enter in the export line: ask for the capture of what is chosen to be written.
-    fn submit_export(&mut self, path: String, scope: ExportScope) {
-        let (events, frames, conns) = super::export::capture_of(self, scope);
+    pub(super) fn submit_export(&mut self, path: String, scope: ExportScope) {
+        let (events, frames, conns) = crate::tui::export::capture_of(self, scope);
         self.overlay = Overlay::None;
         if frames == 0 && conns == 0 {
             self.message = Some(format!("nothing to export ({} frames)", scope.name()));
@@ -406,7 +408,7 @@ impl App {
         });
     }
 
-    fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+    pub(super) fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
         let areas = views::layout(self, self.model.size);
         Pane::ALL.into_iter().find(|p| {
             let r = areas.rect(*p);
@@ -414,7 +416,7 @@ impl App {
         })
     }
 
-    fn click(&mut self, x: u16, y: u16) {
+    pub(super) fn click(&mut self, x: u16, y: u16) {
         if self.overlay != Overlay::None {
             self.overlay = Overlay::None;
             return;
@@ -442,7 +444,7 @@ impl App {
 
     /// Left/Right: scroll the focused pane sideways, a quarter of its width at a time, no
     /// further than its widest line shown needs.
-    fn scroll_sideways(&mut self, right: bool) {
+    pub(super) fn scroll_sideways(&mut self, right: bool) {
         let p = self.focus;
         if p == Pane::Frames {
             return;
@@ -467,7 +469,7 @@ impl App {
     }
 
     /// Enter: the focused component's, or (connections, frames) the next pane.
-    fn enter(&mut self) {
+    pub(super) fn enter(&mut self) {
         let outcome = match self.focus {
             Pane::Connections => return self.focus_on(Pane::Frames),
             Pane::Frames => return self.focus_on(Pane::Detail),
@@ -506,7 +508,7 @@ impl App {
     }
 
     /// `m` in the connection list: mark or unmark the selected connection.
-    fn mark_conn(&mut self) {
+    pub(super) fn mark_conn(&mut self) {
         let Some(c) = self.selected_conn() else {
             self.message = Some("select a connection to mark it (not \"all\")".into());
             return;
@@ -522,7 +524,7 @@ impl App {
     }
 
     /// Do what a component's key asks of the others.
-    fn carry_out(&mut self, outcome: Outcome) {
+    pub(super) fn carry_out(&mut self, outcome: Outcome) {
         match outcome {
             Outcome::Ignored | Outcome::Consumed | Outcome::Moved => {}
             Outcome::Message(m) => self.message = Some(m),
@@ -576,7 +578,7 @@ impl App {
 
     /// Select row `seq` of `conn` in the frame list, centred: its connection shown, and a
     /// filter or marked-only view that hides it cleared.
-    pub(super) fn select_frame(&mut self, conn: crate::event::ConnId, seq: u64) {
+    pub(in crate::tui) fn select_frame(&mut self, conn: crate::event::ConnId, seq: u64) {
         if self.selected_conn().is_some_and(|c| c != conn) {
             let h = self.page(Pane::Connections);
             self.conn_list.choose(&self.model, conn, h);
@@ -598,7 +600,7 @@ impl App {
     }
 
     /// `n` / `N`: the next / previous frame in the list with a violation.
-    fn jump_violation_frame(&mut self, forward: bool) {
+    pub(super) fn jump_violation_frame(&mut self, forward: bool) {
         let cur = self.frames.list().selected;
         let has = |app: &App, i: usize| {
             app.frames

@@ -6,13 +6,13 @@
 //! the row it makes of the same events (`Row::matches`): `browse::window::row_matches`, the
 //! row built from its event by the same constructors, with the violations that belong to it.
 
-use super::app::{App, Pane};
-use super::window::{Find, WindowRequest, percent};
+use crate::tui::app::{App, Pane};
+use crate::tui::window::{Find, percent};
 
 impl App {
     /// `>` / `<`: the next / previous row the filter matches, in the list or (a file replay)
     /// anywhere in the capture.
-    pub(super) fn next_match(&mut self, forward: bool) {
+    pub(in crate::tui) fn next_match(&mut self, forward: bool) {
         if self.filter.applied().is_empty() {
             self.message = Some("no filter to search with: / sets one".into());
             return;
@@ -55,7 +55,7 @@ impl App {
     /// Ask the pager for the window around the first row matching the filter at or after
     /// row `from` (`forward`), or the last at or before it; with `violations`, a row with a
     /// violation.
-    pub(super) fn find(&mut self, from: u64, forward: bool, violations: bool) {
+    pub(in crate::tui) fn find(&mut self, from: u64, forward: bool, violations: bool) {
         let conn = self.selected_conn().unwrap_or(0);
         let find = Find {
             forward,
@@ -65,7 +65,7 @@ impl App {
     }
 
     /// How far the search asked last has scanned: `rows` of the capture's.
-    pub(super) fn scanned(&mut self, rows: u64) {
+    pub(in crate::tui) fn scanned(&mut self, rows: u64) {
         if self
             .model
             .paging
@@ -78,23 +78,5 @@ impl App {
         self.model.paging.scanned = rows;
         let pct = percent(rows, self.model.numbering.next());
         self.message = Some(format!("searching ({pct}%)"));
-    }
-}
-
-/// What the status line says when a search found nothing.
-pub(super) fn no_match(request: &WindowRequest) -> String {
-    let Some(find) = request.find else {
-        return format!("frame #{} is not in the capture", request.target.1 + 1);
-    };
-    let what = if find.violations {
-        "frame with a violation matching the filter"
-    } else {
-        "match"
-    };
-    match (find.forward, request.target.1) {
-        (true, 0) | (false, u64::MAX) => format!("no {what} in the capture"),
-        // The row searched from is the one after (before) the one selected.
-        (true, from) => format!("no {what} after #{from}"),
-        (false, from) => format!("no {what} before #{}", from.saturating_add(2)),
     }
 }

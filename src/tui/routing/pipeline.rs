@@ -1,6 +1,6 @@
 //! How pipeline events change the UI: each event becomes rows of its connection's frame list,
 //! counters, violations or the connection's shown state, within the bounds of
-//! [`TuiOptions`](super::TuiOptions); the frame list's view and cursor follow.
+//! [`TuiOptions`](crate::tui::TuiOptions); the frame list's view and cursor follow.
 
 use std::sync::Arc;
 
@@ -8,12 +8,12 @@ use bytes::Bytes;
 
 use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violation};
 
-use super::app::{App, Pane};
-use super::model::{Conn, Row, ViolationRow};
 use crate::browse::numbering::Place;
+use crate::tui::app::{App, Pane};
+use crate::tui::model::{Conn, Row, ViolationRow};
 
 impl App {
-    pub(super) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
+    pub(in crate::tui) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
         if !self.model.conns.contains_key(&id) {
             let at = self.model.conn_ids.partition_point(|x| *x < id);
             self.model.conn_ids.insert(at, id);
@@ -28,7 +28,7 @@ impl App {
     }
 
     /// Apply one pipeline event.
-    pub(super) fn pipeline(&mut self, e: Event) {
+    pub(in crate::tui) fn pipeline(&mut self, e: Event) {
         let place = self.model.numbering.place(&e);
         self.model.now = self.model.now.max(e.ts);
         let (conn, ts) = (e.conn, e.ts);
@@ -101,7 +101,7 @@ impl App {
         }
     }
 
-    fn frame(&mut self, conn: ConnId, ts: Timestamp, f: Arc<FrameEvent>) {
+    pub(super) fn frame(&mut self, conn: ConnId, ts: Timestamp, f: Arc<FrameEvent>) {
         let (max_raw, max_body) = (self.model.opts.max_raw_per_frame, self.model.opts.max_body);
         let windowing = self.model.windowing;
         let c = self.conn_mut(conn, ts);
@@ -113,7 +113,7 @@ impl App {
         self.push_row(Row::frame(conn, ts, &f, link, max_raw, max_body));
     }
 
-    pub(super) fn push_row(&mut self, mut row: Row) {
+    pub(in crate::tui) fn push_row(&mut self, mut row: Row) {
         row.seq = self.model.next_seq;
         self.model.next_seq += 1;
         let conn = row.conn;
@@ -139,7 +139,7 @@ impl App {
     }
 
     /// Drop `conn`'s oldest rows beyond the frame and byte bounds, and their list entries.
-    pub(super) fn evict(&mut self, conn: ConnId) {
+    pub(in crate::tui) fn evict(&mut self, conn: ConnId) {
         let max = self.model.opts.max_frames_per_conn.max(1);
         let max_bytes = self.model.opts.max_bytes_per_conn;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
@@ -165,7 +165,13 @@ impl App {
         }
     }
 
-    pub(super) fn violation(&mut self, conn: ConnId, ts: Timestamp, v: Violation, place: Place) {
+    pub(in crate::tui) fn violation(
+        &mut self,
+        conn: ConnId,
+        ts: Timestamp,
+        v: Violation,
+        place: Place,
+    ) {
         let c = self.conn_mut(conn, ts);
         c.violations += 1;
         let seq = match place {
@@ -189,7 +195,7 @@ impl App {
     }
 
     /// Attach `v` to row `seq` of `conn`, if it is kept.
-    pub(super) fn attach_violation(&mut self, conn: ConnId, seq: u64, v: &Violation) {
+    pub(in crate::tui) fn attach_violation(&mut self, conn: ConnId, seq: u64, v: &Violation) {
         let filter = self.filter.applied().clone();
         let in_scope = self.selected_conn().is_none_or(|x| x == conn);
         let Some(r) = self.model.conns.get_mut(&conn).and_then(|c| c.row_mut(seq)) else {
@@ -205,7 +211,7 @@ impl App {
 
     /// The row of the bytes a `codec.*` violation `v` could not decode; its bytes come with the
     /// `Data` events that follow.
-    pub(super) fn push_malformed(&mut self, conn: ConnId, ts: Timestamp, v: &Violation) {
+    pub(in crate::tui) fn push_malformed(&mut self, conn: ConnId, ts: Timestamp, v: &Violation) {
         let row = Row::malformed(conn, ts, v);
         let s = self.model.next_seq;
         self.push_row(row);
@@ -214,7 +220,7 @@ impl App {
         }
     }
 
-    pub(super) fn data(
+    pub(in crate::tui) fn data(
         &mut self,
         conn: ConnId,
         ts: Timestamp,
