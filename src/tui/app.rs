@@ -10,7 +10,6 @@
 //! no clock, no channel here: time arrives as [`AppEvent::Tick`] and in event timestamps, so
 //! the same events always give the same screen (tests rely on it).
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -375,37 +374,6 @@ impl App {
     /// The shared data: connections and their rows, options, size, clock.
     pub fn model(&self) -> &super::model::Model {
         &self.model
-    }
-
-    /// Forget the oldest closed connections once there are more than `max_closed_conns`
-    /// (a tenth more, so the list is compacted rarely).
-    pub(super) fn forget_closed(&mut self) {
-        let max = self.model.opts.max_closed_conns.max(1);
-        let closed: Vec<ConnId> = self
-            .model
-            .conn_ids
-            .iter()
-            .filter(|id| self.model.conns.get(id).is_some_and(|c| c.closed.is_some()))
-            .copied()
-            .collect();
-        if closed.len() <= max + max / 10 {
-            return;
-        }
-        let sel = self.selected_conn();
-        let gone: HashSet<ConnId> = closed[..closed.len() - max].iter().copied().collect();
-        for id in &gone {
-            self.model.conns.remove(id);
-        }
-        self.model.conns_forgotten += gone.len() as u64;
-        self.model.conn_ids.retain(|id| !gone.contains(id));
-        self.conn_list.select(match sel {
-            Some(s) if !gone.contains(&s) => {
-                self.model.conn_ids.binary_search(&s).map_or(0, |p| p + 1)
-            }
-            _ => 0,
-        });
-        self.rebuild_view();
-        self.clamp_all();
     }
 
     /// Resolve a frame-list entry.

@@ -61,6 +61,7 @@ mod fulltext;
 pub use crate::filter;
 pub use components::health;
 pub mod input;
+mod keep;
 pub mod line;
 mod live_window;
 pub mod messages;

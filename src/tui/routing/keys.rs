@@ -144,16 +144,7 @@ impl App {
             self.message = None;
         }
         if a == Action::Quit {
-            // The overlays that scroll or list close first (a timeline stops its reading).
-            match self.overlay {
-                Overlay::Timeline(_) => self.close_overlay(),
-                Overlay::Stats(_) | Overlay::FullText(_) | Overlay::Messages(_) => {
-                    self.overlay = Overlay::None
-                }
-                _ => {}
-            }
-            self.quit = true;
-            return;
+            return self.quit_now();
         }
         if self.overlay_key(a) {
             return;
@@ -191,20 +182,7 @@ impl App {
                 Ok(v) => self.overlay = Overlay::Messages(Box::new(v)),
                 Err(m) => self.message = Some(m),
             },
-            Action::Collapse | Action::Expand | Action::ToggleNode
-                if self.focus == Pane::Detail =>
-            {
-                let h = self.page(Pane::Detail);
-                let row = self
-                    .selected_entry()
-                    .and_then(|(c, s)| self.model.row(c, s));
-                if self.detail.handle_key(a, row, h) == Outcome::Ignored && a != Action::ToggleNode
-                {
-                    self.scroll_sideways(a == Action::Expand);
-                }
-            }
-            Action::Collapse | Action::Expand => self.scroll_sideways(a == Action::Expand),
-            Action::ToggleNode => {}
+            Action::Collapse | Action::Expand | Action::ToggleNode => self.tree_or_sideways(a),
             Action::AllConnections => {
                 self.conn_list.select(0);
                 self.rebuild_view();
@@ -222,16 +200,48 @@ impl App {
                 let outcome = self.frames.handle_key(a);
                 self.carry_out(outcome);
             }
-            Action::CopyHex | Action::CopyJson => {
-                let json = a == Action::CopyJson;
-                let max_body = self.model.opts.max_body;
-                match crate::tui::clipboard::copy(self.selected_row(), json, max_body) {
-                    Ok(effect) => self.effects.push(effect),
-                    Err(m) => self.message = Some(m),
-                }
-            }
+            Action::CopyHex | Action::CopyJson => self.copy(a == Action::CopyJson),
             Action::Timeline => self.open_timeline(),
             Action::Stats => self.overlay = Overlay::Stats(Default::default()),
+        }
+    }
+
+    /// Quit: the overlays that scroll or list close first (a timeline stops its reading).
+    pub(super) fn quit_now(&mut self) {
+        match self.overlay {
+            Overlay::Timeline(_) => self.close_overlay(),
+            Overlay::Stats(_) | Overlay::FullText(_) | Overlay::Messages(_) => {
+                self.overlay = Overlay::None
+            }
+            _ => {}
+        }
+        self.quit = true;
+    }
+
+    /// Left / Right / Space: in the detail tree, collapse / expand / toggle the node (Left and
+    /// Right scroll the pane sideways when that changes nothing); elsewhere Left and Right
+    /// scroll the focused pane sideways.
+    pub(super) fn tree_or_sideways(&mut self, a: Action) {
+        if self.focus == Pane::Detail {
+            let h = self.page(Pane::Detail);
+            let row = self
+                .selected_entry()
+                .and_then(|(c, s)| self.model.row(c, s));
+            if self.detail.handle_key(a, row, h) != Outcome::Ignored {
+                return;
+            }
+        }
+        if a != Action::ToggleNode {
+            self.scroll_sideways(a == Action::Expand);
+        }
+    }
+
+    /// `y` / `Y`: ask for the selected frame to be copied (as hex, or `json`), or say why not.
+    pub(super) fn copy(&mut self, json: bool) {
+        let max_body = self.model.opts.max_body;
+        match crate::tui::clipboard::copy(self.selected_row(), json, max_body) {
+            Ok(effect) => self.effects.push(effect),
+            Err(m) => self.message = Some(m),
         }
     }
 

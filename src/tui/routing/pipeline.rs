@@ -10,30 +10,16 @@ use crate::event::{ConnId, Dir, Event, EventKind, FrameEvent, Timestamp, Violati
 
 use crate::browse::numbering::Place;
 use crate::tui::app::{App, Pane};
-use crate::tui::model::{Conn, Row, ViolationRow};
+use crate::tui::model::{Row, ViolationRow};
 
 impl App {
-    pub(in crate::tui) fn conn_mut(&mut self, id: ConnId, ts: Timestamp) -> &mut Conn {
-        if !self.model.conns.contains_key(&id) {
-            let at = self.model.conn_ids.partition_point(|x| *x < id);
-            self.model.conn_ids.insert(at, id);
-        }
-        let c = self
-            .model
-            .conns
-            .entry(id)
-            .or_insert_with(|| Conn::new(id, ts));
-        c.last_ts = c.last_ts.max(ts);
-        c
-    }
-
     /// Apply one pipeline event.
     pub(in crate::tui) fn pipeline(&mut self, e: Event) {
         let place = self.model.numbering.place(&e);
         self.model.now = self.model.now.max(e.ts);
         let (conn, ts) = (e.conn, e.ts);
         let before = self.model.conns.len();
-        self.conn_mut(conn, ts);
+        self.model.conn_mut(conn, ts);
         if self.model.conns.len() != before && self.conn_list.list().selected > 0 {
             // A new connection sorts last (numbers grow), but keep the cursor on its conn.
             let sel = self.conn_list.list().selected;
@@ -44,7 +30,7 @@ impl App {
         }
         match e.kind {
             EventKind::Connect { client, upstream } => {
-                let c = self.conn_mut(conn, ts);
+                let c = self.model.conn_mut(conn, ts);
                 c.client = Some(client);
                 c.upstream = Some(upstream);
             }
@@ -54,7 +40,7 @@ impl App {
                 header,
                 raw,
             } => {
-                let c = self.conn_mut(conn, ts);
+                let c = self.model.conn_mut(conn, ts);
                 if c.proto.is_empty() || header.proto_name() != "amqp-sasl" {
                     c.proto = header.proto_name().to_string();
                 }
@@ -87,7 +73,7 @@ impl App {
             }
             EventKind::Close(info) => {
                 self.health.closed(conn, ts, &info);
-                let c = self.conn_mut(conn, ts);
+                let c = self.model.conn_mut(conn, ts);
                 c.bytes = [
                     c.bytes[0].max(info.bytes_c2s),
                     c.bytes[1].max(info.bytes_s2c),
@@ -97,14 +83,14 @@ impl App {
                 self.push_row(row);
                 self.forget_closed();
             }
-            EventKind::State(snapshot) => self.conn_mut(conn, ts).set_state(ts, snapshot),
+            EventKind::State(snapshot) => self.model.conn_mut(conn, ts).set_state(ts, snapshot),
         }
     }
 
     pub(super) fn frame(&mut self, conn: ConnId, ts: Timestamp, f: Arc<FrameEvent>) {
         let (max_raw, max_body) = (self.model.opts.max_raw_per_frame, self.model.opts.max_body);
         let windowing = self.model.windowing;
-        let c = self.conn_mut(conn, ts);
+        let c = self.model.conn_mut(conn, ts);
         if !windowing {
             // Counted once, as the frames first arrive (a window brought back is no new frame).
             c.frames[f.dir.index()] += 1;
@@ -113,25 +99,16 @@ impl App {
         self.push_row(Row::frame(conn, ts, &f, link, max_raw, max_body));
     }
 
+    /// Keep `row`, numbered next, listing it when the connection choice, the filter and the
+    /// marks show it; the oldest rows beyond the bounds go.
     pub(in crate::tui) fn push_row(&mut self, mut row: Row) {
-        row.seq = self.model.next_seq;
-        self.model.next_seq += 1;
-        let conn = row.conn;
-        let seq = row.seq;
+        self.model.number(&mut row);
+        let (conn, seq) = (row.conn, row.seq);
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
         let visible = in_scope && self.frames.shows(&row, self.filter.applied());
-        let windowing = self.model.windowing;
-        let Some(c) = self.model.conns.get_mut(&conn) else {
+        if !self.model.keep(row) {
             return;
-        };
-        if !windowing {
-            // The whole capture's rows, counted once as they first arrive.
-            c.first_seq.get_or_insert(seq);
-            c.last_seq = seq;
-            c.total_rows += 1;
         }
-        c.raw_bytes += row.held_bytes();
-        c.rows.push_back(row);
         self.frames.append((conn, seq), visible);
         self.evict(conn);
         let h = self.page(Pane::Frames);
@@ -140,29 +117,35 @@ impl App {
 
     /// Drop `conn`'s oldest rows beyond the frame and byte bounds, and their list entries.
     pub(in crate::tui) fn evict(&mut self, conn: ConnId) {
-        let max = self.model.opts.max_frames_per_conn.max(1);
-        let max_bytes = self.model.opts.max_bytes_per_conn;
         let in_scope = self.selected_conn().is_none_or(|c| c == conn);
-        let Some(c) = self.model.conns.get_mut(&conn) else {
-            return;
-        };
-        while c.rows.len() > max || (c.raw_bytes > max_bytes && c.rows.len() > 1) {
-            let Some(old) = c.rows.pop_front() else { break };
-            c.raw_bytes = c.raw_bytes.saturating_sub(old.held_bytes());
-            c.evicted += 1;
-            if let Some(state) = &old.state {
-                // The state pane of the rows kept before the next state shows this one.
-                c.base_state = Some(state.clone());
-            }
+        let (frames, filter) = (&mut self.frames, self.filter.applied());
+        self.model.evict(conn, |old| {
             if in_scope {
-                let filter = self.filter.applied();
-                self.frames.dropped((conn, old.seq), || old.matches(filter));
+                frames.dropped((conn, old.seq), || old.matches(filter));
             }
-        }
+        });
         if self.frames.needs_compact() {
             let h = self.page(Pane::Frames);
             self.frames.compact(&self.model, h);
         }
+    }
+
+    /// A connection closed: forget the oldest closed ones beyond their bound, the connection
+    /// list's cursor staying on its connection (on "all" when it is forgotten).
+    fn forget_closed(&mut self) {
+        let sel = self.selected_conn();
+        let gone = self.model.forget_closed();
+        if gone.is_empty() {
+            return;
+        }
+        self.conn_list.select(match sel {
+            Some(s) if !gone.contains(&s) => {
+                self.model.conn_ids().binary_search(&s).map_or(0, |p| p + 1)
+            }
+            _ => 0,
+        });
+        self.rebuild_view();
+        self.clamp_all();
     }
 
     pub(in crate::tui) fn violation(
@@ -172,7 +155,7 @@ impl App {
         v: Violation,
         place: Place,
     ) {
-        let c = self.conn_mut(conn, ts);
+        let c = self.model.conn_mut(conn, ts);
         c.violations += 1;
         let seq = match place {
             Place::Attach(s) => {
@@ -220,6 +203,7 @@ impl App {
         }
     }
 
+    /// `Data` of `conn`: counted, and the bytes of the malformed rows waiting for them.
     pub(in crate::tui) fn data(
         &mut self,
         conn: ConnId,
@@ -228,55 +212,11 @@ impl App {
         offset: u64,
         bytes: Bytes,
     ) {
-        let max_raw = self.model.opts.max_raw_per_frame;
-        let c = self.conn_mut(conn, ts);
-        let end = offset.saturating_add(bytes.len() as u64);
-        c.bytes[dir.index()] = c.bytes[dir.index()].max(end);
-        if c.pending_raw.is_empty() {
-            return;
+        if self.model.data(conn, ts, (dir, offset), &bytes) {
+            self.evict(conn);
+            let h = self.page(Pane::Frames);
+            self.frames.clamp(h);
         }
-        let pending = std::mem::take(&mut c.pending_raw);
-        let mut keep = Vec::new();
-        for s in pending {
-            let Some(r) = c.row(s) else { continue };
-            if r.dir != Some(dir) {
-                keep.push(s);
-                continue;
-            }
-            if r.offset < offset || r.offset >= end {
-                if r.offset >= end {
-                    keep.push(s);
-                }
-                continue;
-            }
-            // The bytes run to the next row of this direction, or the end of the data.
-            // Rows after it in arrival order; only the next few can be its neighbour.
-            let at = c.rows.partition_point(|x| x.seq <= s);
-            let next = c
-                .rows
-                .range(at..)
-                .take(64)
-                .filter(|x| x.dir == Some(dir) && x.offset > r.offset)
-                .map(|x| x.offset)
-                .min()
-                .unwrap_or(end)
-                .min(end);
-            let from = (r.offset - offset) as usize;
-            let to = ((next - offset) as usize)
-                .min(from + max_raw)
-                .min(bytes.len());
-            let slice = Bytes::copy_from_slice(&bytes[from..to]);
-            let len = (next - r.offset) as usize;
-            c.raw_bytes += slice.len();
-            if let Some(r) = c.row_mut(s) {
-                r.raw = slice;
-                r.len = len;
-            }
-        }
-        c.pending_raw = keep;
-        self.evict(conn);
-        let h = self.page(Pane::Frames);
-        self.frames.clamp(h);
     }
 
     /// Recompute the frame list from the connection choice and the filter, keeping the
