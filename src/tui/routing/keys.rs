@@ -365,6 +365,17 @@ impl App {
             Action::FocusNext => self.focus_on(self.focus.next()),
             Action::FocusPrev => self.focus_on(self.focus.prev()),
             Action::FocusPane(p) => self.focus_on(p),
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Home
+            | Action::End
+                if self.focus != Pane::Frames =>
+            {
+                let outcome = self.pane_key(a);
+                self.carry_out(outcome);
+            }
             Action::Up => self.move_in(self.focus, -1),
             Action::Down => self.move_in(self.focus, 1),
             Action::PageUp => {
@@ -478,43 +489,60 @@ impl App {
         }
     }
 
-    /// Enter: the focused component's, or (connections, frames) the next pane.
+    /// Enter: in the connection list and the frame list, the next pane; else the focused
+    /// component's.
     pub(super) fn enter(&mut self) {
-        let outcome = match self.focus {
-            Pane::Connections => return self.focus_on(Pane::Frames),
-            Pane::Frames => return self.focus_on(Pane::Detail),
+        match self.focus {
+            Pane::Connections => self.focus_on(Pane::Frames),
+            Pane::Frames => self.focus_on(Pane::Detail),
+            _ => {
+                let outcome = self.pane_key(Action::Enter);
+                self.carry_out(outcome);
+            }
+        }
+    }
+
+    /// A key for the focused pane's component (the frame list's moves are the router's: they
+    /// reach beyond the rows in memory). Choosing another connection refills the panes that
+    /// show it.
+    pub(super) fn pane_key(&mut self, a: Action) -> Outcome {
+        let page = self.page(self.focus);
+        match self.focus {
+            Pane::Frames => Outcome::Ignored,
+            Pane::Connections => {
+                let outcome = self.conn_list.handle_key(a, &self.model, page);
+                if outcome == Outcome::Moved {
+                    self.conn_chosen();
+                }
+                outcome
+            }
             Pane::Detail => {
-                let h = self.page(Pane::Detail);
                 let row = self
                     .selected_entry()
                     .and_then(|(c, s)| self.model.row(c, s));
-                self.detail.handle_key(Action::Enter, row, h)
-            }
-            Pane::Violations => {
-                let page = self.page(Pane::Violations);
-                let ctx = Ctx {
-                    model: &self.model,
-                    page,
-                };
-                self.violations.handle_key(Action::Enter, &ctx)
-            }
-            Pane::Health => {
-                let page = self.page(Pane::Health);
-                let ctx = Ctx {
-                    model: &self.model,
-                    page,
-                };
-                self.health.handle_key(Action::Enter, &ctx)
+                self.detail.handle_key(a, row, page)
             }
             Pane::State => {
-                let h = self.page(Pane::State);
                 let snapshot = self
                     .model
                     .snapshot_at(self.state_conn_id(), self.selected_entry());
-                self.state.handle_key(Action::Enter, snapshot, h)
+                self.state.handle_key(a, snapshot, page)
             }
-        };
-        self.carry_out(outcome);
+            Pane::Violations => {
+                let ctx = Ctx {
+                    model: &self.model,
+                    page,
+                };
+                self.violations.handle_key(a, &ctx)
+            }
+            Pane::Health => {
+                let ctx = Ctx {
+                    model: &self.model,
+                    page,
+                };
+                self.health.handle_key(a, &ctx)
+            }
+        }
     }
 
     /// `m` in the connection list: mark or unmark the selected connection.
