@@ -74,7 +74,12 @@ pub fn entries_in(model: &Model, follow: &Follow) -> Vec<Entry> {
 
 /// Whether the timeline's frames are still being read from the capture.
 pub fn reading(app: &App) -> bool {
-    app.model()
+    reading_in(app.model())
+}
+
+/// Whether the timeline's frames are still being read from the capture of `model`.
+pub fn reading_in(model: &Model) -> bool {
+    model
         .paging
         .following
         .as_ref()

@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::detail::preview;
 use super::{clock, count, fit, selected_style};
 use crate::event::escape::escape;
-use crate::tui::app::App;
-use crate::tui::messages::{MessageView, entries, selected_index};
+use crate::tui::messages::{MessageView, entries_in, selected_index};
+use crate::tui::model::Model;
 use crate::tui::model::Row;
 
 /// Lines a message shows at most (hostile maps cannot make the view unbounded).
@@ -404,10 +404,10 @@ fn search_line(f: &mut Frame, at: Rect, text: &str) {
 }
 
 /// Draw the view.
-pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
-    let r = area(app.model.size);
+pub fn render(view: &MessageView, model: &Model, f: &mut Frame) {
+    let r = area(model.size);
     f.render_widget(Clear, r);
-    let list = entries(app, view);
+    let list = entries_in(model, view);
     let at = selected_index(view, &list);
     let title = format!(
         " Messages of {} of conn {}: {} ",
@@ -448,7 +448,7 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         .enumerate()
         .skip(offset)
         .take(h)
-        .filter_map(|(i, e)| Some((i, app.row(view.conn(), e.seq)?)))
+        .filter_map(|(i, e)| Some((i, model.row(view.conn(), e.seq)?)))
         .map(|(i, row)| {
             let style = if i == at {
                 selected_style(true)
@@ -459,7 +459,7 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         })
         .collect();
     f.render_widget(Paragraph::new(lines), list_area);
-    let Some(row) = list.get(at).and_then(|e| app.row(view.conn(), e.seq)) else {
+    let Some(row) = list.get(at).and_then(|e| model.row(view.conn(), e.seq)) else {
         return;
     };
     let body = wrapped_lines(row, width);

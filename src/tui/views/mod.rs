@@ -1,4 +1,7 @@
-//! Drawing: the screen layout and every pane, from `&App` only.
+//! Drawing: the screen layout and every pane, from `&App` only. A pane or overlay whose
+//! component holds all it shows (violations, Health, statistics, full text, timeline,
+//! messages, the filter line) draws from that component and the shared model, with its
+//! [`Chrome`] (focus, sideways scroll); the others read the selections they follow from `App`.
 //!
 //! Rendering never mutates the app and does no I/O; the same app state always draws the same
 //! screen. [`layout`] is shared with the app so that mouse clicks and page sizes agree with
@@ -112,10 +115,11 @@ pub fn first_row_y(rect: Rect, pane: Pane) -> Option<u16> {
 /// How many lines the status line takes on a screen `width` columns wide: one, or what the
 /// filter line needs to show its whole error and its completion's candidates.
 fn status_height(app: &App, width: u16) -> u16 {
-    if matches!(app.overlay, Overlay::FilterInput(_)) {
-        filter_line::lines(app, width).len().min(u16::MAX as usize) as u16
-    } else {
-        1
+    match &app.overlay {
+        Overlay::FilterInput(input) => filter_line::lines(input, width)
+            .len()
+            .min(u16::MAX as usize) as u16,
+        _ => 1,
     }
 }
 
@@ -132,8 +136,14 @@ pub fn render(app: &App, f: &mut Frame) {
     if areas.bottom.height > 0 {
         match areas.bottom_pane {
             Pane::State => state::render(app, f, areas.bottom),
-            Pane::Violations => violations::render(app, f, areas.bottom),
-            Pane::Health => health::render(app, f, areas.bottom),
+            Pane::Violations => {
+                let chrome = chrome(app, Pane::Violations);
+                violations::render(&app.violations, chrome, f, areas.bottom)
+            }
+            Pane::Health => {
+                let chrome = chrome(app, Pane::Health);
+                health::render(&app.health, app.model.now, chrome, f, areas.bottom)
+            }
             _ => detail::render(app, f, areas.bottom),
         }
     }
@@ -143,24 +153,46 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     if let Overlay::Timeline(t) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
-        timeline::render(app, f, above, t.follow(), &t.list());
+        timeline::render(t, &app.model, f, above);
     }
     if let Overlay::Stats(v) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
-        stats::render(app, f, above, (v.scroll(), v.column()));
+        stats::render(v, &app.model, f, above);
     }
     if let Overlay::FullText(v) = &app.overlay {
         let size = (area.width, area.height);
         fulltext::render(f, size, v.title(), v.text(), v.scroll());
     }
     if let Overlay::Messages(view) = &app.overlay {
-        messages::render(app, f, view);
+        messages::render(view, &app.model, f);
     }
 }
 
 /// A bordered block, highlighted when focused.
 pub fn pane_block<'a>(app: &App, pane: Pane, title: Line<'a>) -> Block<'a> {
-    let focused = app.focus == pane;
+    block_of(app.focus == pane, title)
+}
+
+/// How a pane is drawn around its component's own state: whether it has the focus, and how
+/// far it is scrolled sideways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Chrome {
+    /// The pane has the focus.
+    pub focused: bool,
+    /// Columns it is scrolled sideways.
+    pub shift: usize,
+}
+
+/// The chrome of `pane` in `app`.
+pub fn chrome(app: &App, pane: Pane) -> Chrome {
+    Chrome {
+        focused: app.focus == pane,
+        shift: app.shift(pane),
+    }
+}
+
+/// A bordered block, highlighted when `focused`.
+pub fn block_of(focused: bool, title: Line<'_>) -> Block<'_> {
     let (style, kind) = if focused {
         (Style::new().fg(Color::Cyan), BorderType::Thick)
     } else {
@@ -229,12 +261,23 @@ pub fn scrolled<'a>(
     width: usize,
     cut: fn(&str, usize, usize) -> String,
 ) -> (Block<'a>, Vec<Line<'a>>) {
+    scrolled_by(app.shift(pane), block, rows, width, cut)
+}
+
+/// As [`scrolled`], for a pane scrolled `shift` columns sideways.
+pub fn scrolled_by<'a>(
+    shift: usize,
+    block: Block<'a>,
+    rows: Vec<(String, Style)>,
+    width: usize,
+    cut: fn(&str, usize, usize) -> String,
+) -> (Block<'a>, Vec<Line<'a>>) {
     let widest = rows
         .iter()
         .map(|(t, _)| t.chars().count())
         .max()
         .unwrap_or(0);
-    let from = app.shift(pane).min(max_shift(widest, width));
+    let from = shift.min(max_shift(widest, width));
     let block = match shift_hint(from, widest, width) {
         Some(hint) => block.title_bottom(hint),
         None => block,
@@ -274,9 +317,9 @@ pub fn widest(app: &App, pane: Pane) -> usize {
     let rect = areas.rect(pane);
     match pane {
         Pane::Connections => connections::widest(app, rect),
-        Pane::Violations => violations::widest(app, rect),
+        Pane::Violations => violations::widest(&app.violations, rect),
         Pane::State => state::widest(app, rect),
-        Pane::Health => health::widest(app, rect),
+        Pane::Health => health::widest(&app.health, app.model.now, rect),
         Pane::Detail => detail::widest(app, rect),
         Pane::Frames => 0,
     }
@@ -366,8 +409,8 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let mut spans: Vec<Span> = Vec::new();
-    if matches!(app.overlay, Overlay::FilterInput(_)) {
-        let lines = filter_line::lines(app, area.width);
+    if let Overlay::FilterInput(input) = &app.overlay {
+        let lines = filter_line::lines(input, area.width);
         f.render_widget(Paragraph::new(lines), area);
         return;
     }
