@@ -135,7 +135,10 @@ pub fn render(app: &App, f: &mut Frame) {
     }
     if areas.bottom.height > 0 {
         match areas.bottom_pane {
-            Pane::State => state::render(app, f, areas.bottom),
+            Pane::State => {
+                let chrome = chrome(app, Pane::State);
+                state::render(state::Shown::of(app), chrome, f, areas.bottom)
+            }
             Pane::Violations => {
                 let chrome = chrome(app, Pane::Violations);
                 violations::render(&app.violations, chrome, f, areas.bottom)
@@ -144,7 +147,10 @@ pub fn render(app: &App, f: &mut Frame) {
                 let chrome = chrome(app, Pane::Health);
                 health::render(&app.health, app.model.now, chrome, f, areas.bottom)
             }
-            _ => detail::render(app, f, areas.bottom),
+            _ => {
+                let chrome = chrome(app, Pane::Detail);
+                detail::render(detail::Shown::of(app), chrome, f, areas.bottom)
+            }
         }
     }
     status(app, f, areas.status);
@@ -318,9 +324,9 @@ pub fn widest(app: &App, pane: Pane) -> usize {
     match pane {
         Pane::Connections => connections::widest(app, rect),
         Pane::Violations => violations::widest(&app.violations, rect),
-        Pane::State => state::widest(app, rect),
+        Pane::State => state::widest(app.state_snapshot(), rect),
         Pane::Health => health::widest(&app.health, app.model.now, rect),
-        Pane::Detail => detail::widest(app, rect),
+        Pane::Detail => detail::widest(detail::Shown::of(app), rect),
         Pane::Frames => 0,
     }
 }
@@ -330,7 +336,7 @@ pub fn widest(app: &App, pane: Pane) -> usize {
 pub fn text_width(app: &App, pane: Pane) -> usize {
     let rect = layout(app, app.model.size).rect(pane);
     match pane {
-        Pane::Detail => detail::tree_width(app, rect),
+        Pane::Detail => detail::tree_width(app.zoom, rect),
         Pane::State => state::text_width(rect),
         _ => Block::bordered().inner(rect).width as usize,
     }
