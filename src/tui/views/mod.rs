@@ -1,7 +1,8 @@
-//! Drawing: the screen layout and every pane, from `&App` only. A pane or overlay whose
-//! component holds all it shows (violations, Health, statistics, full text, timeline,
-//! messages, the filter line) draws from that component and the shared model, with its
-//! [`Chrome`] (focus, sideways scroll); the others read the selections they follow from `App`.
+//! Drawing: the screen layout and every pane, from `&App` only. Each pane and overlay but the
+//! frame list draws from its component and the shared model (and what it follows of the
+//! others: the selected frame's row, the connection shown, the marks), with its [`Chrome`]
+//! (focus, sideways scroll); `render` here gathers them. The frame list and the status line,
+//! which say where the whole session stands, read `App`.
 //!
 //! Rendering never mutates the app and does no I/O; the same app state always draws the same
 //! screen. [`layout`] is shared with the app so that mouse clicks and page sizes agree with
@@ -128,7 +129,8 @@ pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
     let areas = layout(app, (area.width, area.height));
     if areas.conns.height > 0 {
-        connections::render(app, f, areas.conns);
+        let chrome = chrome(app, Pane::Connections);
+        connections::render(connections::Shown::of(app), chrome, f, areas.conns);
     }
     if areas.frames.height > 0 {
         frames::render(app, f, areas.frames);
@@ -322,7 +324,7 @@ pub fn widest(app: &App, pane: Pane) -> usize {
     let areas = layout(app, app.model.size);
     let rect = areas.rect(pane);
     match pane {
-        Pane::Connections => connections::widest(app, rect),
+        Pane::Connections => connections::widest(connections::Shown::of(app), rect),
         Pane::Violations => violations::widest(&app.violations, rect),
         Pane::State => state::widest(app.state_snapshot(), rect),
         Pane::Health => health::widest(&app.health, app.model.now, rect),
