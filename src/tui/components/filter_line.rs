@@ -88,7 +88,8 @@ impl FilterInput {
     }
 
     /// A key while the line is open: editing, Up/Down, Tab; Enter applies a filter that
-    /// parses ([`Outcome::Rebuild`], the line to close), Esc cancels ([`Outcome::Close`]).
+    /// parses ([`Outcome::Applied`]: the line closes, the list is recomputed), Esc cancels
+    /// ([`Outcome::Close`]).
     pub fn handle_key(&mut self, a: Action, line: &mut FilterLine, model: &Model) -> Outcome {
         match a {
             Action::FilterChar(ch) => self.edit(InputRequest::InsertChar(ch)),

@@ -243,7 +243,7 @@ impl FrameList {
     }
 
     /// A key of the list's own: `m` marks or unmarks the selected frame, `M` lists only the
-    /// marked ones, `t` cycles the time column. [`Outcome::Moved`] when the rows listed must
+    /// marked ones, `t` cycles the time column. [`Outcome::Rebuild`] when the rows listed must
     /// be recomputed.
     pub fn handle_key(&mut self, a: Action) -> Outcome {
         match a {

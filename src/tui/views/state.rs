@@ -65,22 +65,23 @@ impl<'a> Shown<'a> {
     }
 }
 
-/// Draw the state pane.
-pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
-    let focused = chrome.focused;
-    let conn = shown.conn;
-    let title = match conn {
+/// The pane's title: the connection shown and the name of its state shown.
+fn title(shown: Shown) -> Line<'static> {
+    let title = match shown.conn {
         Some(c) => {
             let name = shown.snapshot.map_or(c.state.as_str(), |s| s.name.as_str());
             format!(" State: conn {} {name} ", c.id)
         }
         None => " State ".to_string(),
     };
-    let block = block_of(
-        focused,
-        Line::styled(title, Style::new().add_modifier(Modifier::BOLD)),
-    );
-    let mut block = block;
+    Line::styled(title, Style::new().add_modifier(Modifier::BOLD))
+}
+
+/// Draw the state pane.
+pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
+    let focused = chrome.focused;
+    let conn = shown.conn;
+    let mut block = block_of(focused, title(shown));
     let inner = block.inner(area);
     let spark = inner.width >= 60;
     let text_w = text_width(area) as u16;
