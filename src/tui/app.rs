@@ -394,28 +394,18 @@ impl App {
 
     /// Rows in scope of the connection choice (before the filter).
     pub fn rows_in_scope(&self) -> usize {
-        match self.selected_conn() {
-            Some(c) => self.model.conns.get(&c).map_or(0, |c| c.rows.len()),
-            None => self.model.conns.values().map(|c| c.rows.len()).sum(),
-        }
+        self.model.rows_in(self.selected_conn())
     }
 
     /// Decoded frames of the connection choice, whole (kept in memory or not): the number
     /// `check` and `stats` give.
     pub fn frames_in_scope(&self) -> u64 {
-        let frames = |c: &crate::tui::model::Conn| c.frames[0] + c.frames[1];
-        match self.selected_conn() {
-            Some(c) => self.model.conns.get(&c).map_or(0, frames),
-            None => self.model.conns.values().map(frames).sum(),
-        }
+        self.model.frames_in(self.selected_conn())
     }
 
     /// Rows dropped from view for the connection choice.
     pub fn evicted_in_scope(&self) -> u64 {
-        match self.selected_conn() {
-            Some(c) => self.model.conns.get(&c).map_or(0, |c| c.evicted),
-            None => self.model.conns.values().map(|c| c.evicted).sum(),
-        }
+        self.model.evicted_in(self.selected_conn())
     }
 
     /// The number of rows each list pane shows at the current size.

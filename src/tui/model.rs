@@ -264,6 +264,31 @@ impl Model {
         self.conns.get(&conn)?.row(seq)
     }
 
+    /// The connections of `scope` (`None`: all).
+    fn in_scope(&self, scope: Option<ConnId>) -> impl Iterator<Item = &Conn> {
+        self.conns
+            .values()
+            .filter(move |c| scope.is_none_or(|s| s == c.id))
+    }
+
+    /// Rows kept of `scope` (before the filter).
+    pub fn rows_in(&self, scope: Option<ConnId>) -> usize {
+        self.in_scope(scope).map(|c| c.rows.len()).sum()
+    }
+
+    /// Decoded frames of `scope`, whole (kept in memory or not): the number `check` and
+    /// `stats` give.
+    pub fn frames_in(&self, scope: Option<ConnId>) -> u64 {
+        self.in_scope(scope)
+            .map(|c| c.frames[0] + c.frames[1])
+            .sum()
+    }
+
+    /// Rows of `scope` dropped from memory.
+    pub fn evicted_in(&self, scope: Option<ConnId>) -> u64 {
+        self.in_scope(scope).map(|c| c.evicted).sum()
+    }
+
     /// The state of connection `conn` the state pane shows, `selected` the selected frame: in
     /// a replay, as of just after that frame when it is one of `conn`'s and still kept;
     /// otherwise, and live, the connection's latest.

@@ -131,7 +131,7 @@ impl App {
         if !(self.focus == Pane::Frames && self.far_end(false)) {
             self.move_in(self.focus, isize::MIN / 2);
             if self.focus == Pane::Frames {
-                self.message = views::frames::older_hint(self);
+                self.message = views::frames::older_hint(views::frames::Shown::of(self));
             }
         }
     }

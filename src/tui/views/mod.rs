@@ -1,8 +1,8 @@
-//! Drawing: the screen layout and every pane, from `&App` only. Each pane and overlay but the
-//! frame list draws from its component and the shared model (and what it follows of the
-//! others: the selected frame's row, the connection shown, the marks), with its [`Chrome`]
-//! (focus, sideways scroll); `render` here gathers them. The frame list and the status line,
-//! which say where the whole session stands, read `App`.
+//! Drawing: the screen layout and every pane, from `&App` only. Each pane and overlay draws
+//! from its component and the shared model (and what it follows of the others: the selected
+//! frame's row, the connection chosen, the filter, the marks), with its [`Chrome`] (focus,
+//! sideways scroll); `render` here gathers them. The status line, which says where the whole
+//! session stands, reads `App`.
 //!
 //! Rendering never mutates the app and does no I/O; the same app state always draws the same
 //! screen. [`layout`] is shared with the app so that mouse clicks and page sizes agree with
@@ -133,7 +133,8 @@ pub fn render(app: &App, f: &mut Frame) {
         connections::render(connections::Shown::of(app), chrome, f, areas.conns);
     }
     if areas.frames.height > 0 {
-        frames::render(app, f, areas.frames);
+        let chrome = chrome(app, Pane::Frames);
+        frames::render(frames::Shown::of(app), chrome, f, areas.frames);
     }
     if areas.bottom.height > 0 {
         match areas.bottom_pane {
