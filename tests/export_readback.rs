@@ -192,12 +192,12 @@ impl Rng {
 /// Mark a random subset of the frame rows of `app` (about `percent` of them): the frames
 /// marked, in row order.
 fn mark_some(app: &mut App, rng: &mut Rng, percent: u64) -> Vec<Seen> {
-    app.marks.clear();
+    app.clear_marks();
     let mut chosen = Vec::new();
-    let mut ids: Vec<_> = app.conns.keys().copied().collect();
+    let mut ids: Vec<_> = app.model().conns.keys().copied().collect();
     ids.sort_unstable();
     for id in ids {
-        let c = &app.conns[&id];
+        let c = &app.model().conns[&id];
         for r in c.rows.iter() {
             if r.kind == amqpeek::browse::row::RowKind::Frame && rng.next() % 100 < percent {
                 let dir = r.dir.unwrap();
@@ -206,7 +206,7 @@ fn mark_some(app: &mut App, rng: &mut Rng, percent: u64) -> Vec<Seen> {
         }
     }
     for (_, m) in &chosen {
-        app.marks.insert(*m);
+        app.mark(m.0, m.1);
     }
     chosen.into_iter().map(|(s, _)| s).collect()
 }
@@ -341,8 +341,8 @@ fn a_sasl_init_and_the_header_after_it_export_with_no_sasl_finding_and_the_count
     let dir = tempfile::tempdir().unwrap();
     let (original, _) = read(Path::new(FE2O3));
     let mut app = app_of(&original.events);
-    app.marks.clear();
-    let c = &app.conns[&1];
+    app.clear_marks();
+    let c = &app.model().conns[&1];
     let init = c.rows.iter().find(|r| r.name == "sasl-init").unwrap();
     let header = c
         .rows
@@ -355,7 +355,9 @@ fn a_sasl_init_and_the_header_after_it_export_with_no_sasl_finding_and_the_count
         .unwrap();
     let marks = [(1, init.seq), (1, header.seq)];
     let want: Vec<Seen> = vec![("sasl-init".into(), init.dir.unwrap(), init.offset)];
-    app.marks.extend(marks);
+    for (c, s) in marks {
+        app.mark(c, s);
+    }
     let (events, frames, _) = amqpeek::tui::export::capture_of(&app, ExportScope::Marked);
     assert_eq!(frames, 1);
     for file in ["s.jsonl", "s.pcapng"] {

@@ -49,8 +49,8 @@ fn tui_of(name: &str) -> App {
 }
 
 fn line(app: &App) -> String {
-    match &app.overlay {
-        Overlay::FilterInput { text, .. } => text.to_string(),
+    match app.overlay() {
+        Overlay::FilterInput(input) => input.text().to_string(),
         o => panic!("{o:?}"),
     }
 }
@@ -94,8 +94,8 @@ fn tab_completes_keys_and_the_link_names_of_the_session_cycling_through_them() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(line(&app), "name:attach|flow");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "name:attach|flow");
-    assert!(!app.view.is_empty());
+    assert_eq!(app.filter().source, "name:attach|flow");
+    assert!(!app.frames().view().is_empty());
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn a_reopened_filter_starts_empty_and_ctrl_u_clears_a_recalled_one() {
     type_str(&mut app, "link:demo-receiver");
     assert_eq!(line(&app), "link:demo-receiver");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "link:demo-receiver");
+    assert_eq!(app.filter().source, "link:demo-receiver");
 }
 
 #[test]
@@ -142,8 +142,8 @@ fn an_error_wider_than_the_screen_is_shown_whole_on_more_lines() {
     let mut app = tui_of("amqp10-fe2o3.pcapng");
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "name:transfer colour:red");
-    let error = match &app.overlay {
-        Overlay::FilterInput { error, .. } => error.clone().unwrap(),
+    let error = match app.overlay() {
+        Overlay::FilterInput(input) => input.error().cloned().unwrap(),
         o => panic!("{o:?}"),
     };
     assert!(error.len() > 80, "{error}");

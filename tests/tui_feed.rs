@@ -174,7 +174,7 @@ fn the_feed_is_a_sink() {
     let got = rx.drain(100).unwrap();
     assert_eq!(got.len(), out.len());
     let app = app_with(got, 80, 24);
-    assert_eq!(app.conns[&7].proto, "amqp-1.0");
+    assert_eq!(app.model().conns[&7].proto, "amqp-1.0");
 }
 
 #[test]
@@ -197,11 +197,11 @@ fn the_ui_shows_the_last_state_published_and_never_an_older_one() {
     let EventKind::State(want) = &last.kind else {
         unreachable!()
     };
-    assert_eq!(app.conns[&1].snapshot, *want);
-    assert_eq!(app.conns[&1].state, "OPENED");
+    assert_eq!(app.model().conns[&1].snapshot, *want);
+    assert_eq!(app.model().conns[&1].state, "OPENED");
     // A state kept aside while the feed was full may arrive after a newer one: ignored.
     app.handle(AppEvent::Pipeline(first));
-    assert_eq!(app.conns[&1].snapshot, *want);
+    assert_eq!(app.model().conns[&1].snapshot, *want);
 }
 
 #[test]

@@ -8,7 +8,8 @@ use crossterm::event::KeyCode;
 use tui_support::*;
 
 fn names(app: &App) -> Vec<String> {
-    app.view
+    app.frames()
+        .view()
         .iter()
         .filter_map(|(c, s)| app.row(*c, *s))
         .map(|r| format!("{} {}", r.name, r.summary))
@@ -21,7 +22,7 @@ fn field_terms_pick_frames_by_their_fields() {
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "delivery-id:1");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "delivery-id:1");
+    assert_eq!(app.filter().source, "delivery-id:1");
     let rows = names(&app);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0].starts_with("transfer ") && rows[0].contains("delivery-id=1"));
@@ -40,7 +41,7 @@ fn field_terms_pick_frames_by_their_fields() {
     assert!(rows[0].starts_with("attach ") && rows[0].contains("role=true"));
 
     let f = Filter::parse("handle:0").unwrap();
-    app.filter = f;
+    app.set_filter(f);
     app.rebuild_view();
     let rows = names(&app);
     let kinds: Vec<&str> = rows.iter().map(|r| r.split(' ').next().unwrap()).collect();
@@ -50,7 +51,7 @@ fn field_terms_pick_frames_by_their_fields() {
         "{rows:?}"
     );
     // A binary field matches its hex.
-    app.filter = Filter::parse("delivery-tag:00000001").unwrap();
+    app.set_filter(Filter::parse("delivery-tag:00000001").unwrap());
     app.rebuild_view();
     assert_eq!(names(&app).len(), 1);
 }
@@ -66,8 +67,8 @@ fn the_filter_given_on_the_command_line_is_the_one_the_list_starts_with() {
     for e in conversation(1, 0, &amqp10_chunks(), true) {
         app.handle(e);
     }
-    assert_eq!(app.view.len(), 2, "{:?}", names(&app));
+    assert_eq!(app.frames().view().len(), 2, "{:?}", names(&app));
     // Esc clears it as any filter.
     press(&mut app, KeyCode::Esc);
-    assert!(app.view.len() > 2);
+    assert!(app.frames().view().len() > 2);
 }

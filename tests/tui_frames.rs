@@ -36,7 +36,8 @@ fn app() -> App {
 }
 
 fn names(app: &App) -> Vec<String> {
-    app.view
+    app.frames()
+        .view()
         .iter()
         .map(|(c, s)| app.row(*c, *s).unwrap().name.clone())
         .collect()
@@ -52,7 +53,7 @@ fn frames_are_listed_by_spec_name_with_direction_and_channel() {
             "transfer", "transfer", "empty"
         ]
     );
-    let c = &app.conns[&1];
+    let c = &app.model().conns[&1];
     assert_eq!((c.frames[0], c.frames[1]), (6, 4));
     let s = screen(&app);
     let chunks = amqp10_chunks();
@@ -290,7 +291,7 @@ fn amqp091_publish_content_and_heartbeat() {
         "{}",
         s[10]
     );
-    assert_eq!(app.conns[&3].proto, "amqp-0-9-1");
+    assert_eq!(app.model().conns[&3].proto, "amqp-0-9-1");
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "channel:1");
     press(&mut app, KeyCode::Enter);

@@ -62,7 +62,8 @@ fn link_with(name: &str, addr: &str) -> Vec<AppEvent> {
 /// Select the first frame-list row named `name`.
 fn select_frame(app: &mut App, name: &str) {
     let i = app
-        .view
+        .frames()
+        .view()
         .iter()
         .position(|(c, s)| app.row(*c, *s).is_some_and(|r| r.name == name))
         .unwrap_or_else(|| panic!("no {name}:\n{}", dump(app)));
@@ -76,7 +77,7 @@ fn select_frame(app: &mut App, name: &str) {
 fn select_field(app: &mut App, label: &str) {
     press(app, KeyCode::Char('d'));
     let row = app.selected_row().expect("a frame selected");
-    let nodes = amqpeek::tui::views::detail::tree_nodes(row, &app.toggled);
+    let nodes = amqpeek::tui::views::detail::tree_nodes(row, app.detail().toggled());
     let i = nodes
         .iter()
         .position(|n| n.label == label)

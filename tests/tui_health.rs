@@ -99,8 +99,8 @@ fn line_with<'a>(s: &'a [String], needle: &str) -> (usize, &'a String) {
 fn a_receiver_never_granting_credit_is_listed_with_its_age_in_the_health_pane() {
     let mut app = app_with(stuck_link("orders"), 120, 40);
     press(&mut app, KeyCode::Char('H'));
-    assert_eq!(app.focus, Pane::Health);
-    assert_eq!(app.bottom, Pane::Health);
+    assert_eq!(app.focus(), Pane::Health);
+    assert_eq!(app.bottom(), Pane::Health);
     let s = screen(&app);
     assert!(
         s.iter().any(|l| l.contains(" Health 1 active, 0 ended ")),
@@ -136,19 +136,19 @@ fn the_age_ticks_with_the_clock_of_a_live_view() {
 #[test]
 fn enter_on_a_diagnosis_selects_its_evidence_frame_in_the_frame_list() {
     let mut app = app_with(stuck_link("orders"), 120, 40);
-    let evidence = app.health.active[0].diagnosis.evidence[0];
+    let evidence = app.health().active()[0].diagnosis.evidence[0];
     press(&mut app, KeyCode::Char('H'));
     // The frame list follows the latest frame, not the evidence.
     assert_ne!(app.selected_row().map(|r| r.offset), Some(evidence.offset));
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
     let row = app.selected_row().expect("a frame is selected");
     assert_eq!(
         (row.conn, row.dir, row.offset),
         (1, Some(evidence.dir), evidence.offset)
     );
     assert_eq!(row.dir, Some(Dir::S2C), "the broker's attach armed it");
-    assert!(!app.follow);
+    assert!(!app.frames().follows());
 }
 
 #[test]
@@ -313,11 +313,11 @@ fn ended_diagnoses_are_kept_up_to_a_bound() {
         })
         .collect();
     let mut app = app_with(evs, 120, 40);
-    assert_eq!(app.health.ended.len(), MAX_ENDED);
-    assert_eq!(app.health.dropped, 50);
+    assert_eq!(app.health().ended().len(), MAX_ENDED);
+    assert_eq!(app.health().dropped(), 50);
     // The latest ended first.
     assert_eq!(
-        app.health.ended[0].diagnosis.name,
+        app.health().ended()[0].diagnosis.name,
         format!("link {}", n - 1)
     );
     press(&mut app, KeyCode::Char('H'));
@@ -345,8 +345,8 @@ fn a_diagnosis_whose_end_was_lost_ends_with_its_connection() {
         close,
     ];
     let app = app_with(evs, 120, 40);
-    assert!(app.health.active.is_empty());
-    let d = &app.health.ended[0].diagnosis;
+    assert!(app.health().active().is_empty());
+    let d = &app.health().ended()[0].diagnosis;
     assert_eq!(d.ended.as_ref().map(|e| e.why), Some(EndWhy::ScopeClosed));
     assert_eq!(d.held_us(at(100)), 5_000);
 }

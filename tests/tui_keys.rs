@@ -37,36 +37,39 @@ fn mouse(kind: MouseEventKind, x: u16, y: u16) -> AppEvent {
 #[test]
 fn arrows_and_jk_move_and_moving_up_stops_follow_until_f_or_end() {
     let mut app = app_with(many_rows(30), 80, 24);
-    assert_eq!(app.view.len(), 32);
-    assert!(app.follow);
-    assert_eq!(app.frame_list.selected, 31);
+    assert_eq!(app.frames().view().len(), 32);
+    assert!(app.frames().follows());
+    assert_eq!(app.frames().list().selected, 31);
     press(&mut app, KeyCode::Up);
-    assert!(!app.follow, "scrolling up stops following");
-    assert_eq!(app.frame_list.selected, 30);
+    assert!(!app.frames().follows(), "scrolling up stops following");
+    assert_eq!(app.frames().list().selected, 30);
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.frame_list.selected, 29);
+    assert_eq!(app.frames().list().selected, 29);
     // New frames do not move a paused cursor.
     for e in conversation(3, 900, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
         app.handle(e);
     }
-    assert_eq!(app.view.len(), 33);
-    assert_eq!(app.frame_list.selected, 29);
+    assert_eq!(app.frames().view().len(), 33);
+    assert_eq!(app.frames().list().selected, 29);
     press(&mut app, KeyCode::Char('F'));
-    assert!(app.follow);
-    assert_eq!(app.frame_list.selected, 32);
+    assert!(app.frames().follows());
+    assert_eq!(app.frames().list().selected, 32);
     // Following again: new frames move the cursor.
     for e in conversation(4, 950, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
         app.handle(e);
     }
-    assert_eq!(app.frame_list.selected, 33);
+    assert_eq!(app.frames().list().selected, 33);
     press(&mut app, KeyCode::Char('g'));
-    assert_eq!((app.frame_list.selected, app.frame_list.offset), (0, 0));
-    assert!(!app.follow);
+    assert_eq!(
+        (app.frames().list().selected, app.frames().list().offset),
+        (0, 0)
+    );
+    assert!(!app.frames().follows());
     press(&mut app, KeyCode::End);
-    assert!(app.follow, "End resumes following");
-    assert_eq!(app.frame_list.selected, 33);
+    assert!(app.frames().follows(), "End resumes following");
+    assert_eq!(app.frames().list().selected, 33);
 }
 
 #[test]
@@ -76,30 +79,30 @@ fn pages_move_by_the_visible_height_and_keep_the_cursor_visible() {
     assert_eq!(page, 7, "80x24 shows 7 frame rows");
     press(&mut app, KeyCode::Home);
     press(&mut app, KeyCode::PageDown);
-    assert_eq!(app.frame_list.selected, page - 1);
+    assert_eq!(app.frames().list().selected, page - 1);
     press(&mut app, KeyCode::PageDown);
-    assert_eq!(app.frame_list.selected, 2 * (page - 1));
-    let l = app.frame_list;
+    assert_eq!(app.frames().list().selected, 2 * (page - 1));
+    let l = app.frames().list();
     assert!(
         l.selected >= l.offset && l.selected < l.offset + page,
         "{l:?}"
     );
     press(&mut app, KeyCode::PageUp);
-    assert_eq!(app.frame_list.selected, page - 1);
+    assert_eq!(app.frames().list().selected, page - 1);
     // The screen shows the selected row.
     let s = screen(&app);
-    let sel = &s[7 + app.frame_list.selected - app.frame_list.offset];
+    let sel = &s[7 + app.frames().list().selected - app.frames().list().offset];
     assert!(sel.starts_with("┃12:00:00.007"), "{sel}");
 }
 
 #[test]
 fn tab_cycles_focus_through_every_pane_and_shift_tab_goes_back() {
     let mut app = app_with(many_rows(1), 80, 24);
-    assert_eq!(app.focus, Pane::Frames);
-    let mut seen = vec![app.focus];
+    assert_eq!(app.focus(), Pane::Frames);
+    let mut seen = vec![app.focus()];
     for _ in 0..6 {
         press(&mut app, KeyCode::Tab);
-        seen.push(app.focus);
+        seen.push(app.focus());
     }
     assert_eq!(
         seen,
@@ -114,13 +117,13 @@ fn tab_cycles_focus_through_every_pane_and_shift_tab_goes_back() {
         ]
     );
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.focus, Pane::Connections);
+    assert_eq!(app.focus(), Pane::Connections);
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.focus, Pane::Health);
+    assert_eq!(app.focus(), Pane::Health);
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.focus, Pane::Violations);
+    assert_eq!(app.focus(), Pane::Violations);
     // The bottom area shows the last bottom pane focused.
-    assert_eq!(app.bottom, Pane::Violations);
+    assert_eq!(app.bottom(), Pane::Violations);
     let s = screen(&app);
     assert!(s[15].starts_with("┏ Violations 1 "), "{}", s[15]);
 }
@@ -130,8 +133,9 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     let mut app = app_with(many_rows(3), 80, 24);
     press(&mut app, KeyCode::Char('f'));
     type_str(&mut app, "chan:1");
-    match &app.overlay {
-        Overlay::FilterInput { text, error, .. } => {
+    match app.overlay() {
+        Overlay::FilterInput(input) => {
+            let (text, error) = (input.text(), input.error());
             assert_eq!(text, "chan:1");
             assert!(
                 error
@@ -150,34 +154,34 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
     );
     // Enter on an invalid filter keeps the line open and the list as it was.
     press(&mut app, KeyCode::Enter);
-    assert!(matches!(app.overlay, Overlay::FilterInput { .. }));
-    assert!(app.filter.is_empty());
-    assert_eq!(app.view.len(), 5);
+    assert!(matches!(app.overlay(), Overlay::FilterInput(_)));
+    assert!(app.filter().is_empty());
+    assert_eq!(app.frames().view().len(), 5);
     // Keys are text while typing: 'q' does not quit.
     for _ in 0..6 {
         press(&mut app, KeyCode::Backspace);
     }
     type_str(&mut app, "name:header !conn:2");
     press(&mut app, KeyCode::Enter);
-    assert!(!app.quit);
-    assert_eq!(app.overlay, Overlay::None);
-    assert_eq!(app.filter.source, "name:header !conn:2");
-    assert_eq!(app.view.len(), 1);
+    assert!(!app.quit());
+    assert_eq!(*app.overlay(), Overlay::None);
+    assert_eq!(app.filter().source, "name:header !conn:2");
+    assert_eq!(app.frames().view().len(), 1);
     // New rows follow the filter as they arrive.
     for e in conversation(3, 900, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
         app.handle(e);
     }
-    assert_eq!(app.view.len(), 2);
+    assert_eq!(app.frames().view().len(), 2);
     // Esc clears it.
     press(&mut app, KeyCode::Esc);
-    assert!(app.filter.is_empty());
-    assert_eq!(app.view.len(), 6);
+    assert!(app.filter().is_empty());
+    assert_eq!(app.frames().view().len(), 6);
     // Esc in the filter line cancels without applying.
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "violations");
     press(&mut app, KeyCode::Esc);
-    assert!(app.filter.is_empty());
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.filter().is_empty());
+    assert_eq!(*app.overlay(), Overlay::None);
 }
 
 fn ctrl(app: &mut App, c: char) {
@@ -195,12 +199,12 @@ fn the_filter_line_edits_like_a_shell_line_with_history() {
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "name:header");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "name:header");
+    assert_eq!(app.filter().source, "name:header");
     // Reopened: empty, so typing does not append to the old filter.
     press(&mut app, KeyCode::Char('/'));
     type_str(&mut app, "conn:2");
-    let text = |app: &App| match &app.overlay {
-        Overlay::FilterInput { text, .. } => text.to_string(),
+    let text = |app: &App| match app.overlay() {
+        Overlay::FilterInput(input) => input.text().to_string(),
         o => panic!("{o:?}"),
     };
     assert_eq!(text(&app), "conn:2");
@@ -234,8 +238,8 @@ fn the_filter_line_edits_like_a_shell_line_with_history() {
     let s = screen(&app);
     assert!(s[23].starts_with("filter: !name:header"), "{}", s[23]);
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "!name:header");
-    assert!(!app.quit);
+    assert_eq!(app.filter().source, "!name:header");
+    assert!(!app.quit());
 }
 
 #[test]
@@ -250,29 +254,29 @@ fn enter_on_a_violation_selects_its_frame_even_behind_a_filter() {
     press(&mut app, KeyCode::Down);
     assert_eq!(app.selected_conn(), Some(2));
     press(&mut app, KeyCode::Char('v'));
-    assert_eq!(app.violations.len(), 20);
+    assert_eq!(app.violations().rows().len(), 20);
     for _ in 0..4 {
         press(&mut app, KeyCode::Down);
     }
-    let v = app.violations[4].violation.clone();
+    let v = app.violations().rows()[4].violation.clone();
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
     assert_eq!(app.selected_conn(), Some(1));
     assert!(
-        app.filter.is_empty(),
+        app.filter().is_empty(),
         "the filter hid the frame, so it was cleared"
     );
     assert_eq!(
-        app.message.as_deref(),
+        app.message().as_deref(),
         Some("filter cleared to show the frame")
     );
     let row = app.selected_row().unwrap();
     assert_eq!((row.conn, row.dir, row.offset), (1, Some(v.dir), v.offset));
     assert_eq!(row.violations[0], v);
-    assert!(!app.follow);
+    assert!(!app.frames().follows());
     // The frame is on screen and marked.
     let s = screen(&app);
-    let line = &s[7 + app.frame_list.selected - app.frame_list.offset];
+    let line = &s[7 + app.frames().list().selected - app.frames().list().offset];
     assert!(
         line.starts_with("┃12:00:00.006 ->   - ! malformed "),
         "{line}"
@@ -291,17 +295,17 @@ fn n_and_shift_n_walk_frames_with_violations() {
     let mut app = app_with(ev, 80, 24);
     press(&mut app, KeyCode::Home);
     press(&mut app, KeyCode::Char('n'));
-    assert_eq!(app.frame_list.selected, 1);
+    assert_eq!(app.frames().list().selected, 1);
     press(&mut app, KeyCode::Char('n'));
-    assert_eq!(app.frame_list.selected, 2);
+    assert_eq!(app.frames().list().selected, 2);
     press(&mut app, KeyCode::Char('n'));
-    assert_eq!(app.frame_list.selected, 2);
+    assert_eq!(app.frames().list().selected, 2);
     assert_eq!(
-        app.message.as_deref(),
+        app.message().as_deref(),
         Some("no later frame with a violation")
     );
     press(&mut app, KeyCode::Char('N'));
-    assert_eq!(app.frame_list.selected, 1);
+    assert_eq!(app.frames().list().selected, 1);
 }
 
 #[test]
@@ -309,7 +313,7 @@ fn detail_tree_collapses_and_expands_with_arrows() {
     let mut app = app_with(many_rows(1), 80, 24);
     press(&mut app, KeyCode::Up); // the malformed row
     press(&mut app, KeyCode::Enter); // detail
-    assert_eq!(app.focus, Pane::Detail);
+    assert_eq!(app.focus(), Pane::Detail);
     let s = screen(&app);
     println!("{}", s.join("\n"));
     let left = |s: &[String], i: usize| -> String {
@@ -372,10 +376,10 @@ fn enter_on_a_link_filters_its_frames() {
         press(&mut app, KeyCode::Down);
     }
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "link:orders");
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.filter().source, "link:orders");
+    assert_eq!(app.focus(), Pane::Frames);
     // Both attaches, the server's flow and the two transfers.
-    assert_eq!(app.view.len(), 5, "{}", dump(&app));
+    assert_eq!(app.frames().view().len(), 5, "{}", dump(&app));
 }
 
 #[test]
@@ -383,21 +387,21 @@ fn mouse_wheel_scrolls_and_a_click_selects_and_focuses() {
     let mut app = app_with(many_rows(30), 80, 24);
     // Click the third visible frame row (screen row 7 is the first).
     app.handle(mouse(MouseEventKind::Down(MouseButton::Left), 10, 9));
-    assert_eq!(app.focus, Pane::Frames);
-    assert_eq!(app.frame_list.selected, app.frame_list.offset + 2);
-    assert!(!app.follow);
-    let before = app.frame_list.selected;
+    assert_eq!(app.focus(), Pane::Frames);
+    assert_eq!(app.frames().list().selected, app.frames().list().offset + 2);
+    assert!(!app.frames().follows());
+    let before = app.frames().list().selected;
     app.handle(mouse(MouseEventKind::ScrollUp, 10, 9));
-    assert_eq!(app.frame_list.selected, before - 3);
+    assert_eq!(app.frames().list().selected, before - 3);
     // Clicking a connection row focuses the list and selects it.
     app.handle(mouse(MouseEventKind::Down(MouseButton::Left), 5, 3));
-    assert_eq!(app.focus, Pane::Connections);
+    assert_eq!(app.focus(), Pane::Connections);
     assert_eq!(app.selected_conn(), Some(1));
-    assert_eq!(app.view.len(), 31);
+    assert_eq!(app.frames().view().len(), 31);
     // Wheel over the bottom pane scrolls it, not the frames.
     press(&mut app, KeyCode::Char('v'));
     app.handle(mouse(MouseEventKind::ScrollDown, 10, 19));
-    assert_eq!(app.violation_list.selected, 3);
+    assert_eq!(app.violations().list().selected, 3);
 }
 
 #[test]
@@ -408,7 +412,7 @@ fn resizing_keeps_the_cursor_visible_and_draws_at_80x24() {
         press(&mut app, KeyCode::Down);
     }
     app.handle(AppEvent::Resize(80, 24));
-    let l = app.frame_list;
+    let l = app.frames().list();
     assert_eq!(l.selected, 30);
     assert!(l.selected < l.offset + app.page(Pane::Frames), "{l:?}");
     let s = screen(&app);
@@ -425,13 +429,13 @@ fn resizing_keeps_the_cursor_visible_and_draws_at_80x24() {
 fn q_and_ctrl_c_quit() {
     let mut app = App::new(Default::default(), (80, 24));
     press(&mut app, KeyCode::Char('q'));
-    assert!(app.quit);
+    assert!(app.quit());
     let mut app = App::new(Default::default(), (80, 24));
     app.handle(AppEvent::Key(KeyEvent::new(
         KeyCode::Char('c'),
         KeyModifiers::CONTROL,
     )));
-    assert!(app.quit);
+    assert!(app.quit());
 }
 
 #[test]
@@ -446,7 +450,7 @@ fn a_gap_event_is_a_row_and_data_sizes_the_connection() {
             bytes: bytes::Bytes::from_static(b"abcd"),
         },
     }));
-    assert_eq!(app.conns[&9].bytes, [0, 104]);
+    assert_eq!(app.model().conns[&9].bytes, [0, 104]);
 }
 
 #[test]
@@ -461,7 +465,7 @@ fn frame_bytes_are_bounded_per_connection_too() {
     for e in many_rows(3) {
         app.handle(e);
     }
-    let c = &app.conns[&1];
+    let c = &app.model().conns[&1];
     assert!(c.raw_bytes <= 30, "{}", c.raw_bytes);
     assert_eq!(
         c.raw_bytes,
@@ -487,13 +491,13 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
         app.handle(e);
     }
     // Conn 1: header + 8 rows = 9; conn 2: 1 row.
-    assert_eq!(app.view.len(), 10);
+    assert_eq!(app.frames().view().len(), 10);
     press(&mut app, KeyCode::Char('c'));
     press(&mut app, KeyCode::Down); // conn 1 only
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
-    let (c, seq) = app.view[app.frame_list.selected];
+    let (c, seq) = app.frames().view()[app.frames().list().selected];
     // Five more malformed frames on conn 1: four of its oldest rows go.
     let mut insp = amqpeek::pipeline::Inspector::new(1, Default::default());
     let mut out = Vec::new();
@@ -524,11 +528,15 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
     for e in out {
         app.handle(AppEvent::Pipeline(e));
     }
-    assert_eq!(app.conns[&1].rows.len(), 10);
-    assert_eq!(app.conns[&1].evicted, 4);
-    assert_eq!(app.view.len(), 10, "no dropped entries linger in the list");
+    assert_eq!(app.model().conns[&1].rows.len(), 10);
+    assert_eq!(app.model().conns[&1].evicted, 4);
     assert_eq!(
-        app.view[app.frame_list.selected],
+        app.frames().view().len(),
+        10,
+        "no dropped entries linger in the list"
+    );
+    assert_eq!(
+        app.frames().view()[app.frames().list().selected],
         (c, seq),
         "cursor stays on its row"
     );
@@ -578,14 +586,14 @@ fn old_closed_connections_are_forgotten_and_the_selection_kept() {
     with_closed(&mut app, 5, 6);
     // 5 closed > 2 (+10%): the three oldest closed go; the open one stays.
     assert_eq!(app.conn_ids(), &[1, 5, 6][..]);
-    assert_eq!(app.conns_forgotten, 3);
+    assert_eq!(app.model().conns_forgotten, 3);
     assert_eq!(
         app.selected_conn(),
         Some(1),
         "the selection stays on its connection"
     );
-    assert!(!app.view.is_empty());
-    assert!(app.view.iter().all(|(c, _)| *c == 1));
+    assert!(!app.frames().view().is_empty());
+    assert!(app.frames().view().iter().all(|(c, _)| *c == 1));
     let s = screen(&app);
     assert!(
         s[0].starts_with("┏ Connections 3 (1 open, 3 older closed ones forgotten) "),
@@ -598,5 +606,10 @@ fn old_closed_connections_are_forgotten_and_the_selection_kept() {
     assert_eq!(app.selected_conn(), Some(4));
     with_closed(&mut app, 5, 6);
     assert_eq!(app.selected_conn(), None);
-    assert!(app.view.iter().all(|(c, _)| [1, 5, 6].contains(c)));
+    assert!(
+        app.frames()
+            .view()
+            .iter()
+            .all(|(c, _)| [1, 5, 6].contains(c))
+    );
 }

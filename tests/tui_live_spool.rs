@@ -21,7 +21,7 @@ use ratatui::backend::TestBackend;
 const MESSAGES: usize = 300;
 
 fn screen(app: &App) -> String {
-    let (w, h) = app.size;
+    let (w, h) = app.model().size;
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| app.render(f)).unwrap();
     let buf = t.backend().buffer();
@@ -243,12 +243,12 @@ fn window_size() -> WindowSize {
 fn settle(app: &mut App, pager: &Pager) {
     let start = Instant::now();
     loop {
-        for e in std::mem::take(&mut app.effects) {
+        for e in app.take_effects() {
             if let Effect::LoadWindow(r) = e {
                 pager.request(r);
             }
         }
-        if app.paging.loading.is_none() {
+        if app.model().paging.loading.is_none() {
             return;
         }
         match pager.try_recv() {
@@ -310,7 +310,7 @@ async fn a_live_session_longer_than_memory_is_reached_whole_through_its_spool() 
         return;
     };
     assert!(app.evicted_in_scope() > 0);
-    assert_eq!(app.spool.from, 0);
+    assert_eq!(app.model().spool.from, 0);
     // The ring holds the whole session: no frame is said to be dropped or gone.
     let s = screen(&app);
     assert!(!s.contains("dropped"), "{s}");
@@ -370,7 +370,7 @@ async fn a_ring_smaller_than_the_session_says_what_is_gone_and_g_reaches_its_fir
     let Some((events, mut app, pager, _)) = spooled_session(dir.path(), 40 << 10).await else {
         return;
     };
-    let from = app.spool.from;
+    let from = app.model().spool.from;
     let rows = numbered(&events);
     assert!(from > 0 && from < rows.last().unwrap().0, "{from}");
     let s = screen(&app);

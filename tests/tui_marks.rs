@@ -18,7 +18,8 @@ use tui_support::*;
 
 /// The index in the frame list of the row named `name` whose summary contains `with`.
 fn find(app: &App, name: &str, with: &str) -> usize {
-    app.view
+    app.frames()
+        .view()
         .iter()
         .position(|(c, s)| {
             app.row(*c, *s)
@@ -37,10 +38,10 @@ fn select(app: &mut App, i: usize) {
 /// Replace the export line's text with `path` and press Enter: the effect the app asks for.
 fn export_to(app: &mut App, path: &Path, tabs: usize) -> Effect {
     press(app, KeyCode::Char('e'));
-    let Overlay::Export { text, .. } = &app.overlay else {
-        panic!("export line not open: {:?}", app.overlay);
+    let Overlay::Export(line) = app.overlay() else {
+        panic!("export line not open: {:?}", app.overlay());
     };
-    for _ in 0..text.as_str().chars().count() {
+    for _ in 0..line.text().as_str().chars().count() {
         press(app, KeyCode::Backspace);
     }
     for _ in 0..tabs {
@@ -48,8 +49,8 @@ fn export_to(app: &mut App, path: &Path, tabs: usize) -> Effect {
     }
     type_str(app, path.to_str().unwrap());
     press(app, KeyCode::Enter);
-    assert_eq!(app.overlay, Overlay::None);
-    app.effects.pop().expect("an export was asked for")
+    assert_eq!(*app.overlay(), Overlay::None);
+    app.pop_effect().expect("an export was asked for")
 }
 
 /// Write an export as the event loop does, then read it back: its frame names in order, and
@@ -94,14 +95,14 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
     let mut events = conversation(1, 0, &amqp10_chunks(), true);
     events.extend(conversation(2, 100, &amqp10_chunks(), true));
     let mut app = app_with(events, 120, 40);
-    let all = app.view.len();
+    let all = app.frames().view().len();
     let t1 = find(&app, "transfer", "delivery-id=1");
     select(&mut app, t1);
     press(&mut app, KeyCode::Char('m'));
     let flow = find(&app, "flow", "");
     select(&mut app, flow);
     press(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.marks.len(), 2);
+    assert_eq!(app.frames().marks().len(), 2);
     let s = dump(&app);
     assert!(
         s.lines()
@@ -109,7 +110,7 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
         "{s}"
     );
     press(&mut app, KeyCode::Char('M'));
-    assert_eq!(app.view.len(), 2, "{}", dump(&app));
+    assert_eq!(app.frames().view().len(), 2, "{}", dump(&app));
     assert!(dump(&app).contains("marked only"), "{}", dump(&app));
     // The title counts the rows listed, not all of them.
     assert!(
@@ -120,21 +121,21 @@ fn m_marks_frames_and_connections_and_shift_m_lists_only_them() {
     // m again unmarks.
     press(&mut app, KeyCode::Char('g'));
     press(&mut app, KeyCode::Char('m'));
-    assert_eq!(app.view.len(), 1);
+    assert_eq!(app.frames().view().len(), 1);
     // A connection marked in the connection list marks all its rows.
     app.handle(AppEvent::Key(crossterm::event::KeyEvent::new(
         KeyCode::Char('c'),
         crossterm::event::KeyModifiers::NONE,
     )));
-    assert_eq!(app.focus, Pane::Connections);
+    assert_eq!(app.focus(), Pane::Connections);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Char('m'));
-    assert!(app.marked_conns.contains(&2));
+    assert!(app.frames().marked_conns().contains(&2));
     press(&mut app, KeyCode::Char('a'));
-    assert_eq!(app.view.len(), 1 + all / 2, "{}", dump(&app));
+    assert_eq!(app.frames().view().len(), 1 + all / 2, "{}", dump(&app));
     press(&mut app, KeyCode::Char('M'));
-    assert_eq!(app.view.len(), all);
+    assert_eq!(app.frames().view().len(), all);
 }
 
 #[test]
@@ -238,7 +239,7 @@ fn an_export_is_masked_even_when_the_view_shows_secrets() {
     let i = find(&app, "sasl-init", "");
     select(&mut app, i);
     press(&mut app, KeyCode::Char('y'));
-    let Some(Effect::Clipboard { text, .. }) = app.effects.pop() else {
+    let Some(Effect::Clipboard { text, .. }) = app.pop_effect() else {
         panic!("nothing copied");
     };
     assert!(
@@ -272,7 +273,7 @@ fn y_copies_the_frame_as_hex_that_decode_reads_and_shift_y_as_its_json_record() 
     let i = find(&app, "transfer", "delivery-id=1");
     select(&mut app, i);
     press(&mut app, KeyCode::Char('y'));
-    let Some(Effect::Clipboard { text, what }) = app.effects.pop() else {
+    let Some(Effect::Clipboard { text, what }) = app.pop_effect() else {
         panic!("nothing copied");
     };
     assert_eq!(what, "transfer bytes as hex");
@@ -286,7 +287,7 @@ fn y_copies_the_frame_as_hex_that_decode_reads_and_shift_y_as_its_json_record() 
         "{decoded}"
     );
     press(&mut app, KeyCode::Char('Y'));
-    let Some(Effect::Clipboard { text, .. }) = app.effects.pop() else {
+    let Some(Effect::Clipboard { text, .. }) = app.pop_effect() else {
         panic!("nothing copied");
     };
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -98,7 +98,8 @@ fn app_of(events: &[Event], w: u16, h: u16) -> App {
 /// Select the first frame-list row named `name` (of all connections).
 fn select_frame(app: &mut App, name: &str) {
     let i = app
-        .view
+        .frames()
+        .view()
         .iter()
         .position(|(c, s)| app.row(*c, *s).is_some_and(|r| r.name == name))
         .unwrap_or_else(|| panic!("no {name}:\n{}", dump(app)));

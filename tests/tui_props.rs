@@ -104,15 +104,23 @@ fn any_event() -> impl Strategy<Value = AppEvent> {
 }
 
 fn check(app: &App) {
-    let n_conns = app.conns.len() + 1;
-    assert!(app.conn_list.selected < n_conns);
-    assert!(app.view.is_empty() || app.frame_list.selected < app.view.len());
-    assert!(app.view.is_empty() || app.frame_list.offset <= app.frame_list.selected);
-    assert!(app.violations.is_empty() || app.violation_list.selected < app.violations.len());
+    let n_conns = app.model().conns.len() + 1;
+    assert!(app.conn_list().list().selected < n_conns);
+    assert!(
+        app.frames().view().is_empty() || app.frames().list().selected < app.frames().view().len()
+    );
+    assert!(
+        app.frames().view().is_empty()
+            || app.frames().list().offset <= app.frames().list().selected
+    );
+    assert!(
+        app.violations().rows().is_empty()
+            || app.violations().list().selected < app.violations().rows().len()
+    );
     // The frame list, when on screen, shows its cursor.
     let page = app.page(Pane::Frames);
-    if !app.view.is_empty() && page > 0 {
-        let l = app.frame_list;
+    if !app.frames().view().is_empty() && page > 0 {
+        let l = app.frames().list();
         assert!(
             l.selected >= l.offset && l.selected < l.offset + page,
             "{l:?} page {page}"
@@ -135,7 +143,7 @@ proptest! {
         for e in events {
             app.handle(e);
             let _ = screen(&app);
-            if app.size.0 > 0 && app.size.1 > 0 {
+            if app.model().size.0 > 0 && app.model().size.1 > 0 {
                 check(&app);
             }
         }

@@ -168,7 +168,7 @@ fn selecting_a_connection_lists_only_its_frames_and_the_hex_of_a_header() {
         s[17],
         "│  protocol: \"amqp-1.0\"                 ││                                     │"
     );
-    assert!(!app.follow, "g stops following");
+    assert!(!app.frames().follows(), "g stops following");
     assert!(s[23].starts_with(" PAUSED F:follow "), "{}", s[23]);
 }
 
@@ -356,7 +356,7 @@ fn zoom_gives_the_focused_pane_the_whole_screen() {
     // Keys still act on it; Esc leaves zoom.
     // Enter jumps to the violation's frame: the zoomed pane is now the frame list.
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.focus, amqpeek::tui::Pane::Frames);
+    assert_eq!(app.focus(), amqpeek::tui::Pane::Frames);
     let s = screen(&app);
     assert!(
         s[0].starts_with("┏ Frames: all 7 rows, 0 frames ━"),
@@ -374,7 +374,7 @@ fn zoom_gives_the_focused_pane_the_whole_screen() {
         )
     );
     press(&mut app, KeyCode::Esc);
-    assert!(!app.zoom);
+    assert!(!app.zoom());
     assert!(screen(&app)[0].starts_with("┌ Connections 2 (1 open) "));
 }
 

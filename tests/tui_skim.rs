@@ -17,7 +17,7 @@ use ratatui::backend::TestBackend;
 const MESSAGES: usize = 20_000;
 
 fn screen(app: &App) -> Vec<String> {
-    let (w, h) = app.size;
+    let (w, h) = app.model().size;
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| app.render(f)).unwrap();
     let buf = t.backend().buffer();
@@ -122,7 +122,7 @@ async fn a_skimming_live_view_says_so_and_marks_only_what_the_skim_could_hide() 
         }
         app.handle(AppEvent::Tick(e.ts));
         app.handle(AppEvent::Pipeline(e));
-        if let Some(c) = app.conns.get(&1)
+        if let Some(c) = app.model().conns.get(&1)
             && state
         {
             states.push(c.state.clone());
@@ -137,7 +137,7 @@ async fn a_skimming_live_view_says_so_and_marks_only_what_the_skim_could_hide() 
     }
     assert!(seen_notice);
     // The counts add up to what the gaps reported, and say it once the feed is over.
-    assert_eq!(app.skimmed.frames, skims);
+    assert_eq!(app.model().skimmed.frames, skims);
     app.handle(AppEvent::FeedEnded);
     let s = screen(&app);
     let status = s.last().unwrap();

@@ -132,9 +132,9 @@ fn enter_on_the_second_link_filters_its_frames_by_name() {
         press(&mut app, KeyCode::Down);
     }
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "link:replies");
+    assert_eq!(app.filter().source, "link:replies");
     // Its attaches, the client's flow and the server's transfer.
-    assert_eq!(app.view.len(), 4, "{}", dump(&app));
+    assert_eq!(app.frames().view().len(), 4, "{}", dump(&app));
 }
 
 /// An 0-9-1 frame's bytes.

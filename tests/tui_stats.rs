@@ -88,7 +88,7 @@ fn the_sinks_last_report_is_the_commands_and_s_shows_it() {
 
     let mut app = app(&events, Some(last.clone()), 160, 60);
     press(&mut app, KeyCode::Char('S'));
-    assert!(matches!(app.overlay, Overlay::Stats { .. }));
+    assert!(matches!(app.overlay(), Overlay::Stats(_)));
     let s = screen(&app);
     let text = s.join("\n");
     assert!(text.contains("Statistics (S or Esc closes"), "{text}");
@@ -108,10 +108,10 @@ fn the_sinks_last_report_is_the_commands_and_s_shows_it() {
         .replace('│', " ");
     assert_eq!(confirm.split_whitespace().nth(1), Some("3"), "{confirm}");
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
     press(&mut app, KeyCode::Char('S'));
     press(&mut app, KeyCode::Char('S'));
-    assert_eq!(app.overlay, Overlay::None, "S closes it too");
+    assert_eq!(*app.overlay(), Overlay::None, "S closes it too");
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn the_pane_scrolls_down_and_right_on_a_small_terminal() {
     }
     assert!(dump(&app).contains("deliver->ack"));
     press(&mut app, KeyCode::Char('q'));
-    assert!(app.quit, "q still quits from the pane");
+    assert!(app.quit(), "q still quits from the pane");
 }
 
 #[test]

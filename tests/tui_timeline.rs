@@ -38,7 +38,8 @@ fn replayed(name: &str) -> App {
 
 fn select(app: &mut App, name: &str, with: &str) {
     let i = app
-        .view
+        .frames()
+        .view()
         .iter()
         .position(|(c, s)| {
             app.row(*c, *s)
@@ -63,11 +64,12 @@ fn l_follows_an_amqp10_link_with_the_dispositions_that_settle_its_deliveries() {
     let mut app = replayed("amqp10-fe2o3.jsonl");
     select(&mut app, "transfer", "handle=0, delivery-id=1");
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline { follow, list } = app.overlay.clone() else {
-        panic!("no timeline: {:?}", app.message);
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
+        panic!("no timeline: {:?}", app.message());
     };
+    let (follow, list) = (tl.follow().clone(), tl.list());
     assert!(
-        app.effects.is_empty(),
+        app.effects().is_empty(),
         "not a file's whole capture: the rows in memory, nothing asked of a pager"
     );
     assert_eq!(
@@ -125,8 +127,8 @@ fn l_follows_an_amqp10_link_with_the_dispositions_that_settle_its_deliveries() {
     // Enter goes to the frame; Esc had closed it too.
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.overlay, Overlay::None);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(*app.overlay(), Overlay::None);
+    assert_eq!(app.focus(), Pane::Frames);
     assert_eq!(app.selected_row().unwrap().name, "disposition");
 }
 
@@ -135,9 +137,10 @@ fn l_follows_an_amqp091_channel_from_publish_to_confirm_and_deliver_to_ack() {
     let mut app = replayed("amqp091-lapin.jsonl");
     select(&mut app, "basic.publish", "");
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline { follow, .. } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
         panic!("no timeline");
     };
+    let follow = tl.follow().clone();
     assert_eq!(
         follow,
         Follow::Channel {
@@ -166,7 +169,7 @@ fn l_follows_an_amqp091_channel_from_publish_to_confirm_and_deliver_to_ack() {
     assert!(s.contains("confirm +166us"), "{s}");
     assert!(s.contains("ack +"), "{s}");
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
 }
 
 #[test]

@@ -79,13 +79,13 @@ fn settle(app: &mut App, pager: &Pager) -> usize {
     let mut asked = 0;
     let start = Instant::now();
     loop {
-        for e in std::mem::take(&mut app.effects) {
+        for e in app.take_effects() {
             if let Effect::LoadWindow(r) = e {
                 pager.request(r);
                 asked += 1;
             }
         }
-        if app.paging.loading.is_none() {
+        if app.model().paging.loading.is_none() {
             return asked;
         }
         match pager.try_recv() {
@@ -107,7 +107,7 @@ fn set_filter(app: &mut App, f: &str) {
     press(app, KeyCode::Char('/'));
     type_str(app, f);
     press(app, KeyCode::Enter);
-    assert_eq!(app.filter.source, f);
+    assert_eq!(app.filter().source, f);
 }
 
 /// The frame list shows connection `nth` (from 1) only.
@@ -118,7 +118,7 @@ fn choose_conn(app: &mut App, nth: usize) {
         press(app, KeyCode::Down);
     }
     press(app, KeyCode::Enter);
-    assert_eq!(app.focus, Pane::Frames);
+    assert_eq!(app.focus(), Pane::Frames);
 }
 
 fn selected(app: &App) -> (u64, u64, String) {
@@ -135,7 +135,7 @@ fn g_and_big_g_reach_the_first_and_the_last_row_of_a_connection_beyond_the_ring(
     let pager = pager(&path, 500);
     choose_conn(&mut app, 1);
     let (first, last, total) = {
-        let c = &app.conns[&1];
+        let c = &app.model().conns[&1];
         (c.first_seq.unwrap(), c.last_seq, c.total_rows)
     };
     assert_eq!(total, 3000 + 4 + 1, "headers, opens, frames, close");
@@ -167,11 +167,11 @@ fn enter_on_an_early_violation_and_n_beyond_the_window_bring_their_frames_back()
     write_whole_capture(&path, 2, 3000);
     let mut app = first_pass(&path, options(500));
     let pager = pager(&path, 500);
-    assert_eq!(app.violations.len(), 4, "two per connection");
+    assert_eq!(app.violations().rows().len(), 4, "two per connection");
     // The first violation is conn 1's early one, long out of the ring.
     press(&mut app, KeyCode::Char('v'));
     press(&mut app, KeyCode::Home);
-    let v = app.violations[0].clone();
+    let v = app.violations().rows()[0].clone();
     assert_eq!(v.conn, 1);
     key(&mut app, &pager, KeyCode::Enter);
     let r = app.selected_row().expect("the violation's frame");
@@ -180,7 +180,7 @@ fn enter_on_an_early_violation_and_n_beyond_the_window_bring_their_frames_back()
         (1, Some(v.violation.dir), v.violation.offset)
     );
     assert_eq!(r.violations[0].rule, v.violation.rule);
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.message().is_none(), "{:?}", app.message());
 
     // From the early one, `n` finds conn 1's late violation, far beyond the window.
     choose_conn(&mut app, 1);
@@ -218,12 +218,16 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
             r.violations.iter().map(|v| v.rule.id.to_string()).collect()
         };
         assert_eq!(rules(got), rules(want), "row {seq}");
-        let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());
-        let truth = full.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let state = app.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
+        let truth = full.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
         assert_eq!(state, truth, "state as of row {seq}");
         states.insert(format!("{:?}", truth.map(|s| s.detail)));
         seen += 1;
-        if seq == app.conns[&conn].last_seq {
+        if seq == app.model().conns[&conn].last_seq {
             break;
         }
         let before = seq;
@@ -231,12 +235,12 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         assert!(
             selected(&app).1 > before,
             "stuck at row {before}: {:?} {:?} {}",
-            app.message,
-            app.paging,
-            app.view.len()
+            app.message(),
+            app.model().paging,
+            app.frames().view().len()
         );
     }
-    assert_eq!(seen as u64, full.conns[&1].total_rows);
+    assert_eq!(seen as u64, full.model().conns[&1].total_rows);
     assert!(states.len() >= 2, "the walk crossed a change of state");
     // And back up across the windows' upper edges: each row the one before, as it was made.
     for _ in 0..400 {
@@ -245,8 +249,12 @@ fn scrolling_through_windows_shows_every_row_with_its_state_as_the_first_pass_ma
         let (conn, seq, name) = selected(&app);
         assert!(seq < before, "stuck at row {before}");
         assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
-        let state = app.conns[&conn].state_after(seq).map(|s| (**s).clone());
-        let truth = full.conns[&conn].state_after(seq).map(|s| (**s).clone());
+        let state = app.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
+        let truth = full.model().conns[&conn]
+            .state_after(seq)
+            .map(|s| (**s).clone());
         assert_eq!(state, truth, "state as of row {seq}");
     }
 }
@@ -263,7 +271,9 @@ fn the_first_pass_shows_how_far_it_has_read() {
 
 /// The state of connection `conn` as of row `seq`, as `app` shows it.
 fn state_of(app: &App, conn: u64, seq: u64) -> Option<amqpeek::state::Snapshot> {
-    app.conns[&conn].state_after(seq).map(|s| (**s).clone())
+    app.model().conns[&conn]
+        .state_after(seq)
+        .map(|s| (**s).clone())
 }
 
 /// With a filter on, `g`, then `>` again and again, reach every row of the whole capture the
@@ -278,7 +288,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     let mut full = first_pass(&path, options(1_000_000));
     choose_conn(&mut full, 1);
     set_filter(&mut full, "name:begin");
-    let want: Vec<u64> = full.view.iter().map(|(_, s)| *s).collect();
+    let want: Vec<u64> = full.frames().view().iter().map(|(_, s)| *s).collect();
     assert!(want.len() > 25, "{} matches", want.len());
 
     let mut app = first_pass(&path, options(100));
@@ -286,30 +296,30 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     choose_conn(&mut app, 1);
     set_filter(&mut app, "name:begin");
     assert!(
-        app.view.len() < 3,
+        app.frames().view().len() < 3,
         "the ring holds few matches: {}",
-        app.view.len()
+        app.frames().view().len()
     );
     key(&mut app, &pager, KeyCode::Char('g'));
     let mut seen = vec![selected(&app).1];
     let mut searches = 0;
     loop {
         press(&mut app, KeyCode::Char('>'));
-        if !app.effects.is_empty() {
-            let m = app.message.clone().unwrap_or_default();
+        if !app.effects().is_empty() {
+            let m = app.message().clone().unwrap_or_default();
             assert_eq!(m, "searching (0%)");
             // The pager's progress, as the event loop passes it on: of the capture's rows.
-            let rows: u64 = app.conns.values().map(|c| c.total_rows).sum();
+            let rows: u64 = app.model().conns.values().map(|c| c.total_rows).sum();
             app.handle(AppEvent::Scanned(rows / 2));
             assert!(dump(&app).contains("searching (50%)"), "{}", dump(&app));
         }
         searches += settle(&mut app, &pager);
-        if let Some(m) = app.message.clone() {
+        if let Some(m) = app.message().clone() {
             assert_eq!(m, format!("no match after #{}", want.last().unwrap() + 1));
             break;
         }
         let (conn, seq, name) = selected(&app);
-        assert_eq!(app.filter.source, "name:begin", "the filter stays on");
+        assert_eq!(app.filter().source, "name:begin", "the filter stays on");
         assert_eq!(name, full.row(conn, seq).unwrap().name, "row {seq}");
         assert_eq!(
             state_of(&app, conn, seq),
@@ -328,7 +338,7 @@ fn next_and_previous_match_reach_every_row_the_filter_matches_across_the_capture
     let mut back = vec![selected(&app).1];
     loop {
         key(&mut app, &pager, KeyCode::Char('<'));
-        if let Some(m) = app.message.clone() {
+        if let Some(m) = app.message().clone() {
             assert_eq!(m, format!("no match before #{}", want[0] + 1));
             break;
         }
@@ -356,7 +366,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     let check = |app: &App| {
         let (conn, seq, name) = selected(app);
         assert_eq!(name, "end", "{}", dump(app));
-        assert_eq!(app.filter.source, "name:end", "the filter stays on");
+        assert_eq!(app.filter().source, "name:end", "the filter stays on");
         assert_eq!(
             state_of(app, conn, seq),
             state_of(&full, conn, seq),
@@ -366,9 +376,9 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     };
     key(&mut app, &pager, KeyCode::Char('g'));
     let first = check(&app);
-    assert!(app.message.is_none(), "{:?}", app.message);
+    assert!(app.message().is_none(), "{:?}", app.message());
     // Every row the window holds is one the filter matches.
-    assert!(app.conns[&1].rows.iter().all(|r| r.name == "end"));
+    assert!(app.model().conns[&1].rows.iter().all(|r| r.name == "end"));
     // The late one: the sessions begun since the early one (rows not kept) are in its state.
     key(&mut app, &pager, KeyCode::Char('>'));
     assert!(check(&app) > first + 1000);
@@ -377,11 +387,11 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     press(&mut app, KeyCode::Up);
     type_str(&mut app, "|begin");
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.filter.source, "name:end|begin");
+    assert_eq!(app.filter().source, "name:end|begin");
     key(&mut app, &pager, KeyCode::Char('g'));
     let check = |app: &App| {
         let (conn, seq, _) = selected(app);
-        assert_eq!(app.filter.source, "name:end|begin", "the filter stays on");
+        assert_eq!(app.filter().source, "name:end|begin", "the filter stays on");
         assert_eq!(
             state_of(app, conn, seq),
             state_of(&full, conn, seq),
@@ -396,7 +406,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
     assert!(
         second > first + 2 * (late - early) as u64 - 10,
         "{second} {:?}",
-        app.message
+        app.message()
     );
     key(&mut app, &pager, KeyCode::Char('N'));
     assert_eq!(check(&app), first);
@@ -405,7 +415,7 @@ fn far_jumps_keep_the_filter_and_each_row_shown_has_its_state() {
 /// Perform the app's follow request with `pager` as the event loop does, until the followed
 /// frames have come.
 fn settle_follow(app: &mut App, pager: &Pager) {
-    for e in std::mem::take(&mut app.effects) {
+    for e in app.take_effects() {
         if let Effect::Follow(r) = e {
             pager.follow(r);
         }
@@ -448,13 +458,19 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
             .summary
             .contains("delivery-id=0")
     );
-    let in_memory = app.conns[&1].rows.iter().map(|r| r.seq).max().unwrap();
+    let in_memory = app.model().conns[&1]
+        .rows
+        .iter()
+        .map(|r| r.seq)
+        .max()
+        .unwrap();
     assert!(in_memory < t0 + 1100, "a window of the capture's start");
 
     press(&mut app, KeyCode::Char('L'));
-    let Overlay::Timeline { follow, .. } = app.overlay.clone() else {
-        panic!("no timeline: {:?}", app.message);
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
+        panic!("no timeline: {:?}", app.message());
     };
+    let follow = tl.follow().clone();
     assert_eq!(
         follow,
         Follow::Link {
@@ -476,9 +492,10 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     let beyond = e.iter().filter(|e| e.seq > in_memory).count();
     assert!(beyond > 900, "{beyond} entries beyond the rows in memory");
     // The cursor is on the transfer the timeline was opened on.
-    let Overlay::Timeline { list, .. } = app.overlay.clone() else {
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
         panic!("closed");
     };
+    let list = tl.list();
     assert_eq!(e[list.selected].seq, t0);
     // Delivery 0: settled 50,050 frames later, by a disposition listed.
     let us = link_capture_us(50_050);
@@ -514,7 +531,7 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::Enter);
     settle(&mut app, &pager);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
     let (conn, seq, name) = selected(&app);
     assert_eq!((conn, seq, name), (1, last.seq, last.name.clone()));
     assert_eq!(app.selected_row().unwrap().summary, last.summary);
@@ -532,7 +549,7 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     let pager = pager(&path, 200);
     choose_conn(&mut app, 1);
     // The last transfer is among the rows in memory (the latest ones).
-    let last = app.conns[&1]
+    let last = app.model().conns[&1]
         .rows
         .iter()
         .rev()
@@ -546,9 +563,10 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     assert_eq!(name, "transfer");
     press(&mut app, KeyCode::Char('L'));
     settle_follow(&mut app, &pager);
-    let Overlay::Timeline { follow, list } = app.overlay.clone() else {
-        panic!("no timeline: {:?}", app.message);
+    let Overlay::Timeline(tl) = app.overlay().clone() else {
+        panic!("no timeline: {:?}", app.message());
     };
+    let (follow, list) = (tl.follow().clone(), tl.list());
     let e = timeline::entries(&app, &follow);
     assert_eq!(e[list.selected].seq, t);
     let before = e.iter().filter(|x| x.seq < t).count();
@@ -565,18 +583,20 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     );
 
     press(&mut app, KeyCode::Char('L'));
-    assert_eq!(app.overlay, Overlay::None, "L closes it too");
-    assert!(app.paging.following.is_none(), "nothing kept of it");
-    assert!(app.effects.is_empty(), "nothing to stop");
+    assert_eq!(*app.overlay(), Overlay::None, "L closes it too");
+    assert!(app.model().paging.following.is_none(), "nothing kept of it");
+    assert!(app.effects().is_empty(), "nothing to stop");
     // Opened again and closed before the frames come: the re-run is stopped.
     press(&mut app, KeyCode::Char('L'));
     assert!(timeline::reading(&app));
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(*app.overlay(), Overlay::None);
     assert!(!timeline::reading(&app));
-    assert!(app.paging.following.is_none());
+    assert!(app.model().paging.following.is_none());
     assert!(
-        app.effects.iter().any(|e| matches!(e, Effect::StopFollow)),
+        app.effects()
+            .iter()
+            .any(|e| matches!(e, Effect::StopFollow)),
         "the re-run is stopped"
     );
 }

@@ -65,7 +65,8 @@ fn text(app: &App) -> String {
 /// Select the first frame-list row named `name`.
 fn select_frame(app: &mut App, name: &str) {
     let i = app
-        .view
+        .frames()
+        .view()
         .iter()
         .position(|(c, s)| app.row(*c, *s).is_some_and(|r| r.name == name))
         .unwrap_or_else(|| panic!("no {name}:\n{}", dump(app)));

@@ -1,12 +1,15 @@
-//! The UI state: the [`App`] (the data model of `model.rs` plus panes, cursors, filter, overlay)
-//! and the one [`AppEvent`] enum that changes it.
+//! The UI state: the [`App`], a router over the shared model (`model.rs`) and the
+//! components (`components`), and the one [`AppEvent`] enum that changes it.
 //!
-//! [`App::handle`] is the only mutator (pipeline events in `ingest.rs`, user actions in
-//! `actions.rs`); rendering (`views`) reads `&App` and never mutates or does I/O. No terminal,
+//! [`App::handle`] is the only mutator: it routes each event (`routing`: user actions in
+//! `keys.rs`, pipeline events in `pipeline.rs`, the pager's answers in `paging.rs` and
+//! `search.rs`) to the components, which own the panes' and overlays' state and handle their
+//! own keys, and to the shared [`Model`](super::model::Model). App itself keeps only the
+//! focus, the bottom pane, zoom, the overlay open, the status message, quit and the effects
+//! asked for. Rendering (`views`) reads `&App` and never mutates or does I/O. No terminal,
 //! no clock, no channel here: time arrives as [`AppEvent::Tick`] and in event timestamps, so
 //! the same events always give the same screen (tests rely on it).
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -263,47 +266,15 @@ pub enum Overlay {
     /// The key help.
     Help,
     /// Typing a filter.
-    FilterInput {
-        /// What has been typed.
-        text: super::line::TextLine,
-        /// Parse error of `text`, shown live.
-        error: Option<String>,
-        /// Which filter of the history Up brought back (1: the most recent), if any.
-        recalled: usize,
-        /// The Tab completion under way, if any (its candidates show in the status line).
-        completion: Option<super::line::Completion>,
-    },
+    FilterInput(super::components::filter_line::FilterInput),
     /// Following a link or channel over time (`L`).
-    Timeline {
-        /// What is followed.
-        follow: super::timeline::Follow,
-        /// The timeline's cursor.
-        list: ListState,
-    },
-    /// The statistics (`S`), scrolled this many lines and columns.
-    Stats {
-        /// Lines scrolled past.
-        scroll: usize,
-        /// Columns scrolled past (the tables are wider than a small terminal).
-        column: u16,
-    },
-    /// The whole text of the focused pane's selection (`w`), escaped, scrolled this many
-    /// wrapped lines.
-    FullText {
-        /// What it is (`Violation`, `Frame`, `Field`, `State`, `Diagnosis`).
-        title: String,
-        /// The text, its parts on lines of their own.
-        text: String,
-        /// Wrapped lines scrolled past.
-        scroll: usize,
-    },
+    Timeline(super::components::timeline_view::TimelineView),
+    /// The statistics (`S`).
+    Stats(super::components::stats_view::StatsView),
+    /// The whole text of the focused pane's selection (`w`), escaped.
+    FullText(super::components::full_text::FullTextView),
     /// Typing the path of an export (Tab changes what is exported).
-    Export {
-        /// The path typed (`.jsonl`: JSON Lines, else pcapng).
-        text: super::line::TextLine,
-        /// What is exported.
-        scope: ExportScope,
-    },
+    Export(super::components::export_line::ExportLine),
     /// The messages of a link, channel, consumer or queue (`b`).
     Messages(Box<super::messages::MessageView>),
 }
@@ -312,8 +283,8 @@ impl Overlay {
     /// Whether keys are text for the overlay's line.
     pub fn is_typing(&self) -> bool {
         match self {
-            Overlay::FilterInput { .. } | Overlay::Export { .. } => true,
-            Overlay::Messages(v) => v.typing.is_some(),
+            Overlay::FilterInput(_) | Overlay::Export(_) => true,
+            Overlay::Messages(v) => v.typing().is_some(),
             _ => false,
         }
     }
@@ -334,87 +305,36 @@ pub enum TimeMode {
 /// The whole UI state.
 #[derive(Debug)]
 pub struct App {
-    /// Options.
-    pub opts: TuiOptions,
-    /// Terminal size (columns, rows).
-    pub size: (u16, u16),
-    /// Latest known time (wall clock when live, else the latest event's).
-    pub now: Timestamp,
-    /// Connections by number.
-    pub conns: BTreeMap<ConnId, Conn>,
+    /// The connections, their rows and the session's counters, shared by the panes.
+    pub(super) model: super::model::Model,
     /// Focused pane.
-    pub focus: Pane,
+    pub(super) focus: Pane,
     /// Which of Detail / State / Violations / Health the bottom area shows.
-    pub bottom: Pane,
+    pub(super) bottom: Pane,
     /// Focused pane fills the screen.
-    pub zoom: bool,
+    pub(super) zoom: bool,
     /// Overlay.
-    pub overlay: Overlay,
-    /// Connection list cursor (0 = all connections).
-    pub conn_list: ListState,
-    /// The frame list: (conn, seq) of the rows passing the connection choice and the filter.
-    pub view: VecDeque<(ConnId, u64)>,
-    pub(super) view_dangling: usize,
-    /// Frame list cursor.
-    pub frame_list: ListState,
-    /// Frame list tails new frames.
-    pub follow: bool,
-    /// The applied filter.
-    pub filter: Filter,
-    /// The filters applied before, for Up and Down in the filter line.
-    pub filter_history: super::line::History,
-    /// Detail tree cursor.
-    pub detail_list: ListState,
-    /// Detail tree nodes whose default expansion was toggled (by path).
-    pub toggled: HashSet<String>,
-    /// Hex dump scroll (lines).
-    pub hex_scroll: usize,
-    /// State pane cursor.
-    pub state_list: ListState,
-    /// All violations (bounded).
-    pub violations: VecDeque<ViolationRow>,
-    /// Violations dropped to stay within the bound.
-    pub violations_evicted: u64,
-    /// Violations pane cursor.
-    pub violation_list: ListState,
+    pub(super) overlay: Overlay,
+    /// The connection list.
+    pub(super) conn_list: super::components::conn_list::ConnList,
+    /// The frame list.
+    pub(super) frames: super::components::frame_list::FrameList,
+    /// The filter applied, and those applied before.
+    pub(super) filter: super::components::filter_line::FilterLine,
+    /// The detail pane: the selected frame's field tree and hex dump.
+    pub(super) detail: super::components::detail::Detail,
+    /// The state pane.
+    pub(super) state: super::components::state_pane::StatePane,
+    /// The violations pane.
+    pub(super) violations: super::components::violations::Violations,
     /// The diagnoses and the Health pane's cursor.
-    pub health: super::health::Health,
-    /// Events the feeder dropped.
-    pub dropped: u64,
-    /// Where the spool ring stands: the first row it still holds.
-    pub spool: super::model::SpoolState,
-    /// What the live view's inspection skimmed, for the status line.
-    pub skimmed: super::model::Skimmed,
-    /// The feed has ended.
-    pub feed_ended: bool,
+    pub(super) health: super::health::Health,
     /// One-line message for the status bar (jump results, errors).
-    pub message: Option<String>,
+    pub(super) message: Option<String>,
     /// The user asked to quit.
-    pub quit: bool,
-    pub(super) next_seq: u64,
-    /// Numbers the rows of the events as they arrive (as the pager does when it re-runs).
-    pub(super) numbering: crate::browse::numbering::Numbering,
-    /// A window from the pager is being applied: rows are not counted again.
-    pub(super) windowing: bool,
-    /// Whole-capture mode: where the first pass is, and the window asked for.
-    pub paging: super::window::Paging,
-    pub(super) conn_ids: Vec<ConnId>,
-    /// Closed connections forgotten to stay within `max_closed_conns`.
-    pub conns_forgotten: u64,
-    /// Marked frames (`m`).
-    pub marks: HashSet<(ConnId, u64)>,
-    /// Marked connections (`m` in the connection list): all their frames count as marked.
-    pub marked_conns: HashSet<ConnId>,
-    /// The frame list shows only marked frames (`M`).
-    pub marked_only: bool,
+    pub(super) quit: bool,
     /// What the owner of the app is asked to do (drained by the event loop).
-    pub effects: Vec<Effect>,
-    /// The frame list's time column.
-    pub time_mode: TimeMode,
-    /// The latest statistics the pipeline published (`S` shows them).
-    pub stats: Option<std::sync::Arc<crate::stats::StatsReport>>,
-    /// Columns each pane is scrolled sideways (Left/Right; none when absent).
-    pub hscroll: std::collections::HashMap<Pane, usize>,
+    pub(super) effects: Vec<Effect>,
 }
 
 impl App {
@@ -423,132 +343,74 @@ impl App {
         let follow = opts.follow;
         let filter = opts.filter.clone();
         App {
-            opts,
-            size,
-            now: Timestamp(0),
-            conns: BTreeMap::new(),
+            model: super::model::Model::new(opts, size),
             focus: Pane::Frames,
             bottom: Pane::Detail,
             zoom: false,
             overlay: Overlay::None,
-            conn_list: ListState::default(),
-            view: VecDeque::new(),
-            view_dangling: 0,
-            frame_list: ListState::default(),
-            follow,
-            filter,
-            filter_history: Default::default(),
-            detail_list: ListState::default(),
-            toggled: HashSet::new(),
-            hex_scroll: 0,
-            state_list: ListState::default(),
-            violations: VecDeque::new(),
-            violations_evicted: 0,
-            violation_list: ListState::default(),
+            conn_list: Default::default(),
+            frames: super::components::frame_list::FrameList::new(follow),
+            filter: super::components::filter_line::FilterLine::new(filter),
+            detail: Default::default(),
+            state: Default::default(),
+            violations: Default::default(),
             health: Default::default(),
-            dropped: 0,
-            skimmed: Default::default(),
-            spool: Default::default(),
-            feed_ended: false,
             message: None,
             quit: false,
-            next_seq: 0,
-            numbering: Default::default(),
-            windowing: false,
-            paging: Default::default(),
-            conn_ids: Vec::new(),
-            conns_forgotten: 0,
-            marks: HashSet::new(),
-            marked_conns: HashSet::new(),
-            marked_only: false,
             effects: Vec::new(),
-            time_mode: TimeMode::Absolute,
-            stats: None,
-            hscroll: Default::default(),
         }
     }
 
     /// The connection chosen in the connection list (`None` = all).
     pub fn selected_conn(&self) -> Option<ConnId> {
-        match self.conn_list.selected {
-            0 => None,
-            i => self.conn_ids.get(i - 1).copied(),
-        }
+        self.conn_list.selected_conn(&self.model)
     }
 
     /// Connection numbers in list order.
     pub fn conn_ids(&self) -> &[ConnId] {
-        &self.conn_ids
+        self.model.conn_ids()
     }
 
-    /// Forget the oldest closed connections once there are more than `max_closed_conns`
-    /// (a tenth more, so the list is compacted rarely).
-    pub(super) fn forget_closed(&mut self) {
-        let max = self.opts.max_closed_conns.max(1);
-        let closed: Vec<ConnId> = self
-            .conn_ids
-            .iter()
-            .filter(|id| self.conns.get(id).is_some_and(|c| c.closed.is_some()))
-            .copied()
-            .collect();
-        if closed.len() <= max + max / 10 {
-            return;
-        }
-        let sel = self.selected_conn();
-        let gone: HashSet<ConnId> = closed[..closed.len() - max].iter().copied().collect();
-        for id in &gone {
-            self.conns.remove(id);
-        }
-        self.conns_forgotten += gone.len() as u64;
-        self.conn_ids.retain(|id| !gone.contains(id));
-        self.conn_list.selected = match sel {
-            Some(s) if !gone.contains(&s) => self.conn_ids.binary_search(&s).map_or(0, |p| p + 1),
-            _ => 0,
-        };
-        self.rebuild_view();
-        self.clamp_all();
+    /// The shared data: connections and their rows, options, size, clock.
+    pub fn model(&self) -> &super::model::Model {
+        &self.model
     }
 
     /// Resolve a frame-list entry.
     pub fn row(&self, conn: ConnId, seq: u64) -> Option<&Row> {
-        self.conns.get(&conn)?.row(seq)
+        self.model.row(conn, seq)
     }
 
     /// The selected frame-list row.
     pub fn selected_row(&self) -> Option<&Row> {
-        let (c, s) = *self.view.get(self.frame_list.selected)?;
+        let (c, s) = self.selected_entry()?;
         self.row(c, s)
+    }
+
+    /// The (connection, row number) of the selected frame-list row.
+    pub fn selected_entry(&self) -> Option<(ConnId, u64)> {
+        self.frames.selected()
     }
 
     /// Rows in scope of the connection choice (before the filter).
     pub fn rows_in_scope(&self) -> usize {
-        match self.selected_conn() {
-            Some(c) => self.conns.get(&c).map_or(0, |c| c.rows.len()),
-            None => self.conns.values().map(|c| c.rows.len()).sum(),
-        }
+        self.model.rows_in(self.selected_conn())
     }
 
     /// Decoded frames of the connection choice, whole (kept in memory or not): the number
     /// `check` and `stats` give.
     pub fn frames_in_scope(&self) -> u64 {
-        let frames = |c: &crate::tui::model::Conn| c.frames[0] + c.frames[1];
-        match self.selected_conn() {
-            Some(c) => self.conns.get(&c).map_or(0, frames),
-            None => self.conns.values().map(frames).sum(),
-        }
+        self.model.frames_in(self.selected_conn())
     }
 
     /// Rows dropped from view for the connection choice.
     pub fn evicted_in_scope(&self) -> u64 {
-        match self.selected_conn() {
-            Some(c) => self.conns.get(&c).map_or(0, |c| c.evicted),
-            None => self.conns.values().map(|c| c.evicted).sum(),
-        }
+        self.model.evicted_in(self.selected_conn())
     }
 
     /// The number of rows each list pane shows at the current size.
     pub fn page(&self, pane: Pane) -> usize {
-        let areas = views::layout(self, self.size);
+        let areas = views::layout(self, self.model.size);
         if pane == Pane::Health {
             // The selected diagnosis takes the rest of the pane.
             return views::health::list_rows(areas.rect(pane), self.health.len());
@@ -558,9 +420,9 @@ impl App {
 
     /// Apply one event.
     pub fn handle(&mut self, ev: AppEvent) {
-        let conns_before = self.conns.len();
+        let conns_before = self.model.conns.len();
         self.apply(ev);
-        if self.conns.len() != conns_before {
+        if self.model.conns.len() != conns_before {
             // The connection list grew: the panes below it may have shrunk.
             self.clamp_all();
         }
@@ -569,10 +431,10 @@ impl App {
     fn apply(&mut self, ev: AppEvent) {
         match ev {
             AppEvent::Pipeline(e) => self.pipeline(e),
-            AppEvent::Dropped(n) => self.dropped = self.dropped.max(n),
+            AppEvent::Dropped(n) => self.model.dropped = self.model.dropped.max(n),
             AppEvent::FeedEnded => {
-                self.feed_ended = true;
-                if self.opts.whole_capture
+                self.model.feed_ended = true;
+                if self.model.opts.whole_capture
                     && self
                         .message
                         .as_deref()
@@ -582,18 +444,25 @@ impl App {
                     self.message = None;
                 }
             }
-            AppEvent::Tick(ts) => self.now = self.now.max(ts),
+            AppEvent::Tick(ts) => self.model.now = self.model.now.max(ts),
             AppEvent::Resize(w, h) => {
-                self.size = (w, h);
+                self.model.size = (w, h);
                 self.clamp_all();
             }
             AppEvent::Notice(m) => self.message = Some(m),
-            AppEvent::Progress(read, total) => self.paging.progress = Some((read, total)),
+            AppEvent::Progress(read, total) => self.model.paging.progress = Some((read, total)),
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
-            AppEvent::Followed(f) => self.followed(*f),
-            AppEvent::Stats(report) => self.stats = Some(report),
-            AppEvent::SpoolFrom { first_frame } => self.spool_from(first_frame),
+            AppEvent::Followed(f) => {
+                let size = self.model.size;
+                if let Some((at, len)) = super::timeline::store_followed(&mut self.model, *f)
+                    && let Overlay::Timeline(t) = &mut self.overlay
+                {
+                    t.centre_on(at, len, size);
+                }
+            }
+            AppEvent::Stats(report) => self.model.stats = Some(report),
+            AppEvent::SpoolFrom { first_frame } => self.model.spool_from(first_frame),
             AppEvent::Key(k) => {
                 if let Some(a) = input::key_action(k, self.overlay.is_typing()) {
                     self.act(a);
@@ -607,30 +476,136 @@ impl App {
         }
     }
 
-    /// The snapshot the state pane shows: in a replay, the state of the selected frame's
-    /// connection as of just after that frame (when it is still kept); otherwise, and live,
-    /// the connection's latest.
+    /// The snapshot the state pane shows (see [`Model::snapshot_at`]).
+    ///
+    /// [`Model::snapshot_at`]: super::model::Model::snapshot_at
     pub fn state_snapshot(&self) -> Option<&Snapshot> {
-        let conn = self.state_conn()?;
-        if !self.opts.live
-            && let Some(row) = self.selected_row().filter(|r| r.conn == conn.id)
-            && let Some(state) = conn.state_after(row.seq)
-        {
-            return Some(state.as_ref());
-        }
-        Some(conn.snapshot.as_ref())
+        self.model
+            .snapshot_at(self.state_conn_id(), self.selected_entry())
     }
 
     /// Columns `pane` is scrolled sideways.
     pub fn shift(&self, pane: Pane) -> usize {
-        self.hscroll.get(&pane).copied().unwrap_or(0)
+        match pane {
+            Pane::Connections => self.conn_list.shift(),
+            // The frame list's columns flex to the width instead.
+            Pane::Frames => 0,
+            Pane::Detail => self.detail.shift(),
+            Pane::State => self.state.shift(),
+            Pane::Violations => self.violations.shift(),
+            Pane::Health => self.health.shift(),
+        }
     }
 
     /// The connection the state pane shows.
     pub fn state_conn(&self) -> Option<&Conn> {
-        let id = self
-            .selected_conn()
-            .or_else(|| self.selected_row().map(|r| r.conn))?;
-        self.conns.get(&id)
+        self.model.conns.get(&self.state_conn_id()?)
+    }
+
+    /// The number of the connection the state pane shows: the one chosen, else the selected
+    /// frame's.
+    pub(super) fn state_conn_id(&self) -> Option<ConnId> {
+        self.selected_conn()
+            .or_else(|| self.selected_row().map(|r| r.conn))
+    }
+
+    /// The filter the frame list applies.
+    pub fn filter(&self) -> &Filter {
+        self.filter.applied()
+    }
+
+    /// Apply `filter` (the list is recomputed by [`App::rebuild_view`]).
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter.set(filter);
+    }
+
+    /// The focused pane.
+    pub fn focus(&self) -> Pane {
+        self.focus
+    }
+
+    /// Which of Detail / State / Violations / Health the bottom area shows.
+    pub fn bottom(&self) -> Pane {
+        self.bottom
+    }
+
+    /// Whether the focused pane fills the screen.
+    pub fn zoom(&self) -> bool {
+        self.zoom
+    }
+
+    /// The overlay open above the panes.
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    /// The status line's message (jump results, errors), if any.
+    pub fn message(&self) -> &Option<String> {
+        &self.message
+    }
+
+    /// Whether the user asked to quit.
+    pub fn quit(&self) -> bool {
+        self.quit
+    }
+
+    /// What the owner of the app is asked to do, oldest first.
+    pub fn effects(&self) -> &[Effect] {
+        &self.effects
+    }
+
+    /// Take what the owner of the app is asked to do, to do it.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// Take the latest thing the owner of the app is asked to do.
+    pub fn pop_effect(&mut self) -> Option<Effect> {
+        self.effects.pop()
+    }
+
+    /// The Health pane.
+    pub fn health(&self) -> &super::health::Health {
+        &self.health
+    }
+
+    /// Draw the whole screen. Pure: reads `self` only.
+    pub fn render(&self, frame: &mut ratatui::Frame) {
+        views::render(self, frame)
+    }
+
+    /// The frame list.
+    pub fn frames(&self) -> &super::components::frame_list::FrameList {
+        &self.frames
+    }
+
+    /// Mark the row `seq` of `conn` (as `m` on it does).
+    pub fn mark(&mut self, conn: ConnId, seq: u64) {
+        self.frames.mark(conn, seq);
+    }
+
+    /// Forget every mark of a frame.
+    pub fn clear_marks(&mut self) {
+        self.frames.clear_marks();
+    }
+
+    /// The connection list.
+    pub fn conn_list(&self) -> &super::components::conn_list::ConnList {
+        &self.conn_list
+    }
+
+    /// The detail pane.
+    pub fn detail(&self) -> &super::components::detail::Detail {
+        &self.detail
+    }
+
+    /// The state pane.
+    pub fn state(&self) -> &super::components::state_pane::StatePane {
+        &self.state
+    }
+
+    /// The violations pane.
+    pub fn violations(&self) -> &super::components::violations::Violations {
+        &self.violations
     }
 }

@@ -6,7 +6,8 @@
 
 use base64::Engine;
 
-use super::app::{App, Effect};
+use super::app::Effect;
+use super::model::Row;
 use crate::event::{Event, EventKind};
 use crate::sinks::{JsonOptions, event_json};
 
@@ -19,45 +20,40 @@ pub fn osc52(text: &str) -> String {
     format!("\x1b]52;c;{b64}\x07")
 }
 
-impl App {
-    /// `y` (`json` false): the selected frame's bytes as hex; `Y`: its JSONL record.
-    pub(super) fn copy_selected(&mut self, json: bool) {
-        let Some(r) = self.selected_row() else {
-            self.message = Some("no frame selected".into());
-            return;
-        };
-        let text = if json {
-            let record = r.frame.as_ref().and_then(|f| {
-                event_json(
-                    &Event {
-                        conn: r.conn,
-                        ts: r.ts,
-                        kind: EventKind::Frame(f.clone()),
-                    },
-                    &JsonOptions {
-                        max_body: self.opts.max_body,
-                    },
-                )
-            });
-            record.unwrap_or_else(|| r.fields_json()).to_string()
-        } else {
-            hex::encode(r.frame.as_ref().map_or(&r.raw, |f| &f.raw))
-        };
-        if text.len() > MAX_COPY {
-            self.message = Some(format!(
-                "not copied: {} bytes is more than a terminal clipboard takes",
-                text.len()
-            ));
-            return;
-        }
-        let what = format!(
-            "{} {} as {}",
-            r.name,
-            if json { "record" } else { "bytes" },
-            if json { "JSON" } else { "hex" }
-        );
-        self.effects.push(Effect::Clipboard { text, what });
+/// `y` (`json` false): the clipboard copy of `row`'s bytes as hex; `Y`: of its JSONL record
+/// (bodies cut at `max_body`). What the status line says instead when there is none to copy.
+pub(super) fn copy(row: Option<&Row>, json: bool, max_body: usize) -> Result<Effect, String> {
+    let Some(r) = row else {
+        return Err("no frame selected".into());
+    };
+    let text = if json {
+        let record = r.frame.as_ref().and_then(|f| {
+            event_json(
+                &Event {
+                    conn: r.conn,
+                    ts: r.ts,
+                    kind: EventKind::Frame(f.clone()),
+                },
+                &JsonOptions { max_body },
+            )
+        });
+        record.unwrap_or_else(|| r.fields_json()).to_string()
+    } else {
+        hex::encode(r.frame.as_ref().map_or(&r.raw, |f| &f.raw))
+    };
+    if text.len() > MAX_COPY {
+        return Err(format!(
+            "not copied: {} bytes is more than a terminal clipboard takes",
+            text.len()
+        ));
     }
+    let what = format!(
+        "{} {} as {}",
+        r.name,
+        if json { "record" } else { "bytes" },
+        if json { "JSON" } else { "hex" }
+    );
+    Ok(Effect::Clipboard { text, what })
 }
 
 #[cfg(test)]

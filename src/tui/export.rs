@@ -34,14 +34,14 @@ fn chosen(app: &App, scope: ExportScope) -> BTreeMap<ConnId, Vec<u64>> {
     let mut out: BTreeMap<ConnId, Vec<u64>> = BTreeMap::new();
     match scope {
         ExportScope::Marked => {
-            for c in app.conns.values() {
-                for r in c.rows.iter().filter(|r| app.is_marked(c.id, r.seq)) {
+            for c in app.model.conns.values() {
+                for r in c.rows.iter().filter(|r| app.frames.is_marked(c.id, r.seq)) {
                     out.entry(c.id).or_default().push(r.seq);
                 }
             }
         }
         ExportScope::Shown => {
-            for (c, s) in &app.view {
+            for (c, s) in app.frames.view() {
                 out.entry(*c).or_default().push(*s);
             }
         }
@@ -49,7 +49,7 @@ fn chosen(app: &App, scope: ExportScope) -> BTreeMap<ConnId, Vec<u64>> {
             let id = app
                 .selected_conn()
                 .or_else(|| app.selected_row().map(|r| r.conn));
-            if let Some(c) = id.and_then(|id| app.conns.get(&id)) {
+            if let Some(c) = id.and_then(|id| app.model.conns.get(&id)) {
                 out.insert(c.id, c.rows.iter().map(|r| r.seq).collect());
             }
         }
@@ -83,7 +83,7 @@ pub fn capture_of(app: &App, scope: ExportScope) -> (Vec<SourceEvent>, usize, us
     let mut events = Vec::new();
     let (mut frames, mut conns) = (0, 0);
     for (id, seqs) in chosen(app, scope) {
-        let Some(c) = app.conns.get(&id) else {
+        let Some(c) = app.model.conns.get(&id) else {
             continue;
         };
         let kept: Vec<bool> = c

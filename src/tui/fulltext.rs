@@ -10,8 +10,7 @@
 
 use crate::event::escape::escape;
 
-use super::app::{App, Overlay, Pane, Row, ViolationRow};
-use super::input::Action;
+use super::app::{App, Pane, Row, ViolationRow};
 use super::views;
 use super::views::state_items::{ItemKind, StateItem};
 
@@ -109,8 +108,8 @@ fn node_value(row: &Row, path: &str) -> Option<serde_json::Value> {
 /// The detail tree's selected field, whole: its path, and its value (one line, or a
 /// container as indented JSON).
 fn field_text(app: &App, row: &Row) -> Option<Vec<String>> {
-    let nodes = views::detail::tree_nodes(row, &app.toggled);
-    let n = nodes.get(app.detail_list.selected)?;
+    let nodes = views::detail::tree_nodes(row, app.detail.toggled());
+    let n = nodes.get(app.detail.list().selected)?;
     let mut out = Vec::new();
     part(&mut out, "field", n.path.trim_start_matches('$'));
     let value = node_value(row, &n.path);
@@ -191,79 +190,40 @@ fn conn_text(c: &super::model::Conn) -> Vec<String> {
     out
 }
 
-impl App {
-    /// The title and lines of the full text of the focused pane's selection, if it has one.
-    fn full_text(&self) -> Option<(String, Vec<String>)> {
-        match self.focus {
-            Pane::Violations => {
-                let v = self.violations.get(self.violation_list.selected)?;
-                let row = v.seq.and_then(|s| self.row(v.conn, s));
-                Some(("Violation".into(), violation_text(v, row)))
-            }
-            Pane::Frames => Some(("Frame".into(), row_text(self.selected_row()?))),
-            Pane::Detail => Some(("Field".into(), field_text(self, self.selected_row()?)?)),
-            Pane::State => {
-                let snapshot = self.state_snapshot()?;
-                let items = views::state_items::state_items_in(snapshot, usize::MAX);
-                Some((
-                    "State".into(),
-                    state_text(&items, self.state_list.selected)?,
-                ))
-            }
-            Pane::Health => {
-                let d = &self.health.selected()?.diagnosis;
-                let lines = views::health::detail_lines(d, self.now)
-                    .iter()
-                    .map(|l| {
-                        let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-                        escape(&s).into_owned()
-                    })
-                    .collect();
-                Some(("Diagnosis".into(), lines))
-            }
-            Pane::Connections => {
-                let id = self.selected_conn()?;
-                Some(("Connection".into(), conn_text(self.conns.get(&id)?)))
-            }
+/// The title and lines of the full text of the focused pane's selection in `app`, if it has
+/// one.
+pub(super) fn of_selection(app: &App) -> Option<(String, Vec<String>)> {
+    match app.focus {
+        Pane::Violations => {
+            let v = app.violations.selected()?;
+            let row = v.seq.and_then(|s| app.row(v.conn, s));
+            Some(("Violation".into(), violation_text(v, row)))
         }
-    }
-
-    /// `w`: open the full text of the selection (or say there is none).
-    pub(super) fn open_full_text(&mut self) {
-        match self.full_text() {
-            Some((title, lines)) => {
-                self.overlay = Overlay::FullText {
-                    title,
-                    text: lines.join("\n"),
-                    scroll: 0,
-                }
-            }
-            None => self.message = Some("nothing selected to show in full here".into()),
+        Pane::Frames => Some(("Frame".into(), row_text(app.selected_row()?))),
+        Pane::Detail => Some(("Field".into(), field_text(app, app.selected_row()?)?)),
+        Pane::State => {
+            let snapshot = app.state_snapshot()?;
+            let items = views::state_items::state_items_in(snapshot, usize::MAX);
+            Some((
+                "State".into(),
+                state_text(&items, app.state.list().selected)?,
+            ))
         }
-    }
-
-    /// A key while the full text is shown: scrolling, closing; `false` for the keys it leaves
-    /// to the panes.
-    pub(super) fn full_text_key(&mut self, a: Action) -> bool {
-        let Overlay::FullText { text, scroll, .. } = &mut self.overlay else {
-            return false;
-        };
-        let last = views::fulltext::last_scroll(text, self.size);
-        let page = views::fulltext::page(self.size);
-        let to = match a {
-            Action::Scroll { down: true, .. } => Some(*scroll + 3),
-            Action::Scroll { down: false, .. } => Some(scroll.saturating_sub(3)),
-            a => App::scrolled(a, *scroll, page, last),
-        };
-        if let Some(to) = to {
-            *scroll = to.min(last);
-            return true;
+        Pane::Health => {
+            let d = &app.health.selected()?.diagnosis;
+            let lines = views::health::detail_lines(d, app.model.now)
+                .iter()
+                .map(|l| {
+                    let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                    escape(&s).into_owned()
+                })
+                .collect();
+            Some(("Diagnosis".into(), lines))
         }
-        if matches!(a, Action::Escape | Action::FullText | Action::Quit) {
-            self.overlay = Overlay::None;
-            return a != Action::Quit;
+        Pane::Connections => {
+            let id = app.selected_conn()?;
+            Some(("Connection".into(), conn_text(app.model.conns.get(&id)?)))
         }
-        false
     }
 }
 

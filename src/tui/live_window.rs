@@ -6,9 +6,9 @@
 //!
 //! [`SpoolState::from`]: super::model::SpoolState
 
-use super::app::App;
+use super::model::Model;
 
-impl App {
+impl Model {
     /// Whether the frames not in memory can be brought back: a file replay's, or a live
     /// session's that is spooled.
     pub fn pages(&self) -> bool {
@@ -17,7 +17,7 @@ impl App {
 
     /// Whether the pager can be asked now: a live spool at any time, a file once its first
     /// pass is over.
-    pub(super) fn pager_ready(&self) -> bool {
+    pub fn pager_ready(&self) -> bool {
         !self.opts.whole_capture || self.feed_ended
     }
 

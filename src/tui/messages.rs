@@ -14,11 +14,8 @@
 
 use crate::event::{ConnId, Dir, Timestamp};
 
-use super::app::{App, Overlay, Pane};
-use super::input::Action;
-use super::line::TextLine;
-use super::model::{Row, RowKind};
-use super::views;
+use super::app::App;
+use super::model::{Model, Row, RowKind};
 
 /// Whose messages the view shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +64,7 @@ impl Scope {
     }
 
     /// Whether the message row `r` is one of the scope's.
-    fn owns(&self, r: &Row) -> bool {
+    pub(super) fn owns(&self, r: &Row) -> bool {
         match self {
             Scope::Link { name } => r.link.as_deref() == Some(name.as_str()),
             Scope::Channel { channel } => r.channel == Some(*channel),
@@ -131,35 +128,16 @@ pub struct Entry {
     pub ts: Timestamp,
 }
 
-/// The view's state: what it shows and where its cursors are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MessageView {
-    /// The connection.
-    pub conn: ConnId,
-    /// The scopes offered (Tab cycles), never empty.
-    pub scopes: Vec<Scope>,
-    /// Which of them is shown.
-    pub scope: usize,
-    /// The selected message, by its row (`None`: the latest, following new ones).
-    pub selected: Option<u64>,
-    /// Lines of the selected message scrolled past.
-    pub scroll: usize,
-    /// The search being typed, while it is.
-    pub typing: Option<TextLine>,
-    /// The search applied (`n`/`N` find its next / previous match).
-    pub query: String,
-}
-
-impl MessageView {
-    /// The scope shown.
-    pub fn shown(&self) -> &Scope {
-        &self.scopes[self.scope.min(self.scopes.len() - 1)]
-    }
-}
+pub use super::components::messages_view::MessageView;
 
 /// The messages of `view`'s scope among the rows kept, in order.
 pub fn entries(app: &App, view: &MessageView) -> Vec<Entry> {
-    let Some(c) = app.conns.get(&view.conn) else {
+    entries_in(app.model(), view)
+}
+
+/// The messages of `view`'s scope among the rows `model` keeps (see [`entries`]).
+pub fn entries_in(model: &Model, view: &MessageView) -> Vec<Entry> {
+    let Some(c) = model.conns.get(&view.conn()) else {
         return Vec::new();
     };
     let scope = view.shown();
@@ -176,7 +154,7 @@ pub fn entries(app: &App, view: &MessageView) -> Vec<Entry> {
 
 /// The index of the selected message among `entries` (the latest when it is not there).
 pub fn selected_index(view: &MessageView, entries: &[Entry]) -> usize {
-    view.selected
+    view.selected()
         .and_then(|s| entries.iter().position(|e| e.seq == s))
         .unwrap_or(entries.len().saturating_sub(1))
 }
@@ -185,8 +163,8 @@ pub fn selected_index(view: &MessageView, entries: &[Entry]) -> usize {
 /// delivery's transfers (those whose context names the same first frame), an AMQP 0-9-1
 /// message's method, content header and body frames (the content frames of its channel
 /// and direction back to the method that starts it). Rows no longer kept are not among them.
-pub fn frames_of(app: &App, conn: ConnId, seq: u64) -> Vec<u64> {
-    let Some(c) = app.conns.get(&conn) else {
+pub fn frames_of(model: &Model, conn: ConnId, seq: u64) -> Vec<u64> {
+    let Some(c) = model.conns.get(&conn) else {
         return Vec::new();
     };
     let end = c.rows.partition_point(|r| r.seq <= seq);
@@ -221,200 +199,4 @@ pub fn frames_of(app: &App, conn: ConnId, seq: u64) -> Vec<u64> {
     }
     out.reverse();
     out
-}
-
-impl App {
-    /// `b`: the messages of the selected frame's link or channel (or say there are none).
-    pub(super) fn open_messages(&mut self) {
-        let Some(row) = self.selected_row() else {
-            self.message = Some("select a frame of a link or a channel to see its messages".into());
-            return;
-        };
-        let scopes = scopes_of(row);
-        if scopes.is_empty() {
-            self.message = Some("select a frame of a link or a channel to see its messages".into());
-            return;
-        }
-        let (conn, at) = (row.conn, row.seq);
-        let mut view = MessageView {
-            conn,
-            scopes,
-            scope: 0,
-            selected: None,
-            scroll: 0,
-            typing: None,
-            query: String::new(),
-        };
-        // The message the selected frame is part of: the first to complete at or after it.
-        view.selected = entries(self, &view)
-            .iter()
-            .find(|e| e.seq >= at)
-            .map(|e| e.seq);
-        self.overlay = Overlay::Messages(Box::new(view));
-    }
-
-    /// A key while the message view is open; `false` for the keys it leaves to the panes.
-    pub(super) fn messages_key(&mut self, a: Action) -> bool {
-        let Overlay::Messages(view) = &self.overlay else {
-            return false;
-        };
-        let mut view = view.clone();
-        if view.typing.is_some() && a != Action::Quit {
-            self.messages_typing(&mut view, a);
-            self.overlay = Overlay::Messages(view);
-            return true;
-        }
-        let list = entries(self, &view);
-        let at = selected_index(&view, &list);
-        let page = views::messages::detail_page(self.size);
-        let select = |view: &mut MessageView, i: usize| {
-            view.selected = list.get(i).map(|e| e.seq);
-            view.scroll = 0;
-        };
-        match a {
-            Action::Up => select(&mut view, at.saturating_sub(1)),
-            Action::Down => select(&mut view, (at + 1).min(list.len().saturating_sub(1))),
-            Action::Home => select(&mut view, 0),
-            Action::End | Action::Follow => {
-                view.selected = None;
-                view.scroll = 0;
-            }
-            Action::PageDown | Action::HexDown => view.scroll += page.max(2) - 1,
-            Action::PageUp | Action::HexUp => {
-                view.scroll = view.scroll.saturating_sub(page.max(2) - 1)
-            }
-            Action::Scroll { down, .. } => {
-                view.scroll = if down {
-                    view.scroll + 3
-                } else {
-                    view.scroll.saturating_sub(3)
-                }
-            }
-            Action::FocusNext | Action::TextTab => {
-                view.scope = (view.scope + 1) % view.scopes.len();
-                view.selected = None;
-                view.scroll = 0;
-            }
-            Action::FocusPrev => {
-                view.scope = (view.scope + view.scopes.len() - 1) % view.scopes.len();
-                view.selected = None;
-                view.scroll = 0;
-            }
-            Action::OpenFilter => view.typing = Some(TextLine::new(view.query.clone())),
-            Action::NextViolation | Action::PrevViolation => {
-                let forward = a == Action::NextViolation;
-                self.find_message(&mut view, &list, at, forward);
-            }
-            Action::Enter => {
-                self.overlay = Overlay::None;
-                if let Some(e) = list.get(at) {
-                    self.jump_to_message(view.conn, e.seq, at + 1);
-                }
-                return true;
-            }
-            Action::Escape | Action::Messages | Action::Quit => {
-                self.overlay = Overlay::None;
-                return a != Action::Quit;
-            }
-            Action::Help => return false,
-            _ => {}
-        }
-        self.overlay = Overlay::Messages(view);
-        true
-    }
-
-    /// A key while the view's search line is open: editing, Enter searches, Esc cancels.
-    fn messages_typing(&mut self, view: &mut MessageView, a: Action) {
-        let Some(text) = view.typing.as_mut() else {
-            return;
-        };
-        use tui_input::InputRequest;
-        match a {
-            Action::FilterChar(c) => text.edit(InputRequest::InsertChar(c)),
-            Action::FilterBackspace => text.edit(InputRequest::DeletePrevChar),
-            Action::Edit(req) => text.edit(req),
-            Action::FilterCancel => view.typing = None,
-            Action::FilterSubmit => {
-                view.query = text.as_str().to_string();
-                view.typing = None;
-                let list = entries(self, view);
-                let at = selected_index(view, &list);
-                // From the selected message on, itself included, then from the first.
-                if !self.find_message(view, &list, at.wrapping_sub(1), true) && at > 0 {
-                    self.find_message(view, &list, usize::MAX, true);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Select the next (previous) message after (before) index `at` (`usize::MAX`: from the
-    /// first) whose text holds the search, ASCII case folded, and scroll to its first line
-    /// that does; `false` when none does.
-    fn find_message(
-        &mut self,
-        view: &mut MessageView,
-        list: &[Entry],
-        at: usize,
-        forward: bool,
-    ) -> bool {
-        let query = view.query.to_ascii_lowercase();
-        if query.is_empty() {
-            self.message = Some("no search: / types one".into());
-            return false;
-        }
-        let order: Box<dyn Iterator<Item = usize>> = if forward {
-            Box::new(at.wrapping_add(1)..list.len())
-        } else {
-            Box::new((0..at.min(list.len())).rev())
-        };
-        let width = views::messages::text_width(self.size);
-        for i in order {
-            let Some(row) = self.row(view.conn, list[i].seq) else {
-                continue;
-            };
-            // The lines as built, unwrapped (a match across a wrap is found too); wrapped only
-            // for the message found, to scroll to it.
-            let holds = |l: &views::messages::MsgLine| l.text.to_ascii_lowercase().contains(&query);
-            if views::messages::message_lines(row).iter().any(holds) {
-                let lines = views::messages::wrapped_lines(row, width);
-                view.selected = Some(list[i].seq);
-                view.scroll = lines.iter().position(holds).unwrap_or(0).saturating_sub(1);
-                self.message = Some(format!("message {} of {}", i + 1, list.len()));
-                return true;
-            }
-        }
-        let which = match (forward, at) {
-            (true, usize::MAX) => "no message",
-            (true, _) => "no later message",
-            (false, _) => "no earlier message",
-        };
-        self.message = Some(format!(
-            "{which} holds {}",
-            crate::event::escape::Quoted(&view.query)
-        ));
-        false
-    }
-
-    /// Enter on a message: select its first frame in the frame list and say which rows
-    /// carried it.
-    fn jump_to_message(&mut self, conn: ConnId, seq: u64, nth: usize) {
-        let frames = frames_of(self, conn, seq);
-        let Some(&first) = frames.first() else {
-            self.reach(conn, seq);
-            return;
-        };
-        self.reach(conn, first);
-        self.focus = Pane::Frames;
-        let names: Vec<String> = frames
-            .iter()
-            .filter_map(|s| self.row(conn, *s))
-            .map(|r| r.name.clone())
-            .collect();
-        self.message = Some(format!(
-            "message {nth}: {} frame(s) from the selected one: {}",
-            frames.len(),
-            names.join(", ")
-        ));
-    }
 }

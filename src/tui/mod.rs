@@ -52,25 +52,22 @@
 //! error, on panic (hook), on Ctrl-C (a key in raw mode, mapped to quit), on SIGINT, SIGTERM
 //! and SIGHUP (the UI quits as on `q`) and on an abort (see `terminal.rs`).
 
-mod actions;
 pub mod app;
 pub mod clipboard;
-mod complete;
+pub mod components;
 pub mod export;
 mod fulltext;
-pub mod health;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;
-mod ingest;
+pub use components::health;
 pub mod input;
+mod keep;
 pub mod line;
 mod live_window;
-mod marks;
 pub mod messages;
 pub mod model;
-mod search;
+mod routing;
 pub mod spool;
-mod stats_pane;
 mod terminal;
 pub mod timeline;
 pub mod views;
@@ -98,13 +95,6 @@ use terminal::TerminalGuard;
 pub const MAX_FPS: u64 = 30;
 /// A good channel capacity for live use.
 pub const DEFAULT_CAPACITY: usize = 65_536;
-
-impl App {
-    /// Draw the whole screen. Pure: reads `self` only.
-    pub fn render(&self, frame: &mut ratatui::Frame) {
-        views::render(self, frame)
-    }
-}
 
 /// The sending side, held by the relay (clone it per connection task).
 #[derive(Clone, Debug)]
@@ -344,17 +334,18 @@ fn from_pager(app: &mut App, pager: Option<&dyn WindowSource>) -> bool {
     };
     let mut changed = false;
     let progress = pager.progress();
-    if app.paging.progress != Some(progress) {
+    if app.model.paging.progress != Some(progress) {
         app.handle(AppEvent::Progress(progress.0, progress.1));
         changed = true;
     }
     let scanned = pager.scanned();
     let searching = app
+        .model
         .paging
         .loading
         .as_ref()
         .is_some_and(|r| r.find.is_some());
-    if searching && app.paging.scanned != scanned {
+    if searching && app.model.paging.scanned != scanned {
         app.handle(AppEvent::Scanned(scanned));
         changed = true;
     }
@@ -393,7 +384,7 @@ fn event_loop(
                     dirty = true;
                 }
                 None => {
-                    if !app.feed_ended {
+                    if !app.model.feed_ended {
                         app.handle(AppEvent::FeedEnded);
                         dirty = true;
                     }
@@ -403,7 +394,7 @@ fn event_loop(
         }
         dirty |= from_pager(app, exec.pager);
         let dropped = rx.dropped.load(Ordering::Relaxed);
-        if dropped != app.dropped {
+        if dropped != app.model.dropped {
             app.handle(AppEvent::Dropped(dropped));
             dirty = true;
         }
@@ -481,7 +472,7 @@ fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App, exe
                 jsonl,
                 events,
                 what,
-            } => match (exec.export)(&path, jsonl, events, app.opts.max_body) {
+            } => match (exec.export)(&path, jsonl, events, app.model.opts.max_body) {
                 Ok(n) => format!(
                     "exported {what}: {n} frame(s) to {} ({}, masked)",
                     path.display(),

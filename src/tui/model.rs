@@ -6,7 +6,7 @@
 //! and its field tree, message and field spans come from it when shown. Nothing here decodes
 //! bytes or tracks protocol state; the state is the pipeline's [`Snapshot`].
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -191,6 +191,121 @@ impl Conn {
         self.raw_bytes = 0;
         self.pending_raw.clear();
         self.base_state = None;
+    }
+}
+
+/// The data every component reads and none owns: the options, the terminal's size, the
+/// clock, the connections with their rows, and what the pipeline and the pager have said
+/// about the whole session. It changes only as events arrive (`routing/pipeline.rs`, `routing/paging.rs`);
+/// the components are given it by reference.
+#[derive(Debug)]
+pub struct Model {
+    /// Options.
+    pub opts: super::app::TuiOptions,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    /// Latest known time (wall clock when live, else the latest event's).
+    pub now: Timestamp,
+    /// Connections by number.
+    pub conns: BTreeMap<ConnId, Conn>,
+    /// Connection numbers in list order.
+    pub(super) conn_ids: Vec<ConnId>,
+    /// Events the feeder dropped.
+    pub dropped: u64,
+    /// Where the spool ring stands: the first row it still holds.
+    pub spool: SpoolState,
+    /// What the live view's inspection skimmed, for the status line.
+    pub skimmed: Skimmed,
+    /// The feed has ended.
+    pub feed_ended: bool,
+    /// Closed connections forgotten to stay within `max_closed_conns`.
+    pub conns_forgotten: u64,
+    /// The latest statistics the pipeline published (`S` shows them).
+    pub stats: Option<Arc<crate::stats::StatsReport>>,
+    /// Whole-capture mode: where the first pass is, and the window asked for.
+    pub paging: super::window::Paging,
+    /// The number the next row gets.
+    pub(super) next_seq: u64,
+    /// Numbers the rows of the events as they arrive (as the pager does when it re-runs).
+    pub(super) numbering: crate::browse::numbering::Numbering,
+    /// A window from the pager is being applied: rows are not counted again.
+    pub(super) windowing: bool,
+}
+
+impl Model {
+    /// An empty model of the given terminal size.
+    pub fn new(opts: super::app::TuiOptions, size: (u16, u16)) -> Model {
+        Model {
+            opts,
+            size,
+            now: Timestamp(0),
+            conns: BTreeMap::new(),
+            conn_ids: Vec::new(),
+            dropped: 0,
+            spool: SpoolState::default(),
+            skimmed: Skimmed::default(),
+            feed_ended: false,
+            conns_forgotten: 0,
+            stats: None,
+            paging: Default::default(),
+            next_seq: 0,
+            numbering: Default::default(),
+            windowing: false,
+        }
+    }
+
+    /// Connection numbers in list order.
+    pub fn conn_ids(&self) -> &[ConnId] {
+        &self.conn_ids
+    }
+
+    /// Resolve a frame-list entry.
+    pub fn row(&self, conn: ConnId, seq: u64) -> Option<&Row> {
+        self.conns.get(&conn)?.row(seq)
+    }
+
+    /// The connections of `scope` (`None`: all).
+    fn in_scope(&self, scope: Option<ConnId>) -> impl Iterator<Item = &Conn> {
+        self.conns
+            .values()
+            .filter(move |c| scope.is_none_or(|s| s == c.id))
+    }
+
+    /// Rows kept of `scope` (before the filter).
+    pub fn rows_in(&self, scope: Option<ConnId>) -> usize {
+        self.in_scope(scope).map(|c| c.rows.len()).sum()
+    }
+
+    /// Decoded frames of `scope`, whole (kept in memory or not): the number `check` and
+    /// `stats` give.
+    pub fn frames_in(&self, scope: Option<ConnId>) -> u64 {
+        self.in_scope(scope)
+            .map(|c| c.frames[0] + c.frames[1])
+            .sum()
+    }
+
+    /// Rows of `scope` dropped from memory.
+    pub fn evicted_in(&self, scope: Option<ConnId>) -> u64 {
+        self.in_scope(scope).map(|c| c.evicted).sum()
+    }
+
+    /// The state of connection `conn` the state pane shows, `selected` the selected frame: in
+    /// a replay, as of just after that frame when it is one of `conn`'s and still kept;
+    /// otherwise, and live, the connection's latest.
+    pub fn snapshot_at(
+        &self,
+        conn: Option<ConnId>,
+        selected: Option<(ConnId, u64)>,
+    ) -> Option<&Snapshot> {
+        let conn = self.conns.get(&conn?)?;
+        if !self.opts.live
+            && let Some((c, seq)) = selected.filter(|(c, _)| *c == conn.id)
+            && self.row(c, seq).is_some()
+            && let Some(state) = conn.state_after(seq)
+        {
+            return Some(state.as_ref());
+        }
+        Some(conn.snapshot.as_ref())
     }
 }
 

@@ -15,9 +15,8 @@
 
 use std::collections::HashMap;
 
-use super::app::{App, Effect, ListState, Overlay, Pane, TimeMode};
-use super::input::Action;
-use super::model::{Row, RowKind};
+use super::app::App;
+use super::model::{Model, Row, RowKind};
 pub use crate::browse::follow::Follow;
 use crate::browse::follow::{FollowRequest, Followed, Settlement, Step};
 use crate::event::{Awaits, Dir, FrameRef};
@@ -62,18 +61,49 @@ pub struct Entry {
 /// The timeline of `follow`: the followed frames the pager brought back of the whole capture
 /// (none while they are being read), else those of the rows in memory.
 pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
-    match app.paging.following.as_ref() {
+    entries_in(app.model(), follow)
+}
+
+/// The timeline of `follow` in `model` (see [`entries`]).
+pub fn entries_in(model: &Model, follow: &Follow) -> Vec<Entry> {
+    match model.paging.following.as_ref() {
         Some(f) if f.request.follow == *follow => f.steps.as_deref().map_or_else(Vec::new, timed),
-        _ => timed(&in_memory(app, follow)),
+        _ => timed(&in_memory(model, follow)),
     }
 }
 
 /// Whether the timeline's frames are still being read from the capture.
 pub fn reading(app: &App) -> bool {
-    app.paging
+    reading_in(app.model())
+}
+
+/// Whether the timeline's frames are still being read from the capture of `model`.
+pub fn reading_in(model: &Model) -> bool {
+    model
+        .paging
         .following
         .as_ref()
         .is_some_and(|f| f.steps.is_none())
+}
+
+/// The followed frames of the whole capture have come: `model` keeps them for the timeline
+/// that asked. Where the frame it was opened on is among them, and how many there are (none
+/// when the answer is to a request since replaced or closed).
+pub(super) fn store_followed(model: &mut Model, f: Followed) -> Option<(usize, usize)> {
+    let following = model.paging.following.as_mut()?;
+    if following.request.id != f.request.id {
+        // An answer to a request since replaced.
+        return None;
+    }
+    let at = f
+        .steps
+        .iter()
+        .position(|s| s.seq == f.request.around)
+        .unwrap_or(0);
+    let len = f.steps.len();
+    following.steps = Some(f.steps);
+    following.cut = f.cut;
+    Some((at, len))
 }
 
 /// The entries of `steps`, timed from the first and from the one before.
@@ -106,8 +136,8 @@ fn timed(steps: &[Step]) -> Vec<Entry> {
 }
 
 /// The followed frames among the rows in memory, with their settlements among them.
-fn in_memory(app: &App, follow: &Follow) -> Vec<Step> {
-    let Some(c) = app.conns.get(&follow.conn()) else {
+fn in_memory(model: &Model, follow: &Follow) -> Vec<Step> {
+    let Some(c) = model.conns.get(&follow.conn()) else {
         return Vec::new();
     };
     let rows: Vec<&Row> = match follow {
@@ -167,129 +197,4 @@ fn settlements<'a>(rows: impl Iterator<Item = &'a Row>) -> HashMap<u64, Settleme
         }
     }
     out
-}
-
-impl App {
-    /// `t`: absolute, relative, delta time in the frame list.
-    pub(super) fn cycle_time(&mut self) {
-        self.time_mode = match self.time_mode {
-            TimeMode::Absolute => TimeMode::Relative,
-            TimeMode::Relative => TimeMode::Delta,
-            TimeMode::Delta => TimeMode::Absolute,
-        };
-    }
-
-    /// `L`: follow the selected frame's link or channel.
-    pub(super) fn open_timeline(&mut self) {
-        match self.selected_row().and_then(Follow::of) {
-            Some(follow) => {
-                // Start on the selected frame.
-                let seq = self.selected_row().map(|r| r.seq);
-                self.paging.following = None;
-                if self.pages() && self.pager_ready() {
-                    // The followed frames of the whole capture, from the pager.
-                    let request = FollowRequest {
-                        id: self.paging.next_id(),
-                        follow: follow.clone(),
-                        around: seq.unwrap_or(0),
-                    };
-                    self.effects.push(Effect::Follow(request.clone()));
-                    self.paging.following = Some(Following {
-                        request,
-                        steps: None,
-                        cut: (false, false),
-                    });
-                }
-                let at = entries(self, &follow)
-                    .iter()
-                    .position(|e| Some(e.seq) == seq)
-                    .unwrap_or(0);
-                let mut list = ListState {
-                    selected: at,
-                    offset: 0,
-                };
-                list.clamp(at + 1, self.timeline_page());
-                self.overlay = Overlay::Timeline { follow, list };
-            }
-            None => self.message = Some("select a frame of a link or a channel to follow".into()),
-        }
-    }
-
-    /// Rows the timeline shows at the current size.
-    pub fn timeline_page(&self) -> usize {
-        // Full screen but the status line, less its borders and column header.
-        (self.size.1 as usize).saturating_sub(4).max(1)
-    }
-
-    /// A key while the timeline is open; false when it is not the timeline's.
-    pub(super) fn timeline_key(&mut self, a: Action) -> bool {
-        let Overlay::Timeline { follow, list } = &self.overlay else {
-            return false;
-        };
-        let (follow, mut list) = (follow.clone(), *list);
-        let items = entries(self, &follow);
-        let (len, h) = (items.len(), self.timeline_page());
-        let page = h.max(2) as isize - 1;
-        match a {
-            Action::Up => list.move_by(-1, len, h),
-            Action::Down => list.move_by(1, len, h),
-            Action::PageUp => list.move_by(-page, len, h),
-            Action::PageDown => list.move_by(page, len, h),
-            Action::Home => list.move_by(isize::MIN / 2, len, h),
-            Action::End => list.move_by(isize::MAX / 2, len, h),
-            Action::Escape | Action::Timeline | Action::Quit => {
-                self.close_timeline();
-                return a != Action::Quit;
-            }
-            Action::Enter => {
-                self.close_timeline();
-                if let Some(e) = items.get(list.selected) {
-                    // In memory at once, else (whole-capture mode) the window around it.
-                    self.reach(follow.conn(), e.seq);
-                    self.focus = Pane::Frames;
-                }
-                return true;
-            }
-            _ => return false,
-        }
-        self.overlay = Overlay::Timeline { follow, list };
-        true
-    }
-
-    /// Close the timeline, forgetting the followed frames brought back (and stopping their
-    /// re-run if it is still going).
-    fn close_timeline(&mut self) {
-        self.overlay = Overlay::None;
-        if let Some(f) = self.paging.following.take()
-            && f.steps.is_none()
-        {
-            self.effects.push(Effect::StopFollow);
-        }
-    }
-
-    /// The followed frames of the whole capture have come: the timeline shows them, its
-    /// cursor on the frame it was opened on.
-    pub(super) fn followed(&mut self, f: Followed) {
-        let Some(following) = self.paging.following.as_mut() else {
-            return;
-        };
-        if following.request.id != f.request.id {
-            // An answer to a request since replaced.
-            return;
-        }
-        let at = f
-            .steps
-            .iter()
-            .position(|s| s.seq == f.request.around)
-            .unwrap_or(0);
-        let len = f.steps.len();
-        following.steps = Some(f.steps);
-        following.cut = f.cut;
-        let h = self.timeline_page();
-        if let Overlay::Timeline { list, .. } = &mut self.overlay {
-            list.selected = at;
-            list.offset = at.saturating_sub(h / 2);
-            list.clamp(len, h);
-        }
-    }
 }

@@ -10,18 +10,13 @@
 //! With a filter on, a window's rows are those the filter matches (and the target), as the
 //! list of rows in memory shows only those; the far jumps then look for rows it matches
 //! (`g`/`G` the first / last, `n`/`N` one with a violation, `>`/`<` the next / previous: a
-//! search of the capture, [`Find`], see `search.rs`), and the filter stays on.
+//! search of the capture, [`Find`], see `routing/search.rs`), and the filter stays on.
 
-use crate::browse::numbering::Place;
 pub use crate::browse::window::{Find, Item, Window, WindowRequest};
-use crate::event::{ConnId, EventKind};
-use crate::filter::Filter;
-
-use super::app::{App, Effect};
-use super::model::Row;
+use crate::event::ConnId;
 
 /// What the status line says when a jump cleared the filter to show its frame.
-const FILTER_CLEARED: &str = "filter cleared to show the frame";
+pub(super) const FILTER_CLEARED: &str = "filter cleared to show the frame";
 
 /// Where the whole-capture mode is.
 #[derive(Clone, Debug, Default)]
@@ -36,7 +31,7 @@ pub struct Paging {
     pub following: Option<super::timeline::Following>,
     /// The edge row a move past the window's edge last asked around, and the move: asked
     /// again, the window brought back had nothing beyond it (a spool ring's first row).
-    edge: Option<(ConnId, u64, isize)>,
+    pub(super) edge: Option<(ConnId, u64, isize)>,
     next_id: u64,
 }
 
@@ -48,291 +43,28 @@ impl Paging {
     }
 }
 
-impl App {
-    /// Select row `seq` of `conn`: at once when it is kept, else (whole-capture mode, once the
-    /// first pass is over) by asking for the window around it.
-    pub(super) fn reach(&mut self, conn: ConnId, seq: u64) {
-        if self.row(conn, seq).is_some() {
-            self.select_frame(conn, seq);
-            return;
-        }
-        self.ask_window(conn, seq, 0)
-    }
-
-    /// Ask for the window around row `seq` of `conn`, to select it then move the cursor by
-    /// `step` rows.
-    fn ask_window(&mut self, conn: ConnId, seq: u64, step: isize) {
-        self.ask(conn, seq, step, None)
-    }
-
-    /// Ask the pager for a window: around row `seq` of `conn`, or (`find`) around the match
-    /// of the filter it finds from row `seq` on (back, backwards). Its rows are those the
-    /// filter matches, as the frame list shows.
-    pub(super) fn ask(&mut self, conn: ConnId, seq: u64, step: isize, find: Option<Find>) {
-        if !self.pages() {
-            self.message = Some("that frame is no longer in memory".into());
-            return;
-        }
-        if !self.pager_ready() {
-            let pct = self.paging.progress.map_or(0, |(r, t)| percent(r, t));
-            self.message = Some(format!(
-                "still reading the capture ({pct}%): every frame is reachable once it is read"
-            ));
-            return;
-        }
-        let request = WindowRequest {
-            id: self.paging.next_id(),
-            // One connection shown: its rows only; else the rows of all around the target.
-            scope: self.selected_conn().map(|_| conn),
-            target: (conn, seq),
-            step,
-            filter: self.filter.clone(),
-            find,
-        };
-        self.paging.loading = Some(request.clone());
-        self.paging.scanned = 0;
-        self.follow = false;
-        self.message = Some(match find {
-            None => format!("loading frame #{} from the capture...", seq + 1),
-            Some(_) => "searching (0%)".into(),
-        });
-        self.effects.push(Effect::LoadWindow(request));
-    }
-
-    /// A connection chosen of which the window holds no row: bring back its latest rows.
-    pub(super) fn fill_scope(&mut self) {
-        if !self.pages() || !self.pager_ready() || self.rows_in_scope() > 0 {
-            return;
-        }
-        if let Some((_, (conn, seq))) = self.scope_ends() {
-            if self.filter.is_empty() {
-                self.reach(conn, seq);
-            } else {
-                // Its latest rows the filter matches.
-                self.find(u64::MAX, false, false);
-            }
-        }
-    }
-
-    /// The first and the last row of the connection choice, of the whole capture.
-    pub fn scope_ends(&self) -> Option<((ConnId, u64), (ConnId, u64))> {
-        let conns: Vec<_> = match self.selected_conn() {
-            Some(c) => self.conns.get(&c).into_iter().collect(),
-            None => self.conns.values().collect(),
-        };
-        let first = conns
-            .iter()
-            .filter_map(|c| Some((c.id, c.first_seq?)))
-            .min_by_key(|(_, s)| *s)?;
-        let last = conns
-            .iter()
-            .filter(|c| c.first_seq.is_some())
-            .map(|c| (c.id, c.last_seq))
-            .max_by_key(|(_, s)| *s)?;
-        Some((first, last))
-    }
-
-    /// `g` / `G` in the frame list of a whole capture: the first / last row of the connection
-    /// choice, brought back when it is not kept. False when the ordinary move does it.
-    pub(super) fn far_end(&mut self, last: bool) -> bool {
-        if !self.pages() {
-            return false;
-        }
-        let Some((first, end)) = self.scope_ends() else {
-            return false;
-        };
-        let (conn, seq) = if last { end } else { first };
-        if self.row(conn, seq).is_some() {
-            return false;
-        }
-        let held = self.reachable_from();
-        if self.filter.is_empty() && (last || seq >= held) {
-            self.reach(conn, seq);
-        } else {
-            // The first / last row the filter shows, of the whole capture (of what the spool
-            // still holds: its first row is a search's).
-            let from = if last { u64::MAX } else { held };
-            self.find(from, !last, false);
-        }
-        true
-    }
-
-    /// A move of the frame cursor from `before` that hit the window's edge: bring back the
-    /// window around the edge row when the capture goes on beyond it.
-    pub(super) fn past_edge(&mut self, delta: isize, before: usize) {
-        if !self.pages() || !self.pager_ready() || self.paging.loading.is_some() {
-            return;
-        }
-        let Some((first, last)) = self.scope_ends() else {
-            return;
-        };
-        let edge = if delta < 0 && before == 0 {
-            (self.row(first.0, first.1).is_none(), self.view.front())
-        } else if delta > 0 && before + 1 >= self.view.len() {
-            (self.row(last.0, last.1).is_none(), self.view.back())
-        } else {
-            return;
-        };
-        if let (true, Some(&(conn, seq))) = edge {
-            if self.paging.edge == Some((conn, seq, delta)) {
-                // The window around it had nothing beyond it.
-                return;
-            }
-            self.paging.edge = Some((conn, seq, delta));
-            self.ask_window(conn, seq, delta);
-        }
-    }
-
-    /// `n` / `N` found nothing in the window: the next / previous violation's row of the whole
-    /// capture beyond it (from the violations of the first pass), brought back; with a filter
-    /// on, the next / previous such row the filter shows, found by a search. False when there
-    /// is none.
-    pub(super) fn far_violation(&mut self, forward: bool) -> bool {
-        if !self.pages() {
-            return false;
-        }
-        let scope = self.selected_conn();
-        let edge = if forward {
-            self.view.back()
-        } else {
-            self.view.front()
-        };
-        let edge = edge.map(|(_, s)| *s);
-        let candidates = self
-            .violations
-            .iter()
-            .filter(|v| scope.is_none_or(|c| c == v.conn))
-            .filter_map(|v| Some((v.conn, v.seq?)))
-            .filter(|(_, s)| *s >= self.reachable_from())
-            .filter(|(c, s)| self.row(*c, *s).is_none());
-        let found = if forward {
-            candidates
-                .filter(|(_, s)| edge.is_none_or(|e| *s > e))
-                .min_by_key(|(_, s)| *s)
-        } else {
-            candidates
-                .filter(|(_, s)| edge.is_none_or(|e| *s < e))
-                .max_by_key(|(_, s)| *s)
-        };
-        match found {
-            Some(_) if !self.filter.is_empty() => {
-                // With a filter on, the next / previous row it shows that has a violation.
-                let from = edge.map_or(0, |e| if forward { e + 1 } else { e.saturating_sub(1) });
-                self.find(from, forward, true);
-                true
-            }
-            Some((conn, seq)) => {
-                self.reach(conn, seq);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Replace the kept rows by the window the pager brought back, and select its target (a
-    /// search that found nothing leaves the rows as they are and says so).
-    pub(super) fn load_window(&mut self, w: Window) {
-        if self.paging.loading.as_ref().map(|r| r.id) != Some(w.request.id) {
-            // An answer to a request since replaced.
-            return;
-        }
-        self.paging.loading = None;
-        let Some((conn, seq)) = w.select else {
-            self.message = Some(super::search::no_match(&w.request));
-            return;
-        };
-        self.windowing = true;
-        for c in self.conns.values_mut() {
-            c.clear_rows();
-            c.evicted = 0;
-        }
-        self.view.clear();
-        self.view_dangling = 0;
-        self.follow = false;
-        // Live rows go on arriving after the window, numbered on from the latest.
-        let next_seq = self.next_seq;
-        for (conn, state) in w.base {
-            if let Some(c) = self.conns.get_mut(&conn) {
-                c.base_state = Some(state);
-            }
-        }
-        for item in w.items {
-            self.window_item(item);
-        }
-        self.next_seq = next_seq;
-        self.windowing = false;
-        self.rebuild_view();
-        let Some(row) = self.row(conn, seq) else {
-            self.message = Some(format!("frame #{} is not in the capture", seq + 1));
-            return;
-        };
-        if !row.matches(&w.request.filter) {
-            // The frame asked is not one the filter shows: the list in memory would clear the
-            // filter to show it, so bring back the whole window around it.
-            self.filter = Filter::default();
-            self.rebuild_view();
-            self.ask_window(conn, seq, w.request.step);
-            self.message = Some(FILTER_CLEARED.into());
-            return;
-        }
-        if self.message.as_deref() != Some(FILTER_CLEARED) {
-            self.message = None;
-        }
-        self.select_frame(conn, seq);
-        if w.request.step != 0 {
-            self.move_frames(w.request.step);
-        }
-    }
-
-    /// One event of a window: its row, or what belongs to a row (the counters, the
-    /// violations pane and the connections' latest states are the first pass's).
-    fn window_item(&mut self, item: Item) {
-        let Item { place, link, event } = item;
-        let (conn, ts) = (event.conn, event.ts);
-        if !self.conns.contains_key(&conn) {
-            return;
-        }
-        if let Place::Row(s) = place {
-            self.next_seq = s;
-        }
-        let (max_raw, max_body) = (self.opts.max_raw_per_frame, self.opts.max_body);
-        match event.kind {
-            EventKind::Header {
-                dir,
-                offset,
-                header,
-                raw,
-            } => self.push_row(Row::header(conn, ts, dir, offset, header, &raw)),
-            EventKind::Frame(f) => {
-                self.push_row(Row::frame(conn, ts, &f, link, max_raw, max_body));
-            }
-            EventKind::Gap {
-                dir,
-                offset,
-                len,
-                reason,
-            } => self.push_row(Row::gap(conn, ts, dir, offset, len, &reason)),
-            EventKind::Close(info) => self.push_row(Row::close(conn, ts, &info)),
-            EventKind::Violation(v) => match place {
-                Place::Attach(s) => self.attach_violation(conn, s, &v),
-                Place::Row(_) => self.push_malformed(conn, ts, &v),
-                Place::None => {}
-            },
-            EventKind::Data { dir, offset, bytes } => self.data(conn, ts, dir, offset, bytes),
-            EventKind::State(snapshot) => {
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    c.attach_state(snapshot);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// `read` of `total` in whole percent (100 for an empty file).
 pub fn percent(read: u64, total: u64) -> u64 {
     if total == 0 {
         return 100;
     }
     (read.min(total) as u128 * 100 / total as u128) as u64
+}
+
+/// What the status line says when a search found nothing.
+pub(super) fn no_match(request: &WindowRequest) -> String {
+    let Some(find) = request.find else {
+        return format!("frame #{} is not in the capture", request.target.1 + 1);
+    };
+    let what = if find.violations {
+        "frame with a violation matching the filter"
+    } else {
+        "match"
+    };
+    match (find.forward, request.target.1) {
+        (true, 0) | (false, u64::MAX) => format!("no {what} in the capture"),
+        // The row searched from is the one after (before) the one selected.
+        (true, from) => format!("no {what} after #{from}"),
+        (false, from) => format!("no {what} before #{}", from.saturating_add(2)),
+    }
 }

@@ -219,7 +219,7 @@ pub fn app_with(events: Vec<AppEvent>, w: u16, h: u16) -> App {
 
 /// The screen as text lines (trailing spaces trimmed).
 pub fn screen(app: &App) -> Vec<String> {
-    let (w, h) = app.size;
+    let (w, h) = app.model().size;
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| app.render(f)).unwrap();
     let buf = t.backend().buffer();
@@ -236,7 +236,7 @@ pub fn screen(app: &App) -> Vec<String> {
 
 /// The rendered buffer (for style checks).
 pub fn buffer(app: &App) -> ratatui::buffer::Buffer {
-    let (w, h) = app.size;
+    let (w, h) = app.model().size;
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| app.render(f)).unwrap();
     t.backend().buffer().clone()

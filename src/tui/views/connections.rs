@@ -8,8 +8,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{age, bytes, fit, pane_block, scrolled, selected_style, shifted};
-use crate::tui::app::{App, Conn, Pane};
+use std::collections::HashSet;
+
+use super::{Chrome, age, block_of, bytes, fit, scrolled_by, selected_style, shifted};
+use crate::event::ConnId;
+use crate::tui::app::{App, Conn};
+use crate::tui::components::conn_list::ConnList;
+use crate::tui::model::Model;
 
 /// `amqp-1.0` -> `1.0`, `amqp-0-9-1` -> `0-9-1`.
 fn short_proto(p: &str) -> &str {
@@ -45,11 +50,10 @@ fn row_text(c: [&str; 8], addr_w: usize) -> String {
 /// styles: the fixed columns take 58 characters with their separators, the addresses the rest
 /// (at least 8: a pane narrower than 66 columns scrolls sideways; `w` shows a connection
 /// whole).
-fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
-    let focused = app.focus == Pane::Connections;
+fn lines_of(shown: Shown, focused: bool, inner: Rect) -> Vec<(String, Style)> {
     let height = inner.height.saturating_sub(1) as usize;
-    let total = app.conns.len() + 1;
-    let start = app.conn_list.offset.min(total.saturating_sub(1));
+    let total = shown.model.conns.len() + 1;
+    let start = shown.list.list().offset.min(total.saturating_sub(1));
     let addr_w = (inner.width as usize).saturating_sub(58).max(8);
     let mut lines = vec![(
         row_text(
@@ -71,14 +75,19 @@ fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
     )];
     for i in start..(start + height).min(total) {
         let (text, style) = if i == 0 {
-            all_row(app, addr_w)
+            all_row(shown.model, addr_w)
         } else {
-            let Some(c) = app.conn_ids().get(i - 1).and_then(|id| app.conns.get(id)) else {
+            let Some(c) = shown
+                .model
+                .conn_ids()
+                .get(i - 1)
+                .and_then(|id| shown.model.conns.get(id))
+            else {
                 break;
             };
-            conn_row(app, c, addr_w)
+            conn_row(shown, c, addr_w)
         };
-        let style = if i == app.conn_list.selected {
+        let style = if i == shown.list.list().selected {
             style.patch(selected_style(focused))
         } else {
             style
@@ -89,22 +98,50 @@ fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
 }
 
 /// The width of the widest line the list shows in `area`.
-pub fn widest(app: &App, area: Rect) -> usize {
+pub fn widest(shown: Shown, area: Rect) -> usize {
     let inner = ratatui::widgets::Block::bordered().inner(area);
-    lines_of(app, inner)
+    lines_of(shown, false, inner)
         .iter()
         .map(|(t, _)| t.chars().count())
         .max()
         .unwrap_or(0)
 }
 
+/// What the connection list is drawn of: its component's state, the shared model, and the
+/// connections marked (`m`).
+#[derive(Clone, Copy)]
+pub struct Shown<'a> {
+    /// The list's component.
+    pub list: &'a ConnList,
+    /// The shared data.
+    pub model: &'a Model,
+    /// The marked connections.
+    pub marked: &'a HashSet<ConnId>,
+}
+
+impl<'a> Shown<'a> {
+    /// What the connection list of `app` shows.
+    pub fn of(app: &'a App) -> Shown<'a> {
+        Shown {
+            list: &app.conn_list,
+            model: &app.model,
+            marked: app.frames.marked_conns(),
+        }
+    }
+}
+
 /// Draw the connection list.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let live = app.conns.values().filter(|c| c.closed.is_none()).count();
-    let title = title(app, live);
-    let block = pane_block(app, Pane::Connections, title).title_top(
+pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
+    let live = shown
+        .model
+        .conns
+        .values()
+        .filter(|c| c.closed.is_none())
+        .count();
+    let title = title(shown.model, live);
+    let block = block_of(chrome.focused, title).title_top(
         Line::styled(
-            format!(" {} ", app.opts.title),
+            format!(" {} ", shown.model.opts.title),
             Style::new().fg(Color::DarkGray),
         )
         .right_aligned(),
@@ -114,39 +151,32 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(block, area);
         return;
     }
-    let rows = lines_of(app, inner);
-    let (block, lines) = scrolled(
-        app,
-        Pane::Connections,
-        block,
-        rows,
-        inner.width as usize,
-        shifted,
-    );
+    let rows = lines_of(shown, chrome.focused, inner);
+    let (block, lines) = scrolled_by(chrome.shift, block, rows, inner.width as usize, shifted);
     f.render_widget(block, area);
     f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The pane's title: how many connections, how many open (and forgotten).
-fn title(app: &App, live: usize) -> Line<'static> {
+fn title(model: &Model, live: usize) -> Line<'static> {
     Line::from(vec![Span::styled(
-        if app.conns_forgotten > 0 {
+        if model.conns_forgotten > 0 {
             format!(
                 " Connections {} ({} open, {} older closed ones forgotten) ",
-                app.conns.len(),
+                model.conns.len(),
                 live,
-                app.conns_forgotten
+                model.conns_forgotten
             )
         } else {
-            format!(" Connections {} ({} open) ", app.conns.len(), live)
+            format!(" Connections {} ({} open) ", model.conns.len(), live)
         },
         Style::new().add_modifier(Modifier::BOLD),
     )])
 }
 
 /// The first row: every connection's totals.
-fn all_row(app: &App, addr_w: usize) -> (String, Style) {
-    let sum = |g: &dyn Fn(&Conn) -> u64| app.conns.values().map(g).sum::<u64>();
+fn all_row(model: &Model, addr_w: usize) -> (String, Style) {
+    let sum = |g: &dyn Fn(&Conn) -> u64| model.conns.values().map(g).sum::<u64>();
     let v = sum(&|c| c.violations);
     (
         row_text(
@@ -175,11 +205,11 @@ fn all_row(app: &App, addr_w: usize) -> (String, Style) {
 }
 
 /// The row of connection `c`.
-fn conn_row(app: &App, c: &Conn, addr_w: usize) -> (String, Style) {
+fn conn_row(shown: Shown, c: &Conn, addr_w: usize) -> (String, Style) {
     let end = if c.closed.is_some() {
         c.last_ts
     } else {
-        app.now.max(c.last_ts)
+        shown.model.now.max(c.last_ts)
     };
     let state = if c.closed.is_some() && c.state == "-" {
         "closed".to_string()
@@ -196,7 +226,7 @@ fn conn_row(app: &App, c: &Conn, addr_w: usize) -> (String, Style) {
     (
         row_text(
             [
-                &if app.marked_conns.contains(&c.id) {
+                &if shown.marked.contains(&c.id) {
                     format!("*{}", c.id)
                 } else {
                     c.id.to_string()

@@ -11,8 +11,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::{pane_block, selected_style};
-use crate::tui::app::{App, ListState, Pane, Row};
+use super::{Chrome, block_of, selected_style};
+use crate::tui::app::{App, ListState, Row};
+use crate::tui::components::detail::Detail;
 
 /// Containers at this depth and deeper start collapsed.
 pub const OPEN_DEPTH: usize = 2;
@@ -325,11 +326,34 @@ pub fn hex_lines(
     out
 }
 
+/// What the detail pane is drawn of: its component's state, the selected frame's row, and
+/// whether the pane is zoomed (the hex dump then goes below the tree).
+#[derive(Clone, Copy)]
+pub struct Shown<'a> {
+    /// The pane's component.
+    pub detail: &'a Detail,
+    /// The selected frame's row, if any.
+    pub row: Option<&'a Row>,
+    /// The pane fills the screen.
+    pub zoom: bool,
+}
+
+impl<'a> Shown<'a> {
+    /// What the detail pane of `app` shows.
+    pub fn of(app: &'a App) -> Shown<'a> {
+        Shown {
+            detail: &app.detail,
+            row: app.selected_row(),
+            zoom: app.zoom,
+        }
+    }
+}
+
 /// Draw the detail pane.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Detail;
-    let Some(row) = app.selected_row() else {
-        let block = pane_block(app, Pane::Detail, Line::from(" Detail "));
+pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
+    let focused = chrome.focused;
+    let Some(row) = shown.row else {
+        let block = block_of(focused, Line::from(" Detail "));
         let inner = block.inner(area);
         f.render_widget(block, area);
         f.render_widget(
@@ -342,17 +366,17 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     };
     let title = title(row);
-    let (tree_area, hex_area) = split(area, app.zoom);
+    let (tree_area, hex_area) = split(area, shown.zoom);
     let hex_w = hex_area.width;
-    let mut block = pane_block(app, Pane::Detail, title);
+    let mut block = block_of(focused, title);
     let inner = block.inner(tree_area);
-    let nodes = tree_nodes(row, &app.toggled);
+    let nodes = tree_nodes(row, shown.detail.toggled());
     let h = inner.height as usize;
-    let list = shown_list(app, &nodes, h);
+    let list = shown_list(shown.detail, &nodes, h);
     let texts = node_texts(&nodes, &list, h);
     let width = inner.width as usize;
     let widest = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
-    let from = app.shift(Pane::Detail).min(super::max_shift(widest, width));
+    let from = chrome.shift.min(super::max_shift(widest, width));
     if let Some(hint) = super::shift_hint(from, widest, width) {
         block = block.title_bottom(hint);
     }
@@ -363,7 +387,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if hex_w == 0 {
         return;
     }
-    render_hex(app, row, &nodes, &list, f, hex_area);
+    render_hex(shown.detail, row, &nodes, &list, f, hex_area);
 }
 
 /// The tree's and the hex dump's parts of the pane: the hex dump takes the right side when
@@ -403,13 +427,13 @@ fn split(area: Rect, zoomed: bool) -> (Rect, Rect) {
 }
 
 /// The width of the tree's lines in a detail pane of `area`.
-pub fn tree_width(app: &App, area: Rect) -> usize {
-    Block::bordered().inner(split(area, app.zoom).0).width as usize
+pub fn tree_width(zoom: bool, area: Rect) -> usize {
+    Block::bordered().inner(split(area, zoom).0).width as usize
 }
 
 /// The tree's cursor as drawn in `h` lines: the selected node within the nodes, and shown.
-fn shown_list(app: &App, nodes: &[Node], h: usize) -> ListState {
-    let mut list = app.detail_list;
+fn shown_list(detail: &Detail, nodes: &[Node], h: usize) -> ListState {
+    let mut list = detail.list();
     if !nodes.is_empty() {
         list.selected = list.selected.min(nodes.len() - 1);
         if list.selected >= list.offset + h.max(1) {
@@ -420,14 +444,14 @@ fn shown_list(app: &App, nodes: &[Node], h: usize) -> ListState {
 }
 
 /// The width of the widest tree line the detail pane of `area` shows now.
-pub fn widest(app: &App, area: Rect) -> usize {
-    let Some(row) = app.selected_row() else {
+pub fn widest(shown: Shown, area: Rect) -> usize {
+    let Some(row) = shown.row else {
         return 0;
     };
-    let inner = Block::bordered().inner(split(area, app.zoom).0);
-    let nodes = tree_nodes(row, &app.toggled);
+    let inner = Block::bordered().inner(split(area, shown.zoom).0);
+    let nodes = tree_nodes(row, shown.detail.toggled());
     let h = inner.height as usize;
-    let list = shown_list(app, &nodes, h);
+    let list = shown_list(shown.detail, &nodes, h);
     node_texts(&nodes, &list, h)
         .iter()
         .map(|t| t.chars().count())
@@ -518,7 +542,7 @@ fn tree_lines(
 
 /// The hex dump beside the tree, the selected field's bytes highlighted.
 fn render_hex(
-    app: &App,
+    detail: &Detail,
     row: &Row,
     nodes: &[Node],
     list: &ListState,
@@ -547,7 +571,7 @@ fn render_hex(
     let hh = hex_inner.height as usize;
     let first = match hl.iter().map(|r| r.start).min() {
         Some(s) => (s / per).saturating_sub(1),
-        None => app.hex_scroll,
+        None => detail.hex_scroll(),
     }
     .min(total_lines.saturating_sub(hh));
     f.render_widget(

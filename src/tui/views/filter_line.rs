@@ -6,20 +6,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::text_with_cursor;
-use crate::tui::app::{App, Overlay};
+use crate::tui::components::filter_line::FilterInput;
 use crate::tui::line::Completion;
 
-/// The filter line's lines on a screen `width` columns wide (none when no filter is typed).
-pub(super) fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let Overlay::FilterInput {
-        text,
-        error,
-        completion,
-        ..
-    } = &app.overlay
-    else {
-        return Vec::new();
-    };
+/// The lines of the filter line `input` on a screen `width` columns wide.
+pub(super) fn lines(input: &FilterInput, width: u16) -> Vec<Line<'static>> {
+    let (text, error, completion) = (input.text(), input.error(), input.completion());
     let mut spans: Vec<Span<'static>> =
         vec![Span::styled("filter: ", Style::new().fg(Color::Yellow))];
     text_with_cursor(text, &mut spans);

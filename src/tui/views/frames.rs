@@ -8,17 +8,48 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::timeline::secs;
-use super::{clock, count, fit, pane_block, selected_style};
+use super::{Chrome, block_of, clock, count, fit, selected_style};
+use crate::event::ConnId;
 use crate::event::Dir;
-use crate::tui::app::{App, Pane, Row, RowKind, TimeMode};
+use crate::tui::app::{App, Row, RowKind, TimeMode};
+use crate::tui::components::frame_list::FrameList;
+use crate::tui::filter::Filter;
+use crate::tui::model::Model;
+
+/// What the frame list is drawn of: its component's state, the filter it applies, the shared
+/// model and the connection chosen (`None`: all).
+#[derive(Clone, Copy)]
+pub struct Shown<'a> {
+    /// The list's component.
+    pub frames: &'a FrameList,
+    /// The filter applied.
+    pub filter: &'a Filter,
+    /// The shared data.
+    pub model: &'a Model,
+    /// The connection chosen in the connection list.
+    pub scope: Option<ConnId>,
+}
+
+impl<'a> Shown<'a> {
+    /// What the frame list of `app` shows.
+    pub fn of(app: &'a App) -> Shown<'a> {
+        Shown {
+            frames: &app.frames,
+            filter: app.filter.applied(),
+            model: &app.model,
+            scope: app.selected_conn(),
+        }
+    }
+}
 
 /// What `g` at the top of a live list that dropped older frames says: how to reach them.
-pub fn older_hint(app: &App) -> Option<String> {
-    if app.pages() || app.evicted_in_scope() == 0 {
+pub fn older_hint(shown: Shown) -> Option<String> {
+    if shown.model.pages() || shown.model.evicted_in(shown.scope) == 0 {
         return None;
     }
-    let n = count(app.evicted_in_scope());
-    let file = app
+    let n = count(shown.model.evicted_in(shown.scope));
+    let file = shown
+        .model
         .opts
         .captures
         .first()
@@ -32,9 +63,9 @@ pub fn older_hint(app: &App) -> Option<String> {
 /// Where the frames dropped from view are, as far as the view knows: in the captures being
 /// written, or nowhere (no capture is written: `--jsonl` would keep them). A spooled live
 /// view reaches them instead (`window_note`).
-fn dropped_note(app: &App, evicted: u64) -> String {
+fn dropped_note(shown: Shown, evicted: u64) -> String {
     let n = count(evicted);
-    match app.opts.captures.as_slice() {
+    match shown.model.opts.captures.as_slice() {
         [] => {
             format!(" {n} older frames dropped from view (no capture written; --jsonl keeps all) ")
         }
@@ -43,7 +74,7 @@ fn dropped_note(app: &App, evicted: u64) -> String {
                 .iter()
                 .map(|f| crate::base::escape::escape(f).into_owned())
                 .collect();
-            let what = if app.opts.filter.is_empty() {
+            let what = if shown.model.opts.filter.is_empty() {
                 "all"
             } else {
                 "those --filter passes"
@@ -104,79 +135,83 @@ fn row_style(r: &Row) -> Style {
 }
 
 /// Draw the frame list.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::Frames;
-    let scope = match app.selected_conn() {
+pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
+    let focused = chrome.focused;
+    let scope = match shown.scope {
         Some(c) => format!("conn {c}"),
         None => "all".to_string(),
     };
-    let total = app.rows_in_scope();
+    let total = shown.model.rows_in(shown.scope);
     let mut title = vec![Span::styled(
         format!(
             " Frames: {scope}{} ",
-            if app.marked_only { ", marked only" } else { "" }
+            if shown.frames.marked_only() {
+                ", marked only"
+            } else {
+                ""
+            }
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    match app.time_mode {
+    match shown.frames.time_mode() {
         TimeMode::Absolute => {}
         TimeMode::Relative => title.push(Span::raw("time +since first ")),
         TimeMode::Delta => title.push(Span::raw("time +since previous ")),
     }
-    if app.filter.is_empty() && app.marked_only {
+    if shown.filter.is_empty() && shown.frames.marked_only() {
         // The rows listed are the marked ones: say how many of all.
         title.push(Span::raw(format!(
             "{} of {} rows ",
-            count(app.view.len() as u64),
+            count(shown.frames.view().len() as u64),
             count(total as u64)
         )));
-    } else if app.filter.is_empty() {
+    } else if shown.filter.is_empty() {
         // Rows are frames, protocol headers, gaps and closes; frames are counted apart, as
         // `check` and `stats` count them.
         title.push(Span::raw(format!(
             "{} rows, {} frames ",
             count(total as u64),
-            count(app.frames_in_scope())
+            count(shown.model.frames_in(shown.scope))
         )));
     } else {
         title.push(Span::styled(
             format!(
                 "{} of {} match /{} ",
-                count(app.view.len() as u64),
+                count(shown.frames.view().len() as u64),
                 count(total as u64),
-                app.filter.source
+                shown.filter.source
             ),
             Style::new().fg(Color::Yellow),
         ));
     }
-    let mut block = pane_block(app, Pane::Frames, Line::from(title));
-    let evicted = app.evicted_in_scope();
-    if let Some(note) = window_note(app) {
+    let mut block = block_of(focused, Line::from(title));
+    let evicted = shown.model.evicted_in(shown.scope);
+    if let Some(note) = window_note(shown) {
         block = block.title_bottom(Line::styled(note, Style::new().fg(Color::Yellow)));
     } else if evicted > 0 {
         block = block.title_bottom(Line::styled(
-            dropped_note(app, evicted),
+            dropped_note(shown, evicted),
             Style::new().fg(Color::Yellow),
         ));
     }
     let inner = block.inner(area);
     f.render_widget(block, area);
     let h = inner.height as usize;
-    let with_conn = app.selected_conn().is_none();
+    let with_conn = shown.scope.is_none();
     let mut lines = Vec::with_capacity(h);
-    let start = app.frame_list.offset.min(app.view.len());
-    let origin = match app.selected_conn() {
-        Some(c) => app.conns.get(&c).map(|c| c.first_ts),
-        None => app.conns.values().map(|c| c.first_ts).min(),
+    let start = shown.frames.list().offset.min(shown.frames.view().len());
+    let origin = match shown.scope {
+        Some(c) => shown.model.conns.get(&c).map(|c| c.first_ts),
+        None => shown.model.conns.values().map(|c| c.first_ts).min(),
     }
     .unwrap_or_default();
     let mut prev = start
         .checked_sub(1)
-        .and_then(|i| app.view.get(i))
-        .and_then(|(c, s)| app.row(*c, *s))
+        .and_then(|i| shown.frames.view().get(i))
+        .and_then(|(c, s)| shown.model.row(*c, *s))
         .map(|r| r.ts);
-    for (i, (c, s)) in app.view.iter().enumerate().skip(start).take(h) {
-        let Some(r) = app.row(*c, *s) else {
+    for (i, (c, s)) in shown.frames.view().iter().enumerate().skip(start).take(h) {
+        let Some(r) = shown.model.row(*c, *s) else {
             lines.push(Line::styled(
                 "   (dropped)",
                 Style::new().fg(Color::DarkGray),
@@ -184,14 +219,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             continue;
         };
         let mut style = row_style(r);
-        if i == app.frame_list.selected {
+        if i == shown.frames.list().selected {
             style = style.patch(selected_style(focused));
         }
-        let marked = app.is_marked(*c, *s);
+        let marked = shown.frames.is_marked(*c, *s);
         if marked {
             style = style.add_modifier(Modifier::BOLD);
         }
-        let time = match app.time_mode {
+        let time = match shown.frames.time_mode() {
             TimeMode::Absolute => clock(r.ts),
             TimeMode::Relative => format!("{:>12}", secs(r.ts.0 - origin.0)),
             TimeMode::Delta => format!("{:>12}", secs(r.ts.0 - prev.unwrap_or(r.ts).0)),
@@ -212,19 +247,19 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 
 /// In a file replay or a spooled live view whose whole session is not in memory: which of
 /// its rows are, or (the spool ring having removed its oldest part) which are gone.
-fn window_note(app: &App) -> Option<String> {
-    if !app.pages() {
+fn window_note(shown: Shown) -> Option<String> {
+    if !shown.model.pages() {
         return None;
     }
-    let total: u64 = match app.selected_conn() {
-        Some(c) => app.conns.get(&c).map_or(0, |c| c.total_rows),
-        None => app.conns.values().map(|c| c.total_rows).sum(),
+    let total: u64 = match shown.scope {
+        Some(c) => shown.model.conns.get(&c).map_or(0, |c| c.total_rows),
+        None => shown.model.conns.values().map(|c| c.total_rows).sum(),
     };
-    let kept = app.rows_in_scope() as u64;
+    let kept = shown.model.rows_in(shown.scope) as u64;
     if kept >= total {
         return None;
     }
-    let gone = app.reachable_from();
+    let gone = shown.model.reachable_from();
     if gone > 0 {
         return Some(format!(
             " the session's first {} frames are gone from the spool: g G n N > < Enter reach #{} on ",
@@ -232,7 +267,7 @@ fn window_note(app: &App) -> Option<String> {
             count(gone + 1)
         ));
     }
-    let loading = if app.paging.loading.is_some() {
+    let loading = if shown.model.paging.loading.is_some() {
         " (loading)"
     } else {
         ""

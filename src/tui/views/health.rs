@@ -13,10 +13,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
-use super::{clock, count, pane_block, scrolled, selected_style, window};
+use super::{Chrome, block_of, clock, count, scrolled_by, selected_style, window};
 use crate::event::escape::escape;
 use crate::event::{Diagnosis, Timestamp};
-use crate::tui::app::{App, Pane};
+use crate::tui::components::health::Health;
 use crate::tui::health::HealthEntry;
 
 /// A duration in µs, short and exact to the second: `42s`, `1m12s`, `3h04m`, `2d03h`.
@@ -79,19 +79,18 @@ pub fn list_rows(rect: Rect, entries: usize) -> usize {
 }
 
 /// The pane's title: counts, what was dropped, what Enter does.
-fn title(app: &App) -> Line<'static> {
-    let h = &app.health;
+fn title(h: &Health) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(
             " Health {} active, {} ended ",
-            count(h.active.len() as u64),
-            count(h.ended.len() as u64)
+            count(h.active().len() as u64),
+            count(h.ended().len() as u64)
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    if h.dropped > 0 {
+    if h.dropped() > 0 {
         spans.push(Span::styled(
-            format!("({} older dropped from view) ", count(h.dropped)),
+            format!("({} older dropped from view) ", count(h.dropped())),
             Style::new().fg(Color::Yellow),
         ));
     }
@@ -103,9 +102,12 @@ fn title(app: &App) -> Line<'static> {
 }
 
 /// The list's lines in `list_area` (column heads first) at their full width, with their styles.
-fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
-    let focused = app.focus == Pane::Health;
-    let health = &app.health;
+fn lines_of(
+    health: &Health,
+    now: Timestamp,
+    focused: bool,
+    list_area: Rect,
+) -> Vec<(String, Style)> {
     let mut lines = vec![(
         columns("held", "#", "diagnosis", "scope"),
         Style::new()
@@ -113,7 +115,7 @@ fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
             .add_modifier(Modifier::BOLD),
     )];
     let h = list_area.height.saturating_sub(1) as usize;
-    let start = health.list.offset.min(health.len());
+    let start = health.list().offset.min(health.len());
     for i in start..(start + h).min(health.len()) {
         let Some(e) = health.get(i) else { break };
         let mut style = if e.diagnosis.ended.is_some() {
@@ -121,20 +123,20 @@ fn lines_of(app: &App, list_area: Rect) -> Vec<(String, Style)> {
         } else {
             Style::new().fg(Color::Yellow)
         };
-        if i == health.list.selected {
+        if i == health.list().selected {
             style = style.patch(selected_style(focused));
         }
-        lines.push((row_text(e, app.now), style));
+        lines.push((row_text(e, now), style));
     }
     lines
 }
 
 /// The width of the widest line of the list in a pane of `area` (the selected diagnosis
 /// below it wraps).
-pub fn widest(app: &App, area: Rect) -> usize {
+pub fn widest(health: &Health, now: Timestamp, area: Rect) -> usize {
     let inner = Block::bordered().inner(area);
-    let (list_area, _) = split(inner, app.health.len());
-    lines_of(app, list_area)
+    let (list_area, _) = split(inner, health.len());
+    lines_of(health, now, false, list_area)
         .iter()
         .map(|(t, _)| t.chars().count())
         .max()
@@ -142,17 +144,17 @@ pub fn widest(app: &App, area: Rect) -> usize {
 }
 
 /// Draw the Health pane.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let block = pane_block(app, Pane::Health, title(app));
+pub fn render(health: &Health, now: Timestamp, chrome: Chrome, f: &mut Frame, area: Rect) {
+    let block = block_of(chrome.focused, title(health));
     let inner = block.inner(area);
     if inner.height == 0 {
         f.render_widget(block, area);
         return;
     }
-    let health = &app.health;
     let (list_area, detail_area) = split(inner, health.len());
-    let rows = lines_of(app, list_area);
-    let (block, mut lines) = scrolled(app, Pane::Health, block, rows, inner.width as usize, window);
+    let rows = lines_of(health, now, chrome.focused, list_area);
+    let width = inner.width as usize;
+    let (block, mut lines) = scrolled_by(chrome.shift, block, rows, width, window);
     f.render_widget(block, area);
     if health.is_empty() {
         lines.push(Line::styled(
@@ -164,7 +166,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if detail_area.height > 0
         && let Some(e) = health.selected()
     {
-        let text = detail_lines(&e.diagnosis, app.now);
+        let text = detail_lines(&e.diagnosis, now);
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), detail_area);
     }
 }

@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::detail::preview;
 use super::{clock, count, fit, selected_style};
 use crate::event::escape::escape;
-use crate::tui::app::App;
-use crate::tui::messages::{MessageView, entries, selected_index};
+use crate::tui::messages::{MessageView, entries_in, selected_index};
+use crate::tui::model::Model;
 use crate::tui::model::Row;
 
 /// Lines a message shows at most (hostile maps cannot make the view unbounded).
@@ -404,18 +404,18 @@ fn search_line(f: &mut Frame, at: Rect, text: &str) {
 }
 
 /// Draw the view.
-pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
-    let r = area(app.size);
+pub fn render(view: &MessageView, model: &Model, f: &mut Frame) {
+    let r = area(model.size);
     f.render_widget(Clear, r);
-    let list = entries(app, view);
+    let list = entries_in(model, view);
     let at = selected_index(view, &list);
     let title = format!(
         " Messages of {} of conn {}: {} ",
         view.shown().title(),
-        view.conn,
+        view.conn(),
         count(list.len() as u64)
     );
-    let keys = if view.scopes.len() > 1 {
+    let keys = if view.scopes().len() > 1 {
         " Enter: its frames  /: search  n/N: next/prev  Tab: channel/consumer/queue  Esc closes "
     } else {
         " Enter: its frames  /: search  n/N: next/prev  PgUp/PgDn: scroll  Esc closes "
@@ -448,7 +448,7 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         .enumerate()
         .skip(offset)
         .take(h)
-        .filter_map(|(i, e)| Some((i, app.row(view.conn, e.seq)?)))
+        .filter_map(|(i, e)| Some((i, model.row(view.conn(), e.seq)?)))
         .map(|(i, row)| {
             let style = if i == at {
                 selected_style(true)
@@ -459,12 +459,12 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         })
         .collect();
     f.render_widget(Paragraph::new(lines), list_area);
-    let Some(row) = list.get(at).and_then(|e| app.row(view.conn, e.seq)) else {
+    let Some(row) = list.get(at).and_then(|e| model.row(view.conn(), e.seq)) else {
         return;
     };
     let body = wrapped_lines(row, width);
     let page = detail.height as usize;
-    let scroll = view.scroll.min(body.len().saturating_sub(page));
+    let scroll = view.scroll().min(body.len().saturating_sub(page));
     let rule_text = format!(
         "─ message {} of {}, lines {}-{} of {} ",
         at + 1,
@@ -484,10 +484,10 @@ pub fn render(app: &App, f: &mut Frame, view: &MessageView) {
         .iter()
         .skip(scroll)
         .take(page)
-        .map(|l| lit(l, &view.query, width))
+        .map(|l| lit(l, view.query(), width))
         .collect();
     f.render_widget(Paragraph::new(shown), detail);
-    if let Some(text) = &view.typing {
+    if let Some(text) = view.typing() {
         let y = detail.bottom().saturating_sub(1);
         search_line(f, Rect::new(inner.x, y, inner.width, 1), text.as_str());
     }

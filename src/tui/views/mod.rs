@@ -1,4 +1,8 @@
-//! Drawing: the screen layout and every pane, from `&App` only.
+//! Drawing: the screen layout and every pane, from `&App` only. Each pane and overlay draws
+//! from its component and the shared model (and what it follows of the others: the selected
+//! frame's row, the connection chosen, the filter, the marks), with its [`Chrome`] (focus,
+//! sideways scroll); `render` here gathers them. The status line, which says where the whole
+//! session stands, reads `App`.
 //!
 //! Rendering never mutates the app and does no I/O; the same app state always draws the same
 //! screen. [`layout`] is shared with the app so that mouse clicks and page sizes agree with
@@ -78,7 +82,7 @@ pub fn layout(app: &App, size: (u16, u16)) -> Areas {
         }
         return a;
     }
-    let wanted = app.conns.len() as u16 + 1 + 3;
+    let wanted = app.model.conns.len() as u16 + 1 + 3;
     let conns_h = wanted.clamp(4, (rest * 3 / 10).max(4)).min(rest);
     let remaining = rest - conns_h;
     let bottom_h = remaining / 2;
@@ -112,10 +116,11 @@ pub fn first_row_y(rect: Rect, pane: Pane) -> Option<u16> {
 /// How many lines the status line takes on a screen `width` columns wide: one, or what the
 /// filter line needs to show its whole error and its completion's candidates.
 fn status_height(app: &App, width: u16) -> u16 {
-    if matches!(app.overlay, Overlay::FilterInput { .. }) {
-        filter_line::lines(app, width).len().min(u16::MAX as usize) as u16
-    } else {
-        1
+    match &app.overlay {
+        Overlay::FilterInput(input) => filter_line::lines(input, width)
+            .len()
+            .min(u16::MAX as usize) as u16,
+        _ => 1,
     }
 }
 
@@ -124,47 +129,79 @@ pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
     let areas = layout(app, (area.width, area.height));
     if areas.conns.height > 0 {
-        connections::render(app, f, areas.conns);
+        let chrome = chrome(app, Pane::Connections);
+        connections::render(connections::Shown::of(app), chrome, f, areas.conns);
     }
     if areas.frames.height > 0 {
-        frames::render(app, f, areas.frames);
+        let chrome = chrome(app, Pane::Frames);
+        frames::render(frames::Shown::of(app), chrome, f, areas.frames);
     }
     if areas.bottom.height > 0 {
         match areas.bottom_pane {
-            Pane::State => state::render(app, f, areas.bottom),
-            Pane::Violations => violations::render(app, f, areas.bottom),
-            Pane::Health => health::render(app, f, areas.bottom),
-            _ => detail::render(app, f, areas.bottom),
+            Pane::State => {
+                let chrome = chrome(app, Pane::State);
+                state::render(state::Shown::of(app), chrome, f, areas.bottom)
+            }
+            Pane::Violations => {
+                let chrome = chrome(app, Pane::Violations);
+                violations::render(&app.violations, chrome, f, areas.bottom)
+            }
+            Pane::Health => {
+                let chrome = chrome(app, Pane::Health);
+                health::render(&app.health, app.model.now, chrome, f, areas.bottom)
+            }
+            _ => {
+                let chrome = chrome(app, Pane::Detail);
+                detail::render(detail::Shown::of(app), chrome, f, areas.bottom)
+            }
         }
     }
     status(app, f, areas.status);
     if app.overlay == Overlay::Help {
         help::render(f, area);
     }
-    if let Overlay::Timeline { follow, list } = &app.overlay {
+    if let Overlay::Timeline(t) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
-        timeline::render(app, f, above, follow, list);
+        timeline::render(t, &app.model, f, above);
     }
-    if let Overlay::Stats { scroll, column } = app.overlay {
+    if let Overlay::Stats(v) = &app.overlay {
         let above = Rect::new(0, 0, area.width, area.height.saturating_sub(1));
-        stats::render(app, f, above, (scroll, column));
+        stats::render(v, &app.model, f, above);
     }
-    if let Overlay::FullText {
-        title,
-        text,
-        scroll,
-    } = &app.overlay
-    {
-        fulltext::render(f, (area.width, area.height), title, text, *scroll);
+    if let Overlay::FullText(v) = &app.overlay {
+        let size = (area.width, area.height);
+        fulltext::render(f, size, v.title(), v.text(), v.scroll());
     }
     if let Overlay::Messages(view) = &app.overlay {
-        messages::render(app, f, view);
+        messages::render(view, &app.model, f);
     }
 }
 
 /// A bordered block, highlighted when focused.
 pub fn pane_block<'a>(app: &App, pane: Pane, title: Line<'a>) -> Block<'a> {
-    let focused = app.focus == pane;
+    block_of(app.focus == pane, title)
+}
+
+/// How a pane is drawn around its component's own state: whether it has the focus, and how
+/// far it is scrolled sideways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Chrome {
+    /// The pane has the focus.
+    pub focused: bool,
+    /// Columns it is scrolled sideways.
+    pub shift: usize,
+}
+
+/// The chrome of `pane` in `app`.
+pub fn chrome(app: &App, pane: Pane) -> Chrome {
+    Chrome {
+        focused: app.focus == pane,
+        shift: app.shift(pane),
+    }
+}
+
+/// A bordered block, highlighted when `focused`.
+pub fn block_of(focused: bool, title: Line<'_>) -> Block<'_> {
     let (style, kind) = if focused {
         (Style::new().fg(Color::Cyan), BorderType::Thick)
     } else {
@@ -233,12 +270,23 @@ pub fn scrolled<'a>(
     width: usize,
     cut: fn(&str, usize, usize) -> String,
 ) -> (Block<'a>, Vec<Line<'a>>) {
+    scrolled_by(app.shift(pane), block, rows, width, cut)
+}
+
+/// As [`scrolled`], for a pane scrolled `shift` columns sideways.
+pub fn scrolled_by<'a>(
+    shift: usize,
+    block: Block<'a>,
+    rows: Vec<(String, Style)>,
+    width: usize,
+    cut: fn(&str, usize, usize) -> String,
+) -> (Block<'a>, Vec<Line<'a>>) {
     let widest = rows
         .iter()
         .map(|(t, _)| t.chars().count())
         .max()
         .unwrap_or(0);
-    let from = app.shift(pane).min(max_shift(widest, width));
+    let from = shift.min(max_shift(widest, width));
     let block = match shift_hint(from, widest, width) {
         Some(hint) => block.title_bottom(hint),
         None => block,
@@ -274,14 +322,14 @@ pub fn shift_hint(from: usize, widest: usize, width: usize) -> Option<Line<'stat
 
 /// How wide the widest line `pane` shows now is (its sideways scrolling stops there).
 pub fn widest(app: &App, pane: Pane) -> usize {
-    let areas = layout(app, app.size);
+    let areas = layout(app, app.model.size);
     let rect = areas.rect(pane);
     match pane {
-        Pane::Connections => connections::widest(app, rect),
-        Pane::Violations => violations::widest(app, rect),
-        Pane::State => state::widest(app, rect),
-        Pane::Health => health::widest(app, rect),
-        Pane::Detail => detail::widest(app, rect),
+        Pane::Connections => connections::widest(connections::Shown::of(app), rect),
+        Pane::Violations => violations::widest(&app.violations, rect),
+        Pane::State => state::widest(app.state_snapshot(), rect),
+        Pane::Health => health::widest(&app.health, app.model.now, rect),
+        Pane::Detail => detail::widest(detail::Shown::of(app), rect),
         Pane::Frames => 0,
     }
 }
@@ -289,9 +337,9 @@ pub fn widest(app: &App, pane: Pane) -> usize {
 /// The width of the text inside `pane`'s rectangle as drawn (the detail tree's beside the hex
 /// dump, the state pane's beside its sparklines).
 pub fn text_width(app: &App, pane: Pane) -> usize {
-    let rect = layout(app, app.size).rect(pane);
+    let rect = layout(app, app.model.size).rect(pane);
     match pane {
-        Pane::Detail => detail::tree_width(app, rect),
+        Pane::Detail => detail::tree_width(app.zoom, rect),
         Pane::State => state::text_width(rect),
         _ => Block::bordered().inner(rect).width as usize,
     }
@@ -370,12 +418,13 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let mut spans: Vec<Span> = Vec::new();
-    if matches!(app.overlay, Overlay::FilterInput { .. }) {
-        let lines = filter_line::lines(app, area.width);
+    if let Overlay::FilterInput(input) = &app.overlay {
+        let lines = filter_line::lines(input, area.width);
         f.render_widget(Paragraph::new(lines), area);
         return;
     }
-    if let Overlay::Export { text, scope } = &app.overlay {
+    if let Overlay::Export(line) = &app.overlay {
+        let (text, scope) = (line.text(), line.scope());
         spans.push(Span::styled(
             format!("export {} to: ", scope.name()),
             Style::new().fg(Color::Yellow),
@@ -388,7 +437,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
-    if app.follow {
+    if app.frames.follows() {
         spans.push(Span::styled(
             " FOLLOW ",
             Style::new().fg(Color::Black).bg(Color::Green),
@@ -399,45 +448,50 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
             Style::new().fg(Color::Black).bg(Color::Yellow),
         ));
     }
-    let stuck = app.health.active.len();
+    let stuck = app.health.active().len();
     if stuck > 0 {
         spans.push(Span::styled(
             format!(" Health {} (H) ", count(stuck as u64)),
             Style::new().fg(Color::Black).bg(Color::Yellow),
         ));
     }
-    if !app.filter.is_empty() {
+    if !app.filter.applied().is_empty() {
         spans.push(Span::styled(
-            format!(" /{}", app.filter.source),
+            format!(" /{}", app.filter.applied().source),
             Style::new().fg(Color::Yellow),
         ));
     }
-    let marked = app.marks.len() + app.marked_conns.len();
-    if marked > 0 || app.marked_only {
+    let marked = app.frames.marks().len() + app.frames.marked_conns().len();
+    if marked > 0 || app.frames.marked_only() {
         spans.push(Span::styled(
             format!(
                 " {}{} marked",
-                if app.marked_only { "only " } else { "" },
-                app.marks.len()
+                if app.frames.marked_only() {
+                    "only "
+                } else {
+                    ""
+                },
+                app.frames.marks().len()
                     + app
-                        .marked_conns
+                        .frames
+                        .marked_conns()
                         .iter()
-                        .filter_map(|c| app.conns.get(c))
+                        .filter_map(|c| app.model.conns.get(c))
                         .map(|c| c.rows.len())
                         .sum::<usize>()
             ),
             Style::new().fg(Color::Magenta),
         ));
     }
-    if app.skimmed.frames > 0 || app.skimmed.bytes > 0 {
+    if app.model.skimmed.frames > 0 || app.model.skimmed.bytes > 0 {
         spans.push(Span::styled(
             skim_notice(app),
             Style::new().fg(Color::Black).bg(Color::Red),
         ));
     }
-    if app.dropped > 0 {
+    if app.model.dropped > 0 {
         spans.push(Span::styled(
-            format!(" {} events dropped from view", count(app.dropped)),
+            format!(" {} events dropped from view", count(app.model.dropped)),
             Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
@@ -446,7 +500,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     }
     if let Some(m) = &app.message {
         spans.push(Span::styled(format!(" {m}"), Style::new().fg(Color::Cyan)));
-    } else if app.feed_ended {
+    } else if app.model.feed_ended {
         spans.push(Span::styled(
             " end of feed",
             Style::new().fg(Color::DarkGray),
@@ -463,8 +517,8 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
 /// The view skimmed: how much, and how to get everything decoded (`--jsonl` makes the
 /// inspection lossless). `skimming` while the latest skim is under 2 s old, else `skimmed`.
 fn skim_notice(app: &App) -> String {
-    let k = &app.skimmed;
-    let now = app.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.feed_ended;
+    let k = &app.model.skimmed;
+    let now = app.model.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.model.feed_ended;
     format!(
         " {} {} frames ({}B): --jsonl FILE keeps all ",
         if now { "SKIMMING" } else { "SKIMMED" },
@@ -476,8 +530,8 @@ fn skim_notice(app: &App) -> String {
 /// While the first pass of a file replay reads it: ` reading [#####.....] 42%`.
 fn progress_bar(app: &App) -> Option<String> {
     const WIDTH: usize = 20;
-    let (read, total) = app.paging.progress?;
-    if app.feed_ended || !app.opts.whole_capture {
+    let (read, total) = app.model.paging.progress?;
+    if app.model.feed_ended || !app.model.opts.whole_capture {
         return None;
     }
     let pct = crate::tui::window::percent(read, total) as usize;

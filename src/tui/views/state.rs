@@ -10,8 +10,11 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Sparkline};
 
 use super::state_items::{ItemKind, state_items_in};
-use super::{max_shift, pane_block, selected_style, shift_hint, shifted};
-use crate::tui::app::{App, Pane};
+use super::{Chrome, block_of, max_shift, selected_style, shift_hint, shifted};
+use crate::event::Snapshot;
+use crate::tui::app::App;
+use crate::tui::components::state_pane::StatePane;
+use crate::tui::model::Conn;
 
 /// Width of the sparkline column.
 pub const SPARK_W: u16 = 16;
@@ -29,8 +32,8 @@ pub fn text_width(area: Rect) -> usize {
 
 /// The width of the widest state line in a pane of `area` (the lines are built at the pane's
 /// width and may be wider: Left/Right scroll them).
-pub fn widest(app: &App, area: Rect) -> usize {
-    app.state_snapshot()
+pub fn widest(snapshot: Option<&Snapshot>, area: Rect) -> usize {
+    snapshot
         .map(|s| state_items_in(s, text_width(area)))
         .unwrap_or_default()
         .iter()
@@ -39,30 +42,51 @@ pub fn widest(app: &App, area: Rect) -> usize {
         .unwrap_or(0)
 }
 
-/// Draw the state pane.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Pane::State;
-    let conn = app.state_conn();
-    let title = match conn {
+/// What the state pane is drawn of: its component's state, the connection it shows and the
+/// state of that connection it shows (as of the selected frame, in a replay).
+#[derive(Clone, Copy)]
+pub struct Shown<'a> {
+    /// The pane's component.
+    pub pane: &'a StatePane,
+    /// The connection shown.
+    pub conn: Option<&'a Conn>,
+    /// Its state shown.
+    pub snapshot: Option<&'a Snapshot>,
+}
+
+impl<'a> Shown<'a> {
+    /// What the state pane of `app` shows.
+    pub fn of(app: &'a App) -> Shown<'a> {
+        Shown {
+            pane: &app.state,
+            conn: app.state_conn(),
+            snapshot: app.state_snapshot(),
+        }
+    }
+}
+
+/// The pane's title: the connection shown and the name of its state shown.
+fn title(shown: Shown) -> Line<'static> {
+    let title = match shown.conn {
         Some(c) => {
-            let name = app
-                .state_snapshot()
-                .map_or(c.state.as_str(), |s| s.name.as_str());
+            let name = shown.snapshot.map_or(c.state.as_str(), |s| s.name.as_str());
             format!(" State: conn {} {name} ", c.id)
         }
         None => " State ".to_string(),
     };
-    let block = pane_block(
-        app,
-        Pane::State,
-        Line::styled(title, Style::new().add_modifier(Modifier::BOLD)),
-    );
-    let mut block = block;
+    Line::styled(title, Style::new().add_modifier(Modifier::BOLD))
+}
+
+/// Draw the state pane.
+pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
+    let focused = chrome.focused;
+    let conn = shown.conn;
+    let mut block = block_of(focused, title(shown));
     let inner = block.inner(area);
     let spark = inner.width >= 60;
     let text_w = text_width(area) as u16;
-    let items = app
-        .state_snapshot()
+    let items = shown
+        .snapshot
         .map(|s| state_items_in(s, text_w as usize))
         .unwrap_or_default();
     let widest = items
@@ -70,9 +94,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         .map(|i| i.text.chars().count())
         .max()
         .unwrap_or(0);
-    let from = app
-        .shift(Pane::State)
-        .min(max_shift(widest, text_w as usize));
+    let from = chrome.shift.min(max_shift(widest, text_w as usize));
     if let Some(hint) = shift_hint(from, widest, text_w as usize) {
         block = block.title_bottom(hint);
     }
@@ -90,7 +112,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         return;
     }
     let h = inner.height as usize;
-    let mut list = app.state_list;
+    let mut list = shown.pane.list();
     list.selected = list.selected.min(items.len() - 1);
     if list.selected >= list.offset + h.max(1) {
         list.offset = list.selected + 1 - h.max(1);

@@ -7,11 +7,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use crate::tui::App;
+use crate::tui::components::stats_view::StatsView;
+use crate::tui::model::Model;
 
-/// Draw the statistics over `area`, scrolled (lines, columns).
-pub fn render(app: &App, f: &mut Frame, area: Rect, (scroll, column): (usize, u16)) {
-    let lines = app.stats_lines();
+/// Draw the statistics of `model` over `area`, scrolled as `view` is.
+pub fn render(view: &StatsView, model: &Model, f: &mut Frame, area: Rect) {
+    let (scroll, column) = (view.scroll(), view.column());
+    let lines = StatsView::lines(model);
     let body: Vec<Line> = if lines.is_empty() {
         vec![Line::raw("no statistics yet: nothing has been seen")]
     } else {
@@ -29,7 +31,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, (scroll, column): (usize, u1
     };
     let title = format!(
         " Statistics{} (S or Esc closes; arrows, PgUp/PgDn, g/G scroll) ",
-        if app.feed_ended { "" } else { ", so far" }
+        if model.feed_ended { "" } else { ", so far" }
     );
     f.render_widget(Clear, area);
     f.render_widget(

@@ -11,8 +11,9 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::{fit, selected_style};
 use crate::event::Dir;
-use crate::tui::app::{App, ListState};
-use crate::tui::timeline::{Entry, Follow, entries, reading};
+use crate::tui::components::timeline_view::TimelineView;
+use crate::tui::model::Model;
+use crate::tui::timeline::{Entry, entries_in, reading_in};
 
 /// Width of the settlement column (`disposition +123.456ms`, the longest).
 const SETTLED_W: usize = 22;
@@ -57,18 +58,19 @@ pub fn entry_text(e: &Entry) -> String {
     )
 }
 
-/// Draw the timeline of `follow` with cursor `list` over `area`.
-pub fn render(app: &App, f: &mut Frame, area: Rect, follow: &Follow, list: &ListState) {
-    let items = entries(app, follow);
+/// Draw the timeline `view` shows of `model` over `area`.
+pub fn render(view: &TimelineView, model: &Model, f: &mut Frame, area: Rect) {
+    let (follow, list) = (view.follow(), view.list());
+    let items = entries_in(model, follow);
     let settled: Vec<i64> = items
         .iter()
         .filter_map(|e| e.settled)
         .map(|s| s.0)
         .collect();
-    let mut title = if reading(app) {
+    let mut title = if reading_in(model) {
         format!(" Following {}: reading the capture... ", follow.title())
     } else {
-        let cut = app
+        let cut = model
             .paging
             .following
             .as_ref()
@@ -128,7 +130,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, follow: &Follow, list: &List
         }
         lines.push(Line::styled(entry_text(e), style));
     }
-    if reading(app) {
+    if reading_in(model) {
         lines.push(Line::styled(
             "   reading the followed frames of the whole capture...",
             Style::new().fg(Color::DarkGray),

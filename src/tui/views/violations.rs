@@ -10,10 +10,11 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{clock, count, pane_block, scrolled, selected_style, window};
+use super::{Chrome, block_of, clock, count, scrolled_by, selected_style, window};
 use crate::event::Severity;
 use crate::event::escape::escape;
-use crate::tui::app::{App, Pane, ViolationRow};
+use crate::tui::app::ViolationRow;
+use crate::tui::components::violations::Violations;
 
 /// The text of one violation line.
 pub fn row_text(v: &ViolationRow) -> String {
@@ -54,12 +55,11 @@ fn line_text(v: &ViolationRow, message_first: bool) -> String {
 
 /// The lines the pane shows in `inner` (column heads first) at their full width, each with its
 /// style: the message before the spec section when a line is wider than the pane.
-fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
-    let focused = app.focus == Pane::Violations;
+fn lines_of(pane: &Violations, focused: bool, inner: Rect) -> Vec<(String, Style)> {
     let h = inner.height.saturating_sub(1) as usize;
-    let start = app.violation_list.offset.min(app.violations.len());
-    let message_first = app
-        .violations
+    let start = pane.list().offset.min(pane.rows().len());
+    let message_first = pane
+        .rows()
         .iter()
         .skip(start)
         .take(h)
@@ -70,13 +70,13 @@ fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
             .fg(Color::DarkGray)
             .add_modifier(Modifier::BOLD),
     )];
-    for (i, v) in app.violations.iter().enumerate().skip(start).take(h) {
+    for (i, v) in pane.rows().iter().enumerate().skip(start).take(h) {
         let mut style = match v.violation.severity {
             Severity::Error => Style::new().fg(Color::Red),
             Severity::Warning => Style::new().fg(Color::Yellow),
             Severity::Info => Style::new(),
         };
-        if i == app.violation_list.selected {
+        if i == pane.list().selected {
             style = style.patch(selected_style(focused));
         }
         lines.push((line_text(v, message_first), style));
@@ -85,9 +85,9 @@ fn lines_of(app: &App, inner: Rect) -> Vec<(String, Style)> {
 }
 
 /// The width of the widest line the pane shows in `area`.
-pub fn widest(app: &App, area: Rect) -> usize {
+pub fn widest(pane: &Violations, area: Rect) -> usize {
     let inner = ratatui::widgets::Block::bordered().inner(area);
-    lines_of(app, inner)
+    lines_of(pane, false, inner)
         .iter()
         .map(|(t, _)| t.chars().count())
         .max()
@@ -95,17 +95,14 @@ pub fn widest(app: &App, area: Rect) -> usize {
 }
 
 /// Draw the violations pane.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub fn render(pane: &Violations, chrome: Chrome, f: &mut Frame, area: Rect) {
     let mut title = vec![Span::styled(
-        format!(" Violations {} ", count(app.violations.len() as u64)),
+        format!(" Violations {} ", count(pane.rows().len() as u64)),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    if app.violations_evicted > 0 {
+    if pane.evicted() > 0 {
         title.push(Span::styled(
-            format!(
-                "({} older dropped from view) ",
-                count(app.violations_evicted)
-            ),
+            format!("({} older dropped from view) ", count(pane.evicted())),
             Style::new().fg(Color::Yellow),
         ));
     }
@@ -113,23 +110,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         "Enter: go to frame ",
         Style::new().fg(Color::DarkGray),
     ));
-    let block = pane_block(app, Pane::Violations, Line::from(title));
+    let block = block_of(chrome.focused, Line::from(title));
     let inner = block.inner(area);
     if inner.height == 0 {
         f.render_widget(block, area);
         return;
     }
-    let rows = lines_of(app, inner);
-    let (block, mut lines) = scrolled(
-        app,
-        Pane::Violations,
-        block,
-        rows,
-        inner.width as usize,
-        window,
-    );
+    let rows = lines_of(pane, chrome.focused, inner);
+    let (block, mut lines) = scrolled_by(chrome.shift, block, rows, inner.width as usize, window);
     f.render_widget(block, area);
-    if app.violations.is_empty() {
+    if pane.rows().is_empty() {
         lines.push(Line::styled(
             "no violations",
             Style::new().fg(Color::DarkGray),

@@ -4,7 +4,7 @@
 //!
 //! A diagnosis arrives twice ([`EventKind::Diagnosis`](crate::event::EventKind)): when it
 //! starts (`ended` is `None`) and when it ends; the two share [`Diagnosis::key`]. Its age is
-//! the app's clock ([`App::now`]: the wall clock's ticks live, the latest event offline) less
+//! the app's clock (`Model::now`: the wall clock's ticks live, the latest event offline) less
 //! its start, so the list ticks without reading a clock while it draws.
 
 use std::collections::VecDeque;
@@ -12,7 +12,10 @@ use std::sync::Arc;
 
 use crate::event::{CloseInfo, CloseReason, ConnId, Diagnosis, EndWhy, Ended, FrameRef, Timestamp};
 
-use super::app::{App, ListState, Pane};
+use super::super::app::ListState;
+use super::super::model::Model;
+use super::{Ctx, Outcome, step};
+use crate::tui::input::Action;
 
 /// Ended diagnoses kept, at most (older ones are dropped and counted).
 pub const MAX_ENDED: usize = 1000;
@@ -41,14 +44,16 @@ fn key_of(d: &Diagnosis) -> Key {
 #[derive(Clone, Debug, Default)]
 pub struct Health {
     /// Active diagnoses, the one held longest first.
-    pub active: Vec<HealthEntry>,
+    active: Vec<HealthEntry>,
     /// Ended diagnoses, the latest ended first.
-    pub ended: VecDeque<HealthEntry>,
+    ended: VecDeque<HealthEntry>,
     /// Ended diagnoses dropped to stay within [`MAX_ENDED`] (and active ones past
     /// [`MAX_ACTIVE`]).
-    pub dropped: u64,
+    dropped: u64,
     /// The pane's cursor over `active` then `ended`.
-    pub list: ListState,
+    list: ListState,
+    /// Columns the pane is scrolled sideways.
+    shift: usize,
 }
 
 impl Health {
@@ -159,51 +164,105 @@ impl Health {
     }
 }
 
-impl App {
-    /// A diagnosis started or ended on `conn`.
-    pub(super) fn diagnosis(&mut self, conn: ConnId, d: Arc<Diagnosis>) {
-        let seq = d.evidence.first().and_then(|f| self.evidence_row(conn, *f));
-        self.health.take(d, seq);
-        let h = self.page(Pane::Health);
-        self.health.list.clamp(self.health.len(), h);
+impl Health {
+    /// Columns the pane is scrolled sideways (Left/Right).
+    pub fn shift(&self) -> usize {
+        self.shift
     }
 
-    /// The kept row of frame `f` of `conn`, the latest at its direction and offset.
-    fn evidence_row(&self, conn: ConnId, f: FrameRef) -> Option<u64> {
-        self.conns
-            .get(&conn)?
-            .rows
-            .iter()
-            .rev()
-            .find(|r| r.dir == Some(f.dir) && r.offset == f.offset)
-            .map(|r| r.seq)
+    /// Scroll the pane `to` columns sideways.
+    pub fn set_shift(&mut self, to: usize) {
+        self.shift = to;
     }
 
-    /// Enter in the Health pane: select the selected diagnosis's first evidence frame.
-    pub(super) fn jump_to_evidence(&mut self) {
-        let Some(e) = self.health.selected().cloned() else {
-            return;
+    /// Active diagnoses, the one held longest first.
+    pub fn active(&self) -> &[HealthEntry] {
+        &self.active
+    }
+
+    /// Ended diagnoses, the latest ended first.
+    pub fn ended(&self) -> &VecDeque<HealthEntry> {
+        &self.ended
+    }
+
+    /// Diagnoses dropped to stay within [`MAX_ENDED`] and [`MAX_ACTIVE`].
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The pane's cursor.
+    pub fn list(&self) -> ListState {
+        self.list
+    }
+
+    /// Keep the cursor within the list and its `page` rows.
+    pub fn clamp(&mut self, page: usize) {
+        self.list.clamp(self.len(), page);
+    }
+
+    /// Move the cursor by `delta` entries in a `page`-row pane.
+    pub fn move_by(&mut self, delta: isize, page: usize) {
+        let len = self.len();
+        self.list.move_by(delta, len, page);
+    }
+
+    /// A diagnosis started or ended on `conn`: its first evidence frame's row is looked up
+    /// among the rows `model` keeps.
+    pub fn diagnosis(&mut self, model: &Model, conn: ConnId, d: Arc<Diagnosis>) {
+        let seq = d
+            .evidence
+            .first()
+            .and_then(|f| evidence_row(model, conn, *f));
+        self.take(d, seq);
+    }
+
+    /// A key while the pane has the focus: moves, and Enter, which selects the selected
+    /// diagnosis's first evidence frame.
+    pub fn handle_key(&mut self, a: Action, ctx: &Ctx) -> Outcome {
+        if let Some(d) = step(a, ctx.page) {
+            self.move_by(d, ctx.page);
+            return Outcome::Moved;
+        }
+        match a {
+            Action::Enter => self.jump(ctx.model),
+            _ => Outcome::Ignored,
+        }
+    }
+
+    /// The selected diagnosis's first evidence frame: reached when the capture can bring it
+    /// back, else selected when kept.
+    fn jump(&self, model: &Model) -> Outcome {
+        let Some(e) = self.selected() else {
+            return Outcome::Consumed;
         };
         let d = &e.diagnosis;
         let Some(f) = d.evidence.first().copied() else {
-            self.message = Some(format!("{} names no evidence frame", d.check.id));
-            return;
+            return Outcome::Message(format!("{} names no evidence frame", d.check.id));
         };
-        let seq = self.evidence_row(d.conn, f).or(e.evidence_seq);
-        if let Some(seq) = seq.filter(|s| self.pages() && *s >= self.reachable_from()) {
+        let seq = evidence_row(model, d.conn, f).or(e.evidence_seq);
+        if let Some(seq) = seq.filter(|s| model.pages() && *s >= model.reachable_from()) {
             // Kept or not: the whole capture is reachable.
-            self.reach(d.conn, seq);
-            return;
+            return Outcome::Reach(d.conn, seq);
         }
-        match seq.filter(|s| self.row(d.conn, *s).is_some()) {
-            Some(seq) => self.select_frame(d.conn, seq),
-            None => {
-                self.message = Some(format!(
-                    "the evidence frame at {} offset {} is no longer in memory",
-                    f.dir.as_str(),
-                    f.offset
-                ))
-            }
+        match seq.filter(|s| model.row(d.conn, *s).is_some()) {
+            Some(seq) => Outcome::Select(d.conn, seq),
+            None => Outcome::Message(format!(
+                "the evidence frame at {} offset {} is no longer in memory",
+                f.dir.as_str(),
+                f.offset
+            )),
         }
     }
+}
+
+/// The kept row of frame `f` of `conn`, the latest at its direction and offset.
+fn evidence_row(model: &Model, conn: ConnId, f: FrameRef) -> Option<u64> {
+    model
+        .conns
+        .get(&conn)?
+        .rows
+        .iter()
+        .rev()
+        .find(|r| r.dir == Some(f.dir) && r.offset == f.offset)
+        .map(|r| r.seq)
 }

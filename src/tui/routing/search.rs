@@ -6,37 +6,36 @@
 //! the row it makes of the same events (`Row::matches`): `browse::window::row_matches`, the
 //! row built from its event by the same constructors, with the violations that belong to it.
 
-use super::app::{App, ListState, Pane};
-use super::window::{Find, WindowRequest, percent};
+use crate::tui::app::{App, Pane};
+use crate::tui::window::{Find, percent};
 
 impl App {
     /// `>` / `<`: the next / previous row the filter matches, in the list or (a file replay)
     /// anywhere in the capture.
-    pub(super) fn next_match(&mut self, forward: bool) {
-        if self.filter.is_empty() {
+    pub(in crate::tui) fn next_match(&mut self, forward: bool) {
+        if self.filter.applied().is_empty() {
             self.message = Some("no filter to search with: / sets one".into());
             return;
         }
-        let cur = self.frame_list.selected;
+        let cur = self.frames.list().selected;
+        let view = self.frames.view();
         let next = if forward {
-            Some(cur + 1).filter(|i| *i < self.view.len())
+            Some(cur + 1).filter(|i| *i < view.len())
         } else {
-            cur.checked_sub(1).filter(|_| !self.view.is_empty())
+            cur.checked_sub(1).filter(|_| !view.is_empty())
         };
         if let Some(i) = next {
-            self.follow = false;
-            self.frame_list.selected = i;
+            self.frames.set_follow(false);
             let h = self.page(Pane::Frames);
-            self.frame_list.clamp(self.view.len(), h);
-            self.detail_list = ListState::default();
-            self.hex_scroll = 0;
+            self.frames.select(i, h);
+            self.detail.reset();
             self.focus = Pane::Frames;
             return;
         }
-        let at = self.view.get(cur).map(|(_, s)| *s);
+        let at = self.frames.view().get(cur).map(|(_, s)| *s);
         // The capture goes on beyond the window (in this direction) only when its end row
         // of the connection choice is not kept.
-        let beyond = self.pages()
+        let beyond = self.model.pages()
             && self.scope_ends().is_some_and(|(first, last)| {
                 let (c, s) = if forward { last } else { first };
                 self.row(c, s).is_none()
@@ -56,7 +55,7 @@ impl App {
     /// Ask the pager for the window around the first row matching the filter at or after
     /// row `from` (`forward`), or the last at or before it; with `violations`, a row with a
     /// violation.
-    pub(super) fn find(&mut self, from: u64, forward: bool, violations: bool) {
+    pub(in crate::tui) fn find(&mut self, from: u64, forward: bool, violations: bool) {
         let conn = self.selected_conn().unwrap_or(0);
         let find = Find {
             forward,
@@ -66,8 +65,9 @@ impl App {
     }
 
     /// How far the search asked last has scanned: `rows` of the capture's.
-    pub(super) fn scanned(&mut self, rows: u64) {
+    pub(in crate::tui) fn scanned(&mut self, rows: u64) {
         if self
+            .model
             .paging
             .loading
             .as_ref()
@@ -75,26 +75,8 @@ impl App {
         {
             return;
         }
-        self.paging.scanned = rows;
-        let pct = percent(rows, self.numbering.next());
+        self.model.paging.scanned = rows;
+        let pct = percent(rows, self.model.numbering.next());
         self.message = Some(format!("searching ({pct}%)"));
-    }
-}
-
-/// What the status line says when a search found nothing.
-pub(super) fn no_match(request: &WindowRequest) -> String {
-    let Some(find) = request.find else {
-        return format!("frame #{} is not in the capture", request.target.1 + 1);
-    };
-    let what = if find.violations {
-        "frame with a violation matching the filter"
-    } else {
-        "match"
-    };
-    match (find.forward, request.target.1) {
-        (true, 0) | (false, u64::MAX) => format!("no {what} in the capture"),
-        // The row searched from is the one after (before) the one selected.
-        (true, from) => format!("no {what} after #{from}"),
-        (false, from) => format!("no {what} before #{}", from.saturating_add(2)),
     }
 }
