@@ -421,9 +421,16 @@ impl App {
     /// Apply one event.
     pub fn handle(&mut self, ev: AppEvent) {
         let conns_before = self.model.conns.len();
+        // A key or the mouse may open or close what takes screen rows (the filter line and its
+        // completion candidates, an overlay, zoom); a resize changes them all.
+        let relayout = matches!(
+            ev,
+            AppEvent::Key(_) | AppEvent::Mouse(_) | AppEvent::Resize(..)
+        );
         self.apply(ev);
-        if self.model.conns.len() != conns_before {
-            // The connection list grew: the panes below it may have shrunk.
+        if relayout || self.model.conns.len() != conns_before {
+            // The panes may have shrunk (or the connection list grown above them): each
+            // cursor is brought back into its pane's rows.
             self.clamp_all();
         }
     }
