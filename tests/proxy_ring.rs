@@ -424,7 +424,10 @@ fn the_rings_memory_stays_within_its_size_while_many_times_it_passes() {
         previous_dump = text;
         std::thread::sleep(Duration::from_millis(500));
     }
-    assert!(caught_up, "no two successive dumps alike with a close: inspection never caught up");
+    assert!(
+        caught_up,
+        "no two successive dumps alike with a close: inspection never caught up"
+    );
     let peak = status_kb(pid, "VmHWM:");
     let (before, peak) = (before >> 10, peak >> 10);
     eprintln!(
