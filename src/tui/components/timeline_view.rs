@@ -6,7 +6,7 @@
 use super::super::app::{Effect, ListState};
 use super::super::model::Model;
 use super::super::timeline::{Follow, Following, entries_in};
-use super::Outcome;
+use super::{Outcome, step};
 use crate::browse::follow::FollowRequest;
 use crate::tui::input::Action;
 
@@ -70,30 +70,23 @@ impl TimelineView {
     pub fn handle_key(&mut self, a: Action, model: &Model) -> Outcome {
         let items = entries_in(model, &self.follow);
         let (len, h) = (items.len(), Self::page(model.size));
-        let page = h.max(2) as isize - 1;
-        let delta = match a {
-            Action::Up => -1,
-            Action::Down => 1,
-            Action::PageUp => -page,
-            Action::PageDown => page,
-            Action::Home => isize::MIN / 2,
-            Action::End => isize::MAX / 2,
-            Action::Escape | Action::Timeline => return Outcome::Close,
-            Action::Enter => {
-                return match items.get(self.list.selected) {
-                    Some(e) => Outcome::Jump {
-                        conn: self.follow.conn(),
-                        seq: e.seq,
-                        focus: true,
-                        message: None,
-                    },
-                    None => Outcome::Close,
-                };
-            }
-            _ => return Outcome::Ignored,
-        };
-        self.list.move_by(delta, len, h);
-        Outcome::Consumed
+        if let Some(delta) = step(a, h) {
+            self.list.move_by(delta, len, h);
+            return Outcome::Consumed;
+        }
+        match a {
+            Action::Escape | Action::Timeline => Outcome::Close,
+            Action::Enter => match items.get(self.list.selected) {
+                Some(e) => Outcome::Jump {
+                    conn: self.follow.conn(),
+                    seq: e.seq,
+                    focus: true,
+                    message: None,
+                },
+                None => Outcome::Close,
+            },
+            _ => Outcome::Ignored,
+        }
     }
 
     /// The followed frames of the whole capture have come, `len` of them: the cursor goes
