@@ -19,6 +19,7 @@
 pub mod limits;
 pub mod probe;
 mod relay;
+mod reset_watch;
 pub mod shutdown;
 pub mod tls;
 mod upgrade;
