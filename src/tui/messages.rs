@@ -172,7 +172,10 @@ pub fn frames_of(model: &Model, conn: ConnId, seq: u64) -> Vec<u64> {
         return Vec::new();
     };
     let delivery = last.frame.as_ref().and_then(|f| f.context.delivery);
-    if let Some(d) = delivery.filter(|_| last.link.is_some() || last.proto == "amqp-1.0") {
+    // A message whose last frame carries its delivery (AMQP 1.0's last transfer) is the
+    // frames of that delivery; one whose last frame carries none (an AMQP 0-9-1 content
+    // frame) is gathered back to the method that starts it.
+    if let Some(d) = delivery {
         return c
             .rows
             .range(..end)
