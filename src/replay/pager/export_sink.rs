@@ -1,0 +1,69 @@
+//! The sink of a pager's export (`mod.rs`): a re-run of the whole source (the file, or the
+//! spool ring) into the file asked, behind the request's filter as `replay --filter F --jsonl`
+//! / `--pcap` writes it (`replay::export::filtered_sink`), with masking on. It keeps nothing:
+//! each event goes to the file as it comes. A write that fails, or the UI gone, stops the
+//! re-run.
+
+use std::io;
+
+use crate::browse::export::{ExportRequest, Exported};
+use crate::capture::Stop;
+use crate::event::Event;
+use crate::pipeline::Sink;
+use crate::replay::export::{Counted, filtered_sink, named};
+use crate::sinks::FilteredSink;
+
+/// Writes an export from a re-run's events.
+pub(super) struct ExportSink {
+    out: FilteredSink<Counted>,
+    /// The first write that failed.
+    error: Option<io::Error>,
+    /// Stops the re-run.
+    stop: Stop,
+    /// Set when the UI is gone.
+    quit: Stop,
+}
+
+impl ExportSink {
+    /// The file of `request`, created now (an error names it).
+    pub(super) fn new(request: &ExportRequest, stop: Stop, quit: Stop) -> io::Result<ExportSink> {
+        let out = filtered_sink(
+            &request.path,
+            request.jsonl,
+            request.max_body,
+            request.filter.clone(),
+        )?;
+        Ok(ExportSink {
+            out,
+            error: None,
+            stop,
+            quit,
+        })
+    }
+
+    pub(super) fn event(&mut self, ev: &Event) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.quit.is_stopped() {
+            self.error = Some(io::Error::other("the view was closed"));
+        } else if let Err(e) = self.out.event(ev) {
+            self.error = Some(e);
+        }
+        if self.error.is_some() {
+            self.stop.stop();
+        }
+    }
+
+    /// The re-run is over: the last frame judged, the file flushed; the frames written.
+    pub(super) fn finish(mut self, request: ExportRequest) -> Exported {
+        let flushed = match self.error.take() {
+            Some(e) => Err(e),
+            None => self.out.flush(),
+        };
+        let result = flushed
+            .map(|()| self.out.into_inner().frames)
+            .map_err(|e| named(&request.path, e).to_string());
+        Exported { request, result }
+    }
+}
