@@ -1,12 +1,15 @@
 //! The sink of a pager's export (`mod.rs`): a re-run of the whole source (the file, or the
 //! spool ring) into the file asked, behind the request's filter as `replay --filter F --jsonl`
-//! / `--pcap` writes it (`replay::export::filtered_sink`), with masking on. It keeps nothing:
+//! / `--pcap` writes it (`replay::export::filtered_sink`), with masking on; for the marked
+//! frames, only those besides, found by row number (the re-run numbers its rows as the view
+//! did, `browse::numbering`). It keeps nothing but the numbering's few keys per connection:
 //! each event goes to the file as it comes. A write that fails, or the UI gone, stops the
 //! re-run.
 
 use std::io;
 
-use crate::browse::export::{ExportRequest, Exported};
+use crate::browse::export::{ExportRequest, Exported, Marks};
+use crate::browse::numbering::{Numbering, Place};
 use crate::capture::Stop;
 use crate::event::Event;
 use crate::pipeline::Sink;
@@ -16,6 +19,9 @@ use crate::sinks::FilteredSink;
 /// Writes an export from a re-run's events.
 pub(super) struct ExportSink {
     out: FilteredSink<Counted>,
+    /// The marked frames, when only they are written.
+    marks: Option<Marks>,
+    numbering: Numbering,
     /// The first write that failed.
     error: Option<io::Error>,
     /// Stops the re-run.
@@ -35,19 +41,38 @@ impl ExportSink {
         )?;
         Ok(ExportSink {
             out,
+            marks: request.marks.clone(),
+            numbering: Numbering::default(),
             error: None,
             stop,
             quit,
         })
     }
 
+    /// Number the re-run's rows from `first` on (a spool ring's first row).
+    pub(super) fn start_at(&mut self, first: u64) {
+        self.numbering = Numbering::starting_at(first);
+    }
+
+    /// Whether `ev` is chosen besides the filter: with marks, a row only if it is marked.
+    fn chosen(&mut self, ev: &Event) -> bool {
+        let Some(marks) = &self.marks else {
+            return true;
+        };
+        match self.numbering.place(ev) {
+            Place::Row(seq) => marks.has(ev.conn, seq),
+            Place::Attach(_) | Place::None => true,
+        }
+    }
+
     pub(super) fn event(&mut self, ev: &Event) {
         if self.error.is_some() {
             return;
         }
+        let chosen = self.chosen(ev);
         if self.quit.is_stopped() {
             self.error = Some(io::Error::other("the view was closed"));
-        } else if let Err(e) = self.out.event(ev) {
+        } else if let Err(e) = self.out.event_chosen(ev, chosen) {
             self.error = Some(e);
         }
         if self.error.is_some() {

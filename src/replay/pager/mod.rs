@@ -494,12 +494,13 @@ impl Rerun for WindowSink {
     }
 }
 
-/// An export numbers no rows: it writes what its filter passes.
 impl Rerun for ExportSink {
     fn event(&mut self, ev: &Event) {
         ExportSink::event(self, ev)
     }
-    fn start_at(&mut self, _first: u64) {}
+    fn start_at(&mut self, first: u64) {
+        ExportSink::start_at(self, first)
+    }
 }
 
 impl Rerun for FollowSink {
