@@ -68,11 +68,12 @@ fn generated(dir: &Path) -> PathBuf {
     path
 }
 
-/// The replay of `path` into the UI (its first pass), with its pager: the inspection `inspect`.
-fn replayed(path: &Path, inspect: InspectOptions) -> (App, Pager) {
+/// The first pass of a replay of `path` into the UI, with the inspection `inspect`; `paged`: the
+/// view pages the file (else it keeps what memory holds, as a replay of stdin).
+fn first_pass(path: &Path, inspect: &InspectOptions, paged: bool) -> App {
     let opts = TuiOptions {
         live: false,
-        whole_capture: true,
+        whole_capture: paged,
         max_frames_per_conn: ROWS,
         ..TuiOptions::default()
     };
@@ -87,6 +88,12 @@ fn replayed(path: &Path, inspect: InspectOptions) -> (App, Pager) {
         Pace::Batched,
     );
     app.handle(AppEvent::FeedEnded);
+    app
+}
+
+/// The replay of `path` into the UI (its first pass), with its pager: the inspection `inspect`.
+fn replayed(path: &Path, inspect: InspectOptions) -> (App, Pager) {
+    let app = first_pass(path, &inspect, true);
     let p = path.to_path_buf();
     let open: Opener =
         Box::new(move |stop| capture::open_stoppable(&p, CaptureOptions::default(), stop).ok());
@@ -371,6 +378,54 @@ fn marked_frames_no_longer_in_memory_are_exported_from_the_whole_file() {
             assert!(said.contains(": 2 frame(s) to"), "{said}");
         }
     }
+}
+
+/// A view that holds every frame exports the rows in memory, one that pages exports from the
+/// file: on a capture that memory holds whole, both write the same frames, for a connection,
+/// the frames a filter shows and the marked frames.
+#[test]
+fn a_view_holding_everything_and_a_paged_one_export_the_same_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.jsonl");
+    write_whole_capture_with(&path, 2, 100, Some(10));
+    let (mut paged, pager) = replayed(&path, inspect());
+    let mut whole = first_pass(&path, &inspect(), false);
+    let both = |name: &str, tabs: usize, paged: &mut App, whole: &mut App| {
+        for ext in ["jsonl", "pcapng"] {
+            let (p, w) = (
+                dir.path().join(format!("{name}-paged.{ext}")),
+                dir.path().join(format!("{name}-whole.{ext}")),
+            );
+            let said = (
+                export_to(paged, &pager, &p, tabs),
+                export_to(whole, &pager, &w, tabs),
+            );
+            let frames = frames_of(&w);
+            assert!(!frames.is_empty(), "{name}.{ext}: {said:?}");
+            assert_eq!(frames_of(&p), frames, "{name}.{ext}: {said:?}");
+        }
+    };
+    for app in [&mut paged, &mut whole] {
+        choose_conn(app, 1);
+    }
+    both("conn", 1, &mut paged, &mut whole);
+    for app in [&mut paged, &mut whole] {
+        set_filter(app, "dir:c2s");
+    }
+    both("shown", 0, &mut paged, &mut whole);
+    for app in [&mut paged, &mut whole] {
+        press(app, KeyCode::Char('g'));
+        for _ in 0..3 {
+            press(app, KeyCode::Down);
+        }
+        mark(app);
+        for _ in 0..10 {
+            press(app, KeyCode::Down);
+        }
+        mark(app);
+    }
+    assert!(paged.take_effects().is_empty(), "memory holds every row");
+    both("marked", 0, &mut paged, &mut whole);
 }
 
 #[test]
