@@ -65,11 +65,23 @@ impl ExportSink {
         }
     }
 
+    /// The next event of the re-run.
     pub(super) fn event(&mut self, ev: &Event) {
+        let chosen = self.chosen(ev);
+        self.write(ev, chosen);
+    }
+
+    /// An event of the re-run that is no row of the view's (the gaps a spool ring starts with,
+    /// the ends of the connections still open): written, not numbered (it is never a frame,
+    /// which alone a choice concerns).
+    pub(super) fn unnumbered(&mut self, ev: &Event) {
+        self.write(ev, true);
+    }
+
+    fn write(&mut self, ev: &Event, chosen: bool) {
         if self.error.is_some() {
             return;
         }
-        let chosen = self.chosen(ev);
         if self.quit.is_stopped() {
             self.error = Some(io::Error::other("the view was closed"));
         } else if let Err(e) = self.out.event_chosen(ev, chosen) {

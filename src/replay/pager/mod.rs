@@ -15,7 +15,9 @@
 //! An export of the whole capture ([`ExportRequest`], `e` in the TUI) is one more re-run, on a
 //! third thread, into the file asked (`ExportSink`, `export_sink.rs`): every request carried
 //! out in turn, none cancelled by a newer one, so that what is written never depends on how
-//! many frames the UI holds.
+//! many frames the UI holds. A spool ring is written as `replay` reads its segments: with the
+//! gaps it starts with and the ends of the connections still open, which the view never had
+//! and the other re-runs leave out.
 //!
 //! The live view's spool ring (`tui::spool`) is paged the same way ([`Pager::spawn_ring`]): its
 //! segments re-run in order as one capture whose first row is the first the ring still holds
@@ -483,6 +485,9 @@ trait Rerun {
     fn event(&mut self, ev: &Event);
     /// Number the rows from `first` on.
     fn start_at(&mut self, first: u64);
+    /// An event of a spool ring's re-run the live view never had ([`ring_only`]): no row of
+    /// the view's; left out unless the sink writes the ring as it is.
+    fn ring_only(&mut self, _ev: &Event) {}
 }
 
 impl Rerun for WindowSink {
@@ -494,12 +499,17 @@ impl Rerun for WindowSink {
     }
 }
 
+/// An export writes the ring as `replay` reads it: its start's gaps and its open end too,
+/// numbered as no row.
 impl Rerun for ExportSink {
     fn event(&mut self, ev: &Event) {
         ExportSink::event(self, ev)
     }
     fn start_at(&mut self, first: u64) {
         ExportSink::start_at(self, first)
+    }
+    fn ring_only(&mut self, ev: &Event) {
+        ExportSink::unnumbered(self, ev)
     }
 }
 
@@ -512,7 +522,7 @@ impl Rerun for FollowSink {
     }
 }
 
-/// The sink of a re-run, lent to the pipeline; of a spool ring, without what the live view
+/// The sink of a re-run, lent to the pipeline; of a spool ring, told apart what the live view
 /// never had (see [`ring_only`]).
 struct Lent<'a, S> {
     sink: &'a mut S,
@@ -523,7 +533,9 @@ struct Lent<'a, S> {
 
 impl<S: Rerun + Send> Sink for Lent<'_, S> {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        if !(self.ring && ring_only(&mut self.seen, ev)) {
+        if self.ring && ring_only(&mut self.seen, ev) {
+            self.sink.ring_only(ev);
+        } else {
             self.sink.event(ev);
         }
         Ok(())
