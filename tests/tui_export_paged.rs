@@ -250,6 +250,8 @@ fn export_to(app: &mut App, pager: &Pager, path: &Path, tabs: usize) -> String {
                 app.handle(AppEvent::Notice(said));
             }
             Effect::ExportSource(request) => {
+                let said = app.message().clone().unwrap_or_default();
+                assert!(said.starts_with("exporting "), "{said}");
                 pager.export(request);
                 waiting = true;
             }
@@ -399,6 +401,21 @@ fn marked_frames_no_longer_in_memory_are_exported_from_the_whole_file() {
             assert!(said.contains(": 2 frame(s) to"), "{said}");
         }
     }
+}
+
+/// An export the pager cannot write says why, naming the path.
+#[test]
+fn an_export_of_the_whole_capture_that_fails_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = generated(dir.path());
+    let (mut app, pager) = replayed(&path, inspect());
+    choose_conn(&mut app, 1);
+    let bad = Path::new("/nonexistent-dir/conn.jsonl");
+    let said = export_to(&mut app, &pager, bad, 1);
+    assert!(
+        said.starts_with("export failed: /nonexistent-dir/conn.jsonl"),
+        "{said}"
+    );
 }
 
 /// A view that holds every frame exports the rows in memory, one that pages exports from the

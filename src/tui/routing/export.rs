@@ -30,7 +30,7 @@ impl App {
                 "the spool"
             };
             let what = format!("{} frames of {of}", scope.name());
-            self.message = Some(format!("exporting {what} to {path}…"));
+            self.message = Some(format!("exporting {what} to {path}..."));
             self.effects.push(Effect::ExportSource(ExportRequest {
                 path: path.into(),
                 jsonl,
