@@ -12,6 +12,7 @@ use crate::event::{ConnId, Event, EventKind};
 use crate::filter::Filter;
 use crate::state::Snapshot;
 
+use super::export::{ExportRequest, Exported};
 use super::follow::{FollowRequest, Followed};
 use super::numbering::Place;
 use super::row::Row;
@@ -88,6 +89,11 @@ pub trait WindowSource {
     fn stop_follow(&self);
     /// The followed frames that have come, if any (never waits).
     fn try_recv_followed(&self) -> Option<Followed>;
+    /// Write the frames of the whole capture the request's filter passes to its file (`e`,
+    /// whatever is in memory); every request is carried out, in turn.
+    fn export(&self, r: ExportRequest);
+    /// How an export went, once it has (never waits).
+    fn try_recv_exported(&self) -> Option<Exported>;
 }
 
 /// Whether the row of `items` (its own event first, then what belongs to it) passes `filter`;

@@ -115,6 +115,8 @@ pub enum AppEvent {
     Scanned(u64),
     /// The timeline's followed frames of the whole capture, brought back by the pager.
     Followed(Box<crate::browse::follow::Followed>),
+    /// How an export of the whole capture, written by the pager, went.
+    Exported(Box<crate::browse::export::Exported>),
     /// The spool ring removed its oldest part (`spool.rs`): it holds the rows from this one on.
     SpoolFrom {
         /// The number of the first row it still holds.
@@ -129,7 +131,8 @@ pub enum AppEvent {
 /// loop performs it and answers with an [`AppEvent::Notice`].
 #[derive(Clone, Debug)]
 pub enum Effect {
-    /// Write the capture `events` (rebuilt from the rows, see `export.rs`) to `path`, masked.
+    /// Write the capture `events` (rebuilt from the rows in memory, see `export.rs`) to
+    /// `path`, masked.
     Export {
         /// Where.
         path: PathBuf,
@@ -140,6 +143,10 @@ pub enum Effect {
         /// What is exported, in words (`3 marked frames of 1 connection`).
         what: String,
     },
+    /// Write the frames of the whole capture (the file, or the spool ring) the request's
+    /// filter passes (a view that pages, `routing/export.rs`): the pager re-runs it, masked,
+    /// into the file and answers with an [`AppEvent::Exported`].
+    ExportSource(crate::browse::export::ExportRequest),
     /// Bring back the rows around `target` (whole-capture mode): the pager re-runs the
     /// pipeline over the file and answers with an [`AppEvent::Window`].
     LoadWindow(super::window::WindowRequest),
@@ -468,6 +475,7 @@ impl App {
                     t.centre_on(at, len, size);
                 }
             }
+            AppEvent::Exported(done) => self.exported(*done),
             AppEvent::Stats(report) => self.model.stats = Some(report),
             AppEvent::SpoolFrom { first_frame } => self.model.spool_from(first_frame),
             AppEvent::Key(k) => {

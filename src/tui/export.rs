@@ -1,6 +1,10 @@
 //! Export from the TUI (the bug-report workflow): the marked frames, the shown ones or a whole
 //! connection, written as pcapng or JSONL, masked.
 //!
+//! This is the export of the rows in memory, for a view that holds all it can reach. A view
+//! that pages a file or a spool ring has the pager write the frames chosen from that whole
+//! source instead (`routing/export.rs`).
+//!
 //! The rows hold the frames' bytes as the pipeline gave them. An export rebuilds a capture from
 //! them ([`capture_of`], pure): per connection its connect, its protocol headers (always: the
 //! rest cannot be read without them), the chosen rows' bytes in stream order, a gap wherever

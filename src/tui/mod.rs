@@ -42,7 +42,9 @@
 //! (throttled there), which it renders as they are. The app does no I/O: exports, windows and
 //! clipboard copies are [`app::Effect`]s the event loop performs. An export (`e`) is the
 //! capture the app rebuilds from its rows (`export.rs`, pure), which the [`Exporter`] runs
-//! through the ordinary pipeline, as `replay` would, to mask it.
+//! through the ordinary pipeline, as `replay` would, to mask it; when the view pages a file or
+//! a spool ring, an export of a connection or of the frames shown is the pager's, from that
+//! whole source, on its thread (`routing/export.rs`).
 //!
 //! This module must never slow the relay: the feed only ever `try_send`s into a bounded
 //! channel (connects, closes, headers, gaps and diagnoses are kept aside when it is full, and
@@ -357,6 +359,10 @@ fn from_pager(app: &mut App, pager: Option<&dyn WindowSource>) -> bool {
         app.handle(AppEvent::Followed(Box::new(f)));
         changed = true;
     }
+    while let Some(x) = pager.try_recv_exported() {
+        app.handle(AppEvent::Exported(Box::new(x)));
+        changed = true;
+    }
     changed
 }
 
@@ -460,6 +466,14 @@ fn perform(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App, exe
                     continue;
                 }
                 None => "only the frames in memory can be followed".to_string(),
+            },
+            app::Effect::ExportSource(request) => match exec.pager {
+                // Written on the pager's thread; the app says "exporting" meanwhile.
+                Some(p) => {
+                    p.export(request);
+                    continue;
+                }
+                None => "only the frames in memory can be exported".to_string(),
             },
             app::Effect::StopFollow => {
                 if let Some(p) = exec.pager {

@@ -12,6 +12,13 @@
 //! same way, by a re-run into a `FollowSink` (`follow_sink.rs`) on a second thread, so a window
 //! and a timeline do not wait for each other; a newer follow request stops an older re-run.
 //!
+//! An export of the whole capture ([`ExportRequest`], `e` in the TUI) is one more re-run, on a
+//! third thread, into the file asked (`ExportSink`, `export_sink.rs`): every request carried
+//! out in turn, none cancelled by a newer one, so that what is written never depends on how
+//! many frames the UI holds. A spool ring is written as `replay` reads its segments: with the
+//! gaps it starts with and the ends of the connections still open, which the view never had
+//! and the other re-runs leave out.
+//!
 //! The live view's spool ring (`tui::spool`) is paged the same way ([`Pager::spawn_ring`]): its
 //! segments re-run in order as one capture whose first row is the first the ring still holds
 //! (`Numbering::starting_at`), the gaps its oldest segment starts with (the bytes of the
@@ -29,6 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 
+use crate::browse::export::{ExportRequest, Exported};
 use crate::browse::follow::{FollowRequest, Followed};
 use crate::browse::window::{Find, Window, WindowRequest, WindowSource};
 use crate::capture::jsonl_read::NOT_IN_CAPTURE;
@@ -39,9 +47,11 @@ use crate::filter::Term;
 use crate::hash::HashSet;
 use crate::pipeline::{InspectOptions, Sink};
 
+use export_sink::ExportSink;
 use follow_sink::FollowSink;
 use window_sink::WindowSink;
 
+mod export_sink;
 mod follow_sink;
 mod window_sink;
 
@@ -93,6 +103,8 @@ pub struct Pager {
     follows: Sender<FollowRequest>,
     followed: Receiver<Followed>,
     latest_follow: Arc<AtomicU64>,
+    exports: Sender<ExportRequest>,
+    exported: Receiver<Exported>,
     /// Bytes of the file the first pass has read.
     pub read: Arc<AtomicU64>,
     /// Rows the current re-run has numbered (how far a search has got).
@@ -102,8 +114,8 @@ pub struct Pager {
 }
 
 impl Pager {
-    /// Start the pager's threads (windows, and the timeline's followed frames). `read` counts the bytes the first pass reads of the file, of
-    /// `total`.
+    /// Start the pager's threads (windows, the timeline's followed frames, exports). `read`
+    /// counts the bytes the first pass reads of the file, of `total`.
     pub fn spawn(
         open: Opener,
         inspect: InspectOptions,
@@ -158,13 +170,15 @@ impl Pager {
         let (follows, rx) = channel::<FollowRequest>();
         let (tx, followed) = channel();
         let latest_follow = Arc::new(AtomicU64::new(0));
+        let open2 = open.clone();
         serve(
             rx,
             tx,
             latest_follow.clone(),
             quit.clone(),
-            move |request, cancel| followed_of(&open, &inspect, request, size.rows, cancel),
+            move |request, cancel| followed_of(&open2, &inspect, request, size.rows, cancel),
         );
+        let (exports, exported) = serve_exports(open, quit.clone());
         Pager {
             requests,
             windows,
@@ -173,6 +187,8 @@ impl Pager {
             follows,
             followed,
             latest_follow,
+            exports,
+            exported,
             read,
             scanned,
             total,
@@ -205,6 +221,31 @@ impl Pager {
     pub fn try_recv_followed(&self) -> Option<Followed> {
         self.followed.try_recv().ok()
     }
+
+    /// Ask for an export of the whole capture (carried out after those asked before).
+    pub fn export(&self, r: ExportRequest) {
+        let _ = self.exports.send(r);
+    }
+
+    /// How an export went, once it has.
+    pub fn try_recv_exported(&self) -> Option<Exported> {
+        self.exported.try_recv().ok()
+    }
+}
+
+/// The thread writing the exports asked on the sender returned, each in turn, answering on the
+/// receiver returned, until the UI is gone.
+fn serve_exports(open: Shared, quit: Stop) -> (Sender<ExportRequest>, Receiver<Exported>) {
+    let (requests, rx) = channel::<ExportRequest>();
+    let (tx, answers) = channel();
+    std::thread::spawn(move || {
+        while let Ok(request) = rx.recv() {
+            if tx.send(exported_of(&open, request, &quit)).is_err() {
+                return;
+            }
+        }
+    });
+    (requests, answers)
 }
 
 /// A request of the pager, as its threads see it: its id is what a newer one cancels.
@@ -282,6 +323,14 @@ impl WindowSource for Pager {
 
     fn try_recv_followed(&self) -> Option<Followed> {
         Pager::try_recv_followed(self)
+    }
+
+    fn export(&self, r: ExportRequest) {
+        Pager::export(self, r)
+    }
+
+    fn try_recv_exported(&self) -> Option<Exported> {
+        Pager::try_recv_exported(self)
     }
 }
 
@@ -378,30 +427,57 @@ fn followed_of(
     sink.finish()
 }
 
+/// One re-run of the whole capture into the export `request` asks: masked (as `replay
+/// --filter F --jsonl`/`--pcap` with masking on would write it), whatever the view's
+/// inspection showed.
+fn exported_of(open: &Shared, request: ExportRequest, quit: &Stop) -> Exported {
+    let stop = Stop::new();
+    let mut sink = match ExportSink::new(&request, stop.clone(), quit.clone()) {
+        Ok(sink) => sink,
+        Err(e) => {
+            return Exported {
+                request,
+                result: Err(e.to_string()),
+            };
+        }
+    };
+    let inspect = crate::replay::export::masked(request.jsonl, request.max_body);
+    if !replay_into(open, &inspect, &stop, &mut sink) {
+        return Exported {
+            request,
+            result: Err("the capture cannot be opened again".into()),
+        };
+    }
+    sink.finish(request)
+}
+
 /// Replay the capture, opened anew and read no further once `stop` is set, into `sink` on this
-/// thread, in capture order (the first pass's order: the same numbering).
+/// thread, in capture order (the first pass's order: the same numbering); false when it
+/// cannot be opened.
 fn replay_into(
     open: &Shared,
     inspect: &InspectOptions,
     stop: &Stop,
     sink: &mut (impl Rerun + Send),
-) {
-    if let Some(opened) = reopen(open, stop) {
-        sink.start_at(opened.first_row);
-        let lent = Lent {
-            sink,
-            ring: opened.ring,
-            seen: HashSet::default(),
-        };
-        let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(lent)];
-        offline::run(
-            opened.source,
-            inspect.clone(),
-            sinks,
-            NonZeroUsize::MIN,
-            Pace::Batched,
-        );
-    }
+) -> bool {
+    let Some(opened) = reopen(open, stop) else {
+        return false;
+    };
+    sink.start_at(opened.first_row);
+    let lent = Lent {
+        sink,
+        ring: opened.ring,
+        seen: HashSet::default(),
+    };
+    let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![Box::new(lent)];
+    offline::run(
+        opened.source,
+        inspect.clone(),
+        sinks,
+        NonZeroUsize::MIN,
+        Pace::Batched,
+    );
+    true
 }
 
 /// What a re-run's sink is given of the pipeline's events.
@@ -409,6 +485,9 @@ trait Rerun {
     fn event(&mut self, ev: &Event);
     /// Number the rows from `first` on.
     fn start_at(&mut self, first: u64);
+    /// An event of a spool ring's re-run the live view never had ([`ring_only`]): no row of
+    /// the view's; left out unless the sink writes the ring as it is.
+    fn ring_only(&mut self, _ev: &Event) {}
 }
 
 impl Rerun for WindowSink {
@@ -417,6 +496,20 @@ impl Rerun for WindowSink {
     }
     fn start_at(&mut self, first: u64) {
         WindowSink::start_at(self, first)
+    }
+}
+
+/// An export writes the ring as `replay` reads it: its start's gaps and its open end too,
+/// numbered as no row.
+impl Rerun for ExportSink {
+    fn event(&mut self, ev: &Event) {
+        ExportSink::event(self, ev)
+    }
+    fn start_at(&mut self, first: u64) {
+        ExportSink::start_at(self, first)
+    }
+    fn ring_only(&mut self, ev: &Event) {
+        ExportSink::unnumbered(self, ev)
     }
 }
 
@@ -429,7 +522,7 @@ impl Rerun for FollowSink {
     }
 }
 
-/// The sink of a re-run, lent to the pipeline; of a spool ring, without what the live view
+/// The sink of a re-run, lent to the pipeline; of a spool ring, told apart what the live view
 /// never had (see [`ring_only`]).
 struct Lent<'a, S> {
     sink: &'a mut S,
@@ -440,7 +533,9 @@ struct Lent<'a, S> {
 
 impl<S: Rerun + Send> Sink for Lent<'_, S> {
     fn event(&mut self, ev: &Event) -> std::io::Result<()> {
-        if !(self.ring && ring_only(&mut self.seen, ev)) {
+        if self.ring && ring_only(&mut self.seen, ev) {
+            self.sink.ring_only(ev);
+        } else {
             self.sink.event(ev);
         }
         Ok(())

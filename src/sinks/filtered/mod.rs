@@ -49,6 +49,8 @@ struct Pending {
     frame: Event,
     violations: Vec<Event>,
     link: Option<String>,
+    /// Chosen besides the filter ([`FilteredSink::event_chosen`]).
+    chosen: bool,
 }
 
 #[derive(Default)]
@@ -101,7 +103,7 @@ impl<S: Sink> FilteredSink<S> {
                 _ => None,
             })
             .collect();
-        let keep = self.frame_passes(p.frame.conn, f, p.link.as_deref(), &rules);
+        let keep = p.chosen && self.frame_passes(p.frame.conn, f, p.link.as_deref(), &rules);
         let conn = p.frame.conn;
         let range = f.offset..f.offset + f.raw.len() as u64;
         if keep {
@@ -272,8 +274,11 @@ fn stream_end(ev: &Event) -> Option<(Dir, u64)> {
     }
 }
 
-impl<S: Sink> Sink for FilteredSink<S> {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
+impl<S: Sink> FilteredSink<S> {
+    /// As [`Sink::event`], with a frame (or a violation of no frame) passed only when it is
+    /// also `chosen`: a choice the filter language cannot make (the TUI's marked frames, by
+    /// row number). The other events are what they always are.
+    pub fn event_chosen(&mut self, ev: &Event, chosen: bool) -> io::Result<()> {
         if let EventKind::Violation(v) = &ev.kind
             && self.is_own(ev.conn, v)
         {
@@ -290,9 +295,11 @@ impl<S: Sink> Sink for FilteredSink<S> {
                     frame: ev.clone(),
                     violations: Vec::new(),
                     link,
+                    chosen,
                 });
                 Ok(())
             }
+            EventKind::Violation(_) if !chosen => Ok(()),
             EventKind::Violation(v) => self.lone_violation(ev, v),
             EventKind::Data { dir, offset, bytes } => {
                 self.conn(ev.conn).data_flows = true;
@@ -322,6 +329,12 @@ impl<S: Sink> Sink for FilteredSink<S> {
             | EventKind::Diagnosis(_)
             | EventKind::Fin { .. } => self.forward(ev),
         }
+    }
+}
+
+impl<S: Sink> Sink for FilteredSink<S> {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        self.event_chosen(ev, true)
     }
 
     fn flush(&mut self) -> io::Result<()> {

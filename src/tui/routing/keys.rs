@@ -225,26 +225,6 @@ impl App {
         }
     }
 
-    /// Enter in the export line: ask for the capture of what is chosen to be written.
-    pub(super) fn submit_export(&mut self, path: String, scope: ExportScope) {
-        let (events, frames, conns) = crate::tui::export::capture_of(self, scope);
-        self.overlay = Overlay::None;
-        if frames == 0 && conns == 0 {
-            self.message = Some(format!("nothing to export ({} frames)", scope.name()));
-            return;
-        }
-        let jsonl = path.ends_with(".jsonl") || path.ends_with(".json");
-        self.effects.push(Effect::Export {
-            path: path.into(),
-            jsonl,
-            events,
-            what: format!(
-                "{frames} {} frame(s) of {conns} connection(s)",
-                scope.name()
-            ),
-        });
-    }
-
     /// Enter: in the connection list and the frame list, the next pane; else the focused
     /// component's.
     pub(super) fn enter(&mut self) {
