@@ -19,7 +19,9 @@
 //!
 //! Run: `cargo bench --bench relay` (env `ROUNDS`, default 5; `METRICS_ONLY=1` runs only the
 //! direct, plain relay and the two `--metrics` paths; `DIAGNOSES_ONLY=1` the direct, plain
-//! relay, the proxy and the proxy with `--no-diagnoses`). Prints medians and the ratios
+//! relay, the proxy and the proxy with `--no-diagnoses`; `ONLY=PATH` the direct, plain relay
+//! and that one path, e.g. `ONLY='amqpeek --no-diagnoses'`, to measure one path's CPU time
+//! with `perf stat`; `RTT_ONLY=1` only the round trips). Prints medians and the ratios
 //! amqpeek / plain relay.
 
 /// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
@@ -366,6 +368,9 @@ fn main() {
                     "direct" | "plain relay" | "amqpeek as proxy" | "amqpeek --no-diagnoses"
                 )
             });
+        }
+        if let Some(only) = std::env::var("ONLY").ok() {
+            targets.retain(|(name, _, _)| matches!(*name, "direct" | "plain relay") || *name == only);
         }
         let big = mixes::amqp10_flood(big_n, 1 << 20);
         let small = mixes::amqp10_flood(small_n, 32);
