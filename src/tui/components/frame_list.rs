@@ -10,10 +10,11 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use super::super::app::{ListState, TimeMode};
+use super::super::app::TimeMode;
 use super::super::filter::Filter;
 use super::super::model::{Model, Row};
 use super::Outcome;
+use super::cursor::Cursor;
 use crate::event::ConnId;
 use crate::tui::input::Action;
 
@@ -23,7 +24,7 @@ pub struct FrameList {
     view: VecDeque<(ConnId, u64)>,
     /// Entries whose rows were dropped from memory, not yet compacted away.
     dangling: usize,
-    list: ListState,
+    cursor: Cursor,
     follow: bool,
     marks: HashSet<(ConnId, u64)>,
     marked_conns: HashSet<ConnId>,
@@ -45,9 +46,9 @@ impl FrameList {
         &self.view
     }
 
-    /// The cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    /// The cursor (the list's columns flex to the width: it is not scrolled sideways).
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
     }
 
     /// Whether the list tails new frames.
@@ -77,7 +78,7 @@ impl FrameList {
 
     /// The entry under the cursor.
     pub fn selected(&self) -> Option<(ConnId, u64)> {
-        self.view.get(self.list.selected).copied()
+        self.view.get(self.cursor.selected()).copied()
     }
 
     /// Where `entry` is listed.
@@ -108,31 +109,29 @@ impl FrameList {
 
     /// Keep the cursor within the list and its `page` rows.
     pub fn clamp(&mut self, page: usize) {
-        self.list.clamp(self.view.len(), page);
+        self.cursor.clamp(self.view.len(), page);
     }
 
-    /// Move the cursor by `delta` rows in a `page`-row pane.
-    pub fn move_by(&mut self, delta: isize, page: usize) {
-        self.list.move_by(delta, self.view.len(), page);
+    /// Move the cursor by `delta` rows in a `page`-row pane; whether it moved.
+    pub fn move_by(&mut self, delta: isize, page: usize) -> bool {
+        self.cursor.move_by(delta, self.view.len(), page)
     }
 
     /// Put the cursor on row `i`.
     pub fn select(&mut self, i: usize, page: usize) {
-        self.list.selected = i;
+        self.cursor.select(i);
         self.clamp(page);
     }
 
     /// Put the cursor on row `i`, scrolled to the middle of the pane.
     pub fn select_centred(&mut self, i: usize, page: usize) {
-        self.list.selected = i;
-        self.list.offset = i.saturating_sub(page / 2);
-        self.clamp(page);
+        self.cursor.centre(i, self.view.len(), page);
     }
 
     /// Follow new frames from the last one listed (`F`).
     pub fn tail(&mut self, page: usize) {
         self.follow = true;
-        self.list.selected = self.view.len().saturating_sub(1);
+        self.cursor.select(self.view.len().saturating_sub(1));
         self.clamp(page);
     }
 
@@ -147,7 +146,7 @@ impl FrameList {
     /// within the pane.
     pub fn settle(&mut self, page: usize) {
         if self.follow {
-            self.list.selected = self.view.len().saturating_sub(1);
+            self.cursor.select(self.view.len().saturating_sub(1));
         }
         self.clamp(page);
     }
@@ -158,8 +157,7 @@ impl FrameList {
     pub fn dropped(&mut self, entry: (ConnId, u64), listed: impl FnOnce() -> bool) {
         if self.view.front() == Some(&entry) {
             self.view.pop_front();
-            self.list.selected = self.list.selected.saturating_sub(1);
-            self.list.offset = self.list.offset.saturating_sub(1);
+            self.cursor.first_removed();
         } else if listed() {
             self.dangling += 1;
         }
@@ -175,10 +173,10 @@ impl FrameList {
         let sel = self.selected();
         self.view.retain(|(c, s)| model.row(*c, *s).is_some());
         self.dangling = 0;
-        self.list.selected = match sel {
+        self.cursor.select(match sel {
             Some((_, s)) => self.view.partition_point(|(_, x)| *x < s),
             None => 0,
-        };
+        });
         self.settle(page);
     }
 
@@ -209,7 +207,7 @@ impl FrameList {
         }
         self.view = view.into();
         self.dangling = 0;
-        self.list.selected = if self.follow {
+        self.cursor.select(if self.follow {
             self.view.len().saturating_sub(1)
         } else {
             match sel {
@@ -219,7 +217,7 @@ impl FrameList {
                     .min(self.view.len().saturating_sub(1)),
                 None => 0,
             }
-        };
+        });
         self.clamp(page);
     }
 

@@ -3,10 +3,11 @@
 //! whole capture's followed frames when there is one; Enter selects the frame under the
 //! cursor in the frame list; Esc or `L` closes it.
 
-use super::super::app::{Effect, ListState};
+use super::super::app::Effect;
 use super::super::model::Model;
 use super::super::timeline::{Follow, Following, entries_in};
-use super::{Outcome, step};
+use super::Outcome;
+use super::cursor::Cursor;
 use crate::browse::follow::FollowRequest;
 use crate::tui::input::Action;
 
@@ -14,7 +15,7 @@ use crate::tui::input::Action;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelineView {
     follow: Follow,
-    list: ListState,
+    cursor: Cursor,
 }
 
 impl TimelineView {
@@ -24,8 +25,8 @@ impl TimelineView {
     }
 
     /// The cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
     }
 
     /// Rows the timeline shows on a screen of `size`: the screen but the status line, less
@@ -57,12 +58,10 @@ impl TimelineView {
             .iter()
             .position(|e| Some(e.seq) == seq)
             .unwrap_or(0);
-        let mut list = ListState {
-            selected: at,
-            offset: 0,
-        };
-        list.clamp(at + 1, Self::page(model.size));
-        (TimelineView { follow, list }, effect)
+        let mut cursor = Cursor::default();
+        cursor.select(at);
+        cursor.clamp(at + 1, Self::page(model.size));
+        (TimelineView { follow, cursor }, effect)
     }
 
     /// A key while the timeline is open: moves; Enter selects the frame under the cursor
@@ -70,13 +69,12 @@ impl TimelineView {
     pub fn handle_key(&mut self, a: Action, model: &Model) -> Outcome {
         let items = entries_in(model, &self.follow);
         let (len, h) = (items.len(), Self::page(model.size));
-        if let Some(delta) = step(a, h) {
-            self.list.move_by(delta, len, h);
+        if self.cursor.step(a, len, h).is_some() {
             return Outcome::Consumed;
         }
         match a {
             Action::Escape | Action::Timeline => Outcome::Close,
-            Action::Enter => match items.get(self.list.selected) {
+            Action::Enter => match items.get(self.cursor.selected()) {
                 Some(e) => Outcome::Jump {
                     conn: self.follow.conn(),
                     seq: e.seq,
@@ -92,9 +90,6 @@ impl TimelineView {
     /// The followed frames of the whole capture have come, `len` of them: the cursor goes
     /// to the `at`th, the frame the timeline was opened on, centred.
     pub fn centre_on(&mut self, at: usize, len: usize, size: (u16, u16)) {
-        let h = Self::page(size);
-        self.list.selected = at;
-        self.list.offset = at.saturating_sub(h / 2);
-        self.list.clamp(len, h);
+        self.cursor.centre(at, len, Self::page(size));
     }
 }

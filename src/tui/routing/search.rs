@@ -17,7 +17,7 @@ impl App {
             self.message = Some("no filter to search with: / sets one".into());
             return;
         }
-        let cur = self.frames.list().selected;
+        let cur = self.frames.cursor().selected();
         let view = self.frames.view();
         let next = if forward {
             Some(cur + 1).filter(|i| *i < view.len())

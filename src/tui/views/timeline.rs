@@ -60,7 +60,7 @@ pub fn entry_text(e: &Entry) -> String {
 
 /// Draw the timeline `view` shows of `model` over `area`.
 pub fn render(view: &TimelineView, model: &Model, f: &mut Frame, area: Rect) {
-    let (follow, list) = (view.follow(), view.list());
+    let (follow, list) = (view.follow(), view.cursor().list());
     let items = entries_in(model, follow);
     let settled: Vec<i64> = items
         .iter()
