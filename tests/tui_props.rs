@@ -105,18 +105,18 @@ fn any_event() -> impl Strategy<Value = AppEvent> {
 
 fn check(app: &App) {
     let n_conns = app.model().conns.len() + 1;
-    assert!(app.conn_list().cursor().list().selected < n_conns);
+    assert!(app.conn_list().cursor().selected() < n_conns);
     assert!(
         app.frames().view().is_empty()
-            || app.frames().cursor().list().selected < app.frames().view().len()
+            || app.frames().cursor().selected() < app.frames().view().len()
     );
     assert!(
         app.frames().view().is_empty()
-            || app.frames().cursor().list().offset <= app.frames().cursor().list().selected
+            || app.frames().cursor().list().offset <= app.frames().cursor().selected()
     );
     assert!(
         app.violations().rows().is_empty()
-            || app.violations().cursor().list().selected < app.violations().rows().len()
+            || app.violations().cursor().selected() < app.violations().rows().len()
     );
     // The frame list, when on screen, shows its cursor.
     let page = app.page(Pane::Frames);

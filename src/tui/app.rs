@@ -437,11 +437,8 @@ impl App {
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Followed(f) => {
-                let size = self.model.size;
-                if let Some((at, len)) = super::timeline::store_followed(&mut self.model, *f)
-                    && let Overlay::Timeline(t) = &mut self.overlay
-                {
-                    t.centre_on(at, len, size);
+                if let Overlay::Timeline(t) = &mut self.overlay {
+                    t.followed(*f, self.model.size);
                 }
             }
             AppEvent::Exported(done) => self.exported(*done),
