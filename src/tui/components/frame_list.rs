@@ -112,15 +112,47 @@ impl FrameList {
         self.cursor.clamp(self.view.len(), page);
     }
 
-    /// Move the cursor by `delta` rows in a `page`-row pane; whether it moved.
+    /// Move the cursor by `delta` rows in a `page`-row pane (a move up stops following new
+    /// frames); whether it moved.
     pub fn move_by(&mut self, delta: isize, page: usize) -> bool {
+        if delta < 0 {
+            self.follow = false;
+        }
         self.cursor.move_by(delta, self.view.len(), page)
     }
 
-    /// Put the cursor on row `i`.
+    /// Put the cursor on row `i` of a `page`-row pane, no longer following new frames.
     pub fn select(&mut self, i: usize, page: usize) {
+        self.follow = false;
         self.cursor.select(i);
         self.clamp(page);
+    }
+
+    /// The row listed next to the cursor: after it (`forward`) or before it.
+    pub fn neighbour(&self, forward: bool) -> Option<usize> {
+        let cur = self.cursor.selected();
+        if forward {
+            Some(cur + 1).filter(|i| *i < self.view.len())
+        } else {
+            cur.checked_sub(1).filter(|_| !self.view.is_empty())
+        }
+    }
+
+    /// The nearest row listed after the cursor (`forward`) or before it whose frame has a
+    /// violation (among the rows `model` keeps).
+    pub fn next_with_violation(&self, model: &Model, forward: bool) -> Option<usize> {
+        let cur = self.cursor.selected();
+        let has = |i: &usize| {
+            self.view
+                .get(*i)
+                .and_then(|(c, s)| model.row(*c, *s))
+                .is_some_and(|r| !r.violations.is_empty())
+        };
+        if forward {
+            (cur + 1..self.view.len()).find(has)
+        } else {
+            (0..cur).rev().find(has)
+        }
     }
 
     /// Put the cursor on row `i`, scrolled to the middle of the pane.

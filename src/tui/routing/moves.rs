@@ -88,15 +88,10 @@ impl App {
     /// capture is asked for more; moving up stops following; another frame resets the detail.
     pub(super) fn move_frames_by(&mut self, delta: isize, h: usize) {
         let before = self.frames.cursor().selected();
-        let moved = self.frames.move_by(delta, h);
-        if !moved {
-            self.past_edge(delta, before);
-        }
-        if delta < 0 {
-            self.frames.set_follow(false);
-        }
-        if self.frames.cursor().selected() != before {
+        if self.frames.move_by(delta, h) {
             self.detail.reset();
+        } else {
+            self.past_edge(delta, before);
         }
     }
 
@@ -264,22 +259,8 @@ impl App {
 
     /// `n` / `N`: the next / previous frame in the list with a violation.
     pub(super) fn jump_violation_frame(&mut self, forward: bool) {
-        let cur = self.frames.cursor().selected();
-        let has = |app: &App, i: usize| {
-            app.frames
-                .view()
-                .get(i)
-                .and_then(|(c, s)| app.row(*c, *s))
-                .is_some_and(|r| !r.violations.is_empty())
-        };
-        let found = if forward {
-            (cur + 1..self.frames.view().len()).find(|i| has(self, *i))
-        } else {
-            (0..cur).rev().find(|i| has(self, *i))
-        };
-        match found {
+        match self.frames.next_with_violation(&self.model, forward) {
             Some(i) => {
-                self.frames.set_follow(false);
                 let h = self.page(Pane::Frames);
                 self.frames.select(i, h);
                 self.detail.reset_cursor();
