@@ -34,7 +34,7 @@ impl ConnList {
     }
 
     /// Rows listed: "all", then each connection.
-    fn len(model: &Model) -> usize {
+    pub fn len(model: &Model) -> usize {
         model.conns.len() + 1
     }
 

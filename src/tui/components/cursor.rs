@@ -1,6 +1,7 @@
-//! A list pane's cursor, which every list component embeds: the selected row, the first row
-//! shown, and how many columns the pane is scrolled sideways. The component knows how many
-//! rows it lists and passes that in; the cursor keeps itself within them and its pane.
+//! A list's cursor, which the components of the list panes and the timeline embed: the
+//! selected row, the first row shown, and how many columns the pane is scrolled sideways. The
+//! component knows how many rows it lists and passes that in; the cursor keeps itself within
+//! them and its pane.
 
 use super::step;
 use crate::tui::input::Action;

@@ -4,6 +4,7 @@
 //! components'.
 
 use crate::tui::app::{App, Overlay, Pane};
+use crate::tui::components::conn_list::ConnList;
 use crate::tui::components::state_pane::StatePane;
 use crate::tui::input::Action;
 use crate::tui::views;
@@ -45,7 +46,7 @@ impl App {
     /// Rows the list of pane `p` has.
     pub(super) fn list_len(&self, p: Pane) -> usize {
         match p {
-            Pane::Connections => self.model.conns.len() + 1,
+            Pane::Connections => ConnList::len(&self.model),
             Pane::Frames => self.frames.view().len(),
             Pane::Detail => self.detail.len(self.selected_row()),
             Pane::State => StatePane::len(self.state_snapshot()),
