@@ -39,37 +39,40 @@ fn arrows_and_jk_move_and_moving_up_stops_follow_until_f_or_end() {
     let mut app = app_with(many_rows(30), 80, 24);
     assert_eq!(app.frames().view().len(), 32);
     assert!(app.frames().follows());
-    assert_eq!(app.frames().list().selected, 31);
+    assert_eq!(app.frames().cursor().selected(), 31);
     press(&mut app, KeyCode::Up);
     assert!(!app.frames().follows(), "scrolling up stops following");
-    assert_eq!(app.frames().list().selected, 30);
+    assert_eq!(app.frames().cursor().selected(), 30);
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Char('k'));
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.frames().list().selected, 29);
+    assert_eq!(app.frames().cursor().selected(), 29);
     // New frames do not move a paused cursor.
     for e in conversation(3, 900, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
         app.handle(e);
     }
     assert_eq!(app.frames().view().len(), 33);
-    assert_eq!(app.frames().list().selected, 29);
+    assert_eq!(app.frames().cursor().selected(), 29);
     press(&mut app, KeyCode::Char('F'));
     assert!(app.frames().follows());
-    assert_eq!(app.frames().list().selected, 32);
+    assert_eq!(app.frames().cursor().selected(), 32);
     // Following again: new frames move the cursor.
     for e in conversation(4, 950, &[(Dir::C2S, amqp10::HEADER.to_vec())], false) {
         app.handle(e);
     }
-    assert_eq!(app.frames().list().selected, 33);
+    assert_eq!(app.frames().cursor().selected(), 33);
     press(&mut app, KeyCode::Char('g'));
     assert_eq!(
-        (app.frames().list().selected, app.frames().list().offset),
+        (
+            app.frames().cursor().selected(),
+            app.frames().cursor().list().offset
+        ),
         (0, 0)
     );
     assert!(!app.frames().follows());
     press(&mut app, KeyCode::End);
     assert!(app.frames().follows(), "End resumes following");
-    assert_eq!(app.frames().list().selected, 33);
+    assert_eq!(app.frames().cursor().selected(), 33);
 }
 
 #[test]
@@ -79,19 +82,19 @@ fn pages_move_by_the_visible_height_and_keep_the_cursor_visible() {
     assert_eq!(page, 7, "80x24 shows 7 frame rows");
     press(&mut app, KeyCode::Home);
     press(&mut app, KeyCode::PageDown);
-    assert_eq!(app.frames().list().selected, page - 1);
+    assert_eq!(app.frames().cursor().selected(), page - 1);
     press(&mut app, KeyCode::PageDown);
-    assert_eq!(app.frames().list().selected, 2 * (page - 1));
-    let l = app.frames().list();
+    assert_eq!(app.frames().cursor().selected(), 2 * (page - 1));
+    let l = app.frames().cursor().list();
     assert!(
         l.selected >= l.offset && l.selected < l.offset + page,
         "{l:?}"
     );
     press(&mut app, KeyCode::PageUp);
-    assert_eq!(app.frames().list().selected, page - 1);
+    assert_eq!(app.frames().cursor().selected(), page - 1);
     // The screen shows the selected row.
     let s = screen(&app);
-    let sel = &s[7 + app.frames().list().selected - app.frames().list().offset];
+    let sel = &s[7 + app.frames().cursor().selected() - app.frames().cursor().list().offset];
     assert!(sel.starts_with("┃12:00:00.007"), "{sel}");
 }
 
@@ -276,7 +279,7 @@ fn enter_on_a_violation_selects_its_frame_even_behind_a_filter() {
     assert!(!app.frames().follows());
     // The frame is on screen and marked.
     let s = screen(&app);
-    let line = &s[7 + app.frames().list().selected - app.frames().list().offset];
+    let line = &s[7 + app.frames().cursor().selected() - app.frames().cursor().list().offset];
     assert!(
         line.starts_with("┃12:00:00.006 ->   - ! malformed "),
         "{line}"
@@ -295,17 +298,17 @@ fn n_and_shift_n_walk_frames_with_violations() {
     let mut app = app_with(ev, 80, 24);
     press(&mut app, KeyCode::Home);
     press(&mut app, KeyCode::Char('n'));
-    assert_eq!(app.frames().list().selected, 1);
+    assert_eq!(app.frames().cursor().selected(), 1);
     press(&mut app, KeyCode::Char('n'));
-    assert_eq!(app.frames().list().selected, 2);
+    assert_eq!(app.frames().cursor().selected(), 2);
     press(&mut app, KeyCode::Char('n'));
-    assert_eq!(app.frames().list().selected, 2);
+    assert_eq!(app.frames().cursor().selected(), 2);
     assert_eq!(
         app.message().as_deref(),
         Some("no later frame with a violation")
     );
     press(&mut app, KeyCode::Char('N'));
-    assert_eq!(app.frames().list().selected, 1);
+    assert_eq!(app.frames().cursor().selected(), 1);
 }
 
 #[test]
@@ -388,11 +391,14 @@ fn mouse_wheel_scrolls_and_a_click_selects_and_focuses() {
     // Click the third visible frame row (screen row 7 is the first).
     app.handle(mouse(MouseEventKind::Down(MouseButton::Left), 10, 9));
     assert_eq!(app.focus(), Pane::Frames);
-    assert_eq!(app.frames().list().selected, app.frames().list().offset + 2);
+    assert_eq!(
+        app.frames().cursor().selected(),
+        app.frames().cursor().list().offset + 2
+    );
     assert!(!app.frames().follows());
-    let before = app.frames().list().selected;
+    let before = app.frames().cursor().selected();
     app.handle(mouse(MouseEventKind::ScrollUp, 10, 9));
-    assert_eq!(app.frames().list().selected, before - 3);
+    assert_eq!(app.frames().cursor().selected(), before - 3);
     // Clicking a connection row focuses the list and selects it.
     app.handle(mouse(MouseEventKind::Down(MouseButton::Left), 5, 3));
     assert_eq!(app.focus(), Pane::Connections);
@@ -401,7 +407,7 @@ fn mouse_wheel_scrolls_and_a_click_selects_and_focuses() {
     // Wheel over the bottom pane scrolls it, not the frames.
     press(&mut app, KeyCode::Char('v'));
     app.handle(mouse(MouseEventKind::ScrollDown, 10, 19));
-    assert_eq!(app.violations().list().selected, 3);
+    assert_eq!(app.violations().cursor().selected(), 3);
 }
 
 #[test]
@@ -412,7 +418,7 @@ fn resizing_keeps_the_cursor_visible_and_draws_at_80x24() {
         press(&mut app, KeyCode::Down);
     }
     app.handle(AppEvent::Resize(80, 24));
-    let l = app.frames().list();
+    let l = app.frames().cursor().list();
     assert_eq!(l.selected, 30);
     assert!(l.selected < l.offset + app.page(Pane::Frames), "{l:?}");
     let s = screen(&app);
@@ -497,7 +503,7 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Up);
     press(&mut app, KeyCode::Up);
-    let (c, seq) = app.frames().view()[app.frames().list().selected];
+    let (c, seq) = app.frames().view()[app.frames().cursor().selected()];
     // Five more malformed frames on conn 1: four of its oldest rows go.
     let mut insp = amqpeek::pipeline::Inspector::new(1, Default::default());
     let mut out = Vec::new();
@@ -536,7 +542,7 @@ fn eviction_at_the_frame_bound_keeps_the_paused_cursor_on_its_row() {
         "no dropped entries linger in the list"
     );
     assert_eq!(
-        app.frames().view()[app.frames().list().selected],
+        app.frames().view()[app.frames().cursor().selected()],
         (c, seq),
         "cursor stays on its row"
     );

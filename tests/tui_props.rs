@@ -105,22 +105,23 @@ fn any_event() -> impl Strategy<Value = AppEvent> {
 
 fn check(app: &App) {
     let n_conns = app.model().conns.len() + 1;
-    assert!(app.conn_list().list().selected < n_conns);
+    assert!(app.conn_list().cursor().selected() < n_conns);
     assert!(
-        app.frames().view().is_empty() || app.frames().list().selected < app.frames().view().len()
+        app.frames().view().is_empty()
+            || app.frames().cursor().selected() < app.frames().view().len()
     );
     assert!(
         app.frames().view().is_empty()
-            || app.frames().list().offset <= app.frames().list().selected
+            || app.frames().cursor().list().offset <= app.frames().cursor().selected()
     );
     assert!(
         app.violations().rows().is_empty()
-            || app.violations().list().selected < app.violations().rows().len()
+            || app.violations().cursor().selected() < app.violations().rows().len()
     );
     // The frame list, when on screen, shows its cursor.
     let page = app.page(Pane::Frames);
     if !app.frames().view().is_empty() && page > 0 {
-        let l = app.frames().list();
+        let l = app.frames().cursor().list();
         assert!(
             l.selected >= l.offset && l.selected < l.offset + page,
             "{l:?} page {page}"

@@ -67,7 +67,7 @@ fn l_follows_an_amqp10_link_with_the_dispositions_that_settle_its_deliveries() {
     let Overlay::Timeline(tl) = app.overlay().clone() else {
         panic!("no timeline: {:?}", app.message());
     };
-    let (follow, list) = (tl.follow().clone(), tl.list());
+    let (follow, list) = (tl.follow().clone(), tl.cursor().list());
     assert!(
         app.effects().is_empty(),
         "not a file's whole capture: the rows in memory, nothing asked of a pager"

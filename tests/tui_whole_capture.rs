@@ -495,7 +495,7 @@ fn l_follows_a_link_across_the_whole_capture_with_its_far_settlements() {
     let Overlay::Timeline(tl) = app.overlay().clone() else {
         panic!("closed");
     };
-    let list = tl.list();
+    let list = tl.cursor().list();
     assert_eq!(e[list.selected].seq, t0);
     // Delivery 0: settled 50,050 frames later, by a disposition listed.
     let us = link_capture_us(50_050);
@@ -566,7 +566,7 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     let Overlay::Timeline(tl) = app.overlay().clone() else {
         panic!("no timeline: {:?}", app.message());
     };
-    let (follow, list) = (tl.follow().clone(), tl.list());
+    let (follow, list) = (tl.follow().clone(), tl.cursor().list());
     let e = timeline::entries(&app, &follow);
     assert_eq!(e[list.selected].seq, t);
     let before = e.iter().filter(|x| x.seq < t).count();
@@ -584,7 +584,7 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
 
     press(&mut app, KeyCode::Char('L'));
     assert_eq!(*app.overlay(), Overlay::None, "L closes it too");
-    assert!(app.model().paging.following.is_none(), "nothing kept of it");
+    assert!(!timeline::reading(&app), "nothing kept of it");
     assert!(app.effects().is_empty(), "nothing to stop");
     // Opened again and closed before the frames come: the re-run is stopped.
     press(&mut app, KeyCode::Char('L'));
@@ -592,7 +592,6 @@ fn l_on_a_late_frame_keeps_half_the_bound_before_it_and_esc_forgets_the_timeline
     press(&mut app, KeyCode::Esc);
     assert_eq!(*app.overlay(), Overlay::None);
     assert!(!timeline::reading(&app));
-    assert!(app.model().paging.following.is_none());
     assert!(
         app.effects()
             .iter()

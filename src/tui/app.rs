@@ -234,37 +234,6 @@ impl Pane {
     }
 }
 
-/// A list's cursor and scroll position.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ListState {
-    /// Selected index.
-    pub selected: usize,
-    /// First visible index.
-    pub offset: usize,
-}
-
-impl ListState {
-    pub(super) fn clamp(&mut self, len: usize, height: usize) {
-        if len == 0 {
-            *self = ListState::default();
-            return;
-        }
-        self.selected = self.selected.min(len - 1);
-        let h = height.max(1);
-        if self.selected < self.offset {
-            self.offset = self.selected;
-        } else if self.selected >= self.offset + h {
-            self.offset = self.selected + 1 - h;
-        }
-        self.offset = self.offset.min(len.saturating_sub(h));
-    }
-    pub(super) fn move_by(&mut self, delta: isize, len: usize, height: usize) {
-        let s = self.selected as isize + delta;
-        self.selected = s.clamp(0, len.saturating_sub(1) as isize) as usize;
-        self.clamp(len, height);
-    }
-}
-
 /// Overlays above the panes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Overlay {
@@ -468,11 +437,8 @@ impl App {
             AppEvent::Window(w) => self.load_window(*w),
             AppEvent::Scanned(rows) => self.scanned(rows),
             AppEvent::Followed(f) => {
-                let size = self.model.size;
-                if let Some((at, len)) = super::timeline::store_followed(&mut self.model, *f)
-                    && let Overlay::Timeline(t) = &mut self.overlay
-                {
-                    t.centre_on(at, len, size);
+                if let Overlay::Timeline(t) = &mut self.overlay {
+                    t.followed(*f, self.model.size);
                 }
             }
             AppEvent::Exported(done) => self.exported(*done),
@@ -499,17 +465,22 @@ impl App {
             .snapshot_at(self.state_conn_id(), self.selected_entry())
     }
 
-    /// Columns `pane` is scrolled sideways.
-    pub fn shift(&self, pane: Pane) -> usize {
+    /// The cursor of pane `pane`'s list.
+    pub fn cursor_of(&self, pane: Pane) -> &super::components::cursor::Cursor {
         match pane {
-            Pane::Connections => self.conn_list.shift(),
-            // The frame list's columns flex to the width instead.
-            Pane::Frames => 0,
-            Pane::Detail => self.detail.shift(),
-            Pane::State => self.state.shift(),
-            Pane::Violations => self.violations.shift(),
-            Pane::Health => self.health.shift(),
+            Pane::Connections => self.conn_list.cursor(),
+            Pane::Frames => self.frames.cursor(),
+            Pane::Detail => self.detail.cursor(),
+            Pane::State => self.state.cursor(),
+            Pane::Violations => self.violations.cursor(),
+            Pane::Health => self.health.cursor(),
         }
+    }
+
+    /// Columns `pane` is scrolled sideways (never the frame list: its columns flex to the
+    /// width instead).
+    pub fn shift(&self, pane: Pane) -> usize {
+        self.cursor_of(pane).shift()
     }
 
     /// The connection the state pane shows.

@@ -109,7 +109,7 @@ fn node_value(row: &Row, path: &str) -> Option<serde_json::Value> {
 /// container as indented JSON).
 fn field_text(app: &App, row: &Row) -> Option<Vec<String>> {
     let nodes = views::detail::tree_nodes(row, app.detail.toggled());
-    let n = nodes.get(app.detail.list().selected)?;
+    let n = nodes.get(app.detail.cursor().selected())?;
     let mut out = Vec::new();
     part(&mut out, "field", n.path.trim_start_matches('$'));
     let value = node_value(row, &n.path);
@@ -206,7 +206,7 @@ pub(super) fn of_selection(app: &App) -> Option<(String, Vec<String>)> {
             let items = views::state_items::state_items_in(snapshot, usize::MAX);
             Some((
                 "State".into(),
-                state_text(&items, app.state.list().selected)?,
+                state_text(&items, app.state.cursor().selected())?,
             ))
         }
         Pane::Health => {

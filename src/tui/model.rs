@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::browse::row::snapshot_bytes;
 pub use crate::browse::row::{Row, RowKind};
 use crate::event::Snapshot;
-use crate::event::{CloseInfo, ConnId, FrameEvent, Timestamp, Violation};
+use crate::event::{CloseInfo, ConnId, FrameEvent, FrameRef, Timestamp, Violation};
 
 /// The state name a tracker gives a connection whose state missed bytes may have changed.
 pub const UNKNOWN_STATE: &str = "UNKNOWN";
@@ -262,6 +262,18 @@ impl Model {
     /// Resolve a frame-list entry.
     pub fn row(&self, conn: ConnId, seq: u64) -> Option<&Row> {
         self.conns.get(&conn)?.row(seq)
+    }
+
+    /// The number of the kept row of frame `f` of `conn`: the latest at its direction and
+    /// offset.
+    pub fn kept_row_of(&self, conn: ConnId, f: FrameRef) -> Option<u64> {
+        self.conns
+            .get(&conn)?
+            .rows
+            .iter()
+            .rev()
+            .find(|r| r.dir == Some(f.dir) && r.offset == f.offset)
+            .map(|r| r.seq)
     }
 
     /// The connections of `scope` (`None`: all).

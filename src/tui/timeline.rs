@@ -15,14 +15,15 @@
 
 use std::collections::HashMap;
 
-use super::app::App;
+use super::app::{App, Overlay};
 use super::model::{Model, Row, RowKind};
 pub use crate::browse::follow::Follow;
 use crate::browse::follow::{FollowRequest, Followed, Settlement, Step};
 use crate::event::{Awaits, Dir, FrameRef};
 
-/// The followed frames of the whole capture asked of the pager, and (once come) brought back.
-#[derive(Clone, Debug)]
+/// The followed frames of the whole capture asked of the pager, and (once come) brought back:
+/// the timeline's own (`components/timeline_view.rs`), kept while it is open.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Following {
     /// What was asked.
     pub request: FollowRequest,
@@ -58,52 +59,68 @@ pub struct Entry {
     pub summary: String,
 }
 
-/// The timeline of `follow`: the followed frames the pager brought back of the whole capture
-/// (none while they are being read), else those of the rows in memory.
-pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
-    entries_in(app.model(), follow)
+impl Following {
+    /// Asked of the pager with `request`, not come yet.
+    pub fn asked(request: FollowRequest) -> Following {
+        Following {
+            request,
+            steps: None,
+            cut: (false, false),
+        }
+    }
+
+    /// Whether the frames are still being read from the capture.
+    pub fn reading(&self) -> bool {
+        self.steps.is_none()
+    }
+
+    /// The followed frames of the whole capture have come: kept when they answer this
+    /// request. Where the frame it was asked around is among them, and how many there are
+    /// (none when the answer is to another request).
+    pub fn store(&mut self, f: Followed) -> Option<(usize, usize)> {
+        if self.request.id != f.request.id {
+            // An answer to a request since replaced.
+            return None;
+        }
+        let at = f
+            .steps
+            .iter()
+            .position(|s| s.seq == f.request.around)
+            .unwrap_or(0);
+        let len = f.steps.len();
+        self.steps = Some(f.steps);
+        self.cut = f.cut;
+        Some((at, len))
+    }
 }
 
-/// The timeline of `follow` in `model` (see [`entries`]).
-pub fn entries_in(model: &Model, follow: &Follow) -> Vec<Entry> {
-    match model.paging.following.as_ref() {
+/// The timeline of `follow` in `app`: the followed frames the pager brought back of the whole
+/// capture for the open timeline (none while they are being read), else those of the rows in
+/// memory.
+pub fn entries(app: &App, follow: &Follow) -> Vec<Entry> {
+    entries_in(app.model(), follow, open_following(app))
+}
+
+/// The timeline of `follow` in `model`, `following` the followed frames of the whole capture
+/// asked (see [`entries`]).
+pub fn entries_in(model: &Model, follow: &Follow, following: Option<&Following>) -> Vec<Entry> {
+    match following {
         Some(f) if f.request.follow == *follow => f.steps.as_deref().map_or_else(Vec::new, timed),
         _ => timed(&in_memory(model, follow)),
     }
 }
 
-/// Whether the timeline's frames are still being read from the capture.
+/// Whether the open timeline's frames are still being read from the capture.
 pub fn reading(app: &App) -> bool {
-    reading_in(app.model())
+    open_following(app).is_some_and(Following::reading)
 }
 
-/// Whether the timeline's frames are still being read from the capture of `model`.
-pub fn reading_in(model: &Model) -> bool {
-    model
-        .paging
-        .following
-        .as_ref()
-        .is_some_and(|f| f.steps.is_none())
-}
-
-/// The followed frames of the whole capture have come: `model` keeps them for the timeline
-/// that asked. Where the frame it was opened on is among them, and how many there are (none
-/// when the answer is to a request since replaced or closed).
-pub(super) fn store_followed(model: &mut Model, f: Followed) -> Option<(usize, usize)> {
-    let following = model.paging.following.as_mut()?;
-    if following.request.id != f.request.id {
-        // An answer to a request since replaced.
-        return None;
+/// What the open timeline asked of the pager, if any.
+fn open_following(app: &App) -> Option<&Following> {
+    match app.overlay() {
+        Overlay::Timeline(t) => t.following(),
+        _ => None,
     }
-    let at = f
-        .steps
-        .iter()
-        .position(|s| s.seq == f.request.around)
-        .unwrap_or(0);
-    let len = f.steps.len();
-    following.steps = Some(f.steps);
-    following.cut = f.cut;
-    Some((at, len))
 }
 
 /// The entries of `steps`, timed from the first and from the one before.

@@ -27,8 +27,6 @@ pub struct Paging {
     pub loading: Option<WindowRequest>,
     /// Rows a search has scanned so far (of the capture's, the first pass's count).
     pub scanned: u64,
-    /// The timeline's followed frames of the whole capture, asked or brought back.
-    pub following: Option<super::timeline::Following>,
     /// The edge row a move past the window's edge last asked around, and the move: asked
     /// again, the window brought back had nothing beyond it (a spool ring's first row).
     pub(super) edge: Option<(ConnId, u64, isize)>,

@@ -5,36 +5,29 @@
 
 use std::collections::HashSet;
 
-use super::super::app::ListState;
 use super::super::model::Row;
 use super::super::views;
-use super::{Outcome, step};
+use super::Outcome;
+use super::cursor::Cursor;
 use crate::tui::input::Action;
 
 /// The field tree's cursor and toggles, and the hex dump's scroll.
 #[derive(Clone, Debug, Default)]
 pub struct Detail {
-    list: ListState,
+    cursor: Cursor,
     toggled: HashSet<String>,
     hex_scroll: usize,
-    /// Columns the pane is scrolled sideways.
-    shift: usize,
 }
 
 impl Detail {
-    /// Columns the pane is scrolled sideways (Left/Right).
-    pub fn shift(&self) -> usize {
-        self.shift
-    }
-
-    /// Scroll the pane `to` columns sideways.
-    pub fn set_shift(&mut self, to: usize) {
-        self.shift = to;
-    }
-
     /// The tree's cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
+    }
+
+    /// The tree's cursor, to scroll the pane sideways.
+    pub(in crate::tui) fn cursor_mut(&mut self) -> &mut Cursor {
+        &mut self.cursor
     }
 
     /// Tree nodes whose default expansion was toggled (by path).
@@ -54,12 +47,12 @@ impl Detail {
 
     /// Another frame is selected: the tree starts at its top.
     pub fn reset_cursor(&mut self) {
-        self.list = ListState::default();
+        self.cursor.to_top();
     }
 
     /// Another frame is selected: the tree and the hex dump start at their tops.
     pub fn reset(&mut self) {
-        self.list = ListState::default();
+        self.cursor.to_top();
         self.hex_scroll = 0;
     }
 
@@ -75,19 +68,18 @@ impl Detail {
     /// Keep the cursor within the tree of `row` and its `page` rows.
     pub fn clamp(&mut self, row: Option<&Row>, page: usize) {
         let n = self.len(row);
-        self.list.clamp(n, page);
+        self.cursor.clamp(n, page);
     }
 
     /// Move the cursor by `delta` nodes of the tree of `row` in a `page`-row pane.
     pub fn move_by(&mut self, delta: isize, row: Option<&Row>, page: usize) {
         let n = self.len(row);
-        self.list.move_by(delta, n, page);
+        self.cursor.move_by(delta, n, page);
     }
 
     /// A key while the pane has the focus, `row` the selected frame.
     pub fn handle_key(&mut self, a: Action, row: Option<&Row>, page: usize) -> Outcome {
-        if let Some(d) = step(a, page) {
-            self.move_by(d, row, page);
+        if self.cursor.step(a, self.len(row), page).is_some() {
             return Outcome::Moved;
         }
         let changed = match a {
@@ -116,7 +108,7 @@ impl Detail {
             return false;
         };
         let nodes = views::detail::tree_nodes(row, &self.toggled);
-        let Some(n) = nodes.get(self.list.selected) else {
+        let Some(n) = nodes.get(self.cursor.selected()) else {
             return false;
         };
         if !n.container {

@@ -10,10 +10,11 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use super::super::app::{ListState, TimeMode};
+use super::super::app::TimeMode;
 use super::super::filter::Filter;
 use super::super::model::{Model, Row};
 use super::Outcome;
+use super::cursor::Cursor;
 use crate::event::ConnId;
 use crate::tui::input::Action;
 
@@ -23,7 +24,7 @@ pub struct FrameList {
     view: VecDeque<(ConnId, u64)>,
     /// Entries whose rows were dropped from memory, not yet compacted away.
     dangling: usize,
-    list: ListState,
+    cursor: Cursor,
     follow: bool,
     marks: HashSet<(ConnId, u64)>,
     marked_conns: HashSet<ConnId>,
@@ -45,9 +46,9 @@ impl FrameList {
         &self.view
     }
 
-    /// The cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    /// The cursor (the list's columns flex to the width: it is not scrolled sideways).
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
     }
 
     /// Whether the list tails new frames.
@@ -77,7 +78,7 @@ impl FrameList {
 
     /// The entry under the cursor.
     pub fn selected(&self) -> Option<(ConnId, u64)> {
-        self.view.get(self.list.selected).copied()
+        self.view.get(self.cursor.selected()).copied()
     }
 
     /// Where `entry` is listed.
@@ -108,31 +109,61 @@ impl FrameList {
 
     /// Keep the cursor within the list and its `page` rows.
     pub fn clamp(&mut self, page: usize) {
-        self.list.clamp(self.view.len(), page);
+        self.cursor.clamp(self.view.len(), page);
     }
 
-    /// Move the cursor by `delta` rows in a `page`-row pane.
-    pub fn move_by(&mut self, delta: isize, page: usize) {
-        self.list.move_by(delta, self.view.len(), page);
+    /// Move the cursor by `delta` rows in a `page`-row pane (a move up stops following new
+    /// frames); whether it moved.
+    pub fn move_by(&mut self, delta: isize, page: usize) -> bool {
+        if delta < 0 {
+            self.follow = false;
+        }
+        self.cursor.move_by(delta, self.view.len(), page)
     }
 
-    /// Put the cursor on row `i`.
+    /// Put the cursor on row `i` of a `page`-row pane, no longer following new frames.
     pub fn select(&mut self, i: usize, page: usize) {
-        self.list.selected = i;
+        self.follow = false;
+        self.cursor.select(i);
         self.clamp(page);
+    }
+
+    /// The row listed next to the cursor: after it (`forward`) or before it.
+    pub fn neighbour(&self, forward: bool) -> Option<usize> {
+        let cur = self.cursor.selected();
+        if forward {
+            Some(cur + 1).filter(|i| *i < self.view.len())
+        } else {
+            cur.checked_sub(1).filter(|_| !self.view.is_empty())
+        }
+    }
+
+    /// The nearest row listed after the cursor (`forward`) or before it whose frame has a
+    /// violation (among the rows `model` keeps).
+    pub fn next_with_violation(&self, model: &Model, forward: bool) -> Option<usize> {
+        let cur = self.cursor.selected();
+        let has = |i: &usize| {
+            self.view
+                .get(*i)
+                .and_then(|(c, s)| model.row(*c, *s))
+                .is_some_and(|r| !r.violations.is_empty())
+        };
+        if forward {
+            (cur + 1..self.view.len()).find(has)
+        } else {
+            (0..cur).rev().find(has)
+        }
     }
 
     /// Put the cursor on row `i`, scrolled to the middle of the pane.
     pub fn select_centred(&mut self, i: usize, page: usize) {
-        self.list.selected = i;
-        self.list.offset = i.saturating_sub(page / 2);
-        self.clamp(page);
+        self.cursor.centre(i, self.view.len(), page);
     }
 
     /// Follow new frames from the last one listed (`F`).
     pub fn tail(&mut self, page: usize) {
         self.follow = true;
-        self.list.selected = self.view.len().saturating_sub(1);
+        self.cursor.select(self.view.len().saturating_sub(1));
         self.clamp(page);
     }
 
@@ -147,7 +178,7 @@ impl FrameList {
     /// within the pane.
     pub fn settle(&mut self, page: usize) {
         if self.follow {
-            self.list.selected = self.view.len().saturating_sub(1);
+            self.cursor.select(self.view.len().saturating_sub(1));
         }
         self.clamp(page);
     }
@@ -158,8 +189,7 @@ impl FrameList {
     pub fn dropped(&mut self, entry: (ConnId, u64), listed: impl FnOnce() -> bool) {
         if self.view.front() == Some(&entry) {
             self.view.pop_front();
-            self.list.selected = self.list.selected.saturating_sub(1);
-            self.list.offset = self.list.offset.saturating_sub(1);
+            self.cursor.first_removed();
         } else if listed() {
             self.dangling += 1;
         }
@@ -175,10 +205,10 @@ impl FrameList {
         let sel = self.selected();
         self.view.retain(|(c, s)| model.row(*c, *s).is_some());
         self.dangling = 0;
-        self.list.selected = match sel {
+        self.cursor.select(match sel {
             Some((_, s)) => self.view.partition_point(|(_, x)| *x < s),
             None => 0,
-        };
+        });
         self.settle(page);
     }
 
@@ -209,7 +239,7 @@ impl FrameList {
         }
         self.view = view.into();
         self.dangling = 0;
-        self.list.selected = if self.follow {
+        self.cursor.select(if self.follow {
             self.view.len().saturating_sub(1)
         } else {
             match sel {
@@ -219,7 +249,7 @@ impl FrameList {
                     .min(self.view.len().saturating_sub(1)),
                 None => 0,
             }
-        };
+        });
         self.clamp(page);
     }
 

@@ -10,11 +10,11 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::event::{CloseInfo, CloseReason, ConnId, Diagnosis, EndWhy, Ended, FrameRef, Timestamp};
+use crate::event::{CloseInfo, CloseReason, ConnId, Diagnosis, EndWhy, Ended, Timestamp};
 
-use super::super::app::ListState;
 use super::super::model::Model;
-use super::{Ctx, Outcome, step};
+use super::cursor::Cursor;
+use super::{Ctx, Outcome, go_to_frame};
 use crate::tui::input::Action;
 
 /// Ended diagnoses kept, at most (older ones are dropped and counted).
@@ -51,9 +51,7 @@ pub struct Health {
     /// [`MAX_ACTIVE`]).
     dropped: u64,
     /// The pane's cursor over `active` then `ended`.
-    list: ListState,
-    /// Columns the pane is scrolled sideways.
-    shift: usize,
+    cursor: Cursor,
 }
 
 impl Health {
@@ -77,7 +75,7 @@ impl Health {
 
     /// The entry under the cursor.
     pub fn selected(&self) -> Option<&HealthEntry> {
-        self.get(self.list.selected)
+        self.get(self.cursor.selected())
     }
 
     fn position(&self, key: &Key) -> Option<usize> {
@@ -124,7 +122,7 @@ impl Health {
             }
         }
         if let Some(i) = cursor.and_then(|k| self.position(&k)) {
-            self.list.selected = i;
+            self.cursor.select(i);
         }
     }
 
@@ -165,16 +163,6 @@ impl Health {
 }
 
 impl Health {
-    /// Columns the pane is scrolled sideways (Left/Right).
-    pub fn shift(&self) -> usize {
-        self.shift
-    }
-
-    /// Scroll the pane `to` columns sideways.
-    pub fn set_shift(&mut self, to: usize) {
-        self.shift = to;
-    }
-
     /// Active diagnoses, the one held longest first.
     pub fn active(&self) -> &[HealthEntry] {
         &self.active
@@ -191,36 +179,36 @@ impl Health {
     }
 
     /// The pane's cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
+    }
+
+    /// The pane's cursor, to scroll the pane sideways.
+    pub(in crate::tui) fn cursor_mut(&mut self) -> &mut Cursor {
+        &mut self.cursor
     }
 
     /// Keep the cursor within the list and its `page` rows.
     pub fn clamp(&mut self, page: usize) {
-        self.list.clamp(self.len(), page);
+        self.cursor.clamp(self.len(), page);
     }
 
     /// Move the cursor by `delta` entries in a `page`-row pane.
     pub fn move_by(&mut self, delta: isize, page: usize) {
-        let len = self.len();
-        self.list.move_by(delta, len, page);
+        self.cursor.move_by(delta, self.len(), page);
     }
 
     /// A diagnosis started or ended on `conn`: its first evidence frame's row is looked up
     /// among the rows `model` keeps.
     pub fn diagnosis(&mut self, model: &Model, conn: ConnId, d: Arc<Diagnosis>) {
-        let seq = d
-            .evidence
-            .first()
-            .and_then(|f| evidence_row(model, conn, *f));
+        let seq = d.evidence.first().and_then(|f| model.kept_row_of(conn, *f));
         self.take(d, seq);
     }
 
     /// A key while the pane has the focus: moves, and Enter, which selects the selected
     /// diagnosis's first evidence frame.
     pub fn handle_key(&mut self, a: Action, ctx: &Ctx) -> Outcome {
-        if let Some(d) = step(a, ctx.page) {
-            self.move_by(d, ctx.page);
+        if self.cursor.step(a, self.len(), ctx.page).is_some() {
             return Outcome::Moved;
         }
         match a {
@@ -239,30 +227,7 @@ impl Health {
         let Some(f) = d.evidence.first().copied() else {
             return Outcome::Message(format!("{} names no evidence frame", d.check.id));
         };
-        let seq = evidence_row(model, d.conn, f).or(e.evidence_seq);
-        if let Some(seq) = seq.filter(|s| model.pages() && *s >= model.reachable_from()) {
-            // Kept or not: the whole capture is reachable.
-            return Outcome::Reach(d.conn, seq);
-        }
-        match seq.filter(|s| model.row(d.conn, *s).is_some()) {
-            Some(seq) => Outcome::Select(d.conn, seq),
-            None => Outcome::Message(format!(
-                "the evidence frame at {} offset {} is no longer in memory",
-                f.dir.as_str(),
-                f.offset
-            )),
-        }
+        let seq = model.kept_row_of(d.conn, f).or(e.evidence_seq);
+        go_to_frame(model, d.conn, seq, f, "the evidence frame")
     }
-}
-
-/// The kept row of frame `f` of `conn`, the latest at its direction and offset.
-fn evidence_row(model: &Model, conn: ConnId, f: FrameRef) -> Option<u64> {
-    model
-        .conns
-        .get(&conn)?
-        .rows
-        .iter()
-        .rev()
-        .find(|r| r.dir == Some(f.dir) && r.offset == f.offset)
-        .map(|r| r.seq)
 }

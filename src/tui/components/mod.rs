@@ -4,6 +4,7 @@
 //! [`Outcome`] names it (select a frame elsewhere, say something, apply a filter).
 
 pub mod conn_list;
+pub mod cursor;
 pub mod detail;
 pub mod export_line;
 pub mod filter_line;
@@ -16,7 +17,7 @@ pub mod stats_view;
 pub mod timeline_view;
 pub mod violations;
 
-use crate::event::ConnId;
+use crate::event::{ConnId, FrameRef};
 
 use super::input::Action;
 use super::model::Model;
@@ -76,6 +77,30 @@ pub struct Ctx<'a> {
     pub model: &'a Model,
     /// Rows the component's pane shows at the current size.
     pub page: usize,
+}
+
+/// Enter on a pane's row that names frame `f` of `conn`, row `seq` if known: the frame is
+/// reached when the pager can bring it back, else selected when kept, else `gone` (what the
+/// frame is, in words) is said to be no longer in memory.
+pub fn go_to_frame(
+    model: &Model,
+    conn: ConnId,
+    seq: Option<u64>,
+    f: FrameRef,
+    gone: &str,
+) -> Outcome {
+    if let Some(seq) = seq.filter(|s| model.pages() && *s >= model.reachable_from()) {
+        // Kept or not: the whole capture is reachable.
+        return Outcome::Reach(conn, seq);
+    }
+    match seq.filter(|s| model.row(conn, *s).is_some()) {
+        Some(seq) => Outcome::Select(conn, seq),
+        None => Outcome::Message(format!(
+            "{gone} at {} offset {} is no longer in memory",
+            f.dir.as_str(),
+            f.offset
+        )),
+    }
 }
 
 /// The cursor move of a moving key in a list of `page` rows (`None`: not a move).

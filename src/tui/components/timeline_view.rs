@@ -1,20 +1,23 @@
-//! The timeline overlay's component (`L`): what is followed (a link or a channel) and the
-//! cursor over its frames (`timeline.rs` lists them). Opening it asks the pager for the
-//! whole capture's followed frames when there is one; Enter selects the frame under the
-//! cursor in the frame list; Esc or `L` closes it.
+//! The timeline overlay's component (`L`): what is followed (a link or a channel), the
+//! cursor over its frames (`timeline.rs` lists them), and the whole capture's followed frames
+//! it asked the pager for, when there is one. Enter selects the frame under the cursor in the
+//! frame list; Esc or `L` closes it.
 
-use super::super::app::{Effect, ListState};
+use super::super::app::Effect;
 use super::super::model::Model;
-use super::super::timeline::{Follow, Following, entries_in};
-use super::{Outcome, step};
-use crate::browse::follow::FollowRequest;
+use super::super::timeline::{Entry, Follow, Following, entries_in};
+use super::Outcome;
+use super::cursor::Cursor;
+use crate::browse::follow::{FollowRequest, Followed};
 use crate::tui::input::Action;
 
-/// What the timeline follows and its cursor.
+/// What the timeline follows, its cursor, and what it asked of the pager.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelineView {
     follow: Follow,
-    list: ListState,
+    cursor: Cursor,
+    /// The followed frames of the whole capture, asked (and, once come, brought back).
+    following: Option<Following>,
 }
 
 impl TimelineView {
@@ -24,8 +27,8 @@ impl TimelineView {
     }
 
     /// The cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
     }
 
     /// Rows the timeline shows on a screen of `size`: the screen but the status line, less
@@ -34,49 +37,81 @@ impl TimelineView {
         (size.1 as usize).saturating_sub(4).max(1)
     }
 
-    /// Follow `follow`, the cursor on row `seq`. When the pager can, the whole capture's
-    /// followed frames are asked of it: the effect that asks is returned, and `model` says
-    /// they are being read.
-    pub fn open(follow: Follow, seq: Option<u64>, model: &mut Model) -> (Self, Option<Effect>) {
-        model.paging.following = None;
+    /// What it asked of the pager, if anything.
+    pub fn following(&self) -> Option<&Following> {
+        self.following.as_ref()
+    }
+
+    /// Whether its frames are still being read from the capture.
+    pub fn reading(&self) -> bool {
+        self.following.as_ref().is_some_and(Following::reading)
+    }
+
+    /// Whether followed frames were left out of those brought back: before the first, after
+    /// the last.
+    pub fn cut(&self) -> (bool, bool) {
+        self.following.as_ref().map_or((false, false), |f| f.cut)
+    }
+
+    /// The frames it lists (see [`entries_in`]).
+    pub fn entries(&self, model: &Model) -> Vec<Entry> {
+        entries_in(model, &self.follow, self.following.as_ref())
+    }
+
+    /// Follow `follow` in `model`, the cursor on row `seq`. When the pager can, the whole
+    /// capture's followed frames are asked of it by request `id` (a number of the pager's
+    /// requests): the effect that asks is returned, and the view says they are being read.
+    pub fn open(
+        follow: Follow,
+        seq: Option<u64>,
+        model: &Model,
+        id: u64,
+    ) -> (Self, Option<Effect>) {
+        let mut view = TimelineView {
+            follow,
+            cursor: Cursor::default(),
+            following: None,
+        };
         let mut effect = None;
         if model.pages() && model.pager_ready() {
             let request = FollowRequest {
-                id: model.paging.next_id(),
-                follow: follow.clone(),
+                id,
+                follow: view.follow.clone(),
                 around: seq.unwrap_or(0),
             };
             effect = Some(Effect::Follow(request.clone()));
-            model.paging.following = Some(Following {
-                request,
-                steps: None,
-                cut: (false, false),
-            });
+            view.following = Some(Following::asked(request));
         }
-        let at = entries_in(model, &follow)
+        let at = view
+            .entries(model)
             .iter()
             .position(|e| Some(e.seq) == seq)
             .unwrap_or(0);
-        let mut list = ListState {
-            selected: at,
-            offset: 0,
-        };
-        list.clamp(at + 1, Self::page(model.size));
-        (TimelineView { follow, list }, effect)
+        view.cursor.select(at);
+        view.cursor.clamp(at + 1, Self::page(model.size));
+        (view, effect)
+    }
+
+    /// The followed frames of the whole capture have come (kept when they answer its
+    /// request): the cursor goes to the frame the timeline was opened on, centred on a screen
+    /// of `size`.
+    pub fn followed(&mut self, f: Followed, size: (u16, u16)) {
+        if let Some((at, len)) = self.following.as_mut().and_then(|x| x.store(f)) {
+            self.centre_on(at, len, size);
+        }
     }
 
     /// A key while the timeline is open: moves; Enter selects the frame under the cursor
     /// ([`Outcome::Jump`]); Esc and `L` close it.
     pub fn handle_key(&mut self, a: Action, model: &Model) -> Outcome {
-        let items = entries_in(model, &self.follow);
+        let items = self.entries(model);
         let (len, h) = (items.len(), Self::page(model.size));
-        if let Some(delta) = step(a, h) {
-            self.list.move_by(delta, len, h);
+        if self.cursor.step(a, len, h).is_some() {
             return Outcome::Consumed;
         }
         match a {
             Action::Escape | Action::Timeline => Outcome::Close,
-            Action::Enter => match items.get(self.list.selected) {
+            Action::Enter => match items.get(self.cursor.selected()) {
                 Some(e) => Outcome::Jump {
                     conn: self.follow.conn(),
                     seq: e.seq,
@@ -89,12 +124,8 @@ impl TimelineView {
         }
     }
 
-    /// The followed frames of the whole capture have come, `len` of them: the cursor goes
-    /// to the `at`th, the frame the timeline was opened on, centred.
-    pub fn centre_on(&mut self, at: usize, len: usize, size: (u16, u16)) {
-        let h = Self::page(size);
-        self.list.selected = at;
-        self.list.offset = at.saturating_sub(h / 2);
-        self.list.clamp(len, h);
+    /// The cursor to the `at`th of `len` frames, centred on a screen of `size`.
+    fn centre_on(&mut self, at: usize, len: usize, size: (u16, u16)) {
+        self.cursor.centre(at, len, Self::page(size));
     }
 }

@@ -4,9 +4,10 @@
 
 use std::collections::VecDeque;
 
-use super::super::app::ListState;
 use super::super::model::{Model, ViolationRow};
-use super::{Ctx, Outcome, step};
+use super::cursor::Cursor;
+use super::{Ctx, Outcome, go_to_frame};
+use crate::event::FrameRef;
 use crate::tui::input::Action;
 
 /// The violations and the cursor over them.
@@ -14,22 +15,10 @@ use crate::tui::input::Action;
 pub struct Violations {
     rows: VecDeque<ViolationRow>,
     evicted: u64,
-    list: ListState,
-    /// Columns the pane is scrolled sideways.
-    shift: usize,
+    cursor: Cursor,
 }
 
 impl Violations {
-    /// Columns the pane is scrolled sideways (Left/Right).
-    pub fn shift(&self) -> usize {
-        self.shift
-    }
-
-    /// Scroll the pane `to` columns sideways.
-    pub fn set_shift(&mut self, to: usize) {
-        self.shift = to;
-    }
-
     /// Every violation kept, oldest first.
     pub fn rows(&self) -> &VecDeque<ViolationRow> {
         &self.rows
@@ -41,13 +30,18 @@ impl Violations {
     }
 
     /// The pane's cursor.
-    pub fn list(&self) -> ListState {
-        self.list
+    pub fn cursor(&self) -> &Cursor {
+        &self.cursor
+    }
+
+    /// The pane's cursor, to scroll the pane sideways.
+    pub(in crate::tui) fn cursor_mut(&mut self) -> &mut Cursor {
+        &mut self.cursor
     }
 
     /// The violation under the cursor.
     pub fn selected(&self) -> Option<&ViolationRow> {
-        self.rows.get(self.list.selected)
+        self.rows.get(self.cursor.selected())
     }
 
     /// Keep `v`, dropping the oldest beyond `max`; the cursor stays on its violation.
@@ -56,25 +50,23 @@ impl Violations {
         while self.rows.len() > max.max(1) {
             self.rows.pop_front();
             self.evicted += 1;
-            self.list.selected = self.list.selected.saturating_sub(1);
-            self.list.offset = self.list.offset.saturating_sub(1);
+            self.cursor.first_removed();
         }
     }
 
     /// Keep the cursor within the list and its `page` rows.
     pub fn clamp(&mut self, page: usize) {
-        self.list.clamp(self.rows.len(), page);
+        self.cursor.clamp(self.rows.len(), page);
     }
 
     /// Move the cursor by `delta` rows of a `page`-row pane.
     pub fn move_by(&mut self, delta: isize, page: usize) {
-        self.list.move_by(delta, self.rows.len(), page);
+        self.cursor.move_by(delta, self.rows.len(), page);
     }
 
     /// A key while the pane has the focus.
     pub fn handle_key(&mut self, a: Action, ctx: &Ctx) -> Outcome {
-        if let Some(d) = step(a, ctx.page) {
-            self.move_by(d, ctx.page);
+        if self.cursor.step(a, self.rows.len(), ctx.page).is_some() {
             return Outcome::Moved;
         }
         match a {
@@ -89,26 +81,11 @@ impl Violations {
         let Some(v) = self.selected() else {
             return Outcome::Consumed;
         };
-        let seq = v.seq.or_else(|| {
-            model.conns.get(&v.conn).and_then(|c| {
-                c.rows
-                    .iter()
-                    .rev()
-                    .find(|r| r.dir == Some(v.violation.dir) && r.offset == v.violation.offset)
-                    .map(|r| r.seq)
-            })
-        });
-        if let Some(seq) = seq.filter(|s| model.pages() && *s >= model.reachable_from()) {
-            // Kept or not: the whole capture is reachable.
-            return Outcome::Reach(v.conn, seq);
-        }
-        match seq.filter(|s| model.row(v.conn, *s).is_some()) {
-            Some(seq) => Outcome::Select(v.conn, seq),
-            None => Outcome::Message(format!(
-                "the frame at {} offset {} is no longer in memory",
-                v.violation.dir.as_str(),
-                v.violation.offset
-            )),
-        }
+        let f = FrameRef {
+            dir: v.violation.dir,
+            offset: v.violation.offset,
+        };
+        let seq = v.seq.or_else(|| model.kept_row_of(v.conn, f));
+        go_to_frame(model, v.conn, seq, f, "the frame")
     }
 }

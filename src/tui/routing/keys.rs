@@ -146,9 +146,8 @@ impl App {
     /// Close the overlay; a timeline forgets the followed frames brought back (and stops
     /// their re-run if it is still going).
     pub(in crate::tui) fn close_overlay(&mut self) {
-        if matches!(self.overlay, Overlay::Timeline(_))
-            && let Some(f) = self.model.paging.following.take()
-            && f.steps.is_none()
+        if let Overlay::Timeline(t) = &self.overlay
+            && t.reading()
         {
             self.effects.push(Effect::StopFollow);
         }
@@ -164,7 +163,8 @@ impl App {
             self.message = Some("select a frame of a link or a channel to follow".into());
             return;
         };
-        let (view, effect) = TimelineView::open(follow, Some(seq), &mut self.model);
+        let id = self.model.paging.next_id();
+        let (view, effect) = TimelineView::open(follow, Some(seq), &self.model, id);
         self.effects.extend(effect);
         self.overlay = Overlay::Timeline(view);
     }

@@ -3,7 +3,8 @@
 //! moves reach beyond the rows in memory (`paging.rs`); the other panes' are their
 //! components'.
 
-use crate::tui::app::{App, ListState, Overlay, Pane};
+use crate::tui::app::{App, Overlay, Pane};
+use crate::tui::components::conn_list::ConnList;
 use crate::tui::components::state_pane::StatePane;
 use crate::tui::input::Action;
 use crate::tui::views;
@@ -45,24 +46,12 @@ impl App {
     /// Rows the list of pane `p` has.
     pub(super) fn list_len(&self, p: Pane) -> usize {
         match p {
-            Pane::Connections => self.model.conns.len() + 1,
+            Pane::Connections => ConnList::len(&self.model),
             Pane::Frames => self.frames.view().len(),
             Pane::Detail => self.detail.len(self.selected_row()),
             Pane::State => StatePane::len(self.state_snapshot()),
             Pane::Violations => self.violations.rows().len(),
             Pane::Health => self.health.len(),
-        }
-    }
-
-    /// The cursor of pane `p`'s list.
-    pub(super) fn list_of(&self, p: Pane) -> ListState {
-        match p {
-            Pane::Connections => self.conn_list.list(),
-            Pane::Frames => self.frames.list(),
-            Pane::Detail => self.detail.list(),
-            Pane::State => self.state.list(),
-            Pane::Violations => self.violations.list(),
-            Pane::Health => self.health.list(),
         }
     }
 
@@ -99,16 +88,11 @@ impl App {
     /// The frame cursor moved by `delta` in a pane of `h` rows: past the window's edge, the
     /// capture is asked for more; moving up stops following; another frame resets the detail.
     pub(super) fn move_frames_by(&mut self, delta: isize, h: usize) {
-        let before = self.frames.list().selected;
-        self.frames.move_by(delta, h);
-        if self.frames.list().selected == before {
-            self.past_edge(delta, before);
-        }
-        if delta < 0 {
-            self.frames.set_follow(false);
-        }
-        if self.frames.list().selected != before {
+        let before = self.frames.cursor().selected();
+        if self.frames.move_by(delta, h) {
             self.detail.reset();
+        } else {
+            self.past_edge(delta, before);
         }
     }
 
@@ -213,7 +197,7 @@ impl App {
             // Above the rows, or on the selected diagnosis below the Health pane's list.
             return;
         }
-        let list = self.list_of(p);
+        let list = self.cursor_of(p).list();
         let target = list.offset + (y - first) as usize;
         if target >= self.list_len(p) {
             return;
@@ -240,14 +224,15 @@ impl App {
         } else {
             cur.saturating_sub(step)
         };
-        match p {
-            Pane::Connections => self.conn_list.set_shift(to),
-            Pane::Frames => {}
-            Pane::Detail => self.detail.set_shift(to),
-            Pane::State => self.state.set_shift(to),
-            Pane::Violations => self.violations.set_shift(to),
-            Pane::Health => self.health.set_shift(to),
-        }
+        let cursor = match p {
+            Pane::Connections => self.conn_list.cursor_mut(),
+            Pane::Frames => return,
+            Pane::Detail => self.detail.cursor_mut(),
+            Pane::State => self.state.cursor_mut(),
+            Pane::Violations => self.violations.cursor_mut(),
+            Pane::Health => self.health.cursor_mut(),
+        };
+        cursor.set_shift(to);
     }
 
     /// Select row `seq` of `conn` in the frame list, centred: its connection shown, and a
@@ -275,22 +260,8 @@ impl App {
 
     /// `n` / `N`: the next / previous frame in the list with a violation.
     pub(super) fn jump_violation_frame(&mut self, forward: bool) {
-        let cur = self.frames.list().selected;
-        let has = |app: &App, i: usize| {
-            app.frames
-                .view()
-                .get(i)
-                .and_then(|(c, s)| app.row(*c, *s))
-                .is_some_and(|r| !r.violations.is_empty())
-        };
-        let found = if forward {
-            (cur + 1..self.frames.view().len()).find(|i| has(self, *i))
-        } else {
-            (0..cur).rev().find(|i| has(self, *i))
-        };
-        match found {
+        match self.frames.next_with_violation(&self.model, forward) {
             Some(i) => {
-                self.frames.set_follow(false);
                 let h = self.page(Pane::Frames);
                 self.frames.select(i, h);
                 self.detail.reset_cursor();

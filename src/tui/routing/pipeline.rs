@@ -20,9 +20,9 @@ impl App {
         let (conn, ts) = (e.conn, e.ts);
         let before = self.model.conns.len();
         self.model.conn_mut(conn, ts);
-        if self.model.conns.len() != before && self.conn_list.list().selected > 0 {
+        if self.model.conns.len() != before && self.conn_list.cursor().selected() > 0 {
             // A new connection sorts last (numbers grow), but keep the cursor on its conn.
-            let sel = self.conn_list.list().selected;
+            let sel = self.conn_list.cursor().selected();
             let n = self.model.conns.len();
             if sel >= n {
                 self.conn_list.select(n.min(sel));

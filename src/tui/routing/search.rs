@@ -17,22 +17,14 @@ impl App {
             self.message = Some("no filter to search with: / sets one".into());
             return;
         }
-        let cur = self.frames.list().selected;
-        let view = self.frames.view();
-        let next = if forward {
-            Some(cur + 1).filter(|i| *i < view.len())
-        } else {
-            cur.checked_sub(1).filter(|_| !view.is_empty())
-        };
-        if let Some(i) = next {
-            self.frames.set_follow(false);
+        if let Some(i) = self.frames.neighbour(forward) {
             let h = self.page(Pane::Frames);
             self.frames.select(i, h);
             self.detail.reset();
             self.focus = Pane::Frames;
             return;
         }
-        let at = self.frames.view().get(cur).map(|(_, s)| *s);
+        let at = self.frames.selected().map(|(_, s)| s);
         // The capture goes on beyond the window (in this direction) only when its end row
         // of the connection choice is not kept.
         let beyond = self.model.pages()

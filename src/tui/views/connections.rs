@@ -53,7 +53,12 @@ fn row_text(c: [&str; 8], addr_w: usize) -> String {
 fn lines_of(shown: Shown, focused: bool, inner: Rect) -> Vec<(String, Style)> {
     let height = inner.height.saturating_sub(1) as usize;
     let total = shown.model.conns.len() + 1;
-    let start = shown.list.list().offset.min(total.saturating_sub(1));
+    let start = shown
+        .list
+        .cursor()
+        .list()
+        .offset
+        .min(total.saturating_sub(1));
     let addr_w = (inner.width as usize).saturating_sub(58).max(8);
     let mut lines = vec![(
         row_text(
@@ -87,7 +92,7 @@ fn lines_of(shown: Shown, focused: bool, inner: Rect) -> Vec<(String, Style)> {
             };
             conn_row(shown, c, addr_w)
         };
-        let style = if i == shown.list.list().selected {
+        let style = if i == shown.list.cursor().selected() {
             style.patch(selected_style(focused))
         } else {
             style

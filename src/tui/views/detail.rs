@@ -12,7 +12,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
 use super::{Chrome, block_of, selected_style};
-use crate::tui::app::{App, ListState, Row};
+use crate::tui::app::{App, Row};
+use crate::tui::components::cursor::ListState;
 use crate::tui::components::detail::Detail;
 
 /// Containers at this depth and deeper start collapsed.
@@ -433,7 +434,7 @@ pub fn tree_width(zoom: bool, area: Rect) -> usize {
 
 /// The tree's cursor as drawn in `h` lines: the selected node within the nodes, and shown.
 fn shown_list(detail: &Detail, nodes: &[Node], h: usize) -> ListState {
-    let mut list = detail.list();
+    let mut list = detail.cursor().list();
     if !nodes.is_empty() {
         list.selected = list.selected.min(nodes.len() - 1);
         if list.selected >= list.offset + h.max(1) {

@@ -199,7 +199,12 @@ pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
     let h = inner.height as usize;
     let with_conn = shown.scope.is_none();
     let mut lines = Vec::with_capacity(h);
-    let start = shown.frames.list().offset.min(shown.frames.view().len());
+    let start = shown
+        .frames
+        .cursor()
+        .list()
+        .offset
+        .min(shown.frames.view().len());
     let origin = match shown.scope {
         Some(c) => shown.model.conns.get(&c).map(|c| c.first_ts),
         None => shown.model.conns.values().map(|c| c.first_ts).min(),
@@ -219,7 +224,7 @@ pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
             continue;
         };
         let mut style = row_style(r);
-        if i == shown.frames.list().selected {
+        if i == shown.frames.cursor().selected() {
             style = style.patch(selected_style(focused));
         }
         let marked = shown.frames.is_marked(*c, *s);

@@ -115,7 +115,7 @@ fn lines_of(
             .add_modifier(Modifier::BOLD),
     )];
     let h = list_area.height.saturating_sub(1) as usize;
-    let start = health.list().offset.min(health.len());
+    let start = health.cursor().list().offset.min(health.len());
     for i in start..(start + h).min(health.len()) {
         let Some(e) = health.get(i) else { break };
         let mut style = if e.diagnosis.ended.is_some() {
@@ -123,7 +123,7 @@ fn lines_of(
         } else {
             Style::new().fg(Color::Yellow)
         };
-        if i == health.list().selected {
+        if i == health.cursor().selected() {
             style = style.patch(selected_style(focused));
         }
         lines.push((row_text(e, now), style));

@@ -1,8 +1,8 @@
 //! Drawing: the screen layout and every pane, from `&App` only. Each pane and overlay draws
 //! from its component and the shared model (and what it follows of the others: the selected
 //! frame's row, the connection chosen, the filter, the marks), with its [`Chrome`] (focus,
-//! sideways scroll); `render` here gathers them. The status line, which says where the whole
-//! session stands, reads `App`.
+//! sideways scroll); `render` here gathers them. The status line (`status.rs`), which says
+//! where the whole session stands, draws from what it gathers of `App`.
 //!
 //! Rendering never mutates the app and does no I/O; the same app state always draws the same
 //! screen. [`layout`] is shared with the app so that mouse clicks and page sizes agree with
@@ -19,6 +19,7 @@ pub mod messages;
 pub mod state;
 pub mod state_items;
 pub mod stats;
+pub mod status;
 pub mod timeline;
 pub mod violations;
 
@@ -413,11 +414,12 @@ pub(super) fn text_with_cursor(text: &crate::tui::line::TextLine, spans: &mut Ve
     spans.push(Span::raw(after.to_owned()));
 }
 
+/// The status line: the filter or export line while one is typed, else where the session
+/// stands (`status.rs`).
 fn status(app: &App, f: &mut Frame, area: Rect) {
     if area.height == 0 {
         return;
     }
-    let mut spans: Vec<Span> = Vec::new();
     if let Overlay::FilterInput(input) = &app.overlay {
         let lines = filter_line::lines(input, area.width);
         f.render_widget(Paragraph::new(lines), area);
@@ -425,10 +427,10 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
     }
     if let Overlay::Export(line) = &app.overlay {
         let (text, scope) = (line.text(), line.scope());
-        spans.push(Span::styled(
+        let mut spans = vec![Span::styled(
             format!("export {} to: ", scope.name()),
             Style::new().fg(Color::Yellow),
-        ));
+        )];
         text_with_cursor(text, &mut spans);
         spans.push(Span::styled(
             "  Tab: marked/shown/connection, .jsonl or pcapng, Enter writes, Esc cancels",
@@ -437,110 +439,7 @@ fn status(app: &App, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
-    if app.frames.follows() {
-        spans.push(Span::styled(
-            " FOLLOW ",
-            Style::new().fg(Color::Black).bg(Color::Green),
-        ));
-    } else {
-        spans.push(Span::styled(
-            " PAUSED F:follow ",
-            Style::new().fg(Color::Black).bg(Color::Yellow),
-        ));
-    }
-    let stuck = app.health.active().len();
-    if stuck > 0 {
-        spans.push(Span::styled(
-            format!(" Health {} (H) ", count(stuck as u64)),
-            Style::new().fg(Color::Black).bg(Color::Yellow),
-        ));
-    }
-    if !app.filter.applied().is_empty() {
-        spans.push(Span::styled(
-            format!(" /{}", app.filter.applied().source),
-            Style::new().fg(Color::Yellow),
-        ));
-    }
-    let marked = app.frames.marks().len() + app.frames.marked_conns().len();
-    if marked > 0 || app.frames.marked_only() {
-        spans.push(Span::styled(
-            format!(
-                " {}{} marked",
-                if app.frames.marked_only() {
-                    "only "
-                } else {
-                    ""
-                },
-                app.frames.marks().len()
-                    + app
-                        .frames
-                        .marked_conns()
-                        .iter()
-                        .filter_map(|c| app.model.conns.get(c))
-                        .map(|c| c.rows.len())
-                        .sum::<usize>()
-            ),
-            Style::new().fg(Color::Magenta),
-        ));
-    }
-    if app.model.skimmed.frames > 0 || app.model.skimmed.bytes > 0 {
-        spans.push(Span::styled(
-            skim_notice(app),
-            Style::new().fg(Color::Black).bg(Color::Red),
-        ));
-    }
-    if app.model.dropped > 0 {
-        spans.push(Span::styled(
-            format!(" {} events dropped from view", count(app.model.dropped)),
-            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-        ));
-    }
-    if let Some(bar) = progress_bar(app) {
-        spans.push(Span::styled(bar, Style::new().fg(Color::Green)));
-    }
-    if let Some(m) = &app.message {
-        spans.push(Span::styled(format!(" {m}"), Style::new().fg(Color::Cyan)));
-    } else if app.model.feed_ended {
-        spans.push(Span::styled(
-            " end of feed",
-            Style::new().fg(Color::DarkGray),
-        ));
-    }
-    let hint = " ?:help q:quit";
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let pad = (area.width as usize).saturating_sub(used + hint.len());
-    spans.push(Span::raw(" ".repeat(pad)));
-    spans.push(Span::styled(hint, Style::new().fg(Color::DarkGray)));
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// The view skimmed: how much, and how to get everything decoded (`--jsonl` makes the
-/// inspection lossless). `skimming` while the latest skim is under 2 s old, else `skimmed`.
-fn skim_notice(app: &App) -> String {
-    let k = &app.model.skimmed;
-    let now = app.model.now.0.saturating_sub(k.last.0) < 2_000_000 && !app.model.feed_ended;
-    format!(
-        " {} {} frames ({}B): --jsonl FILE keeps all ",
-        if now { "SKIMMING" } else { "SKIMMED" },
-        count(k.frames),
-        bytes(k.bytes)
-    )
-}
-
-/// While the first pass of a file replay reads it: ` reading [#####.....] 42%`.
-fn progress_bar(app: &App) -> Option<String> {
-    const WIDTH: usize = 20;
-    let (read, total) = app.model.paging.progress?;
-    if app.model.feed_ended || !app.model.opts.whole_capture {
-        return None;
-    }
-    let pct = crate::tui::window::percent(read, total) as usize;
-    let full = pct * WIDTH / 100;
-    Some(format!(
-        " reading [{}{}] {pct}%",
-        "#".repeat(full),
-        ".".repeat(WIDTH - full)
-    ))
+    status::render(&status::Shown::of(app), f, area);
 }
 
 #[cfg(test)]

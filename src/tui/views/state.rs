@@ -112,7 +112,7 @@ pub fn render(shown: Shown, chrome: Chrome, f: &mut Frame, area: Rect) {
         return;
     }
     let h = inner.height as usize;
-    let mut list = shown.pane.list();
+    let mut list = shown.pane.cursor().list();
     list.selected = list.selected.min(items.len() - 1);
     if list.selected >= list.offset + h.max(1) {
         list.offset = list.selected + 1 - h.max(1);

@@ -13,7 +13,7 @@ use super::{fit, selected_style};
 use crate::event::Dir;
 use crate::tui::components::timeline_view::TimelineView;
 use crate::tui::model::Model;
-use crate::tui::timeline::{Entry, entries_in, reading_in};
+use crate::tui::timeline::Entry;
 
 /// Width of the settlement column (`disposition +123.456ms`, the longest).
 const SETTLED_W: usize = 22;
@@ -60,22 +60,17 @@ pub fn entry_text(e: &Entry) -> String {
 
 /// Draw the timeline `view` shows of `model` over `area`.
 pub fn render(view: &TimelineView, model: &Model, f: &mut Frame, area: Rect) {
-    let (follow, list) = (view.follow(), view.list());
-    let items = entries_in(model, follow);
+    let (follow, list) = (view.follow(), view.cursor().list());
+    let items = view.entries(model);
     let settled: Vec<i64> = items
         .iter()
         .filter_map(|e| e.settled)
         .map(|s| s.0)
         .collect();
-    let mut title = if reading_in(model) {
+    let mut title = if view.reading() {
         format!(" Following {}: reading the capture... ", follow.title())
     } else {
-        let cut = model
-            .paging
-            .following
-            .as_ref()
-            .map_or((false, false), |f| f.cut);
-        let more = match cut {
+        let more = match view.cut() {
             (false, false) => "",
             (true, false) => "(more before) ",
             (false, true) => "(more after) ",
@@ -130,7 +125,7 @@ pub fn render(view: &TimelineView, model: &Model, f: &mut Frame, area: Rect) {
         }
         lines.push(Line::styled(entry_text(e), style));
     }
-    if reading_in(model) {
+    if view.reading() {
         lines.push(Line::styled(
             "   reading the followed frames of the whole capture...",
             Style::new().fg(Color::DarkGray),

@@ -57,7 +57,7 @@ fn line_text(v: &ViolationRow, message_first: bool) -> String {
 /// style: the message before the spec section when a line is wider than the pane.
 fn lines_of(pane: &Violations, focused: bool, inner: Rect) -> Vec<(String, Style)> {
     let h = inner.height.saturating_sub(1) as usize;
-    let start = pane.list().offset.min(pane.rows().len());
+    let start = pane.cursor().list().offset.min(pane.rows().len());
     let message_first = pane
         .rows()
         .iter()
@@ -76,7 +76,7 @@ fn lines_of(pane: &Violations, focused: bool, inner: Rect) -> Vec<(String, Style
             Severity::Warning => Style::new().fg(Color::Yellow),
             Severity::Info => Style::new(),
         };
-        if i == pane.list().selected {
+        if i == pane.cursor().selected() {
             style = style.patch(selected_style(focused));
         }
         lines.push((line_text(v, message_first), style));
