@@ -179,6 +179,7 @@ impl ConnectionTracker {
         };
         self.reattached(d, sid, name, sender);
         let info = super::link::AttachInfo::of(a);
+        self.anonymous_seen |= info.is_anonymous_sender();
         // The anonymous terminus (ANONYMOUS-RELAY): only an attach that creates a sending link
         // counts, not a sender's answer to a receiver's attach.
         if info.is_anonymous_sender() && paired.is_none() {
@@ -331,8 +332,12 @@ impl ConnectionTracker {
     }
 
     /// A completed message: routed to its session and link (never reported if they are not
-    /// known: its transfers were).
+    /// known: its transfers were). Only a message on an anonymous link is judged: none is
+    /// looked up before an attach to the anonymous terminus was seen.
     pub(crate) fn on_message(&mut self, at: At, m: &Message, out: &mut Vec<Violation>) {
+        if !self.anonymous_seen {
+            return;
+        }
         let Some(sid) = self.channels[at.d.index()].get(&m.channel) else {
             return;
         };
