@@ -62,15 +62,26 @@ impl Sessions {
         }
     }
 
-    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id.
-    fn judge(&mut self, cx: &mut Ctx<'_>, rcv: (Dir, u16), ts: Timestamp, at: FrameRef) {
+    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id (`sent`:
+    /// a sending endpoint's channel and next-outgoing-id, known already to the caller).
+    fn judge(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        rcv: (Dir, u16),
+        sent: Option<(u16, Option<u32>)>,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
         let Some(&sc) = self.peer.get(&rcv) else {
             return;
         };
-        let next = self
-            .ends
-            .get(&(rcv.0.flip(), sc))
-            .and_then(|s| s.next_outgoing);
+        let next = match sent {
+            Some((channel, next)) if channel == sc => next,
+            _ => self
+                .ends
+                .get(&(rcv.0.flip(), sc))
+                .and_then(|s| s.next_outgoing),
+        };
         let Some(r) = self.ends.get_mut(&rcv) else {
             return;
         };
@@ -104,9 +115,9 @@ impl Sessions {
         if let Some(ni) = f.next_incoming_id {
             me.in_limit = Some(ni.wrapping_add(f.incoming_window));
         }
-        self.judge(cx, (dir, channel), ts, at);
+        self.judge(cx, (dir, channel), None, ts, at);
         if let Some(&r) = self.peer.get(&(dir, channel)) {
-            self.judge(cx, (dir.flip(), r), ts, at);
+            self.judge(cx, (dir.flip(), r), None, ts, at);
         }
     }
 
@@ -122,9 +133,10 @@ impl Sessions {
         let Some(me) = self.ends.get_mut(&(dir, channel)) else {
             return;
         };
-        me.next_outgoing = me.next_outgoing.map(|n| n.wrapping_add(1));
+        let next = me.next_outgoing.map(|n| n.wrapping_add(1));
+        me.next_outgoing = next;
         if let Some(&r) = self.peer.get(&(dir, channel)) {
-            self.judge(cx, (dir.flip(), r), ts, at);
+            self.judge(cx, (dir.flip(), r), Some((channel, next)), ts, at);
         }
     }
 
