@@ -303,6 +303,14 @@ impl ConnectionTracker {
             return;
         };
         let d = at.d;
+        // The rule: a session known, whose link the transfer's handle names (or that may
+        // report it), judges it at once.
+        if let Some(s) = self.sessions.get_mut(&sid)
+            && (!at.sender_missed() || s.handles[d.index()].contains_key(&t.handle))
+        {
+            s.on_transfer(at, channel, t, ts, out);
+            return;
+        }
         let attached = self
             .sessions
             .get(&sid)
