@@ -182,7 +182,9 @@ impl Diag10 {
             if new_run {
                 link = self.links.get_mut(&s.flow);
             }
-            new_run = settles.get(i + 1).is_none_or(|next| next.flow != s.flow);
+            new_run = settles
+                .get(i + 1)
+                .is_none_or(|next| !same_key(&next.flow, &s.flow));
             if let Some(link) = link.as_deref_mut() {
                 link.settled(cx, s, ts, at(fe), new_run);
             }
@@ -251,20 +253,22 @@ impl Diag10 {
 }
 
 /// The links followed (at most [`MAX_SCOPES`]), by key: kept in a list, with an index by key
-/// and the position of the one looked up last. Transfers and dispositions come in runs of one
-/// link: a run finds its link without hashing its name.
+/// and the position of the one looked up last for each direction transfers go. Transfers and
+/// dispositions come in runs of one link each way: a run finds its link without hashing its
+/// name.
 #[derive(Debug, Default)]
 struct Links {
     list: Vec<(FlowKey, Link)>,
     /// Positions in `list`, by key.
     index: HashMap<FlowKey, usize>,
-    /// The position of the link looked up last.
-    last: Option<usize>,
+    /// The position of the link looked up last, by the direction its transfers go.
+    last: [Option<usize>; 2],
 }
 
-/// `a == b`, sure at once when both name a link by the same shared name (the frame context
-/// hands out clones of one key per link).
-fn same_key(a: &FlowKey, b: &FlowKey) -> bool {
+/// `a == b` known at once: both name a link by the same shared name (the frame context hands
+/// out clones of one key per link and direction). False says nothing.
+#[inline]
+fn shared_key(a: &FlowKey, b: &FlowKey) -> bool {
     match (a, b) {
         (
             FlowKey::Link {
@@ -277,9 +281,15 @@ fn same_key(a: &FlowKey, b: &FlowKey) -> bool {
                 unnamed: uy,
                 sender: sy,
             },
-        ) if std::sync::Arc::ptr_eq(x, y) => ux == uy && sx == sy,
-        _ => a == b,
+        ) => std::sync::Arc::ptr_eq(x, y) && ux == uy && sx == sy,
+        _ => false,
     }
+}
+
+/// `a == b`, by [`shared_key`] first.
+#[inline]
+fn same_key(a: &FlowKey, b: &FlowKey) -> bool {
+    shared_key(a, b) || a == b
 }
 
 impl Links {
@@ -289,13 +299,21 @@ impl Links {
 
     /// The position of the link `key`.
     fn find(&mut self, key: &FlowKey) -> Option<usize> {
-        if let Some(i) = self.last
-            && same_key(&self.list[i].0, key)
-        {
-            return Some(i);
+        let last = &mut self.last[link_sender(key).index()];
+        if let Some(i) = *last {
+            let held = &mut self.list[i].0;
+            if shared_key(held, key) {
+                return Some(i);
+            }
+            if held == key {
+                // Equal, with a name shared by other frames (each end's attach makes one): the
+                // one just seen is kept, as the next frames of the run bring it too.
+                *held = key.clone();
+                return Some(i);
+            }
         }
         let i = *self.index.get(key)?;
-        self.last = Some(i);
+        *last = Some(i);
         Some(i)
     }
 
@@ -322,7 +340,7 @@ impl Links {
     /// Take the link `key` out (the last one of the list takes its place).
     fn remove(&mut self, key: &FlowKey) -> Option<Link> {
         let i = self.index.remove(key)?;
-        self.last = None;
+        self.last = [None; 2];
         let (_, link) = self.list.swap_remove(i);
         if let Some((moved, _)) = self.list.get(i)
             && let Some(at) = self.index.get_mut(moved)
@@ -343,7 +361,7 @@ impl Links {
     /// Take every link out.
     fn drain(&mut self) -> impl Iterator<Item = (FlowKey, Link)> + '_ {
         self.index.clear();
-        self.last = None;
+        self.last = [None; 2];
         self.list.drain(..)
     }
 }
