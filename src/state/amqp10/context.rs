@@ -33,6 +33,10 @@ struct Open {
 pub struct Amqp10Context {
     /// Links by (direction of the frame naming the handle, its channel, handle).
     handles: HashMap<(Dir, u16, u32), FlowKey>,
+    /// The handle the last transfer of each direction named, with its link as `handles` has
+    /// it (until an attach or a closing detach changes `handles`): a link's transfers come in
+    /// runs.
+    last: [Option<((u16, u32), FlowKey)>; 2],
     /// A session's channel in the other direction, by (direction, channel), from the begins.
     peer: HashMap<(Dir, u16), u16>,
     /// Deliveries waiting for their settlement, by (sender's direction, channel), then
@@ -106,6 +110,24 @@ impl Amqp10Context {
         }
     }
 
+    /// The flow of the transfers `dir` sends on `channel` and `handle` (see
+    /// [`Amqp10Context::flow_of`]), by the link its last transfer named first.
+    fn transfer_flow(&mut self, dir: Dir, channel: u16, handle: u32) -> FlowKey {
+        let last = &mut self.last[dir.index()];
+        if let Some((named, flow)) = last
+            && *named == (channel, handle)
+        {
+            return flow.clone();
+        }
+        match self.handles.get(&(dir, channel, handle)) {
+            Some(flow) => {
+                *last = Some(((channel, handle), flow.clone()));
+                flow.clone()
+            }
+            None => self.flow_of(dir, channel, handle, dir),
+        }
+    }
+
     fn transfer(
         &mut self,
         at: At,
@@ -114,7 +136,7 @@ impl Amqp10Context {
         cx: &mut FrameContext,
     ) {
         let dir = at.dir();
-        let flow = self.flow_of(dir, channel, t.handle, dir);
+        let flow = self.transfer_flow(dir, channel, t.handle);
         let (started, id, start) = self.continues(dir, channel, t, at.at);
         cx.flow = Some(flow.clone());
         let mut delivery = Delivery {
@@ -237,6 +259,7 @@ impl ContextTracker for Amqp10Context {
                     sender,
                 };
                 self.handles.insert((dir, channel, a.handle), flow.clone());
+                self.last = Default::default();
                 cx.flow = Some(flow);
             }
             Performative::Flow(f) => {
@@ -252,6 +275,7 @@ impl ContextTracker for Amqp10Context {
                 let flow = self.flow_of(dir, channel, d.handle, dir);
                 if d.closed {
                     self.handles.remove(&(dir, channel, d.handle));
+                    self.last = Default::default();
                 }
                 cx.flow = Some(flow);
             }
