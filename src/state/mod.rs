@@ -136,7 +136,7 @@ impl ConnTracker {
 
     /// Feed a decoded frame.
     pub fn frame(&mut self, frame: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
-        let name = frame.frame.name();
+        let name = || frame.frame.name();
         if self.negotiation.frame(frame.dir, frame.offset, name, out) == Fate::Refused {
             return;
         }

@@ -131,9 +131,20 @@ impl Negotiation {
         Fate::Track
     }
 
-    /// A frame from `dir` at `offset` (`name` for the message).
-    pub fn frame(&mut self, dir: Dir, offset: u64, name: &str, out: &mut Vec<Violation>) -> Fate {
-        if dir == Dir::S2C && self.after_refusal(offset, || name.to_string(), out) {
+    /// A frame from `dir` at `offset` (`name` names it for the message, called only to report
+    /// it: this runs on every frame).
+    #[inline]
+    pub fn frame(
+        &mut self,
+        dir: Dir,
+        offset: u64,
+        name: impl FnOnce() -> &'static str,
+        out: &mut Vec<Violation>,
+    ) -> Fate {
+        if dir == Dir::S2C
+            && self.refusal.is_some()
+            && self.after_refusal(offset, || name().to_string(), out)
+        {
             return Fate::Refused;
         }
         Fate::Track
@@ -266,7 +277,7 @@ mod tests {
         let mut out = Vec::new();
         n.header(Dir::S2C, 0, ProtocolHeader::Amqp10, &mut out);
         n.header(Dir::C2S, 0, ProtocolHeader::Amqp10Sasl, &mut out);
-        assert_eq!(n.frame(Dir::S2C, 8, "open", &mut out), Fate::Track);
+        assert_eq!(n.frame(Dir::S2C, 8, || "open", &mut out), Fate::Track);
         assert!(!n.refused() && out.is_empty(), "{out:?}");
     }
 
@@ -282,10 +293,10 @@ mod tests {
             n.header(Dir::S2C, 8, ProtocolHeader::Amqp10, &mut out),
             Fate::Refused
         );
-        assert_eq!(n.frame(Dir::S2C, 16, "open", &mut out), Fate::Refused);
+        assert_eq!(n.frame(Dir::S2C, 16, || "open", &mut out), Fate::Refused);
         n.seen(Dir::S2C, 40, &mut out);
         assert_eq!(rules_of(&out), ["header.data-after-refusal"; 2]);
-        assert_eq!(n.frame(Dir::C2S, 8, "open", &mut out), Fate::Track);
+        assert_eq!(n.frame(Dir::C2S, 8, || "open", &mut out), Fate::Track);
     }
 
     #[test]

@@ -430,15 +430,15 @@ impl Channel {
                 }
             }
             MethodKind::BasicDeliver => {
-                let tag = m.consumer_tag().map(|t| t.to_vec()).unwrap_or_default();
-                let consumer = self.consumers.get(&tag).copied();
-                if consumer.is_none() && !self.retired.contains(&tag) && judge {
+                let tag: &[u8] = m.consumer_tag().map_or(&[], |t| &t[..]);
+                let consumer = self.consumers.get(tag).copied();
+                if consumer.is_none() && !self.retired.contains(tag) && judge {
                     out.push(rules::UNKNOWN_CONSUMER.violation(
                         at.dir,
                         at.offset,
                         format!(
                             "basic.deliver on channel {n} to consumer tag {:?}, not a consumer on this channel",
-                            String::from_utf8_lossy(&tag)
+                            String::from_utf8_lossy(tag)
                         ),
                     ));
                 }
@@ -635,14 +635,17 @@ impl Channel {
             }
             return;
         }
-        let settled: Vec<u64> = if multiple {
-            self.unacked.drain_range(..=tag).collect()
-        } else {
+        // Outside a transaction nothing keeps the settled tags: none is collected.
+        let keep = self.tx && self.tx_settled.len() < MAX_OUTSTANDING;
+        if !multiple {
             self.unacked.remove(&tag);
-            vec![tag]
-        };
-        if self.tx && self.tx_settled.len() < MAX_OUTSTANDING {
-            self.tx_settled.extend(settled);
+            if keep {
+                self.tx_settled.push(tag);
+            }
+        } else if keep {
+            self.tx_settled.extend(self.unacked.drain_range(..=tag));
+        } else {
+            drop(self.unacked.drain_range(..=tag));
         }
     }
 

@@ -8,6 +8,8 @@
 //! direction, which only the begins tell (`remote-channel`): a disposition on a session whose
 //! begins were not seen settles nothing here, rather than a guess.
 
+use std::collections::hash_map::Entry;
+
 use crate::hash::HashMap;
 
 use crate::base::{Dir, FrameContext, FrameRef};
@@ -31,6 +33,10 @@ struct Open {
 pub struct Amqp10Context {
     /// Links by (direction of the frame naming the handle, its channel, handle).
     handles: HashMap<(Dir, u16, u32), FlowKey>,
+    /// The handle the last transfer of each direction named, with its link as `handles` has
+    /// it (until an attach or a closing detach changes `handles`): a link's transfers come in
+    /// runs.
+    last: [Option<((u16, u32), FlowKey)>; 2],
     /// A session's channel in the other direction, by (direction, channel), from the begins.
     peer: HashMap<(Dir, u16), u16>,
     /// Deliveries waiting for their settlement, by (sender's direction, channel), then
@@ -41,11 +47,6 @@ pub struct Amqp10Context {
     /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
     /// delivery-id (if it had one) and the frame that started them.
     current: HashMap<(Dir, u16, u32), (Option<u32>, FrameRef)>,
-}
-
-/// Take the deliveries `first..=last` (`first <= last`) out of one session's waiting ones.
-fn take_range(session: &mut SeqMap<u32, Open>, first: u32, last: u32) -> Vec<Open> {
-    session.drain_range(first..=last).map(|(_, o)| o).collect()
 }
 
 impl Amqp10Context {
@@ -73,6 +74,60 @@ impl Amqp10Context {
             })
     }
 
+    /// The delivery `t` (sent in `dir` on `channel`, at `here`) belongs to: whether it starts
+    /// here, its delivery-id and the frame that started it. A delivery with more transfers to
+    /// come is remembered until its last one; most are one transfer, and none is in progress
+    /// then: the map is not looked into.
+    fn continues(
+        &mut self,
+        dir: Dir,
+        channel: u16,
+        t: &crate::codec::amqp10::Transfer,
+        here: FrameRef,
+    ) -> (bool, Option<u32>, FrameRef) {
+        let link = (dir, channel, t.handle);
+        let more = t.more && !t.aborted;
+        if !more {
+            return match self.current.is_empty() {
+                true => None,
+                false => self.current.remove(&link),
+            }
+            .map_or((true, t.delivery_id, here), |(id, start)| {
+                (false, id.or(t.delivery_id), start)
+            });
+        }
+        match self.current.entry(link) {
+            Entry::Occupied(mut e) => {
+                let (id, start) = *e.get();
+                let id = id.or(t.delivery_id);
+                e.insert((id, start));
+                (false, id, start)
+            }
+            Entry::Vacant(e) => {
+                e.insert((t.delivery_id, here));
+                (true, t.delivery_id, here)
+            }
+        }
+    }
+
+    /// The flow of the transfers `dir` sends on `channel` and `handle` (see
+    /// [`Amqp10Context::flow_of`]), by the link its last transfer named first.
+    fn transfer_flow(&mut self, dir: Dir, channel: u16, handle: u32) -> FlowKey {
+        let last = &mut self.last[dir.index()];
+        if let Some((named, flow)) = last
+            && *named == (channel, handle)
+        {
+            return flow.clone();
+        }
+        match self.handles.get(&(dir, channel, handle)) {
+            Some(flow) => {
+                *last = Some(((channel, handle), flow.clone()));
+                flow.clone()
+            }
+            None => self.flow_of(dir, channel, handle, dir),
+        }
+    }
+
     fn transfer(
         &mut self,
         at: At,
@@ -81,18 +136,8 @@ impl Amqp10Context {
         cx: &mut FrameContext,
     ) {
         let dir = at.dir();
-        let link = (dir, channel, t.handle);
-        let flow = self.flow_of(dir, channel, t.handle, dir);
-        let started = !self.current.contains_key(&link);
-        let (id, start) = match self.current.get(&link) {
-            Some(&(id, start)) => (id.or(t.delivery_id), start),
-            None => (t.delivery_id, at.at),
-        };
-        if t.more && !t.aborted {
-            self.current.insert(link, (id, start));
-        } else {
-            self.current.remove(&link);
-        }
+        let flow = self.transfer_flow(dir, channel, t.handle);
+        let (started, id, start) = self.continues(dir, channel, t, at.at);
         cx.flow = Some(flow.clone());
         let mut delivery = Delivery {
             start,
@@ -165,20 +210,24 @@ impl Amqp10Context {
         let Some(session) = self.open.get_mut(&(sender, sender_channel)) else {
             return;
         };
-        // Delivery-ids are serial numbers: the range may wrap.
-        let taken = if d.first <= last {
-            take_range(session, d.first, last)
+        // Delivery-ids are serial numbers: the range may wrap. Taken straight into the
+        // context, with no list of the taken entries between.
+        let before = cx.settles.len();
+        if d.first <= last {
+            cx.settles
+                .extend(session.drain_range(d.first..=last).map(|(_, o)| settle(o)));
         } else {
-            let mut high = take_range(session, d.first, u32::MAX);
-            high.append(&mut take_range(session, 0, last));
-            high
-        };
-        visit(taken.len());
-        self.open_count -= taken.len();
+            cx.settles
+                .extend(session.drain_range(d.first..).map(|(_, o)| settle(o)));
+            cx.settles
+                .extend(session.drain_range(..=last).map(|(_, o)| settle(o)));
+        }
+        let taken = cx.settles.len() - before;
+        visit(taken);
+        self.open_count -= taken;
         if session.is_empty() {
             self.open.remove(&(sender, sender_channel));
         }
-        cx.settles.extend(taken.into_iter().map(settle));
         // Delivery ids settle in order of the range; the report reads them in start order.
         cx.settles.sort_by_key(|s| s.start);
     }
@@ -210,6 +259,7 @@ impl ContextTracker for Amqp10Context {
                     sender,
                 };
                 self.handles.insert((dir, channel, a.handle), flow.clone());
+                self.last = Default::default();
                 cx.flow = Some(flow);
             }
             Performative::Flow(f) => {
@@ -225,6 +275,7 @@ impl ContextTracker for Amqp10Context {
                 let flow = self.flow_of(dir, channel, d.handle, dir);
                 if d.closed {
                     self.handles.remove(&(dir, channel, d.handle));
+                    self.last = Default::default();
                 }
                 cx.flow = Some(flow);
             }

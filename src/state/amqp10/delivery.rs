@@ -5,6 +5,8 @@
 //! delivery-id, so a disposition's range is found by key (its size is what it settles, not
 //! what is outstanding).
 
+use std::ops::Bound::{self, Included, Unbounded};
+
 use bytes::Bytes;
 
 use crate::hash::HashMap;
@@ -60,20 +62,43 @@ pub struct Deliveries {
 }
 
 impl Deliveries {
-    /// The unsettled delivery-ids sent by direction index `dd` within `first..=last` (serial
+    /// The unsettled deliveries sent by direction index `dd` within `first..=last` (serial
     /// numbers: the range may wrap), in the order they were sent.
-    pub fn in_range(&self, dd: usize, first: u32, last: u32) -> Vec<u32> {
+    pub fn in_range(
+        &self,
+        dd: usize,
+        first: u32,
+        last: u32,
+    ) -> impl Iterator<Item = (u32, &Delivery)> {
         let map = &self.unsettled[dd];
-        let ids: Vec<u32> = if first <= last {
-            map.range(first..=last).map(|(id, _)| *id).collect()
-        } else {
-            map.range(first..)
-                .chain(map.range(..=last))
-                .map(|(id, _)| *id)
-                .collect()
-        };
-        visit(ids.len());
-        ids
+        let (low, high) = spans(first, last);
+        map.range(low)
+            .chain(high.into_iter().flat_map(move |r| map.range(r)))
+            .map(|(id, d)| (*id, d))
+    }
+
+    /// Settle the unsettled deliveries sent by direction index `dd` within `first..=last`
+    /// (serial numbers: the range may wrap), in the order they were sent: each is shown to
+    /// `each`, then forgotten with its tag. The range is taken out at once (a run of the
+    /// ordered map), not looked up id by id.
+    pub fn settle_range(
+        &mut self,
+        dd: usize,
+        first: u32,
+        last: u32,
+        mut each: impl FnMut(u32, &Delivery),
+    ) {
+        let (map, tags) = (&mut self.unsettled[dd], &mut self.tags[dd]);
+        let (low, high) = spans(first, last);
+        let mut n = 0;
+        for r in std::iter::once(low).chain(high) {
+            for (id, d) in map.drain_range(r) {
+                each(id, &d);
+                tags.remove(&(d.link, d.tag));
+                n += 1;
+            }
+        }
+        visit(n);
     }
 
     /// Delivery `id` sent by direction index `dd` is settled: forget it and its tag.
@@ -81,5 +106,21 @@ impl Deliveries {
         if let Some(old) = self.unsettled[dd].remove(&id) {
             self.tags[dd].remove(&(old.link, old.tag));
         }
+    }
+}
+
+/// A key range as a pair of bounds.
+type Span = (Bound<u32>, Bound<u32>);
+
+/// The delivery-ids `first..=last` as key ranges in the order sent: one, or two when the
+/// serial range wraps (`first..` then `..=last`).
+fn spans(first: u32, last: u32) -> (Span, Option<Span>) {
+    if first <= last {
+        ((Included(first), Included(last)), None)
+    } else {
+        (
+            (Included(first), Unbounded),
+            Some((Unbounded, Included(last))),
+        )
     }
 }

@@ -142,24 +142,33 @@ impl Session {
         };
         let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
-        let ids = self.deliveries.in_range(sb, x.first, last);
         if x.role == Role::Receiver && self.known && !at.any_missed() {
-            self.heard_through(sb, &ids);
+            self.heard_through(sb, x.first, last);
         }
         if !x.settled {
             // A state without settlement changes nothing else a rule judges.
             return;
         }
         let mut second_early = Vec::new();
-        for id in ids {
-            let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
-                continue;
+        let links = &self.links;
+        // A range is of one link as a rule: the link is looked up once for a run of it.
+        let mut link: Option<(u64, Option<&Link>)> = None;
+        self.deliveries.settle_range(sb, x.first, last, |id, del| {
+            if x.role != Role::Receiver {
+                return;
+            }
+            let l = match link {
+                Some((lid, l)) if lid == del.link => l,
+                _ => {
+                    let l = links.get(&del.link);
+                    link = Some((del.link, l));
+                    l
+                }
             };
-            if x.role == Role::Receiver && settles_second_early(del, self.links.get(&del.link)) {
+            if settles_second_early(del, l) {
                 second_early.push(id);
             }
-            self.deliveries.settle(sb, id);
-        }
+        });
         if !second_early.is_empty() {
             out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
                 d,
@@ -174,15 +183,12 @@ impl Session {
 }
 
 impl Session {
-    /// The receiver's disposition named the unsettled deliveries `ids` (sent by direction index
-    /// `sb`, in the order sent): each link they travelled on has received them and everything
-    /// its sender sent before them, and its receiver knows the count they bring.
-    fn heard_through(&mut self, sb: usize, ids: &[u32]) {
+    /// The receiver's disposition named the unsettled deliveries of `first..=last` (sent by
+    /// direction index `sb`): each link they travelled on has received them and everything its
+    /// sender sent before them, and its receiver knows the count they bring.
+    fn heard_through(&mut self, sb: usize, first: u32, last: u32) {
         let mut newest: Vec<(u64, u32)> = Vec::new();
-        for &id in ids {
-            let Some(del) = self.deliveries.unsettled[sb].get(&id) else {
-                continue;
-            };
+        for (id, del) in self.deliveries.in_range(sb, first, last) {
             match newest.iter_mut().find(|(l, _)| *l == del.link) {
                 Some(e) => e.1 = id,
                 None => newest.push((del.link, id)),
@@ -446,7 +452,9 @@ impl Link {
         fe: &FrameEvent,
         out: &mut Vec<Violation>,
     ) {
-        if self.known {
+        let complete =
+            t.delivery_id.is_some() && t.delivery_tag.is_some() && t.message_format.is_some();
+        if self.known && !complete {
             let missing: Vec<&str> = [
                 ("delivery-id", t.delivery_id.is_none()),
                 ("delivery-tag", t.delivery_tag.is_none()),
@@ -456,17 +464,15 @@ impl Link {
             .filter(|(_, m)| *m)
             .map(|(n, _)| *n)
             .collect();
-            if !missing.is_empty() {
-                out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
-                    d,
-                    fe.offset,
-                    format!(
-                        "first transfer of a delivery on link {:?} lacks {}",
-                        self.name,
-                        missing.join(", ")
-                    ),
-                ));
-            }
+            out.push(rules::DELIVERY_FIRST_TRANSFER_INCOMPLETE.violation(
+                d,
+                fe.offset,
+                format!(
+                    "first transfer of a delivery on link {:?} lacks {}",
+                    self.name,
+                    missing.join(", ")
+                ),
+            ));
         }
         if known {
             if t.resume {

@@ -74,19 +74,19 @@ impl UnheardLog {
     /// The receiver named delivery `id`: every event up to the last delivery not after `id` is
     /// heard; the count the last of them states, if any.
     pub fn heard_through(&mut self, id: u32) -> Option<u32> {
-        let mut count = None;
-        loop {
-            let Some(k) = self.entries.iter().position(|e| e.delivery.is_some()) else {
-                return count;
-            };
-            let d = self.entries[k].delivery.unwrap_or(id);
-            if after(d, id) {
-                return count;
-            }
-            for e in self.entries.drain(..=k) {
-                count = Some(e.count);
+        // The last delivery before the first one after `id`: one pass, then one drain.
+        let mut last = None;
+        for (k, e) in self.entries.iter().enumerate() {
+            match e.delivery {
+                Some(d) if after(d, id) => break,
+                Some(_) => last = Some(k),
+                None => {}
             }
         }
+        let k = last?;
+        let count = self.entries[k].count;
+        self.entries.drain(..=k);
+        Some(count)
     }
 
     /// Forget everything (the count is no longer known).
@@ -108,6 +108,59 @@ impl UnheardLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Draining delivery by delivery, as the log is specified: every event up to the first
+    /// delivery, while that delivery is not after `id`.
+    fn heard_stepwise(log: &mut UnheardLog, id: u32) -> Option<u32> {
+        let mut count = None;
+        loop {
+            let Some(k) = log.entries.iter().position(|e| e.delivery.is_some()) else {
+                return count;
+            };
+            if log.entries[k].delivery.is_some_and(|d| after(d, id)) {
+                return count;
+            }
+            for e in log.entries.drain(..=k) {
+                count = Some(e.count);
+            }
+        }
+    }
+
+    #[test]
+    fn one_pass_agrees_with_draining_delivery_by_delivery() {
+        let (mut a, mut b) = (UnheardLog::default(), UnheardLog::default());
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut id = u32::MAX - 50;
+        for step in 0..20_000 {
+            match next(4) {
+                0 => {
+                    let c = next(1000) as u32;
+                    a.stated(c);
+                    b.stated(c);
+                }
+                1 | 2 => {
+                    id = id.wrapping_add(1 + next(3) as u32);
+                    a.delivered(id, step);
+                    b.delivered(id, step);
+                }
+                _ => {
+                    let named = id.wrapping_sub(next(20) as u32);
+                    assert_eq!(
+                        a.heard_through(named),
+                        heard_stepwise(&mut b, named),
+                        "step {step}"
+                    );
+                }
+            }
+            assert_eq!(a.entries, b.entries, "step {step}");
+        }
+    }
 
     #[test]
     fn a_named_delivery_proves_the_events_before_it_and_the_log_is_capped() {

@@ -107,6 +107,9 @@ pub struct ConnectionTracker {
     pub(crate) names: link_index::LinkIndex,
     /// What skims passed over: channels judged as after a gap.
     pub(crate) blind: skim::Blind,
+    /// An attach of a sender to the anonymous terminus was seen: only then can a message be on
+    /// an anonymous link (its checks are skipped until one is).
+    pub(crate) anonymous_seen: bool,
 }
 
 impl ConnectionTracker {

@@ -179,6 +179,7 @@ impl ConnectionTracker {
         };
         self.reattached(d, sid, name, sender);
         let info = super::link::AttachInfo::of(a);
+        self.anonymous_seen |= info.is_anonymous_sender();
         // The anonymous terminus (ANONYMOUS-RELAY): only an attach that creates a sending link
         // counts, not a sender's answer to a receiver's attach.
         if info.is_anonymous_sender() && paired.is_none() {
@@ -302,6 +303,14 @@ impl ConnectionTracker {
             return;
         };
         let d = at.d;
+        // The rule: a session known, whose link the transfer's handle names (or that may
+        // report it), judges it at once.
+        if let Some(s) = self.sessions.get_mut(&sid)
+            && (!at.sender_missed() || s.handles[d.index()].contains_key(&t.handle))
+        {
+            s.on_transfer(at, channel, t, ts, out);
+            return;
+        }
         let attached = self
             .sessions
             .get(&sid)
@@ -331,8 +340,12 @@ impl ConnectionTracker {
     }
 
     /// A completed message: routed to its session and link (never reported if they are not
-    /// known: its transfers were).
+    /// known: its transfers were). Only a message on an anonymous link is judged: none is
+    /// looked up before an attach to the anonymous terminus was seen.
     pub(crate) fn on_message(&mut self, at: At, m: &Message, out: &mut Vec<Violation>) {
+        if !self.anonymous_seen {
+            return;
+        }
         let Some(sid) = self.channels[at.d.index()].get(&m.channel) else {
             return;
         };

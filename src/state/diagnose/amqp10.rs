@@ -25,7 +25,7 @@ use session::Sessions;
 /// One AMQP 1.0 connection's diagnoses.
 #[derive(Debug, Default)]
 pub struct Diag10 {
-    links: HashMap<FlowKey, Link>,
+    links: Links,
     sessions: Sessions,
     /// The silence of each peer (by the direction it sends), against its partner's
     /// idle-time-out.
@@ -115,12 +115,11 @@ impl Diag10 {
         if let Some(c) = self.detached.remove(a.name.as_str()) {
             cx.finish(c, ts, Some(at(fe)), EndWhy::Cleared);
         }
-        if self.links.len() >= MAX_SCOPES && !self.links.contains_key(&key) {
-            return;
-        }
-        let sender = a.role == Role::Sender;
         let from_sending_end = fe.dir == link_sender(&key);
-        let link = self.links.entry(key).or_default();
+        let Some(link) = self.links.get_or_add(key) else {
+            return;
+        };
+        let sender = a.role == Role::Sender;
         if from_sending_end {
             link.sends_on(channel);
         }
@@ -174,15 +173,20 @@ impl Diag10 {
 
     /// The deliveries `fe` settles leave their links' waiting sets. A disposition settles a
     /// range of deliveries, of one link as a rule: a link is looked up once for a run of
-    /// settlements of it.
+    /// settlements of it, and told which settlement ends the run.
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
-        let mut run: Option<(&FlowKey, &mut Link)> = None;
-        for s in &fe.context.settles {
-            if !matches!(&run, Some((key, _)) if **key == s.flow) {
-                run = self.links.get_mut(&s.flow).map(|link| (&s.flow, link));
+        let settles = &fe.context.settles;
+        let mut link: Option<&mut Link> = None;
+        let mut new_run = true;
+        for (i, s) in settles.iter().enumerate() {
+            if new_run {
+                link = self.links.get_mut(&s.flow);
             }
-            if let Some((_, link)) = &mut run {
-                link.settled(cx, s, ts, at(fe));
+            new_run = settles
+                .get(i + 1)
+                .is_none_or(|next| !same_key(&next.flow, &s.flow));
+            if let Some(link) = link.as_deref_mut() {
+                link.settled(cx, s, ts, at(fe), new_run);
             }
         }
     }
@@ -197,7 +201,7 @@ impl Diag10 {
         for (d, i) in self.idle.iter_mut().enumerate() {
             i.due(cx, now, if d == 0 { Dir::C2S } else { Dir::S2C });
         }
-        for (key, link) in &mut self.links {
+        for (key, link) in self.links.iter_mut() {
             link.due(cx, key, now);
         }
         if self.sessions.any_window_shut() {
@@ -245,6 +249,120 @@ impl Diag10 {
         for (_, c) in self.detached.drain().chain(self.tokens.drain()) {
             cx.finish(c, ts, None, why);
         }
+    }
+}
+
+/// The links followed (at most [`MAX_SCOPES`]), by key: kept in a list, with an index by key
+/// and the position of the one looked up last for each direction transfers go. Transfers and
+/// dispositions come in runs of one link each way: a run finds its link without hashing its
+/// name.
+#[derive(Debug, Default)]
+struct Links {
+    list: Vec<(FlowKey, Link)>,
+    /// Positions in `list`, by key.
+    index: HashMap<FlowKey, usize>,
+    /// The position of the link looked up last, by the direction its transfers go.
+    last: [Option<usize>; 2],
+}
+
+/// `a == b` known at once: both name a link by the same shared name (the frame context hands
+/// out clones of one key per link and direction). False says nothing.
+#[inline]
+fn shared_key(a: &FlowKey, b: &FlowKey) -> bool {
+    match (a, b) {
+        (
+            FlowKey::Link {
+                name: Some(x),
+                unnamed: ux,
+                sender: sx,
+            },
+            FlowKey::Link {
+                name: Some(y),
+                unnamed: uy,
+                sender: sy,
+            },
+        ) => std::sync::Arc::ptr_eq(x, y) && ux == uy && sx == sy,
+        _ => false,
+    }
+}
+
+/// `a == b`, by [`shared_key`] first.
+#[inline]
+fn same_key(a: &FlowKey, b: &FlowKey) -> bool {
+    shared_key(a, b) || a == b
+}
+
+impl Links {
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The position of the link `key`.
+    fn find(&mut self, key: &FlowKey) -> Option<usize> {
+        let last = &mut self.last[link_sender(key).index()];
+        if let Some(i) = *last {
+            let held = &mut self.list[i].0;
+            if shared_key(held, key) {
+                return Some(i);
+            }
+            if held == key {
+                // Equal, with a name shared by other frames (each end's attach makes one): the
+                // one just seen is kept, as the next frames of the run bring it too.
+                *held = key.clone();
+                return Some(i);
+            }
+        }
+        let i = *self.index.get(key)?;
+        *last = Some(i);
+        Some(i)
+    }
+
+    fn get_mut(&mut self, key: &FlowKey) -> Option<&mut Link> {
+        let i = self.find(key)?;
+        Some(&mut self.list[i].1)
+    }
+
+    /// The link `key`, added when new unless [`MAX_SCOPES`] are followed already.
+    fn get_or_add(&mut self, key: FlowKey) -> Option<&mut Link> {
+        let i = match self.find(&key) {
+            Some(i) => i,
+            None if self.list.len() >= MAX_SCOPES => return None,
+            None => {
+                let i = self.list.len();
+                self.index.insert(key.clone(), i);
+                self.list.push((key, Link::default()));
+                i
+            }
+        };
+        Some(&mut self.list[i].1)
+    }
+
+    /// Take the link `key` out (the last one of the list takes its place).
+    fn remove(&mut self, key: &FlowKey) -> Option<Link> {
+        let i = self.index.remove(key)?;
+        self.last = [None; 2];
+        let (_, link) = self.list.swap_remove(i);
+        if let Some((moved, _)) = self.list.get(i)
+            && let Some(at) = self.index.get_mut(moved)
+        {
+            *at = i;
+        }
+        Some(link)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&FlowKey, &Link)> {
+        self.list.iter().map(|(k, l)| (k, l))
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = (&FlowKey, &mut Link)> {
+        self.list.iter_mut().map(|(k, l)| (&*k, l))
+    }
+
+    /// Take every link out.
+    fn drain(&mut self) -> impl Iterator<Item = (FlowKey, Link)> + '_ {
+        self.index.clear();
+        self.last = [None; 2];
+        self.list.drain(..)
     }
 }
 

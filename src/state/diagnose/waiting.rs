@@ -108,6 +108,13 @@ impl Waiting {
         self.live + self.late.len()
     }
 
+    /// Whether [`Waiting::refresh`] may wait until the last of a frame's changes: the condition
+    /// held (if any) has not started, so ending or arming one in between reports nothing, and
+    /// the last refresh leaves the condition as refreshing after each change would have.
+    pub fn quiet(&self) -> bool {
+        self.cond.as_ref().is_none_or(|c| c.started.is_none())
+    }
+
     /// After adds and removes at `ts` (by the frame `frame`): the condition follows the oldest
     /// delivery (a settled oldest ends it, cleared; the next oldest holds since its own start).
     pub fn refresh(

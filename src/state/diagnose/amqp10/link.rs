@@ -184,11 +184,22 @@ impl Link {
         }
     }
 
-    /// A delivery of the link was settled by the frame `at`.
-    pub fn settled(&mut self, cx: &mut Ctx<'_>, s: &Settlement, ts: Timestamp, at: FrameRef) {
+    /// A delivery of the link was settled by the frame `at`; `last`: the last the frame settles
+    /// of the link (until then the unsettled condition is refreshed only when that reports
+    /// something, see [`Waiting::quiet`]).
+    pub fn settled(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        s: &Settlement,
+        ts: Timestamp,
+        at: FrameRef,
+        last: bool,
+    ) {
         self.waiting.remove(ts.0 - s.after_us, s.start);
-        self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
-        if s.outcome == "accepted" && self.redelivered_at == Some(s.start) {
+        if last || !self.waiting.quiet() {
+            self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+        }
+        if self.redelivered_at == Some(s.start) && s.outcome == "accepted" {
             cx.end(&mut self.redelivered, ts, Some(at), EndWhy::Cleared);
         }
         self.judge_credit(cx, ts, at);

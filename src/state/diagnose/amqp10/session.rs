@@ -30,7 +30,15 @@ pub struct Sessions {
     ends: HashMap<(Dir, u16), End>,
     /// The partner endpoint's channel, by (direction, channel).
     peer: HashMap<(Dir, u16), u16>,
+    /// What `peer` says of the sending endpoint the last transfer came from: its partner's
+    /// channel, and that partner's partner's (see [`Sessions::route_of`]). Until a begin or an
+    /// end changes `peer`: transfers come in runs from one endpoint.
+    route: Option<((Dir, u16), Option<Route>)>,
 }
+
+/// A sending endpoint's partner (the receiving endpoint's channel), and the receiving
+/// endpoint's partner channel, as `peer` has them.
+type Route = (u16, Option<u16>);
 
 impl Sessions {
     /// The session endpoints held.
@@ -40,6 +48,7 @@ impl Sessions {
 
     /// A begin of `dir` on `channel`.
     pub fn begin(&mut self, dir: Dir, channel: u16, b: &Begin) {
+        self.route = None;
         let me = self.ends.entry((dir, channel)).or_default();
         me.next_outgoing = Some(b.next_outgoing_id);
         me.pending_window = Some(b.incoming_window);
@@ -62,15 +71,39 @@ impl Sessions {
         }
     }
 
-    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id.
-    fn judge(&mut self, cx: &mut Ctx<'_>, rcv: (Dir, u16), ts: Timestamp, at: FrameRef) {
+    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id (`sent`:
+    /// a sending endpoint's channel and next-outgoing-id, known already to the caller).
+    fn judge(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        rcv: (Dir, u16),
+        sent: Option<(u16, Option<u32>)>,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
         let Some(&sc) = self.peer.get(&rcv) else {
             return;
         };
-        let next = self
-            .ends
-            .get(&(rcv.0.flip(), sc))
-            .and_then(|s| s.next_outgoing);
+        self.judge_against(cx, rcv, sc, sent, ts, at);
+    }
+
+    /// [`Sessions::judge`] of `rcv`, whose partner's channel is `sc`.
+    fn judge_against(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        rcv: (Dir, u16),
+        sc: u16,
+        sent: Option<(u16, Option<u32>)>,
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        let next = match sent {
+            Some((channel, next)) if channel == sc => next,
+            _ => self
+                .ends
+                .get(&(rcv.0.flip(), sc))
+                .and_then(|s| s.next_outgoing),
+        };
         let Some(r) = self.ends.get_mut(&rcv) else {
             return;
         };
@@ -104,9 +137,9 @@ impl Sessions {
         if let Some(ni) = f.next_incoming_id {
             me.in_limit = Some(ni.wrapping_add(f.incoming_window));
         }
-        self.judge(cx, (dir, channel), ts, at);
+        self.judge(cx, (dir, channel), None, ts, at);
         if let Some(&r) = self.peer.get(&(dir, channel)) {
-            self.judge(cx, (dir.flip(), r), ts, at);
+            self.judge(cx, (dir.flip(), r), None, ts, at);
         }
     }
 
@@ -122,14 +155,31 @@ impl Sessions {
         let Some(me) = self.ends.get_mut(&(dir, channel)) else {
             return;
         };
-        me.next_outgoing = me.next_outgoing.map(|n| n.wrapping_add(1));
-        if let Some(&r) = self.peer.get(&(dir, channel)) {
-            self.judge(cx, (dir.flip(), r), ts, at);
+        let next = me.next_outgoing.map(|n| n.wrapping_add(1));
+        me.next_outgoing = next;
+        let route = match self.route {
+            Some((end, route)) if end == (dir, channel) => route,
+            _ => {
+                let route = self.route_of((dir, channel));
+                self.route = Some(((dir, channel), route));
+                route
+            }
+        };
+        if let Some((r, Some(sc))) = route {
+            self.judge_against(cx, (dir.flip(), r), sc, Some((channel, next)), ts, at);
         }
+    }
+
+    /// The partner of the sending endpoint `end`, and that partner's partner, as `peer` has
+    /// them.
+    fn route_of(&self, end: (Dir, u16)) -> Option<Route> {
+        let &r = self.peer.get(&end)?;
+        Some((r, self.peer.get(&(end.0.flip(), r)).copied()))
     }
 
     /// An end of `dir` on `channel`: the session is over for both endpoints.
     pub fn end(&mut self, cx: &mut Ctx<'_>, dir: Dir, channel: u16, ts: Timestamp, at: FrameRef) {
+        self.route = None;
         let partner = self.peer.remove(&(dir, channel));
         for key in std::iter::once((dir, channel)).chain(partner.map(|r| (dir.flip(), r))) {
             self.peer.remove(&key);
@@ -177,5 +227,6 @@ impl Sessions {
             cx.end(&mut e.window, ts, None, why);
         }
         self.peer.clear();
+        self.route = None;
     }
 }
