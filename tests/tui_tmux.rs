@@ -295,7 +295,11 @@ fn y_copies_through_osc52_and_e_exports_from_the_terminal() {
     tmux_at(&socket, &["send-keys", "-t", session, "-l", "conn.jsonl"]);
     wait_at(&socket, session, "export connection to: conn.jsonl");
     tmux_at(&socket, &["send-keys", "-t", session, "Enter"]);
-    wait_at(&socket, session, "exported connection frames of the file: 2 frame(s)");
+    wait_at(
+        &socket,
+        session,
+        "exported connection frames of the file: 2 frame(s)",
+    );
     tmux_at(&socket, &["send-keys", "-t", session, "q"]);
     let _ = tmux_at(&socket, &["kill-server"]);
     let back = Command::new(env!("CARGO_BIN_EXE_amqpeek"))

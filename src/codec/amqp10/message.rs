@@ -330,6 +330,19 @@ impl Message {
         self.list_section(HEADER, Header::from_fields)
     }
 
+    /// The header's `delivery-count` as [`Message::header`] gives it (`None`: no header
+    /// section), read in place from a section not decoded yet.
+    pub fn delivery_count(&self) -> Option<u32> {
+        if self.sections.decoded.get().is_none() {
+            let span = self.sections.spans.iter().find(|s| s.code == HEADER)?;
+            // The fifth field (§3.2.1), 0 when absent.
+            if let Some(n) = section_check::list_uint(&self.payload, &span.span, 4) {
+                return Some(n.unwrap_or(0));
+            }
+        }
+        self.header().map(|h| h.delivery_count)
+    }
+
     /// The properties section.
     pub fn properties(&self) -> Option<Properties> {
         self.list_section(PROPERTIES, Properties::from_fields)
@@ -984,5 +997,79 @@ mod lazy_tests {
         }
         let (_, counted) = Message::decode_kept(&payload, 0, true, 1).unwrap();
         assert_eq!(counted, 1, "the second data section is counted");
+    }
+
+    fn with(payload: &Bytes, sections: Sections) -> Message {
+        Message {
+            channel: 0,
+            handle: 0,
+            delivery_id: None,
+            delivery_tag: None,
+            message_format: None,
+            transfers: 1,
+            payload: payload.clone(),
+            size: payload.len() as u64,
+            sections,
+            sections_counted: 0,
+        }
+    }
+
+    #[test]
+    fn the_delivery_count_read_in_place_is_the_decoded_header_s() {
+        const DATA: &[u8] = &[0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
+        // list0; durable only; delivery-count as uint0, smalluint (after a uint0 ttl or
+        // not), uint (after a uint ttl) and null; a list32.
+        let headers: [&[u8]; 8] = [
+            &[0x00, 0x53, 0x70, 0x45],
+            &[0x00, 0x53, 0x70, 0xc0, 0x02, 0x01, 0x41],
+            &[
+                0x00, 0x53, 0x70, 0xc0, 0x06, 0x05, 0x40, 0x40, 0x40, 0x40, 0x43,
+            ],
+            &[
+                0x00, 0x53, 0x70, 0xc0, 0x08, 0x05, 0x41, 0x50, 0x09, 0x40, 0x40, 0x52, 0x07,
+            ],
+            &[
+                0x00, 0x53, 0x70, 0xc0, 0x08, 0x05, 0x41, 0x50, 0x09, 0x43, 0x42, 0x52, 0x07,
+            ],
+            &[
+                0x00, 0x53, 0x70, 0xc0, 0x0e, 0x05, 0x40, 0x40, 0x70, 0, 0, 0x27, 0x10, 0x40, 0x70,
+                0x01, 0x02, 0x03, 0x04,
+            ],
+            &[
+                0x00, 0x53, 0x70, 0xc0, 0x06, 0x05, 0x40, 0x40, 0x40, 0x40, 0x40,
+            ],
+            &[
+                0x00, 0x53, 0x70, 0xd0, 0, 0, 0, 0x0a, 0, 0, 0, 0x05, 0x40, 0x40, 0x40, 0x40, 0x52,
+                0x03,
+            ],
+        ];
+        let mut checked = 0;
+        for h in headers {
+            let payload = Bytes::from([h, DATA].concat());
+            let Some(spans) = section_check::scan(&payload) else {
+                continue;
+            };
+            let (lazy, _) = MessageAssembler::lazy(spans, usize::MAX);
+            let (eager, _) = Message::decode_kept(&payload, 100, true, usize::MAX).unwrap();
+            let want = with(&payload, Sections::ready(eager))
+                .header()
+                .map(|h| h.delivery_count);
+            let lazy = with(&payload, lazy);
+            assert_eq!(lazy.delivery_count(), want, "{h:02x?}");
+            assert!(lazy.sections.decoded.get().is_none(), "nothing decoded");
+            checked += 1;
+        }
+        assert_eq!(
+            checked,
+            headers.len(),
+            "the in-place check takes every header"
+        );
+        let none = Bytes::from_static(DATA);
+        let (lazy, _) = MessageAssembler::lazy(section_check::scan(&none).unwrap(), 9);
+        assert_eq!(
+            with(&none, lazy).delivery_count(),
+            None,
+            "no header section"
+        );
     }
 }

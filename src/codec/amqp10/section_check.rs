@@ -66,6 +66,61 @@ fn section(b: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
+/// The `index`th field of the list section at `span` of `payload`, a span [`scan`] found
+/// valid, when it is a `uint` after fields of fixed width: `Some(None)` when the list ends
+/// before it or it is null, `None` otherwise (read it decoded then).
+pub fn list_uint(payload: &[u8], span: &Range<usize>, index: usize) -> Option<Option<u32>> {
+    let b = payload.get(..span.end)?;
+    let at = span.start.checked_add(3)?;
+    let (mut pos, end, count) = match *b.get(at)? {
+        code::LIST0 => return Some(None),
+        code::LIST8 => (
+            at + 3,
+            at + 2 + usize::from(*b.get(at + 1)?),
+            usize::from(*b.get(at + 2)?),
+        ),
+        code::LIST32 => {
+            let size = usize::try_from(be_u32(b, at + 1)?).ok()?;
+            let count = usize::try_from(be_u32(b, at + 5)?).ok()?;
+            (at + 9, (at + 5).checked_add(size)?, count)
+        }
+        _ => return None,
+    };
+    if index >= count {
+        return Some(None);
+    }
+    for _ in 0..index {
+        pos = pos.checked_add(1 + fixed_width(*b.get(pos)?)?)?;
+    }
+    if pos >= end {
+        return None;
+    }
+    let body = pos + 1;
+    match *b.get(pos)? {
+        code::NULL => Some(None),
+        code::UINT0 => Some(Some(0)),
+        code::SMALLUINT => Some(Some(u32::from(*b.get(body)?))),
+        code::UINT => Some(Some(be_u32(b, body)?)),
+        _ => None,
+    }
+}
+
+/// The bytes after its constructor of a value of fixed width (`None`: variable width, or
+/// not primitive). A skip of its own: [`primitive`], which [`scan`] runs on every field of
+/// every message, compiles to slower code with another caller.
+fn fixed_width(c: u8) -> Option<usize> {
+    use code::*;
+    Some(match c {
+        NULL | TRUE | FALSE | UINT0 | ULONG0 => 0,
+        BOOLEAN | UBYTE | BYTE | SMALLUINT | SMALLULONG | SMALLINT | SMALLLONG => 1,
+        USHORT | SHORT => 2,
+        UINT | INT | FLOAT | DECIMAL32 | CHAR => 4,
+        ULONG | LONG | DOUBLE | DECIMAL64 | TIMESTAMP => 8,
+        DECIMAL128 | UUID => 16,
+        _ => return None,
+    })
+}
+
 /// The end of a composite's described list at `at` (after the descriptor), each element a
 /// primitive of its field's type, mandatory fields present.
 fn list(def: &CompositeDef, b: &[u8], at: usize) -> Option<usize> {

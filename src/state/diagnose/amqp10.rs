@@ -138,9 +138,9 @@ impl Diag10 {
         let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message else {
             return;
         };
-        if let Some(h) = m.header() {
+        if let Some(count) = m.delivery_count() {
             let n = cx.limits.count(&cat::REDELIVERED);
-            link.redelivered(cx, h.delivery_count, n, ts, at(fe));
+            link.redelivered(cx, count, n, ts, at(fe));
         }
         if let Some((name, expires_ms)) = crate::codec::amqp10::cbs::put_token(m) {
             self.put_token(cx, name, expires_ms, ts, at(fe));
