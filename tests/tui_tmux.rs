@@ -466,3 +466,69 @@ fn s_shows_the_statistics_of_a_replay() {
     wait_for(&session, "EXITED 0");
     let _ = tmux(&["kill-session", "-t", &session]);
 }
+
+/// Kills the process `pid` when dropped, if it still runs (also when the test fails).
+struct KillPid(i32);
+
+impl Drop for KillPid {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-9", &self.0.to_string()])
+            .status();
+    }
+}
+
+/// The terminal going away (here its tmux server killed, as a closed window or a dropped SSH
+/// session does) ends the UI at once: it neither keeps running nor spins on the dead terminal.
+#[test]
+fn the_ui_quits_when_its_terminal_hangs_up() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("tiny.jsonl");
+    capture(&cap);
+    let pid_file = dir.path().join("pid");
+    let socket = format!("amqpeek-hangup-{}", std::process::id());
+    let _server = KillServer(socket.clone());
+    let session = "hangup";
+    let cmd = format!(
+        "echo $$ > {}; exec {} replay {}",
+        pid_file.display(),
+        env!("CARGO_BIN_EXE_amqpeek"),
+        cap.display()
+    );
+    let started = Command::new("tmux")
+        .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
+        .args(["-s", session, "-x", "100", "-y", "30", &cmd])
+        .env("TERM", "xterm-256color")
+        .status()
+        .expect("tmux starts");
+    assert!(started.success());
+    wait_at(&socket, session, "Connections 1");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _stray = KillPid(pid);
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    assert!(proc_dir.exists(), "the UI runs");
+    tmux_at(&socket, &["kill-server"]);
+    let start = Instant::now();
+    // A zombie until reaped by init: gone means no directory, or its state is Z.
+    let running = || {
+        std::fs::read_to_string(proc_dir.join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| !r.trim_start().starts_with('Z'))
+        })
+    };
+    while running() {
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "the UI still runs 3 s after its terminal hung up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

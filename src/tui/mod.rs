@@ -59,6 +59,7 @@ pub mod clipboard;
 pub mod components;
 pub mod export;
 mod fulltext;
+mod hangup;
 /// The filter language (shared with the headless `--filter`).
 pub use crate::filter;
 pub use components::health;
@@ -420,7 +421,12 @@ fn event_loop(
             (true, Some(t)) => frame_time.saturating_sub(t.elapsed()),
             _ => Duration::from_millis(15),
         };
-        if crossterm::event::poll(wait)? {
+        // Waited for on the terminal itself: crossterm never returns from one that hung up.
+        match hangup::wait_input(wait) {
+            hangup::Input::HungUp => return Ok(()),
+            hangup::Input::None | hangup::Input::Ready => {}
+        }
+        if crossterm::event::poll(Duration::ZERO)? {
             loop {
                 match crossterm::event::read()? {
                     crossterm::event::Event::Key(k) => app.handle(AppEvent::Key(k)),

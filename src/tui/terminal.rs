@@ -75,6 +75,31 @@ fn install_quit_signals() {
         let _ = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, quit.clone());
         let _ = signal_hook::flag::register(sig, quit.clone());
     }
+    watch_quit();
+}
+
+/// How long the UI has to quit after a quit signal before the process ends without it.
+const QUIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A UI that does not quit within [`QUIT_GRACE`] of a quit signal (stuck in a read of a
+/// terminal that hung up, say) is ended with the terminal given back, status 128 + SIGHUP,
+/// rather than left running.
+fn watch_quit() {
+    let _ = std::thread::Builder::new()
+        .name("tui-quit-watch".into())
+        .spawn(|| {
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                if quit_signalled() && TUI_ACTIVE.load(Ordering::SeqCst) {
+                    std::thread::sleep(QUIT_GRACE);
+                    if quit_signalled() && TUI_ACTIVE.load(Ordering::SeqCst) {
+                        restore_terminal();
+                        eprintln!("amqpeek: the UI did not quit after a signal; exiting");
+                        std::process::exit(128 + libc::SIGHUP);
+                    }
+                }
+            }
+        });
 }
 
 /// Owns the terminal while the UI runs; restores it when dropped (also while unwinding).
