@@ -37,6 +37,19 @@ fn violations(events: &[Event], rule: &str) -> Vec<(Dir, u64)> {
         .collect()
 }
 
+/// The connection ended in a reset by `by`, and says so (`client reset: ...`).
+fn assert_reset_by(reason: &CloseReason, by: Dir) {
+    assert!(
+        matches!(reason, CloseReason::Failed { by: b, how: Failure::Reset, .. } if *b == by),
+        "{reason}"
+    );
+    let who = if by == Dir::C2S { "client" } else { "upstream" };
+    assert!(
+        reason.to_string().starts_with(&format!("{who} reset: ")),
+        "{reason}"
+    );
+}
+
 /// What [`sink_upstream`] got and how its read ended.
 type Sunk = oneshot::Receiver<(Vec<u8>, Option<ErrorKind>)>;
 
@@ -267,19 +280,7 @@ async fn a_client_reset_resets_the_upstream() {
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
     let close = close_of(&events, 1);
-    assert!(
-        matches!(
-            close.reason,
-            CloseReason::Failed {
-                by: Dir::C2S,
-                how: Failure::Reset,
-                ..
-            }
-        ),
-        "{}",
-        close.reason
-    );
-    assert!(close.reason.to_string().starts_with("client reset: "));
+    assert_reset_by(&close.reason, Dir::C2S);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -323,19 +324,7 @@ async fn a_client_reset_after_its_fin_resets_the_silent_upstream() {
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
     let close = close_of(&events, 1);
-    assert!(
-        matches!(
-            close.reason,
-            CloseReason::Failed {
-                by: Dir::C2S,
-                how: Failure::Reset,
-                ..
-            }
-        ),
-        "{}",
-        close.reason
-    );
-    assert!(close.reason.to_string().starts_with("client reset: "));
+    assert_reset_by(&close.reason, Dir::C2S);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -379,19 +368,7 @@ async fn an_upstream_reset_resets_the_client() {
     proxy.wait_closed(1).await;
     let (_, events) = proxy.stop().await;
     let close = close_of(&events, 1);
-    assert!(
-        matches!(
-            close.reason,
-            CloseReason::Failed {
-                by: Dir::S2C,
-                how: Failure::Reset,
-                ..
-            }
-        ),
-        "{}",
-        close.reason
-    );
-    assert!(close.reason.to_string().starts_with("upstream reset: "));
+    assert_reset_by(&close.reason, Dir::S2C);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,7 +24,7 @@ use amqpeek::replay::export;
 use amqpeek::replay::pager::{Opener, Pager, WindowSize};
 use amqpeek::tui::app::{Effect, Overlay};
 use amqpeek::tui::spool::{SpoolOptions, SpoolRing};
-use amqpeek::tui::{App, AppEvent, Pane, TuiOptions};
+use amqpeek::tui::{App, AppEvent, TuiOptions};
 use crossterm::event::KeyCode;
 use tui_support::*;
 
@@ -143,33 +143,6 @@ fn spooled(path: &Path, dir: &Path, size: u64) -> (App, Pager, Vec<PathBuf>) {
     (app, pager, files)
 }
 
-/// Perform the app's window requests with `pager` as the event loop does, until the window
-/// asked last has come.
-fn settle(app: &mut App, pager: &Pager) {
-    let start = Instant::now();
-    loop {
-        for e in app.take_effects() {
-            if let Effect::LoadWindow(r) = e {
-                pager.request(r);
-            }
-        }
-        if app.model().paging.loading.is_none() {
-            return;
-        }
-        match pager.try_recv() {
-            Some(w) => app.handle(AppEvent::Window(Box::new(w))),
-            None => std::thread::sleep(Duration::from_millis(2)),
-        }
-        assert!(start.elapsed() < Duration::from_secs(120), "no window came");
-    }
-}
-
-/// Press a key and perform the window requests it makes.
-fn key(app: &mut App, pager: &Pager, code: KeyCode) {
-    press(app, code);
-    settle(app, pager);
-}
-
 /// A frame as [`frames_of`] reads it back.
 type Seen = (u64, String, String, u64);
 
@@ -198,25 +171,6 @@ fn mark_first_and_last(app: &mut App, pager: &Pager, conn: u64) -> Vec<Seen> {
         "the first mark is out of memory"
     );
     vec![first, last]
-}
-
-/// Apply the filter `f` as the user types it.
-fn set_filter(app: &mut App, f: &str) {
-    press(app, KeyCode::Char('/'));
-    type_str(app, f);
-    press(app, KeyCode::Enter);
-    assert_eq!(app.filter().source, f);
-}
-
-/// The frame list shows connection `nth` (from 1) only.
-fn choose_conn(app: &mut App, nth: usize) {
-    press(app, KeyCode::Char('c'));
-    press(app, KeyCode::Home);
-    for _ in 0..nth {
-        press(app, KeyCode::Down);
-    }
-    press(app, KeyCode::Enter);
-    assert_eq!(app.focus(), Pane::Frames);
 }
 
 /// Export to `path` (`e`, the path typed, Tab `tabs` times from the frames shown, Enter), the

@@ -144,13 +144,11 @@ async fn the_dropped_frames_notice_says_where_the_older_frames_are() {
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 use amqpeek::browse::numbering::{Numbering, Place};
 use amqpeek::event::EventKind;
 use amqpeek::pipeline::InspectOptions;
 use amqpeek::replay::pager::{Pager, WindowSize};
-use amqpeek::tui::app::Effect;
 use amqpeek::tui::spool::{SpoolOptions, SpoolRing};
 use crossterm::event::KeyCode;
 
@@ -238,31 +236,7 @@ fn window_size() -> WindowSize {
     }
 }
 
-/// Perform the app's window requests with `pager` as the event loop does, until the window
-/// asked last has come.
-fn settle(app: &mut App, pager: &Pager) {
-    let start = Instant::now();
-    loop {
-        for e in app.take_effects() {
-            if let Effect::LoadWindow(r) = e {
-                pager.request(r);
-            }
-        }
-        if app.model().paging.loading.is_none() {
-            return;
-        }
-        match pager.try_recv() {
-            Some(w) => app.handle(AppEvent::Window(Box::new(w))),
-            None => std::thread::sleep(Duration::from_millis(2)),
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "no window came");
-    }
-}
-
-fn key(app: &mut App, pager: &Pager, code: KeyCode) {
-    tui_support::press(app, code);
-    settle(app, pager);
-}
+use tui_support::key;
 
 /// The rows of the session as the view numbers them: (number, connection, name) of each.
 fn numbered(events: &[Event]) -> Vec<(u64, u64, String)> {

@@ -21,7 +21,7 @@ use amqpeek::pipeline::{InspectOptions, Sink};
 use amqpeek::replay::pager::{Opener, Pager, WindowSize};
 use amqpeek::tui::app::{Effect, Overlay};
 use amqpeek::tui::timeline::{self, Follow};
-use amqpeek::tui::{App, AppEvent, Pane, TuiOptions};
+use amqpeek::tui::{App, AppEvent, TuiOptions};
 use crossterm::event::KeyCode;
 use tui_support::*;
 
@@ -71,54 +71,6 @@ fn pager(path: &Path, rows: usize) -> Pager {
         max_bytes: 32 << 20,
     };
     Pager::spawn(open, inspect(), size, Arc::new(AtomicU64::new(0)), 0)
-}
-
-/// Perform the app's window requests with `pager` as the event loop does, until the window
-/// asked last has come.
-fn settle(app: &mut App, pager: &Pager) -> usize {
-    let mut asked = 0;
-    let start = Instant::now();
-    loop {
-        for e in app.take_effects() {
-            if let Effect::LoadWindow(r) = e {
-                pager.request(r);
-                asked += 1;
-            }
-        }
-        if app.model().paging.loading.is_none() {
-            return asked;
-        }
-        match pager.try_recv() {
-            Some(w) => app.handle(AppEvent::Window(Box::new(w))),
-            None => std::thread::sleep(Duration::from_millis(2)),
-        }
-        assert!(start.elapsed() < Duration::from_secs(120), "no window came");
-    }
-}
-
-/// Press a key and perform the window requests it makes; how many it made.
-fn key(app: &mut App, pager: &Pager, code: KeyCode) -> usize {
-    press(app, code);
-    settle(app, pager)
-}
-
-/// Apply the filter `f` as the user types it.
-fn set_filter(app: &mut App, f: &str) {
-    press(app, KeyCode::Char('/'));
-    type_str(app, f);
-    press(app, KeyCode::Enter);
-    assert_eq!(app.filter().source, f);
-}
-
-/// The frame list shows connection `nth` (from 1) only.
-fn choose_conn(app: &mut App, nth: usize) {
-    press(app, KeyCode::Char('c'));
-    press(app, KeyCode::Home);
-    for _ in 0..nth {
-        press(app, KeyCode::Down);
-    }
-    press(app, KeyCode::Enter);
-    assert_eq!(app.focus(), Pane::Frames);
 }
 
 fn selected(app: &App) -> (u64, u64, String) {

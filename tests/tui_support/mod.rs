@@ -406,3 +406,54 @@ pub fn write_link_capture(path: &std::path::Path, frames: usize) {
         put(link_capture_us(i), "frame", d, &raw);
     }
 }
+
+/// Perform the app's window requests with `pager` as the event loop does, until the window
+/// asked last has come; how many windows were asked for.
+pub fn settle(app: &mut App, pager: &amqpeek::replay::pager::Pager) -> usize {
+    let mut asked = 0;
+    let start = std::time::Instant::now();
+    loop {
+        for e in app.take_effects() {
+            if let amqpeek::tui::app::Effect::LoadWindow(r) = e {
+                pager.request(r);
+                asked += 1;
+            }
+        }
+        if app.model().paging.loading.is_none() {
+            return asked;
+        }
+        match pager.try_recv() {
+            Some(w) => app.handle(AppEvent::Window(Box::new(w))),
+            None => std::thread::sleep(std::time::Duration::from_millis(2)),
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "no window came"
+        );
+    }
+}
+
+/// Press a key, then perform the window requests it makes ([`settle`]); how many it made.
+pub fn key(app: &mut App, pager: &amqpeek::replay::pager::Pager, code: KeyCode) -> usize {
+    press(app, code);
+    settle(app, pager)
+}
+
+/// Apply the filter `f` as the user types it.
+pub fn set_filter(app: &mut App, f: &str) {
+    press(app, KeyCode::Char('/'));
+    type_str(app, f);
+    press(app, KeyCode::Enter);
+    assert_eq!(app.filter().source, f);
+}
+
+/// The frame list shows connection `nth` (from 1) only.
+pub fn choose_conn(app: &mut App, nth: usize) {
+    press(app, KeyCode::Char('c'));
+    press(app, KeyCode::Home);
+    for _ in 0..nth {
+        press(app, KeyCode::Down);
+    }
+    press(app, KeyCode::Enter);
+    assert_eq!(app.focus(), amqpeek::tui::Pane::Frames);
+}

@@ -905,10 +905,9 @@ mod tests {
 }
 
 #[cfg(test)]
-mod summary_tests {
-    use super::*;
-
-    fn message(sections: Vec<Section>) -> Message {
+impl Message {
+    /// A message of one transfer on channel 0, handle 0: all of `payload`, in `sections`.
+    fn of(payload: &Bytes, sections: Sections) -> Message {
         Message {
             channel: 0,
             handle: 0,
@@ -916,11 +915,20 @@ mod summary_tests {
             delivery_tag: None,
             message_format: None,
             transfers: 1,
-            payload: Bytes::new(),
-            size: 0,
-            sections: Sections::ready(sections),
+            payload: payload.clone(),
+            size: payload.len() as u64,
+            sections,
             sections_counted: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    fn message(sections: Vec<Section>) -> Message {
+        Message::of(&Bytes::new(), Sections::ready(sections))
     }
 
     #[test]
@@ -999,21 +1007,6 @@ mod lazy_tests {
         assert_eq!(counted, 1, "the second data section is counted");
     }
 
-    fn with(payload: &Bytes, sections: Sections) -> Message {
-        Message {
-            channel: 0,
-            handle: 0,
-            delivery_id: None,
-            delivery_tag: None,
-            message_format: None,
-            transfers: 1,
-            payload: payload.clone(),
-            size: payload.len() as u64,
-            sections,
-            sections_counted: 0,
-        }
-    }
-
     #[test]
     fn the_delivery_count_read_in_place_is_the_decoded_header_s() {
         const DATA: &[u8] = &[0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
@@ -1051,10 +1044,10 @@ mod lazy_tests {
             };
             let (lazy, _) = MessageAssembler::lazy(spans, usize::MAX);
             let (eager, _) = Message::decode_kept(&payload, 100, true, usize::MAX).unwrap();
-            let want = with(&payload, Sections::ready(eager))
+            let want = Message::of(&payload, Sections::ready(eager))
                 .header()
                 .map(|h| h.delivery_count);
-            let lazy = with(&payload, lazy);
+            let lazy = Message::of(&payload, lazy);
             assert_eq!(lazy.delivery_count(), want, "{h:02x?}");
             assert!(lazy.sections.decoded.get().is_none(), "nothing decoded");
             checked += 1;
@@ -1067,7 +1060,7 @@ mod lazy_tests {
         let none = Bytes::from_static(DATA);
         let (lazy, _) = MessageAssembler::lazy(section_check::scan(&none).unwrap(), 9);
         assert_eq!(
-            with(&none, lazy).delivery_count(),
+            Message::of(&none, lazy).delivery_count(),
             None,
             "no header section"
         );
