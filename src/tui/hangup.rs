@@ -5,8 +5,6 @@
 //! loop therefore waits for input with [`wait_input`] on the same terminal, which says when it
 //! has hung up, and asks crossterm only for what is ready.
 
-use std::os::fd::RawFd;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 /// What waiting for input on the terminal found.
@@ -20,10 +18,9 @@ pub(super) enum Input {
     HungUp,
 }
 
-/// Wait up to `wait` for input on the terminal crossterm reads (stdin when it is one, else
-/// `/dev/tty`).
+/// Wait up to `wait` for input on the terminal crossterm reads ([`super::terminal::tty_fd`]).
 pub(super) fn wait_input(wait: Duration) -> Input {
-    let Some(fd) = terminal_fd() else {
+    let Some(fd) = super::terminal::tty_fd() else {
         return Input::Ready;
     };
     let mut pfd = libc::pollfd {
@@ -40,21 +37,4 @@ pub(super) fn wait_input(wait: Duration) -> Input {
         _ if pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 => Input::HungUp,
         _ => Input::Ready,
     }
-}
-
-/// The descriptor crossterm reads keys from: stdin when it is a terminal, else `/dev/tty`
-/// (opened once, kept open for the run); `None` when there is neither.
-fn terminal_fd() -> Option<RawFd> {
-    static FD: OnceLock<Option<RawFd>> = OnceLock::new();
-    *FD.get_or_init(|| {
-        // SAFETY: isatty and open are given a valid descriptor and a NUL-terminated path.
-        let fd = unsafe {
-            if libc::isatty(libc::STDIN_FILENO) == 1 {
-                libc::STDIN_FILENO
-            } else {
-                libc::open(c"/dev/tty".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC)
-            }
-        };
-        (fd >= 0).then_some(fd)
-    })
 }

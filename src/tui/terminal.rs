@@ -33,6 +33,24 @@ pub(super) fn quit_signalled() -> bool {
     QUIT.get().is_some_and(|q| q.load(Ordering::Relaxed))
 }
 
+/// The terminal the UI reads keys from, the descriptor crossterm sets raw: stdin when it is a
+/// terminal, else `/dev/tty` (opened once, kept open for the rest of the run); `None` when
+/// there is neither.
+pub(super) fn tty_fd() -> Option<std::os::fd::RawFd> {
+    static FD: OnceLock<Option<std::os::fd::RawFd>> = OnceLock::new();
+    *FD.get_or_init(|| {
+        // SAFETY: isatty and open are given a valid descriptor and a NUL-terminated path.
+        let fd = unsafe {
+            if libc::isatty(libc::STDIN_FILENO) == 1 {
+                libc::STDIN_FILENO
+            } else {
+                libc::open(c"/dev/tty".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC)
+            }
+        };
+        (fd >= 0).then_some(fd)
+    })
+}
+
 /// Put the terminal back: leave raw mode, the alternate screen and mouse capture.
 fn restore_terminal() {
     if TUI_ACTIVE.swap(false, Ordering::SeqCst) {
@@ -164,19 +182,9 @@ mod on_abort {
         if SAVED.get().is_some() {
             return;
         }
-        // SAFETY: isatty, open and tcgetattr are given a valid descriptor, a NUL-terminated
-        // path and a termios to fill.
-        let fd = unsafe {
-            if libc::isatty(libc::STDIN_FILENO) == 1 {
-                libc::STDIN_FILENO
-            } else {
-                // Kept open for the handler for the rest of the run.
-                libc::open(c"/dev/tty".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC)
-            }
-        };
-        if fd < 0 {
+        let Some(fd) = super::tty_fd() else {
             return;
-        }
+        };
         // SAFETY: termios is plain data, filled by tcgetattr.
         let mut termios: libc::termios = unsafe { std::mem::zeroed() };
         // SAFETY: as above.

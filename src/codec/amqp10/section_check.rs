@@ -67,8 +67,8 @@ fn section(b: &[u8], pos: usize) -> Option<usize> {
 }
 
 /// The `index`th field of the list section at `span` of `payload`, a span [`scan`] found
-/// valid, when it is a `uint` after fields of fixed width: `Some(None)` when the list ends
-/// before it or it is null, `None` otherwise (read it decoded then).
+/// valid, when it is a `uint`: `Some(None)` when the list ends before it or it is null,
+/// `None` otherwise (read it decoded then).
 pub fn list_uint(payload: &[u8], span: &Range<usize>, index: usize) -> Option<Option<u32>> {
     let b = payload.get(..span.end)?;
     let at = span.start.checked_add(3)?;
@@ -90,7 +90,7 @@ pub fn list_uint(payload: &[u8], span: &Range<usize>, index: usize) -> Option<Op
         return Some(None);
     }
     for _ in 0..index {
-        pos = pos.checked_add(1 + fixed_width(*b.get(pos)?)?)?;
+        pos = primitive(b, pos, end)?.1;
     }
     if pos >= end {
         return None;
@@ -103,22 +103,6 @@ pub fn list_uint(payload: &[u8], span: &Range<usize>, index: usize) -> Option<Op
         code::UINT => Some(Some(be_u32(b, body)?)),
         _ => None,
     }
-}
-
-/// The bytes after its constructor of a value of fixed width (`None`: variable width, or
-/// not primitive). A skip of its own: [`primitive`], which [`scan`] runs on every field of
-/// every message, compiles to slower code with another caller.
-fn fixed_width(c: u8) -> Option<usize> {
-    use code::*;
-    Some(match c {
-        NULL | TRUE | FALSE | UINT0 | ULONG0 => 0,
-        BOOLEAN | UBYTE | BYTE | SMALLUINT | SMALLULONG | SMALLINT | SMALLLONG => 1,
-        USHORT | SHORT => 2,
-        UINT | INT | FLOAT | DECIMAL32 | CHAR => 4,
-        ULONG | LONG | DOUBLE | DECIMAL64 | TIMESTAMP => 8,
-        DECIMAL128 | UUID => 16,
-        _ => return None,
-    })
 }
 
 /// The end of a composite's described list at `at` (after the descriptor), each element a
