@@ -19,7 +19,6 @@
 pub mod limits;
 pub mod probe;
 mod relay;
-mod reset_watch;
 pub mod shutdown;
 pub mod tls;
 mod upgrade;

@@ -2,7 +2,7 @@
 //! for the TLS upgrade and handshakes, `tls.rs` for the configuration), then
 //! pump bytes both ways until both directions end, propagating half-close (FIN, and TLS
 //! close_notify: the inspection side is told of each direction's end where it happened) and
-//! reset (RST), also a reset that follows a half-close (see `reset_watch.rs`).
+//! reset (RST).
 //!
 //! The pumps work over any `AsyncRead`/`AsyncWrite` halves, so plain TCP and TLS legs share
 //! them. Each read goes into a buffer of its own, is frozen into `Bytes`, and the same `Bytes` (no
@@ -202,7 +202,6 @@ pub(crate) async fn connection(
     let (mut upstream_r, mut upstream_w) = upstream.split();
 
     let (kill, _) = watch::channel(false);
-    let (ended, _) = watch::channel(0u8);
     let order = tokio::sync::Mutex::new(());
     let shared = Shared {
         conn,
@@ -210,7 +209,6 @@ pub(crate) async fn connection(
         inspect: &inspect,
         order: &order,
         kill: &kill,
-        ended: &ended,
         sockets: &sockets,
         activity: &activity,
         probe: &config.probe,
@@ -329,11 +327,6 @@ impl Resetter {
         }
     }
 
-    /// The descriptor of the socket `dir`'s bytes are read from (the client's for `C2S`).
-    fn fd(&self, dir: Dir) -> std::os::fd::RawFd {
-        self.fds[dir.index()]
-    }
-
     /// Zero linger on both sockets: their close sends RST instead of FIN.
     fn arm(&self) {
         for &fd in &self.fds {
@@ -355,9 +348,6 @@ struct Shared<'a> {
     order: &'a tokio::sync::Mutex<()>,
     /// Cuts both directions.
     kill: &'a watch::Sender<bool>,
-    /// How many directions have ended (a half-closed one watches its source for a reset
-    /// until the other ends too).
-    ended: &'a watch::Sender<u8>,
     /// Client and upstream sockets, to reset them.
     sockets: &'a Resetter,
     /// Where the pumps record what passed, for the handshake and idle deadlines.
@@ -379,7 +369,6 @@ async fn pump(
         inspect,
         order,
         kill,
-        ended,
         sockets,
         activity,
         probe,
@@ -452,37 +441,11 @@ async fn pump(
                 let _guard = order.lock().await;
                 q.send(fin(), None);
             }
-            let at = Instant::now();
-            ended.send_modify(|n| *n += 1);
-            if let Some(e) = reset_after_fin(sockets.fd(dir), ended, &mut killed).await {
-                // The peer that closed its side reset the connection: so is the other.
-                cut(sockets, kill);
-                return (End::ReadFailed(e), Instant::now());
-            }
-            return (end, at);
         }
         End::ReadFailed(_) | End::WriteFailed(_) => cut(sockets, kill),
         End::Killed => {}
     }
-    ended.send_modify(|n| *n += 1);
     (end, Instant::now())
-}
-
-/// After a direction's FIN was passed on: the error its source socket `fd` reports (a reset)
-/// while the other direction still runs; `None` once the other direction ended too or the
-/// connection was cut.
-async fn reset_after_fin(
-    fd: std::os::fd::RawFd,
-    ended: &watch::Sender<u8>,
-    killed: &mut watch::Receiver<bool>,
-) -> Option<io::Error> {
-    let mut both = ended.subscribe();
-    tokio::select! {
-        biased;
-        _ = async { let _ = killed.wait_for(|k| *k).await; } => None,
-        _ = async { let _ = both.wait_for(|n| *n >= 2).await; } => None,
-        e = super::reset_watch::reset_of(fd) => Some(e),
-    }
 }
 
 /// The source event of a chunk of relayed bytes (shared with the write: no copy).
