@@ -219,6 +219,9 @@ impl ProtocolMessage for amqp10::Message {
     fn line_summary(&self) -> Option<String> {
         Some(self.body_summary())
     }
+    fn line_summary_into(&self, out: &mut String) {
+        self.body_summary_into(out);
+    }
     /// The message's entries, then `"cbs"` for a CBS request or response.
     fn write_json_entries<O: crate::json::JsonOut + ?Sized>(&self, o: &mut O, max_body: usize) {
         amqp10::Message::write_json_entries(self, o, max_body);

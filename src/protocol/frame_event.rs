@@ -37,36 +37,53 @@ impl FrameEvent {
     /// it: its summary (its name when it has none), then, when it completes a message whose
     /// body the summary does not show (AMQP 1.0), the body in a few words.
     pub fn line(&self) -> String {
-        let mut text = self.frame.summary();
-        if text.is_empty() {
-            text.push_str(self.frame.name());
-        }
-        self.message_summary_into(&mut text);
+        let mut text = String::new();
+        self.line_into(&mut text);
         text
+    }
+
+    /// Append the frame's line ([`FrameEvent::line`]) to `out`.
+    pub fn line_into(&self, out: &mut String) {
+        let start = out.len();
+        self.frame.summary_into(out);
+        if out.len() == start {
+            out.push_str(self.frame.name());
+        }
+        self.message_summary_after(out, start);
     }
 
     /// The summary, then what the message it completes adds (see [`FrameEvent::line`]).
     pub fn summary_with_message(&self) -> String {
         let mut text = self.frame.summary();
-        self.message_summary_into(&mut text);
+        self.message_summary_after(&mut text, 0);
         text
     }
 
-    fn message_summary_into(&self, text: &mut String) {
-        let s = match &self.message {
-            Some(Ok(m)) => m.line_summary(),
-            // A message that does not decode says where and why, as its JSONL record does.
-            Some(Err(e)) => Some(format!(
-                "message does not decode {}",
-                crate::base::escape::Escaped(&e.to_string())
-            )),
-            None => None,
-        };
-        if let Some(s) = s {
-            if !text.is_empty() {
-                text.push(' ');
+    /// Append what the message the frame completes adds to its line, after a space when the
+    /// line (from `out[start..]`) already holds something.
+    fn message_summary_after(&self, out: &mut String, start: usize) {
+        match &self.message {
+            Some(Ok(m)) => {
+                let before = out.len();
+                if before > start {
+                    out.push(' ');
+                }
+                let at = out.len();
+                m.line_summary_into(out);
+                if out.len() == at {
+                    // No words to add: no separator either.
+                    out.truncate(before);
+                }
             }
-            text.push_str(&s);
+            // A message that does not decode says where and why, as its JSONL record does.
+            Some(Err(e)) => {
+                if out.len() > start {
+                    out.push(' ');
+                }
+                out.push_str("message does not decode ");
+                crate::base::escape::escape_into(out, &e.to_string());
+            }
+            None => {}
         }
     }
 }

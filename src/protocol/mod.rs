@@ -233,6 +233,12 @@ pub trait ProtocolMessage {
     fn line_summary(&self) -> Option<String> {
         None
     }
+    /// [`ProtocolMessage::line_summary`], appended to `out` (nothing when there is none).
+    fn line_summary_into(&self, out: &mut String) {
+        if let Some(s) = self.line_summary() {
+            out.push_str(&s);
+        }
+    }
 }
 
 /// The table of the registered protocols, one `Variant(field) => ProtocolImpl` line each,

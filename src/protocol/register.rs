@@ -299,6 +299,10 @@ macro_rules! protocols {
             pub fn line_summary(&self) -> Option<String> {
                 match self { $($(#[cfg($cfg)])? AnyMessage::$variant(m) => ProtocolMessage::line_summary(m)),+ }
             }
+            /// See [`ProtocolMessage::line_summary_into`].
+            pub fn line_summary_into(&self, out: &mut String) {
+                match self { $($(#[cfg($cfg)])? AnyMessage::$variant(m) => ProtocolMessage::line_summary_into(m, out)),+ }
+            }
         }
 
         /// One masking state per registered protocol, for one direction (see

@@ -58,32 +58,49 @@ impl<W: Write> TraceSink<W> {
 
 /// `HH:MM:SS.uuuuuu` (UTC) of a timestamp.
 pub fn clock(ts: Timestamp) -> String {
-    let micros = ts.0.rem_euclid(86_400_000_000);
-    let secs = micros / 1_000_000;
-    format!(
-        "{:02}:{:02}:{:02}.{:06}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        micros % 1_000_000
-    )
+    let mut out = String::with_capacity(15);
+    clock_into(&mut out, ts);
+    out
 }
 
-/// A diagnosis's trace line: `?? diagnosis ID NAME since TIME: DETAIL` when it starts, `??
-/// diagnosis ended ID NAME after SECS s: WHY` when it ends. Its name and detail quote wire
-/// strings escaped (they were built so).
-fn diagnosis_line(head: &str, d: &crate::event::Diagnosis) -> String {
+/// Append `HH:MM:SS.uuuuuu` (UTC) of a timestamp: written digit by digit, as every trace line
+/// starts with it.
+pub fn clock_into(out: &mut String, ts: Timestamp) {
+    let micros = ts.0.rem_euclid(86_400_000_000) as u64;
+    let secs = micros / 1_000_000;
+    let mut text = *b"00:00:00.000000";
+    let mut put = |at: usize, width: usize, mut n: u64| {
+        for i in (at..at + width).rev() {
+            text[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 2, secs / 3600);
+    put(3, 2, secs / 60 % 60);
+    put(6, 2, secs % 60);
+    put(9, 6, micros % 1_000_000);
+    // Only ASCII digits and punctuation were written.
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
+}
+
+/// A diagnosis's trace line after its head: `?? diagnosis ID NAME since TIME: DETAIL` when
+/// it starts, `?? diagnosis ended ID NAME after SECS s: WHY` when it ends. Its name and detail
+/// quote wire strings escaped (they were built so).
+fn diagnosis_into(out: &mut String, d: &crate::event::Diagnosis) -> std::fmt::Result {
+    use std::fmt::Write as _;
     match &d.ended {
-        None => format!(
-            "{head} ?? diagnosis {} {} since {}: {} ({})",
+        None => write!(
+            out,
+            "?? diagnosis {} {} since {}: {} ({})",
             d.check.id,
             d.name,
             clock(d.since),
             d.detail,
             d.check.todo
         ),
-        Some(e) => format!(
-            "{head} ?? diagnosis ended {} {} after {:.3} s: {}",
+        Some(e) => write!(
+            out,
+            "?? diagnosis ended {} {} after {:.3} s: {}",
             d.check.id,
             d.name,
             d.held_us(e.ts) as f64 / 1e6,
@@ -94,24 +111,42 @@ fn diagnosis_line(head: &str, d: &crate::event::Diagnosis) -> String {
 
 /// The trace line for an event (without the newline), or `None` for events the trace skips.
 pub fn trace_line(ev: &Event) -> Option<String> {
-    let head = format!("{} #{}", clock(ev.ts), ev.conn);
-    Some(match &ev.kind {
+    let mut line = String::new();
+    trace_line_into(ev, &mut line).then_some(line)
+}
+
+/// Append the trace line for an event (without the newline) to `out`; false (nothing
+/// appended) for events the trace skips. Frame lines, nearly all of a trace, are written
+/// straight into `out`: no string of their own.
+pub fn trace_line_into(ev: &Event, out: &mut String) -> bool {
+    use std::fmt::Write as _;
+    if matches!(
+        ev.kind,
+        EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_)
+    ) {
+        return false;
+    }
+    clock_into(out, ev.ts);
+    out.push_str(" #");
+    out.push_str(itoa::Buffer::new().format(ev.conn));
+    let _ = match &ev.kind {
+        EventKind::Frame(f) => {
+            out.push(' ');
+            out.push_str(f.dir.arrow());
+            out.push_str(" ch");
+            out.push_str(itoa::Buffer::new().format(f.frame.channel()));
+            out.push(' ');
+            f.line_into(out);
+            Ok(())
+        }
         EventKind::Connect { client, upstream } => {
-            format!("{head} connect {client} => {upstream}")
+            write!(out, " connect {client} => {upstream}")
         }
         EventKind::Header {
             dir, header, raw, ..
         } => {
             let hex = hex::encode(raw);
-            format!(
-                "{head} {} header {} [{hex}]",
-                dir.arrow(),
-                header.describe()
-            )
-        }
-        EventKind::Frame(f) => {
-            let text = f.line();
-            format!("{head} {} ch{} {text}", f.dir.arrow(), f.frame.channel())
+            write!(out, " {} header {} [{hex}]", dir.arrow(), header.describe())
         }
         EventKind::Violation(v) => {
             let spec = if v.spec.is_empty() {
@@ -119,8 +154,9 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             } else {
                 format!(" [{}]", Escaped(&v.spec))
             };
-            format!(
-                "{head} {} !! {} {} at offset {}: {}{spec}",
+            write!(
+                out,
+                " {} !! {} {} at offset {}: {}{spec}",
                 v.dir.arrow(),
                 v.severity.as_str(),
                 v.rule,
@@ -133,26 +169,33 @@ pub fn trace_line(ev: &Event) -> Option<String> {
             offset,
             len,
             reason,
-        } => format!(
-            "{head} {} gap at offset {offset} ({len} bytes): {}",
+        } => write!(
+            out,
+            " {} gap at offset {offset} ({len} bytes): {}",
             dir.arrow(),
             Escaped(reason)
         ),
         EventKind::Fin { dir, offset } => {
-            format!(
-                "{head} {} fin at offset {offset} (no more bytes this way)",
+            write!(
+                out,
+                " {} fin at offset {offset} (no more bytes this way)",
                 dir.arrow()
             )
         }
-        EventKind::Close(c) => format!(
-            "{head} close: {} (c2s {} B, s2c {} B)",
+        EventKind::Close(c) => write!(
+            out,
+            " close: {} (c2s {} B, s2c {} B)",
             Escaped(&c.reason.to_string()),
             c.bytes_c2s,
             c.bytes_s2c
         ),
-        EventKind::Diagnosis(d) => diagnosis_line(&head, d),
-        EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_) => return None,
-    })
+        EventKind::Diagnosis(d) => {
+            out.push(' ');
+            diagnosis_into(out, d)
+        }
+        EventKind::Data { .. } | EventKind::Undecoded { .. } | EventKind::State(_) => Ok(()),
+    };
+    true
 }
 
 impl<W: Write> Sink for TraceSink<W> {
@@ -184,7 +227,6 @@ struct Held {
     conn: ConnId,
     dir: Dir,
     offset: u64,
-    line: String,
     /// A violation of it was counted (not printed).
     counted: bool,
     /// Its line went out (with its first printed violation).
@@ -196,11 +238,23 @@ struct Held {
 struct Lines {
     coalescer: Coalescer,
     held: Option<Held>,
+    /// The held frame's line; its buffer is kept from one frame to the next.
+    held_line: String,
+    /// Where a line that goes out at once is made (kept, like `held_line`).
+    line: String,
 }
 
 fn push_line(out: &mut Vec<u8>, line: &str) {
     out.extend_from_slice(line.as_bytes());
     out.push(b'\n');
+}
+
+/// Append `ev`'s trace line (made in `line`) and a newline to `out`, when the trace shows it.
+fn push_event_line(out: &mut Vec<u8>, ev: &Event, line: &mut String) {
+    line.clear();
+    if trace_line_into(ev, line) {
+        push_line(out, line);
+    }
 }
 
 impl Lines {
@@ -210,7 +264,7 @@ impl Lines {
             && !h.counted
             && !h.printed
         {
-            push_line(out, &h.line);
+            push_line(out, &self.held_line);
         }
     }
 
@@ -232,12 +286,10 @@ impl Lines {
         }
         if let Some(h) = self.held.as_mut().filter(|h| of_held && !h.printed) {
             // Printed with its first printed violation; its later ones follow it.
-            push_line(out, &h.line);
+            push_line(out, &self.held_line);
             h.printed = true;
         }
-        if let Some(line) = trace_line(ev) {
-            push_line(out, &line);
-        }
+        push_event_line(out, ev, &mut self.line);
     }
 }
 
@@ -247,11 +299,11 @@ impl Render for Lines {
             EventKind::Frame(f) => {
                 self.release(out);
                 self.coalescer.keep(ev);
-                self.held = trace_line(ev).map(|line| Held {
+                self.held_line.clear();
+                self.held = trace_line_into(ev, &mut self.held_line).then_some(Held {
                     conn: ev.conn,
                     dir: f.dir,
                     offset: f.offset,
-                    line,
                     counted: false,
                     printed: false,
                 });
@@ -276,14 +328,10 @@ impl Render for Lines {
                     ts: ev.ts,
                     kind: EventKind::Violation(r.violation()),
                 };
-                if let Some(line) = trace_line(&v) {
-                    push_line(out, &line);
-                }
+                push_event_line(out, &v, &mut self.line);
             }
         }
-        if let Some(line) = trace_line(ev) {
-            push_line(out, &line);
-        }
+        push_event_line(out, ev, &mut self.line);
     }
 
     fn end(&mut self, out: &mut Vec<u8>) {

@@ -400,42 +400,48 @@ impl Message {
     /// `crate::base::escape`, the cut marked `…(+N bytes)`), an `amqp-value` in Proton's text
     /// cut to as many characters, `amqp-sequence` as a count.
     pub fn body_summary(&self) -> String {
+        let mut out = String::new();
+        self.body_summary_into(&mut out);
+        out
+    }
+
+    /// [`Message::body_summary`], appended to `out`.
+    pub fn body_summary_into(&self, out: &mut String) {
         match self.body() {
             Body::Data(parts) => {
                 let first = parts.first().map_or(&[][..], |b| &b[..]);
                 let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
-                let mut out = String::from("body ");
-                escape::quoted_cut_into(&mut out, first, SUMMARY_BODY_MAX, total);
-                out
+                out.push_str("body ");
+                escape::quoted_cut_into(out, first, SUMMARY_BODY_MAX, total);
             }
             // A string or binary value reads as a data body does: quoted, the cut after the
             // closing quote.
             Body::Value(Value::String(text)) => {
-                let mut out = String::from("body ");
+                out.push_str("body ");
                 let b = text.as_bytes();
-                escape::quoted_cut_into(&mut out, b, SUMMARY_BODY_MAX, b.len() as u64);
-                out
+                escape::quoted_cut_into(out, b, SUMMARY_BODY_MAX, b.len() as u64);
             }
             Body::Value(Value::Binary(b)) => {
-                let mut out = String::from("body ");
-                escape::quoted_cut_into(&mut out, &b[..], SUMMARY_BODY_MAX, b.len() as u64);
-                out
+                out.push_str("body ");
+                escape::quoted_cut_into(out, &b[..], SUMMARY_BODY_MAX, b.len() as u64);
             }
             Body::Value(v) => {
                 // The rendering escapes every string in it.
-                let mut out = String::from("body ");
+                out.push_str("body ");
                 let text = v.to_string();
                 match text.char_indices().nth(SUMMARY_BODY_MAX) {
                     Some((at, _)) => {
                         out.push_str(&text[..at]);
-                        escape::cut_mark_into(&mut out, (text.len() - at) as u64);
+                        escape::cut_mark_into(out, (text.len() - at) as u64);
                     }
                     None => out.push_str(&text),
                 }
-                out
             }
-            Body::Sequence(seqs) => format!("body amqp-sequence x{}", seqs.len()),
-            Body::None => "no body".to_string(),
+            Body::Sequence(seqs) => {
+                out.push_str("body amqp-sequence x");
+                out.push_str(itoa::Buffer::new().format(seqs.len()));
+            }
+            Body::None => out.push_str("no body"),
         }
     }
 
