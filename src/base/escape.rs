@@ -72,6 +72,24 @@ fn plain_prefix(bytes: &[u8], quoting: bool) -> usize {
     i
 }
 
+/// `\xNN` of a byte, lowercase hex (the escape of a control or of a byte that is not UTF-8).
+fn byte_escape(b: u8) -> [u8; 4] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    [
+        b'\\',
+        b'x',
+        HEX[usize::from(b >> 4)],
+        HEX[usize::from(b & 0xf)],
+    ]
+}
+
+/// Write `\xNN` of a byte.
+fn write_byte_escape<W: Write + ?Sized>(w: &mut W, b: u8) -> fmt::Result {
+    let text = byte_escape(b);
+    // Four ASCII bytes.
+    w.write_str(std::str::from_utf8(&text).unwrap_or_default())
+}
+
 /// Write the escape of one character.
 fn write_char_escape<W: Write + ?Sized>(w: &mut W, c: char) -> fmt::Result {
     match c {
@@ -80,7 +98,7 @@ fn write_char_escape<W: Write + ?Sized>(w: &mut W, c: char) -> fmt::Result {
         '\t' => w.write_str("\\t"),
         '"' => w.write_str("\\\""),
         '\\' => w.write_str("\\\\"),
-        c if c.is_ascii() => write!(w, "\\x{:02x}", c as u32),
+        c if c.is_ascii() => write_byte_escape(w, c as u8),
         c => write!(w, "\\u{{{:04x}}}", c as u32),
     }
 }
@@ -112,10 +130,14 @@ fn write_escaped<W: Write + ?Sized>(w: &mut W, s: &str, quoting: bool) -> fmt::R
 
 /// Write `b` as [`write_escaped`] does, each byte of it that is not valid UTF-8 as `\xNN`.
 fn write_escaped_bytes<W: Write + ?Sized>(w: &mut W, b: &[u8], quoting: bool) -> fmt::Result {
+    if plain_prefix(b, quoting) == b.len() {
+        // Printable ASCII throughout (nearly every string on the wire): as it is.
+        return w.write_str(std::str::from_utf8(b).unwrap_or_default());
+    }
     for chunk in b.utf8_chunks() {
         write_escaped(w, chunk.valid(), quoting)?;
-        for byte in chunk.invalid() {
-            write!(w, "\\x{byte:02x}")?;
+        for &byte in chunk.invalid() {
+            write_byte_escape(w, byte)?;
         }
     }
     Ok(())
@@ -172,7 +194,7 @@ pub fn binary_into(out: &mut String, b: &[u8]) {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
             _ => {
-                let _ = write!(out, "\\x{c:02x}");
+                let _ = write_byte_escape(out, c);
             }
         }
         start = i + 1;

@@ -128,6 +128,26 @@ impl Sections {
         }
     }
 
+    /// The body sections (data, amqp-sequence, amqp-value) in order: borrowed when all are
+    /// decoded, else each decoded alone from its span (the other sections stay undecoded).
+    fn body(&self, payload: &Bytes) -> Vec<Cow<'_, Section>> {
+        let is_body = |code: u64| (DATA..=AMQP_VALUE).contains(&code);
+        match self.decoded.get() {
+            Some(all) => all
+                .iter()
+                .filter(|s| is_body(s.code))
+                .map(Cow::Borrowed)
+                .collect(),
+            None => self
+                .spans
+                .iter()
+                .filter(|s| is_body(s.code))
+                .filter_map(|s| one(payload, s))
+                .map(Cow::Owned)
+                .collect(),
+        }
+    }
+
     /// The value of the first section with this code: borrowed when all are decoded, else
     /// that section alone decoded from its span.
     fn value(&self, payload: &Bytes, code: u64) -> Option<Cow<'_, Value>> {
@@ -378,7 +398,7 @@ impl Message {
     pub fn body(&self) -> Body {
         let mut data = Vec::new();
         let mut seq = Vec::new();
-        for s in self.sections() {
+        for s in self.sections.body(&self.payload) {
             match (s.code, &s.value) {
                 (DATA, Value::Binary(b)) => data.push(b.clone()),
                 (AMQP_SEQUENCE, Value::List(l)) => seq.push(l.clone()),

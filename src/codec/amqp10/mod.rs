@@ -193,7 +193,9 @@ impl Frame {
                 render::composite_into(composite.def, &composite.fields, out);
                 let payload = self.payload.len() as u64 + self.streamed;
                 if payload > 0 {
-                    let _ = write!(out, " (payload {payload} bytes)");
+                    out.push_str(" (payload ");
+                    out.push_str(itoa::Buffer::new().format(payload));
+                    out.push_str(" bytes)");
                 }
             }
             FrameBody::Unknown { body } => {

@@ -4,15 +4,14 @@
 //!
 //! Pure formatting of already-decoded values: no decoding, no I/O.
 
-use std::fmt::Write as _;
-
 use super::composite::{CompositeDef, FieldDef, FieldType, lookup_descriptor};
 use super::value::{Described, Descriptor, Kind, Value, write_fields_map};
 use crate::json::JsonOut;
 
 /// Append `@name(code) [field=value, ...]` (null fields omitted) for a composite.
 pub fn composite_into(def: &CompositeDef, fields: &[Value], out: &mut String) {
-    let _ = write!(out, "@{}({}) [", def.name, def.code);
+    name_code_into(def, out);
+    out.push_str(" [");
     let mut first = true;
     for (i, v) in fields.iter().enumerate() {
         if v.is_null() {
@@ -24,9 +23,7 @@ pub fn composite_into(def: &CompositeDef, fields: &[Value], out: &mut String) {
         first = false;
         match def.fields.get(i) {
             Some(f) => out.push_str(f.name),
-            None => {
-                let _ = write!(out, "{i}");
-            }
+            None => out.push_str(itoa::Buffer::new().format(i)),
         }
         out.push('=');
         v.render_into(out);
@@ -34,12 +31,22 @@ pub fn composite_into(def: &CompositeDef, fields: &[Value], out: &mut String) {
     out.push(']');
 }
 
+/// Append `@name(code)` of a described type.
+fn name_code_into(def: &CompositeDef, out: &mut String) {
+    out.push('@');
+    out.push_str(def.name);
+    out.push('(');
+    out.push_str(itoa::Buffer::new().format(def.code));
+    out.push(')');
+}
+
 /// Append a described value: known composites with field names, others `@descriptor value`.
 pub fn described_into(d: &Described, out: &mut String) {
     match (lookup_descriptor(&d.descriptor), &d.value) {
         (Some(def), Value::List(items)) if def.is_list() => composite_into(def, items, out),
         (Some(def), v) => {
-            let _ = write!(out, "@{}({}) ", def.name, def.code);
+            name_code_into(def, out);
+            out.push(' ');
             v.render_into(out);
         }
         (None, v) => {
