@@ -85,9 +85,9 @@ fn byte_escape(b: u8) -> [u8; 4] {
 
 /// Write `\xNN` of a byte.
 fn write_byte_escape<W: Write + ?Sized>(w: &mut W, b: u8) -> fmt::Result {
-    let text = byte_escape(b);
-    // Four ASCII bytes.
-    w.write_str(std::str::from_utf8(&text).unwrap_or_default())
+    byte_escape(b)
+        .into_iter()
+        .try_for_each(|e| w.write_char(char::from(e)))
 }
 
 /// Write the escape of one character.
@@ -182,24 +182,21 @@ pub fn quoted_bytes_into(out: &mut String, b: &[u8]) {
 /// Append `"b"` for bytes that are binary, not text (an AMQP 1.0 `binary`): every byte
 /// outside printable ASCII as `\xNN`, `"` and `\` backslashed.
 pub fn binary_into(out: &mut String, b: &[u8]) {
+    // Room for the worst case (every byte `\xNN`) up front: one reservation per value.
+    out.reserve(b.len().min(4096) * 4 + 2);
     out.push('"');
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if plain_ascii(c, true) {
-            continue;
-        }
-        // Everything since `start` is printable ASCII.
-        out.push_str(std::str::from_utf8(b.get(start..i).unwrap_or_default()).unwrap_or_default());
+    for &c in b {
         match c {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            _ => {
-                let _ = write_byte_escape(out, c);
+            c if plain_ascii(c, true) => out.push(char::from(c)),
+            c => {
+                for e in byte_escape(c) {
+                    out.push(char::from(e));
+                }
             }
         }
-        start = i + 1;
     }
-    out.push_str(std::str::from_utf8(b.get(start..).unwrap_or_default()).unwrap_or_default());
     out.push('"');
 }
 

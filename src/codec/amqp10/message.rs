@@ -12,6 +12,7 @@
 //! more.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 use crate::hash::{HashMap, HashSet};
@@ -128,23 +129,23 @@ impl Sections {
         }
     }
 
-    /// The body sections (data, amqp-sequence, amqp-value) in order: borrowed when all are
-    /// decoded, else each decoded alone from its span (the other sections stay undecoded).
-    fn body(&self, payload: &Bytes) -> Vec<Cow<'_, Section>> {
+    /// Each body section (data, amqp-sequence, amqp-value) in order, until `f` breaks: those
+    /// already decoded as they are, else each decoded alone from its span (the other sections
+    /// stay undecoded).
+    fn each_body(&self, payload: &Bytes, mut f: impl FnMut(&Section) -> ControlFlow<()>) {
         let is_body = |code: u64| (DATA..=AMQP_VALUE).contains(&code);
         match self.decoded.get() {
-            Some(all) => all
-                .iter()
-                .filter(|s| is_body(s.code))
-                .map(Cow::Borrowed)
-                .collect(),
-            None => self
-                .spans
-                .iter()
-                .filter(|s| is_body(s.code))
-                .filter_map(|s| one(payload, s))
-                .map(Cow::Owned)
-                .collect(),
+            Some(all) => {
+                let _ = all.iter().filter(|s| is_body(s.code)).try_for_each(f);
+            }
+            None => {
+                let _ = self
+                    .spans
+                    .iter()
+                    .filter(|s| is_body(s.code))
+                    .filter_map(|s| one(payload, s))
+                    .try_for_each(|s| f(&s));
+            }
         }
     }
 
@@ -396,17 +397,22 @@ impl Message {
 
     /// The body.
     pub fn body(&self) -> Body {
-        let mut data = Vec::new();
-        let mut seq = Vec::new();
-        for s in self.sections.body(&self.payload) {
+        let (mut data, mut seq, mut value) = (Vec::new(), Vec::new(), None);
+        self.sections.each_body(&self.payload, |s| {
             match (s.code, &s.value) {
                 (DATA, Value::Binary(b)) => data.push(b.clone()),
                 (AMQP_SEQUENCE, Value::List(l)) => seq.push(l.clone()),
-                (AMQP_VALUE, v) => return Body::Value(v.clone()),
+                (AMQP_VALUE, v) => {
+                    value = Some(v.clone());
+                    return ControlFlow::Break(());
+                }
                 _ => {}
             }
-        }
-        if !data.is_empty() {
+            ControlFlow::Continue(())
+        });
+        if let Some(v) = value {
+            Body::Value(v)
+        } else if !data.is_empty() {
             Body::Data(data)
         } else if !seq.is_empty() {
             Body::Sequence(seq)
