@@ -171,10 +171,11 @@ fn one(payload: &Bytes, s: &SectionSpan) -> Option<Section> {
     if s.span.start > s.span.end || s.span.end > payload.len() {
         return None;
     }
-    let mut r = Reader::new(payload.slice(s.span.clone()), 0);
-    r.u8().ok()?;
-    value::decode_descriptor(&mut r, 1).ok()?;
-    let value = value::decode_at(&mut r, 1).ok()?;
+    let in_place = (s.code == DATA).then(|| data_in_place(payload, &s.span));
+    let value = match in_place.flatten() {
+        Some(v) => v,
+        None => section_value(payload, &s.span)?,
+    };
     Some(Section {
         name: def.name,
         code: s.code,
@@ -182,6 +183,28 @@ fn one(payload: &Bytes, s: &SectionSpan) -> Option<Section> {
         span: s.span.clone(),
         cut: None,
     })
+}
+
+/// The value of the section at `span` (a described value), decoded.
+fn section_value(payload: &Bytes, span: &std::ops::Range<usize>) -> Option<Value> {
+    let mut r = Reader::new(payload.slice(span.clone()), 0);
+    r.u8().ok()?;
+    value::decode_descriptor(&mut r, 1).ok()?;
+    value::decode_at(&mut r, 1).ok()
+}
+
+/// A data section in its usual encoding (descriptor `smallulong 0x75`, then `vbin8` or
+/// `vbin32` filling the rest of `span`): its binary, read in place.
+fn data_in_place(payload: &Bytes, span: &std::ops::Range<usize>) -> Option<Value> {
+    let b = payload.get(span.clone())?;
+    let (head, len) = match *b {
+        [0x00, 0x53, 0x75, 0xa0, n, ..] => (5, usize::from(n)),
+        [0x00, 0x53, 0x75, 0xb0, n0, n1, n2, n3, ..] => {
+            (8, u32::from_be_bytes([n0, n1, n2, n3]) as usize)
+        }
+        _ => return None,
+    };
+    (head + len == b.len()).then(|| Value::Binary(payload.slice(span.start + head..span.end)))
 }
 
 impl std::fmt::Debug for Message {
@@ -933,6 +956,45 @@ mod tests {
             .map(|d| d.code)
             .collect();
         assert_eq!(codes, all);
+    }
+
+    /// A data section holding `body`: descriptor `0x53 0x75`, then `vbin8` or `vbin32`, or a
+    /// section whose binary claims `claim` bytes instead.
+    fn data_section(body: &[u8], wide: bool, claim: Option<usize>) -> Vec<u8> {
+        let n = claim.unwrap_or(body.len());
+        let mut b = vec![0x00, 0x53, 0x75];
+        if wide {
+            b.push(0xb0);
+            b.extend((n as u32).to_be_bytes());
+        } else {
+            b.extend([0xa0, n as u8]);
+        }
+        b.extend_from_slice(body);
+        b
+    }
+
+    #[test]
+    fn a_data_section_read_in_place_is_the_decoded_one() {
+        for len in [0usize, 1, 7, 255] {
+            for wide in [false, true] {
+                let body: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let bytes = data_section(&body, wide, None);
+                // The section sits after other bytes, as it does in a message.
+                let mut payload = vec![0x00, 0x53, 0x70, 0x45];
+                let start = payload.len();
+                payload.extend(&bytes);
+                let payload = Bytes::from(payload);
+                let span = start..payload.len();
+                let in_place = data_in_place(&payload, &span);
+                assert_eq!(in_place, section_value(&payload, &span), "{len} {wide}");
+                assert_eq!(in_place, Some(Value::Binary(Bytes::from(body))));
+            }
+        }
+        // A binary that does not fill its span is left to the decoder.
+        for claim in [0, 3, 9] {
+            let bytes = Bytes::from(data_section(b"abcd", false, Some(claim)));
+            assert_eq!(data_in_place(&bytes, &(0..bytes.len())), None, "{claim}");
+        }
     }
 }
 
