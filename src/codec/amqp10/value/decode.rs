@@ -16,13 +16,35 @@ pub fn decode(r: &mut Reader) -> Result<Value, DecodeError> {
 }
 
 /// Decode one value at nesting `depth`.
+///
+/// The common fixed-width scalars are decoded here, inlined into each caller's loop (always:
+/// this wrapper is small and the calls are hot); everything else (and every error) goes
+/// through [`decode_general`].
+#[inline(always)]
 pub fn decode_at(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
+    if depth <= MAX_DEPTH
+        && let Some((v, n)) = fixed_scalar(r.unread())
+    {
+        r.skip(n)?;
+        return Ok(v);
+    }
+    decode_general(r, depth)
+}
+
+/// Decode one value at nesting `depth` that [`fixed_scalar`] does not take: compounds,
+/// described values, variable-width and less common scalars, and anything truncated or
+/// invalid (reported with its offset).
+fn decode_general(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
     if depth > MAX_DEPTH {
         return Err(too_deep(r));
     }
-    if let Some((v, n)) = fixed_scalar(r.unread()) {
-        r.skip(n)?;
-        return Ok(v);
+    // A short binary (a delivery tag) whole in the input, sliced in one step.
+    if let [code::VBIN8, n, rest @ ..] = r.unread()
+        && usize::from(*n) <= rest.len()
+    {
+        let n = usize::from(*n);
+        r.skip(2)?;
+        return Ok(Value::Binary(r.bytes(n)?));
     }
     let c = r.u8()?;
     if c == code::DESCRIBED {
@@ -66,6 +88,11 @@ fn fixed_scalar(b: &[u8]) -> Option<(Value, usize)> {
 pub fn decode_descriptor(r: &mut Reader, depth: usize) -> Result<Descriptor, DecodeError> {
     if depth > MAX_DEPTH {
         return Err(too_deep(r));
+    }
+    // The spec's own descriptors all fit a smallulong.
+    if let [code::SMALLULONG, v, ..] = *r.unread() {
+        r.skip(2)?;
+        return Ok(Descriptor::Code(u64::from(v)));
     }
     let at = r.offset();
     let c = r.u8()?;
