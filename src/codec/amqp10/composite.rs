@@ -325,14 +325,13 @@ fn decode_fields(
     // `count` is at most the bytes left in the list (see `list_header`).
     let mut fields = Vec::with_capacity(count);
     for i in 0..count {
-        let v = value::decode_at(r, 2).map_err(|e| {
+        value::decode_onto(r, 2, &mut fields).map_err(|e| {
             let e = match def.fields.get(i) {
                 Some(f) => e.within(f.name),
                 None => e,
             };
             e.within(def.name)
         })?;
-        fields.push(v);
     }
     value::finish(r, end).map_err(|e| e.within(def.name))?;
     Ok(fields)

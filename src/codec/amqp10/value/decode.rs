@@ -31,6 +31,21 @@ pub fn decode_at(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
     decode_general(r, depth)
 }
 
+/// Decode one value at nesting `depth` onto the end of `out`: what [`decode_at`] does, with
+/// the common fixed-width scalars pushed straight from the bytes (no `Result` around them).
+#[inline(always)]
+pub fn decode_onto(r: &mut Reader, depth: usize, out: &mut Vec<Value>) -> Result<(), DecodeError> {
+    if depth <= MAX_DEPTH
+        && let Some((v, n)) = fixed_scalar(r.unread())
+    {
+        r.skip(n)?;
+        out.push(v);
+        return Ok(());
+    }
+    out.push(decode_general(r, depth)?);
+    Ok(())
+}
+
 /// Decode one value at nesting `depth` that [`fixed_scalar`] does not take: compounds,
 /// described values, variable-width and less common scalars, and anything truncated or
 /// invalid (reported with its offset).
@@ -277,7 +292,7 @@ pub fn decode_list_body(c: u8, r: &mut Reader, depth: usize) -> Result<Vec<Value
     check_count(r, end, count, 1, "list count")?;
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
-        items.push(decode_at(r, depth + 1)?);
+        decode_onto(r, depth + 1, &mut items)?;
     }
     finish(r, end)?;
     Ok(items)
