@@ -32,18 +32,33 @@ pub fn decode_at(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
 }
 
 /// Decode one value at nesting `depth` onto the end of `out`: what [`decode_at`] does, with
-/// the common fixed-width scalars pushed straight from the bytes (no `Result` around them).
+/// the common fixed-width scalars and short binaries (delivery tags) pushed straight from the
+/// bytes (no `Result` around them).
 #[inline(always)]
 pub fn decode_onto(r: &mut Reader, depth: usize, out: &mut Vec<Value>) -> Result<(), DecodeError> {
-    if depth <= MAX_DEPTH
-        && let Some((v, n)) = fixed_scalar(r.unread())
-    {
-        r.skip(n)?;
-        out.push(v);
-        return Ok(());
+    if depth <= MAX_DEPTH {
+        if let Some((v, n)) = fixed_scalar(r.unread()) {
+            r.skip(n)?;
+            out.push(v);
+            return Ok(());
+        }
+        if let Some(n) = whole_vbin8(r.unread()) {
+            r.skip(2)?;
+            out.push(Value::Binary(r.bytes(n)?));
+            return Ok(());
+        }
     }
     out.push(decode_general(r, depth)?);
     Ok(())
+}
+
+/// The length of the `vbin8` at the front of `b`, when all of its bytes are there.
+#[inline]
+fn whole_vbin8(b: &[u8]) -> Option<usize> {
+    match b {
+        [code::VBIN8, n, rest @ ..] if usize::from(*n) <= rest.len() => Some(usize::from(*n)),
+        _ => None,
+    }
 }
 
 /// Decode one value at nesting `depth` that [`fixed_scalar`] does not take: compounds,
@@ -54,10 +69,7 @@ fn decode_general(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
         return Err(too_deep(r));
     }
     // A short binary (a delivery tag) whole in the input, sliced in one step.
-    if let [code::VBIN8, n, rest @ ..] = r.unread()
-        && usize::from(*n) <= rest.len()
-    {
-        let n = usize::from(*n);
+    if let Some(n) = whole_vbin8(r.unread()) {
         r.skip(2)?;
         return Ok(Value::Binary(r.bytes(n)?));
     }
