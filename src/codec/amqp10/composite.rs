@@ -238,67 +238,10 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
             ));
         }
     };
-    let list_at = r.offset();
-    let lc = r.u8().map_err(|e| e.within(def.name))?;
-    let mut fields = Vec::new();
-    match lc {
-        code::LIST0 => {}
-        code::LIST8 | code::LIST32 => {
-            let size = if lc == code::LIST8 {
-                u64::from(r.u8().map_err(|e| e.within(def.name))?)
-            } else {
-                u64::from(r.u32().map_err(|e| e.within(def.name))?)
-            };
-            if size > r.remaining() as u64 {
-                return Err(r
-                    .error(ErrorKind::LengthExceedsInput {
-                        what: "list size",
-                        claimed: size,
-                        available: r.remaining() as u64,
-                    })
-                    .within(def.name));
-            }
-            let end = r.position() + size as usize;
-            let count = if lc == code::LIST8 {
-                u64::from(r.u8().map_err(|e| e.within(def.name))?)
-            } else {
-                u64::from(r.u32().map_err(|e| e.within(def.name))?)
-            };
-            let left = end.saturating_sub(r.position()) as u64;
-            if r.position() > end || count > left {
-                return Err(r
-                    .error(ErrorKind::LengthExceedsInput {
-                        what: "list count",
-                        claimed: count,
-                        available: left,
-                    })
-                    .within(def.name));
-            }
-            let count = count as usize;
-            fields.reserve_exact(count);
-            for i in 0..count {
-                let v = value::decode_at(r, 2).map_err(|e| {
-                    let e = match def.fields.get(i) {
-                        Some(f) => e.within(f.name),
-                        None => e,
-                    };
-                    e.within(def.name)
-                })?;
-                fields.push(v);
-            }
-            value::finish(r, end).map_err(|e| e.within(def.name))?;
-        }
-        other => {
-            return Err(DecodeError::new(
-                list_at,
-                ErrorKind::UnexpectedType {
-                    expected: "list",
-                    found: Kind::of_code(other).map_or("invalid format code", Kind::name),
-                },
-            )
-            .within(def.name));
-        }
-    }
+    let fields = match list_header(r).map_err(|e| e.within(def.name))? {
+        Some((end, count)) => decode_fields(r, def, end, count)?,
+        None => Vec::new(),
+    };
     if check_fields(def, &fields, &[], frame_start, 1).is_err() {
         // Check again with each field's position, so the error points at the field.
         let start = start.saturating_sub(frame_start) as usize;
@@ -317,6 +260,83 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
     })
 }
 
+/// Read the header of the list a composite's fields are in: `Some((end, count))`, where the
+/// list ends and how many fields it holds (at most one per byte left in it), or `None` for an
+/// empty `list0`.
+fn list_header(r: &mut Reader) -> Result<Option<(usize, usize)>, DecodeError> {
+    // A valid list8 (what performatives mostly are) in one step.
+    if let [code::LIST8, size, count, ..] = *r.unread() {
+        let (size, count) = (usize::from(size), usize::from(count));
+        if size + 2 <= r.remaining() && count < size {
+            r.skip(3)?;
+            return Ok(Some((r.position() + size - 1, count)));
+        }
+    }
+    let list_at = r.offset();
+    let lc = r.u8()?;
+    match lc {
+        code::LIST0 => Ok(None),
+        code::LIST8 | code::LIST32 => {
+            let size = if lc == code::LIST8 {
+                u64::from(r.u8()?)
+            } else {
+                u64::from(r.u32()?)
+            };
+            if size > r.remaining() as u64 {
+                return Err(r.error(ErrorKind::LengthExceedsInput {
+                    what: "list size",
+                    claimed: size,
+                    available: r.remaining() as u64,
+                }));
+            }
+            let end = r.position() + size as usize;
+            let count = if lc == code::LIST8 {
+                u64::from(r.u8()?)
+            } else {
+                u64::from(r.u32()?)
+            };
+            let left = end.saturating_sub(r.position()) as u64;
+            if r.position() > end || count > left {
+                return Err(r.error(ErrorKind::LengthExceedsInput {
+                    what: "list count",
+                    claimed: count,
+                    available: left,
+                }));
+            }
+            Ok(Some((end, count as usize)))
+        }
+        other => Err(DecodeError::new(
+            list_at,
+            ErrorKind::UnexpectedType {
+                expected: "list",
+                found: Kind::of_code(other).map_or("invalid format code", Kind::name),
+            },
+        )),
+    }
+}
+
+/// Decode the `count` fields of `def`'s list, which ends at `end`; errors name the field.
+fn decode_fields(
+    r: &mut Reader,
+    def: &'static CompositeDef,
+    end: usize,
+    count: usize,
+) -> Result<Vec<Value>, DecodeError> {
+    // `count` is at most the bytes left in the list (see `list_header`).
+    let mut fields = Vec::with_capacity(count);
+    for i in 0..count {
+        value::decode_onto(r, 2, &mut fields).map_err(|e| {
+            let e = match def.fields.get(i) {
+                Some(f) => e.within(f.name),
+                None => e,
+            };
+            e.within(def.name)
+        })?;
+    }
+    value::finish(r, end).map_err(|e| e.within(def.name))?;
+    Ok(fields)
+}
+
 /// Check a composite's field values against its table. `spans` (relative to `base`) position
 /// errors when known; otherwise errors sit at `base`.
 fn check_fields(
@@ -327,28 +347,44 @@ fn check_fields(
     depth: usize,
 ) -> Result<(), DecodeError> {
     let at = |i: usize| base + spans.get(i).map_or(0, |s| u64::from(s.start));
-    if fields.len() > def.fields.len() {
+    // A missing mandatory field sits at its own span, or after the last field present.
+    let missing = |i: usize, f: &FieldDef| {
+        let pos = base
+            + spans
+                .get(i)
+                .or(spans.last())
+                .map_or(0, |s| u64::from(s.start));
+        DecodeError::new(pos, ErrorKind::MissingMandatory).within(f.name)
+    };
+    let Some((present, absent)) = def.fields.split_at_checked(fields.len()) else {
         return Err(DecodeError::new(
             at(def.fields.len()),
             ErrorKind::InvalidEncoding("more fields than the composite defines"),
         ));
-    }
-    for (i, f) in def.fields.iter().enumerate() {
-        match fields.get(i) {
-            None | Some(Value::Null) => {
-                if f.mandatory {
-                    let pos = base
-                        + spans
-                            .get(i)
-                            .or(spans.last())
-                            .map_or(0, |s| u64::from(s.start));
-                    return Err(DecodeError::new(pos, ErrorKind::MissingMandatory).within(f.name));
-                }
+    };
+    for (i, (f, v)) in present.iter().zip(fields).enumerate() {
+        if v.is_null() {
+            if f.mandatory {
+                return Err(missing(i, f));
             }
-            Some(v) => check_field(f, v, at(i), depth).map_err(|e| e.within(f.name))?,
+        } else if !is_plain_primitive_of(f, v) {
+            check_field(f, v, at(i), depth).map_err(|e| e.within(f.name))?;
         }
     }
-    Ok(())
+    match absent.iter().position(|f| f.mandatory) {
+        Some(j) => Err(missing(present.len() + j, &absent[j])),
+        None => Ok(()),
+    }
+}
+
+/// True when `f` is a primitive-typed field and `v`, not an array, is of its type: the common
+/// case, which needs no further check.
+#[inline]
+fn is_plain_primitive_of(f: &FieldDef, v: &Value) -> bool {
+    match f.ty {
+        FieldType::Prim(k) => k != Kind::Array && v.kind() == Some(k),
+        _ => false,
+    }
 }
 
 fn unexpected(at: u64, expected: &'static str, v: &Value) -> DecodeError {

@@ -14,6 +14,7 @@ use std::ops::Range;
 use super::composite::{CompositeDef, FieldType, lookup};
 use super::value::{Kind, code};
 use super::views::code::{AMQP_VALUE, DATA, HEADER, PROPERTIES};
+use super::views::{Header, Properties};
 
 /// One section found by [`scan`]: its descriptor code and byte span within the payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,9 +54,10 @@ fn section(b: &[u8], pos: usize) -> Option<usize> {
     if head[0] != code::DESCRIBED || head[1] != code::SMALLULONG {
         return None;
     }
-    let (code, at) = (u64::from(head[2]), pos + 3);
-    match code {
-        HEADER | PROPERTIES => list(def(code)?, b, at),
+    let at = pos + 3;
+    match u64::from(head[2]) {
+        HEADER => list(Header::DEF, b, at),
+        PROPERTIES => list(Properties::DEF, b, at),
         DATA => match primitive(b, at, b.len())? {
             (Kind::Binary, end) => Some(end),
             _ => None,
@@ -126,13 +128,11 @@ fn list(def: &CompositeDef, b: &[u8], at: usize) -> Option<usize> {
     if end > b.len() || pos > end || count > def.fields.len() {
         return None;
     }
-    for (i, f) in def.fields.iter().enumerate() {
-        if i >= count {
-            if f.mandatory {
-                return None;
-            }
-            continue;
-        }
+    let (present, absent) = def.fields.split_at(count);
+    if absent.iter().any(|f| f.mandatory) {
+        return None;
+    }
+    for f in present {
         let (kind, next) = primitive(b, pos, end)?;
         pos = next;
         let fits = match (kind, f.ty) {
@@ -150,42 +150,78 @@ fn list(def: &CompositeDef, b: &[u8], at: usize) -> Option<usize> {
 
 /// The kind and end of the primitive (neither compound nor described) value at `at`, when it
 /// ends by `limit` and its content is valid (booleans 0 or 1, chars, UTF-8 text).
+///
+/// One match on the format code gives the kind, where the content starts and its length.
+/// Always inlined: it runs once per field of every message checked, and its result is then
+/// compared right away.
+#[inline(always)]
 fn primitive(b: &[u8], at: usize, limit: usize) -> Option<(Kind, usize)> {
     use code::*;
     let c = *b.get(at)?;
-    let kind = Kind::of_code(c)?;
     let body = at + 1;
-    let (start, len) = match c {
-        NULL | TRUE | FALSE | UINT0 | ULONG0 => (body, 0),
+    let (kind, start, len) = match c {
+        NULL => (Kind::Null, body, 0),
+        TRUE | FALSE => (Kind::Boolean, body, 0),
+        UINT0 => (Kind::Uint, body, 0),
+        ULONG0 => (Kind::Ulong, body, 0),
         BOOLEAN => {
             if *b.get(body)? > 1 {
                 return None;
             }
-            (body, 1)
+            (Kind::Boolean, body, 1)
         }
-        UBYTE | SMALLUINT | SMALLULONG | BYTE | SMALLINT | SMALLLONG => (body, 1),
-        USHORT | SHORT => (body, 2),
-        UINT | INT | FLOAT | DECIMAL32 => (body, 4),
+        UBYTE => (Kind::Ubyte, body, 1),
+        SMALLUINT => (Kind::Uint, body, 1),
+        SMALLULONG => (Kind::Ulong, body, 1),
+        BYTE => (Kind::Byte, body, 1),
+        SMALLINT => (Kind::Int, body, 1),
+        SMALLLONG => (Kind::Long, body, 1),
+        USHORT => (Kind::Ushort, body, 2),
+        SHORT => (Kind::Short, body, 2),
+        UINT => (Kind::Uint, body, 4),
+        INT => (Kind::Int, body, 4),
+        FLOAT => (Kind::Float, body, 4),
+        DECIMAL32 => (Kind::Decimal32, body, 4),
         CHAR => {
             char::from_u32(be_u32(b, body)?)?;
-            (body, 4)
+            (Kind::Char, body, 4)
         }
-        ULONG | LONG | DOUBLE | DECIMAL64 | TIMESTAMP => (body, 8),
-        DECIMAL128 | UUID => (body, 16),
-        VBIN8 | STR8 | SYM8 => (body + 1, usize::from(*b.get(body)?)),
-        VBIN32 | STR32 | SYM32 => (body + 4, usize::try_from(be_u32(b, body)?).ok()?),
+        ULONG => (Kind::Ulong, body, 8),
+        LONG => (Kind::Long, body, 8),
+        DOUBLE => (Kind::Double, body, 8),
+        DECIMAL64 => (Kind::Decimal64, body, 8),
+        TIMESTAMP => (Kind::Timestamp, body, 8),
+        DECIMAL128 => (Kind::Decimal128, body, 16),
+        UUID => (Kind::Uuid, body, 16),
+        VBIN8 => (Kind::Binary, body + 1, usize::from(*b.get(body)?)),
+        STR8 => (Kind::String, body + 1, usize::from(*b.get(body)?)),
+        SYM8 => (Kind::Symbol, body + 1, usize::from(*b.get(body)?)),
+        VBIN32 => (
+            Kind::Binary,
+            body + 4,
+            usize::try_from(be_u32(b, body)?).ok()?,
+        ),
+        STR32 => (
+            Kind::String,
+            body + 4,
+            usize::try_from(be_u32(b, body)?).ok()?,
+        ),
+        SYM32 => (
+            Kind::Symbol,
+            body + 4,
+            usize::try_from(be_u32(b, body)?).ok()?,
+        ),
         _ => return None,
     };
     let end = start.checked_add(len)?;
     if end > limit.min(b.len()) {
         return None;
     }
-    let text = &b[start..end];
-    if matches!(kind, Kind::String | Kind::Symbol)
-        && !text.is_ascii()
-        && std::str::from_utf8(text).is_err()
-    {
-        return None;
+    if matches!(kind, Kind::String | Kind::Symbol) {
+        let text = &b[start..end];
+        if !text.is_ascii() && std::str::from_utf8(text).is_err() {
+            return None;
+        }
     }
     Some((kind, end))
 }

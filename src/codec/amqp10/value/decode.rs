@@ -16,13 +16,62 @@ pub fn decode(r: &mut Reader) -> Result<Value, DecodeError> {
 }
 
 /// Decode one value at nesting `depth`.
+///
+/// The common fixed-width scalars are decoded here, inlined into each caller's loop (always:
+/// this wrapper is small and the calls are hot); everything else (and every error) goes
+/// through [`decode_general`].
+#[inline(always)]
 pub fn decode_at(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
+    if depth <= MAX_DEPTH
+        && let Some((v, n)) = fixed_scalar(r.unread())
+    {
+        r.skip(n)?;
+        return Ok(v);
+    }
+    decode_general(r, depth)
+}
+
+/// Decode one value at nesting `depth` onto the end of `out`: what [`decode_at`] does, with
+/// the common fixed-width scalars and short binaries (delivery tags) pushed straight from the
+/// bytes (no `Result` around them).
+#[inline(always)]
+pub fn decode_onto(r: &mut Reader, depth: usize, out: &mut Vec<Value>) -> Result<(), DecodeError> {
+    if depth <= MAX_DEPTH {
+        if let Some((v, n)) = fixed_scalar(r.unread()) {
+            r.skip(n)?;
+            out.push(v);
+            return Ok(());
+        }
+        if let Some(n) = whole_vbin8(r.unread()) {
+            r.skip(2)?;
+            out.push(Value::Binary(r.bytes(n)?));
+            return Ok(());
+        }
+    }
+    out.push(decode_general(r, depth)?);
+    Ok(())
+}
+
+/// The length of the `vbin8` at the front of `b`, when all of its bytes are there.
+#[inline]
+fn whole_vbin8(b: &[u8]) -> Option<usize> {
+    match b {
+        [code::VBIN8, n, rest @ ..] if usize::from(*n) <= rest.len() => Some(usize::from(*n)),
+        _ => None,
+    }
+}
+
+/// Decode one value at nesting `depth` that [`fixed_scalar`] does not take: compounds,
+/// described values, variable-width and less common scalars, and anything truncated or
+/// invalid (reported with its offset).
+fn decode_general(r: &mut Reader, depth: usize) -> Result<Value, DecodeError> {
     if depth > MAX_DEPTH {
         return Err(too_deep(r));
     }
-    if let Some((v, n)) = fixed_scalar(r.unread()) {
-        r.skip(n)?;
-        return Ok(v);
+    // A short binary (a delivery tag) whole in the input, sliced in one step.
+    if let Some(n) = whole_vbin8(r.unread()) {
+        r.skip(2)?;
+        return Ok(Value::Binary(r.bytes(n)?));
     }
     let c = r.u8()?;
     if c == code::DESCRIBED {
@@ -66,6 +115,11 @@ fn fixed_scalar(b: &[u8]) -> Option<(Value, usize)> {
 pub fn decode_descriptor(r: &mut Reader, depth: usize) -> Result<Descriptor, DecodeError> {
     if depth > MAX_DEPTH {
         return Err(too_deep(r));
+    }
+    // The spec's own descriptors all fit a smallulong.
+    if let [code::SMALLULONG, v, ..] = *r.unread() {
+        r.skip(2)?;
+        return Ok(Descriptor::Code(u64::from(v)));
     }
     let at = r.offset();
     let c = r.u8()?;
@@ -250,7 +304,7 @@ pub fn decode_list_body(c: u8, r: &mut Reader, depth: usize) -> Result<Vec<Value
     check_count(r, end, count, 1, "list count")?;
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
-        items.push(decode_at(r, depth + 1)?);
+        decode_onto(r, depth + 1, &mut items)?;
     }
     finish(r, end)?;
     Ok(items)

@@ -368,6 +368,7 @@ pub enum Value {
 
 impl Value {
     /// The primitive type, or `None` for a described value.
+    #[inline]
     pub fn kind(&self) -> Option<Kind> {
         Some(match self {
             Value::Null => Kind::Null,
@@ -404,6 +405,7 @@ impl Value {
     }
 
     /// True for `Null`.
+    #[inline]
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
