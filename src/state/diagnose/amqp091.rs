@@ -89,10 +89,23 @@ fn at(fe: &FrameEvent) -> FrameRef {
 }
 
 impl Diag091 {
-    /// One frame.
+    /// One frame. Most content frames only show their sender is alive: the rest of the
+    /// judging is for frames with a method, a settlement, or a delivered message.
+    #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
-        let here = at(fe);
-        self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, here);
+        self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, at(fe));
+        let delivered = matches!(
+            &fe.message,
+            Some(Ok(AnyMessage::Amqp091(m))) if m.method.kind() == MethodKind::BasicDeliver
+        );
+        if f.method().is_some() || !fe.context.settles.is_empty() || delivered {
+            self.judge(cx, fe, f, ts);
+        }
+    }
+
+    /// [`Diag091::frame`] past the idle watch: the method, the settlements, the message.
+    #[inline(never)]
+    fn judge(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
         if let Some(m) = f.method() {
             self.method(cx, fe, f.channel(), m, ts);
         }
@@ -364,46 +377,28 @@ impl Diag091 {
         }
     }
 
-    /// What `fe` settles leaves the waiting sets and the prefetch windows.
+    /// What `fe` settles leaves the waiting sets and the prefetch windows. An ack or confirm
+    /// with `multiple` settles a run of deliveries of one channel: the channel is looked up
+    /// once for the run, and a waiting set is refreshed at the run's last settlement only (or
+    /// when that reports something, see [`Waiting::quiet`]).
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         let here = at(fe);
-        for s in &fe.context.settles {
+        let settles = &fe.context.settles;
+        let mut channel: Option<(u16, &mut Channel)> = None;
+        for (i, s) in settles.iter().enumerate() {
             let crate::base::FlowKey::Channel(n) = s.flow else {
                 continue;
             };
-            let Some(ch) = self.channels.get_mut(&n) else {
+            if channel.as_ref().is_none_or(|(held, _)| *held != n) {
+                channel = self.channels.get_mut(&n).map(|ch| (n, ch));
+            }
+            let Some((_, ch)) = channel.as_mut() else {
                 continue;
             };
-            let start_ts = ts.0 - s.after_us;
-            if s.kind == SettleKind::PublishConfirm {
-                ch.unconfirmed.remove(start_ts, s.start);
-                ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
-                continue;
-            }
-            ch.unacked.remove(start_ts, s.start);
-            ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
-            if ch
-                .redelivered_at
-                .as_ref()
-                .is_some_and(|(_, a)| *a == s.start)
-                && s.outcome == "ack"
-            {
-                ch.redelivered_at = None;
-                cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
-            }
-            let Some(tag) = ch.deliveries.remove(&s.start) else {
-                continue;
-            };
-            ch.shared_unacked = ch.shared_unacked.saturating_sub(1);
-            if ch.shared_unacked < u32::from(ch.shared) {
-                cx.end(&mut ch.shared_full, ts, Some(here), EndWhy::Cleared);
-            }
-            if let Some(c) = ch.consumers.get_mut(&tag) {
-                c.unacked = c.unacked.saturating_sub(1);
-                if c.unacked < u32::from(c.limit) {
-                    cx.end(&mut c.full, ts, Some(here), EndWhy::Cleared);
-                }
-            }
+            let last = settles
+                .get(i + 1)
+                .is_none_or(|next| next.flow != s.flow || next.kind != s.kind);
+            settle(cx, ch, s, ts, here, last);
         }
     }
 
@@ -493,6 +488,52 @@ impl Diag091 {
         }
         for (_, c) in self.cancelled.drain() {
             cx.finish(c, ts, None, why);
+        }
+    }
+}
+
+/// A delivery of `ch` was settled (`s`) by the frame `here`; `last`: the last settlement of
+/// its kind the frame makes on the channel.
+fn settle(
+    cx: &mut Ctx<'_>,
+    ch: &mut Channel,
+    s: &crate::base::Settlement,
+    ts: Timestamp,
+    here: FrameRef,
+    last: bool,
+) {
+    let start_ts = ts.0 - s.after_us;
+    if s.kind == SettleKind::PublishConfirm {
+        ch.unconfirmed.remove(start_ts, s.start);
+        if last || !ch.unconfirmed.quiet() {
+            ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
+        }
+        return;
+    }
+    ch.unacked.remove(start_ts, s.start);
+    if last || !ch.unacked.quiet() {
+        ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
+    }
+    if ch
+        .redelivered_at
+        .as_ref()
+        .is_some_and(|(_, a)| *a == s.start)
+        && s.outcome == "ack"
+    {
+        ch.redelivered_at = None;
+        cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
+    }
+    let Some(tag) = ch.deliveries.remove(&s.start) else {
+        return;
+    };
+    ch.shared_unacked = ch.shared_unacked.saturating_sub(1);
+    if ch.shared_unacked < u32::from(ch.shared) {
+        cx.end(&mut ch.shared_full, ts, Some(here), EndWhy::Cleared);
+    }
+    if let Some(c) = ch.consumers.get_mut(&tag) {
+        c.unacked = c.unacked.saturating_sub(1);
+        if c.unacked < u32::from(c.limit) {
+            cx.end(&mut c.full, ts, Some(here), EndWhy::Cleared);
         }
     }
 }

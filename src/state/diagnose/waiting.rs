@@ -95,8 +95,12 @@ impl Waiting {
     }
 
     /// The oldest waiting delivery.
+    #[inline]
     fn oldest(&self) -> Option<Key> {
         let run = self.run.front().map(|(k, _)| *k);
+        if self.late.is_empty() {
+            return run;
+        }
         match (run, self.late.first()) {
             (Some(r), Some(l)) => Some(r.min(*l)),
             (r, l) => r.or(l.copied()),
@@ -104,6 +108,7 @@ impl Waiting {
     }
 
     /// How many wait.
+    #[inline]
     pub fn waiting(&self) -> usize {
         self.live + self.late.len()
     }
@@ -111,12 +116,17 @@ impl Waiting {
     /// Whether [`Waiting::refresh`] may wait until the last of a frame's changes: the condition
     /// held (if any) has not started, so ending or arming one in between reports nothing, and
     /// the last refresh leaves the condition as refreshing after each change would have.
+    #[inline]
     pub fn quiet(&self) -> bool {
         self.cond.as_ref().is_none_or(|c| c.started.is_none())
     }
 
     /// After adds and removes at `ts` (by the frame `frame`): the condition follows the oldest
     /// delivery (a settled oldest ends it, cleared; the next oldest holds since its own start).
+    ///
+    /// Inlined into the frames' paths: an oldest delivery unchanged only updates the count, and
+    /// a condition not started is armed again in place (ending it reports nothing).
+    #[inline]
     pub fn refresh(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -125,17 +135,48 @@ impl Waiting {
         frame: FrameRef,
     ) {
         let oldest = self.oldest();
-        let held = self
-            .cond
-            .as_ref()
-            .and_then(|c| c.ev[0].map(|a| (c.since.0, a)));
         let n = self.waiting() as u64;
-        if held == oldest {
-            if let Some(c) = &mut self.cond {
+        match (&mut self.cond, oldest) {
+            (Some(c), _) if c.ev[0].map(|a| (c.since.0, a)) == oldest => {
                 c.n = n;
+                return;
             }
-            return;
+            (Some(c), None) if c.started.is_none() => {
+                self.cond = None;
+                return;
+            }
+            (Some(c), Some((since, at))) if c.started.is_none() => {
+                if let Some(wait) = cx.wait(check, None) {
+                    *c = cx
+                        .at(check, Timestamp(since), at, since.saturating_add(wait))
+                        .with_n(n);
+                    return;
+                }
+            }
+            (None, None) => return,
+            (None, Some((since, at))) => {
+                self.cond = cx
+                    .arm(check, Timestamp(since), at, None)
+                    .map(|c| c.with_n(n));
+                return;
+            }
+            (Some(_), _) => {}
         }
+        self.rearm(cx, check, ts, frame, oldest, n);
+    }
+
+    /// [`Waiting::refresh`] of a started condition, or of none: it ends (cleared by `frame`)
+    /// and the oldest delivery (if any) holds since its own start.
+    #[inline(never)]
+    fn rearm(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        check: &'static Check,
+        ts: Timestamp,
+        frame: FrameRef,
+        oldest: Option<Key>,
+        n: u64,
+    ) {
         cx.end(&mut self.cond, ts, Some(frame), EndWhy::Cleared);
         if let Some((since, at)) = oldest {
             self.cond = cx
