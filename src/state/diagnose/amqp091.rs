@@ -541,12 +541,12 @@ fn settle(
 /// Start what is due on channel `n` at `now`.
 fn channel_due(cx: &mut Ctx<'_>, n: u16, ch: &mut Channel, now: i64) {
     let name = || format!("channel {n}");
-    if let Some(c) = &mut ch.unacked.cond {
+    if let Some(c) = ch.unacked.current(cx, &cat::UNACKED) {
         cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
             format!("{} deliveries unacked, the oldest since {}", c.n, c.place())
         });
     }
-    if let Some(c) = &mut ch.unconfirmed.cond {
+    if let Some(c) = ch.unconfirmed.current(cx, &cat::UNCONFIRMED) {
         cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
             format!(
                 "{} publishes unconfirmed, the oldest since {}",
