@@ -52,13 +52,65 @@ struct Channel {
     /// Queues of consumes awaiting their consume-ok.
     pending: VecDeque<Bytes>,
     /// Unacked deliveries to consumers: their consumer's tag, by the delivery's start.
-    deliveries: HashMap<FrameRef, Bytes>,
+    deliveries: Deliveries,
     unacked: Waiting,
     unconfirmed: Waiting,
     redelivered: Option<Cond>,
     /// The message-id of the redelivery loop, and its latest delivery's start: the ack of
     /// that delivery ends the loop (the earlier attempts were rejected or requeued).
     redelivered_at: Option<(Bytes, FrameRef)>,
+}
+
+/// Unacked deliveries to consumers, by their start, in the order they started (the broker's
+/// offsets grow), each with its consumer's tag (`None` once settled). Acks come oldest first
+/// as a rule: the front is looked at before searching, settled entries leave the front, and
+/// the deque is compacted once they are most of it; no hashing and no node per delivery.
+#[derive(Debug, Default)]
+struct Deliveries {
+    run: VecDeque<(FrameRef, Option<Bytes>)>,
+    /// Entries of `run` not settled.
+    live: usize,
+}
+
+impl Deliveries {
+    /// The delivery started by `start` is to the consumer `tag`.
+    fn insert(&mut self, start: FrameRef, tag: Bytes) {
+        match self.run.back() {
+            Some((last, _)) if *last >= start => {
+                match self.run.binary_search_by(|(k, _)| k.cmp(&start)) {
+                    Ok(i) => {
+                        self.live += usize::from(self.run[i].1.is_none());
+                        self.run[i].1 = Some(tag);
+                    }
+                    Err(i) => {
+                        self.run.insert(i, (start, Some(tag)));
+                        self.live += 1;
+                    }
+                }
+            }
+            _ => {
+                self.run.push_back((start, Some(tag)));
+                self.live += 1;
+            }
+        }
+    }
+
+    /// The delivery started by `start` was settled: its consumer's tag, if it was held.
+    fn remove(&mut self, start: FrameRef) -> Option<Bytes> {
+        let i = match self.run.front() {
+            Some((k, _)) if *k == start => 0,
+            _ => self.run.binary_search_by(|(k, _)| k.cmp(&start)).ok()?,
+        };
+        let tag = self.run[i].1.take()?;
+        self.live -= 1;
+        while self.run.front().is_some_and(|(_, t)| t.is_none()) {
+            self.run.pop_front();
+        }
+        if self.run.len() > 2 * self.live + 16 {
+            self.run.retain(|(_, t)| t.is_some());
+        }
+        Some(tag)
+    }
 }
 
 /// One AMQP 0-9-1 connection's diagnoses.
@@ -523,7 +575,7 @@ fn settle(
         ch.redelivered_at = None;
         cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
     }
-    let Some(tag) = ch.deliveries.remove(&s.start) else {
+    let Some(tag) = ch.deliveries.remove(s.start) else {
         return;
     };
     ch.shared_unacked = ch.shared_unacked.saturating_sub(1);
