@@ -167,7 +167,37 @@ impl Diag091 {
         }
     }
 
+    /// A method: the publishes and deliveries that flow here, the rest (each rare) by
+    /// [`Diag091::control`].
     fn method(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        m: &Method,
+        ts: Timestamp,
+    ) {
+        match (m.kind(), fe.dir) {
+            (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
+            (MethodKind::BasicPublish, Dir::C2S) => {
+                if let Some(d) = fe
+                    .context
+                    .delivery
+                    .filter(|d| d.awaits == Some(Awaits::Settlement))
+                {
+                    let ch = self.channels.entry(channel).or_default();
+                    ch.unconfirmed.add(ts.0, d.start);
+                    ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, at(fe));
+                }
+            }
+            (MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject, _) => {}
+            _ => self.control(cx, fe, channel, m, ts),
+        }
+    }
+
+    /// A method that opens, closes or sets up a scope.
+    #[inline(never)]
+    fn control(
         &mut self,
         cx: &mut Ctx<'_>,
         fe: &FrameEvent,
@@ -229,18 +259,6 @@ impl Diag091 {
             (MethodKind::BasicConsumeOk, Dir::S2C) => self.consume_ok(channel, m),
             (MethodKind::BasicCancel | MethodKind::BasicCancelOk, dir) => {
                 self.cancelled(cx, channel, m, dir, ts, here)
-            }
-            (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
-            (MethodKind::BasicPublish, Dir::C2S) => {
-                if let Some(d) = fe
-                    .context
-                    .delivery
-                    .filter(|d| d.awaits == Some(Awaits::Settlement))
-                {
-                    let ch = self.channels.entry(channel).or_default();
-                    ch.unconfirmed.add(ts.0, d.start);
-                    ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
-                }
             }
             _ => {}
         }
