@@ -52,13 +52,65 @@ struct Channel {
     /// Queues of consumes awaiting their consume-ok.
     pending: VecDeque<Bytes>,
     /// Unacked deliveries to consumers: their consumer's tag, by the delivery's start.
-    deliveries: HashMap<FrameRef, Bytes>,
+    deliveries: Deliveries,
     unacked: Waiting,
     unconfirmed: Waiting,
     redelivered: Option<Cond>,
     /// The message-id of the redelivery loop, and its latest delivery's start: the ack of
     /// that delivery ends the loop (the earlier attempts were rejected or requeued).
     redelivered_at: Option<(Bytes, FrameRef)>,
+}
+
+/// Unacked deliveries to consumers, by their start, in the order they started (the broker's
+/// offsets grow), each with its consumer's tag (`None` once settled). Acks come oldest first
+/// as a rule: the front is looked at before searching, settled entries leave the front, and
+/// the deque is compacted once they are most of it; no hashing and no node per delivery.
+#[derive(Debug, Default)]
+struct Deliveries {
+    run: VecDeque<(FrameRef, Option<Bytes>)>,
+    /// Entries of `run` not settled.
+    live: usize,
+}
+
+impl Deliveries {
+    /// The delivery started by `start` is to the consumer `tag`.
+    fn insert(&mut self, start: FrameRef, tag: Bytes) {
+        match self.run.back() {
+            Some((last, _)) if *last >= start => {
+                match self.run.binary_search_by(|(k, _)| k.cmp(&start)) {
+                    Ok(i) => {
+                        self.live += usize::from(self.run[i].1.is_none());
+                        self.run[i].1 = Some(tag);
+                    }
+                    Err(i) => {
+                        self.run.insert(i, (start, Some(tag)));
+                        self.live += 1;
+                    }
+                }
+            }
+            _ => {
+                self.run.push_back((start, Some(tag)));
+                self.live += 1;
+            }
+        }
+    }
+
+    /// The delivery started by `start` was settled: its consumer's tag, if it was held.
+    fn remove(&mut self, start: FrameRef) -> Option<Bytes> {
+        let i = match self.run.front() {
+            Some((k, _)) if *k == start => 0,
+            _ => self.run.binary_search_by(|(k, _)| k.cmp(&start)).ok()?,
+        };
+        let tag = self.run[i].1.take()?;
+        self.live -= 1;
+        while self.run.front().is_some_and(|(_, t)| t.is_none()) {
+            self.run.pop_front();
+        }
+        if self.run.len() > 2 * self.live + 16 {
+            self.run.retain(|(_, t)| t.is_some());
+        }
+        Some(tag)
+    }
 }
 
 /// One AMQP 0-9-1 connection's diagnoses.
@@ -89,10 +141,23 @@ fn at(fe: &FrameEvent) -> FrameRef {
 }
 
 impl Diag091 {
-    /// One frame.
+    /// One frame. Most content frames only show their sender is alive: the rest of the
+    /// judging is for frames with a method, a settlement, or a delivered message.
+    #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
-        let here = at(fe);
-        self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, here);
+        self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, at(fe));
+        let delivered = matches!(
+            &fe.message,
+            Some(Ok(AnyMessage::Amqp091(m))) if m.method.kind() == MethodKind::BasicDeliver
+        );
+        if f.method().is_some() || !fe.context.settles.is_empty() || delivered {
+            self.judge(cx, fe, f, ts);
+        }
+    }
+
+    /// [`Diag091::frame`] past the idle watch: the method, the settlements, the message.
+    #[inline(never)]
+    fn judge(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
         if let Some(m) = f.method() {
             self.method(cx, fe, f.channel(), m, ts);
         }
@@ -102,7 +167,37 @@ impl Diag091 {
         }
     }
 
+    /// A method: the publishes and deliveries that flow here, the rest (each rare) by
+    /// [`Diag091::control`].
     fn method(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        m: &Method,
+        ts: Timestamp,
+    ) {
+        match (m.kind(), fe.dir) {
+            (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
+            (MethodKind::BasicPublish, Dir::C2S) => {
+                if let Some(d) = fe
+                    .context
+                    .delivery
+                    .filter(|d| d.awaits == Some(Awaits::Settlement))
+                {
+                    let ch = self.channels.entry(channel).or_default();
+                    ch.unconfirmed.add(ts.0, d.start);
+                    ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, at(fe));
+                }
+            }
+            (MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject, _) => {}
+            _ => self.control(cx, fe, channel, m, ts),
+        }
+    }
+
+    /// A method that opens, closes or sets up a scope.
+    #[inline(never)]
+    fn control(
         &mut self,
         cx: &mut Ctx<'_>,
         fe: &FrameEvent,
@@ -164,18 +259,6 @@ impl Diag091 {
             (MethodKind::BasicConsumeOk, Dir::S2C) => self.consume_ok(channel, m),
             (MethodKind::BasicCancel | MethodKind::BasicCancelOk, dir) => {
                 self.cancelled(cx, channel, m, dir, ts, here)
-            }
-            (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
-            (MethodKind::BasicPublish, Dir::C2S) => {
-                if let Some(d) = fe
-                    .context
-                    .delivery
-                    .filter(|d| d.awaits == Some(Awaits::Settlement))
-                {
-                    let ch = self.channels.entry(channel).or_default();
-                    ch.unconfirmed.add(ts.0, d.start);
-                    ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
-                }
             }
             _ => {}
         }
@@ -364,46 +447,28 @@ impl Diag091 {
         }
     }
 
-    /// What `fe` settles leaves the waiting sets and the prefetch windows.
+    /// What `fe` settles leaves the waiting sets and the prefetch windows. An ack or confirm
+    /// with `multiple` settles a run of deliveries of one channel: the channel is looked up
+    /// once for the run, and a waiting set is refreshed at the run's last settlement only (or
+    /// when that reports something, see [`Waiting::quiet`]).
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         let here = at(fe);
-        for s in &fe.context.settles {
+        let settles = &fe.context.settles;
+        let mut channel: Option<(u16, &mut Channel)> = None;
+        for (i, s) in settles.iter().enumerate() {
             let crate::base::FlowKey::Channel(n) = s.flow else {
                 continue;
             };
-            let Some(ch) = self.channels.get_mut(&n) else {
+            if channel.as_ref().is_none_or(|(held, _)| *held != n) {
+                channel = self.channels.get_mut(&n).map(|ch| (n, ch));
+            }
+            let Some((_, ch)) = channel.as_mut() else {
                 continue;
             };
-            let start_ts = ts.0 - s.after_us;
-            if s.kind == SettleKind::PublishConfirm {
-                ch.unconfirmed.remove(start_ts, s.start);
-                ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
-                continue;
-            }
-            ch.unacked.remove(start_ts, s.start);
-            ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
-            if ch
-                .redelivered_at
-                .as_ref()
-                .is_some_and(|(_, a)| *a == s.start)
-                && s.outcome == "ack"
-            {
-                ch.redelivered_at = None;
-                cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
-            }
-            let Some(tag) = ch.deliveries.remove(&s.start) else {
-                continue;
-            };
-            ch.shared_unacked = ch.shared_unacked.saturating_sub(1);
-            if ch.shared_unacked < u32::from(ch.shared) {
-                cx.end(&mut ch.shared_full, ts, Some(here), EndWhy::Cleared);
-            }
-            if let Some(c) = ch.consumers.get_mut(&tag) {
-                c.unacked = c.unacked.saturating_sub(1);
-                if c.unacked < u32::from(c.limit) {
-                    cx.end(&mut c.full, ts, Some(here), EndWhy::Cleared);
-                }
-            }
+            let last = settles
+                .get(i + 1)
+                .is_none_or(|next| next.flow != s.flow || next.kind != s.kind);
+            settle(cx, ch, s, ts, here, last);
         }
     }
 
@@ -497,15 +562,61 @@ impl Diag091 {
     }
 }
 
+/// A delivery of `ch` was settled (`s`) by the frame `here`; `last`: the last settlement of
+/// its kind the frame makes on the channel.
+fn settle(
+    cx: &mut Ctx<'_>,
+    ch: &mut Channel,
+    s: &crate::base::Settlement,
+    ts: Timestamp,
+    here: FrameRef,
+    last: bool,
+) {
+    let start_ts = ts.0 - s.after_us;
+    if s.kind == SettleKind::PublishConfirm {
+        ch.unconfirmed.remove(start_ts, s.start);
+        if last || !ch.unconfirmed.quiet() {
+            ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, here);
+        }
+        return;
+    }
+    ch.unacked.remove(start_ts, s.start);
+    if last || !ch.unacked.quiet() {
+        ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
+    }
+    if ch
+        .redelivered_at
+        .as_ref()
+        .is_some_and(|(_, a)| *a == s.start)
+        && s.outcome == "ack"
+    {
+        ch.redelivered_at = None;
+        cx.end(&mut ch.redelivered, ts, Some(here), EndWhy::Cleared);
+    }
+    let Some(tag) = ch.deliveries.remove(s.start) else {
+        return;
+    };
+    ch.shared_unacked = ch.shared_unacked.saturating_sub(1);
+    if ch.shared_unacked < u32::from(ch.shared) {
+        cx.end(&mut ch.shared_full, ts, Some(here), EndWhy::Cleared);
+    }
+    if let Some(c) = ch.consumers.get_mut(&tag) {
+        c.unacked = c.unacked.saturating_sub(1);
+        if c.unacked < u32::from(c.limit) {
+            cx.end(&mut c.full, ts, Some(here), EndWhy::Cleared);
+        }
+    }
+}
+
 /// Start what is due on channel `n` at `now`.
 fn channel_due(cx: &mut Ctx<'_>, n: u16, ch: &mut Channel, now: i64) {
     let name = || format!("channel {n}");
-    if let Some(c) = &mut ch.unacked.cond {
+    if let Some(c) = ch.unacked.current(cx, &cat::UNACKED) {
         cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
             format!("{} deliveries unacked, the oldest since {}", c.n, c.place())
         });
     }
-    if let Some(c) = &mut ch.unconfirmed.cond {
+    if let Some(c) = ch.unconfirmed.current(cx, &cat::UNCONFIRMED) {
         cx.fire(c, now, ScopeKind::Channel, &name, &|c| {
             format!(
                 "{} publishes unconfirmed, the oldest since {}",

@@ -77,13 +77,20 @@ impl Ctx<'_> {
         at: FrameRef,
         interval: Option<i64>,
     ) -> Option<Cond> {
-        let wait = match self.limits.limit(check) {
-            Limit::After(us) => us,
-            Limit::Negotiated => interval?,
-            Limit::Count(_) => 0,
-            Limit::Before(_) => return None,
-        };
+        let wait = self.wait(check, interval)?;
         Some(self.at(check, since, at, since.0.saturating_add(wait)))
+    }
+
+    /// How long a condition of `check` holds before it is due (µs; `interval` for a negotiated
+    /// threshold): `None` when the threshold is not a duration (see [`Ctx::arm`]).
+    #[inline]
+    pub fn wait(&self, check: &'static Check, interval: Option<i64>) -> Option<i64> {
+        match self.limits.limit(check) {
+            Limit::After(us) => Some(us),
+            Limit::Negotiated => interval,
+            Limit::Count(_) => Some(0),
+            Limit::Before(_) => None,
+        }
     }
 
     /// A condition of `check` holding since `since`, due at `due`.

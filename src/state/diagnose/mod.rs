@@ -93,6 +93,7 @@ impl Diagnoser {
     }
 
     /// The clock reads `now`: conditions that have held their threshold by then start.
+    #[inline]
     pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Diagnosis>) {
         if now.0 < self.next_due {
             return;
@@ -105,6 +106,7 @@ impl Diagnoser {
     }
 
     /// A frame, seen at `ts`, with its context filled in.
+    #[inline]
     pub fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Diagnosis>) {
         self.tick(ts, out);
         if self.proto.is_none() {
@@ -153,6 +155,8 @@ struct Idle {
 
 impl Idle {
     /// The peer sent a frame at `ts`: a silence diagnosis ends, the watch starts over.
+    /// Inlined into every frame's path: a watch not started only moves its times.
+    #[inline]
     fn touch(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -165,16 +169,27 @@ impl Idle {
         };
         match &mut self.cond {
             Some(c) if c.started.is_none() => {
-                // Cheap: no allocation, no map, on every frame.
                 c.since = ts;
                 c.due = ts.0.saturating_add(interval);
                 c.ev[0] = Some(at);
             }
-            _ => {
-                cx.end(&mut self.cond, ts, Some(at), EndWhy::Cleared);
-                self.cond = cx.arm(check, ts, at, Some(interval));
-            }
+            _ => self.restart(cx, check, ts, at, interval),
         }
+    }
+
+    /// [`Idle::touch`] of a watch that started a diagnosis, or holds none: the diagnosis ends,
+    /// a new watch is armed.
+    #[inline(never)]
+    fn restart(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        check: &'static catalog::Check,
+        ts: Timestamp,
+        at: crate::base::FrameRef,
+        interval: i64,
+    ) {
+        cx.end(&mut self.cond, ts, Some(at), EndWhy::Cleared);
+        self.cond = cx.arm(check, ts, at, Some(interval));
     }
 
     /// Watch at `interval` µs from `ts` (the frame `at` negotiated it).

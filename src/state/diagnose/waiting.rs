@@ -32,8 +32,15 @@ pub struct Waiting {
     live: usize,
     /// The deliveries added out of order.
     late: BTreeSet<Key>,
-    /// The oldest waits (since it started).
+    /// The oldest waits (since it started). A started one follows every change; one not
+    /// started may be behind them (`behind`): [`Waiting::current`] brings it up to date before
+    /// it is judged.
     pub cond: Option<Cond>,
+    /// Deliveries came or went since `cond`, not started, was last made.
+    behind: bool,
+    /// A delivery added since the last refresh may be the oldest: its due time is to be told
+    /// to the clock.
+    earlier: bool,
 }
 
 impl Waiting {
@@ -42,6 +49,7 @@ impl Waiting {
         let key = (ts, at);
         match self.run.back() {
             Some((last, _)) if *last >= key => {
+                self.earlier = true;
                 if let Ok(i) = self.find(key) {
                     if !self.run[i].1 {
                         self.run[i].1 = true;
@@ -54,6 +62,7 @@ impl Waiting {
             // Once the deque has emptied, a delivery added late may come again: it is held once.
             _ if !self.late.is_empty() && self.late.contains(&key) => {}
             _ => {
+                self.earlier |= self.run.is_empty();
                 self.run.push_back((key, true));
                 self.live += 1;
             }
@@ -63,6 +72,14 @@ impl Waiting {
     /// The delivery started by `at` at `ts` was settled.
     pub fn remove(&mut self, ts: i64, at: FrameRef) {
         let key = (ts, at);
+        if let Some((front, true)) = self.run.front()
+            && *front == key
+        {
+            self.run.pop_front();
+            self.live -= 1;
+            self.trim();
+            return;
+        }
         match self.find(key) {
             Ok(i) if self.run[i].1 => {
                 self.run[i].1 = false;
@@ -95,8 +112,12 @@ impl Waiting {
     }
 
     /// The oldest waiting delivery.
+    #[inline]
     fn oldest(&self) -> Option<Key> {
         let run = self.run.front().map(|(k, _)| *k);
+        if self.late.is_empty() {
+            return run;
+        }
         match (run, self.late.first()) {
             (Some(r), Some(l)) => Some(r.min(*l)),
             (r, l) => r.or(l.copied()),
@@ -104,6 +125,7 @@ impl Waiting {
     }
 
     /// How many wait.
+    #[inline]
     pub fn waiting(&self) -> usize {
         self.live + self.late.len()
     }
@@ -111,12 +133,18 @@ impl Waiting {
     /// Whether [`Waiting::refresh`] may wait until the last of a frame's changes: the condition
     /// held (if any) has not started, so ending or arming one in between reports nothing, and
     /// the last refresh leaves the condition as refreshing after each change would have.
+    #[inline]
     pub fn quiet(&self) -> bool {
         self.cond.as_ref().is_none_or(|c| c.started.is_none())
     }
 
     /// After adds and removes at `ts` (by the frame `frame`): the condition follows the oldest
     /// delivery (a settled oldest ends it, cleared; the next oldest holds since its own start).
+    ///
+    /// A condition not started reports nothing as it changes: it is only marked behind, and,
+    /// when a delivery added may be the oldest, the clock is told the oldest's due time (the
+    /// earliest the condition can start).
+    #[inline]
     pub fn refresh(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -124,24 +152,79 @@ impl Waiting {
         ts: Timestamp,
         frame: FrameRef,
     ) {
+        if self.earlier || self.cond.as_ref().is_some_and(|c| c.started.is_some()) {
+            self.refresh_now(cx, check, ts, frame);
+        } else {
+            self.behind = true;
+        }
+    }
+
+    /// [`Waiting::refresh`] of a started condition, or after a delivery that may be the oldest.
+    #[inline(never)]
+    fn refresh_now(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        check: &'static Check,
+        ts: Timestamp,
+        frame: FrameRef,
+    ) {
+        self.earlier = false;
+        if self.cond.as_ref().is_some_and(|c| c.started.is_some()) {
+            self.follow_started(cx, check, ts, frame);
+            return;
+        }
+        self.behind = true;
+        if let Some((since, _)) = self.oldest()
+            && let Some(wait) = cx.wait(check, None)
+        {
+            *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
+        }
+    }
+
+    /// A started condition after changes: it ends (cleared by `frame`) once its
+    /// oldest is settled, and the next oldest (if any) holds since its own start.
+    fn follow_started(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        check: &'static Check,
+        ts: Timestamp,
+        frame: FrameRef,
+    ) {
         let oldest = self.oldest();
-        let held = self
-            .cond
-            .as_ref()
-            .and_then(|c| c.ev[0].map(|a| (c.since.0, a)));
         let n = self.waiting() as u64;
-        if held == oldest {
-            if let Some(c) = &mut self.cond {
-                c.n = n;
-            }
+        if let Some(c) = &mut self.cond
+            && c.ev[0].map(|a| (c.since.0, a)) == oldest
+        {
+            c.n = n;
             return;
         }
         cx.end(&mut self.cond, ts, Some(frame), EndWhy::Cleared);
+        self.behind = false;
         if let Some((since, at)) = oldest {
             self.cond = cx
                 .arm(check, Timestamp(since), at, None)
                 .map(|c| c.with_n(n));
         }
+    }
+
+    /// The condition, up to date: one behind the deliveries is made again from the oldest (as
+    /// refreshing after each change would have left it).
+    pub fn current(&mut self, cx: &mut Ctx<'_>, check: &'static Check) -> Option<&mut Cond> {
+        if self.behind {
+            self.behind = false;
+            let oldest = self.oldest();
+            let n = self.waiting() as u64;
+            match (&mut self.cond, oldest) {
+                (Some(c), _) if c.ev[0].map(|a| (c.since.0, a)) == oldest => c.n = n,
+                (_, None) => self.cond = None,
+                (_, Some((since, at))) => {
+                    self.cond = cx
+                        .arm(check, Timestamp(since), at, None)
+                        .map(|c| c.with_n(n));
+                }
+            }
+        }
+        self.cond.as_mut()
     }
 
     /// Forget every delivery (their scope closed, or a gap).

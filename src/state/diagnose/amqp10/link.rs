@@ -229,6 +229,7 @@ impl Link {
     /// Start what is due at `now`; `key` names the link.
     pub fn due(&mut self, cx: &mut Ctx<'_>, key: &FlowKey, now: i64) {
         let name = || key.label();
+        self.waiting.current(cx, &cat::UNSETTLED);
         let conds: [(&mut Option<Cond>, &Detail); 6] = [
             (&mut self.no_credit, &|c| {
                 format!(

@@ -26,30 +26,60 @@ struct End {
 /// The sessions of one connection.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    /// Endpoints by (the direction they send, their channel).
-    ends: HashMap<(Dir, u16), End>,
+    /// Endpoints, each with its key: (the direction it sends, its channel).
+    list: Vec<((Dir, u16), End)>,
+    /// Positions in `list`, by key.
+    index: HashMap<(Dir, u16), usize>,
     /// The partner endpoint's channel, by (direction, channel).
     peer: HashMap<(Dir, u16), u16>,
-    /// What `peer` says of the sending endpoint the last transfer came from: its partner's
-    /// channel, and that partner's partner's (see [`Sessions::route_of`]). Until a begin or an
-    /// end changes `peer`: transfers come in runs from one endpoint.
+    /// The route of the sending endpoint the last transfer came from (see
+    /// [`Sessions::route_of`]). Until a begin or an end changes `list` or `peer`: transfers
+    /// come in runs from one endpoint, which find both endpoints without hashing.
     route: Option<((Dir, u16), Option<Route>)>,
 }
 
-/// A sending endpoint's partner (the receiving endpoint's channel), and the receiving
-/// endpoint's partner channel, as `peer` has them.
-type Route = (u16, Option<u16>);
+/// A sending endpoint's position in `list`, and, when `peer` names its partner, that partner
+/// is held and `peer` names the partner's partner: the partner's position and its partner's
+/// channel.
+type Route = (usize, Option<(usize, u16)>);
 
 impl Sessions {
     /// The session endpoints held.
     pub fn entries(&self) -> usize {
-        self.ends.len()
+        self.list.len()
+    }
+
+    /// The endpoint `key`, if held.
+    fn get(&self, key: &(Dir, u16)) -> Option<&End> {
+        let &i = self.index.get(key)?;
+        Some(&self.list[i].1)
+    }
+
+    /// The endpoint `key`, added when new.
+    fn get_or_add(&mut self, key: (Dir, u16)) -> &mut End {
+        let i = *self.index.entry(key).or_insert_with(|| {
+            self.list.push((key, End::default()));
+            self.list.len() - 1
+        });
+        &mut self.list[i].1
+    }
+
+    /// Take the endpoint `key` out (the last one of the list takes its place).
+    fn remove(&mut self, key: &(Dir, u16)) -> Option<End> {
+        let i = self.index.remove(key)?;
+        let (_, end) = self.list.swap_remove(i);
+        if let Some((moved, _)) = self.list.get(i)
+            && let Some(at) = self.index.get_mut(moved)
+        {
+            *at = i;
+        }
+        Some(end)
     }
 
     /// A begin of `dir` on `channel`.
     pub fn begin(&mut self, dir: Dir, channel: u16, b: &Begin) {
         self.route = None;
-        let me = self.ends.entry((dir, channel)).or_default();
+        let me = self.get_or_add((dir, channel));
         me.next_outgoing = Some(b.next_outgoing_id);
         me.pending_window = Some(b.incoming_window);
         let Some(r) = b.remote_channel else {
@@ -57,56 +87,43 @@ impl Sessions {
         };
         self.peer.insert((dir, channel), r);
         self.peer.insert((dir.flip(), r), channel);
-        let partner_next = self
-            .ends
-            .get(&(dir.flip(), r))
-            .and_then(|p| p.next_outgoing);
-        if let Some(me) = self.ends.get_mut(&(dir, channel)) {
-            me.in_limit = partner_next.map(|n| n.wrapping_add(b.incoming_window));
-        }
-        if let Some(p) = self.ends.get_mut(&(dir.flip(), r))
-            && p.in_limit.is_none()
-        {
-            p.in_limit = p.pending_window.map(|w| b.next_outgoing_id.wrapping_add(w));
+        let partner_next = self.get(&(dir.flip(), r)).and_then(|p| p.next_outgoing);
+        let me = self.get_or_add((dir, channel));
+        me.in_limit = partner_next.map(|n| n.wrapping_add(b.incoming_window));
+        if let Some(&i) = self.index.get(&(dir.flip(), r)) {
+            let p = &mut self.list[i].1;
+            if p.in_limit.is_none() {
+                p.in_limit = p.pending_window.map(|w| b.next_outgoing_id.wrapping_add(w));
+            }
         }
     }
 
-    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id (`sent`:
-    /// a sending endpoint's channel and next-outgoing-id, known already to the caller).
-    fn judge(
-        &mut self,
-        cx: &mut Ctx<'_>,
-        rcv: (Dir, u16),
-        sent: Option<(u16, Option<u32>)>,
-        ts: Timestamp,
-        at: FrameRef,
-    ) {
-        let Some(&sc) = self.peer.get(&rcv) else {
+    /// The receiving endpoint `rcv`'s window against its partner's next-outgoing-id.
+    fn judge(&mut self, cx: &mut Ctx<'_>, rcv: (Dir, u16), ts: Timestamp, at: FrameRef) {
+        let (Some(&sc), Some(&i)) = (self.peer.get(&rcv), self.index.get(&rcv)) else {
             return;
         };
-        self.judge_against(cx, rcv, sc, sent, ts, at);
+        self.judge_against(cx, i, sc, None, ts, at);
     }
 
-    /// [`Sessions::judge`] of `rcv`, whose partner's channel is `sc`.
+    /// [`Sessions::judge`] of the receiving endpoint at `i` in `list`, whose partner's
+    /// channel is `sc` (`sent`: a sending endpoint's channel and next-outgoing-id, known
+    /// already to the caller).
     fn judge_against(
         &mut self,
         cx: &mut Ctx<'_>,
-        rcv: (Dir, u16),
+        i: usize,
         sc: u16,
         sent: Option<(u16, Option<u32>)>,
         ts: Timestamp,
         at: FrameRef,
     ) {
+        let rdir = self.list[i].0.0;
         let next = match sent {
             Some((channel, next)) if channel == sc => next,
-            _ => self
-                .ends
-                .get(&(rcv.0.flip(), sc))
-                .and_then(|s| s.next_outgoing),
+            _ => self.get(&(rdir.flip(), sc)).and_then(|s| s.next_outgoing),
         };
-        let Some(r) = self.ends.get_mut(&rcv) else {
-            return;
-        };
+        let r = &mut self.list[i].1;
         let shut =
             matches!((r.in_limit, next), (Some(l), Some(n)) if l.wrapping_sub(n) as i32 <= 0);
         if shut {
@@ -130,16 +147,17 @@ impl Sessions {
         ts: Timestamp,
         at: FrameRef,
     ) {
-        let Some(me) = self.ends.get_mut(&(dir, channel)) else {
+        let Some(&i) = self.index.get(&(dir, channel)) else {
             return;
         };
+        let me = &mut self.list[i].1;
         me.next_outgoing = Some(f.next_outgoing_id);
         if let Some(ni) = f.next_incoming_id {
             me.in_limit = Some(ni.wrapping_add(f.incoming_window));
         }
-        self.judge(cx, (dir, channel), None, ts, at);
+        self.judge(cx, (dir, channel), ts, at);
         if let Some(&r) = self.peer.get(&(dir, channel)) {
-            self.judge(cx, (dir.flip(), r), None, ts, at);
+            self.judge(cx, (dir.flip(), r), ts, at);
         }
     }
 
@@ -152,11 +170,6 @@ impl Sessions {
         ts: Timestamp,
         at: FrameRef,
     ) {
-        let Some(me) = self.ends.get_mut(&(dir, channel)) else {
-            return;
-        };
-        let next = me.next_outgoing.map(|n| n.wrapping_add(1));
-        me.next_outgoing = next;
         let route = match self.route {
             Some((end, route)) if end == (dir, channel) => route,
             _ => {
@@ -165,16 +178,25 @@ impl Sessions {
                 route
             }
         };
-        if let Some((r, Some(sc))) = route {
-            self.judge_against(cx, (dir.flip(), r), sc, Some((channel, next)), ts, at);
+        let Some((me, partner)) = route else {
+            return;
+        };
+        let me = &mut self.list[me].1;
+        let next = me.next_outgoing.map(|n| n.wrapping_add(1));
+        me.next_outgoing = next;
+        if let Some((r, sc)) = partner {
+            self.judge_against(cx, r, sc, Some((channel, next)), ts, at);
         }
     }
 
-    /// The partner of the sending endpoint `end`, and that partner's partner, as `peer` has
-    /// them.
+    /// The sending endpoint `end`'s route (see [`Route`]), if it is held.
     fn route_of(&self, end: (Dir, u16)) -> Option<Route> {
-        let &r = self.peer.get(&end)?;
-        Some((r, self.peer.get(&(end.0.flip(), r)).copied()))
+        let &me = self.index.get(&end)?;
+        let partner = self.peer.get(&end).and_then(|&r| {
+            let rcv = (end.0.flip(), r);
+            Some((*self.index.get(&rcv)?, *self.peer.get(&rcv)?))
+        });
+        Some((me, partner))
     }
 
     /// An end of `dir` on `channel`: the session is over for both endpoints.
@@ -183,7 +205,7 @@ impl Sessions {
         let partner = self.peer.remove(&(dir, channel));
         for key in std::iter::once((dir, channel)).chain(partner.map(|r| (dir.flip(), r))) {
             self.peer.remove(&key);
-            if let Some(mut e) = self.ends.remove(&key) {
+            if let Some(mut e) = self.remove(&key) {
                 cx.end(&mut e.window, ts, Some(at), EndWhy::ScopeClosed);
             }
         }
@@ -191,7 +213,7 @@ impl Sessions {
 
     /// Some endpoint's incoming window is used up.
     pub fn any_window_shut(&self) -> bool {
-        self.ends.values().any(|e| e.window.is_some())
+        self.list.iter().any(|(_, e)| e.window.is_some())
     }
 
     /// Start what is due at `now`. A used-up window is a stall only while the partner has a
@@ -199,7 +221,7 @@ impl Sessions {
     /// window used up by the last transfer a sender had, or together with the links' credit,
     /// holds nothing back.
     pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64, would_send: impl Fn((Dir, u16)) -> bool) {
-        for (&(dir, ch), e) in &mut self.ends {
+        for &mut ((dir, ch), ref mut e) in &mut self.list {
             let partner = self.peer.get(&(dir, ch)).map(|&p| (dir.flip(), p));
             if !partner.is_some_and(&would_send) {
                 continue;
@@ -223,9 +245,10 @@ impl Sessions {
 
     /// End every diagnosis at `ts`, for `why`.
     pub fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
-        for (_, mut e) in self.ends.drain() {
+        for (_, mut e) in self.list.drain(..) {
             cx.end(&mut e.window, ts, None, why);
         }
+        self.index.clear();
         self.peer.clear();
         self.route = None;
     }
