@@ -1,5 +1,6 @@
-//! Relay benchmark: amqpeek (decoding on; as the TUI alone, which skims what it cannot keep up
-//! with; decoding + JSONL capture) against a plain
+//! Relay benchmark: amqpeek (decoding on; decoding + the text trace, as `amqpeek proxy --no-tui`
+//! prints it; as the TUI alone, which skims what it cannot keep up with; decoding + JSONL
+//! capture) against a plain
 //! `tokio::io::copy_bidirectional` relay and a direct connection, in the same run, alternating.
 //!
 //! Workloads: spec-correct AMQP 1.0 connections (header, open, begin, attach, credit from the
@@ -39,7 +40,7 @@ use amqpeek::event::{Event, EventKind};
 use amqpeek::pipeline::Sink;
 use amqpeek::proxy::BoxSink;
 use amqpeek::sinks::stats_feed::StatsFeed;
-use amqpeek::sinks::{JsonOptions, JsonlSink};
+use amqpeek::sinks::{JsonOptions, JsonlSink, TraceSink};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -302,6 +303,13 @@ fn main() {
             ))]
         };
         let null = || -> Vec<BoxSink> { vec![Box::new(NullSink(violations.clone()))] };
+        // As `amqpeek proxy --no-tui > /dev/null`: every frame's trace line made and dropped.
+        let trace = || -> Vec<BoxSink> {
+            vec![
+                Box::new(TraceSink::new(io::sink())),
+                Box::new(NullSink(violations.clone())),
+            ]
+        };
         let live_frames = Arc::new(AtomicU64::new(0));
         // As `amqpeek proxy` with its UI: the view's feed, and the statistics of its `S` pane.
         let live = || -> Vec<BoxSink> {
@@ -326,6 +334,11 @@ fn main() {
                 "amqpeek decode",
                 amqpeek_relay(counting, null()).await,
                 amqpeek_relay(echo, null()).await,
+            ),
+            (
+                "amqpeek decode+trace",
+                amqpeek_relay(counting, trace()).await,
+                amqpeek_relay(echo, trace()).await,
             ),
             (
                 "amqpeek live view",
