@@ -120,10 +120,21 @@ fn u_escape(c: char, out: &mut impl Extend<u8>) {
     }
 }
 
+/// Strings up to this long are checked byte by byte before the general scan.
+const SHORT: usize = 24;
+
 /// Append `s` as a quoted, escaped JSON string.
 #[inline]
 pub(super) fn push_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    if bytes.len() <= SHORT && bytes.iter().all(|&b| ESCAPE[usize::from(b)] == 0) {
+        // A short string with nothing to escape (every key, most values): copied at once.
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
