@@ -638,6 +638,11 @@ fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
     if units_per_sec == 1_000_000 {
         return raw as i64;
     }
+    // Whole units per microsecond (nanoseconds, the usual other resolution): one division,
+    // the same quotient as below.
+    if units_per_sec >= 1_000_000 && units_per_sec.is_multiple_of(1_000_000) {
+        return (raw / (units_per_sec / 1_000_000)) as i64;
+    }
     let units_per_sec = units_per_sec.max(1) as u128;
     ((raw as u128 * 1_000_000) / units_per_sec) as i64
 }

@@ -131,17 +131,17 @@ enum Parts {
 }
 
 impl Parts {
-    fn push(&mut self, b: &Bytes) {
+    fn push(&mut self, b: Bytes) {
         *self = match std::mem::replace(self, Parts::None) {
-            Parts::None => Parts::One(b.clone()),
+            Parts::None => Parts::One(b),
             Parts::One(first) => {
                 let mut m = BytesMut::with_capacity(first.len() + b.len());
                 m.extend_from_slice(&first);
-                m.extend_from_slice(b);
+                m.extend_from_slice(&b);
                 Parts::Many(m)
             }
             Parts::Many(mut m) => {
-                m.extend_from_slice(b);
+                m.extend_from_slice(&b);
                 Parts::Many(m)
             }
         }
@@ -236,6 +236,8 @@ impl ContentAssembler {
                 offset: frame.offset,
             };
             self.channels.insert(ch, started)
+        } else if self.channels.is_empty() {
+            None
         } else {
             self.channels.remove(&ch)
         };
@@ -336,7 +338,7 @@ impl ContentAssembler {
                 } else {
                     Bytes::copy_from_slice(&b[..take])
                 };
-                parts.push(&piece);
+                parts.push(piece);
                 *kept += take;
                 self.buffered += take;
             }
