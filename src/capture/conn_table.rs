@@ -331,7 +331,9 @@ impl ConnTable {
             // them must be known before it is judged.
             if seg.ack {
                 flow.reasm[1 - idx].acked(seg.ack_no, &mut pieces);
-                self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
+                if !pieces.is_empty() {
+                    self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
+                }
             }
             if !seg.payload.is_empty() {
                 if let Some(b) = seg.boundary {
