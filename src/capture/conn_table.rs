@@ -8,7 +8,6 @@
 //! number of connections tracked.
 
 use std::collections::VecDeque;
-use std::collections::hash_map::Entry;
 use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, SocketAddr};
 
@@ -179,11 +178,17 @@ impl Hash for FlowKey {
 
 /// Tracks every TCP connection of a capture.
 pub struct ConnTable {
-    /// Every flow, by its ends. A segment's flow is worked on where it is, found with one
-    /// lookup: what works on it is the [`Emitter`], a separate field, so a flow borrowed from
-    /// the map and the emitter can both be borrowed mutably. (Boxed: a flow is large, and the
-    /// map moves its entries as it grows.)
-    flows: HashMap<FlowKey, Box<Flow>>,
+    /// Every flow's slot in `slots`, by its ends.
+    index: HashMap<FlowKey, usize>,
+    /// The flows, each worked on where it is: what works on it is the [`Emitter`], a separate
+    /// field, so a flow borrowed from here and the emitter can both be borrowed mutably.
+    /// (Boxed: a flow is large.) A slot of no flow is `None`, and listed in `free`.
+    slots: Vec<Option<Box<Flow>>>,
+    /// Slots to reuse for new flows.
+    free: Vec<usize>,
+    /// The flow of the latest segment (its ends and slot): the next segment usually belongs
+    /// to it too, and is then found without hashing.
+    last: Option<(FlowKey, usize)>,
     tick: u64,
     pieces: Vec<Piece>,
     emitter: Emitter,
@@ -203,7 +208,10 @@ impl ConnTable {
     /// An empty table.
     pub fn new(opts: CaptureOptions) -> Self {
         ConnTable {
-            flows: HashMap::default(),
+            index: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            last: None,
             tick: 0,
             pieces: Vec::new(),
             emitter: Emitter {
@@ -222,7 +230,47 @@ impl ConnTable {
 
     /// Connections currently tracked.
     pub fn tracked(&self) -> usize {
-        self.flows.len()
+        self.index.len()
+    }
+
+    /// The slot of the flow between `key`'s ends, if one is tracked.
+    #[inline]
+    fn find(&mut self, key: FlowKey) -> Option<usize> {
+        if let Some((k, slot)) = self.last
+            && k == key
+        {
+            return Some(slot);
+        }
+        let slot = *self.index.get(&key)?;
+        self.last = Some((key, slot));
+        Some(slot)
+    }
+
+    /// Track `flow`, between `key`'s ends (none tracked yet); returns its slot.
+    fn insert(&mut self, key: FlowKey, flow: Box<Flow>) -> usize {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = Some(flow);
+        }
+        self.index.insert(key, slot);
+        self.last = Some((key, slot));
+        slot
+    }
+
+    /// Stop tracking the flow between `key`'s ends; returns it.
+    fn remove(&mut self, key: FlowKey) -> Option<Box<Flow>> {
+        let slot = self.index.remove(&key)?;
+        if self.last.is_some_and(|(_, s)| s == slot) {
+            self.last = None;
+        }
+        self.free.push(slot);
+        self.slots.get_mut(slot)?.take()
     }
 
     /// Take one TCP segment.
@@ -236,10 +284,10 @@ impl ConnTable {
         // A fresh SYN on a key whose connection already carried data: a new connection.
         if seg.syn && !seg.ack {
             let stale = self
-                .flows
-                .get(&key)
+                .find(key)
+                .and_then(|slot| self.slots.get(slot)?.as_ref())
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
-            if stale && let Some(flow) = self.flows.remove(&key) {
+            if stale && let Some(flow) = self.remove(key) {
                 self.emitter.finish(*flow, ts, CloseReason::Superseded);
             }
         }
@@ -247,16 +295,19 @@ impl ConnTable {
         // is made for it.
         let opens = seg.syn || !seg.payload.is_empty();
         if opens
-            && self.flows.len() >= self.emitter.opts.max_connections
-            && !self.flows.contains_key(&key)
+            && self.index.len() >= self.emitter.opts.max_connections
+            && self.find(key).is_none()
         {
             self.evict(ts);
         }
-        // One lookup: the flow is worked on in the map.
-        let flow = match self.flows.entry(key) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(_) if !opens => return,
-            Entry::Vacant(e) => e.insert(Flow::new(key, self.emitter.opts.max_out_of_order)),
+        let slot = match self.find(key) {
+            Some(slot) => slot,
+            None if !opens => return,
+            None => self.insert(key, Flow::new(key, self.emitter.opts.max_out_of_order)),
+        };
+        // The flow is worked on in its slot.
+        let Some(flow) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
+            return;
         };
         flow.last_seen = self.tick;
         flow.relayed |= seg.relayed;
@@ -280,7 +331,9 @@ impl ConnTable {
             // them must be known before it is judged.
             if seg.ack {
                 flow.reasm[1 - idx].acked(seg.ack_no, &mut pieces);
-                self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
+                if !pieces.is_empty() {
+                    self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
+                }
             }
             if !seg.payload.is_empty() {
                 if let Some(b) = seg.boundary {
@@ -331,7 +384,7 @@ impl ConnTable {
 
     /// The flow of `key` ended (`reason`): out of the table, flushed and closed.
     fn close(&mut self, key: FlowKey, ts: Timestamp, reason: CloseReason) {
-        if let Some(flow) = self.flows.remove(&key) {
+        if let Some(flow) = self.remove(key) {
             self.emitter.finish(*flow, ts, reason);
         }
     }
@@ -373,7 +426,16 @@ impl ConnTable {
 
     /// The capture ended: flush and close every open AMQP connection, in connection order.
     pub fn finish_all(&mut self, ts: Timestamp) {
-        let mut flows: Vec<Flow> = self.flows.drain().map(|(_, f)| *f).collect();
+        let slots = &mut self.slots;
+        let mut flows: Vec<Flow> = self
+            .index
+            .drain()
+            .filter_map(|(_, slot)| slots.get_mut(slot)?.take())
+            .map(|f| *f)
+            .collect();
+        self.slots.clear();
+        self.free.clear();
+        self.last = None;
         flows.sort_by_key(|f| match f.class {
             Class::Amqp(c) => c,
             _ => ConnId::MAX,
@@ -385,14 +447,22 @@ impl ConnTable {
 
     /// Evict the least recently active eighth of the table.
     fn evict(&mut self, ts: Timestamp) {
-        let mut ages: Vec<u64> = self.flows.values().map(|f| f.last_seen).collect();
+        let slots = &self.slots;
+        let flow_of = |slot: &usize| slots.get(*slot).and_then(Option::as_deref);
+        let mut ages: Vec<u64> = self
+            .index
+            .values()
+            .filter_map(flow_of)
+            .map(|f| f.last_seen)
+            .collect();
         ages.sort_unstable();
         let cut = ages.get(ages.len() / 8).copied().unwrap_or(u64::MAX);
         // Closed oldest first, then in connection order: never in the map's (random) order,
         // so the events, and `check`'s output, are the same on every run.
         let mut old: Vec<_> = self
-            .flows
+            .index
             .iter()
+            .filter_map(|(k, slot)| Some((k, flow_of(slot)?)))
             .filter(|(_, f)| f.last_seen <= cut)
             .map(|(k, f)| {
                 let conn = match f.class {
@@ -405,7 +475,7 @@ impl ConnTable {
         old.sort_unstable();
         for (_, _, a, b) in old {
             let k = FlowKey(a, b);
-            if let Some(f) = self.flows.remove(&k) {
+            if let Some(f) = self.remove(k) {
                 self.emitter.finish(*f, ts, CloseReason::Evicted);
             }
         }

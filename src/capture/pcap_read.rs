@@ -488,16 +488,25 @@ impl<R: Read> PacketReader<R> {
                 self.done = true;
                 return Some(Err(fail("pcapng block before any section header".into())));
             };
-            let block = match p.next_block(block_bytes) {
-                Ok((_, b)) => b,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(fail(format!("corrupt block (type {btype:#x}): {e}"))));
+            let found = match plain_enhanced_packet(btype, block_bytes, big_endian) {
+                Some((iface_id, raw_ts, data)) => (iface_id, Some(raw_ts), data, Notes::default()),
+                None => {
+                    let block = match p.next_block(block_bytes) {
+                        Ok((_, b)) => b,
+                        Err(e) => {
+                            self.done = true;
+                            return Some(Err(fail(format!(
+                                "corrupt block (type {btype:#x}): {e}"
+                            ))));
+                        }
+                    };
+                    let Some(found) = packet_of(block, ifaces) else {
+                        continue;
+                    };
+                    found
                 }
             };
-            let Some((iface_id, raw_ts, data, notes)) = packet_of(block, ifaces) else {
-                continue;
-            };
+            let (iface_id, raw_ts, data, notes) = found;
             let Some(iface) = ifaces.get(iface_id as usize).copied() else {
                 self.done = true;
                 return Some(Err(fail(format!(
@@ -513,6 +522,44 @@ impl<R: Read> PacketReader<R> {
             return Some(Ok((ts, iface, off, data.len(), file_offset, notes)));
         }
     }
+}
+
+/// Block type of an enhanced packet block.
+const PCAPNG_EPB: u32 = 6;
+
+/// An enhanced packet block without options (the common kind), read in place: (its
+/// interface, raw timestamp, data). `None` for any other block, and for one that is not
+/// well-formed or carries options: pcap-file then parses it, and words its errors.
+/// `block` is the whole block, its length (a multiple of 4, at least 12) already checked.
+fn plain_enhanced_packet(btype: u32, block: &[u8], big_endian: bool) -> Option<(u32, u64, &[u8])> {
+    if btype != PCAPNG_EPB {
+        return None;
+    }
+    let rd = |at: usize| {
+        let b: [u8; 4] = block.get(at..at + 4)?.try_into().ok()?;
+        Some(if big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    let trailer_at = block.len().checked_sub(4)?;
+    if rd(trailer_at)? as usize != block.len() {
+        return None;
+    }
+    // Body: interface id, timestamp (high, low), captured length, original length, data
+    // padded to 4 bytes, then options (none here).
+    let body_len = trailer_at.checked_sub(8)?;
+    if body_len < 20 {
+        return None;
+    }
+    let captured = rd(20)? as usize;
+    let padded = captured.checked_add(3)? & !3;
+    if padded != body_len - 20 {
+        return None;
+    }
+    let raw_ts = (u64::from(rd(12)?) << 32) + u64::from(rd(16)?);
+    Some((rd(8)?, raw_ts, block.get(28..28 + captured)?))
 }
 
 /// A pcapng block's packet: (its interface, raw timestamp, data, what its amqpeek comments
@@ -590,6 +637,11 @@ fn tsresol_units(r: u8) -> u64 {
 fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
     if units_per_sec == 1_000_000 {
         return raw as i64;
+    }
+    // Whole units per microsecond (nanoseconds, the usual other resolution): one division,
+    // the same quotient as below.
+    if units_per_sec >= 1_000_000 && units_per_sec.is_multiple_of(1_000_000) {
+        return (raw / (units_per_sec / 1_000_000)) as i64;
     }
     let units_per_sec = units_per_sec.max(1) as u128;
     ((raw as u128 * 1_000_000) / units_per_sec) as i64

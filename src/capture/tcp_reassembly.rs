@@ -54,12 +54,10 @@ fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
     match window {
         Some(w) if part.is_empty() => w.slice(0..0),
         Some(w) => {
-            let (start, end) = (w.as_ptr() as usize, w.as_ptr() as usize + w.len());
-            let at = part.as_ptr() as usize;
-            if at >= start && at + part.len() <= end {
-                w.slice_ref(part)
-            } else {
-                Bytes::copy_from_slice(part)
+            let at = (part.as_ptr() as usize).wrapping_sub(w.as_ptr() as usize);
+            match at.checked_add(part.len()) {
+                Some(end) if at <= w.len() && end <= w.len() => w.slice(at..end),
+                _ => Bytes::copy_from_slice(part),
             }
         }
         None => Bytes::copy_from_slice(part),
@@ -244,6 +242,11 @@ impl Reassembler {
         if rel + len <= 0 {
             return; // a retransmission of bytes already delivered
         }
+        if rel == 0 && self.ooo.is_empty() {
+            // The next bytes expected, with nothing held: all of them go out at once.
+            self.deliver(share(window, payload), ts, out);
+            return;
+        }
         if rel <= 0 {
             let skip = (-rel) as usize;
             self.deliver_fresh(&payload[skip.min(payload.len())..], window, ts, out);
@@ -337,6 +340,9 @@ impl Reassembler {
     /// Declare every hole before stream offset `target` a gap, delivering the held bytes
     /// between them and those contiguous after.
     fn skip_to(&mut self, target: u64, out: &mut Vec<Piece>) {
+        if target <= self.offset && self.ooo.is_empty() {
+            return; // no hole before it, nothing held
+        }
         self.drain(out);
         while self.offset < target {
             let upto = self

@@ -7,6 +7,7 @@
 //! assembling limit; past it a message keeps nothing more of its body.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -131,17 +132,17 @@ enum Parts {
 }
 
 impl Parts {
-    fn push(&mut self, b: &Bytes) {
+    fn push(&mut self, b: Bytes) {
         *self = match std::mem::replace(self, Parts::None) {
-            Parts::None => Parts::One(b.clone()),
+            Parts::None => Parts::One(b),
             Parts::One(first) => {
                 let mut m = BytesMut::with_capacity(first.len() + b.len());
                 m.extend_from_slice(&first);
-                m.extend_from_slice(b);
+                m.extend_from_slice(&b);
                 Parts::Many(m)
             }
             Parts::Many(mut m) => {
-                m.extend_from_slice(b);
+                m.extend_from_slice(&b);
                 Parts::Many(m)
             }
         }
@@ -236,6 +237,8 @@ impl ContentAssembler {
                 offset: frame.offset,
             };
             self.channels.insert(ch, started)
+        } else if self.channels.is_empty() {
+            None
         } else {
             self.channels.remove(&ch)
         };
@@ -303,23 +306,32 @@ impl ContentAssembler {
         let ch = frame.channel;
         let len = frame.body_len().unwrap_or(b.len() as u64);
         let room = self.max_buffered.saturating_sub(self.buffered);
-        let Some(Pending::Body {
+        // One lookup: the message is worked on in its entry, and taken out of it when complete.
+        let mut slot = match self.channels.entry(ch) {
+            Entry::Occupied(e) if matches!(e.get(), Pending::Body { .. }) => e,
+            other => {
+                drop(other);
+                self.drop_pending(ch);
+                return err(
+                    frame,
+                    ErrorKind::MalformedFrame("content body without a content header before it"),
+                );
+            }
+        };
+        let Pending::Body {
             header,
             parts,
             received,
             kept,
             ..
-        }) = self.channels.get_mut(&ch)
+        } = slot.get_mut()
         else {
-            self.drop_pending(ch);
-            return err(
-                frame,
-                ErrorKind::MalformedFrame("content body without a content header before it"),
-            );
+            return None; // matched as a body just above
         };
         let total = received.saturating_add(len);
         if total > header.body_size {
-            self.drop_pending(ch);
+            let dropped = slot.remove();
+            self.released(Some(dropped));
             return err(
                 frame,
                 ErrorKind::MalformedFrame("content body frames exceed the declared body size"),
@@ -336,7 +348,7 @@ impl ContentAssembler {
                 } else {
                     Bytes::copy_from_slice(&b[..take])
                 };
-                parts.push(&piece);
+                parts.push(piece);
                 *kept += take;
                 self.buffered += take;
             }
@@ -345,7 +357,8 @@ impl ContentAssembler {
         if total < header.body_size {
             return None;
         }
-        match self.drop_pending(ch) {
+        let complete = slot.remove();
+        match self.released(Some(complete)) {
             Some(Pending::Body {
                 method,
                 offset,

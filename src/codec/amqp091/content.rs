@@ -7,6 +7,7 @@ use bytes::{BufMut, Bytes};
 
 use super::field_table::FieldTable;
 use super::generated::class_def;
+use super::inplace;
 use super::method::{ArgDecoder, BuildError, Value, encode_args};
 use super::table::{ArgDef, ClassDef};
 use crate::codec::{DecodeError, ErrorKind, Reader};
@@ -151,6 +152,10 @@ impl ContentHeader {
 
     /// Decode a content header payload; `r` covers exactly the payload.
     pub fn decode(r: &mut Reader) -> Result<ContentHeader, DecodeError> {
+        if let Some(h) = inplace::content_header(r.buffer(), r.position()) {
+            r.skip(r.remaining())?;
+            return Ok(h);
+        }
         let at = r.offset();
         let class_id = r.u16().map_err(|e| e.within("class-id"))?;
         let weight = r.u16().map_err(|e| e.within("weight"))?;
@@ -184,11 +189,7 @@ impl ContentHeader {
             }
             extra_flag_words = extra_flag_words.saturating_add(1);
         }
-        let known_mask: u16 = defs
-            .iter()
-            .take(15)
-            .enumerate()
-            .fold(0, |m, (i, _)| m | (1 << (15 - i)));
+        let known_mask = inplace::known_flags(defs.len());
         if flags & !known_mask & !1 != 0 {
             return Err(DecodeError::new(
                 flags_at,

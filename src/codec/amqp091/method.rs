@@ -8,6 +8,7 @@ use bytes::{BufMut, Bytes};
 
 use super::field_table::{FieldTable, longstr, put_longstr, put_shortstr, shortstr};
 use super::generated::{Arg, MethodKind, arg_index, class_def, method_def};
+use super::inplace;
 use super::table::{DefaultValue, MethodDef, WireType};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 
@@ -361,6 +362,10 @@ impl Method {
                 });
             }
         };
+        if let Some(args) = inplace::method_args(r.buffer(), r.position(), def.args) {
+            r.skip(r.remaining())?;
+            return Ok(Method { def, args });
+        }
         let mut args = Vec::with_capacity(def.args.len());
         let mut dec = ArgDecoder::new();
         for a in def.args {

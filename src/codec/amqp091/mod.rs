@@ -17,6 +17,7 @@ mod content;
 mod field_table;
 mod frame;
 mod generated;
+mod inplace;
 pub mod mask;
 mod method;
 mod render;
