@@ -156,6 +156,12 @@ impl ContentHeader {
             r.skip(r.remaining())?;
             return Ok(h);
         }
+        Self::decode_fields(r)
+    }
+
+    /// A content header payload decoded field by field: the reader that words and positions
+    /// every error.
+    pub(super) fn decode_fields(r: &mut Reader) -> Result<ContentHeader, DecodeError> {
         let at = r.offset();
         let class_id = r.u16().map_err(|e| e.within("class-id"))?;
         let weight = r.u16().map_err(|e| e.within("weight"))?;

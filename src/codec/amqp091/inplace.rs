@@ -158,3 +158,134 @@ pub(super) fn content_header(payload: &Bytes, pos: usize) -> Option<ContentHeade
         extra_flag_words: 0,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::amqp091::field_table::FieldValue;
+    use crate::codec::amqp091::generated::{CLASSES, METHODS};
+    use crate::codec::amqp091::method::{Method, encode_args};
+
+    /// A small deterministic generator (xorshift64).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn bytes(&mut self, max: u64) -> Bytes {
+            let n = self.below(max + 1);
+            (0..n)
+                .map(|_| self.next() as u8)
+                .collect::<Vec<u8>>()
+                .into()
+        }
+    }
+
+    /// A value of wire type `ty`, with strings and tables short and sometimes empty.
+    fn value(rng: &mut Rng, ty: WireType) -> Value {
+        match ty {
+            WireType::Bit => Value::Bit(rng.below(2) == 1),
+            WireType::Octet => Value::Octet(rng.next() as u8),
+            WireType::Short => Value::Short(rng.next() as u16),
+            WireType::Long => Value::Long(rng.next() as u32),
+            WireType::LongLong => Value::LongLong(rng.next()),
+            WireType::Timestamp => Value::Timestamp(rng.next()),
+            WireType::ShortStr => Value::ShortStr(rng.bytes(12)),
+            WireType::LongStr => Value::LongStr(rng.bytes(12)),
+            WireType::Table => Value::Table(FieldTable(
+                (0..rng.below(3))
+                    .map(|_| (rng.bytes(6), FieldValue::LongStr(rng.bytes(6))))
+                    .collect(),
+            )),
+        }
+    }
+
+    /// `bytes`, sometimes with one byte changed, one cut off or one added.
+    fn mutated(rng: &mut Rng, mut bytes: Vec<u8>) -> Bytes {
+        match rng.below(6) {
+            0 | 1 if !bytes.is_empty() => {
+                let at = rng.below(bytes.len() as u64) as usize;
+                bytes[at] = rng.next() as u8;
+            }
+            2 => {
+                bytes.pop();
+            }
+            3 => bytes.push(rng.next() as u8),
+            _ => {}
+        }
+        bytes.into()
+    }
+
+    #[test]
+    fn argument_lists_read_in_place_are_what_the_decoder_makes_of_them() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut accepted = 0;
+        for def in METHODS.iter() {
+            for _ in 0..300 {
+                let args: Vec<Value> = def.args.iter().map(|a| value(&mut rng, a.ty)).collect();
+                let mut bytes = Vec::new();
+                encode_args(&args, &mut bytes);
+                let payload = mutated(&mut rng, bytes);
+                let Some(in_place) = method_args(&payload, 0, def.args) else {
+                    continue;
+                };
+                accepted += 1;
+                let decoded = Method::decode_args(&mut Reader::new(payload.clone(), 0), def);
+                assert_eq!(decoded.as_ref(), Ok(&in_place), "{} {payload:?}", def.name);
+            }
+        }
+        // Most payloads are well-formed: the in-place reader must take them.
+        assert!(accepted > METHODS.len() * 150, "{accepted} accepted");
+    }
+
+    #[test]
+    fn content_headers_read_in_place_are_what_the_decoder_makes_of_them() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut accepted = 0;
+        for class in CLASSES.iter() {
+            for _ in 0..2000 {
+                let flags_of: Vec<bool> =
+                    class.properties.iter().map(|_| rng.below(2) == 1).collect();
+                let mut bytes = Vec::new();
+                bytes.extend(class.id.to_be_bytes());
+                bytes.extend((rng.next() as u16 % 2).to_be_bytes());
+                bytes.extend(rng.next().to_be_bytes());
+                let mut flags = 0u16;
+                for (i, &on) in flags_of.iter().enumerate() {
+                    if on {
+                        flags |= 1 << (15 - i);
+                    }
+                }
+                bytes.extend(flags.to_be_bytes());
+                let props: Vec<Value> = class
+                    .properties
+                    .iter()
+                    .zip(&flags_of)
+                    .filter(|(_, on)| **on)
+                    .map(|(p, _)| value(&mut rng, p.ty))
+                    .collect();
+                encode_args(&props, &mut bytes);
+                let payload = mutated(&mut rng, bytes);
+                let Some(in_place) = content_header(&payload, 0) else {
+                    continue;
+                };
+                accepted += 1;
+                let decoded = ContentHeader::decode_fields(&mut Reader::new(payload.clone(), 0));
+                assert_eq!(
+                    decoded.as_ref(),
+                    Ok(&in_place),
+                    "{} {payload:?}",
+                    class.name
+                );
+            }
+        }
+        assert!(accepted > 2000, "{accepted} accepted");
+    }
+}

@@ -366,6 +366,16 @@ impl Method {
             r.skip(r.remaining())?;
             return Ok(Method { def, args });
         }
+        let args = Self::decode_args(r, def)?;
+        Ok(Method { def, args })
+    }
+
+    /// The arguments of `def` decoded one at a time from the rest of `r` (which they must
+    /// fill): the reader that words and positions every error.
+    pub(super) fn decode_args(
+        r: &mut Reader,
+        def: &'static MethodDef,
+    ) -> Result<Vec<Value>, DecodeError> {
         let mut args = Vec::with_capacity(def.args.len());
         let mut dec = ArgDecoder::new();
         for a in def.args {
@@ -376,7 +386,7 @@ impl Method {
                 .error(ErrorKind::TrailingBytes(r.remaining() as u64))
                 .within(def.name));
         }
-        Ok(Method { def, args })
+        Ok(args)
     }
 
     /// Append the payload (class-id, method-id, arguments) to `out`.
