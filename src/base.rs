@@ -14,6 +14,8 @@ mod context;
 mod diagnosis;
 pub mod escape;
 mod rule;
+#[cfg(test)]
+pub(crate) mod test_rng;
 pub use close::{CloseReason, Failure, Timeout};
 pub use context::{Awaits, Delivery, FlowKey, FrameContext, FrameRef, SettleKind, Settlement};
 pub use diagnosis::{Check, Diagnosis, EndWhy, Ended, Limit, MAX_EVIDENCE, ScopeKind};

@@ -228,16 +228,7 @@ mod tests {
     use super::*;
     use std::collections::{BTreeMap, BTreeSet};
 
-    /// A small deterministic generator (xorshift), so the comparison runs the same each time.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use crate::base::test_rng::Rng;
 
     fn same<K: Ord + Copy + std::fmt::Debug>(s: &SeqMap<K, u64>, b: &BTreeMap<K, u64>) {
         assert_eq!(s.len(), b.len());

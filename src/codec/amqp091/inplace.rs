@@ -162,31 +162,10 @@ pub(super) fn content_header(payload: &Bytes, pos: usize) -> Option<ContentHeade
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::test_rng::Rng;
     use crate::codec::amqp091::field_table::FieldValue;
     use crate::codec::amqp091::generated::{CLASSES, METHODS};
     use crate::codec::amqp091::method::{Method, encode_args};
-
-    /// A small deterministic generator (xorshift64).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        fn bytes(&mut self, max: u64) -> Bytes {
-            let n = self.below(max + 1);
-            (0..n)
-                .map(|_| self.next() as u8)
-                .collect::<Vec<u8>>()
-                .into()
-        }
-    }
 
     /// A value of wire type `ty`, with strings and tables short and sometimes empty.
     fn value(rng: &mut Rng, ty: WireType) -> Value {
