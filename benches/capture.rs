@@ -17,7 +17,7 @@
 
 /// The allocator the `amqpeek` binary uses, so check and replay run as shipped.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: amqpeek::base::allocator::Allocator = amqpeek::base::allocator::Allocator;
 
 use std::fs::File;
 use std::io::BufWriter;

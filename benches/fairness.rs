@@ -11,7 +11,7 @@
 //! Run: `cargo bench --bench fairness` (env `PINGS`, default 2,000).
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: amqpeek::base::allocator::Allocator = amqpeek::base::allocator::Allocator;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -27,7 +27,7 @@
 
 /// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: amqpeek::base::allocator::Allocator = amqpeek::base::allocator::Allocator;
 
 use std::io;
 use std::net::SocketAddr;

@@ -23,7 +23,7 @@ use lapin::types::FieldTable;
 use lapin::{BasicProperties, Connection, ConnectionProperties};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: amqpeek::base::allocator::Allocator = amqpeek::base::allocator::Allocator;
 
 /// What one run at one rate came to.
 #[derive(Debug, Default)]

@@ -9,6 +9,7 @@
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+pub mod allocator;
 mod close;
 mod context;
 mod diagnosis;
