@@ -408,10 +408,10 @@ proptest! {
                 let c = f.composite().unwrap();
                 prop_assert_eq!(c.def.name, def.name);
                 let Value::Described(d) = &v else { unreachable!() };
-                prop_assert_eq!(&Value::List(c.fields.clone()), &d.value);
+                prop_assert_eq!(&Value::List(c.fields(&f.raw).to_vec()), &d.value);
                 // One span per field, tiling the list body in order.
                 let spans = c.spans(&f.raw);
-                prop_assert_eq!(spans.len(), c.fields.len());
+                prop_assert_eq!(spans.len(), c.fields(&f.raw).len());
                 for w in spans.windows(2) {
                     prop_assert_eq!(w[0].end, w[1].start);
                 }

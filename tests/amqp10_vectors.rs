@@ -299,7 +299,7 @@ fn empty_frame_is_a_heartbeat_and_unknown_types_are_kept() {
     let mut raw = vec![0, 0, 0, 12, 3, 0, 0, 1, 1, 2, 3, 4];
     raw[3] = 12;
     let f = decode(&raw);
-    assert_eq!(&f.extended_header[..], &[1, 2, 3, 4]);
+    assert_eq!(f.extended_header(), &[1, 2, 3, 4]);
     assert_eq!(f.name(), "empty");
 }
 

@@ -293,7 +293,7 @@ impl Filtered for Amqp10 {
     }
     fn text_field(f: &amqp10::Frame, name: &str) -> Option<String> {
         let c = f.composite()?;
-        match c.fields.get(c.def.field_index(name)?)? {
+        match c.fields(&f.raw).get(c.def.field_index(name)?)? {
             Value::String(s) => Some(s.as_str().to_owned()),
             Value::Symbol(s) => Some(s.as_str().to_owned()),
             _ => None,
@@ -301,7 +301,7 @@ impl Filtered for Amqp10 {
     }
     fn matches(f: &amqp10::Frame, first: &str, rest: &[String], wanted: &[Wanted]) -> bool {
         f.composite()
-            .is_some_and(|c| field10(c.def, &c.fields, first, rest, wanted))
+            .is_some_and(|c| field10(c.def, &c.fields(&f.raw), first, rest, wanted))
     }
 }
 

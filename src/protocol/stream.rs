@@ -419,9 +419,11 @@ impl StreamDecoder {
     /// (§5.3.2); as a frame size `AMQP` is 1.09 GB, which nobody negotiates, and `A` is no
     /// 0-9-1 frame type either, so a header is never mistaken for a frame.
     fn header_ahead(&self, buf: &[u8]) -> bool {
-        let framed = matches!(self.mode, Mode::Framed(_));
-        let n = buf.len().min(4);
-        framed && n > 0 && buf[..n] == b"AMQP"[..n]
+        // The first byte decides for nearly every frame (a 1.0 size's top byte, a 0-9-1 type):
+        // no `A`, no header.
+        matches!(self.mode, Mode::Framed(_))
+            && buf.first() == Some(&b'A')
+            && buf.iter().zip(b"AMQP").all(|(a, b)| a == b)
     }
 
     /// Framing is lost at `offset`, where `buf` starts: nothing more is decoded.

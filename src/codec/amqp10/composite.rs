@@ -5,10 +5,13 @@
 //! Never panics and never trusts a count beyond the bytes present; errors carry the field path
 //! (`attach.source.filter`). Typed views live in `performative.rs` and friends.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use bytes::Bytes;
 
+use super::encoded_fields::{self, EncodedFields};
+use super::fields::FieldList;
 use super::tables;
 use super::value::{self, Described, Descriptor, Kind, MAX_DEPTH, Value, code};
 use crate::codec::{DecodeError, ErrorKind, Reader};
@@ -144,20 +147,51 @@ pub struct Composite {
     pub def: &'static CompositeDef,
     /// The descriptor as it appeared on the wire.
     pub descriptor: Descriptor,
-    /// The fields present on the wire, in order (`Null` for encoded-absent ones).
-    pub fields: Vec<Value>,
+    /// The fields: decoded, or a plain list checked where it lies in the frame.
+    fields: Fields,
     /// Span of the whole described list (relative to the raw frame start).
     pub span: Range<u32>,
 }
 
+/// A composite's fields, decoded or still in the frame's bytes ([`EncodedFields`]).
+#[derive(Clone, Debug, PartialEq)]
+enum Fields {
+    /// Decoded value by value.
+    Decoded(Vec<Value>),
+    /// A plain list, checked where it lies; decoded each time its values are asked for.
+    Encoded(EncodedFields),
+}
+
 impl Composite {
-    /// Field `i`'s value, `None` when absent or null.
-    pub fn get(&self, i: usize) -> Option<&Value> {
-        self.fields.get(i).filter(|v| !v.is_null())
+    /// A composite of decoded fields.
+    pub fn new(
+        def: &'static CompositeDef,
+        descriptor: Descriptor,
+        fields: Vec<Value>,
+        span: Range<u32>,
+    ) -> Self {
+        Composite {
+            def,
+            descriptor,
+            fields: Fields::Decoded(fields),
+            span,
+        }
     }
-    /// Field `name`'s value, `None` when absent or null.
-    pub fn get_named(&self, name: &str) -> Option<&Value> {
-        self.def.field_index(name).and_then(|i| self.get(i))
+    /// The fields present on the wire, in order (`Null` for encoded-absent ones); `raw` is the
+    /// frame this composite was decoded from (a plain list is decoded from it on each call).
+    pub fn fields(&self, raw: &Bytes) -> Cow<'_, [Value]> {
+        match &self.fields {
+            Fields::Decoded(v) => Cow::Borrowed(v),
+            Fields::Encoded(e) => Cow::Owned(e.decode_all(raw)),
+        }
+    }
+    /// Typed access to the fields, for the typed views; `raw` as for [`Composite::fields`]
+    /// (a plain list is read in place).
+    pub fn field_list<'a>(&'a self, raw: &'a Bytes) -> FieldList<'a> {
+        match &self.fields {
+            Fields::Decoded(v) => FieldList::Values(v),
+            Fields::Encoded(e) => FieldList::Encoded(e, raw),
+        }
     }
     /// Each field's byte span within `raw`, the frame this composite was decoded from.
     ///
@@ -208,6 +242,16 @@ fn scan_field_spans(raw: &Bytes, start: usize) -> Result<Vec<Range<usize>>, Deco
 /// (relative to `frame_start`, the absolute offset of the raw frame's first byte), and check it
 /// against its table.
 pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeError> {
+    decode_top_with(r, frame_start, true)
+}
+
+/// [`decode_top`], reading a plain list in place when `in_place` (else value by value: what
+/// the in-place reading must agree with).
+fn decode_top_with(
+    r: &mut Reader,
+    frame_start: u64,
+    in_place: bool,
+) -> Result<Composite, DecodeError> {
     let rel = |abs: u64| abs.saturating_sub(frame_start).min(u64::from(u32::MAX)) as u32;
     let start = r.offset();
     let at = r.offset();
@@ -238,10 +282,24 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
             ));
         }
     };
-    let fields = match list_header(r).map_err(|e| e.within(def.name))? {
-        Some((end, count)) => decode_fields(r, def, end, count)?,
-        None => Vec::new(),
+    let Some((end, count)) = list_header(r).map_err(|e| e.within(def.name))? else {
+        let span = rel(start)..rel(r.offset());
+        check_fields(def, &[], &[], frame_start, 1).map_err(|e| e.within(def.name))?;
+        return Ok(Composite::new(def, descriptor, Vec::new(), span));
     };
+    // A plain list (what transfers and most performatives are) is checked where it lies.
+    if in_place
+        && let Some(encoded) = encoded_fields::scan(r.buffer(), r.position(), end, count, def)
+    {
+        r.skip(end - r.position())?;
+        return Ok(Composite {
+            def,
+            descriptor,
+            fields: Fields::Encoded(encoded),
+            span: rel(start)..rel(r.offset()),
+        });
+    }
+    let fields = decode_fields(r, def, end, count)?;
     if check_fields(def, &fields, &[], frame_start, 1).is_err() {
         // Check again with each field's position, so the error points at the field.
         let start = start.saturating_sub(frame_start) as usize;
@@ -252,12 +310,12 @@ pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeE
             .collect();
         check_fields(def, &fields, &spans, frame_start, 1).map_err(|e| e.within(def.name))?;
     }
-    Ok(Composite {
+    Ok(Composite::new(
         def,
         descriptor,
         fields,
-        span: rel(start)..rel(r.offset()),
-    })
+        rel(start)..rel(r.offset()),
+    ))
 }
 
 /// Read the header of the list a composite's fields are in: `Some((end, count))`, where the
@@ -521,5 +579,142 @@ pub fn check_value(
                 value,
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod in_place_tests {
+    use super::*;
+    use crate::base::test_rng::Rng;
+    use crate::codec::amqp10::Performative;
+
+    /// One field's encoding: mostly plain scalars (of every encoding of their kind), sometimes
+    /// something no plain list holds (a string, a symbol, an invalid boolean, a described
+    /// value) or a cut-short one.
+    fn field(rng: &mut Rng, out: &mut Vec<u8>) {
+        let byte = rng.next() as u8;
+        match rng.below(18) {
+            0 | 1 => out.push(0x40),
+            2 => out.push(0x41),
+            3 => out.push(0x42),
+            4 => out.extend([0x56, (rng.below(3)) as u8]),
+            5 => out.push(0x43),
+            6 => out.extend([0x52, byte]),
+            7 => out.extend([0x70, 0, 1, byte, 7]),
+            8 => out.push(0x44),
+            9 => out.extend([0x53, byte]),
+            10 => out.extend([0x80, 0, 0, 0, 9, 0, 0, byte, 1]),
+            11 => out.extend([0x50, byte]),
+            12 => out.extend([0x60, byte, 3]),
+            13 | 14 => {
+                let tag = rng.bytes(9);
+                out.extend([0xa0, tag.len() as u8]);
+                out.extend_from_slice(&tag);
+            }
+            15 => out.extend([0xa1, 2, b'h', b'i']),
+            16 => out.extend([0xa3, 1, b'x']),
+            _ => out.extend([0x00, 0x53, 0x24, 0x45]),
+        }
+    }
+
+    /// A plain encoding of a field of type `ty`, when it has one.
+    fn fitting(rng: &mut Rng, ty: Option<FieldType>, out: &mut Vec<u8>) -> bool {
+        let byte = rng.next() as u8;
+        match ty {
+            Some(FieldType::Prim(Kind::Uint)) => match rng.below(3) {
+                0 => out.push(0x43),
+                1 => out.extend([0x52, byte]),
+                _ => out.extend([0x70, byte, 0, 0, 1]),
+            },
+            Some(FieldType::Prim(Kind::Boolean)) => match rng.below(3) {
+                0 => out.push(0x41),
+                1 => out.push(0x42),
+                _ => out.extend([0x56, byte & 1]),
+            },
+            Some(FieldType::Prim(Kind::Ubyte)) => out.extend([0x50, byte % 3]),
+            Some(FieldType::Prim(Kind::Ushort)) => out.extend([0x60, 0, byte]),
+            Some(FieldType::Prim(Kind::Ulong)) => out.extend([0x53, byte]),
+            Some(FieldType::Prim(Kind::Binary)) => {
+                let tag = rng.bytes(6);
+                out.extend([0xa0, tag.len() as u8]);
+                out.extend_from_slice(&tag);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A frame holding performative `def` with `count` generated fields, in a `list8` or
+    /// `list32`, sometimes cut short or with a byte too many.
+    fn frame(rng: &mut Rng, def: &CompositeDef) -> Bytes {
+        let count = rng.below(def.fields.len() as u64 + 2) as usize;
+        let mut fields = Vec::new();
+        for i in 0..count {
+            let ty = def.fields.get(i).map(|f| f.ty);
+            if rng.below(3) == 0 || !fitting(rng, ty, &mut fields) {
+                field(rng, &mut fields);
+            }
+        }
+        match rng.below(12) {
+            0 => {
+                fields.pop();
+            }
+            1 => fields.push(0x40),
+            _ => {}
+        }
+        let mut body = vec![0x00, 0x53, def.code as u8];
+        if rng.below(4) == 0 {
+            body.push(0xd0);
+            body.extend(((fields.len() + 4) as u32).to_be_bytes());
+            body.extend((count as u32).to_be_bytes());
+        } else {
+            body.extend([0xc0, (fields.len() + 1) as u8, count as u8]);
+        }
+        body.extend(fields);
+        let mut raw = ((8 + body.len()) as u32).to_be_bytes().to_vec();
+        raw.extend([2, 0, 0, 1]);
+        raw.extend(body);
+        raw.into()
+    }
+
+    /// Every performative, generated with fields of every plain encoding and some that are
+    /// not: checked in place, it decodes (or fails) exactly as value by value does, to the
+    /// same fields, spans and typed view.
+    #[test]
+    fn plain_lists_read_in_place_are_what_the_value_decoder_makes_of_them() {
+        let mut rng = Rng(0x5eed_1a2b);
+        let mut in_place = 0;
+        for def in Performative::NAMES.iter().map(|n| lookup_name_of(n)) {
+            for _ in 0..400 {
+                let raw = frame(&mut rng, def);
+                let decode = |plain| {
+                    let mut r = Reader::at(raw.clone(), 8, 0);
+                    decode_top_with(&mut r, 0, plain).map(|c| (c, r.position()))
+                };
+                match (decode(true), decode(false)) {
+                    (Ok((a, at_a)), Ok((b, at_b))) => {
+                        in_place += usize::from(matches!(a.fields, Fields::Encoded(_)));
+                        assert_eq!(at_a, at_b, "{raw:02x?}");
+                        assert_eq!(
+                            Performative::from_composite(&a, &raw),
+                            Performative::from_composite(&b, &raw),
+                            "{raw:02x?}"
+                        );
+                        assert_eq!(a.spans(&raw), b.spans(&raw), "{raw:02x?}");
+                        assert_eq!(a.fields(&raw), b.fields(&raw), "{raw:02x?}");
+                        assert_eq!((a.def, &a.descriptor), (b.def, &b.descriptor));
+                        assert_eq!(a.span, b.span, "{raw:02x?}");
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{raw:02x?}"),
+                    (a, b) => panic!("{raw:02x?}: in place {a:?}, by value {b:?}"),
+                }
+            }
+        }
+        // The generator reaches the in-place path often enough to say something.
+        assert!(in_place > 400, "{in_place} frames read in place");
+    }
+
+    fn lookup_name_of(name: &str) -> &'static CompositeDef {
+        ALL.iter().copied().find(|d| d.name == name).unwrap()
     }
 }

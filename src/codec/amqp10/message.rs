@@ -364,7 +364,7 @@ impl Message {
     /// section while the others are not decoded.
     fn list_section<T>(&self, code: u64, view: impl FnOnce(&FieldList<'_>) -> T) -> Option<T> {
         match self.sections.value(&self.payload, code)?.as_ref() {
-            Value::List(items) => Some(view(&FieldList(items))),
+            Value::List(items) => Some(view(&FieldList::Values(items))),
             _ => None,
         }
     }

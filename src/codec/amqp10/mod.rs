@@ -11,6 +11,7 @@ pub mod amqp_error;
 pub mod cbs;
 pub mod composite;
 pub mod delivery_state;
+pub mod encoded_fields;
 pub mod fields;
 pub mod frame;
 pub mod mask;
@@ -83,8 +84,9 @@ pub struct Frame {
     pub offset: u64,
     /// The frame's exact bytes.
     pub raw: Bytes,
-    /// The extended header (usually empty).
-    pub extended_header: Bytes,
+    /// Data offset in 4-byte words: the body starts at `doff * 4` (8 without an extended
+    /// header).
+    pub doff: u8,
     /// What it carries.
     pub body: FrameBody,
     /// Bytes after the performative (a transfer's message payload), zero-copy.
@@ -151,6 +153,12 @@ impl Frame {
         }
     }
 
+    /// The extended header: the bytes between the 8-byte header and the body (usually none).
+    pub fn extended_header(&self) -> &[u8] {
+        let end = (usize::from(self.doff) * 4).min(self.raw.len());
+        self.raw.get(frame::HEADER_LEN..end).unwrap_or_default()
+    }
+
     /// The payload after the performative (a transfer's message bytes).
     pub fn payload(&self) -> &Bytes {
         &self.payload
@@ -190,7 +198,7 @@ impl Frame {
         match &self.body {
             FrameBody::Empty => out.push_str("(empty frame)"),
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
-                render::composite_into(composite.def, &composite.fields, out);
+                render::composite_into(composite.def, &composite.fields(&self.raw), out);
                 let payload = self.payload.len() as u64 + self.streamed;
                 if payload > 0 {
                     out.push_str(" (payload ");
@@ -219,7 +227,7 @@ impl Frame {
         o.begin_object();
         match &self.body {
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
-                render::write_fields_entries(o, composite.def, &composite.fields);
+                render::write_fields_entries(o, composite.def, &composite.fields(&self.raw));
             }
             FrameBody::Empty => {}
             FrameBody::Unknown { body } => {
@@ -256,7 +264,7 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
         channel: h.channel,
         frame_type: h.frame_type,
         offset,
-        extended_header: h.extended,
+        doff: h.doff,
         body: FrameBody::Empty,
         payload: Bytes::new(),
         payload_start: raw.len(),
@@ -282,14 +290,14 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
                 )
             };
             frame.body = if h.frame_type == TYPE_AMQP {
-                let performative = Performative::from_composite(&composite)
+                let performative = Performative::from_composite(&composite, r.buffer())
                     .ok_or_else(|| wrong("performative"))?;
                 FrameBody::Amqp {
                     composite,
                     performative,
                 }
             } else {
-                let sasl = SaslFrame::from_composite(&composite)
+                let sasl = SaslFrame::from_composite(&composite, r.buffer())
                     .map(Box::new)
                     .ok_or_else(|| wrong("SASL frame"))?;
                 FrameBody::Sasl { composite, sasl }

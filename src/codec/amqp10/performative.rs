@@ -3,8 +3,9 @@
 //!
 //! Built from a composite already checked against its table, so construction cannot fail.
 
+use bytes::Bytes;
+
 use super::composite::Composite;
-use super::fields::FieldList;
 pub use super::views::{
     Attach, Begin, Close, Detach, Disposition, End, Flow, Open, ReceiverSettleMode, Role,
     SenderSettleMode, Transfer,
@@ -27,8 +28,9 @@ pub enum Performative {
 
 impl Performative {
     /// The typed view of a checked composite; `None` when it is not a performative.
-    pub fn from_composite(c: &Composite) -> Option<Self> {
-        let f = &FieldList(&c.fields);
+    /// `raw` is the frame `c` was decoded from.
+    pub fn from_composite(c: &Composite, raw: &Bytes) -> Option<Self> {
+        let f = &c.field_list(raw);
         let is = |def| std::ptr::eq(c.def, def);
         Some(if is(Open::DEF) {
             Performative::Open(Box::new(Open::from_fields(f)))

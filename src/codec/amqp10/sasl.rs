@@ -6,7 +6,6 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::composite::Composite;
-use super::fields::FieldList;
 use super::value::{Str, Symbol};
 use super::views::code;
 
@@ -65,9 +64,10 @@ pub enum SaslFrame {
 }
 
 impl SaslFrame {
-    /// The typed view of a checked composite; `None` when it is not a SASL frame.
-    pub fn from_composite(c: &Composite) -> Option<Self> {
-        let f = FieldList(&c.fields);
+    /// The typed view of a checked composite; `None` when it is not a SASL frame. `raw` is the
+    /// frame `c` was decoded from.
+    pub fn from_composite(c: &Composite, raw: &Bytes) -> Option<Self> {
+        let f = c.field_list(raw);
         Some(match c.def.code {
             code::SASL_MECHANISMS => SaslFrame::Mechanisms {
                 sasl_server_mechanisms: f.symbols(0),

@@ -53,8 +53,7 @@ fn field_present(fe: &FrameEvent, name: &str) -> bool {
         crate::protocol::AnyFrame::Amqp10(f) => f.composite().is_some_and(|c| {
             c.def
                 .field_index(name)
-                .and_then(|i| c.fields.get(i))
-                .is_some_and(|v| !v.is_null())
+                .is_some_and(|i| c.fields(&f.raw).get(i).is_some_and(|v| !v.is_null()))
         }),
         _ => false,
     }

@@ -52,6 +52,76 @@ pub fn decode_onto(r: &mut Reader, depth: usize, out: &mut Vec<Value>) -> Result
     Ok(())
 }
 
+/// The kind (`Kind::Null` for a null) and encoded length of the plain scalar at the front of
+/// `b`: a value [`decode_onto`] takes straight from the bytes (a fixed-width scalar of the kinds
+/// performatives are mostly made of, or a whole `vbin8`). `None` for anything else, exactly
+/// where those fast paths decline.
+#[inline]
+pub(crate) fn plain_scalar_kind(b: &[u8]) -> Option<(Kind, usize)> {
+    use code::*;
+    let (&c, rest) = b.split_first()?;
+    let (kind, len) = match c {
+        NULL => (Kind::Null, 1),
+        TRUE | FALSE => (Kind::Boolean, 1),
+        UINT0 => (Kind::Uint, 1),
+        ULONG0 => (Kind::Ulong, 1),
+        BOOLEAN if *rest.first()? <= 1 => (Kind::Boolean, 2),
+        SMALLUINT => (Kind::Uint, 2),
+        SMALLULONG => (Kind::Ulong, 2),
+        UBYTE => (Kind::Ubyte, 2),
+        USHORT => (Kind::Ushort, 3),
+        UINT => (Kind::Uint, 5),
+        ULONG => (Kind::Ulong, 9),
+        VBIN8 => (Kind::Binary, 2 + usize::from(*rest.first()?)),
+        _ => return None,
+    };
+    (len <= b.len()).then_some((kind, len))
+}
+
+/// The unsigned integer (`uint` or `ulong` encodings, `ubyte`, `ushort`) or boolean (as 0 or 1)
+/// a plain scalar at the front of `b` holds, with its kind; `None` for a null, a binary or
+/// anything else.
+#[inline]
+pub(crate) fn plain_number(b: &[u8]) -> Option<(Kind, u64)> {
+    use code::*;
+    let (&c, rest) = b.split_first()?;
+    Some(match c {
+        TRUE => (Kind::Boolean, 1),
+        FALSE => (Kind::Boolean, 0),
+        UINT0 => (Kind::Uint, 0),
+        ULONG0 => (Kind::Ulong, 0),
+        BOOLEAN => match rest.first()? {
+            b @ (0 | 1) => (Kind::Boolean, u64::from(*b)),
+            _ => return None,
+        },
+        SMALLUINT => (Kind::Uint, u64::from(*rest.first()?)),
+        SMALLULONG => (Kind::Ulong, u64::from(*rest.first()?)),
+        UBYTE => (Kind::Ubyte, u64::from(*rest.first()?)),
+        USHORT => (
+            Kind::Ushort,
+            u64::from(u16::from_be_bytes(*rest.first_chunk()?)),
+        ),
+        UINT => (
+            Kind::Uint,
+            u64::from(u32::from_be_bytes(*rest.first_chunk()?)),
+        ),
+        ULONG => (Kind::Ulong, u64::from_be_bytes(*rest.first_chunk()?)),
+        _ => return None,
+    })
+}
+
+/// The plain scalar (see [`plain_scalar_kind`]) at `raw[pos..]`, as [`decode_onto`] decodes it;
+/// a binary is a zero-copy slice of `raw`.
+#[inline]
+pub(crate) fn plain_scalar(raw: &Bytes, pos: usize) -> Option<Value> {
+    let b = raw.get(pos..)?;
+    if let Some((v, _)) = fixed_scalar(b) {
+        return Some(v);
+    }
+    let n = whole_vbin8(b)?;
+    Some(Value::Binary(raw.slice(pos + 2..pos + 2 + n)))
+}
+
 /// The length of the `vbin8` at the front of `b`, when all of its bytes are there.
 #[inline]
 fn whole_vbin8(b: &[u8]) -> Option<usize> {

@@ -19,6 +19,7 @@ mod json;
 mod text;
 
 pub use decode::*;
+pub(crate) use decode::{plain_number, plain_scalar, plain_scalar_kind};
 pub use encode::*;
 pub use json::*;
 pub use text::*;

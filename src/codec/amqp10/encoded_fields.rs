@@ -1,0 +1,116 @@
+//! A composite's field list checked where it lies in the frame, decoded into values only when
+//! something asks for them.
+//!
+//! Most performatives on the wire (transfers above all) hold nothing but nulls, booleans,
+//! unsigned integers and a short binary (the delivery tag). For such a list, [`scan`] checks
+//! every field against its table in one pass over the bytes and notes where each starts; the
+//! typed view reads the few fields it needs from there, and the list becomes values only if a
+//! text or JSON output, a filter or a rule asks for them. Any other encoding (a described
+//! value, a string, a map, an array, anything truncated or a table mismatch) is not a plain
+//! list: the caller decodes and checks it value by value, which words and positions the error.
+//! A list [`scan`] accepts decodes to exactly what that decoder makes of it.
+
+use bytes::Bytes;
+
+use super::composite::{CompositeDef, FieldType};
+use super::value::{Kind, Value, plain_number, plain_scalar, plain_scalar_kind};
+
+/// The most fields a plain list may have (every composite of the spec has fewer).
+pub const MAX_FIELDS: usize = 16;
+
+/// A plain field list as it lies in the frame: where each field starts in the frame's bytes
+/// (`raw`, which every read is given: the frame keeps them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedFields {
+    /// Where the first field starts in `raw`.
+    first: u32,
+    /// Where field `i` starts, from `first`, for `i < count`.
+    starts: [u16; MAX_FIELDS],
+    /// How many fields the list holds.
+    count: u8,
+}
+
+impl EncodedFields {
+    /// How many fields the list holds (trailing absent fields not encoded).
+    pub fn len(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// True when the list holds no field.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The bytes from field `i`'s start, `None` when the list does not hold it.
+    #[inline]
+    fn at(&self, i: usize) -> Option<usize> {
+        let rel = *self.starts.get(i).filter(|_| i < self.len())?;
+        Some(self.first as usize + usize::from(rel))
+    }
+
+    /// Field `i`'s value, `None` when absent (a null reads as `Value::Null`).
+    pub fn value(&self, raw: &Bytes, i: usize) -> Option<Value> {
+        plain_scalar(raw, self.at(i)?)
+    }
+
+    /// Field `i` when it is a number (or boolean, as 0 or 1) of kind `kind`.
+    #[inline]
+    pub fn number(&self, raw: &[u8], i: usize, kind: Kind) -> Option<u64> {
+        let (k, n) = plain_number(raw.get(self.at(i)?..)?)?;
+        (k == kind).then_some(n)
+    }
+
+    /// Field `i` when it is a binary (zero-copy).
+    #[inline]
+    pub fn binary(&self, raw: &Bytes, i: usize) -> Option<Bytes> {
+        let at = self.at(i)?;
+        match plain_scalar_kind(raw.get(at..)?)? {
+            (Kind::Binary, len) => Some(raw.slice(at + 2..at + len)),
+            _ => None,
+        }
+    }
+
+    /// Every field's value, in order: what the value-by-value decoder makes of the list.
+    pub fn decode_all(&self, raw: &Bytes) -> Vec<Value> {
+        (0..self.len()).filter_map(|i| self.value(raw, i)).collect()
+    }
+}
+
+/// Check the `count` fields of `def`'s list that lie in `raw` from `pos` up to exactly `end`,
+/// when each is null or a plain scalar of its field's primitive type; `None` for anything else
+/// (the caller then decodes the list value by value).
+pub fn scan(
+    raw: &Bytes,
+    mut pos: usize,
+    end: usize,
+    count: usize,
+    def: &'static CompositeDef,
+) -> Option<EncodedFields> {
+    if count > MAX_FIELDS || count > def.fields.len() || end > raw.len() {
+        return None;
+    }
+    let first = pos;
+    let mut starts = [0u16; MAX_FIELDS];
+    for (i, f) in def.fields[..count].iter().enumerate() {
+        starts[i] = u16::try_from(pos - first).ok()?;
+        let (kind, n) = plain_scalar_kind(raw.get(pos..end)?)?;
+        let fits = match f.ty {
+            _ if kind == Kind::Null => !f.mandatory,
+            FieldType::Prim(k) => k != Kind::Array && kind == k,
+            _ => false,
+        };
+        if !fits {
+            return None;
+        }
+        pos += n;
+    }
+    // Every byte of the list read, and no mandatory field left out at its end.
+    if pos != end || def.fields[count..].iter().any(|f| f.mandatory) {
+        return None;
+    }
+    Some(EncodedFields {
+        first: u32::try_from(first).ok()?,
+        starts,
+        count: count as u8,
+    })
+}
