@@ -5,11 +5,12 @@
 //! Sans-IO. Never reports what it did not see: a channel learned after a gap is `uncertain`
 //! and only learns until it is opened afresh.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use super::content::ContentState;
 use super::methods::{answers, expects_reply, is_reply};
 use super::rules;
+use super::slots::Slots;
 use crate::base::{Dir, Violation};
 use crate::codec::amqp091::{FrameKind, Method, MethodKind};
 use crate::state::seq_map::SeqSet;
@@ -88,7 +89,7 @@ pub struct Channel {
     /// Tags the client settled inside the current transaction (rollback restores them).
     tx_settled: Vec<u64>,
     /// Consumers by tag.
-    consumers: BTreeMap<Vec<u8>, Consumer>,
+    consumers: Slots<Vec<u8>, Consumer>,
     /// basic.consume sent (tag as requested, no-ack), consume-ok not yet.
     pending_consumes: VecDeque<(Vec<u8>, bool)>,
     /// Tags cancelled with nowait: deliveries in flight may still name them.
@@ -126,7 +127,7 @@ impl Channel {
             last_delivery_tag: 0,
             unacked: SeqSet::new(),
             tx_settled: Vec::new(),
-            consumers: BTreeMap::new(),
+            consumers: Slots::default(),
             pending_consumes: VecDeque::new(),
             retired: BTreeSet::new(),
             pending_gets: VecDeque::new(),
@@ -708,11 +709,13 @@ impl Channel {
             confirm_mode: self.confirm,
             next_publish_seq: self.confirm.then_some(self.next_seq),
             pending_confirms: self.unconfirmed.len(),
-            consumers: self
-                .consumers
-                .keys()
-                .map(|t| String::from_utf8_lossy(t).into_owned())
-                .collect(),
+            consumers: {
+                let mut tags: Vec<&Vec<u8>> = self.consumers.iter().map(|(t, _)| t).collect();
+                tags.sort_unstable();
+                tags.into_iter()
+                    .map(|t| String::from_utf8_lossy(t).into_owned())
+                    .collect()
+            },
             unacked_deliveries: self.unacked.len(),
             last_delivery_tag: self.last_delivery_tag,
             prefetch: self.prefetch,

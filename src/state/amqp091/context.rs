@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashSet;
 
 use bytes::Bytes;
 
@@ -22,6 +22,8 @@ use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };
 use crate::state::seq_map::SeqMap;
+
+use super::slots::Slots;
 
 /// A publish or delivery waiting for its confirm or ack: the frame that started it, and when.
 type Waiting = SeqMap<u64, (FrameRef, i64)>;
@@ -53,7 +55,7 @@ struct Channel {
 /// The context of one AMQP 0-9-1 connection's frames.
 #[derive(Debug, Default)]
 pub struct Amqp091Context {
-    channels: HashMap<u16, Channel>,
+    channels: Slots<u16, Channel>,
     /// Publishes and deliveries waiting, over every channel.
     waiting: usize,
 }
@@ -107,7 +109,7 @@ impl Amqp091Context {
                 awaits: Some(awaits),
             })
         };
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         match (m.kind(), at.dir()) {
             (MethodKind::ChannelOpen, Dir::C2S) => {
                 self.waiting -= ch.publishes.len() + ch.deliveries.len();

@@ -14,9 +14,8 @@ pub mod context;
 pub mod methods;
 pub mod rules;
 mod skim;
+pub mod slots;
 pub mod snapshot;
-
-use std::collections::BTreeMap;
 
 use channel::{At, Channel};
 use connection::{ConnState, Connection};
@@ -27,6 +26,7 @@ use crate::codec::amqp091::{Frame, FrameKind, MethodKind};
 use crate::protocol::AnyFrame;
 use crate::protocol::FrameEvent;
 use crate::state::{Ending, ProtocolTracker};
+use slots::Slots;
 
 /// The connection class id.
 const CONNECTION_CLASS: u16 = 10;
@@ -44,7 +44,7 @@ struct Liveness {
 #[derive(Debug, Default)]
 pub struct ConnectionTracker {
     conn: Connection,
-    channels: BTreeMap<u16, Channel>,
+    channels: Slots<u16, Channel>,
     /// Bytes were missed at some point: judge only what was seen afresh.
     uncertain: bool,
     live: [Liveness; 2],
@@ -334,8 +334,7 @@ impl ConnectionTracker {
                     return;
                 }
                 self.channels
-                    .entry(ch)
-                    .or_insert_with(|| Channel::learned(ch))
+                    .get_or_insert_with(ch, || Channel::learned(ch))
             }
         };
         if let Some(m) = method {
@@ -455,7 +454,11 @@ impl ProtocolTracker for ConnectionTracker {
         connection.uncertain = self.uncertain;
         crate::state::snapshot::Detail::Amqp091(Box::new(snapshot::Amqp091Snapshot {
             connection,
-            channels: self.channels.values().map(Channel::snapshot).collect(),
+            channels: {
+                let mut open: Vec<&Channel> = self.channels.values().collect();
+                open.sort_unstable_by_key(|c| c.number);
+                open.into_iter().map(Channel::snapshot).collect()
+            },
         }))
     }
 }
