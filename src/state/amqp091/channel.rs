@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::content::ContentState;
+use super::content::{Broken, ContentState};
 use super::methods::{answers, expects_reply, is_reply};
 use super::rules;
 use super::slots::Slots;
@@ -162,7 +162,18 @@ impl Channel {
     }
 
     /// A frame on this channel. Returns violations through `out`.
+    #[inline]
     pub fn frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
+        if self.state == ChannelState::Open {
+            self.open_frame(at, kind, out);
+        } else {
+            self.life_cycle_frame(at, kind, out);
+        }
+    }
+
+    /// [`Channel::frame`] on a channel not open: opening, closing or closed.
+    #[inline(never)]
+    fn life_cycle_frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
         let n = self.number;
         let method = match kind {
             FrameKind::Method(m) => Some(&**m),
@@ -267,26 +278,37 @@ impl Channel {
         self.state = ChannelState::Closed { late_close_ok };
     }
 
-    /// A frame on an open channel.
+    /// A frame on an open channel: content framing, then (a method) what the method does.
+    #[inline(never)]
     fn open_frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
-        let n = self.number;
         let content = &mut self.content[at.dir.index()];
         let broken = match kind {
-            FrameKind::Method(m) => m.def.content.then_some(m.class_id()),
-            _ => None,
-        };
-        let broken = match kind {
-            FrameKind::Method(m) => content.method(m.name(), broken),
+            FrameKind::Method(m) => return self.open_method(at, m, out),
             FrameKind::Header(h) => content.header(h.class_id, h.body_size),
             FrameKind::Body(b) => content.body(b.len() as u64),
             FrameKind::Heartbeat => None,
         };
-        if let Some((rule, msg)) = broken {
-            out.push(rule.violation(at.dir, at.offset, format!("channel {n}: {msg}")));
+        if let Some(broken) = broken {
+            self.content_broken(at, broken, out);
         }
-        if let FrameKind::Method(m) = kind {
-            self.method(at, m, out);
+    }
+
+    /// A method on an open channel: content framing (a method ends any content in progress;
+    /// a content-bearing one starts one), then what the method does.
+    fn open_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let starts = m.def.content.then_some(m.class_id());
+        if let Some(broken) = self.content[at.dir.index()].method(m.name(), starts) {
+            self.content_broken(at, broken, out);
         }
+        self.method(at, m, out);
+    }
+
+    /// Reports a broken content rule.
+    #[cold]
+    #[inline(never)]
+    fn content_broken(&self, at: At, (rule, msg): Broken, out: &mut Vec<Violation>) {
+        let n = self.number;
+        out.push(rule.violation(at.dir, at.offset, format!("channel {n}: {msg}")));
     }
 
     /// A method on an open channel (content framing already checked).
