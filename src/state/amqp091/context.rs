@@ -82,9 +82,13 @@ fn settle(
     match (multiple, tag) {
         (true, 0) => cx.settles.extend(waiting.drain_range(..).map(settled)),
         (true, _) => cx.settles.extend(waiting.drain_range(..=tag).map(settled)),
-        (false, _) => cx
-            .settles
-            .extend(waiting.remove(&tag).map(|v| settled((tag, v)))),
+        (false, _) => {
+            if let Some(v) = waiting.remove(&tag) {
+                // One settlement, as a rule the frame's only one: room for it alone.
+                cx.settles.reserve_exact(1);
+                cx.settles.push(settled((tag, v)));
+            }
+        }
     }
     cx.settles.len() - before
 }
@@ -139,7 +143,8 @@ impl Amqp091Context {
                 let no_ack = if m.kind() == MethodKind::BasicGetOk {
                     ch.no_ack.gets.pop_front().unwrap_or(false)
                 } else {
-                    m.consumer_tag().is_some_and(|t| ch.no_ack.tags.contains(t))
+                    !ch.no_ack.tags.is_empty()
+                        && m.consumer_tag().is_some_and(|t| ch.no_ack.tags.contains(t))
                 };
                 let kind = SettleKind::DeliverAck;
                 cx.delivery = if no_ack {

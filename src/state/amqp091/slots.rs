@@ -98,7 +98,16 @@ impl<K: Hash + Eq + Clone, V> Slots<K, V> {
     /// The value of `key`, made by `make` when there is none.
     #[inline]
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.position(&key) {
+        if self.entries.get(self.hint).is_some_and(|(k, _)| *k == key) {
+            return &mut self.entries[self.hint].1;
+        }
+        self.find_or_insert_with(key, make)
+    }
+
+    /// [`Slots::get_or_insert_with`] past the hint.
+    #[inline(never)]
+    fn find_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.search(&key) {
             Some(i) => i,
             None => self.push(key, make()),
         };
