@@ -633,35 +633,21 @@ impl Channel {
             }
             return;
         }
-        if !self.unacked.contains(&tag) {
+        // A single tag leaves the set as it is found.
+        let held = if multiple {
+            self.unacked.contains(&tag)
+        } else {
+            self.unacked.remove(&tag)
+        };
+        if !held {
             if !self.uncertain {
-                let why = if tag == 0 {
-                    "tag 0 is only valid with multiple=true".to_string()
-                } else if tag > self.last_delivery_tag {
-                    format!(
-                        "never delivered (the last delivery tag was {})",
-                        self.last_delivery_tag
-                    )
-                } else {
-                    "not outstanding: already acked/nacked/rejected, or delivered with no-ack"
-                        .to_string()
-                };
-                out.push(rules::UNKNOWN_DELIVERY_TAG.violation(
-                    at.dir,
-                    at.offset,
-                    format!(
-                        "{name} on channel {} of delivery tag {tag}{}: {why}",
-                        self.number,
-                        if multiple { " (multiple)" } else { "" }
-                    ),
-                ));
+                self.unknown_delivery_tag(at, name, tag, multiple, out);
             }
             return;
         }
         // Outside a transaction nothing keeps the settled tags: none is collected.
         let keep = self.tx && self.tx_settled.len() < MAX_OUTSTANDING;
         if !multiple {
-            self.unacked.remove(&tag);
             if keep {
                 self.tx_settled.push(tag);
             }
@@ -670,6 +656,38 @@ impl Channel {
         } else {
             drop(self.unacked.drain_range(..=tag));
         }
+    }
+
+    /// Reports the client settling a delivery tag that is not outstanding.
+    #[cold]
+    #[inline(never)]
+    fn unknown_delivery_tag(
+        &self,
+        at: At,
+        name: &str,
+        tag: u64,
+        multiple: bool,
+        out: &mut Vec<Violation>,
+    ) {
+        let why = if tag == 0 {
+            "tag 0 is only valid with multiple=true".to_string()
+        } else if tag > self.last_delivery_tag {
+            format!(
+                "never delivered (the last delivery tag was {})",
+                self.last_delivery_tag
+            )
+        } else {
+            "not outstanding: already acked/nacked/rejected, or delivered with no-ack".to_string()
+        };
+        out.push(rules::UNKNOWN_DELIVERY_TAG.violation(
+            at.dir,
+            at.offset,
+            format!(
+                "{name} on channel {} of delivery tag {tag}{}: {why}",
+                self.number,
+                if multiple { " (multiple)" } else { "" }
+            ),
+        ));
     }
 
     /// The broker confirms publish sequence number `tag` (ack / nack).
