@@ -1,7 +1,7 @@
 //! The 0-9-1 tracker's reports of a frame out of place (a missed heartbeat, a frame too
 //! large, a method from the wrong peer or on the wrong channel, a frame on a connection not
-//! open, content while flow is stopped): each out of line of the per-frame path, which only
-//! decides that one is due.
+//! open, content after channel.flow active=false): each made out of line of the per-frame
+//! path, which only decides that one is due.
 
 use super::connection::ConnState;
 use super::{peer, rules};
