@@ -5,11 +5,12 @@
 //! Sans-IO. Never reports what it did not see: a channel learned after a gap is `uncertain`
 //! and only learns until it is opened afresh.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
-use super::content::ContentState;
+use super::content::{Broken, ContentState};
 use super::methods::{answers, expects_reply, is_reply};
 use super::rules;
+use super::slots::Slots;
 use crate::base::{Dir, Violation};
 use crate::codec::amqp091::{FrameKind, Method, MethodKind};
 use crate::state::seq_map::SeqSet;
@@ -88,7 +89,7 @@ pub struct Channel {
     /// Tags the client settled inside the current transaction (rollback restores them).
     tx_settled: Vec<u64>,
     /// Consumers by tag.
-    consumers: BTreeMap<Vec<u8>, Consumer>,
+    consumers: Slots<Vec<u8>, Consumer>,
     /// basic.consume sent (tag as requested, no-ack), consume-ok not yet.
     pending_consumes: VecDeque<(Vec<u8>, bool)>,
     /// Tags cancelled with nowait: deliveries in flight may still name them.
@@ -126,7 +127,7 @@ impl Channel {
             last_delivery_tag: 0,
             unacked: SeqSet::new(),
             tx_settled: Vec::new(),
-            consumers: BTreeMap::new(),
+            consumers: Slots::default(),
             pending_consumes: VecDeque::new(),
             retired: BTreeSet::new(),
             pending_gets: VecDeque::new(),
@@ -161,7 +162,18 @@ impl Channel {
     }
 
     /// A frame on this channel. Returns violations through `out`.
+    #[inline]
     pub fn frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
+        if self.state == ChannelState::Open {
+            self.open_frame(at, kind, out);
+        } else {
+            self.life_cycle_frame(at, kind, out);
+        }
+    }
+
+    /// [`Channel::frame`] on a channel not open: opening, closing or closed.
+    #[inline(never)]
+    fn life_cycle_frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
         let n = self.number;
         let method = match kind {
             FrameKind::Method(m) => Some(&**m),
@@ -266,26 +278,37 @@ impl Channel {
         self.state = ChannelState::Closed { late_close_ok };
     }
 
-    /// A frame on an open channel.
+    /// A frame on an open channel: content framing, then (a method) what the method does.
+    #[inline(never)]
     fn open_frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
-        let n = self.number;
         let content = &mut self.content[at.dir.index()];
         let broken = match kind {
-            FrameKind::Method(m) => m.def.content.then_some(m.class_id()),
-            _ => None,
-        };
-        let broken = match kind {
-            FrameKind::Method(m) => content.method(m.name(), broken),
+            FrameKind::Method(m) => return self.open_method(at, m, out),
             FrameKind::Header(h) => content.header(h.class_id, h.body_size),
             FrameKind::Body(b) => content.body(b.len() as u64),
             FrameKind::Heartbeat => None,
         };
-        if let Some((rule, msg)) = broken {
-            out.push(rule.violation(at.dir, at.offset, format!("channel {n}: {msg}")));
+        if let Some(broken) = broken {
+            self.content_broken(at, broken, out);
         }
-        if let FrameKind::Method(m) = kind {
-            self.method(at, m, out);
+    }
+
+    /// A method on an open channel: content framing (a method ends any content in progress;
+    /// a content-bearing one starts one), then what the method does.
+    fn open_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let starts = m.def.content.then_some(m.class_id());
+        if let Some(broken) = self.content[at.dir.index()].method(m.name(), starts) {
+            self.content_broken(at, broken, out);
         }
+        self.method(at, m, out);
+    }
+
+    /// Reports a broken content rule.
+    #[cold]
+    #[inline(never)]
+    fn content_broken(&self, at: At, (rule, msg): Broken, out: &mut Vec<Violation>) {
+        let n = self.number;
+        out.push(rule.violation(at.dir, at.offset, format!("channel {n}: {msg}")));
     }
 
     /// A method on an open channel (content framing already checked).
@@ -610,35 +633,21 @@ impl Channel {
             }
             return;
         }
-        if !self.unacked.contains(&tag) {
+        // A single tag leaves the set as it is found.
+        let held = if multiple {
+            self.unacked.contains(&tag)
+        } else {
+            self.unacked.remove(&tag)
+        };
+        if !held {
             if !self.uncertain {
-                let why = if tag == 0 {
-                    "tag 0 is only valid with multiple=true".to_string()
-                } else if tag > self.last_delivery_tag {
-                    format!(
-                        "never delivered (the last delivery tag was {})",
-                        self.last_delivery_tag
-                    )
-                } else {
-                    "not outstanding: already acked/nacked/rejected, or delivered with no-ack"
-                        .to_string()
-                };
-                out.push(rules::UNKNOWN_DELIVERY_TAG.violation(
-                    at.dir,
-                    at.offset,
-                    format!(
-                        "{name} on channel {} of delivery tag {tag}{}: {why}",
-                        self.number,
-                        if multiple { " (multiple)" } else { "" }
-                    ),
-                ));
+                self.unknown_delivery_tag(at, name, tag, multiple, out);
             }
             return;
         }
         // Outside a transaction nothing keeps the settled tags: none is collected.
         let keep = self.tx && self.tx_settled.len() < MAX_OUTSTANDING;
         if !multiple {
-            self.unacked.remove(&tag);
             if keep {
                 self.tx_settled.push(tag);
             }
@@ -647,6 +656,38 @@ impl Channel {
         } else {
             drop(self.unacked.drain_range(..=tag));
         }
+    }
+
+    /// Reports the client settling a delivery tag that is not outstanding.
+    #[cold]
+    #[inline(never)]
+    fn unknown_delivery_tag(
+        &self,
+        at: At,
+        name: &str,
+        tag: u64,
+        multiple: bool,
+        out: &mut Vec<Violation>,
+    ) {
+        let why = if tag == 0 {
+            "tag 0 is only valid with multiple=true".to_string()
+        } else if tag > self.last_delivery_tag {
+            format!(
+                "never delivered (the last delivery tag was {})",
+                self.last_delivery_tag
+            )
+        } else {
+            "not outstanding: already acked/nacked/rejected, or delivered with no-ack".to_string()
+        };
+        out.push(rules::UNKNOWN_DELIVERY_TAG.violation(
+            at.dir,
+            at.offset,
+            format!(
+                "{name} on channel {} of delivery tag {tag}{}: {why}",
+                self.number,
+                if multiple { " (multiple)" } else { "" }
+            ),
+        ));
     }
 
     /// The broker confirms publish sequence number `tag` (ack / nack).
@@ -708,11 +749,13 @@ impl Channel {
             confirm_mode: self.confirm,
             next_publish_seq: self.confirm.then_some(self.next_seq),
             pending_confirms: self.unconfirmed.len(),
-            consumers: self
-                .consumers
-                .keys()
-                .map(|t| String::from_utf8_lossy(t).into_owned())
-                .collect(),
+            consumers: {
+                let mut tags: Vec<&Vec<u8>> = self.consumers.iter().map(|(t, _)| t).collect();
+                tags.sort_unstable();
+                tags.into_iter()
+                    .map(|t| String::from_utf8_lossy(t).into_owned())
+                    .collect()
+            },
             unacked_deliveries: self.unacked.len(),
             last_delivery_tag: self.last_delivery_tag,
             prefetch: self.prefetch,

@@ -44,9 +44,33 @@ impl Default for ContentState {
 pub type Broken = (&'static Rule, String);
 
 impl ContentState {
-    /// A method frame on the channel. `content` is `Some((name, class_id))` when the method
-    /// carries content.
+    /// A method frame on the channel. `content` is `Some(class_id)` when the method carries
+    /// content.
+    #[inline]
     pub fn method(&mut self, name: &'static str, content: Option<u16>) -> Option<Broken> {
+        if let ContentState::Idle { .. } | ContentState::Unknown = *self {
+            *self = ContentState::after_method(name, content);
+            return None;
+        }
+        self.method_interrupts(name, content)
+    }
+
+    /// The state a method leaves: awaiting its header when it carries content, else idle.
+    #[inline]
+    fn after_method(name: &'static str, content: Option<u16>) -> ContentState {
+        match content {
+            Some(class_id) => ContentState::AwaitingHeader {
+                method: name,
+                class_id,
+            },
+            None => ContentState::Idle { after_empty: false },
+        }
+    }
+
+    /// [`ContentState::method`] with a content in progress.
+    #[cold]
+    #[inline(never)]
+    fn method_interrupts(&mut self, name: &'static str, content: Option<u16>) -> Option<Broken> {
         let broken = match *self {
             ContentState::AwaitingHeader { method, .. } => Some((
                 &rules::MISSING_HEADER,
@@ -60,18 +84,40 @@ impl ContentState {
             )),
             ContentState::Idle { .. } | ContentState::Unknown => None,
         };
-        *self = match content {
-            Some(class_id) => ContentState::AwaitingHeader {
-                method: name,
-                class_id,
-            },
-            None => ContentState::Idle { after_empty: false },
-        };
+        *self = ContentState::after_method(name, content);
         broken
     }
 
     /// A content header frame with `class_id` and `body_size`.
+    #[inline]
     pub fn header(&mut self, class_id: u16, body_size: u64) -> Option<Broken> {
+        if let ContentState::AwaitingHeader { class_id: want, .. } = *self
+            && want == class_id
+        {
+            *self = ContentState::after_header(body_size);
+            return None;
+        }
+        self.header_out_of_place(class_id, body_size)
+    }
+
+    /// The state a header leaves: following its body either way, so its body frames are not
+    /// reported again.
+    #[inline]
+    fn after_header(body_size: u64) -> ContentState {
+        if body_size == 0 {
+            ContentState::Idle { after_empty: true }
+        } else {
+            ContentState::AwaitingBody {
+                size: body_size,
+                remaining: body_size,
+            }
+        }
+    }
+
+    /// [`ContentState::header`] other than after its method.
+    #[cold]
+    #[inline(never)]
+    fn header_out_of_place(&mut self, class_id: u16, body_size: u64) -> Option<Broken> {
         let broken = match *self {
             ContentState::AwaitingHeader {
                 method,
@@ -97,19 +143,31 @@ impl ContentState {
             ContentState::Unknown => None,
         };
         // Follow the header's body either way, so its body frames are not reported again.
-        *self = if body_size == 0 {
-            ContentState::Idle { after_empty: true }
-        } else {
-            ContentState::AwaitingBody {
-                size: body_size,
-                remaining: body_size,
-            }
-        };
+        *self = ContentState::after_header(body_size);
         broken
     }
 
     /// A content body frame of `len` bytes.
+    #[inline]
     pub fn body(&mut self, len: u64) -> Option<Broken> {
+        if let ContentState::AwaitingBody { size, remaining } = *self
+            && len <= remaining
+        {
+            let remaining = remaining - len;
+            *self = if remaining == 0 {
+                ContentState::Idle { after_empty: false }
+            } else {
+                ContentState::AwaitingBody { size, remaining }
+            };
+            return None;
+        }
+        self.body_out_of_place(len)
+    }
+
+    /// [`ContentState::body`] other than within its content's body-size.
+    #[cold]
+    #[inline(never)]
+    fn body_out_of_place(&mut self, len: u64) -> Option<Broken> {
         match *self {
             ContentState::AwaitingBody { size, remaining } => {
                 if len > remaining {

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashSet;
 
 use bytes::Bytes;
 
@@ -22,6 +22,8 @@ use crate::state::context::{
     At, Awaits, ContextTracker, Delivery, FlowKey, MAX_OPEN, SettleKind, Settlement,
 };
 use crate::state::seq_map::SeqMap;
+
+use super::slots::Slots;
 
 /// A publish or delivery waiting for its confirm or ack: the frame that started it, and when.
 type Waiting = SeqMap<u64, (FrameRef, i64)>;
@@ -53,7 +55,7 @@ struct Channel {
 /// The context of one AMQP 0-9-1 connection's frames.
 #[derive(Debug, Default)]
 pub struct Amqp091Context {
-    channels: HashMap<u16, Channel>,
+    channels: Slots<u16, Channel>,
     /// Publishes and deliveries waiting, over every channel.
     waiting: usize,
 }
@@ -80,9 +82,13 @@ fn settle(
     match (multiple, tag) {
         (true, 0) => cx.settles.extend(waiting.drain_range(..).map(settled)),
         (true, _) => cx.settles.extend(waiting.drain_range(..=tag).map(settled)),
-        (false, _) => cx
-            .settles
-            .extend(waiting.remove(&tag).map(|v| settled((tag, v)))),
+        (false, _) => {
+            if let Some(v) = waiting.remove(&tag) {
+                // One settlement, as a rule the frame's only one: room for it alone.
+                cx.settles.reserve_exact(1);
+                cx.settles.push(settled((tag, v)));
+            }
+        }
     }
     cx.settles.len() - before
 }
@@ -107,7 +113,7 @@ impl Amqp091Context {
                 awaits: Some(awaits),
             })
         };
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         match (m.kind(), at.dir()) {
             (MethodKind::ChannelOpen, Dir::C2S) => {
                 self.waiting -= ch.publishes.len() + ch.deliveries.len();
@@ -137,7 +143,8 @@ impl Amqp091Context {
                 let no_ack = if m.kind() == MethodKind::BasicGetOk {
                     ch.no_ack.gets.pop_front().unwrap_or(false)
                 } else {
-                    m.consumer_tag().is_some_and(|t| ch.no_ack.tags.contains(t))
+                    !ch.no_ack.tags.is_empty()
+                        && m.consumer_tag().is_some_and(|t| ch.no_ack.tags.contains(t))
                 };
                 let kind = SettleKind::DeliverAck;
                 cx.delivery = if no_ack {

@@ -12,21 +12,22 @@ pub mod connection;
 pub mod content;
 pub mod context;
 pub mod methods;
+mod reports;
 pub mod rules;
 mod skim;
+pub mod slots;
 pub mod snapshot;
-
-use std::collections::BTreeMap;
 
 use channel::{At, Channel};
 use connection::{ConnState, Connection};
 
 use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::ProtocolHeader;
-use crate::codec::amqp091::{Frame, FrameKind, MethodKind};
+use crate::codec::amqp091::{Frame, FrameKind, Method, MethodKind};
 use crate::protocol::AnyFrame;
 use crate::protocol::FrameEvent;
 use crate::state::{Ending, ProtocolTracker};
+use slots::Slots;
 
 /// The connection class id.
 const CONNECTION_CLASS: u16 = 10;
@@ -44,7 +45,7 @@ struct Liveness {
 #[derive(Debug, Default)]
 pub struct ConnectionTracker {
     conn: Connection,
-    channels: BTreeMap<u16, Channel>,
+    channels: Slots<u16, Channel>,
     /// Bytes were missed at some point: judge only what was seen afresh.
     uncertain: bool,
     live: [Liveness; 2],
@@ -76,16 +77,7 @@ impl ConnectionTracker {
         if let (Some(hb), Some(last), true) = (hb, l.last, watching) {
             let silent = ts.0.saturating_sub(last.0);
             if silent > i64::from(hb) * 2_000_000 {
-                out.push(rules::HEARTBEAT_MISSED.violation(
-                    dir,
-                    ev.offset,
-                    format!(
-                        "{} sent nothing for {:.1} s; negotiated heartbeat is {hb} s (limit {} s)",
-                        peer(dir),
-                        silent as f64 / 1e6,
-                        u32::from(hb) * 2
-                    ),
-                ));
+                reports::heartbeat_missed(dir, ev.offset, silent, hb, out);
             }
         }
         l.last = Some(ts);
@@ -108,6 +100,7 @@ impl ConnectionTracker {
 
     /// Frame size against frame-max (frame-min-size before tune-ok); the channel against
     /// channel-max (reported once per channel).
+    #[inline]
     fn limit_checks(
         &mut self,
         ev: &FrameEvent,
@@ -115,34 +108,34 @@ impl ConnectionTracker {
         was_tuned: bool,
         out: &mut Vec<Violation>,
     ) {
-        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
         // Frame size against frame-max (frame-min-size before tune-ok).
-        if let Some(limit) = self.conn.frame_limit() {
-            let size = ev.size();
-            if size > u64::from(limit) {
-                out.push(rules::FRAME_TOO_LARGE.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "{} frame of {size} bytes on channel {} exceeds {} {limit}",
-                        f.name(),
-                        f.channel,
-                        if was_tuned {
-                            "the negotiated frame-max"
-                        } else {
-                            "frame-min-size (frame-max not yet negotiated)"
-                        }
-                    ),
-                ));
-            }
+        if let Some(limit) = self.conn.frame_limit()
+            && ev.size() > u64::from(limit)
+        {
+            reports::frame_too_large(ev, f, limit, was_tuned, out);
         }
         if let Some(max) = self.conn.channel_limit()
-            && ch > max
-            && self.above_max_reported.insert(ch)
+            && f.channel > max
         {
+            self.above_channel_max(ev, f, max, out);
+        }
+    }
+
+    /// A channel above channel-max: reported once per channel.
+    #[cold]
+    #[inline(never)]
+    fn above_channel_max(
+        &mut self,
+        ev: &FrameEvent,
+        f: &Frame,
+        max: u16,
+        out: &mut Vec<Violation>,
+    ) {
+        let ch = f.channel;
+        if self.above_max_reported.insert(ch) {
             out.push(rules::ABOVE_CHANNEL_MAX.violation(
-                dir,
-                offset,
+                ev.dir,
+                ev.offset,
                 format!(
                     "{} on channel {ch}, above the negotiated channel-max {max}",
                     f.name()
@@ -152,22 +145,12 @@ impl ConnectionTracker {
     }
 
     /// A method only the other peer sends; true when reported (the frame goes no further).
+    #[inline]
     fn wrong_direction(&self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
-        let (dir, offset) = (ev.dir, ev.offset);
-        let method = f.method();
-        if let Some(m) = method
-            && !methods::sender(m.kind()).allows(dir)
+        if let Some(m) = f.method()
+            && !methods::sender(m.kind()).allows(ev.dir)
         {
-            out.push(rules::WRONG_DIRECTION.violation(
-                dir,
-                offset,
-                format!(
-                    "{} sent by the {}; only the {} sends it",
-                    m.name(),
-                    peer(dir),
-                    peer(dir.flip())
-                ),
-            ));
+            reports::wrong_direction(ev, m, out);
             return true;
         }
         false
@@ -175,131 +158,77 @@ impl ConnectionTracker {
 
     /// Channel 0 belongs to the connection class (and heartbeats): true when the frame was
     /// handled here (a heartbeat, a connection method, or one on the wrong channel).
+    #[inline]
     fn channel_zero(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
-        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
+        let ch = f.channel;
         let method = f.method();
         let connection_method = method.is_some_and(|m| m.class_id() == CONNECTION_CLASS);
         match (&f.kind, ch, connection_method) {
-            (FrameKind::Heartbeat, 0, _) => return true,
+            (FrameKind::Heartbeat, 0, _) => true,
             (FrameKind::Heartbeat, _, _) => {
-                out.push(rules::HEARTBEAT_CHANNEL.violation(
-                    dir,
-                    offset,
-                    format!("heartbeat frame on channel {ch}"),
-                ));
-                return true;
+                reports::heartbeat_channel(ev, ch, out);
+                true
             }
             (_, 0, true) => {
                 if let Some(m) = method {
-                    self.conn.method(dir, offset, m, out);
-                    if self.conn.state == ConnState::Closed {
-                        self.channels.clear();
-                    }
-                    if m.kind() == MethodKind::ConnectionUnblocked {
-                        self.blocked_reported = false;
-                    }
-                    if matches!(
-                        m.kind(),
-                        MethodKind::ConnectionBlocked | MethodKind::ConnectionUnblocked
-                    ) {
-                        self.blocked_unknown = false;
-                    }
+                    self.connection_method(ev.dir, ev.offset, m, out);
                 }
-                return true;
+                true
             }
             (_, _, true) | (_, 0, false) => {
-                out.push(rules::CHANNEL_ZERO.violation(
-                    dir,
-                    offset,
-                    if ch == 0 {
-                        format!(
-                            "{} on channel 0, which carries only connection methods",
-                            f.name()
-                        )
-                    } else {
-                        format!(
-                            "{} on channel {ch}; connection methods belong on channel 0",
-                            f.name()
-                        )
-                    },
-                ));
-                return true;
+                reports::channel_zero(ev, f, out);
+                true
             }
-            _ => {}
+            _ => false,
         }
-        false
+    }
+
+    /// A connection method on channel 0.
+    #[inline(never)]
+    fn connection_method(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) {
+        self.conn.method(dir, offset, m, out);
+        if self.conn.state == ConnState::Closed {
+            self.channels.clear();
+        }
+        if m.kind() == MethodKind::ConnectionUnblocked {
+            self.blocked_reported = false;
+        }
+        if matches!(
+            m.kind(),
+            MethodKind::ConnectionBlocked | MethodKind::ConnectionUnblocked
+        ) {
+            self.blocked_unknown = false;
+        }
     }
 
     /// A channel frame needs an open connection: false when the frame goes no further.
+    #[inline]
     fn connection_open(&self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
-        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
         match self.conn.state {
-            ConnState::Open | ConnState::Unknown => {}
-            ConnState::Closing { by, ok } => {
-                if by[dir.index()] || ok[dir.index()] {
-                    out.push(rules::CONNECTION_AFTER_CLOSE.violation(
-                        dir,
-                        offset,
-                        format!(
-                            "{} on channel {ch} after this peer sent connection.close",
-                            f.name()
-                        ),
-                    ));
-                }
-                // From the receiver: in flight, discarded by the closer.
-                return false;
-            }
-            ConnState::Closed => {
-                out.push(rules::CONNECTION_AFTER_CLOSE.violation(
-                    dir,
-                    offset,
-                    format!("{} on channel {ch} after connection.close-ok", f.name()),
-                ));
-                return false;
-            }
-            // The client pipelining behind its connection.open: a warning, and the frame is
-            // tracked so the server's answers to it are not blamed.
-            ConnState::AwaitingOpenOk if dir == Dir::C2S => {
-                out.push(rules::CONNECTION_PIPELINED.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "{} on channel {ch} after connection.open, before the server's open-ok",
-                        f.name()
-                    ),
-                ));
-            }
-            state @ (ConnState::AwaitingStart
-            | ConnState::AwaitingStartOk
-            | ConnState::AwaitingTune
-            | ConnState::AwaitingSecureOk
-            | ConnState::AwaitingTuneOk
-            | ConnState::AwaitingOpen
-            | ConnState::AwaitingOpenOk) => {
-                out.push(rules::CONNECTION_NOT_OPEN.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "{} on channel {ch} in connection state {} (before connection.open-ok)",
-                        f.name(),
-                        state.name()
-                    ),
-                ));
-                return false;
-            }
+            ConnState::Open | ConnState::Unknown => true,
+            state => reports::connection_not_open(state, ev, f, out),
         }
-        true
     }
 
     /// A basic.publish while the broker has the connection blocked (once per blocked period).
+    #[inline]
     fn blocked_check(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) {
-        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
-        let method = f.method();
-        if method.is_some_and(|m| m.kind() == MethodKind::BasicPublish)
-            && let Some(reason) = &self.conn.blocked
+        if self.conn.blocked.is_some()
+            && f.method()
+                .is_some_and(|m| m.kind() == MethodKind::BasicPublish)
             && !self.blocked_reported
             && !self.blocked_unknown
         {
+            self.publish_while_blocked(ev, f, out);
+        }
+    }
+
+    /// Reports a basic.publish while blocked.
+    #[cold]
+    #[inline(never)]
+    fn publish_while_blocked(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) {
+        let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
+        if let Some(reason) = &self.conn.blocked {
             self.blocked_reported = true;
             out.push(rules::PUBLISH_WHILE_BLOCKED.violation(
                         dir,
@@ -312,50 +241,58 @@ impl ConnectionTracker {
     }
 
     /// A frame on channel `f.channel`: routed to its channel (opened, or learned after a gap).
+    #[inline]
     fn channel_frame(&mut self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) {
         let (dir, offset, ch) = (ev.dir, ev.offset, f.channel);
-        let method = f.method();
         let at = At { dir, offset };
-        let uncertain = self.uncertain;
         let channel = match self.channels.get_mut(&ch) {
             Some(c) => c,
-            None => {
-                let opening = method.is_some_and(|m| m.kind() == MethodKind::ChannelOpen);
-                if opening {
-                    self.channels.insert(ch, Channel::opening(ch));
-                    return;
-                }
-                if !uncertain && !self.skimmed_channels.contains(&ch) {
-                    out.push(rules::CHANNEL_NOT_OPEN.violation(
-                        dir,
-                        offset,
-                        format!("{} on channel {ch}, which was never opened", f.name()),
-                    ));
-                    return;
-                }
-                self.channels
-                    .entry(ch)
-                    .or_insert_with(|| Channel::learned(ch))
-            }
+            None => match self.unknown_channel(ev, f, out) {
+                Some(c) => c,
+                None => return,
+            },
         };
-        if let Some(m) = method {
-            let content_method = matches!(
+        if let Some(m) = f.method()
+            && matches!(
                 m.kind(),
                 MethodKind::BasicPublish | MethodKind::BasicDeliver
-            );
-            if content_method && channel.flow_stopped(dir) && !channel.uncertain {
-                out.push(rules::FLOW_STOPPED.violation(
-                    dir,
-                    offset,
-                    format!(
-                        "{} on channel {ch} after the {} confirmed channel.flow active=false",
-                        m.name(),
-                        peer(dir)
-                    ),
-                ));
-            }
+            )
+            && channel.flow_stopped(dir)
+            && !channel.uncertain
+        {
+            reports::flow_stopped(ev, ch, m, out);
         }
         channel.frame(at, &f.kind, out);
+    }
+
+    /// A frame on a channel not tracked: channel.open opens it (and goes no further); on a
+    /// channel that may have been opened unseen it is learned; else it is reported.
+    #[inline(never)]
+    fn unknown_channel(
+        &mut self,
+        ev: &FrameEvent,
+        f: &Frame,
+        out: &mut Vec<Violation>,
+    ) -> Option<&mut Channel> {
+        let ch = f.channel;
+        if f.method()
+            .is_some_and(|m| m.kind() == MethodKind::ChannelOpen)
+        {
+            self.channels.insert(ch, Channel::opening(ch));
+            return None;
+        }
+        if !self.uncertain && !self.skimmed_channels.contains(&ch) {
+            out.push(rules::CHANNEL_NOT_OPEN.violation(
+                ev.dir,
+                ev.offset,
+                format!("{} on channel {ch}, which was never opened", f.name()),
+            ));
+            return None;
+        }
+        Some(
+            self.channels
+                .get_or_insert_with(ch, || Channel::learned(ch)),
+        )
     }
 }
 
@@ -455,7 +392,11 @@ impl ProtocolTracker for ConnectionTracker {
         connection.uncertain = self.uncertain;
         crate::state::snapshot::Detail::Amqp091(Box::new(snapshot::Amqp091Snapshot {
             connection,
-            channels: self.channels.values().map(Channel::snapshot).collect(),
+            channels: {
+                let mut open: Vec<&Channel> = self.channels.values().collect();
+                open.sort_unstable_by_key(|c| c.number);
+                open.into_iter().map(Channel::snapshot).collect()
+            },
         }))
     }
 }

@@ -17,6 +17,8 @@ use crate::base::{Awaits, Dir, EndWhy, FrameRef, ScopeKind, SettleKind, Timestam
 use crate::codec::amqp091::{Frame, Method, MethodKind};
 use crate::protocol::{AnyMessage, FrameEvent};
 
+use crate::state::amqp091::slots::Slots;
+
 use super::catalog as cat;
 use super::cond::{Cond, Ctx};
 use super::waiting::Waiting;
@@ -48,7 +50,7 @@ struct Channel {
     shared: u16,
     shared_unacked: u32,
     shared_full: Option<Cond>,
-    consumers: HashMap<Bytes, Consumer>,
+    consumers: Slots<Bytes, Consumer>,
     /// Queues of consumes awaiting their consume-ok.
     pending: VecDeque<Bytes>,
     /// Unacked deliveries to consumers: their consumer's tag, by the delivery's start.
@@ -116,7 +118,7 @@ impl Deliveries {
 /// One AMQP 0-9-1 connection's diagnoses.
 #[derive(Debug, Default)]
 pub struct Diag091 {
-    channels: HashMap<u16, Channel>,
+    channels: Slots<u16, Channel>,
     idle: [Idle; 2],
     blocked: Option<Cond>,
     /// Queues whose consumer the broker cancelled, until consumed again.
@@ -185,7 +187,7 @@ impl Diag091 {
                     .delivery
                     .filter(|d| d.awaits == Some(Awaits::Settlement))
                 {
-                    let ch = self.channels.entry(channel).or_default();
+                    let ch = self.channels.get_or_insert_with(channel, Channel::default);
                     ch.unconfirmed.add(ts.0, d.start);
                     ch.unconfirmed.refresh(cx, &cat::UNCONFIRMED, ts, at(fe));
                 }
@@ -284,7 +286,7 @@ impl Diag091 {
 
     /// A basic.qos: the channel's shared (global) or per-consumer prefetch window.
     fn qos(&mut self, channel: u16, m: &Method) {
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         let n = m.prefetch_count().unwrap_or(0);
         let global = m
             .get(crate::codec::amqp091::Arg::Global)
@@ -300,7 +302,7 @@ impl Diag091 {
     /// per-consumer window.
     fn consume_ok(&mut self, channel: u16, m: &Method) {
         let room = self.room();
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         if let (Some(q), Some(tag), true) = (ch.pending.pop_front(), m.consumer_tag(), room) {
             let limit = ch.per_consumer;
             ch.consumers.insert(
@@ -356,7 +358,7 @@ impl Diag091 {
             return;
         }
         let room = self.room();
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         if m.nowait() == Some(true) {
             if let Some(tag) = m.consumer_tag().filter(|t| !t.is_empty() && room) {
                 let limit = ch.per_consumer;
@@ -425,7 +427,7 @@ impl Diag091 {
             return;
         };
         let here = at(fe);
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         ch.unacked.add(ts.0, d.start);
         ch.unacked.refresh(cx, &cat::UNACKED, ts, here);
         let Some(tag) = m.consumer_tag() else { return };
@@ -487,7 +489,9 @@ impl Diag091 {
             return;
         };
         if msg.method.redelivered() != Some(true) {
-            self.redeliveries.remove(id);
+            if !self.redeliveries.is_empty() {
+                self.redeliveries.remove(id);
+            }
             return;
         }
         if self.redeliveries.len() >= MAX_NAMES && !self.redeliveries.contains_key(id) {
@@ -500,7 +504,7 @@ impl Diag091 {
             dir: Dir::S2C,
             offset: msg.offset,
         };
-        let ch = self.channels.entry(channel).or_default();
+        let ch = self.channels.get_or_insert_with(channel, Channel::default);
         if ch.redelivered_at.as_ref().is_some_and(|(i, _)| i == id) {
             ch.redelivered_at = Some((id.clone(), start));
         }
@@ -542,7 +546,7 @@ impl Diag091 {
             };
             cx.fire(c, now, ScopeKind::Consumer, &name, &detail);
         }
-        for (&n, ch) in &mut self.channels {
+        for (&n, ch) in self.channels.iter_mut() {
             channel_due(cx, n, ch, now);
         }
     }
@@ -644,7 +648,7 @@ fn channel_due(cx: &mut Ctx<'_>, n: u16, ch: &mut Channel, now: i64) {
             )
         });
     }
-    for (tag, consumer) in &mut ch.consumers {
+    for (tag, consumer) in ch.consumers.iter_mut() {
         if let Some(c) = &mut consumer.full {
             let name = || format!("consumer {} on channel {n}", quoted(tag));
             cx.fire(c, now, ScopeKind::Consumer, &name, &|c| {
