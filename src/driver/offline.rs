@@ -34,6 +34,9 @@ pub use shards::{LOCAL_AT, Shard, run_sharded, run_sharded_at};
 
 /// How many events are handed to the sinks between flushes on one thread.
 const BATCH: usize = 4096;
+/// Bytes of a sink's rendered batch kept for the next batch (a batch of small frames renders
+/// to well under this; one of large frames may not, and gives its buffer back).
+const KEEP_BATCH_BYTES: usize = 4 << 20;
 
 /// When the sinks are written and flushed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +100,7 @@ fn sequential(
             part.take(&mut events, &mut out);
             sinks.write_all(&out);
             sinks.flush();
-            out = Output::default();
+            out.recycle(KEEP_BATCH_BYTES);
             if sinks.all_gone() {
                 return router.stats().clone();
             }

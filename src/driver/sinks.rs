@@ -44,15 +44,21 @@ impl Output {
         self.ends.clear();
     }
 
-    /// Empty it and let go of buffers grown beyond what an ordinary batch needs (a burst of
-    /// large frames grows them to megabytes): for a worker about to wait for traffic.
-    pub fn release_spare(&mut self) {
+    /// Empty it for the next batch, keeping each sink's buffer unless it grew beyond `keep`
+    /// bytes: a buffer grown anew every batch costs a copy of every rendered byte.
+    pub fn recycle(&mut self, keep: usize) {
         self.clear();
         for buf in &mut self.bytes {
-            if buf.capacity() > KEEP_BYTES {
+            if buf.capacity() > keep {
                 *buf = Vec::new();
             }
         }
+    }
+
+    /// Empty it and let go of buffers grown beyond what an ordinary batch needs (a burst of
+    /// large frames grows them to megabytes): for a worker about to wait for traffic.
+    pub fn release_spare(&mut self) {
+        self.recycle(KEEP_BYTES);
         self.events.shrink_to(KEEP_PIECES);
         self.ends.shrink_to(KEEP_PIECES);
     }
