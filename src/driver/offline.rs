@@ -145,6 +145,9 @@ struct Pieces {
     part: Part,
     out: Output,
     tx: SyncSender<FromWorker>,
+    /// Outputs the sequencer has written, emptied, for the next batches (their buffers grown
+    /// already).
+    spare: Receiver<Output>,
 }
 
 impl Collect for Pieces {
@@ -153,7 +156,8 @@ impl Collect for Pieces {
     }
 
     fn batch_done(&mut self) -> bool {
-        let out = std::mem::take(&mut self.out);
+        let next = self.spare.try_recv().unwrap_or_default();
+        let out = std::mem::replace(&mut self.out, next);
         self.tx.send(FromWorker::Batch(out)).is_ok()
     }
 
@@ -282,10 +286,11 @@ struct Gone;
 /// (returning) when every sink is gone.
 fn sequence(
     routes: Receiver<ToSequencer>,
-    from: Vec<Receiver<FromWorker>>,
+    from: Vec<(Receiver<FromWorker>, SyncSender<Output>)>,
     sinks: &mut SinkSet<'_>,
 ) -> Result<(), Gone> {
     let mut cursors: Vec<Option<Cursor>> = from.iter().map(|_| None).collect();
+    let (from, spares): (Vec<_>, Vec<_>) = from.into_iter().unzip();
     while let Ok(msg) = routes.recv() {
         let route = match msg {
             ToSequencer::Round(route) => route,
@@ -295,10 +300,17 @@ fn sequence(
             while count > 0 {
                 let cursor = match &mut cursors[w] {
                     Some(c) if c.next < c.out.pieces() => c,
-                    slot => match from[w].recv() {
-                        Ok(FromWorker::Batch(out)) => slot.insert(Cursor { out, next: 0 }),
-                        Ok(FromWorker::End(..)) | Err(_) => return Err(Gone),
-                    },
+                    slot => {
+                        // The worker's last output, all written, goes back to it emptied.
+                        if let Some(Cursor { mut out, .. }) = slot.take() {
+                            out.recycle(KEEP_BATCH_BYTES);
+                            let _ = spares[w].try_send(out);
+                        }
+                        match from[w].recv() {
+                            Ok(FromWorker::Batch(out)) => slot.insert(Cursor { out, next: 0 }),
+                            Ok(FromWorker::End(..)) | Err(_) => return Err(Gone),
+                        }
+                    }
                 };
                 let n = count.min(cursor.out.pieces() - cursor.next);
                 if n == 0 {
@@ -359,15 +371,17 @@ fn parallel(
         for load in &loads {
             let (tx, rx) = sync_channel(QUEUE_BATCHES);
             let (back_tx, back_rx) = sync_channel(QUEUE_BATCHES);
+            let (spare_tx, spare_rx) = sync_channel(QUEUE_BATCHES);
             let mut pieces = Pieces {
                 part: sinks.part(),
                 out: Output::default(),
                 tx: back_tx,
+                spare: spare_rx,
             };
             let opts = opts.clone();
             workers.push(scope.spawn(move || work(rx, load, opts, &mut pieces)));
             txs.push(tx);
-            froms.push(back_rx);
+            froms.push((back_rx, spare_tx));
         }
         let dealer = Dealer::new(txs, &loads);
         let (route_tx, route_rx) = sync_channel(QUEUE_BATCHES * loads.len());
