@@ -341,6 +341,25 @@ mod tests {
                 String::from_utf8_lossy(h)
             );
         }
+        // Generated haystacks of look-alike pieces.
+        let pieces: [&[u8]; 8] = [
+            b"put-token",
+            b"put-",
+            b"-",
+            b"token",
+            b"k",
+            b"put",
+            b"-tok",
+            b"x",
+        ];
+        let mut rng = crate::base::test_rng::Rng(0x7075_742d);
+        for _ in 0..20_000 {
+            let mut h = Vec::new();
+            for _ in 0..rng.below(24) {
+                h.extend_from_slice(pieces[rng.below(pieces.len() as u64) as usize]);
+            }
+            assert_eq!(contains_put_token(&h), naive(&h), "{h:?}");
+        }
         // Every position in haystacks long and short, among look-alikes.
         for len in [9, 15, 21, 22, 23, 31, 32, 33, 47, 64, 65, 100, 255] {
             let base = b"octet-stream put-toke -token ".repeat(10)[..len].to_vec();
