@@ -25,7 +25,7 @@ pub use crate::codec::masking::MASK_BYTE;
 use crate::codec::masking::{Searched, fill};
 use crate::codec::{DecodeError, ErrorKind, ProtocolHeader, credential};
 use crate::protocol::credential as protocol_credential;
-use crate::protocol::{Item, MaskStates, StreamDecoder};
+use crate::protocol::{FrameEvent, Item, MaskStates, ProtocolId, StreamDecoder};
 
 /// Masking state of one direction of one connection.
 #[derive(Debug, Default)]
@@ -34,6 +34,8 @@ pub struct Masker {
     header: Option<ProtocolHeader>,
     /// The framing last seen (from headers and frames).
     proto: Option<ProtocolHeader>,
+    /// The protocol of the last frame, when no header came after it (`proto` is its header).
+    framed: Option<ProtocolId>,
     /// What each protocol's own masking keeps between frames.
     states: MaskStates,
     /// Everything from this offset on is masked (framing was lost at a credential frame).
@@ -62,6 +64,7 @@ impl Masker {
                 Item::Header { header, .. } => {
                     self.header = Some(*header);
                     self.proto = Some(*header);
+                    self.framed = None;
                 }
                 Item::Frame(_) => {
                     if let Some(malformed) = self.frame(item, masked) {
@@ -92,53 +95,47 @@ impl Masker {
     }
 
     /// Mask one decoded frame; returns the item to replace it with when the masked bytes no
-    /// longer decode. The frame is written to only when something in it is masked.
+    /// longer decode. The frame is written to only when something in it is masked, and its
+    /// message handed to the protocol's masking in place (the event is not shared yet).
     fn frame(&mut self, item: &mut Item, masked: &mut Vec<Range<u64>>) -> Option<Item> {
         let Item::Frame(fe) = item else {
             return None;
         };
-        let (offset, raw, frame) = (fe.offset, &fe.raw, &fe.frame);
+        let (raw, frame) = (&fe.raw, &fe.frame);
+        let id = frame.protocol();
+        if self.framed != Some(id) {
+            self.framed = Some(id);
+            self.proto = Some(id.header());
+        }
         let mut ranges = frame.secret_ranges();
         let urls = credential::url_passwords(raw);
         // The bytes just searched for URLs: a message wholly inside them holds none either.
         let searched = (urls.is_empty()).then(|| raw.as_ptr_range());
-        ranges.extend(urls);
-        self.proto = Some(frame.protocol().header());
+        if !urls.is_empty() {
+            ranges.extend(urls);
+        }
         // The bytes the protocol's hook looked for a credential of its own in.
         let token_searched = self.states.frame(frame, &mut ranges);
-        if !ranges.is_empty() {
-            let bytes = apply(raw, &ranges, offset, masked);
-            match crate::protocol::stream::redecode(frame, bytes.clone(), offset) {
-                Some(f) => {
-                    // Not shared yet: written in place.
-                    let fe = Arc::make_mut(fe);
-                    fe.frame = f;
-                    fe.raw = bytes;
-                }
-                None => {
-                    // Fail closed: the whole payload goes (header kept).
-                    let keep = frame.protocol().frame_header_len();
-                    let all = keep.min(raw.len())..raw.len();
-                    let raw = apply(&bytes, std::slice::from_ref(&all), offset, masked);
-                    let error = DecodeError::new(
-                        offset,
-                        ErrorKind::MalformedFrame(
-                            "a credential field of a type the spec does not allow",
-                        ),
-                    );
-                    return Some(Item::Malformed { offset, raw, error });
-                }
-            }
+        let was_masked = !ranges.is_empty();
+        if was_masked && let Some(malformed) = mask_frame(fe, &ranges, masked) {
+            return Some(malformed);
         }
-        self.states.frame_masked(&fe.frame, !ranges.is_empty());
-        if let Some(Ok(_)) = &fe.message
-            && let Some(Ok(m)) = &mut Arc::make_mut(fe).message
-        {
+        self.states.frame_masked(&fe.frame, was_masked);
+        if let Some(Ok(_)) = &fe.message {
             let searched = Searched {
                 urls: searched,
-                token: token_searched.filter(|_| ranges.is_empty()),
+                token: token_searched.filter(|_| !was_masked),
             };
-            self.states.message(m, &searched);
+            let states = &mut self.states;
+            let mut mask = |fe: &mut FrameEvent| {
+                if let Some(Ok(m)) = &mut fe.message {
+                    states.message(m, &searched);
+                }
+            };
+            match Arc::get_mut(fe) {
+                Some(fe) => mask(fe),
+                None => mask(Arc::make_mut(fe)),
+            }
         }
         None
     }
@@ -161,6 +158,38 @@ impl Masker {
     /// carry a credential.
     pub fn lost_from(&self) -> Option<u64> {
         self.lost_from
+    }
+}
+
+/// Mask `ranges` of the frame `fe` and decode it again; returns the item to replace it with
+/// when the masked bytes no longer decode.
+#[inline(never)]
+fn mask_frame(
+    fe: &mut Arc<FrameEvent>,
+    ranges: &[Range<usize>],
+    masked: &mut Vec<Range<u64>>,
+) -> Option<Item> {
+    let (offset, raw, frame) = (fe.offset, &fe.raw, &fe.frame);
+    let bytes = apply(raw, ranges, offset, masked);
+    match crate::protocol::stream::redecode(frame, bytes.clone(), offset) {
+        Some(f) => {
+            // Not shared yet: written in place.
+            let fe = Arc::make_mut(fe);
+            fe.frame = f;
+            fe.raw = bytes;
+            None
+        }
+        None => {
+            // Fail closed: the whole payload goes (header kept).
+            let keep = frame.protocol().frame_header_len();
+            let all = keep.min(raw.len())..raw.len();
+            let raw = apply(&bytes, std::slice::from_ref(&all), offset, masked);
+            let error = DecodeError::new(
+                offset,
+                ErrorKind::MalformedFrame("a credential field of a type the spec does not allow"),
+            );
+            Some(Item::Malformed { offset, raw, error })
+        }
     }
 }
 

@@ -26,10 +26,20 @@ pub struct Searched {
 
 impl Searched {
     /// The URL passwords in `b`, unless `b` lies within bytes already found free of them.
+    #[inline]
     pub fn urls(&self, b: &Bytes) -> Vec<Range<usize>> {
+        if self.holds(b) {
+            return Vec::new();
+        }
+        credential::url_passwords(b)
+    }
+
+    /// True when `b` lies within bytes already found free of URL passwords.
+    #[inline]
+    pub fn holds(&self, b: &[u8]) -> bool {
         match &self.urls {
-            Some(s) if s.start <= b.as_ptr() && b.as_ptr_range().end <= s.end => Vec::new(),
-            _ => credential::url_passwords(b),
+            Some(s) => s.start <= b.as_ptr() && b.as_ptr_range().end <= s.end,
+            None => false,
         }
     }
 }

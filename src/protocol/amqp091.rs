@@ -127,6 +127,7 @@ impl ProtocolFrame for amqp091::Frame {
     fn streamed(&self) -> u64 {
         self.streamed
     }
+    #[inline]
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp091::Frame::secret_ranges(self)
     }

@@ -147,6 +147,7 @@ impl ProtocolFrame for amqp10::Frame {
     fn streamed(&self) -> u64 {
         self.streamed
     }
+    #[inline]
     fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
         amqp10::Frame::secret_ranges(self)
     }

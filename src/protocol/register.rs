@@ -241,6 +241,7 @@ macro_rules! protocols {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::streamed(f)),+ }
             }
             /// Credential byte ranges within the raw frame.
+            #[inline]
             pub fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::secret_ranges(f)),+ }
             }

@@ -23,7 +23,18 @@ pub struct MaskState {
 impl MaskState {
     /// Remember the masked (or forget the stale) method / content header of `f`'s channel,
     /// which the message they start holds a copy of.
+    #[inline]
     pub fn frame_masked(&mut self, f: &Frame, was_masked: bool) {
+        // Nothing masked and nothing remembered: nothing to remember or forget.
+        if !was_masked && self.masked.is_empty() {
+            return;
+        }
+        self.remember(f, was_masked);
+    }
+
+    /// [`MaskState::frame_masked`] when there is something to remember or forget.
+    #[inline(never)]
+    fn remember(&mut self, f: &Frame, was_masked: bool) {
         let ch = f.channel;
         let at = self.masked.iter().position(|e| e.0 == ch);
         match (&f.kind, at) {
@@ -48,8 +59,11 @@ impl MaskState {
 
     /// Give `m` the masked copies of its method and content header, and mask URL passwords
     /// in its body.
+    #[inline]
     pub fn message(&mut self, m: &mut Message, searched: &Searched) {
-        if let Some(i) = self.masked.iter().position(|e| e.0 == m.channel) {
+        if !self.masked.is_empty()
+            && let Some(i) = self.masked.iter().position(|e| e.0 == m.channel)
+        {
             let (_, method, header) = self.masked.swap_remove(i);
             if let Some(method) = method {
                 m.method = method;

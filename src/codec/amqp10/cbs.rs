@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use super::message::{Message, Section};
 use super::value::Value;
+use super::views::Transfer;
 use super::{Frame, Map};
 use crate::json::JsonOut;
 
@@ -78,14 +79,20 @@ fn token_span(section: &Section) -> Option<Range<usize>> {
 /// Byte ranges (within the raw frame) of the token of a put-token request carried whole by this
 /// transfer frame. Empty for anything else, including a put-token split over several transfers
 /// (the token is then not masked).
+#[inline]
 pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
-    let Some(t) = frame.transfer() else {
-        return Vec::new();
-    };
-    if t.more || t.aborted {
-        return Vec::new();
+    match frame.transfer() {
+        Some(t) if !t.more && !t.aborted && contains_put_token(frame.payload()) => {
+            token_in_frame(frame)
+        }
+        _ => Vec::new(),
     }
-    put_token_in_payload(frame.payload(), frame.payload_abs_offset())
+}
+
+/// [`put_token_ranges`] of a single transfer whose payload holds `put-token` somewhere.
+#[inline(never)]
+fn token_in_frame(frame: &Frame) -> Vec<Range<usize>> {
+    token_in_sections(frame.payload(), frame.payload_abs_offset())
         .into_iter()
         .filter_map(|r| {
             Some(
@@ -119,8 +126,20 @@ impl SplitPutTokens {
     /// The byte range (within the raw frame) to mask of this transfer: its whole payload, when
     /// it belongs to a multi-transfer delivery known to be a put-token by now. `None` for other
     /// frames and for single-transfer messages ([`put_token_ranges`] masks those precisely).
+    #[inline]
     pub fn transfer(&mut self, frame: &Frame) -> Option<Range<usize>> {
         let t = frame.transfer()?;
+        // A single-transfer message with no delivery under way: nothing to follow.
+        if self.open.is_empty() && !t.more {
+            return None;
+        }
+        self.follow(frame, t)
+    }
+
+    /// [`SplitPutTokens::transfer`] of a transfer that starts, continues or ends a delivery
+    /// of several.
+    #[inline(never)]
+    fn follow(&mut self, frame: &Frame, t: &Transfer) -> Option<Range<usize>> {
         let key = (frame.channel, t.handle);
         let at = self.open.iter().position(|(k, _, _)| *k == key);
         if at.is_none() && !t.more {
@@ -156,11 +175,18 @@ impl SplitPutTokens {
 
 /// Byte ranges (within `payload`, a whole message) of the token, when the message is a
 /// put-token request.
+#[inline]
 pub fn put_token_in_payload(payload: &bytes::Bytes, abs: u64) -> Vec<Range<usize>> {
     // Cheap pre-check: most transfers are not CBS; only decode the sections when they can be.
     if !contains_put_token(payload) {
         return Vec::new();
     }
+    token_in_sections(payload, abs)
+}
+
+/// [`put_token_in_payload`] of a payload that holds `put-token` somewhere.
+#[inline(never)]
+fn token_in_sections(payload: &bytes::Bytes, abs: u64) -> Vec<Range<usize>> {
     let Ok(sections) = Message::decode_sections(payload, abs) else {
         return Vec::new();
     };
@@ -174,10 +200,28 @@ pub fn put_token_in_payload(payload: &bytes::Bytes, abs: u64) -> Vec<Range<usize
         .collect()
 }
 
-/// True when `hay` holds `put-token` (a SIMD substring search: this runs on every transfer).
+/// `put-token`, the operation a token is put with.
+const PUT_TOKEN: &[u8] = b"put-token";
+
+/// True when `hay` holds `put-token`. This runs on every transfer: on x86-64 with AVX2, a
+/// search for the `-` and the `k` three bytes apart (which text rarely has), each candidate
+/// compared whole; elsewhere, and for a payload too short for it, a substring searcher.
 fn contains_put_token(hay: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use memchr::arch::all::packedpair::Pair;
+        use memchr::arch::x86_64::avx2::packedpair::Finder;
+        static PAIR: std::sync::LazyLock<Option<Finder>> = std::sync::LazyLock::new(|| {
+            Finder::with_pair(PUT_TOKEN, Pair::with_indices(PUT_TOKEN, 3, 6)?)
+        });
+        if let Some(finder) = &*PAIR
+            && hay.len() >= finder.min_haystack_len()
+        {
+            return finder.find(hay, PUT_TOKEN).is_some();
+        }
+    }
     static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"put-token"));
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PUT_TOKEN));
     FINDER.find(hay).is_some()
 }
 
@@ -271,6 +315,62 @@ mod tests {
             let ranges = frame.secret_ranges();
             assert_eq!(ranges.len(), 1);
             assert_eq!(&raw[ranges[0].clone()], token.as_bytes());
+        }
+    }
+
+    #[test]
+    fn put_token_is_found_wherever_it_sits() {
+        let naive = |h: &[u8]| h.windows(9).any(|w| w == b"put-token");
+        let cases: [&[u8]; 10] = [
+            b"put-token",
+            b"xput-token",
+            b"put-tokenx",
+            b"-put-token-",
+            b"put-toke",
+            b"ut-token",
+            b"-",
+            b"",
+            b"a-b-c-put-tok-put-token",
+            b"put--token put-token",
+        ];
+        for h in cases {
+            assert_eq!(
+                contains_put_token(h),
+                naive(h),
+                "{:?}",
+                String::from_utf8_lossy(h)
+            );
+        }
+        // Generated haystacks of look-alike pieces.
+        let pieces: [&[u8]; 8] = [
+            b"put-token",
+            b"put-",
+            b"-",
+            b"token",
+            b"k",
+            b"put",
+            b"-tok",
+            b"x",
+        ];
+        let mut rng = crate::base::test_rng::Rng(0x7075_742d);
+        for _ in 0..20_000 {
+            let mut h = Vec::new();
+            for _ in 0..rng.below(24) {
+                h.extend_from_slice(pieces[rng.below(pieces.len() as u64) as usize]);
+            }
+            assert_eq!(contains_put_token(&h), naive(&h), "{h:?}");
+        }
+        // Every position in haystacks long and short, among look-alikes.
+        for len in [9, 15, 21, 22, 23, 31, 32, 33, 47, 64, 65, 100, 255] {
+            let base = b"octet-stream put-toke -token ".repeat(10)[..len].to_vec();
+            assert!(!contains_put_token(&base));
+            for at in 0..=len - 9 {
+                let mut h = base.clone();
+                h[at..at + 9].copy_from_slice(b"put-token");
+                assert!(contains_put_token(&h), "len {len} at {at}");
+                h[at + 6] = b'K';
+                assert_eq!(contains_put_token(&h), naive(&h), "len {len} at {at}");
+            }
         }
     }
 

@@ -17,7 +17,9 @@ impl MaskState {
     /// put-token split over several); returns the payload a single-transfer put-token was
     /// looked for in (by the frame's own secret ranges).
     pub fn frame(&mut self, f: &Frame, ranges: &mut Vec<Range<usize>>) -> Option<Range<*const u8>> {
-        ranges.extend(self.split.transfer(f));
+        if let Some(r) = self.split.transfer(f) {
+            ranges.push(r);
+        }
         f.transfer()
             .filter(|t| !t.more && !t.aborted)
             .map(|_| f.payload().as_ptr_range())
@@ -25,9 +27,21 @@ impl MaskState {
 
     /// Mask URL passwords and a put-token's token in the payload of `m`, decoding its
     /// sections again from the masked payload.
+    #[inline]
     pub fn message(&mut self, m: &mut Message, searched: &Searched) {
+        // A message of one transfer, whose frame was searched already: nothing to search.
+        let token_searched = searched.token == Some(m.payload.as_ptr_range());
+        if token_searched && searched.holds(&m.payload) {
+            return;
+        }
+        Self::search(m, searched, token_searched);
+    }
+
+    /// [`MaskState::message`] of a message not searched whole yet.
+    #[inline(never)]
+    fn search(m: &mut Message, searched: &Searched, token_searched: bool) {
         let mut ranges = searched.urls(&m.payload);
-        if searched.token != Some(m.payload.as_ptr_range()) {
+        if !token_searched {
             ranges.extend(cbs::put_token_in_payload(&m.payload, 0));
         }
         if ranges.is_empty() {

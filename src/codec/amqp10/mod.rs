@@ -241,6 +241,7 @@ impl Frame {
 
     /// Byte ranges (within the raw frame) holding credentials, to be masked: SASL responses and
     /// the token of a `$cbs` put-token request carried by one transfer.
+    #[inline]
     pub fn secret_ranges(&self) -> Vec<Range<usize>> {
         match &self.body {
             FrameBody::Sasl { composite, sasl } => sasl::secret_ranges(sasl, composite, &self.raw),

@@ -133,6 +133,7 @@ fn binary_content(raw: &[u8], span: Range<usize>) -> Option<Range<usize>> {
 /// response to the end of the frame's fields is masked. Content bytes only where the type is a
 /// string or binary, so the masked frame still decodes; otherwise whole encodings, and the
 /// caller treats a frame that no longer decodes as malformed.
+#[inline(never)]
 pub fn secret_ranges(sasl: &SaslFrame, c: &Composite, raw: &Bytes) -> Vec<Range<usize>> {
     let (field, defined) = match sasl {
         SaslFrame::Init { .. } => (1, 3),
