@@ -49,6 +49,7 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
 
     /// `Ok(i)`: `key` is at `i`; `Err(i)`: it would go at `i`. The ends are looked at first:
     /// keys mostly come after the last and leave from the first.
+    #[inline]
     fn find(&self, key: &K) -> Result<usize, usize> {
         let n = self.entries.len();
         match self.entries.back() {
@@ -80,18 +81,21 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
     }
 
     /// The value at `key`.
+    #[inline]
     pub fn get(&self, key: &K) -> Option<&V> {
         let i = self.find(key).ok()?;
         self.entries.get(i).map(|(_, v)| v)
     }
 
     /// The value at `key`, to change.
+    #[inline]
     pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         let i = self.find(key).ok()?;
         self.entries.get_mut(i).map(|(_, v)| v)
     }
 
     /// Whether `key` is held.
+    #[inline]
     pub fn contains_key(&self, key: &K) -> bool {
         self.find(key).is_ok()
     }

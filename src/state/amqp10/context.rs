@@ -44,6 +44,10 @@ pub struct Amqp10Context {
     open: HashMap<(Dir, u16), SeqMap<u32, Open>>,
     /// How many deliveries `open` holds.
     open_count: usize,
+    /// The last session map `open` let go of once empty, with its room, for the next session
+    /// that has a delivery waiting: a session's deliveries are settled in batches, each
+    /// emptying its map.
+    spare: SeqMap<u32, Open>,
     /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
     /// delivery-id (if it had one) and the frame that started them.
     current: HashMap<(Dir, u16, u32), (Option<u32>, FrameRef)>,
@@ -56,9 +60,17 @@ impl Amqp10Context {
         let o = session.remove(&id)?;
         self.open_count -= 1;
         if session.is_empty() {
-            self.open.remove(&(dir, channel));
+            self.release(dir, channel);
         }
         Some(o)
+    }
+
+    /// The session map of (`dir`, `channel`) is empty: it leaves `open`, and its room is kept
+    /// as the spare.
+    fn release(&mut self, dir: Dir, channel: u16) {
+        if let Some(m) = self.open.remove(&(dir, channel)) {
+            self.spare = m;
+        }
     }
 
     /// The flow of handle `handle` as named by `dir` on `channel`; an unnamed link sent in
@@ -165,7 +177,11 @@ impl Amqp10Context {
                         ts: at.ts,
                         flow,
                     };
-                    let session = self.open.entry((dir, channel)).or_default();
+                    let spare = &mut self.spare;
+                    let session = self
+                        .open
+                        .entry((dir, channel))
+                        .or_insert_with(|| std::mem::take(spare));
                     if session.insert(id, open).is_none() {
                         self.open_count += 1;
                     }
@@ -226,10 +242,13 @@ impl Amqp10Context {
         visit(taken);
         self.open_count -= taken;
         if session.is_empty() {
-            self.open.remove(&(sender, sender_channel));
+            self.release(sender, sender_channel);
         }
-        // Delivery ids settle in order of the range; the report reads them in start order.
-        cx.settles.sort_by_key(|s| s.start);
+        // Delivery ids settle in order of the range; the report reads them in start order
+        // (which they are in as a rule: sent in the order of their ids).
+        if !cx.settles.is_sorted_by_key(|s| s.start) {
+            cx.settles.sort_by_key(|s| s.start);
+        }
     }
 }
 
@@ -290,6 +309,7 @@ impl ContextTracker for Amqp10Context {
 
     fn gap(&mut self, _dir: Dir) {
         self.open.clear();
+        self.spare = SeqMap::new();
         self.open_count = 0;
         self.current.clear();
     }

@@ -55,8 +55,14 @@ pub struct Partial {
 pub struct Deliveries {
     /// Unsettled deliveries by delivery-id.
     pub unsettled: [SeqMap<u32, Delivery>; 2],
-    /// (link id, tag) -> delivery-id of the unsettled deliveries.
+    /// (link id, tag) -> delivery-id of the unsettled deliveries, once `indexed` (empty
+    /// before).
     pub tags: [HashMap<(u64, Bytes), u32>; 2],
+    /// `tags` is kept. Until a link's tracked delivery-tags stop rising (each greater than
+    /// the one before, as [`Link::top_tag`](super::link::Link::top_tag) follows), no two
+    /// unsettled deliveries of a link can share a tag, and a new tag above its link's top is
+    /// held by none: the index is built from the unsettled deliveries only when a tag is not.
+    pub indexed: [bool; 2],
     /// The last new delivery-id.
     pub last_id: [Option<u32>; 2],
 }
@@ -89,12 +95,15 @@ impl Deliveries {
         mut each: impl FnMut(u32, &Delivery),
     ) {
         let (map, tags) = (&mut self.unsettled[dd], &mut self.tags[dd]);
+        let indexed = self.indexed[dd];
         let (low, high) = spans(first, last);
         let mut n = 0;
         for r in std::iter::once(low).chain(high) {
             for (id, d) in map.drain_range(r) {
                 each(id, &d);
-                tags.remove(&(d.link, d.tag));
+                if indexed {
+                    tags.remove(&(d.link, d.tag));
+                }
                 n += 1;
             }
         }
@@ -103,9 +112,36 @@ impl Deliveries {
 
     /// Delivery `id` sent by direction index `dd` is settled: forget it and its tag.
     pub fn settle(&mut self, dd: usize, id: u32) {
-        if let Some(old) = self.unsettled[dd].remove(&id) {
+        if let Some(old) = self.unsettled[dd].remove(&id)
+            && self.indexed[dd]
+        {
             self.tags[dd].remove(&(old.link, old.tag));
         }
+    }
+
+    /// A delivery of link `lid` with delivery-tag `tag` is about to be looked up or tracked
+    /// (sent by direction index `dd`); `top` is the link's greatest tracked tag so far. When
+    /// `tag` is not above it, the tag index is built (once per direction) from the unsettled
+    /// deliveries: no tag of them repeats within its link until then, so it is the index
+    /// the tracked deliveries would have made.
+    #[inline]
+    pub fn index_unless_rising(&mut self, dd: usize, tag: &[u8], top: Option<&Bytes>) {
+        if self.indexed[dd] || top.is_none_or(|top| tag > top.as_ref()) {
+            return;
+        }
+        self.index(dd);
+    }
+
+    /// Build the tag index of direction index `dd` from its unsettled deliveries.
+    #[cold]
+    #[inline(never)]
+    fn index(&mut self, dd: usize) {
+        self.indexed[dd] = true;
+        let tags = &mut self.tags[dd];
+        for (id, d) in self.unsettled[dd].iter() {
+            tags.insert((d.link, d.tag.clone()), *id);
+        }
+        visit(self.unsettled[dd].len());
     }
 }
 

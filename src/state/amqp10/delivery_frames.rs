@@ -74,8 +74,10 @@ impl Session {
                 (p.message_format, p.resumed)
             });
         let book = &mut self.deliveries;
-        let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
-            continuation(p, &l.name, t, settled_here, d, fe, out)
+        // `tracked`: the first transfer put its delivery among the unsettled ones just now.
+        let (delivery_id, complete_settled, tracked) = if let Some(p) = l.partial.as_mut() {
+            let (id, settled) = continuation(p, &l.name, t, settled_here, d, fe, out);
+            (id, settled, false)
         } else {
             l.first_transfer(book, self.known, lid, t, settled_here, at, out)
         };
@@ -97,7 +99,7 @@ impl Session {
                 l.heard = Some(count);
                 if let Some(id) = delivery_id
                     && !complete_settled
-                    && book.unsettled[d.index()].contains_key(&id)
+                    && (tracked || book.unsettled[d.index()].contains_key(&id))
                 {
                     l.unheard.delivered(id, count);
                 }
@@ -108,7 +110,11 @@ impl Session {
             let dd = d.index();
             if settled_here || t.aborted {
                 book.settle(dd, id);
-            } else if last && let Some(x) = book.unsettled[dd].get_mut(&id) {
+            } else if last
+                && !tracked
+                && let Some(x) = book.unsettled[dd].get_mut(&id)
+            {
+                // (A delivery tracked by this transfer is complete already.)
                 x.complete = true;
             }
         }
@@ -355,7 +361,8 @@ impl Link {
     }
 
     /// The first transfer of a new delivery: judged against the link's state and credit, then
-    /// counted and recorded on the session. Returns its delivery-id and whether it is settled.
+    /// counted and recorded on the session. Returns its delivery-id, whether it is settled, and
+    /// whether it is now tracked among the session's unsettled deliveries.
     #[allow(clippy::too_many_arguments)]
     fn first_transfer(
         &mut self,
@@ -366,14 +373,21 @@ impl Link {
         settled_here: bool,
         at: At,
         out: &mut Vec<Violation>,
-    ) -> (Option<u32>, bool) {
+    ) -> (Option<u32>, bool, bool) {
         let (d, fe) = (at.d, at.fe);
         let known = self.known && session_known;
         self.first_transfer_checks(known, t, d, fe, out);
         self.delivery_count = self.delivery_count.map(|c| c.wrapping_add(1));
         self.deliveries = self.deliveries.saturating_add(1);
+        let mut tracked = false;
         if let Some(id) = t.delivery_id {
             let dd = d.index();
+            tracked =
+                !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES;
+            if (known && t.delivery_tag.is_some()) || tracked {
+                let tag = t.delivery_tag.as_deref().unwrap_or_default();
+                book.index_unless_rising(dd, tag, self.top_tag.as_ref());
+            }
             if known {
                 if book.unsettled[dd].contains_key(&id) {
                     out.push(rules::DELIVERY_ID_REUSED.violation(
@@ -397,6 +411,7 @@ impl Link {
                         ));
                 }
                 if let Some(tag) = &t.delivery_tag
+                    && book.indexed[dd]
                     && let Some(other) = book.tags[dd].get(&(lid, tag.clone()))
                 {
                     out.push(rules::DELIVERY_TAG_REUSED.violation(
@@ -411,9 +426,9 @@ impl Link {
                 }
             }
             book.last_id[dd] = Some(id);
-            if !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES {
+            if tracked {
                 let tag = t.delivery_tag.clone().unwrap_or_default();
-                if let Some(old) = book.unsettled[dd].insert(
+                let old = book.unsettled[dd].insert(
                     id,
                     Delivery {
                         link: lid,
@@ -421,10 +436,15 @@ impl Link {
                         rcv_settle_mode: t.rcv_settle_mode,
                         complete: !t.more,
                     },
-                ) {
-                    book.tags[dd].remove(&(old.link, old.tag));
+                );
+                if book.indexed[dd] {
+                    if let Some(old) = old {
+                        book.tags[dd].remove(&(old.link, old.tag));
+                    }
+                    book.tags[dd].insert((lid, tag), id);
+                } else {
+                    self.top_tag = Some(tag);
                 }
-                book.tags[dd].insert((lid, tag), id);
             }
         }
         if t.more && !t.aborted {
@@ -438,7 +458,7 @@ impl Link {
                 resumed: t.resume,
             });
         }
-        (t.delivery_id, settled_here)
+        (t.delivery_id, settled_here, tracked)
     }
 
     /// What the first transfer of a delivery must get right: its fields, a resume the sender's

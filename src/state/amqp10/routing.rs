@@ -13,6 +13,7 @@ use super::{At, ConnectionTracker, peer_name, rules};
 
 impl ConnectionTracker {
     /// The session `at.d` sends `name` on `channel` for; learned after a gap, reported otherwise.
+    #[inline]
     pub(crate) fn session_for(
         &mut self,
         at: At,
@@ -20,10 +21,23 @@ impl ConnectionTracker {
         name: &str,
         out: &mut Vec<Violation>,
     ) -> Option<u64> {
-        let d = at.d;
-        if let Some(id) = self.channels[d.index()].get(&channel) {
-            return Some(*id);
+        match self.channels[at.d.index()].get(&channel) {
+            Some(id) => Some(*id),
+            None => self.session_unmapped(at, channel, name, out),
         }
+    }
+
+    /// [`ConnectionTracker::session_for`] of a channel `at.d` has no session on.
+    #[cold]
+    #[inline(never)]
+    fn session_unmapped(
+        &mut self,
+        at: At,
+        channel: u16,
+        name: &str,
+        out: &mut Vec<Violation>,
+    ) -> Option<u64> {
+        let d = at.d;
         if at.sender_missed() {
             let id = self.new_id();
             self.sessions.insert(id, Session::new(d, channel, false));
