@@ -119,17 +119,28 @@ impl Deliveries {
         }
     }
 
-    /// A delivery of link `lid` with delivery-tag `tag` is about to be looked up or tracked
-    /// (sent by direction index `dd`); `top` is the link's greatest tracked tag so far. When
-    /// `tag` is not above it, the tag index is built (once per direction) from the unsettled
-    /// deliveries: no tag of them repeats within its link until then, so it is the index
-    /// the tracked deliveries would have made.
+    /// A delivery with delivery-tag `tag` is about to be looked up or tracked (sent by
+    /// direction index `dd`) on a link whose greatest tracked tag so far is `top`. Unless
+    /// `tag` is above it (and short enough to be kept as a [`ShortTag`]), the tag index is
+    /// built (once per direction) from the unsettled deliveries: no tag of them repeats within
+    /// its link until then, so it is the index the tracked deliveries would have made. The
+    /// tag as the link's new top, while the index is not kept.
     #[inline]
-    pub fn index_unless_rising(&mut self, dd: usize, tag: &[u8], top: Option<&Bytes>) {
-        if self.indexed[dd] || top.is_none_or(|top| tag > top.as_ref()) {
-            return;
+    pub fn index_unless_rising(
+        &mut self,
+        dd: usize,
+        tag: &[u8],
+        top: Option<ShortTag>,
+    ) -> Option<ShortTag> {
+        if self.indexed[dd] {
+            return None;
+        }
+        let key = ShortTag::of(tag);
+        if key.is_some() && (top.is_none() || key > top) {
+            return key;
         }
         self.index(dd);
+        None
     }
 
     /// Build the tag index of direction index `dd` from its unsettled deliveries.
@@ -142,6 +153,28 @@ impl Deliveries {
             tags.insert((d.link, d.tag.clone()), *id);
         }
         visit(self.unsettled[dd].len());
+    }
+}
+
+/// A delivery-tag of at most 16 bytes, ordered as the tags' bytes are (byte by byte, a
+/// prefix before what extends it): the bytes zero-padded as one big-endian number, then the
+/// length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ShortTag {
+    bytes: u128,
+    len: u8,
+}
+
+impl ShortTag {
+    /// `tag`, if it is 16 bytes or shorter.
+    #[inline]
+    pub fn of(tag: &[u8]) -> Option<ShortTag> {
+        let mut b = [0u8; 16];
+        b.get_mut(..tag.len())?.copy_from_slice(tag);
+        Some(ShortTag {
+            bytes: u128::from_be_bytes(b),
+            len: tag.len() as u8,
+        })
     }
 }
 
@@ -158,5 +191,35 @@ fn spans(first: u32, last: u32) -> (Span, Option<Span>) {
             (Included(first), Unbounded),
             Some((Unbounded, Included(last))),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShortTag;
+
+    #[test]
+    fn short_tags_are_ordered_as_their_bytes() {
+        let tags: [&[u8]; 9] = [
+            b"",
+            b"\0",
+            b"\0\0",
+            b"\0\x01",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+        ];
+        for a in tags {
+            for b in tags {
+                assert_eq!(
+                    ShortTag::of(a).cmp(&ShortTag::of(b)),
+                    a.cmp(b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        assert_eq!(ShortTag::of(&[7; 17]), None);
     }
 }

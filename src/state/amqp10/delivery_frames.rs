@@ -23,8 +23,8 @@ fn hex(b: &[u8]) -> String {
 
 impl Session {
     /// `at.d`'s transfer on `channel`: routed by handle to its link (reported when `d` has not
-    /// attached the handle, or attached it as receiver), judged against the session window,
-    /// then as the first or a continuation transfer of a delivery.
+    /// attached the handle), then judged there ([`Session::transfer_on`]). The link it was
+    /// routed to, if any.
     pub(crate) fn on_transfer(
         &mut self,
         at: At,
@@ -32,11 +32,25 @@ impl Session {
         t: &Transfer,
         ts: Timestamp,
         out: &mut Vec<Violation>,
+    ) -> Option<u64> {
+        let lid = self.link_for(at, t.handle, "transfer", out)?;
+        self.transfer_on(at, channel, lid, t, ts, out);
+        Some(lid)
+    }
+
+    /// `at.d`'s transfer on `channel` to link `lid` (reported when `d` attached it as
+    /// receiver), judged against the session window, then as the first or a continuation
+    /// transfer of a delivery.
+    pub(crate) fn transfer_on(
+        &mut self,
+        at: At,
+        channel: u16,
+        lid: u64,
+        t: &Transfer,
+        ts: Timestamp,
+        out: &mut Vec<Violation>,
     ) {
         let (d, fe) = (at.d, at.fe);
-        let Some(lid) = self.link_for(at, t.handle, "transfer", out) else {
-            return;
-        };
         let Some(l) = self.links.get_mut(&lid) else {
             return;
         };
@@ -193,14 +207,21 @@ impl Session {
     /// direction index `sb`): each link they travelled on has received them and everything its
     /// sender sent before them, and its receiver knows the count they bring.
     fn heard_through(&mut self, sb: usize, first: u32, last: u32) {
-        let mut newest: Vec<(u64, u32)> = Vec::new();
+        // The newest delivery named of each link, in the order the links come: the first
+        // link apart (a range is of one link as a rule), the others listed.
+        let mut one: Option<(u64, u32)> = None;
+        let mut others: Vec<(u64, u32)> = Vec::new();
         for (id, del) in self.deliveries.in_range(sb, first, last) {
-            match newest.iter_mut().find(|(l, _)| *l == del.link) {
-                Some(e) => e.1 = id,
-                None => newest.push((del.link, id)),
+            match &mut one {
+                Some(e) if e.0 == del.link => e.1 = id,
+                None => one = Some((del.link, id)),
+                Some(_) => match others.iter_mut().find(|(l, _)| *l == del.link) {
+                    Some(e) => e.1 = id,
+                    None => others.push((del.link, id)),
+                },
             }
         }
-        for (lid, id) in newest {
+        for (lid, id) in one.into_iter().chain(others) {
             if let Some(l) = self
                 .links
                 .get_mut(&lid)
@@ -384,9 +405,10 @@ impl Link {
             let dd = d.index();
             tracked =
                 !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES;
+            let mut top = None;
             if (known && t.delivery_tag.is_some()) || tracked {
                 let tag = t.delivery_tag.as_deref().unwrap_or_default();
-                book.index_unless_rising(dd, tag, self.top_tag.as_ref());
+                top = book.index_unless_rising(dd, tag, self.top_tag);
             }
             if known {
                 if book.unsettled[dd].contains_key(&id) {
@@ -428,22 +450,23 @@ impl Link {
             book.last_id[dd] = Some(id);
             if tracked {
                 let tag = t.delivery_tag.clone().unwrap_or_default();
+                let key = book.indexed[dd].then(|| (lid, tag.clone()));
                 let old = book.unsettled[dd].insert(
                     id,
                     Delivery {
                         link: lid,
-                        tag: tag.clone(),
+                        tag,
                         rcv_settle_mode: t.rcv_settle_mode,
                         complete: !t.more,
                     },
                 );
-                if book.indexed[dd] {
+                if let Some(key) = key {
                     if let Some(old) = old {
                         book.tags[dd].remove(&(old.link, old.tag));
                     }
-                    book.tags[dd].insert((lid, tag), id);
+                    book.tags[dd].insert(key, id);
                 } else {
-                    self.top_tag = Some(tag);
+                    self.top_tag = top;
                 }
             }
         }

@@ -184,7 +184,7 @@ pub struct Link {
     pub unheard: UnheardLog,
     /// The greatest delivery-tag of the link's deliveries its session tracked, while each
     /// was greater than the one before (see `Deliveries::indexed`).
-    pub top_tag: Option<Bytes>,
+    pub top_tag: Option<super::delivery::ShortTag>,
 }
 
 impl Link {
