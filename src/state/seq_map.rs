@@ -66,6 +66,7 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
     }
 
     /// Put `value` at `key`; the value it replaces, if any.
+    #[inline]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),

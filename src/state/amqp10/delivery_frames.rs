@@ -250,6 +250,7 @@ fn settles_second_early(del: &Delivery, l: Option<&Link>) -> bool {
 
 /// Session flow control (§2.5.6): one transfer-id per transfer frame, judged against every
 /// incoming-window grant the sender may still be acting on.
+#[inline]
 fn session_window(
     side: &mut SessionSide,
     session_known: bool,
