@@ -123,8 +123,8 @@ impl Deliveries {
     /// direction index `dd`) on a link whose greatest tracked tag so far is `top`. Unless
     /// `tag` is above it (and short enough to be kept as a [`ShortTag`]), the tag index is
     /// built (once per direction) from the unsettled deliveries: no tag of them repeats within
-    /// its link until then, so it is the index the tracked deliveries would have made. The
-    /// tag as the link's new top, while the index is not kept.
+    /// its link until then, so it is the index the tracked deliveries would have made.
+    /// Returns the tag as the link's new top while the index is not kept (None once it is).
     #[inline]
     pub fn index_unless_rising(
         &mut self,
