@@ -49,6 +49,7 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
 
     /// `Ok(i)`: `key` is at `i`; `Err(i)`: it would go at `i`. The ends are looked at first:
     /// keys mostly come after the last and leave from the first.
+    #[inline]
     fn find(&self, key: &K) -> Result<usize, usize> {
         let n = self.entries.len();
         match self.entries.back() {
@@ -65,6 +66,7 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
     }
 
     /// Put `value` at `key`; the value it replaces, if any.
+    #[inline]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
@@ -80,18 +82,21 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
     }
 
     /// The value at `key`.
+    #[inline]
     pub fn get(&self, key: &K) -> Option<&V> {
         let i = self.find(key).ok()?;
         self.entries.get(i).map(|(_, v)| v)
     }
 
     /// The value at `key`, to change.
+    #[inline]
     pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         let i = self.find(key).ok()?;
         self.entries.get_mut(i).map(|(_, v)| v)
     }
 
     /// Whether `key` is held.
+    #[inline]
     pub fn contains_key(&self, key: &K) -> bool {
         self.find(key).is_ok()
     }

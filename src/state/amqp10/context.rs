@@ -40,10 +40,17 @@ pub struct Amqp10Context {
     /// A session's channel in the other direction, by (direction, channel), from the begins.
     peer: HashMap<(Dir, u16), u16>,
     /// Deliveries waiting for their settlement, by (sender's direction, channel), then
-    /// delivery-id: a disposition's range is found by key.
+    /// delivery-id: a disposition's range is found by key. The session used last is held in
+    /// `hot` instead.
     open: HashMap<(Dir, u16), SeqMap<u32, Open>>,
-    /// How many deliveries `open` holds.
+    /// The waiting deliveries of the session a transfer or disposition was about last (maybe
+    /// none left): a session's transfers and the dispositions settling them come in runs.
+    hot: Option<((Dir, u16), SeqMap<u32, Open>)>,
+    /// How many deliveries `open` and `hot` hold.
     open_count: usize,
+    /// The last session map that left `hot` empty, with its room, for the next session that
+    /// has a delivery waiting.
+    spare: SeqMap<u32, Open>,
     /// Multi-frame deliveries in progress, by the sender's (direction, channel, handle): their
     /// delivery-id (if it had one) and the frame that started them.
     current: HashMap<(Dir, u16, u32), (Option<u32>, FrameRef)>,
@@ -52,13 +59,30 @@ pub struct Amqp10Context {
 impl Amqp10Context {
     /// Take delivery `id` sent in `dir` on `channel` out of the waiting ones.
     fn take(&mut self, dir: Dir, channel: u16, id: u32) -> Option<Open> {
-        let session = self.open.get_mut(&(dir, channel))?;
-        let o = session.remove(&id)?;
+        let o = self.session((dir, channel), false)?.remove(&id)?;
         self.open_count -= 1;
-        if session.is_empty() {
-            self.open.remove(&(dir, channel));
-        }
         Some(o)
+    }
+
+    /// The waiting deliveries of the session `key` (`create`: an empty map when it has none),
+    /// made the hot one. The one it replaces goes back to `open`, or, empty, becomes the spare.
+    #[inline(always)]
+    fn session(&mut self, key: (Dir, u16), create: bool) -> Option<&mut SeqMap<u32, Open>> {
+        if self.hot.as_ref().is_none_or(|(k, _)| *k != key) {
+            let m = match self.open.remove(&key) {
+                Some(m) => m,
+                None if create => std::mem::take(&mut self.spare),
+                None => return None,
+            };
+            if let Some((k, old)) = self.hot.replace((key, m)) {
+                if old.is_empty() {
+                    self.spare = old;
+                } else {
+                    self.open.insert(k, old);
+                }
+            }
+        }
+        self.hot.as_mut().map(|(_, m)| m)
     }
 
     /// The flow of handle `handle` as named by `dir` on `channel`; an unnamed link sent in
@@ -165,8 +189,9 @@ impl Amqp10Context {
                         ts: at.ts,
                         flow,
                     };
-                    let session = self.open.entry((dir, channel)).or_default();
-                    if session.insert(id, open).is_none() {
+                    if let Some(session) = self.session((dir, channel), true)
+                        && session.insert(id, open).is_none()
+                    {
                         self.open_count += 1;
                     }
                     Some(Awaits::Settlement)
@@ -207,7 +232,7 @@ impl Amqp10Context {
             flow: o.flow,
             outcome,
         };
-        let Some(session) = self.open.get_mut(&(sender, sender_channel)) else {
+        let Some(session) = self.session((sender, sender_channel), false) else {
             return;
         };
         // Delivery-ids are serial numbers: the range may wrap. Taken straight into the
@@ -225,11 +250,11 @@ impl Amqp10Context {
         let taken = cx.settles.len() - before;
         visit(taken);
         self.open_count -= taken;
-        if session.is_empty() {
-            self.open.remove(&(sender, sender_channel));
+        // Delivery ids settle in order of the range; the report reads them in start order
+        // (which they are in as a rule: sent in the order of their ids).
+        if !cx.settles.is_sorted_by_key(|s| s.start) {
+            cx.settles.sort_by_key(|s| s.start);
         }
-        // Delivery ids settle in order of the range; the report reads them in start order.
-        cx.settles.sort_by_key(|s| s.start);
     }
 }
 
@@ -290,6 +315,8 @@ impl ContextTracker for Amqp10Context {
 
     fn gap(&mut self, _dir: Dir) {
         self.open.clear();
+        self.hot = None;
+        self.spare = SeqMap::new();
         self.open_count = 0;
         self.current.clear();
     }

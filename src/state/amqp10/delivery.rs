@@ -55,8 +55,14 @@ pub struct Partial {
 pub struct Deliveries {
     /// Unsettled deliveries by delivery-id.
     pub unsettled: [SeqMap<u32, Delivery>; 2],
-    /// (link id, tag) -> delivery-id of the unsettled deliveries.
+    /// (link id, tag) -> delivery-id of the unsettled deliveries, once `indexed` (empty
+    /// before).
     pub tags: [HashMap<(u64, Bytes), u32>; 2],
+    /// `tags` is kept. Until a link's tracked delivery-tags stop rising (each greater than
+    /// the one before, as [`Link::top_tag`](super::link::Link::top_tag) follows), no two
+    /// unsettled deliveries of a link can share a tag, and a new tag above its link's top is
+    /// held by none: the index is built from the unsettled deliveries only when a tag is not.
+    pub indexed: [bool; 2],
     /// The last new delivery-id.
     pub last_id: [Option<u32>; 2],
 }
@@ -89,12 +95,15 @@ impl Deliveries {
         mut each: impl FnMut(u32, &Delivery),
     ) {
         let (map, tags) = (&mut self.unsettled[dd], &mut self.tags[dd]);
+        let indexed = self.indexed[dd];
         let (low, high) = spans(first, last);
         let mut n = 0;
         for r in std::iter::once(low).chain(high) {
             for (id, d) in map.drain_range(r) {
                 each(id, &d);
-                tags.remove(&(d.link, d.tag));
+                if indexed {
+                    tags.remove(&(d.link, d.tag));
+                }
                 n += 1;
             }
         }
@@ -103,9 +112,69 @@ impl Deliveries {
 
     /// Delivery `id` sent by direction index `dd` is settled: forget it and its tag.
     pub fn settle(&mut self, dd: usize, id: u32) {
-        if let Some(old) = self.unsettled[dd].remove(&id) {
+        if let Some(old) = self.unsettled[dd].remove(&id)
+            && self.indexed[dd]
+        {
             self.tags[dd].remove(&(old.link, old.tag));
         }
+    }
+
+    /// A delivery with delivery-tag `tag` is about to be looked up or tracked (sent by
+    /// direction index `dd`) on a link whose greatest tracked tag so far is `top`. Unless
+    /// `tag` is above it (and short enough to be kept as a [`ShortTag`]), the tag index is
+    /// built (once per direction) from the unsettled deliveries: no tag of them repeats within
+    /// its link until then, so it is the index the tracked deliveries would have made.
+    /// Returns the tag as the link's new top while the index is not kept (None once it is).
+    #[inline]
+    pub fn index_unless_rising(
+        &mut self,
+        dd: usize,
+        tag: &[u8],
+        top: Option<ShortTag>,
+    ) -> Option<ShortTag> {
+        if self.indexed[dd] {
+            return None;
+        }
+        let key = ShortTag::of(tag);
+        if key.is_some() && (top.is_none() || key > top) {
+            return key;
+        }
+        self.index(dd);
+        None
+    }
+
+    /// Build the tag index of direction index `dd` from its unsettled deliveries.
+    #[cold]
+    #[inline(never)]
+    fn index(&mut self, dd: usize) {
+        self.indexed[dd] = true;
+        let tags = &mut self.tags[dd];
+        for (id, d) in self.unsettled[dd].iter() {
+            tags.insert((d.link, d.tag.clone()), *id);
+        }
+        visit(self.unsettled[dd].len());
+    }
+}
+
+/// A delivery-tag of at most 16 bytes, ordered as the tags' bytes are (byte by byte, a
+/// prefix before what extends it): the bytes zero-padded as one big-endian number, then the
+/// length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ShortTag {
+    bytes: u128,
+    len: u8,
+}
+
+impl ShortTag {
+    /// `tag`, if it is 16 bytes or shorter.
+    #[inline]
+    pub fn of(tag: &[u8]) -> Option<ShortTag> {
+        let mut b = [0u8; 16];
+        b.get_mut(..tag.len())?.copy_from_slice(tag);
+        Some(ShortTag {
+            bytes: u128::from_be_bytes(b),
+            len: tag.len() as u8,
+        })
     }
 }
 
@@ -122,5 +191,35 @@ fn spans(first: u32, last: u32) -> (Span, Option<Span>) {
             (Included(first), Unbounded),
             Some((Unbounded, Included(last))),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShortTag;
+
+    #[test]
+    fn short_tags_are_ordered_as_their_bytes() {
+        let tags: [&[u8]; 9] = [
+            b"",
+            b"\0",
+            b"\0\0",
+            b"\0\x01",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+        ];
+        for a in tags {
+            for b in tags {
+                assert_eq!(
+                    ShortTag::of(a).cmp(&ShortTag::of(b)),
+                    a.cmp(b),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        assert_eq!(ShortTag::of(&[7; 17]), None);
     }
 }

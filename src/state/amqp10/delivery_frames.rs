@@ -23,8 +23,8 @@ fn hex(b: &[u8]) -> String {
 
 impl Session {
     /// `at.d`'s transfer on `channel`: routed by handle to its link (reported when `d` has not
-    /// attached the handle, or attached it as receiver), judged against the session window,
-    /// then as the first or a continuation transfer of a delivery.
+    /// attached the handle), then judged there ([`Session::transfer_on`]). The link it was
+    /// routed to, if any.
     pub(crate) fn on_transfer(
         &mut self,
         at: At,
@@ -32,11 +32,25 @@ impl Session {
         t: &Transfer,
         ts: Timestamp,
         out: &mut Vec<Violation>,
+    ) -> Option<u64> {
+        let lid = self.link_for(at, t.handle, "transfer", out)?;
+        self.transfer_on(at, channel, lid, t, ts, out);
+        Some(lid)
+    }
+
+    /// `at.d`'s transfer on `channel` to link `lid` (reported when `d` attached it as
+    /// receiver), judged against the session window, then as the first or a continuation
+    /// transfer of a delivery.
+    pub(crate) fn transfer_on(
+        &mut self,
+        at: At,
+        channel: u16,
+        lid: u64,
+        t: &Transfer,
+        ts: Timestamp,
+        out: &mut Vec<Violation>,
     ) {
         let (d, fe) = (at.d, at.fe);
-        let Some(lid) = self.link_for(at, t.handle, "transfer", out) else {
-            return;
-        };
         let Some(l) = self.links.get_mut(&lid) else {
             return;
         };
@@ -74,8 +88,10 @@ impl Session {
                 (p.message_format, p.resumed)
             });
         let book = &mut self.deliveries;
-        let (delivery_id, complete_settled) = if let Some(p) = l.partial.as_mut() {
-            continuation(p, &l.name, t, settled_here, d, fe, out)
+        // `tracked`: the first transfer put its delivery among the unsettled ones just now.
+        let (delivery_id, complete_settled, tracked) = if let Some(p) = l.partial.as_mut() {
+            let (id, settled) = continuation(p, &l.name, t, settled_here, d, fe, out);
+            (id, settled, false)
         } else {
             l.first_transfer(book, self.known, lid, t, settled_here, at, out)
         };
@@ -97,7 +113,7 @@ impl Session {
                 l.heard = Some(count);
                 if let Some(id) = delivery_id
                     && !complete_settled
-                    && book.unsettled[d.index()].contains_key(&id)
+                    && (tracked || book.unsettled[d.index()].contains_key(&id))
                 {
                     l.unheard.delivered(id, count);
                 }
@@ -108,7 +124,11 @@ impl Session {
             let dd = d.index();
             if settled_here || t.aborted {
                 book.settle(dd, id);
-            } else if last && let Some(x) = book.unsettled[dd].get_mut(&id) {
+            } else if last
+                && !tracked
+                && let Some(x) = book.unsettled[dd].get_mut(&id)
+            {
+                // (A delivery tracked by this transfer is complete already.)
                 x.complete = true;
             }
         }
@@ -187,14 +207,21 @@ impl Session {
     /// direction index `sb`): each link they travelled on has received them and everything its
     /// sender sent before them, and its receiver knows the count they bring.
     fn heard_through(&mut self, sb: usize, first: u32, last: u32) {
-        let mut newest: Vec<(u64, u32)> = Vec::new();
+        // The newest delivery named of each link, in the order the links come: the first
+        // link apart (a range is of one link as a rule), the others listed.
+        let mut one: Option<(u64, u32)> = None;
+        let mut others: Vec<(u64, u32)> = Vec::new();
         for (id, del) in self.deliveries.in_range(sb, first, last) {
-            match newest.iter_mut().find(|(l, _)| *l == del.link) {
-                Some(e) => e.1 = id,
-                None => newest.push((del.link, id)),
+            match &mut one {
+                Some(e) if e.0 == del.link => e.1 = id,
+                None => one = Some((del.link, id)),
+                Some(_) => match others.iter_mut().find(|(l, _)| *l == del.link) {
+                    Some(e) => e.1 = id,
+                    None => others.push((del.link, id)),
+                },
             }
         }
-        for (lid, id) in newest {
+        for (lid, id) in one.into_iter().chain(others) {
             if let Some(l) = self
                 .links
                 .get_mut(&lid)
@@ -223,6 +250,7 @@ fn settles_second_early(del: &Delivery, l: Option<&Link>) -> bool {
 
 /// Session flow control (§2.5.6): one transfer-id per transfer frame, judged against every
 /// incoming-window grant the sender may still be acting on.
+#[inline]
 fn session_window(
     side: &mut SessionSide,
     session_known: bool,
@@ -355,7 +383,8 @@ impl Link {
     }
 
     /// The first transfer of a new delivery: judged against the link's state and credit, then
-    /// counted and recorded on the session. Returns its delivery-id and whether it is settled.
+    /// counted and recorded on the session. Returns its delivery-id, whether it is settled, and
+    /// whether it is now tracked among the session's unsettled deliveries.
     #[allow(clippy::too_many_arguments)]
     fn first_transfer(
         &mut self,
@@ -366,14 +395,22 @@ impl Link {
         settled_here: bool,
         at: At,
         out: &mut Vec<Violation>,
-    ) -> (Option<u32>, bool) {
+    ) -> (Option<u32>, bool, bool) {
         let (d, fe) = (at.d, at.fe);
         let known = self.known && session_known;
         self.first_transfer_checks(known, t, d, fe, out);
         self.delivery_count = self.delivery_count.map(|c| c.wrapping_add(1));
         self.deliveries = self.deliveries.saturating_add(1);
+        let mut tracked = false;
         if let Some(id) = t.delivery_id {
             let dd = d.index();
+            tracked =
+                !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES;
+            let mut top = None;
+            if (known && t.delivery_tag.is_some()) || tracked {
+                let tag = t.delivery_tag.as_deref().unwrap_or_default();
+                top = book.index_unless_rising(dd, tag, self.top_tag);
+            }
             if known {
                 if book.unsettled[dd].contains_key(&id) {
                     out.push(rules::DELIVERY_ID_REUSED.violation(
@@ -397,6 +434,7 @@ impl Link {
                         ));
                 }
                 if let Some(tag) = &t.delivery_tag
+                    && book.indexed[dd]
                     && let Some(other) = book.tags[dd].get(&(lid, tag.clone()))
                 {
                     out.push(rules::DELIVERY_TAG_REUSED.violation(
@@ -411,20 +449,26 @@ impl Link {
                 }
             }
             book.last_id[dd] = Some(id);
-            if !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES {
+            if tracked {
                 let tag = t.delivery_tag.clone().unwrap_or_default();
-                if let Some(old) = book.unsettled[dd].insert(
+                let key = book.indexed[dd].then(|| (lid, tag.clone()));
+                let old = book.unsettled[dd].insert(
                     id,
                     Delivery {
                         link: lid,
-                        tag: tag.clone(),
+                        tag,
                         rcv_settle_mode: t.rcv_settle_mode,
                         complete: !t.more,
                     },
-                ) {
-                    book.tags[dd].remove(&(old.link, old.tag));
+                );
+                if let Some(key) = key {
+                    if let Some(old) = old {
+                        book.tags[dd].remove(&(old.link, old.tag));
+                    }
+                    book.tags[dd].insert(key, id);
+                } else {
+                    self.top_tag = top;
                 }
-                book.tags[dd].insert((lid, tag), id);
             }
         }
         if t.more && !t.aborted {
@@ -438,7 +482,7 @@ impl Link {
                 resumed: t.resume,
             });
         }
-        (t.delivery_id, settled_here)
+        (t.delivery_id, settled_here, tracked)
     }
 
     /// What the first transfer of a delivery must get right: its fields, a resume the sender's

@@ -58,6 +58,7 @@ impl UnheardLog {
     }
 
     /// Log the complete delivery `id`, the count after it `count`.
+    #[inline]
     pub fn delivered(&mut self, id: u32, count: u32) {
         self.push(Unheard {
             delivery: Some(id),
@@ -65,6 +66,7 @@ impl UnheardLog {
         });
     }
 
+    #[inline]
     fn push(&mut self, e: Unheard) {
         if self.entries.len() < MAX_UNHEARD {
             self.entries.push_back(e);

@@ -1,6 +1,7 @@
 //! Every lookup of a frame is by key: the entries the tracker and the frame context examine
 //! for an attach or a disposition do not grow with the links or deliveries outstanding
-//! (counted by [`crate::state::visits`], not timed).
+//! (counted by [`crate::state::visits`], not timed). The delivery-tag index, built only once
+//! a link's tags stop rising, finds what an index kept from the first delivery finds.
 
 use bytes::Bytes;
 
@@ -14,6 +15,8 @@ use crate::state::visits;
 struct Conn {
     insp: Inspector,
     now: i64,
+    /// The rules broken so far, in order.
+    seen: Vec<&'static str>,
 }
 
 fn s(x: &str) -> Value {
@@ -26,6 +29,7 @@ impl Conn {
         let mut c = Conn {
             insp: Inspector::new(1, InspectOptions::default()),
             now: 1_000_000,
+            seen: Vec::new(),
         };
         for d in [Dir::C2S, Dir::S2C] {
             c.bytes(d, b"AMQP\x00\x01\x00\x00");
@@ -58,6 +62,11 @@ impl Conn {
         let mut out = Vec::new();
         let ts = Timestamp(self.now);
         self.insp.chunk(d, ts, Bytes::copy_from_slice(b), &mut out);
+        for e in out {
+            if let crate::event::EventKind::Violation(v) = e.kind {
+                self.seen.push(v.rule.id);
+            }
+        }
     }
 
     fn send(&mut self, d: Dir, p: &Value, payload: &[u8]) {
@@ -83,7 +92,12 @@ impl Conn {
 
     /// An unsettled transfer of delivery `id` on handle 0.
     fn transfer(&mut self, id: u32) {
-        let tag = Value::Binary(Bytes::copy_from_slice(&id.to_be_bytes()));
+        self.tagged(id, &id.to_be_bytes());
+    }
+
+    /// An unsettled transfer of delivery `id` on handle 0, with delivery-tag `tag`.
+    fn tagged(&mut self, id: u32, tag: &[u8]) {
+        let tag = Value::Binary(Bytes::copy_from_slice(tag));
         let fields = vec![Value::Uint(0), Value::Uint(id), tag, Value::Uint(0)];
         let data = [0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
         self.send(Dir::C2S, &described_list(code::TRANSFER, fields), &data);
@@ -154,4 +168,49 @@ fn a_disposition_examines_what_it_settles_not_every_unsettled_delivery() {
         "{many} entries examined per disposition among 5,000 unsettled"
     );
     assert_eq!(few, many, "the same with 10 unsettled as with 5,000");
+}
+
+#[test]
+fn tags_reused_are_found_as_by_an_index_kept_from_the_first_delivery() {
+    // The index kept from the first delivery: tag -> the delivery-id put last, its entry
+    // dropped when any delivery of that tag is settled (one link).
+    let mut rng = crate::base::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+    let mut c = Conn::session();
+    c.link("L", 0);
+    let mut unsettled = std::collections::BTreeMap::<u32, Vec<u8>>::new();
+    let mut index = std::collections::HashMap::<Vec<u8>, u32>::new();
+    let (mut next, mut reused) = (0u32, 0);
+    for step in 0..3_000u32 {
+        let r = rng.next();
+        // No settlement just before the rising tags end: the first tag after them repeats
+        // the last one, still unsettled.
+        if r % 5 == 0 && !(990..=1_000).contains(&step) {
+            let first = next.saturating_sub(1 + (r >> 8) as u32 % 40);
+            let last = first + (r >> 16) as u32 % 8;
+            c.settle(first, last);
+            for (_, tag) in unsettled.range(first..=last) {
+                index.remove(tag);
+            }
+            unsettled.retain(|id, _| !(first..=last).contains(id));
+            continue;
+        }
+        // Rising 4-byte tags for a while, then tags from a small set, longer and empty ones.
+        let tag: Vec<u8> = match (step < 1_000, r % 7) {
+            (true, _) => step.to_be_bytes().to_vec(),
+            _ if step == 1_000 => 999u32.to_be_bytes().to_vec(),
+            (false, 0) => vec![7; 17 + (r >> 8) as usize % 3],
+            (false, 1) => Vec::new(),
+            (false, _) => vec![(r >> 8) as u8 % 24],
+        };
+        c.seen.clear();
+        c.tagged(next, &tag);
+        let want = index.contains_key(&tag);
+        let got = c.seen.contains(&"amqp10.delivery.tag-reused");
+        assert_eq!(got, want, "step {step}: tag {tag:?}");
+        reused += usize::from(got);
+        index.insert(tag.clone(), next);
+        unsettled.insert(next, tag);
+        next += 1;
+    }
+    assert!(reused > 100, "{reused} tags reused");
 }

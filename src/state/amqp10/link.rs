@@ -182,6 +182,9 @@ pub struct Link {
     pub rcv_floor: Option<u32>,
     /// The events moving the count that the receiver is not yet known to have heard.
     pub unheard: UnheardLog,
+    /// The greatest delivery-tag of the link's deliveries its session tracked, while each
+    /// was greater than the one before (see `Deliveries::indexed`).
+    pub top_tag: Option<super::delivery::ShortTag>,
 }
 
 impl Link {
@@ -209,6 +212,7 @@ impl Link {
             heard: None,
             rcv_floor: None,
             unheard: UnheardLog::default(),
+            top_tag: None,
         }
     }
 

@@ -110,6 +110,10 @@ pub struct ConnectionTracker {
     /// An attach of a sender to the anonymous terminus was seen: only then can a message be on
     /// an anonymous link (its checks are skipped until one is).
     pub(crate) anonymous_seen: bool,
+    /// The route of the last transfer each peer sent ([`Dir::index`]): a link's transfers
+    /// come in runs. Only frames other than transfers and dispositions map or unmap channels
+    /// and handles, and each of them (and a gap or skim) clears it.
+    pub(crate) route: [Option<routing::Route>; 2],
 }
 
 impl ConnectionTracker {
@@ -138,6 +142,7 @@ impl ConnectionTracker {
     }
 
     /// A frame from `d` went unanswered for longer than the partner's idle-time-out?
+    #[inline]
     fn idle_check(&self, d: Dir, now: Timestamp, offset: u64, out: &mut Vec<Violation>) {
         let me = self.peer(d);
         let partner = self.peer(d.flip());
@@ -160,19 +165,26 @@ impl ConnectionTracker {
         let since = me.last_frame.map_or(opened, |(ts, _)| ts.max(opened));
         let silent_us = now.0.saturating_sub(since.0);
         if silent_us > i64::from(t).saturating_mul(1000) {
-            out.push(rules::CONNECTION_IDLE_TIMEOUT_EXCEEDED.violation(
-                d,
-                offset,
-                format!(
-                    "the {} sent no frame for {:.3} s; the {}'s open asked for an idle-time-out of {} ms",
-                    peer_name(d),
-                    silent_us as f64 / 1e6,
-                    peer_name(d.flip()),
-                    t
-                ),
-            ));
+            idle_exceeded(d, offset, silent_us, t, out);
         }
     }
+}
+
+/// The violation of `d`'s silence of `silent_us` against the partner's idle-time-out `t` (ms).
+#[cold]
+#[inline(never)]
+fn idle_exceeded(d: Dir, offset: u64, silent_us: i64, t: u32, out: &mut Vec<Violation>) {
+    out.push(rules::CONNECTION_IDLE_TIMEOUT_EXCEEDED.violation(
+        d,
+        offset,
+        format!(
+            "the {} sent no frame for {:.3} s; the {}'s open asked for an idle-time-out of {} ms",
+            peer_name(d),
+            silent_us as f64 / 1e6,
+            peer_name(d.flip()),
+            t
+        ),
+    ));
 }
 
 /// `client` / `server`.
@@ -241,6 +253,7 @@ impl ProtocolTracker for ConnectionTracker {
     }
 
     fn gap(&mut self, dir: Dir) {
+        self.route = [None; 2];
         self.unclosed_forget(dir);
         let p = &mut self.peers[dir.index()];
         p.unknown = true;
@@ -252,6 +265,7 @@ impl ProtocolTracker for ConnectionTracker {
     }
 
     fn skimmed(&mut self, dir: Dir, ts: Timestamp, channels: &crate::protocol::SkimChannels) {
+        self.route = [None; 2];
         self.skim(dir, ts, channels);
     }
 
@@ -300,6 +314,12 @@ impl ProtocolTracker for ConnectionTracker {
                 self.peers[1].unknown || blind,
             ],
         };
+        if !matches!(
+            perf,
+            Performative::Transfer(_) | Performative::Disposition(_)
+        ) {
+            self.route = [None; 2];
+        }
         match perf {
             Performative::Open(o) => self.on_open(d, fe, o, ts, out),
             Performative::Close(c) => self.on_close(d, fe, c, out),

@@ -11,8 +11,19 @@ use super::link::{Link, role_name};
 use super::session::Session;
 use super::{At, ConnectionTracker, peer_name, rules};
 
+/// Where a peer's transfer went: the channel and handle it named, and the session and link
+/// they map to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Route {
+    channel: u16,
+    handle: u32,
+    sid: u64,
+    lid: u64,
+}
+
 impl ConnectionTracker {
     /// The session `at.d` sends `name` on `channel` for; learned after a gap, reported otherwise.
+    #[inline]
     pub(crate) fn session_for(
         &mut self,
         at: At,
@@ -20,10 +31,23 @@ impl ConnectionTracker {
         name: &str,
         out: &mut Vec<Violation>,
     ) -> Option<u64> {
-        let d = at.d;
-        if let Some(id) = self.channels[d.index()].get(&channel) {
-            return Some(*id);
+        match self.channels[at.d.index()].get(&channel) {
+            Some(id) => Some(*id),
+            None => self.session_unmapped(at, channel, name, out),
         }
+    }
+
+    /// [`ConnectionTracker::session_for`] of a channel `at.d` has no session on.
+    #[cold]
+    #[inline(never)]
+    fn session_unmapped(
+        &mut self,
+        at: At,
+        channel: u16,
+        name: &str,
+        out: &mut Vec<Violation>,
+    ) -> Option<u64> {
+        let d = at.d;
         if at.sender_missed() {
             let id = self.new_id();
             self.sessions.insert(id, Session::new(d, channel, false));
@@ -299,16 +323,32 @@ impl ConnectionTracker {
         ts: Timestamp,
         out: &mut Vec<Violation>,
     ) {
+        let d = at.d;
+        // The run of transfers on the link the peer's last transfer was on: its channel and
+        // handle name the same session and link (mapped, so judged at once).
+        if let Some(r) = self.route[d.index()]
+            && (r.channel, r.handle) == (channel, t.handle)
+            && let Some(s) = self.sessions.get_mut(&r.sid)
+        {
+            s.transfer_on(at, channel, r.lid, t, ts, out);
+            return;
+        }
         let Some(sid) = self.session_for(at, channel, "transfer", out) else {
             return;
         };
-        let d = at.d;
         // The rule: a session known, whose link the transfer's handle names (or that may
         // report it), judges it at once.
         if let Some(s) = self.sessions.get_mut(&sid)
             && (!at.sender_missed() || s.handles[d.index()].contains_key(&t.handle))
         {
-            s.on_transfer(at, channel, t, ts, out);
+            if let Some(lid) = s.on_transfer(at, channel, t, ts, out) {
+                self.route[d.index()] = Some(Route {
+                    channel,
+                    handle: t.handle,
+                    sid,
+                    lid,
+                });
+            }
             return;
         }
         let attached = self
@@ -342,10 +382,16 @@ impl ConnectionTracker {
     /// A completed message: routed to its session and link (never reported if they are not
     /// known: its transfers were). Only a message on an anonymous link is judged: none is
     /// looked up before an attach to the anonymous terminus was seen.
+    #[inline]
     pub(crate) fn on_message(&mut self, at: At, m: &Message, out: &mut Vec<Violation>) {
-        if !self.anonymous_seen {
-            return;
+        if self.anonymous_seen {
+            self.anonymous_message(at, m, out);
         }
+    }
+
+    /// [`ConnectionTracker::on_message`] once an attach to the anonymous terminus was seen.
+    #[inline(never)]
+    fn anonymous_message(&mut self, at: At, m: &Message, out: &mut Vec<Violation>) {
         let Some(sid) = self.channels[at.d.index()].get(&m.channel) else {
             return;
         };

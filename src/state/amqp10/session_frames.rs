@@ -16,6 +16,7 @@ use super::{At, peer_name, rules};
 impl Session {
     /// The link `at.d` refers to by `handle`; `None` (reported unless `d` had a gap) when `d`
     /// has not attached it.
+    #[inline]
     pub(crate) fn link_for(
         &self,
         at: At,
@@ -23,10 +24,21 @@ impl Session {
         name: &str,
         out: &mut Vec<Violation>,
     ) -> Option<u64> {
-        let d = at.d;
-        if let Some(id) = self.handles[d.index()].get(&handle) {
-            return Some(*id);
+        match self.handles[at.d.index()].get(&handle) {
+            Some(id) => Some(*id),
+            None => {
+                self.unattached(at, handle, name, out);
+                None
+            }
         }
+    }
+
+    /// [`Session::link_for`] of a handle `at.d` has not attached: reported unless `d` had a
+    /// gap.
+    #[cold]
+    #[inline(never)]
+    fn unattached(&self, at: At, handle: u32, name: &str, out: &mut Vec<Violation>) {
+        let d = at.d;
         if !at.sender_missed() {
             out.push(rules::LINK_UNATTACHED_HANDLE.violation(
                 d,
@@ -38,7 +50,6 @@ impl Session {
                 ),
             ));
         }
-        None
     }
 
     /// The attach's handle: within the partner's handle-max, not in use by a link still known

@@ -28,7 +28,12 @@ pub(crate) struct Blind {
 impl Blind {
     /// Whether a frame from `d` on `ch` carrying `perf` is to be judged as after a gap; a
     /// begin answering a channel passed over makes its own channel one too.
+    #[inline]
     pub(crate) fn frame(&mut self, d: Dir, ch: u16, perf: &Performative) -> bool {
+        // No skim passed over a channel (the rule): nothing to look up.
+        if self.channels.iter().all(BTreeSet::is_empty) {
+            return false;
+        }
         if self.channels[d.index()].contains(&ch) {
             return true;
         }

@@ -298,6 +298,7 @@ impl Links {
     }
 
     /// The position of the link `key`.
+    #[inline]
     fn find(&mut self, key: &FlowKey) -> Option<usize> {
         let last = &mut self.last[link_sender(key).index()];
         if let Some(i) = *last {

@@ -109,6 +109,7 @@ impl Sessions {
     /// [`Sessions::judge`] of the receiving endpoint at `i` in `list`, whose partner's
     /// channel is `sc` (`sent`: a sending endpoint's channel and next-outgoing-id, known
     /// already to the caller).
+    #[inline(always)]
     fn judge_against(
         &mut self,
         cx: &mut Ctx<'_>,
