@@ -185,6 +185,14 @@ impl Composite {
             Fields::Encoded(e) => Cow::Owned(e.decode_all(raw)),
         }
     }
+    /// `f` of the fields ([`Composite::fields`]), a plain list's values decoded onto the stack
+    /// rather than into a new vector: for a rendering that reads them once.
+    pub fn with_fields<R>(&self, raw: &Bytes, f: impl FnOnce(&[Value]) -> R) -> R {
+        match &self.fields {
+            Fields::Decoded(v) => f(v),
+            Fields::Encoded(e) => e.with_values(raw, f),
+        }
+    }
     /// Typed access to the fields, for the typed views; `raw` as for [`Composite::fields`]
     /// (a plain list is read in place).
     pub fn field_list<'a>(&'a self, raw: &'a Bytes) -> FieldList<'a> {
@@ -702,6 +710,8 @@ mod in_place_tests {
                         );
                         assert_eq!(a.spans(&raw), b.spans(&raw), "{raw:02x?}");
                         assert_eq!(a.fields(&raw), b.fields(&raw), "{raw:02x?}");
+                        let on_stack = a.with_fields(&raw, <[Value]>::to_vec);
+                        assert_eq!(on_stack[..], b.fields(&raw)[..], "{raw:02x?}");
                         assert_eq!((a.def, &a.descriptor), (b.def, &b.descriptor));
                         assert_eq!(a.span, b.span, "{raw:02x?}");
                     }

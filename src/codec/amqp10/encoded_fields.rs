@@ -11,6 +11,7 @@
 //! A list [`scan`] accepts decodes to exactly what that decoder makes of it.
 
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 use super::composite::{CompositeDef, FieldType};
 use super::value::{Kind, Value, plain_number, plain_scalar, plain_scalar_kind};
@@ -72,7 +73,17 @@ impl EncodedFields {
 
     /// Every field's value, in order: what the value-by-value decoder makes of the list.
     pub fn decode_all(&self, raw: &Bytes) -> Vec<Value> {
-        (0..self.len()).filter_map(|i| self.value(raw, i)).collect()
+        let mut values = Vec::with_capacity(self.len());
+        values.extend((0..self.len()).map_while(|i| self.value(raw, i)));
+        values
+    }
+
+    /// `f` of every field's value (what [`EncodedFields::decode_all`] gives), the values held
+    /// on the stack: for a caller that only reads them once (a text or JSON rendering).
+    pub fn with_values<R>(&self, raw: &Bytes, f: impl FnOnce(&[Value]) -> R) -> R {
+        let values: SmallVec<[Value; MAX_FIELDS]> =
+            (0..self.len()).map_while(|i| self.value(raw, i)).collect();
+        f(&values)
     }
 }
 

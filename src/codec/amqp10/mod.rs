@@ -198,7 +198,9 @@ impl Frame {
         match &self.body {
             FrameBody::Empty => out.push_str("(empty frame)"),
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
-                render::composite_into(composite.def, &composite.fields(&self.raw), out);
+                composite.with_fields(&self.raw, |fields| {
+                    render::composite_into(composite.def, fields, out)
+                });
                 let payload = self.payload.len() as u64 + self.streamed;
                 if payload > 0 {
                     out.push_str(" (payload ");
@@ -227,7 +229,9 @@ impl Frame {
         o.begin_object();
         match &self.body {
             FrameBody::Amqp { composite, .. } | FrameBody::Sasl { composite, .. } => {
-                render::write_fields_entries(o, composite.def, &composite.fields(&self.raw));
+                composite.with_fields(&self.raw, |fields| {
+                    render::write_fields_entries(o, composite.def, fields)
+                });
             }
             FrameBody::Empty => {}
             FrameBody::Unknown { body } => {
