@@ -207,6 +207,31 @@ fn data_in_place(payload: &Bytes, span: &std::ops::Range<usize>) -> Option<Value
     (head + len == b.len()).then(|| Value::Binary(payload.slice(span.start + head..span.end)))
 }
 
+/// An `amqp-value` body in a few words ([`Message::body_summary_into`]): a string or binary
+/// quoted as a data body is (the cut after the closing quote), anything else in Proton's text
+/// cut to [`SUMMARY_BODY_MAX`] characters.
+fn value_summary_into(out: &mut String, v: &Value) {
+    out.push_str("body ");
+    match v {
+        Value::String(text) => {
+            let b = text.as_bytes();
+            escape::quoted_cut_into(out, b, SUMMARY_BODY_MAX, b.len() as u64);
+        }
+        Value::Binary(b) => escape::quoted_cut_into(out, &b[..], SUMMARY_BODY_MAX, b.len() as u64),
+        // The rendering escapes every string in it.
+        v => {
+            let text = v.to_string();
+            match text.char_indices().nth(SUMMARY_BODY_MAX) {
+                Some((at, _)) => {
+                    out.push_str(&text[..at]);
+                    escape::cut_mark_into(out, (text.len() - at) as u64);
+                }
+                None => out.push_str(&text),
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Message")
@@ -456,41 +481,35 @@ impl Message {
 
     /// [`Message::body_summary`], appended to `out`.
     pub fn body_summary_into(&self, out: &mut String) {
-        match self.body() {
-            Body::Data(parts) => {
-                let first = parts.first().map_or(&[][..], |b| &b[..]);
-                let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
-                out.push_str("body ");
-                escape::quoted_cut_into(out, first, SUMMARY_BODY_MAX, total);
-            }
-            // A string or binary value reads as a data body does: quoted, the cut after the
-            // closing quote.
-            Body::Value(Value::String(text)) => {
-                out.push_str("body ");
-                let b = text.as_bytes();
-                escape::quoted_cut_into(out, b, SUMMARY_BODY_MAX, b.len() as u64);
-            }
-            Body::Value(Value::Binary(b)) => {
-                out.push_str("body ");
-                escape::quoted_cut_into(out, &b[..], SUMMARY_BODY_MAX, b.len() as u64);
-            }
-            Body::Value(v) => {
-                // The rendering escapes every string in it.
-                out.push_str("body ");
-                let text = v.to_string();
-                match text.char_indices().nth(SUMMARY_BODY_MAX) {
-                    Some((at, _)) => {
-                        out.push_str(&text[..at]);
-                        escape::cut_mark_into(out, (text.len() - at) as u64);
-                    }
-                    None => out.push_str(&text),
+        // What `body()` decides on, gathered without collecting the sections: the first
+        // `data` section and the size of all, how many `amqp-sequence`s, or the `amqp-value`.
+        let (mut first, mut total, mut seqs, mut value) = (None, 0u64, 0usize, None);
+        self.sections.each_body(&self.payload, |s| {
+            match (s.code, &s.value) {
+                (DATA, Value::Binary(b)) => {
+                    first.get_or_insert_with(|| b.clone());
+                    total += b.len() as u64;
                 }
+                (AMQP_SEQUENCE, Value::List(_)) => seqs += 1,
+                (AMQP_VALUE, v) => {
+                    value = Some(v.clone());
+                    return ControlFlow::Break(());
+                }
+                _ => {}
             }
-            Body::Sequence(seqs) => {
+            ControlFlow::Continue(())
+        });
+        match (value, first) {
+            (Some(v), _) => value_summary_into(out, &v),
+            (None, Some(first)) => {
+                out.push_str("body ");
+                escape::quoted_cut_into(out, &first, SUMMARY_BODY_MAX, total);
+            }
+            (None, None) if seqs > 0 => {
                 out.push_str("body amqp-sequence x");
-                out.push_str(itoa::Buffer::new().format(seqs.len()));
+                out.push_str(itoa::Buffer::new().format(seqs));
             }
-            Body::None => out.push_str("no body"),
+            (None, None) => out.push_str("no body"),
         }
     }
 
@@ -1060,6 +1079,17 @@ mod summary_tests {
         let value = message(vec![section(AMQP_VALUE, Value::Uint(7))]);
         assert_eq!(value.body_summary(), "body 7");
         assert_eq!(message(vec![]).body_summary(), "no body");
+        // Several data sections: the first shown, the cut counted over all of them.
+        let parts = message(vec![
+            section(DATA, Value::Binary(Bytes::from_static(b"ab"))),
+            section(DATA, Value::Binary(Bytes::from_static(b"cdef"))),
+        ]);
+        assert_eq!(parts.body_summary(), "body \"ab\"…(+4 bytes)");
+        let seqs = message(vec![
+            section(AMQP_SEQUENCE, Value::List(vec![Value::Uint(1)])),
+            section(AMQP_SEQUENCE, Value::List(vec![])),
+        ]);
+        assert_eq!(seqs.body_summary(), "body amqp-sequence x2");
     }
 }
 
