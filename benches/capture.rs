@@ -48,6 +48,8 @@ fn generate(mb: usize) -> (PathBuf, u64) {
     {
         return (path, n);
     }
+    // `target/` is not there when the build goes elsewhere (`CARGO_TARGET_DIR`).
+    std::fs::create_dir_all(&dir).unwrap();
     let target = (mb * 1024 * 1024) as u64;
     let done = conversations::write(
         &path,
