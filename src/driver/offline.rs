@@ -371,7 +371,9 @@ fn parallel(
         for load in &loads {
             let (tx, rx) = sync_channel(QUEUE_BATCHES);
             let (back_tx, back_rx) = sync_channel(QUEUE_BATCHES);
-            let (spare_tx, spare_rx) = sync_channel(QUEUE_BATCHES);
+            // One emptied output waiting per worker is all it takes per batch; more would
+            // only hold memory.
+            let (spare_tx, spare_rx) = sync_channel(1);
             let mut pieces = Pieces {
                 part: sinks.part(),
                 out: Output::default(),
