@@ -498,8 +498,18 @@ fn compare(prom: &Prometheus, s: &Value) {
 
 #[test]
 fn the_health_endpoints_answer_and_readiness_follows_the_upstream() {
-    // An upstream that refuses: a port just freed.
-    let refusing = format!("127.0.0.1:{}", free_port());
+    // An upstream that refuses: a socket bound but not listening. Holding it keeps the port
+    // from being handed to the proxy's own listener (which would relay into itself).
+    let refuser = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    refuser
+        .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    let refusing = refuser
+        .local_addr()
+        .unwrap()
+        .as_socket()
+        .unwrap()
+        .to_string();
     let (proxy, _stderr, listen, metrics) = start_proxy(&["--upstream", &refusing, "--quiet"]);
     let (status, _) = get(metrics, "/healthz", None).unwrap();
     assert_eq!(status, 200);
@@ -545,6 +555,7 @@ fn the_health_endpoints_answer_and_readiness_follows_the_upstream() {
     );
     assert!(om.trim_end().ends_with("# EOF"), "{om}");
     stop(proxy);
+    drop(refuser);
 }
 
 /// The value of the unlabelled series `name` in a Prometheus text scrape.
@@ -572,8 +583,18 @@ async fn the_open_gauges_follow_real_clients_channels_consumers_sessions_and_lin
     if !support::broker_or_skip().await {
         return;
     }
-    let (proxy, _stderr, listen, metrics) =
-        start_proxy(&["--upstream", support::BROKER, "--quiet"]);
+    // A capture beside the metrics keeps the inspection lossless: metrics alone let a loaded
+    // machine's inspection skim frames (counted as skimmed bytes), and a skimmed
+    // `channel.open` would leave a gauge behind what the clients did.
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("gauges.jsonl");
+    let (proxy, _stderr, listen, metrics) = start_proxy(&[
+        "--upstream",
+        support::BROKER,
+        "--quiet",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
     let gauge = |text: &str, name: &str| scraped(text, name).unwrap_or(-1.0);
 
     // lapin: two channels, one consumer on the second.

@@ -123,6 +123,17 @@ pub fn exposure_warning(config: &ProxyConfig) -> Option<String> {
     })
 }
 
+/// Whether connecting to `upstream` would reach the proxy's own listener at `bound`: the same
+/// address, or the same port on a loopback or unspecified address while the listener takes
+/// every address.
+fn loops_back(bound: SocketAddr, upstream: SocketAddr) -> bool {
+    if bound.port() != upstream.port() {
+        return false;
+    }
+    let up = upstream.ip();
+    bound.ip() == up || (bound.ip().is_unspecified() && (up.is_loopback() || up.is_unspecified()))
+}
+
 /// What a finished run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunSummary {
@@ -144,6 +155,16 @@ impl Proxy {
     /// Bind the listening socket.
     pub async fn bind(config: ProxyConfig) -> io::Result<Proxy> {
         let listener = TcpListener::bind(config.listen).await?;
+        let bound = listener.local_addr()?;
+        if loops_back(bound, config.upstream) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the upstream {} is this proxy's own listening address {bound}: every connection would be relayed back into the proxy",
+                    config.upstream
+                ),
+            ));
+        }
         // Bound: clients are taken (into the backlog until `run` accepts them).
         config.probe.set_listening(true);
         Ok(Proxy { listener, config })
@@ -267,5 +288,25 @@ mod tests {
         let warning = exposure_warning(&open).expect("a warning");
         assert!(warning.contains("0.0.0.0:5673"), "{warning}");
         assert!(warning.contains("plaintext"), "{warning}");
+    }
+
+    #[test]
+    fn an_upstream_that_is_the_listener_itself_is_told_apart() {
+        let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+        assert!(loops_back(at("127.0.0.1:5673"), at("127.0.0.1:5673")));
+        assert!(loops_back(at("0.0.0.0:5673"), at("127.0.0.1:5673")));
+        assert!(loops_back(at("[::]:5673"), at("[::1]:5673")));
+        assert!(!loops_back(at("127.0.0.1:5673"), at("127.0.0.1:5672")));
+        assert!(!loops_back(at("127.0.0.1:5673"), at("10.0.0.7:5673")));
+    }
+
+    #[tokio::test]
+    async fn binding_refuses_to_relay_into_itself() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        drop(taken);
+        let err = Proxy::bind(ProxyConfig::new(addr, addr)).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains(&addr.to_string()), "{err}");
     }
 }
