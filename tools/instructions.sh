@@ -5,6 +5,8 @@
 #   check   `amqpeek check --jobs 1`: the inspection (decode, masking, state, diagnoses, verdict);
 #   trace   `amqpeek replay --no-tui --jobs 1 > /dev/null`: the same inspection plus a text trace
 #           line per frame, as `amqpeek proxy --no-tui` prints.
+#   jsonl   `amqpeek replay --no-tui --quiet --jobs 1 --jsonl FILE`: the same inspection plus a
+#           JSONL record per frame, as `amqpeek proxy --jsonl` writes.
 #
 # Fails when a count exceeds its ceiling in tools/instructions.ceiling.
 #
@@ -12,7 +14,7 @@
 #
 # Env: KEEP=DIR keeps the capture and the callgrind outputs in DIR (for callgrind_annotate);
 # DIAGNOSES_OFF=1 counts both with `--no-diagnoses` (the diagnoser's cost per frame is the
-# difference); ONLY=check or ONLY=trace counts one of them.
+# difference); ONLY=check, ONLY=trace or ONLY=jsonl counts one of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,6 +65,7 @@ count() {
 failed=0
 case "${ONLY:-}" in
   ""|check) count check check ;;&
-  ""|trace) count trace replay --no-tui ;;
+  ""|trace) count trace replay --no-tui ;;&
+  ""|jsonl) count jsonl replay --no-tui --quiet --jsonl "$dir/jsonl.jsonl" ;;
 esac
 exit "$failed"

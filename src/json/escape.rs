@@ -120,14 +120,39 @@ fn u_escape(c: char, out: &mut impl Extend<u8>) {
     }
 }
 
-/// Strings up to this long are checked byte by byte before the general scan.
+/// Whether nothing in `bytes` (a short string) needs escaping: eight bytes a step, then the
+/// few left one by one. Without a byte to escape, [`escape_flags`] flags none (its false flags
+/// come only from borrows above a true one), so any flag is a byte to look at.
+#[inline(always)]
+fn plain_short(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    let mut flags = 0;
+    for w in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        flags |= escape_flags(u64::from_le_bytes(word));
+    }
+    flags == 0
+        && words
+            .remainder()
+            .iter()
+            .all(|&b| ESCAPE[usize::from(b)] == 0)
+}
+
+/// Whether `s` goes into JSON as it is, quotes around it: short, and nothing in it to escape.
+#[inline(always)]
+pub(super) fn plain_key(s: &str) -> bool {
+    s.len() <= SHORT && plain_short(s.as_bytes())
+}
+
+/// Strings up to this long are checked whole before the general scan.
 const SHORT: usize = 24;
 
 /// Append `s` as a quoted, escaped JSON string.
 #[inline]
 pub(super) fn push_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    if bytes.len() <= SHORT && bytes.iter().all(|&b| ESCAPE[usize::from(b)] == 0) {
+    if plain_key(s) {
         // A short string with nothing to escape (every key, most values): copied at once.
         out.reserve(bytes.len() + 2);
         out.push(b'"');
@@ -302,6 +327,24 @@ fn u_unescape(text: &[u8]) -> (char, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_short_check_finds_every_byte_to_escape_wherever_it_is() {
+        // Every byte value at every position of every short length, among plain bytes and
+        // among bytes that borrow (just above a control character).
+        for len in 1..=SHORT {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    for fill in [b'a', b' ', b'!', b'~'] {
+                        let mut s = vec![fill; len];
+                        s[at] = b;
+                        let want = s.iter().all(|&c| ESCAPE[usize::from(c)] == 0);
+                        assert_eq!(plain_short(&s), want, "{s:?}");
+                    }
+                }
+            }
+        }
+    }
 
     fn esc(s: &str) -> String {
         let mut out = Vec::new();

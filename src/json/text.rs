@@ -12,7 +12,7 @@ use base64::engine::Simd;
 use base64::engine::general_purpose::PAD;
 
 use super::JsonOut;
-use super::escape::{push_str, unescape};
+use super::escape::{plain_key, push_str, unescape};
 use super::hex::push_hex;
 
 /// Compact JSON text of the values written, one after another (see [`TextWriter::newline`]).
@@ -285,8 +285,17 @@ impl JsonOut for TextWriter {
         }
         o.empty = false;
         let at = self.buf.len();
-        push_str(&mut self.buf, k);
-        let len = self.buf.len() - at - 2;
+        let len = if plain_key(k) {
+            // Nearly every key: short, nothing to escape, written as it is.
+            self.buf.reserve(k.len() + 3);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(k.as_bytes());
+            self.buf.push(b'"');
+            k.len()
+        } else {
+            push_str(&mut self.buf, k);
+            self.buf.len() - at - 2
+        };
         // Compare with the previous key while both are plain text; an escaped key leaves the
         // order to `reorder`, which compares the keys themselves.
         if o.sorted

@@ -49,28 +49,36 @@ impl TsText {
         }
         let us = ts.0.rem_euclid(DAY);
         let secs = us / 1_000_000;
+        let sub = us % 1_000_000;
+        // `HH:MM:SS.uuuuuuZ`, two digits at a time.
+        let mut time = *b"00:00:00.000000Z";
+        for (at, n) in [
+            (0, secs / 3600),
+            (3, secs / 60 % 60),
+            (6, secs % 60),
+            (9, sub / 10_000),
+            (11, sub / 100 % 100),
+            (13, sub % 100),
+        ] {
+            time[at..at + 2].copy_from_slice(&PAIRS[n as usize % 100]);
+        }
         self.text.clear();
         self.text.push_str(&self.prefix);
-        for (n, digits, sep) in [
-            (secs / 3600, 2, ':'),
-            (secs / 60 % 60, 2, ':'),
-            (secs % 60, 2, '.'),
-            (us % 1_000_000, 6, 'Z'),
-        ] {
-            push_padded(&mut self.text, n, digits);
-            self.text.push(sep);
-        }
+        self.text
+            .push_str(std::str::from_utf8(&time).unwrap_or_default());
     }
 }
 
-/// `n` (non-negative, fewer than `width` digits) zero-padded to `width` digits.
-fn push_padded(out: &mut String, n: i64, width: u32) {
-    let mut div = 10i64.pow(width - 1);
-    while div > 0 {
-        out.push(char::from(b'0' + (n / div % 10) as u8));
-        div /= 10;
+/// The two decimal digits of every number below 100.
+static PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut n = 0;
+    while n < 100 {
+        t[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+        n += 1;
     }
-}
+    t
+};
 
 #[cfg(test)]
 mod tests {
