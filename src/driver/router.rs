@@ -62,7 +62,10 @@ impl Router {
 
     fn inspector(&mut self, conn: ConnId) -> &mut Inspector {
         let opts = &self.opts;
-        self.idle.remove(&conn);
+        // Connections wait there only until their first bytes: nearly always empty.
+        if !self.idle.is_empty() {
+            self.idle.remove(&conn);
+        }
         self.inspectors
             .entry(conn)
             .or_insert_with(|| Inspector::new(conn, opts.clone()))
