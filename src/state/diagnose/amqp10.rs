@@ -298,7 +298,7 @@ impl Links {
     }
 
     /// The position of the link `key`.
-    #[inline]
+    #[inline(never)]
     fn find(&mut self, key: &FlowKey) -> Option<usize> {
         let last = &mut self.last[link_sender(key).index()];
         if let Some(i) = *last {
@@ -318,8 +318,14 @@ impl Links {
         Some(i)
     }
 
+    /// The link `key`: the one looked up last for its direction is compared inline, by its
+    /// shared name.
+    #[inline]
     fn get_mut(&mut self, key: &FlowKey) -> Option<&mut Link> {
-        let i = self.find(key)?;
+        let i = match self.last[link_sender(key).index()] {
+            Some(i) if shared_key(&self.list[i].0, key) => i,
+            _ => self.find(key)?,
+        };
         Some(&mut self.list[i].1)
     }
 

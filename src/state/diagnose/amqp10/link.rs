@@ -148,15 +148,17 @@ impl Link {
 
     /// Credit used up while the sender has messages (available, or deliveries the receiver
     /// has not settled) holds since the frame that made it so; anything else clears it.
+    #[inline]
     fn judge_credit(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, at: FrameRef) {
-        let has = u64::from(self.available) + self.waiting.waiting() as u64;
-        if self.spent() && has > 0 && self.idle_no_count.is_none() {
+        let has = || u64::from(self.available) + self.waiting.waiting() as u64;
+        if self.spent() && self.idle_no_count.is_none() && has() > 0 {
             if self.exhausted.is_none() {
+                let n = has();
                 self.exhausted = cx
                     .arm(&cat::CREDIT_EXHAUSTED, ts, at, None)
-                    .map(|c| c.with_n(has));
+                    .map(|c| c.with_n(n));
             }
-        } else {
+        } else if self.exhausted.is_some() {
             cx.end(&mut self.exhausted, ts, Some(at), EndWhy::Cleared);
         }
     }
