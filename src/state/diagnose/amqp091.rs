@@ -176,12 +176,12 @@ impl Diag091 {
     #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
         self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, at(fe));
-        let delivered = matches!(
-            &fe.message,
-            Some(Ok(AnyMessage::Amqp091(m))) if m.method.kind() == MethodKind::BasicDeliver
-        );
-        if f.method().is_some() || !fe.context.settles.is_empty() || delivered {
+        if f.method().is_some() || !fe.context.settles.is_empty() {
             self.judge(cx, fe, f, ts);
+        } else if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message
+            && msg.method.kind() == MethodKind::BasicDeliver
+        {
+            self.message(cx, f.channel(), msg, ts);
         }
     }
 
@@ -503,6 +503,7 @@ impl Diag091 {
     }
 
     /// A whole message: a delivery flagged redelivered counts against its message-id.
+    #[inline(never)]
     fn message(
         &mut self,
         cx: &mut Ctx<'_>,
