@@ -173,21 +173,19 @@ impl Diag10 {
 
     /// The deliveries `fe` settles leave their links' waiting sets. A disposition settles a
     /// range of deliveries, of one link as a rule: a link is looked up once for a run of
-    /// settlements of it, and told which settlement ends the run.
+    /// settlements of it, and given the run.
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
-        let settles = &fe.context.settles;
-        let mut link: Option<&mut Link> = None;
-        let mut new_run = true;
-        for (i, s) in settles.iter().enumerate() {
-            if new_run {
-                link = self.links.get_mut(&s.flow);
+        let settles = fe.context.settles.as_slice();
+        let mut i = 0;
+        while let Some(first) = settles.get(i) {
+            let len = settles[i + 1..]
+                .iter()
+                .position(|s| !same_key(&s.flow, &first.flow))
+                .map_or(settles.len() - i, |n| n + 1);
+            if let Some(link) = self.links.get_mut(&first.flow) {
+                link.settled_run(cx, &settles[i..i + len], ts, at(fe));
             }
-            new_run = settles
-                .get(i + 1)
-                .is_none_or(|next| !same_key(&next.flow, &s.flow));
-            if let Some(link) = link.as_deref_mut() {
-                link.settled(cx, s, ts, at(fe), new_run);
-            }
+            i += len;
         }
     }
 

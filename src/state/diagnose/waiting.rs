@@ -134,16 +134,18 @@ impl Waiting {
         if self.head == self.run.len() {
             self.run.clear();
             self.head = 0;
-        } else if self.run.len() - self.head > 2 * self.live + 16
-            || (self.head >= CUT && 2 * self.head >= self.run.len())
-        {
+        } else if self.head >= CUT || self.run.len() - self.head > 2 * self.live + 16 {
             self.compact();
         }
     }
 
-    /// Drop the settled entries, the front passed over with them.
+    /// Drop the settled entries, the front passed over with them, once they are most of the
+    /// run or of the vector.
     #[inline(never)]
     fn compact(&mut self) {
+        if self.run.len() - self.head <= 2 * self.live + 16 && 2 * self.head < self.run.len() {
+            return;
+        }
         let head = self.head;
         let mut i = 0;
         self.run.retain(|(_, waits)| {
