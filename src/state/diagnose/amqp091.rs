@@ -172,33 +172,32 @@ fn at(fe: &FrameEvent) -> FrameRef {
 
 impl Diag091 {
     /// One frame. Most content frames only show their sender is alive: the rest of the
-    /// judging is for frames with a method, a settlement, or a delivered message.
+    /// judging is for frames with a method (an ack, a nack or a reject only settles), a
+    /// settlement, or a delivered message, each out of line.
     #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
         self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, at(fe));
-        if f.method().is_some() || !fe.context.settles.is_empty() {
-            self.judge(cx, fe, f, ts);
-        } else if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message
+        if let Some(m) = f.method()
+            && !matches!(
+                m.kind(),
+                MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject
+            )
+        {
+            self.method(cx, fe, f.channel(), m, ts);
+        }
+        if !fe.context.settles.is_empty() {
+            self.settlements(cx, fe, ts);
+        }
+        if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message
             && msg.method.kind() == MethodKind::BasicDeliver
         {
             self.message(cx, f.channel(), msg, ts);
         }
     }
 
-    /// [`Diag091::frame`] past the idle watch: the method, the settlements, the message.
-    #[inline(never)]
-    fn judge(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
-        if let Some(m) = f.method() {
-            self.method(cx, fe, f.channel(), m, ts);
-        }
-        self.settlements(cx, fe, ts);
-        if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message {
-            self.message(cx, f.channel(), msg, ts);
-        }
-    }
-
     /// A method: the publishes and deliveries that flow here, the rest (each rare) by
     /// [`Diag091::control`].
+    #[inline(never)]
     fn method(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -481,6 +480,7 @@ impl Diag091 {
     /// with `multiple` settles a run of deliveries of one channel: the channel is looked up
     /// once for the run, and a waiting set is refreshed at the run's last settlement only (or
     /// when that reports something, see [`Waiting::quiet`]).
+    #[inline(never)]
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         let here = at(fe);
         let settles = &fe.context.settles;

@@ -98,7 +98,9 @@ impl Diag10 {
                 }
             }
         }
-        self.settlements(cx, fe, ts);
+        if !fe.context.settles.is_empty() {
+            self.settlements(cx, fe, ts);
+        }
     }
 
     fn attach(
@@ -174,6 +176,7 @@ impl Diag10 {
     /// The deliveries `fe` settles leave their links' waiting sets. A disposition settles a
     /// range of deliveries, of one link as a rule: a link is looked up once for a run of
     /// settlements of it, and given the run.
+    #[inline(never)]
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         let settles = fe.context.settles.as_slice();
         let mut i = 0;
