@@ -21,7 +21,7 @@ use crate::state::amqp091::slots::Slots;
 
 use super::catalog as cat;
 use super::cond::{Cond, Ctx};
-use super::waiting::Waiting;
+use super::waiting::{CUT, Waiting};
 use super::{Idle, MAX_NAMES, MAX_SCOPES};
 
 /// Consumes awaiting their consume-ok per channel, at most (a client pipelining more is not
@@ -64,54 +64,82 @@ struct Channel {
 }
 
 /// Unacked deliveries to consumers, by their start, in the order they started (the broker's
-/// offsets grow), each with its consumer's tag (`None` once settled). Acks come oldest first
-/// as a rule: the front is looked at before searching, settled entries leave the front, and
-/// the deque is compacted once they are most of it; no hashing and no node per delivery.
+/// offsets grow), each with its consumer's tag (`None` once settled), in a run read from
+/// `head` on. Acks come oldest first as a rule: the front is looked at before searching,
+/// settled entries are passed over once they reach the front (the vector is emptied once all
+/// are, and its settled front cut off once it is most of it), and the run is compacted once
+/// they are most of it; no hashing and no node per delivery.
 #[derive(Debug, Default)]
 struct Deliveries {
-    run: VecDeque<(FrameRef, Option<Bytes>)>,
-    /// Entries of `run` not settled.
+    run: Vec<(FrameRef, Option<Bytes>)>,
+    /// Where the held part of `run` starts.
+    head: usize,
+    /// Entries of `run[head..]` not settled.
     live: usize,
 }
 
 impl Deliveries {
     /// The delivery started by `start` is to the consumer `tag`.
+    #[inline]
     fn insert(&mut self, start: FrameRef, tag: Bytes) {
-        match self.run.back() {
-            Some((last, _)) if *last >= start => {
-                match self.run.binary_search_by(|(k, _)| k.cmp(&start)) {
-                    Ok(i) => {
-                        self.live += usize::from(self.run[i].1.is_none());
-                        self.run[i].1 = Some(tag);
-                    }
-                    Err(i) => {
-                        self.run.insert(i, (start, Some(tag)));
-                        self.live += 1;
-                    }
-                }
-            }
+        match self.run.last() {
+            Some((last, _)) if *last >= start => self.insert_before(start, tag),
             _ => {
-                self.run.push_back((start, Some(tag)));
+                self.run.push((start, Some(tag)));
+                self.live += 1;
+            }
+        }
+    }
+
+    /// [`Deliveries::insert`] of a delivery that does not start after the last one.
+    #[inline(never)]
+    fn insert_before(&mut self, start: FrameRef, tag: Bytes) {
+        match self.run[self.head..].binary_search_by(|(k, _)| k.cmp(&start)) {
+            Ok(i) => {
+                let e = &mut self.run[self.head + i].1;
+                self.live += usize::from(e.is_none());
+                *e = Some(tag);
+            }
+            Err(i) => {
+                self.run.insert(self.head + i, (start, Some(tag)));
                 self.live += 1;
             }
         }
     }
 
     /// The delivery started by `start` was settled: its consumer's tag, if it was held.
+    #[inline]
     fn remove(&mut self, start: FrameRef) -> Option<Bytes> {
-        let i = match self.run.front() {
-            Some((k, _)) if *k == start => 0,
-            _ => self.run.binary_search_by(|(k, _)| k.cmp(&start)).ok()?,
+        let i = match self.run.get(self.head) {
+            Some((k, _)) if *k == start => self.head,
+            _ => {
+                self.head
+                    + self.run[self.head..]
+                        .binary_search_by(|(k, _)| k.cmp(&start))
+                        .ok()?
+            }
         };
         let tag = self.run[i].1.take()?;
         self.live -= 1;
-        while self.run.front().is_some_and(|(_, t)| t.is_none()) {
-            self.run.pop_front();
+        while let Some((_, None)) = self.run.get(self.head) {
+            self.head += 1;
         }
-        if self.run.len() > 2 * self.live + 16 {
-            self.run.retain(|(_, t)| t.is_some());
+        if self.head == self.run.len() {
+            self.run.clear();
+            self.head = 0;
+        } else if self.run.len() - self.head > 2 * self.live + 16
+            || (self.head >= CUT && 2 * self.head >= self.run.len())
+        {
+            self.compact();
         }
         Some(tag)
+    }
+
+    /// Drop the settled entries, the front passed over with them.
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.run.retain(|(_, t)| t.is_some());
+        self.head = 0;
     }
 }
 
@@ -144,33 +172,32 @@ fn at(fe: &FrameEvent) -> FrameRef {
 
 impl Diag091 {
     /// One frame. Most content frames only show their sender is alive: the rest of the
-    /// judging is for frames with a method, a settlement, or a delivered message.
+    /// judging is for frames with a method (an ack, a nack or a reject only settles), a
+    /// settlement, or a delivered message, each out of line.
     #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
         self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, at(fe));
-        let delivered = matches!(
-            &fe.message,
-            Some(Ok(AnyMessage::Amqp091(m))) if m.method.kind() == MethodKind::BasicDeliver
-        );
-        if f.method().is_some() || !fe.context.settles.is_empty() || delivered {
-            self.judge(cx, fe, f, ts);
-        }
-    }
-
-    /// [`Diag091::frame`] past the idle watch: the method, the settlements, the message.
-    #[inline(never)]
-    fn judge(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
-        if let Some(m) = f.method() {
+        if let Some(m) = f.method()
+            && !matches!(
+                m.kind(),
+                MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject
+            )
+        {
             self.method(cx, fe, f.channel(), m, ts);
         }
-        self.settlements(cx, fe, ts);
-        if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message {
+        if !fe.context.settles.is_empty() {
+            self.settlements(cx, fe, ts);
+        }
+        if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message
+            && msg.method.kind() == MethodKind::BasicDeliver
+        {
             self.message(cx, f.channel(), msg, ts);
         }
     }
 
     /// A method: the publishes and deliveries that flow here, the rest (each rare) by
     /// [`Diag091::control`].
+    #[inline(never)]
     fn method(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -453,6 +480,7 @@ impl Diag091 {
     /// with `multiple` settles a run of deliveries of one channel: the channel is looked up
     /// once for the run, and a waiting set is refreshed at the run's last settlement only (or
     /// when that reports something, see [`Waiting::quiet`]).
+    #[inline(never)]
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         let here = at(fe);
         let settles = &fe.context.settles;
@@ -475,6 +503,7 @@ impl Diag091 {
     }
 
     /// A whole message: a delivery flagged redelivered counts against its message-id.
+    #[inline(never)]
     fn message(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -485,13 +514,15 @@ impl Diag091 {
         if msg.method.kind() != MethodKind::BasicDeliver {
             return;
         }
+        let redelivered = msg.method.redelivered() == Some(true);
+        if !redelivered && self.redeliveries.is_empty() {
+            return;
+        }
         let Some(id) = msg.header.message_id() else {
             return;
         };
-        if msg.method.redelivered() != Some(true) {
-            if !self.redeliveries.is_empty() {
-                self.redeliveries.remove(id);
-            }
+        if !redelivered {
+            self.redeliveries.remove(id);
             return;
         }
         if self.redeliveries.len() >= MAX_NAMES && !self.redeliveries.contains_key(id) {

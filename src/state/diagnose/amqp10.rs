@@ -98,7 +98,9 @@ impl Diag10 {
                 }
             }
         }
-        self.settlements(cx, fe, ts);
+        if !fe.context.settles.is_empty() {
+            self.settlements(cx, fe, ts);
+        }
     }
 
     fn attach(
@@ -173,21 +175,20 @@ impl Diag10 {
 
     /// The deliveries `fe` settles leave their links' waiting sets. A disposition settles a
     /// range of deliveries, of one link as a rule: a link is looked up once for a run of
-    /// settlements of it, and told which settlement ends the run.
+    /// settlements of it, and given the run.
+    #[inline(never)]
     fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
-        let settles = &fe.context.settles;
-        let mut link: Option<&mut Link> = None;
-        let mut new_run = true;
-        for (i, s) in settles.iter().enumerate() {
-            if new_run {
-                link = self.links.get_mut(&s.flow);
+        let settles = fe.context.settles.as_slice();
+        let mut i = 0;
+        while let Some(first) = settles.get(i) {
+            let len = settles[i + 1..]
+                .iter()
+                .position(|s| !same_key(&s.flow, &first.flow))
+                .map_or(settles.len() - i, |n| n + 1);
+            if let Some(link) = self.links.get_mut(&first.flow) {
+                link.settled_run(cx, &settles[i..i + len], ts, at(fe));
             }
-            new_run = settles
-                .get(i + 1)
-                .is_none_or(|next| !same_key(&next.flow, &s.flow));
-            if let Some(link) = link.as_deref_mut() {
-                link.settled(cx, s, ts, at(fe), new_run);
-            }
+            i += len;
         }
     }
 
@@ -298,7 +299,7 @@ impl Links {
     }
 
     /// The position of the link `key`.
-    #[inline]
+    #[inline(never)]
     fn find(&mut self, key: &FlowKey) -> Option<usize> {
         let last = &mut self.last[link_sender(key).index()];
         if let Some(i) = *last {
@@ -318,8 +319,14 @@ impl Links {
         Some(i)
     }
 
+    /// The link `key`: the one looked up last for its direction is compared inline, by its
+    /// shared name.
+    #[inline]
     fn get_mut(&mut self, key: &FlowKey) -> Option<&mut Link> {
-        let i = self.find(key)?;
+        let i = match self.last[link_sender(key).index()] {
+            Some(i) if shared_key(&self.list[i].0, key) => i,
+            _ => self.find(key)?,
+        };
         Some(&mut self.list[i].1)
     }
 

@@ -142,8 +142,24 @@ impl Ctx<'_> {
     }
 
     /// End `cond` (and take it), at `ts`, by the frame `frame` if one ended it, for `why`: a
-    /// diagnosis it started ends; one not started yet is dropped.
+    /// diagnosis it started ends; one not started yet is dropped. Inlined where the frames
+    /// call it: most often there is no condition, and that is told without moving one.
+    #[inline]
     pub fn end(
+        &mut self,
+        cond: &mut Option<Cond>,
+        ts: Timestamp,
+        frame: Option<FrameRef>,
+        why: EndWhy,
+    ) {
+        if cond.is_some() {
+            self.end_held(cond, ts, frame, why);
+        }
+    }
+
+    /// [`Ctx::end`] of a condition held.
+    #[inline(never)]
+    fn end_held(
         &mut self,
         cond: &mut Option<Cond>,
         ts: Timestamp,

@@ -151,11 +151,15 @@ struct Idle {
     /// The interval, µs (`None`: not watched).
     interval: Option<i64>,
     cond: Option<cond::Cond>,
+    /// The peer's latest frame (its time, and where it is) while `cond` is held and not
+    /// started: the condition holds since that frame, and is brought up to it
+    /// ([`Idle::sync`]) before it is judged, so a frame only notes it here.
+    latest: Option<(Timestamp, crate::base::FrameRef)>,
 }
 
 impl Idle {
     /// The peer sent a frame at `ts`: a silence diagnosis ends, the watch starts over.
-    /// Inlined into every frame's path: a watch not started only moves its times.
+    /// Inlined into every frame's path: a watch not started only notes the frame.
     #[inline]
     fn touch(
         &mut self,
@@ -164,16 +168,12 @@ impl Idle {
         ts: Timestamp,
         at: crate::base::FrameRef,
     ) {
-        let Some(interval) = self.interval else {
+        if let Some(latest) = &mut self.latest {
+            *latest = (ts, at);
             return;
-        };
-        match &mut self.cond {
-            Some(c) if c.started.is_none() => {
-                c.since = ts;
-                c.due = ts.0.saturating_add(interval);
-                c.ev[0] = Some(at);
-            }
-            _ => self.restart(cx, check, ts, at, interval),
+        }
+        if let Some(interval) = self.interval {
+            self.restart(cx, check, ts, at, interval);
         }
     }
 
@@ -190,6 +190,19 @@ impl Idle {
     ) {
         cx.end(&mut self.cond, ts, Some(at), EndWhy::Cleared);
         self.cond = cx.arm(check, ts, at, Some(interval));
+        self.latest = self.cond.as_ref().map(|_| (ts, at));
+    }
+
+    /// The condition held brought up to the peer's latest frame: it holds since then, and is
+    /// due an interval after.
+    fn sync(&mut self) {
+        if let (Some((ts, at)), Some(c), Some(interval)) =
+            (self.latest, &mut self.cond, self.interval)
+        {
+            c.since = ts;
+            c.due = ts.0.saturating_add(interval);
+            c.ev[0] = Some(at);
+        }
     }
 
     /// Watch at `interval` µs from `ts` (the frame `at` negotiated it).
@@ -207,11 +220,13 @@ impl Idle {
         };
         self.interval = Some(interval);
         self.cond = None;
+        self.latest = None;
         self.touch(cx, check, ts, at);
     }
 
     /// Fire if due; `who` is the silent peer.
     fn due(&mut self, cx: &mut Ctx<'_>, now: i64, who: Dir) {
+        self.sync();
         let Some(c) = &mut self.cond else {
             return;
         };
@@ -228,11 +243,15 @@ impl Idle {
             )
         };
         cx.fire(c, now, crate::base::ScopeKind::Connection, &name, &detail);
+        if c.started.is_some() {
+            self.latest = None;
+        }
     }
 
     /// Stop watching (the connection is closing), ending a diagnosis.
     fn stop(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
         self.interval = None;
+        self.latest = None;
         cx.end(&mut self.cond, ts, None, why);
     }
 }

@@ -59,7 +59,11 @@ impl Thresholds {
     }
 
     /// `check`'s threshold.
+    #[inline]
     pub fn limit(&self, check: &Check) -> Limit {
+        if self.set.is_empty() {
+            return check.default;
+        }
         self.set
             .iter()
             .find(|(id, _)| *id == check.id)
@@ -67,6 +71,7 @@ impl Thresholds {
     }
 
     /// The count a [`Limit::Count`] check needs (its default for others).
+    #[inline]
     pub fn count(&self, check: &Check) -> u32 {
         match self.limit(check) {
             Limit::Count(n) => n,

@@ -6,7 +6,7 @@
 //! ([`crate::base::Awaits::Settlement`], at most `state::context::MAX_OPEN` a connection) are
 //! kept.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 use crate::base::{Check, EndWhy, FrameRef, Timestamp};
 
@@ -18,17 +18,23 @@ type Key = (i64, FrameRef);
 /// One flow's waiting deliveries (see the module doc).
 ///
 /// Deliveries start in key order as a rule (one direction's frames, in time), so they are kept
-/// in a deque: an add is a push at the back, a settlement finds its delivery by binary search
-/// and marks it settled in place, settled ones are dropped once they reach the front, and the
-/// deque is compacted when they are most of it. Every operation is O(log n) amortised, with
-/// no tree node to allocate or rebalance. A delivery that starts before the last one added (a
-/// capture's clock running back) goes to an ordered set beside it, so no order of adds can
-/// make an insert cost more than O(log n).
+/// in a run, a vector read from `head` on: an add is a push at the back, a settlement finds its
+/// delivery by binary search and marks it settled in place, settled ones are passed over once
+/// they reach the front (the vector is emptied once all are, and its settled front cut off once
+/// it is most of it), and the run is compacted when settled entries are most of it. Every
+/// operation is O(log n) amortised, with no tree node to allocate or rebalance, and the
+/// in-order add and the settlement of the oldest are a few instructions inlined into their
+/// callers. A delivery that starts before the last one added (a capture's clock running back)
+/// goes to an ordered set beside it, so no order of adds can make an insert cost more than
+/// O(log n).
 #[derive(Debug, Default)]
 pub struct Waiting {
-    /// In key order, each with whether it still waits; the front one waits (or none is held).
-    run: VecDeque<(Key, bool)>,
-    /// Entries of `run` that still wait.
+    /// `run[head..]`, in key order, each with whether it still waits; its first one waits (or
+    /// none is held, and `run` is empty).
+    run: Vec<(Key, bool)>,
+    /// Where the held part of `run` starts.
+    head: usize,
+    /// Entries of `run[head..]` that still wait.
     live: usize,
     /// The deliveries added out of order.
     late: BTreeSet<Key>,
@@ -43,43 +49,58 @@ pub struct Waiting {
     earlier: bool,
 }
 
+/// The settled front of a run is cut off once it is this long and half the vector, at least.
+pub(super) const CUT: usize = 64;
+
 impl Waiting {
     /// A delivery started by `at` at `ts` waits.
+    #[inline]
     pub fn add(&mut self, ts: i64, at: FrameRef) {
         let key = (ts, at);
-        match self.run.back() {
-            Some((last, _)) if *last >= key => {
-                self.earlier = true;
-                if let Ok(i) = self.find(key) {
-                    if !self.run[i].1 {
-                        self.run[i].1 = true;
-                        self.live += 1;
-                    }
-                } else {
-                    self.late.insert(key);
-                }
-            }
-            // Once the deque has emptied, a delivery added late may come again: it is held once.
+        match self.run.last() {
+            Some((last, _)) if *last >= key => self.add_before(key),
+            // Once the run has emptied, a delivery added late may come again: it is held once.
             _ if !self.late.is_empty() && self.late.contains(&key) => {}
             _ => {
                 self.earlier |= self.run.is_empty();
-                self.run.push_back((key, true));
+                self.run.push((key, true));
                 self.live += 1;
             }
         }
     }
 
+    /// [`Waiting::add`] of a delivery that starts before the last one added.
+    #[inline(never)]
+    fn add_before(&mut self, key: Key) {
+        self.earlier = true;
+        if let Ok(i) = self.find(key) {
+            if !self.run[i].1 {
+                self.run[i].1 = true;
+                self.live += 1;
+            }
+        } else {
+            self.late.insert(key);
+        }
+    }
+
     /// The delivery started by `at` at `ts` was settled.
+    #[inline]
     pub fn remove(&mut self, ts: i64, at: FrameRef) {
         let key = (ts, at);
-        if let Some((front, true)) = self.run.front()
+        if let Some((front, true)) = self.run.get(self.head)
             && *front == key
         {
-            self.run.pop_front();
+            self.head += 1;
             self.live -= 1;
             self.trim();
             return;
         }
+        self.remove_other(key);
+    }
+
+    /// [`Waiting::remove`] of a delivery that is not the oldest of the run.
+    #[inline(never)]
+    fn remove_other(&mut self, key: Key) {
         match self.find(key) {
             Ok(i) if self.run[i].1 => {
                 self.run[i].1 = false;
@@ -92,29 +113,52 @@ impl Waiting {
         }
     }
 
-    /// Where `key` is in `run`, if there. Deliveries are settled oldest first as a rule: the
-    /// front is looked at before searching.
+    /// Where `key` is in `run` (at `head` or after), if there. Deliveries are settled oldest
+    /// first as a rule: the front is looked at before searching.
     fn find(&self, key: Key) -> Result<usize, usize> {
-        match self.run.front() {
-            Some((front, _)) if *front == key => Ok(0),
-            _ => self.run.binary_search_by(|(k, _)| k.cmp(&key)),
+        match self.run.get(self.head) {
+            Some((front, _)) if *front == key => Ok(self.head),
+            _ => self.run[self.head..]
+                .binary_search_by(|(k, _)| k.cmp(&key))
+                .map(|i| i + self.head)
+                .map_err(|i| i + self.head),
         }
     }
 
-    /// Settled entries leave the front; the deque is compacted once they are most of it.
+    /// Settled entries leave the front; the run is compacted once they are most of it.
+    #[inline]
     fn trim(&mut self) {
-        while self.run.front().is_some_and(|(_, waits)| !waits) {
-            self.run.pop_front();
+        while let Some((_, false)) = self.run.get(self.head) {
+            self.head += 1;
         }
-        if self.run.len() > 2 * self.live + 16 {
-            self.run.retain(|(_, waits)| *waits);
+        if self.head == self.run.len() {
+            self.run.clear();
+            self.head = 0;
+        } else if self.head >= CUT || self.run.len() - self.head > 2 * self.live + 16 {
+            self.compact();
         }
+    }
+
+    /// Drop the settled entries, the front passed over with them, once they are most of the
+    /// run or of the vector.
+    #[inline(never)]
+    fn compact(&mut self) {
+        if self.run.len() - self.head <= 2 * self.live + 16 && 2 * self.head < self.run.len() {
+            return;
+        }
+        let head = self.head;
+        let mut i = 0;
+        self.run.retain(|(_, waits)| {
+            i += 1;
+            i > head && *waits
+        });
+        self.head = 0;
     }
 
     /// The oldest waiting delivery.
     #[inline]
     fn oldest(&self) -> Option<Key> {
-        let run = self.run.front().map(|(k, _)| *k);
+        let run = self.run.get(self.head).map(|(k, _)| *k);
         if self.late.is_empty() {
             return run;
         }
@@ -230,6 +274,7 @@ impl Waiting {
     /// Forget every delivery (their scope closed, or a gap).
     pub fn clear(&mut self) {
         self.run.clear();
+        self.head = 0;
         self.live = 0;
         self.late.clear();
     }

@@ -85,6 +85,7 @@ impl Link {
     }
 
     /// No credit left, as the sender counts it.
+    #[inline]
     fn spent(&self) -> bool {
         matches!((self.limit, self.count), (Some(l), Some(c)) if l.wrapping_sub(c) as i32 <= 0)
     }
@@ -148,15 +149,26 @@ impl Link {
 
     /// Credit used up while the sender has messages (available, or deliveries the receiver
     /// has not settled) holds since the frame that made it so; anything else clears it.
+    /// Inlined: credit left and no condition held (the rule) is told by two tests.
+    #[inline(always)]
     fn judge_credit(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, at: FrameRef) {
-        let has = u64::from(self.available) + self.waiting.waiting() as u64;
-        if self.spent() && has > 0 && self.idle_no_count.is_none() {
+        if self.exhausted.is_some() || self.spent() {
+            self.judge_spent(cx, ts, at);
+        }
+    }
+
+    /// [`Link::judge_credit`] of a link with no credit left, or holding the condition.
+    #[inline(never)]
+    fn judge_spent(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, at: FrameRef) {
+        let has = || u64::from(self.available) + self.waiting.waiting() as u64;
+        if self.spent() && self.idle_no_count.is_none() && has() > 0 {
             if self.exhausted.is_none() {
+                let n = has();
                 self.exhausted = cx
                     .arm(&cat::CREDIT_EXHAUSTED, ts, at, None)
-                    .map(|c| c.with_n(has));
+                    .map(|c| c.with_n(n));
             }
-        } else {
+        } else if self.exhausted.is_some() {
             cx.end(&mut self.exhausted, ts, Some(at), EndWhy::Cleared);
         }
     }
@@ -184,9 +196,25 @@ impl Link {
         }
     }
 
+    /// A run of deliveries of the link was settled by the frame `at` (`run`, in the frame's
+    /// order): each in turn, the last told it is (see [`Link::settled`]).
+    pub fn settled_run(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        run: &[Settlement],
+        ts: Timestamp,
+        at: FrameRef,
+    ) {
+        let last = run.len().saturating_sub(1);
+        for (i, s) in run.iter().enumerate() {
+            self.settled(cx, s, ts, at, i == last);
+        }
+    }
+
     /// A delivery of the link was settled by the frame `at`; `last`: the last the frame settles
     /// of the link (until then the unsettled condition is refreshed only when that reports
     /// something, see [`Waiting::quiet`]).
+    #[inline]
     pub fn settled(
         &mut self,
         cx: &mut Ctx<'_>,
