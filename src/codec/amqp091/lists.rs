@@ -1,0 +1,221 @@
+//! The value lists a decoded frame holds: a method's arguments ([`Args`]) and a content
+//! header's properties ([`Properties`]).
+//!
+//! Both keep the usual few values inline, so a method or content header is one allocation
+//! (its `Arc`) rather than two, and both dereference to slices, so they read like the `Vec`s
+//! they stand for. Dropping one runs no destructor for values that hold nothing on the heap
+//! (bits and integers, most of every list).
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+use smallvec::SmallVec;
+
+use super::field_table::FieldTable;
+use super::method::Value;
+use super::table::ArgDef;
+
+/// Arguments held inline: basic.publish, basic.deliver, basic.get-ok and basic.ack (the
+/// methods most frames carry) have at most this many.
+const INLINE_ARGS: usize = 5;
+
+/// Properties held inline: a content type, a delivery mode, a message id and a timestamp.
+const INLINE_PROPERTIES: usize = 4;
+
+/// Releases what `v` holds on the heap, leaving it owning nothing (an empty string or
+/// table in place of a full one).
+#[inline(always)]
+fn release(v: &mut Value) {
+    match v {
+        Value::ShortStr(b) | Value::LongStr(b) => drop(std::mem::take(b)),
+        Value::Table(t) => drop(std::mem::replace(t, FieldTable::new())),
+        _ => {}
+    }
+}
+
+/// Empties `list`, running a destructor only for what some value holds on the heap: the
+/// values of an inline list, once released, own nothing, and the list is forgotten whole
+/// (which leaks nothing) instead of dropped value by value.
+#[inline(always)]
+fn release_all<A: smallvec::Array>(
+    list: &mut SmallVec<A>,
+    value: impl Fn(&mut A::Item) -> &mut Value,
+) {
+    if list.spilled() {
+        list.clear();
+        return;
+    }
+    list.iter_mut().for_each(|x| release(value(x)));
+    std::mem::forget(std::mem::take(list));
+}
+
+/// A method's argument values, in wire order (one per argument of its definition).
+#[derive(Clone, Default, PartialEq)]
+pub struct Args(SmallVec<[Value; INLINE_ARGS]>);
+
+impl Args {
+    /// An empty list.
+    pub fn new() -> Args {
+        Args(SmallVec::new())
+    }
+
+    /// Appends `v`.
+    #[inline]
+    pub fn push(&mut self, v: Value) {
+        self.0.push(v);
+    }
+
+    /// Removes every value.
+    pub fn clear(&mut self) {
+        release_all(&mut self.0, |v| v);
+    }
+}
+
+impl Drop for Args {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+impl Deref for Args {
+    type Target = [Value];
+    #[inline]
+    fn deref(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+impl DerefMut for Args {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [Value] {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for Args {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl FromIterator<Value> for Args {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Args {
+        Args(iter.into_iter().collect())
+    }
+}
+
+impl From<Vec<Value>> for Args {
+    fn from(v: Vec<Value>) -> Args {
+        v.into_iter().collect()
+    }
+}
+
+impl<'a> IntoIterator for &'a Args {
+    type Item = &'a Value;
+    type IntoIter = std::slice::Iter<'a, Value>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// A content header's present properties with their definitions, in property-flag order.
+#[derive(Clone, Default, PartialEq)]
+pub struct Properties(SmallVec<[(&'static ArgDef, Value); INLINE_PROPERTIES]>);
+
+impl Properties {
+    /// An empty list.
+    pub fn new() -> Properties {
+        Properties(SmallVec::new())
+    }
+
+    /// Appends property `d` of value `v`.
+    #[inline]
+    pub fn push(&mut self, d: &'static ArgDef, v: Value) {
+        self.0.push((d, v));
+    }
+
+    /// Inserts property `d` of value `v` at `at` (at most the length).
+    pub fn insert(&mut self, at: usize, d: &'static ArgDef, v: Value) {
+        self.0.insert(at.min(self.0.len()), (d, v));
+    }
+
+    /// Keeps only the properties `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&(&'static ArgDef, Value)) -> bool) {
+        self.0.retain(|p| keep(p));
+    }
+
+    /// Removes every property.
+    pub fn clear(&mut self) {
+        release_all(&mut self.0, |(_, v)| v);
+    }
+}
+
+impl Drop for Properties {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+impl Deref for Properties {
+    type Target = [(&'static ArgDef, Value)];
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for Properties {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for Properties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl FromIterator<(&'static ArgDef, Value)> for Properties {
+    fn from_iter<I: IntoIterator<Item = (&'static ArgDef, Value)>>(iter: I) -> Properties {
+        Properties(iter.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Properties {
+    type Item = &'a (&'static ArgDef, Value);
+    type IntoIter = std::slice::Iter<'a, (&'static ArgDef, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    #[test]
+    fn lists_hold_values_inline_and_beyond() {
+        let values = |n: usize| {
+            (0..n).map(|i| match i % 4 {
+                0 => Value::Bit(true),
+                1 => Value::ShortStr(Bytes::from(vec![b'x'; i])),
+                2 => Value::Table(FieldTable::new()),
+                _ => Value::LongLong(i as u64),
+            })
+        };
+        for n in [0, 1, INLINE_ARGS, INLINE_ARGS + 3] {
+            let args: Args = values(n).collect();
+            let vec: Vec<Value> = values(n).collect();
+            assert_eq!(&args[..], &vec[..]);
+            assert_eq!(format!("{args:?}"), format!("{vec:?}"));
+            let mut copy = args.clone();
+            assert_eq!(copy, args);
+            copy.clear();
+            assert!(copy.is_empty());
+        }
+    }
+}
