@@ -5,7 +5,7 @@
 //! which words and positions the error. A payload they accept decodes to exactly what that
 //! decoder makes of it.
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 
 use super::content::ContentHeader;
 use super::field_table::FieldTable;
@@ -51,7 +51,13 @@ impl<'a> Cursor<'a> {
         if end > self.buf.len() {
             return None;
         }
-        let out = self.buf.slice(self.pos..end);
+        if n == 0 {
+            return Some(Bytes::new());
+        }
+        // The buffer's handle cut down to the slice (no bounds rechecked).
+        let mut out = self.buf.clone();
+        out.truncate(end);
+        out.advance(self.pos);
         self.pos = end;
         Some(out)
     }

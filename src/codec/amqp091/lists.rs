@@ -7,6 +7,7 @@
 //! (bits and integers, most of every list).
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 
 use smallvec::SmallVec;
@@ -33,30 +34,30 @@ fn release(v: &mut Value) {
     }
 }
 
-/// Empties `list`, running a destructor only for what some value holds on the heap: the
-/// values of an inline list, once released, own nothing, and the list is forgotten whole
-/// (which leaks nothing) instead of dropped value by value.
+/// Lets go of `list`'s values, running a destructor only for what some value holds on the
+/// heap; `list` is left as it is, for its owner to forget. The values of an inline list, once
+/// released, own nothing, so forgetting them leaks nothing; a list that spilled to the heap
+/// is taken out and dropped as usual (leaving an empty one, which owns nothing either).
 #[inline(always)]
 fn release_all<A: smallvec::Array>(
     list: &mut SmallVec<A>,
     value: impl Fn(&mut A::Item) -> &mut Value,
 ) {
     if list.spilled() {
-        list.clear();
+        drop(std::mem::take(list));
         return;
     }
     list.iter_mut().for_each(|x| release(value(x)));
-    std::mem::forget(std::mem::take(list));
 }
 
 /// A method's argument values, in wire order (one per argument of its definition).
 #[derive(Clone, Default, PartialEq)]
-pub struct Args(SmallVec<[Value; INLINE_ARGS]>);
+pub struct Args(ManuallyDrop<SmallVec<[Value; INLINE_ARGS]>>);
 
 impl Args {
     /// An empty list.
     pub fn new() -> Args {
-        Args(SmallVec::new())
+        Args(ManuallyDrop::new(SmallVec::new()))
     }
 
     /// Appends `v`.
@@ -68,12 +69,14 @@ impl Args {
     /// Removes every value.
     pub fn clear(&mut self) {
         release_all(&mut self.0, |v| v);
+        std::mem::forget(std::mem::take(&mut *self.0));
     }
 }
 
 impl Drop for Args {
     fn drop(&mut self) {
-        self.clear();
+        // The list is never dropped itself: what remains of it owns nothing.
+        release_all(&mut self.0, |v| v);
     }
 }
 
@@ -100,7 +103,7 @@ impl fmt::Debug for Args {
 
 impl FromIterator<Value> for Args {
     fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Args {
-        Args(iter.into_iter().collect())
+        Args(ManuallyDrop::new(iter.into_iter().collect()))
     }
 }
 
@@ -120,12 +123,12 @@ impl<'a> IntoIterator for &'a Args {
 
 /// A content header's present properties with their definitions, in property-flag order.
 #[derive(Clone, Default, PartialEq)]
-pub struct Properties(SmallVec<[(&'static ArgDef, Value); INLINE_PROPERTIES]>);
+pub struct Properties(ManuallyDrop<SmallVec<[(&'static ArgDef, Value); INLINE_PROPERTIES]>>);
 
 impl Properties {
     /// An empty list.
     pub fn new() -> Properties {
-        Properties(SmallVec::new())
+        Properties(ManuallyDrop::new(SmallVec::new()))
     }
 
     /// Appends property `d` of value `v`.
@@ -136,7 +139,8 @@ impl Properties {
 
     /// Inserts property `d` of value `v` at `at` (at most the length).
     pub fn insert(&mut self, at: usize, d: &'static ArgDef, v: Value) {
-        self.0.insert(at.min(self.0.len()), (d, v));
+        let at = at.min(self.0.len());
+        self.0.insert(at, (d, v));
     }
 
     /// Keeps only the properties `keep` accepts.
@@ -147,12 +151,14 @@ impl Properties {
     /// Removes every property.
     pub fn clear(&mut self) {
         release_all(&mut self.0, |(_, v)| v);
+        std::mem::forget(std::mem::take(&mut *self.0));
     }
 }
 
 impl Drop for Properties {
     fn drop(&mut self) {
-        self.clear();
+        // The list is never dropped itself: what remains of it owns nothing.
+        release_all(&mut self.0, |(_, v)| v);
     }
 }
 
@@ -179,7 +185,7 @@ impl fmt::Debug for Properties {
 
 impl FromIterator<(&'static ArgDef, Value)> for Properties {
     fn from_iter<I: IntoIterator<Item = (&'static ArgDef, Value)>>(iter: I) -> Properties {
-        Properties(iter.into_iter().collect())
+        Properties(ManuallyDrop::new(iter.into_iter().collect()))
     }
 }
 
