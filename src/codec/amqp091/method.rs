@@ -377,12 +377,23 @@ impl Method {
     fn decode_def(r: &mut Reader) -> Result<&'static MethodDef, DecodeError> {
         if let Some(&[c0, c1, m0, m1]) = r.unread().get(..4)
             && let Some(def) =
-                method_def(u16::from_be_bytes([c0, c1]), u16::from_be_bytes([m0, m1]))
+                Self::lookup(u16::from_be_bytes([c0, c1]), u16::from_be_bytes([m0, m1]))
         {
             r.skip(4)?;
             return Ok(def);
         }
         Self::undefined(r)
+    }
+
+    /// The method of `class_id` and `method_id`, the ones most frames carry first.
+    #[inline(always)]
+    fn lookup(class_id: u16, method_id: u16) -> Option<&'static MethodDef> {
+        match (class_id, method_id) {
+            (60, 40) => Some(MethodKind::BasicPublish.def()),
+            (60, 60) => Some(MethodKind::BasicDeliver.def()),
+            (60, 80) => Some(MethodKind::BasicAck.def()),
+            _ => method_def(class_id, method_id),
+        }
     }
 
     /// The error for ids at the start of `r` that are cut short or name no method.
