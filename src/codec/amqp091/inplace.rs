@@ -130,11 +130,13 @@ impl<'a> Cursor<'a> {
         let exchange = self.shortstr()?;
         let routing_key = self.shortstr()?;
         let [bits] = self.take::<1>()?;
-        out.push(Value::Short(ticket));
-        out.push(Value::ShortStr(exchange));
-        out.push(Value::ShortStr(routing_key));
-        out.push(Value::Bit(bits & 1 != 0));
-        out.push(Value::Bit(bits & 2 != 0));
+        out.set_inline::<5>([
+            Value::Short(ticket),
+            Value::ShortStr(exchange),
+            Value::ShortStr(routing_key),
+            Value::Bit(bits & 1 != 0),
+            Value::Bit(bits & 2 != 0),
+        ]);
         Some(())
     }
 
@@ -145,13 +147,13 @@ impl<'a> Cursor<'a> {
         let [t0, t1, t2, t3, t4, t5, t6, t7, bits] = self.take::<9>()?;
         let exchange = self.shortstr()?;
         let routing_key = self.shortstr()?;
-        out.push(Value::ShortStr(consumer_tag));
-        out.push(Value::LongLong(u64::from_be_bytes([
-            t0, t1, t2, t3, t4, t5, t6, t7,
-        ])));
-        out.push(Value::Bit(bits & 1 != 0));
-        out.push(Value::ShortStr(exchange));
-        out.push(Value::ShortStr(routing_key));
+        out.set_inline::<5>([
+            Value::ShortStr(consumer_tag),
+            Value::LongLong(u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7])),
+            Value::Bit(bits & 1 != 0),
+            Value::ShortStr(exchange),
+            Value::ShortStr(routing_key),
+        ]);
         Some(())
     }
 
@@ -159,10 +161,14 @@ impl<'a> Cursor<'a> {
     /// delivery-tag and requeue).
     fn tag_and_bit(&mut self, out: &mut Args) -> Option<()> {
         let [t0, t1, t2, t3, t4, t5, t6, t7, bits] = self.take::<9>()?;
-        out.push(Value::LongLong(u64::from_be_bytes([
-            t0, t1, t2, t3, t4, t5, t6, t7,
-        ])));
-        out.push(Value::Bit(bits & 1 != 0));
+        // The padding after the two values is never read, nor dropped.
+        out.set_inline::<2>([
+            Value::LongLong(u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7])),
+            Value::Bit(bits & 1 != 0),
+            Value::Bit(false),
+            Value::Bit(false),
+            Value::Bit(false),
+        ]);
         Some(())
     }
 

@@ -66,6 +66,20 @@ impl Args {
         self.0.push(v);
     }
 
+    /// Sets the list to the first `N` values of `values`, the rest being padding that owns
+    /// nothing: a list built whole, without a push per value.
+    #[inline]
+    pub(super) fn set_inline<const N: usize>(&mut self, values: [Value; INLINE_ARGS]) {
+        const { assert!(N <= INLINE_ARGS) };
+        let new = Args(ManuallyDrop::new(SmallVec::from_buf_and_len(values, N)));
+        if self.0.is_empty() && !self.0.spilled() {
+            // Nothing to drop in the list replaced.
+            std::mem::forget(std::mem::replace(self, new));
+        } else {
+            *self = new;
+        }
+    }
+
     /// Removes every value.
     pub fn clear(&mut self) {
         release_all(&mut self.0, |v| v);
