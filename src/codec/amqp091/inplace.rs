@@ -7,12 +7,12 @@
 
 use bytes::{Buf, Bytes};
 
-use super::content::ContentHeader;
+use super::content::{BASIC_CLASS_ID, ContentHeader};
 use super::field_table::FieldTable;
 use super::generated::{MethodKind, class_def};
-use super::lists::Args;
+use super::lists::{Args, Properties};
 use super::method::Value;
-use super::table::{MethodDef, WireType};
+use super::table::{ArgDef, MethodDef, WireType};
 use crate::codec::Reader;
 
 /// A position in a payload, with the bit-packing state of an argument list (see
@@ -227,6 +227,11 @@ pub(super) fn content_header(payload: &Bytes, pos: usize, out: &mut ContentHeade
     out.weight = u16::from_be_bytes([w0, w1]);
     out.body_size = u64::from_be_bytes([s0, s1, s2, s3, s4, s5, s6, s7]);
     out.extra_flag_words = 0;
+    if class_id == BASIC_CLASS_ID && matches!(flags, USUAL_FLAGS | USUAL_FLAGS_IDENTIFIED) {
+        if let Some(read) = usual_basic(&mut cur, defs, flags, &mut out.properties) {
+            return read.is_some() && cur.at_end();
+        }
+    }
     let mut left = flags;
     while left != 0 {
         let i = left.leading_zeros() as usize;
@@ -239,6 +244,57 @@ pub(super) fn content_header(payload: &Bytes, pos: usize, out: &mut ContentHeade
         }
     }
     cur.at_end()
+}
+
+/// The basic properties most messages carry: content-type and delivery-mode.
+const USUAL_FLAGS: u16 = 0x9000;
+/// The usual ones with message-id and timestamp.
+const USUAL_FLAGS_IDENTIFIED: u16 = 0x90c0;
+
+/// basic's usual properties (`flags` being [`USUAL_FLAGS`] or [`USUAL_FLAGS_IDENTIFIED`]),
+/// read with their layout known into `out`. `None` when `defs` does not lay them out as the
+/// spec does (the general reader's case, nothing read yet); `Some(None)` on a shortfall.
+fn usual_basic(
+    cur: &mut Cursor,
+    defs: &'static [ArgDef],
+    flags: u16,
+    out: &mut Properties,
+) -> Option<Option<()>> {
+    let (ct, dm, id, ts) = (defs.first()?, defs.get(3)?, defs.get(8)?, defs.get(9)?);
+    let laid_out = [ct.ty, dm.ty, id.ty, ts.ty]
+        == [
+            WireType::ShortStr,
+            WireType::Octet,
+            WireType::ShortStr,
+            WireType::Timestamp,
+        ];
+    if !laid_out {
+        return None;
+    }
+    let mut read = || {
+        let content_type = Value::ShortStr(cur.shortstr()?);
+        let [mode] = cur.take::<1>()?;
+        if flags == USUAL_FLAGS {
+            let pad = (ct, Value::Bit(false));
+            out.set_inline::<2>([
+                (ct, content_type),
+                (dm, Value::Octet(mode)),
+                pad.clone(),
+                pad,
+            ]);
+            return Some(());
+        }
+        let message_id = Value::ShortStr(cur.shortstr()?);
+        let stamp = Value::Timestamp(u64::from_be_bytes(cur.take()?));
+        out.set_inline::<4>([
+            (ct, content_type),
+            (dm, Value::Octet(mode)),
+            (id, message_id),
+            (ts, stamp),
+        ]);
+        Some(())
+    };
+    Some(read())
 }
 
 #[cfg(test)]
@@ -313,8 +369,18 @@ mod tests {
         let mut accepted = 0;
         for class in CLASSES.iter() {
             for _ in 0..2000 {
-                let flags_of: Vec<bool> =
-                    class.properties.iter().map(|_| rng.below(2) == 1).collect();
+                // Now and then the usual basic sets, which are read apart.
+                let usual = match rng.below(4) {
+                    0 => Some(USUAL_FLAGS),
+                    1 => Some(USUAL_FLAGS_IDENTIFIED),
+                    _ => None,
+                };
+                let flags_of: Vec<bool> = (0..class.properties.len())
+                    .map(|i| match usual {
+                        Some(f) => i < 16 && f & (0x8000 >> i) != 0,
+                        None => rng.below(2) == 1,
+                    })
+                    .collect();
                 let mut bytes = Vec::new();
                 bytes.extend(class.id.to_be_bytes());
                 bytes.extend((rng.next() as u16 % 2).to_be_bytes());

@@ -151,6 +151,23 @@ impl Properties {
         self.0.push((d, v));
     }
 
+    /// Sets the list to the first `N` properties of `props`, the rest being padding that owns
+    /// nothing: a list built whole, without a push per property.
+    #[inline]
+    pub(super) fn set_inline<const N: usize>(
+        &mut self,
+        props: [(&'static ArgDef, Value); INLINE_PROPERTIES],
+    ) {
+        const { assert!(N <= INLINE_PROPERTIES) };
+        let new = Properties(ManuallyDrop::new(SmallVec::from_buf_and_len(props, N)));
+        if self.0.is_empty() && !self.0.spilled() {
+            // Nothing to drop in the list replaced.
+            std::mem::forget(std::mem::replace(self, new));
+        } else {
+            *self = new;
+        }
+    }
+
     /// Inserts property `d` of value `v` at `at` (at most the length).
     pub fn insert(&mut self, at: usize, d: &'static ArgDef, v: Value) {
         let at = at.min(self.0.len());
