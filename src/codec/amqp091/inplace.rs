@@ -1,9 +1,11 @@
 //! Argument and property lists read straight from a payload's bytes, for well-formed frames.
 //!
 //! These readers report no errors: on any shortfall, unknown flag or byte left over they give
-//! up (`None`), and the caller decodes the payload again with [`ArgDecoder`](super::method),
+//! up (`false`), and the caller decodes the payload again with [`ArgDecoder`](super::method),
 //! which words and positions the error. A payload they accept decodes to exactly what that
-//! decoder makes of it.
+//! decoder makes of it. The methods and content headers most frames carry (basic.publish,
+//! basic.deliver, basic.ack, basic's usual properties) are read with their layout known and
+//! their lists built whole; any other list value by value, as its definition lays it out.
 
 use bytes::{Buf, Bytes};
 
@@ -227,10 +229,11 @@ pub(super) fn content_header(payload: &Bytes, pos: usize, out: &mut ContentHeade
     out.weight = u16::from_be_bytes([w0, w1]);
     out.body_size = u64::from_be_bytes([s0, s1, s2, s3, s4, s5, s6, s7]);
     out.extra_flag_words = 0;
-    if class_id == BASIC_CLASS_ID && matches!(flags, USUAL_FLAGS | USUAL_FLAGS_IDENTIFIED) {
-        if let Some(read) = usual_basic(&mut cur, defs, flags, &mut out.properties) {
-            return read.is_some() && cur.at_end();
-        }
+    if class_id == BASIC_CLASS_ID
+        && matches!(flags, USUAL_FLAGS | USUAL_FLAGS_IDENTIFIED)
+        && let Some(read) = usual_basic(&mut cur, defs, flags, &mut out.properties)
+    {
+        return read.is_some() && cur.at_end();
     }
     let mut left = flags;
     while left != 0 {
