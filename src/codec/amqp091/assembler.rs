@@ -7,7 +7,6 @@
 //! assembling limit; past it a message keeps nothing more of its body.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -83,22 +82,27 @@ impl Message {
     }
 }
 
-/// Where one channel's content stands.
+/// One channel's message under way: its content method, then (once its content header
+/// arrived) its body as collected so far.
 #[derive(Debug)]
-enum Pending {
-    /// A content method arrived; its header is next.
-    Header { method: Arc<Method>, offset: u64 },
-    /// Header seen; body frames are being collected.
-    Body {
-        method: Arc<Method>,
-        offset: u64,
-        header: Arc<ContentHeader>,
-        parts: Parts,
-        /// Body bytes received (kept or not).
-        received: u64,
-        /// Body bytes kept.
-        kept: usize,
-    },
+struct Pending {
+    /// The content method.
+    method: Arc<Method>,
+    /// Absolute offset of the method frame.
+    offset: u64,
+    /// The body, once the header arrived; until then the header is next.
+    body: Option<Body>,
+}
+
+/// A message's body being collected.
+#[derive(Debug)]
+struct Body {
+    header: Arc<ContentHeader>,
+    parts: Parts,
+    /// Body bytes received (kept or not).
+    received: u64,
+    /// Body bytes kept.
+    kept: usize,
 }
 
 /// Hashes a channel number as itself (channels are small dense integers; no DoS concern since
@@ -122,6 +126,71 @@ impl Hasher for ChannelHasher {
 }
 
 type ChannelMap<V> = HashMap<u16, V, BuildHasherDefault<ChannelHasher>>;
+
+/// Channels with a message under way that are looked up by a scan rather than hashed: most
+/// connections carry their messages on one or two channels.
+const FEW_CHANNELS: usize = 4;
+
+/// The messages under way, by channel: the first few channels found by a scan of a short
+/// list, any more in a map. A channel is in one or the other, never both.
+#[derive(Debug, Default)]
+struct Slots {
+    few: Vec<(u16, Pending)>,
+    more: ChannelMap<Pending>,
+}
+
+impl Slots {
+    /// True when no channel has a message under way.
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.few.is_empty() && self.more.is_empty()
+    }
+
+    /// Where `channel` sits in the short list.
+    #[inline]
+    fn index(&self, channel: u16) -> Option<usize> {
+        self.few.iter().position(|(c, _)| *c == channel)
+    }
+
+    /// True when `channel` has a message under way.
+    fn contains(&self, channel: u16) -> bool {
+        self.index(channel).is_some() || self.more.contains_key(&channel)
+    }
+
+    /// `channel`'s message under way.
+    #[inline]
+    fn get_mut(&mut self, channel: u16) -> Option<&mut Pending> {
+        match self.index(channel) {
+            Some(i) => self.few.get_mut(i).map(|(_, p)| p),
+            None if self.more.is_empty() => None,
+            None => self.more.get_mut(&channel),
+        }
+    }
+
+    /// Puts `p` under way on `channel`; what was there is returned.
+    #[inline]
+    fn insert(&mut self, channel: u16, p: Pending) -> Option<Pending> {
+        if let Some(slot) = self.get_mut(channel) {
+            return Some(std::mem::replace(slot, p));
+        }
+        if self.few.len() < FEW_CHANNELS {
+            self.few.push((channel, p));
+        } else {
+            self.more.insert(channel, p);
+        }
+        None
+    }
+
+    /// Takes `channel`'s message under way out.
+    #[inline]
+    fn remove(&mut self, channel: u16) -> Option<Pending> {
+        match self.index(channel) {
+            Some(i) => Some(self.few.swap_remove(i).1),
+            None if self.more.is_empty() => None,
+            None => self.more.remove(&channel),
+        }
+    }
+}
 
 /// Body frames collected so far: no allocation for the common single-frame body.
 #[derive(Debug)]
@@ -161,7 +230,7 @@ impl Parts {
 /// direction of one connection.
 #[derive(Debug)]
 pub struct ContentAssembler {
-    channels: ChannelMap<Pending>,
+    channels: Slots,
     buffered: usize,
     /// Body bytes kept of each message.
     max_body: usize,
@@ -185,7 +254,7 @@ impl ContentAssembler {
     /// `max_buffered` body bytes of all messages under way.
     pub fn with_limits(max_body: usize, max_buffered: usize) -> Self {
         ContentAssembler {
-            channels: ChannelMap::default(),
+            channels: Slots::default(),
             buffered: 0,
             max_body,
             max_buffered,
@@ -199,18 +268,18 @@ impl ContentAssembler {
 
     /// True when `channel` is in the middle of a message.
     pub fn in_progress(&self, channel: u16) -> bool {
-        self.channels.contains_key(&channel)
+        self.channels.contains(channel)
     }
 
     fn drop_pending(&mut self, channel: u16) -> Option<Pending> {
-        let p = self.channels.remove(&channel);
+        let p = self.channels.remove(channel);
         self.released(p)
     }
 
     /// `p` left the map: its body bytes are no longer held.
     fn released(&mut self, p: Option<Pending>) -> Option<Pending> {
-        if let Some(Pending::Body { kept, .. }) = &p {
-            self.buffered = self.buffered.saturating_sub(*kept);
+        if let Some(Pending { body: Some(b), .. }) = &p {
+            self.buffered = self.buffered.saturating_sub(b.kept);
         }
         p
     }
@@ -229,28 +298,27 @@ impl ContentAssembler {
     /// A method frame: it starts a message if it has content, and breaks one under way.
     fn method(&mut self, frame: &Frame, m: &Arc<Method>) -> Option<Result<Message, DecodeError>> {
         let ch = frame.channel;
-        // One map operation a method: a content method's message replaces what the channel
-        // had under way.
+        // One lookup a method: a content method's message replaces what the channel had
+        // under way.
         let was = if m.def.content {
-            let started = Pending::Header {
+            let started = Pending {
                 method: m.clone(),
                 offset: frame.offset,
+                body: None,
             };
             self.channels.insert(ch, started)
         } else if self.channels.is_empty() {
             None
         } else {
-            self.channels.remove(&ch)
+            self.channels.remove(ch)
         };
-        match self.released(was) {
-            Some(Pending::Header { .. }) | Some(Pending::Body { .. }) => err(
-                frame,
-                ErrorKind::MalformedFrame(
-                    "method frame before the previous message's content was complete",
-                ),
+        self.released(was)?;
+        err(
+            frame,
+            ErrorKind::MalformedFrame(
+                "method frame before the previous message's content was complete",
             ),
-            _ => None,
-        }
+        )
     }
 
     /// A content header: it completes a message of no body, or starts its body.
@@ -260,19 +328,15 @@ impl ContentAssembler {
         h: &Arc<ContentHeader>,
     ) -> Option<Result<Message, DecodeError>> {
         let ch = frame.channel;
-        // The method's entry becomes the body's in place (one lookup), or goes.
-        let Some(slot @ Pending::Header { .. }) = self.channels.get_mut(&ch) else {
+        // The method's entry takes the body in place (one lookup), or goes.
+        let Some(slot) = self.channels.get_mut(ch).filter(|p| p.body.is_none()) else {
             self.drop_pending(ch);
             return err(
                 frame,
                 ErrorKind::MalformedFrame("content header without a content method before it"),
             );
         };
-        let Pending::Header { method, offset } = slot else {
-            unreachable!("matched as a header just above");
-        };
-        let (method, offset) = (method.clone(), *offset);
-        if h.class_id != method.def.class_id {
+        if h.class_id != slot.method.def.class_id {
             self.drop_pending(ch);
             return err(
                 frame,
@@ -280,23 +344,21 @@ impl ContentAssembler {
             );
         }
         if h.body_size == 0 {
-            self.drop_pending(ch);
+            let p = self.drop_pending(ch)?;
             return Some(Ok(Message {
                 channel: ch,
-                offset,
-                method,
+                offset: p.offset,
+                method: p.method,
                 header: h.clone(),
                 body: Bytes::new(),
             }));
         }
-        *slot = Pending::Body {
-            method,
-            offset,
+        slot.body = Some(Body {
             header: h.clone(),
             parts: Parts::None,
             received: 0,
             kept: 0,
-        };
+        });
         None
     }
 
@@ -306,40 +368,31 @@ impl ContentAssembler {
         let ch = frame.channel;
         let len = frame.body_len().unwrap_or(b.len() as u64);
         let room = self.max_buffered.saturating_sub(self.buffered);
-        // One lookup: the message is worked on in its entry, and taken out of it when complete.
-        let mut slot = match self.channels.entry(ch) {
-            Entry::Occupied(e) if matches!(e.get(), Pending::Body { .. }) => e,
-            other => {
-                drop(other);
-                self.drop_pending(ch);
-                return err(
-                    frame,
-                    ErrorKind::MalformedFrame("content body without a content header before it"),
-                );
-            }
-        };
-        let Pending::Body {
-            header,
-            parts,
-            received,
-            kept,
-            ..
-        } = slot.get_mut()
+        // The message is worked on where it lies, and taken out when complete.
+        let Some(Pending {
+            body: Some(body), ..
+        }) = self.channels.get_mut(ch)
         else {
-            return None; // matched as a body just above
+            self.drop_pending(ch);
+            return err(
+                frame,
+                ErrorKind::MalformedFrame("content body without a content header before it"),
+            );
         };
-        let total = received.saturating_add(len);
-        if total > header.body_size {
-            let dropped = slot.remove();
-            self.released(Some(dropped));
+        let total = body.received.saturating_add(len);
+        if total > body.header.body_size {
+            self.drop_pending(ch);
             return err(
                 frame,
                 ErrorKind::MalformedFrame("content body frames exceed the declared body size"),
             );
         }
         // Only while nothing of the body was left out: what is kept is its start.
-        if *received == *kept as u64 {
-            let take = b.len().min(self.max_body.saturating_sub(*kept)).min(room);
+        if body.received == body.kept as u64 {
+            let take = b
+                .len()
+                .min(self.max_body.saturating_sub(body.kept))
+                .min(room);
             if take > 0 {
                 // Copied when only part of the payload is kept: a slice would pin all of the
                 // frame's buffer.
@@ -348,31 +401,23 @@ impl ContentAssembler {
                 } else {
                     Bytes::copy_from_slice(&b[..take])
                 };
-                parts.push(piece);
-                *kept += take;
+                body.parts.push(piece);
+                body.kept += take;
                 self.buffered += take;
             }
         }
-        *received = total;
-        if total < header.body_size {
+        body.received = total;
+        if total < body.header.body_size {
             return None;
         }
-        let complete = slot.remove();
-        match self.released(Some(complete)) {
-            Some(Pending::Body {
-                method,
-                offset,
-                header,
-                parts,
-                ..
-            }) => Some(Ok(Message {
-                channel: ch,
-                offset,
-                method,
-                header,
-                body: parts.into_bytes(),
-            })),
-            _ => None,
-        }
+        let p = self.drop_pending(ch)?;
+        let body = p.body?;
+        Some(Ok(Message {
+            channel: ch,
+            offset: p.offset,
+            method: p.method,
+            header: body.header,
+            body: body.parts.into_bytes(),
+        }))
     }
 }

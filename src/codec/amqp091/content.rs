@@ -3,13 +3,16 @@
 //!
 //! Never panics on input; a flag for a property the class does not define is a typed error.
 
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes};
 
 use super::field_table::FieldTable;
 use super::generated::class_def;
 use super::inplace;
+use super::lists::Properties;
 use super::method::{ArgDecoder, BuildError, Value, encode_args};
-use super::table::{ArgDef, ClassDef};
+use super::table::ClassDef;
 use crate::codec::{DecodeError, ErrorKind, Reader};
 
 /// The basic class id (the only class with content in 0-9-1).
@@ -25,7 +28,7 @@ pub struct ContentHeader {
     /// Total body size the body frames must add up to.
     pub body_size: u64,
     /// Present properties, in property-flag order.
-    pub properties: Vec<(&'static ArgDef, Value)>,
+    pub properties: Properties,
     /// Extra (all-zero) property-flag words after the first, kept so encoding reproduces them.
     pub extra_flag_words: u16,
 }
@@ -37,7 +40,7 @@ impl ContentHeader {
             class_id: BASIC_CLASS_ID,
             weight: 0,
             body_size,
-            properties: Vec::new(),
+            properties: Properties::new(),
             extra_flag_words: 0,
         }
     }
@@ -77,7 +80,7 @@ impl ContentHeader {
             .iter()
             .position(|(d, _)| defs.iter().position(|x| x.name == d.name) > Some(idx))
             .unwrap_or(self.properties.len());
-        self.properties.insert(pos, (def, value));
+        self.properties.insert(pos, def, value);
         Ok(self)
     }
 
@@ -152,11 +155,27 @@ impl ContentHeader {
 
     /// Decode a content header payload; `r` covers exactly the payload.
     pub fn decode(r: &mut Reader) -> Result<ContentHeader, DecodeError> {
-        if let Some(h) = inplace::content_header(r.buffer(), r.position()) {
+        let mut h = ContentHeader::basic(0);
+        if inplace::content_header(r.buffer(), r.position(), &mut h) {
             r.skip(r.remaining())?;
             return Ok(h);
         }
         Self::decode_fields(r)
+    }
+
+    /// [`ContentHeader::decode`], into the shared handle a frame holds: the properties are
+    /// decoded straight into it, not moved there afterwards.
+    pub(super) fn decode_shared(r: &mut Reader) -> Result<Arc<ContentHeader>, DecodeError> {
+        let mut shared = Arc::new(ContentHeader::basic(0));
+        if let Some(h) = Arc::get_mut(&mut shared) {
+            if inplace::content_header(r.buffer(), r.position(), h) {
+                r.skip(r.remaining())?;
+                return Ok(shared);
+            }
+            *h = Self::decode_fields(r)?;
+            return Ok(shared);
+        }
+        Self::decode_fields(r).map(Arc::new)
     }
 
     /// A content header payload decoded field by field: the reader that words and positions
@@ -203,14 +222,14 @@ impl ContentHeader {
             )
             .within("property-flags"));
         }
-        let mut properties = Vec::with_capacity((flags & known_mask).count_ones() as usize);
+        let mut properties = Properties::new();
         let mut dec = ArgDecoder::new();
         for (i, d) in defs.iter().take(15).enumerate() {
             if flags & (1 << (15 - i)) != 0 {
                 let v = dec
                     .next(r, d.name, d.ty)
                     .map_err(|e| e.within("properties"))?;
-                properties.push((d, v));
+                properties.push(d, v);
             }
         }
         if !r.is_empty() {

@@ -228,7 +228,7 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let mut secrets = Vec::new();
     let kind = match u16::from(frame_type) {
         FRAME_METHOD => {
-            let m = Method::decode(&mut payload)?;
+            let m = Method::decode_shared(&mut payload)?;
             if matches!(
                 m.def.kind,
                 MethodKind::ConnectionStartOk
@@ -237,9 +237,9 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
             ) {
                 secrets = method_secrets(&m, base);
             }
-            FrameKind::Method(Arc::new(m))
+            FrameKind::Method(m)
         }
-        FRAME_HEADER => FrameKind::Header(Arc::new(ContentHeader::decode(&mut payload)?)),
+        FRAME_HEADER => FrameKind::Header(ContentHeader::decode_shared(&mut payload)?),
         FRAME_HEARTBEAT => {
             if !payload.is_empty() {
                 return Err(payload

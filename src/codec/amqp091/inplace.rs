@@ -1,17 +1,20 @@
 //! Argument and property lists read straight from a payload's bytes, for well-formed frames.
 //!
 //! These readers report no errors: on any shortfall, unknown flag or byte left over they give
-//! up (`None`), and the caller decodes the payload again with [`ArgDecoder`](super::method),
+//! up (`false`), and the caller decodes the payload again with [`ArgDecoder`](super::method),
 //! which words and positions the error. A payload they accept decodes to exactly what that
-//! decoder makes of it.
+//! decoder makes of it. The methods and content headers most frames carry (basic.publish,
+//! basic.deliver, basic.ack, basic's usual properties) are read with their layout known and
+//! their lists built whole; any other list value by value, as its definition lays it out.
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 
-use super::content::ContentHeader;
+use super::content::{BASIC_CLASS_ID, ContentHeader};
 use super::field_table::FieldTable;
-use super::generated::class_def;
+use super::generated::{MethodKind, class_def};
+use super::lists::{Args, Properties};
 use super::method::Value;
-use super::table::{ArgDef, WireType};
+use super::table::{ArgDef, MethodDef, WireType};
 use crate::codec::Reader;
 
 /// A position in a payload, with the bit-packing state of an argument list (see
@@ -50,7 +53,13 @@ impl<'a> Cursor<'a> {
         if end > self.buf.len() {
             return None;
         }
-        let out = self.buf.slice(self.pos..end);
+        if n == 0 {
+            return Some(Bytes::new());
+        }
+        // The buffer's handle cut down to the slice (no bounds rechecked).
+        let mut out = self.buf.clone();
+        out.truncate(end);
+        out.advance(self.pos);
         self.pos = end;
         Some(out)
     }
@@ -71,37 +80,98 @@ impl<'a> Cursor<'a> {
         Some(table)
     }
 
-    /// The next value, of wire type `ty`.
+    /// The next bit of an argument list (from the octet in use, or a new one).
     #[inline(always)]
-    fn value(&mut self, ty: WireType) -> Option<Value> {
+    fn bit(&mut self) -> Option<bool> {
+        if self.used >= 8 {
+            let [b] = self.take::<1>()?;
+            self.bits = b;
+            self.used = 0;
+        }
+        let v = self.bits & (1 << self.used) != 0;
+        self.used += 1;
+        Some(v)
+    }
+
+    /// The next shortstr, zero-copy.
+    #[inline(always)]
+    fn shortstr(&mut self) -> Option<Bytes> {
+        let [n] = self.take::<1>()?;
+        self.slice(n.into())
+    }
+
+    /// The next value, of wire type `ty`, handed to `push` (each type's value built right
+    /// where `push` puts it).
+    #[inline(always)]
+    fn value(&mut self, ty: WireType, push: impl FnOnce(Value)) -> Option<()> {
         if ty == WireType::Bit {
-            if self.used >= 8 {
-                let [b] = self.take::<1>()?;
-                self.bits = b;
-                self.used = 0;
-            }
-            let v = self.bits & (1 << self.used) != 0;
-            self.used += 1;
-            return Some(Value::Bit(v));
+            push(Value::Bit(self.bit()?));
+            return Some(());
         }
         self.used = 8;
-        Some(match ty {
-            WireType::Octet => Value::Octet(u8::from_be_bytes(self.take()?)),
-            WireType::Short => Value::Short(u16::from_be_bytes(self.take()?)),
-            WireType::Long => Value::Long(u32::from_be_bytes(self.take()?)),
-            WireType::LongLong => Value::LongLong(u64::from_be_bytes(self.take()?)),
-            WireType::Timestamp => Value::Timestamp(u64::from_be_bytes(self.take()?)),
-            WireType::ShortStr => {
-                let [n] = self.take::<1>()?;
-                Value::ShortStr(self.slice(n.into())?)
-            }
+        match ty {
+            WireType::Octet => push(Value::Octet(u8::from_be_bytes(self.take()?))),
+            WireType::Short => push(Value::Short(u16::from_be_bytes(self.take()?))),
+            WireType::Long => push(Value::Long(u32::from_be_bytes(self.take()?))),
+            WireType::LongLong => push(Value::LongLong(u64::from_be_bytes(self.take()?))),
+            WireType::Timestamp => push(Value::Timestamp(u64::from_be_bytes(self.take()?))),
+            WireType::ShortStr => push(Value::ShortStr(self.shortstr()?)),
             WireType::LongStr => {
                 let n = u32::from_be_bytes(self.take()?);
-                Value::LongStr(self.slice(usize::try_from(n).ok()?)?)
+                push(Value::LongStr(self.slice(usize::try_from(n).ok()?)?));
             }
-            WireType::Table => Value::Table(self.table()?),
+            WireType::Table => push(Value::Table(self.table()?)),
             WireType::Bit => return None,
-        })
+        }
+        Some(())
+    }
+
+    /// basic.publish's arguments: ticket, exchange, routing-key, mandatory, immediate.
+    fn publish(&mut self, out: &mut Args) -> Option<()> {
+        let ticket = u16::from_be_bytes(self.take()?);
+        let exchange = self.shortstr()?;
+        let routing_key = self.shortstr()?;
+        let [bits] = self.take::<1>()?;
+        out.set_inline::<5>([
+            Value::Short(ticket),
+            Value::ShortStr(exchange),
+            Value::ShortStr(routing_key),
+            Value::Bit(bits & 1 != 0),
+            Value::Bit(bits & 2 != 0),
+        ]);
+        Some(())
+    }
+
+    /// basic.deliver's arguments: consumer-tag, delivery-tag, redelivered, exchange,
+    /// routing-key.
+    fn deliver(&mut self, out: &mut Args) -> Option<()> {
+        let consumer_tag = self.shortstr()?;
+        let [t0, t1, t2, t3, t4, t5, t6, t7, bits] = self.take::<9>()?;
+        let exchange = self.shortstr()?;
+        let routing_key = self.shortstr()?;
+        out.set_inline::<5>([
+            Value::ShortStr(consumer_tag),
+            Value::LongLong(u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7])),
+            Value::Bit(bits & 1 != 0),
+            Value::ShortStr(exchange),
+            Value::ShortStr(routing_key),
+        ]);
+        Some(())
+    }
+
+    /// A delivery tag and one bit (basic.ack's delivery-tag and multiple, basic.reject's
+    /// delivery-tag and requeue).
+    fn tag_and_bit(&mut self, out: &mut Args) -> Option<()> {
+        let [t0, t1, t2, t3, t4, t5, t6, t7, bits] = self.take::<9>()?;
+        // The padding after the two values is never read, nor dropped.
+        out.set_inline::<2>([
+            Value::LongLong(u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7])),
+            Value::Bit(bits & 1 != 0),
+            Value::Bit(false),
+            Value::Bit(false),
+            Value::Bit(false),
+        ]);
+        Some(())
     }
 
     /// True when every byte of the payload was read.
@@ -110,14 +180,22 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A method's arguments (`defs`), read from `payload` at `pos` to its very end.
-pub(super) fn method_args(payload: &Bytes, pos: usize, defs: &[ArgDef]) -> Option<Vec<Value>> {
+/// The arguments of method `def`, read from `payload` at `pos` to its very end and appended
+/// to `out` (empty on entry). False when the payload is not such a list; `out` then holds
+/// whatever was read before that showed.
+pub(super) fn method_args(payload: &Bytes, pos: usize, def: &MethodDef, out: &mut Args) -> bool {
     let mut cur = Cursor::new(payload, pos);
-    let mut args = Vec::with_capacity(defs.len());
-    for d in defs {
-        args.push(cur.value(d.ty)?);
-    }
-    cur.at_end().then_some(args)
+    // The methods most frames carry, read with their layout known.
+    let read = match def.kind {
+        MethodKind::BasicPublish => cur.publish(out),
+        MethodKind::BasicDeliver => cur.deliver(out),
+        MethodKind::BasicAck | MethodKind::BasicReject => cur.tag_and_bit(out),
+        _ => def
+            .args
+            .iter()
+            .try_for_each(|d| cur.value(d.ty, |v| out.push(v))),
+    };
+    read.is_some() && cur.at_end()
 }
 
 /// The property-flag bits a class with `n` properties may set (the first word holds at most
@@ -129,34 +207,97 @@ pub(super) fn known_flags(n: usize) -> u16 {
     }
 }
 
-/// A content header payload (from `pos` to its very end) with a single property-flag word.
-pub(super) fn content_header(payload: &Bytes, pos: usize) -> Option<ContentHeader> {
+/// A content header payload (from `pos` to its very end) with a single property-flag word,
+/// read into `out` (whose properties are empty on entry). False when the payload is not such
+/// a header; `out` then holds whatever was read before that showed.
+pub(super) fn content_header(payload: &Bytes, pos: usize, out: &mut ContentHeader) -> bool {
     let mut cur = Cursor::new(payload, pos);
-    let class_id = u16::from_be_bytes(cur.take()?);
-    let weight = u16::from_be_bytes(cur.take()?);
-    let body_size = u64::from_be_bytes(cur.take()?);
-    let flags = u16::from_be_bytes(cur.take()?);
-    let defs = class_def(class_id)?.properties;
-    let known = known_flags(defs.len());
+    let Some([c0, c1, w0, w1, s0, s1, s2, s3, s4, s5, s6, s7, f0, f1]) = cur.take::<14>() else {
+        return false;
+    };
+    let class_id = u16::from_be_bytes([c0, c1]);
+    let flags = u16::from_be_bytes([f0, f1]);
+    let Some(class) = class_def(class_id) else {
+        return false;
+    };
+    let defs = class.properties;
     // A continuation word, or a flag for an undefined property: the full decoder's case.
-    if flags & !known != 0 {
-        return None;
+    if flags & !known_flags(defs.len()) != 0 {
+        return false;
     }
-    let mut properties = Vec::with_capacity(flags.count_ones() as usize);
+    out.class_id = class_id;
+    out.weight = u16::from_be_bytes([w0, w1]);
+    out.body_size = u64::from_be_bytes([s0, s1, s2, s3, s4, s5, s6, s7]);
+    out.extra_flag_words = 0;
+    if class_id == BASIC_CLASS_ID
+        && matches!(flags, USUAL_FLAGS | USUAL_FLAGS_IDENTIFIED)
+        && let Some(read) = usual_basic(&mut cur, defs, flags, &mut out.properties)
+    {
+        return read.is_some() && cur.at_end();
+    }
     let mut left = flags;
     while left != 0 {
         let i = left.leading_zeros() as usize;
         left &= !(0x8000 >> i);
-        let d = defs.get(i)?;
-        properties.push((d, cur.value(d.ty)?));
+        let Some(d) = defs.get(i) else {
+            return false;
+        };
+        if cur.value(d.ty, |v| out.properties.push(d, v)).is_none() {
+            return false;
+        }
     }
-    cur.at_end().then_some(ContentHeader {
-        class_id,
-        weight,
-        body_size,
-        properties,
-        extra_flag_words: 0,
-    })
+    cur.at_end()
+}
+
+/// The basic properties most messages carry: content-type and delivery-mode.
+const USUAL_FLAGS: u16 = 0x9000;
+/// The usual ones with message-id and timestamp.
+const USUAL_FLAGS_IDENTIFIED: u16 = 0x90c0;
+
+/// basic's usual properties (`flags` being [`USUAL_FLAGS`] or [`USUAL_FLAGS_IDENTIFIED`]),
+/// read with their layout known into `out`. `None` when `defs` does not lay them out as the
+/// spec does (the general reader's case, nothing read yet); `Some(None)` on a shortfall.
+fn usual_basic(
+    cur: &mut Cursor,
+    defs: &'static [ArgDef],
+    flags: u16,
+    out: &mut Properties,
+) -> Option<Option<()>> {
+    let (ct, dm, id, ts) = (defs.first()?, defs.get(3)?, defs.get(8)?, defs.get(9)?);
+    let laid_out = [ct.ty, dm.ty, id.ty, ts.ty]
+        == [
+            WireType::ShortStr,
+            WireType::Octet,
+            WireType::ShortStr,
+            WireType::Timestamp,
+        ];
+    if !laid_out {
+        return None;
+    }
+    let mut read = || {
+        let content_type = Value::ShortStr(cur.shortstr()?);
+        let [mode] = cur.take::<1>()?;
+        if flags == USUAL_FLAGS {
+            let pad = (ct, Value::Bit(false));
+            out.set_inline::<2>([
+                (ct, content_type),
+                (dm, Value::Octet(mode)),
+                pad.clone(),
+                pad,
+            ]);
+            return Some(());
+        }
+        let message_id = Value::ShortStr(cur.shortstr()?);
+        let stamp = Value::Timestamp(u64::from_be_bytes(cur.take()?));
+        out.set_inline::<4>([
+            (ct, content_type),
+            (dm, Value::Octet(mode)),
+            (id, message_id),
+            (ts, stamp),
+        ]);
+        Some(())
+    };
+    Some(read())
 }
 
 #[cfg(test)]
@@ -212,9 +353,10 @@ mod tests {
                 let mut bytes = Vec::new();
                 encode_args(&args, &mut bytes);
                 let payload = mutated(&mut rng, bytes);
-                let Some(in_place) = method_args(&payload, 0, def.args) else {
+                let mut in_place = Args::new();
+                if !method_args(&payload, 0, def, &mut in_place) {
                     continue;
-                };
+                }
                 accepted += 1;
                 let decoded = Method::decode_args(&mut Reader::new(payload.clone(), 0), def);
                 assert_eq!(decoded.as_ref(), Ok(&in_place), "{} {payload:?}", def.name);
@@ -230,8 +372,18 @@ mod tests {
         let mut accepted = 0;
         for class in CLASSES.iter() {
             for _ in 0..2000 {
-                let flags_of: Vec<bool> =
-                    class.properties.iter().map(|_| rng.below(2) == 1).collect();
+                // Now and then the usual basic sets, which are read apart.
+                let usual = match rng.below(4) {
+                    0 => Some(USUAL_FLAGS),
+                    1 => Some(USUAL_FLAGS_IDENTIFIED),
+                    _ => None,
+                };
+                let flags_of: Vec<bool> = (0..class.properties.len())
+                    .map(|i| match usual {
+                        Some(f) => i < 16 && f & (0x8000 >> i) != 0,
+                        None => rng.below(2) == 1,
+                    })
+                    .collect();
                 let mut bytes = Vec::new();
                 bytes.extend(class.id.to_be_bytes());
                 bytes.extend((rng.next() as u16 % 2).to_be_bytes());
@@ -252,9 +404,10 @@ mod tests {
                     .collect();
                 encode_args(&props, &mut bytes);
                 let payload = mutated(&mut rng, bytes);
-                let Some(in_place) = content_header(&payload, 0) else {
+                let mut in_place = ContentHeader::basic(0);
+                if !content_header(&payload, 0, &mut in_place) {
                     continue;
-                };
+                }
                 accepted += 1;
                 let decoded = ContentHeader::decode_fields(&mut Reader::new(payload.clone(), 0));
                 assert_eq!(

@@ -4,11 +4,14 @@
 //!
 //! Never panics on input, never trusts a claimed length.
 
+use std::sync::Arc;
+
 use bytes::{BufMut, Bytes};
 
 use super::field_table::{FieldTable, longstr, put_longstr, put_shortstr, shortstr};
 use super::generated::{Arg, MethodKind, arg_index, class_def, method_def};
 use super::inplace;
+use super::lists::Args;
 use super::table::{DefaultValue, MethodDef, WireType};
 use crate::codec::{DecodeError, ErrorKind, Reader};
 
@@ -142,7 +145,7 @@ pub struct Method {
     /// The method's static definition (ids, names, flags, argument list).
     pub def: &'static MethodDef,
     /// One value per `def.args` entry, same order.
-    pub args: Vec<Value>,
+    pub args: Args,
 }
 
 impl Method {
@@ -337,32 +340,9 @@ impl Method {
     /// Decode a method payload (class-id, method-id, arguments). `r` covers exactly the
     /// payload; bytes left over are an error.
     pub fn decode(r: &mut Reader) -> Result<Method, DecodeError> {
-        let at = r.offset();
-        let class_id = r.u16().map_err(|e| e.within("class-id"))?;
-        let method_id = r.u16().map_err(|e| e.within("method-id"))?;
-        let def = match method_def(class_id, method_id) {
-            Some(d) => d,
-            None => {
-                return Err(match class_def(class_id) {
-                    Some(c) => DecodeError::new(
-                        at + 2,
-                        ErrorKind::Unknown {
-                            what: "method",
-                            id: method_id.into(),
-                        },
-                    )
-                    .within(c.name),
-                    None => DecodeError::new(
-                        at,
-                        ErrorKind::Unknown {
-                            what: "class",
-                            id: class_id.into(),
-                        },
-                    ),
-                });
-            }
-        };
-        if let Some(args) = inplace::method_args(r.buffer(), r.position(), def.args) {
+        let def = Self::decode_def(r)?;
+        let mut args = Args::new();
+        if inplace::method_args(r.buffer(), r.position(), def, &mut args) {
             r.skip(r.remaining())?;
             return Ok(Method { def, args });
         }
@@ -370,13 +350,87 @@ impl Method {
         Ok(Method { def, args })
     }
 
+    /// [`Method::decode`], into the shared handle a frame holds: the arguments are decoded
+    /// straight into it, not moved there afterwards.
+    pub(super) fn decode_shared(r: &mut Reader) -> Result<Arc<Method>, DecodeError> {
+        let def = Self::decode_def(r)?;
+        let mut shared = Arc::new(Method {
+            def,
+            args: Args::new(),
+        });
+        if let Some(m) = Arc::get_mut(&mut shared) {
+            if inplace::method_args(r.buffer(), r.position(), def, &mut m.args) {
+                r.skip(r.remaining())?;
+                return Ok(shared);
+            }
+            m.args = Self::decode_args(r, def)?;
+            return Ok(shared);
+        }
+        Ok(Arc::new(Method {
+            def,
+            args: Self::decode_args(r, def)?,
+        }))
+    }
+
+    /// The class-id and method-id at the start of `r`, looked up.
+    #[inline]
+    fn decode_def(r: &mut Reader) -> Result<&'static MethodDef, DecodeError> {
+        if let Some(&[c0, c1, m0, m1]) = r.unread().get(..4)
+            && let Some(def) =
+                Self::lookup(u16::from_be_bytes([c0, c1]), u16::from_be_bytes([m0, m1]))
+        {
+            r.skip(4)?;
+            return Ok(def);
+        }
+        Self::undefined(r)
+    }
+
+    /// The method of `class_id` and `method_id`, the ones most frames carry first.
+    #[inline(always)]
+    fn lookup(class_id: u16, method_id: u16) -> Option<&'static MethodDef> {
+        match (class_id, method_id) {
+            (60, 40) => Some(MethodKind::BasicPublish.def()),
+            (60, 60) => Some(MethodKind::BasicDeliver.def()),
+            (60, 80) => Some(MethodKind::BasicAck.def()),
+            _ => method_def(class_id, method_id),
+        }
+    }
+
+    /// The error for ids at the start of `r` that are cut short or name no method.
+    #[cold]
+    fn undefined(r: &mut Reader) -> Result<&'static MethodDef, DecodeError> {
+        let at = r.offset();
+        let class_id = r.u16().map_err(|e| e.within("class-id"))?;
+        let method_id = r.u16().map_err(|e| e.within("method-id"))?;
+        if let Some(def) = method_def(class_id, method_id) {
+            return Ok(def);
+        }
+        Err(match class_def(class_id) {
+            Some(c) => DecodeError::new(
+                at + 2,
+                ErrorKind::Unknown {
+                    what: "method",
+                    id: method_id.into(),
+                },
+            )
+            .within(c.name),
+            None => DecodeError::new(
+                at,
+                ErrorKind::Unknown {
+                    what: "class",
+                    id: class_id.into(),
+                },
+            ),
+        })
+    }
+
     /// The arguments of `def` decoded one at a time from the rest of `r` (which they must
     /// fill): the reader that words and positions every error.
     pub(super) fn decode_args(
         r: &mut Reader,
         def: &'static MethodDef,
-    ) -> Result<Vec<Value>, DecodeError> {
-        let mut args = Vec::with_capacity(def.args.len());
+    ) -> Result<Args, DecodeError> {
+        let mut args = Args::new();
         let mut dec = ArgDecoder::new();
         for a in def.args {
             args.push(dec.next(r, a.name, a.ty).map_err(|e| e.within(def.name))?);

@@ -18,6 +18,7 @@ mod field_table;
 mod frame;
 mod generated;
 mod inplace;
+mod lists;
 pub mod mask;
 mod method;
 mod render;
@@ -32,6 +33,7 @@ pub use frame::{
     encode_frame, frame_size,
 };
 pub use generated::{Arg, CLASSES, METHODS, MethodKind, arg_index, class_def, method_def};
+pub use lists::{Args, Properties};
 pub use method::{BuildError, Method, Value};
 pub use render::{field_value_json, table_json, value_json};
 pub use table::{ArgDef, ClassDef, DefaultValue, MethodDef, WireType};
