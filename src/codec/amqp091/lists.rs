@@ -238,6 +238,7 @@ impl<'a> IntoIterator for &'a Properties {
 mod tests {
     use bytes::Bytes;
 
+    use super::super::field_table::FieldValue;
     use super::*;
 
     #[test]
@@ -259,6 +260,33 @@ mod tests {
             assert_eq!(copy, args);
             copy.clear();
             assert!(copy.is_empty());
+        }
+    }
+
+    #[test]
+    fn dropping_or_clearing_a_list_lets_go_of_every_string_and_table() {
+        let shared = Bytes::from(vec![b's'; 64]);
+        let values = |n: usize| {
+            (0..n).map(|i| match i % 3 {
+                0 => Value::ShortStr(shared.clone()),
+                1 => Value::Table(FieldTable(vec![(shared.clone(), FieldValue::Bool(true))])),
+                _ => Value::LongStr(shared.clone()),
+            })
+        };
+        let basic = super::super::generated::CLASSES
+            .iter()
+            .find(|c| c.name == "basic");
+        let def = basic.expect("basic has properties").properties;
+        for n in [1, INLINE_ARGS, INLINE_ARGS + 3] {
+            drop(values(n).collect::<Args>());
+            let mut cleared: Args = values(n).collect();
+            cleared.clear();
+            let props: Properties = values(n.min(def.len()))
+                .enumerate()
+                .map(|(i, v)| (&def[i], v))
+                .collect();
+            drop(props);
+            assert!(shared.is_unique(), "{n} values: a string or table was kept");
         }
     }
 }
