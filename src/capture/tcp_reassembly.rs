@@ -50,7 +50,7 @@ pub enum Piece {
 }
 
 /// `part` as `Bytes`: shared out of `window` when it lies there, else copied.
-fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
+pub(crate) fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
     match window {
         Some(w) if part.is_empty() => w.slice(0..0),
         Some(w) => {
@@ -257,6 +257,20 @@ impl Reassembler {
                 self.skip_hole(out);
             }
         }
+    }
+
+    /// Take `len` bytes at sequence number `seq` as delivered when they are exactly the next
+    /// bytes expected and nothing is held out of order (the common in-order segment): the
+    /// stream moves past them, as [`Reassembler::segment_in`] would deliver them in one piece,
+    /// and the caller passes them on itself. False, and nothing changed, for any other segment
+    /// (empty, ahead, behind, the first one seen, or with bytes held).
+    #[inline]
+    pub fn take_next(&mut self, seq: u32, len: usize) -> bool {
+        if len == 0 || self.next_seq != Some(seq) || !self.ooo.is_empty() {
+            return false;
+        }
+        self.advance(len as u64);
+        true
     }
 
     /// Deliver everything buffered, declaring the holes as gaps (at close or end of capture),
