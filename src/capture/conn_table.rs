@@ -277,34 +277,48 @@ impl ConnTable {
         self.slots.get_mut(slot)?.take()
     }
 
-    /// Take one TCP segment.
-    pub fn segment(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
-        self.tick += 1;
+    /// `seg`'s flow key, the index of its sender in it, and the slot of its flow if one is
+    /// tracked. A segment of the latest flow (the usual case) is told by comparing its ends with
+    /// that flow's, either way round, without ordering them or hashing.
+    #[inline]
+    fn locate(&mut self, seg: &TcpSegment<'_>) -> (FlowKey, usize, Option<usize>) {
+        if let Some((k, slot)) = self.last {
+            if seg.src == k.0 && seg.dst == k.1 {
+                return (k, 0, Some(slot));
+            }
+            if seg.src == k.1 && seg.dst == k.0 {
+                return (k, 1, Some(slot));
+            }
+        }
         let (key, idx) = if seg.src <= seg.dst {
             (FlowKey(seg.src, seg.dst), 0usize)
         } else {
             (FlowKey(seg.dst, seg.src), 1usize)
         };
+        (key, idx, self.find(key))
+    }
+
+    /// Take one TCP segment.
+    pub fn segment(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
+        self.tick += 1;
+        let (key, idx, mut found) = self.locate(seg);
         // A fresh SYN on a key whose connection already carried data: a new connection.
         if seg.syn && !seg.ack {
-            let stale = self
-                .find(key)
+            let stale = found
                 .and_then(|slot| self.slots.get(slot)?.as_ref())
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
             if stale && let Some(flow) = self.remove(key) {
                 self.emitter.finish(*flow, ts, CloseReason::Superseded);
+                found = None;
             }
         }
         // A bare ACK / FIN / RST of no flow is the tail of a connection already gone: no flow
         // is made for it.
         let opens = seg.syn || !seg.payload.is_empty();
-        if opens
-            && self.index.len() >= self.emitter.opts.max_connections
-            && self.find(key).is_none()
-        {
+        if opens && found.is_none() && self.index.len() >= self.emitter.opts.max_connections {
             self.evict(ts);
         }
-        let slot = match self.find(key) {
+        let slot = match found {
             Some(slot) => slot,
             None if !opens => return,
             None => self.insert(key, Flow::new(key, self.emitter.opts.max_out_of_order)),
@@ -328,15 +342,15 @@ impl ConnTable {
             } else {
                 seg.seq
             };
-            let mut pieces = std::mem::take(&mut self.pieces);
+            let pieces = &mut self.pieces;
             pieces.clear();
             // First what the acknowledgement says of the other direction: anything this
             // segment carries was sent after its sender had read those bytes, so a hole among
             // them must be known before it is judged.
             if seg.ack {
-                flow.reasm[1 - idx].acked(seg.ack_no, &mut pieces);
+                flow.reasm[1 - idx].acked(seg.ack_no, pieces);
                 if !pieces.is_empty() {
-                    self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
+                    self.emitter.pieces_in(flow, 1 - idx, ts, pieces);
                 }
             }
             let passed = self.fast_path
@@ -346,8 +360,8 @@ impl ConnTable {
                 if let Some(b) = seg.boundary {
                     Emitter::mark(flow, idx, seq, b);
                 }
-                flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
-                self.emitter.pieces_in(flow, idx, ts, &mut pieces);
+                flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, pieces);
+                self.emitter.pieces_in(flow, idx, ts, pieces);
             }
             let end = seq.wrapping_add(seg.payload.len() as u32);
             if seg.fin {
@@ -355,7 +369,6 @@ impl ConnTable {
             } else if seg.rst {
                 flow.reasm[idx].rst(end);
             }
-            self.pieces = pieces;
             if let Class::Amqp(conn) = flow.class {
                 self.emitter.release(flow, conn, false);
             }
@@ -651,7 +664,15 @@ impl Emitter {
     /// passed on (the reassembly reached its sequence number), or `at_end` when the flow is
     /// finished: a FIN that is never reached (bytes before it missing) ends its direction at
     /// the close. Bytes still held while looking for a frame boundary go out before it.
+    #[inline]
     fn tell_fin(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, at_end: bool) {
+        if flow.fin_at[idx].is_some() {
+            self.tell_seen_fin(flow, idx, ts, at_end);
+        }
+    }
+
+    /// [`Emitter::tell_fin`] once direction `idx`'s FIN was seen.
+    fn tell_seen_fin(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, at_end: bool) {
         let (Some(at), Class::Amqp(conn)) = (flow.fin_at[idx], &flow.class) else {
             return;
         };
@@ -713,7 +734,15 @@ impl Emitter {
     /// A direction that holds bytes in a search is first asked whether the frames it holds end
     /// exactly where its bytes do (as they do when that peer stopped to wait for an answer).
     /// When too much waits, the holes and searches holding it up are given up as gaps.
+    #[inline]
     fn release(&mut self, flow: &mut Flow, conn: ConnId, all: bool) {
+        if !flow.pending[0].is_empty() || !flow.pending[1].is_empty() {
+            self.release_pending(flow, conn, all);
+        }
+    }
+
+    /// [`Emitter::release`] when some event is pending.
+    fn release_pending(&mut self, flow: &mut Flow, conn: ConnId, all: bool) {
         loop {
             let next = (0..2)
                 .filter_map(|i| flow.pending[i].front().map(|f| ((f.0, f.1), i)))

@@ -187,8 +187,14 @@ fn ipv4_tcp(ip: &[u8]) -> Option<TcpSegment<'_>> {
 }
 
 /// Decode a captured frame down to its TCP segment.
+#[inline]
 pub fn tcp_segment(linktype: u32, frame: &[u8]) -> Result<TcpSegment<'_>, NotTcp> {
-    let ip = ip_payload(linktype, frame)?;
+    // Untagged Ethernet carrying IPv4, the usual frame: its IP packet where `ip_payload` finds
+    // it, without the general steps.
+    let ip = match (linktype, frame.get(12..14)) {
+        (linktype::ETHERNET, Some([0x08, 0x00])) => &frame[14..],
+        _ => ip_payload(linktype, frame)?,
+    };
     match ipv4_tcp(ip) {
         Some(seg) => Ok(seg),
         None => parsed_tcp_segment(ip),

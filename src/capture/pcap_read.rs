@@ -577,6 +577,7 @@ const PCAPNG_EPB: u32 = 6;
 /// interface, raw timestamp, data). `None` for any other block, and for one that is not
 /// well-formed or carries options: pcap-file then parses it, and words its errors.
 /// `block` is the whole block, its length (a multiple of 4, at least 12) already checked.
+#[inline]
 fn plain_enhanced_packet(btype: u32, block: &[u8], big_endian: bool) -> Option<(u32, u64, &[u8])> {
     if btype != PCAPNG_EPB {
         return None;
@@ -680,6 +681,7 @@ fn tsresol_units(r: u8) -> u64 {
     }
 }
 
+#[inline]
 fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
     match units_per_sec {
         1_000_000 => return raw as i64,

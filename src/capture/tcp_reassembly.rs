@@ -197,6 +197,7 @@ impl Reassembler {
     /// acknowledgement of exactly one byte more than the capture showed declares nothing for
     /// that last byte (a lost FIN is not a lost byte; a lost byte shows later, when the
     /// partner acknowledges what follows it).
+    #[inline]
     pub fn acked(&mut self, ack: u32, out: &mut Vec<Piece>) {
         let Some(mut target) = self.ahead(ack) else {
             return;
@@ -353,10 +354,15 @@ impl Reassembler {
 
     /// Declare every hole before stream offset `target` a gap, delivering the held bytes
     /// between them and those contiguous after.
+    #[inline]
     fn skip_to(&mut self, target: u64, out: &mut Vec<Piece>) {
-        if target <= self.offset && self.ooo.is_empty() {
-            return; // no hole before it, nothing held
+        if target > self.offset || !self.ooo.is_empty() {
+            self.skip_holes_to(target, out);
         }
+    }
+
+    /// [`Reassembler::skip_to`] when there is a hole before `target` or bytes held.
+    fn skip_holes_to(&mut self, target: u64, out: &mut Vec<Piece>) {
         self.drain(out);
         while self.offset < target {
             let upto = self
