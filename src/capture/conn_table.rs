@@ -277,37 +277,43 @@ impl ConnTable {
         self.slots.get_mut(slot)?.take()
     }
 
-    /// `seg`'s flow key, the index of its sender in it, and the slot of its flow if one is
+    /// `seg`'s flow key (its ends, the lower first) and the index of its sender in it.
+    fn key_of(seg: &TcpSegment<'_>) -> (FlowKey, usize) {
+        if seg.src <= seg.dst {
+            (FlowKey(seg.src, seg.dst), 0)
+        } else {
+            (FlowKey(seg.dst, seg.src), 1)
+        }
+    }
+
+    /// The index of `seg`'s sender in its flow key, and the slot of its flow if one is
     /// tracked. A segment of the latest flow (the usual case) is told by comparing its ends with
     /// that flow's, either way round, without ordering them or hashing.
     #[inline]
-    fn locate(&mut self, seg: &TcpSegment<'_>) -> (FlowKey, usize, Option<usize>) {
-        if let Some((k, slot)) = self.last {
+    fn locate(&mut self, seg: &TcpSegment<'_>) -> (usize, Option<usize>) {
+        if let Some((k, slot)) = &self.last {
             if seg.src == k.0 && seg.dst == k.1 {
-                return (k, 0, Some(slot));
+                return (0, Some(*slot));
             }
             if seg.src == k.1 && seg.dst == k.0 {
-                return (k, 1, Some(slot));
+                return (1, Some(*slot));
             }
         }
-        let (key, idx) = if seg.src <= seg.dst {
-            (FlowKey(seg.src, seg.dst), 0usize)
-        } else {
-            (FlowKey(seg.dst, seg.src), 1usize)
-        };
-        (key, idx, self.find(key))
+        let (key, idx) = Self::key_of(seg);
+        (idx, self.find(key))
     }
 
     /// Take one TCP segment.
     pub fn segment(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
         self.tick += 1;
-        let (key, idx, mut found) = self.locate(seg);
+        let (idx, mut found) = self.locate(seg);
+        let key = || Self::key_of(seg).0;
         // A fresh SYN on a key whose connection already carried data: a new connection.
         if seg.syn && !seg.ack {
             let stale = found
                 .and_then(|slot| self.slots.get(slot)?.as_ref())
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
-            if stale && let Some(flow) = self.remove(key) {
+            if stale && let Some(flow) = self.remove(key()) {
                 self.emitter.finish(*flow, ts, CloseReason::Superseded);
                 found = None;
             }
@@ -321,7 +327,7 @@ impl ConnTable {
         let slot = match found {
             Some(slot) => slot,
             None if !opens => return,
-            None => self.insert(key, Flow::new(key, self.emitter.opts.max_out_of_order)),
+            None => self.insert(key(), Flow::new(key(), self.emitter.opts.max_out_of_order)),
         };
         // The flow is worked on in its slot.
         let Some(flow) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
@@ -375,7 +381,7 @@ impl ConnTable {
         }
         if seg.rst {
             let reason = Self::reset_reason(flow, idx, seg);
-            self.close(key, ts, reason);
+            self.close(key(), ts, reason);
             return;
         }
         if seg.fin && !flow.fin[idx] {
@@ -396,7 +402,7 @@ impl ConnTable {
                 let first = Self::answered_fin(flow, idx, seg)
                     .unwrap_or(Some(flow.fin_first))
                     .and_then(|i| Self::side(flow, i));
-                self.close(key, ts, CloseReason::FinBothWays { first });
+                self.close(key(), ts, CloseReason::FinBothWays { first });
             }
         }
         // Ignored flows keep their small entry so later segments are dropped cheaply.

@@ -144,6 +144,7 @@ pub fn ip_payload(linktype: u32, frame: &[u8]) -> Result<&[u8], NotTcp> {
 /// common case), read in place. `None` for any other packet, and for one whose headers do not
 /// add up: etherparse then decodes it and says why it yields no segment. What it accepts,
 /// etherparse decodes the same.
+#[inline(always)]
 fn ipv4_tcp(ip: &[u8]) -> Option<TcpSegment<'_>> {
     let h: &[u8; 20] = ip.get(..20)?.try_into().ok()?;
     if h[0] >> 4 != 4 || h[9] != 6 {

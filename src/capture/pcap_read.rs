@@ -312,6 +312,7 @@ impl<R: Read> PacketReader<R> {
     }
 
     /// The next packet, `None` at the end of the file. After an error, `None` forever.
+    #[inline]
     pub fn next_packet(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
         if self.done {
             return None;
@@ -377,6 +378,7 @@ impl<R: Read> PacketReader<R> {
         }))
     }
 
+    #[inline]
     fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
         let found = match self.plain_pcapng_packet() {
             Some((ts, iface, off, n, file_offset)) => {
@@ -577,7 +579,7 @@ const PCAPNG_EPB: u32 = 6;
 /// interface, raw timestamp, data). `None` for any other block, and for one that is not
 /// well-formed or carries options: pcap-file then parses it, and words its errors.
 /// `block` is the whole block, its length (a multiple of 4, at least 12) already checked.
-#[inline]
+#[inline(always)]
 fn plain_enhanced_packet(btype: u32, block: &[u8], big_endian: bool) -> Option<(u32, u64, &[u8])> {
     if btype != PCAPNG_EPB {
         return None;
@@ -681,7 +683,7 @@ fn tsresol_units(r: u8) -> u64 {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
     match units_per_sec {
         1_000_000 => return raw as i64,
