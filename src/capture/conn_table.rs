@@ -204,6 +204,9 @@ struct Emitter {
     /// Numbers the events of every flow in the order they were made.
     made: u64,
     next_conn: ConnId,
+    /// The next event to take, made when nothing else waited in `out` (an in-order chunk, the
+    /// usual event): it goes before everything in `out`, without a trip through the queue.
+    first: Option<SourceEvent>,
     out: VecDeque<SourceEvent>,
 }
 
@@ -221,6 +224,7 @@ impl ConnTable {
                 opts,
                 made: 0,
                 next_conn: 1,
+                first: None,
                 out: VecDeque::new(),
             },
             fast_path: true,
@@ -229,7 +233,10 @@ impl ConnTable {
 
     /// Take the next event produced so far.
     pub fn pop(&mut self) -> Option<SourceEvent> {
-        self.emitter.out.pop_front()
+        match self.emitter.first.take() {
+            Some(e) => Some(e),
+            None => self.emitter.out.pop_front(),
+        }
     }
 
     /// Connections currently tracked.
@@ -559,12 +566,17 @@ impl Emitter {
             return false;
         }
         self.made += 1;
-        self.out.push_back(SourceEvent::Chunk(Chunk {
+        let chunk = SourceEvent::Chunk(Chunk {
             conn,
             dir: Self::dir(flow, idx),
             ts,
             bytes: share(seg.window, seg.payload),
-        }));
+        });
+        if self.first.is_none() && self.out.is_empty() {
+            self.first = Some(chunk);
+        } else {
+            self.out.push_back(chunk);
+        }
         true
     }
 
@@ -1268,7 +1280,10 @@ mod tests {
                         .wrapping_add(1)
                         .wrapping_add(sent[1 - d] + next(3) as u32);
                     let payload = streams[d][at..at + n].to_vec();
-                    segs.push((d == 0, base.wrapping_add(at as u32), peer, "", payload));
+                    // The last bytes of a direction sometimes carry its FIN.
+                    let last = at + n == streams[d].len() && next(3) == 0;
+                    let flags = if last { "F" } else { "" };
+                    segs.push((d == 0, base.wrapping_add(at as u32), peer, flags, payload));
                 }
             }
             for d in 0..2 {

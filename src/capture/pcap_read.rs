@@ -581,34 +581,28 @@ const PCAPNG_EPB: u32 = 6;
 /// `block` is the whole block, its length (a multiple of 4, at least 12) already checked.
 #[inline(always)]
 fn plain_enhanced_packet(btype: u32, block: &[u8], big_endian: bool) -> Option<(u32, u64, &[u8])> {
-    if btype != PCAPNG_EPB {
-        return None;
-    }
-    let rd = |at: usize| {
-        let b: [u8; 4] = block.get(at..at + 4)?.try_into().ok()?;
-        Some(if big_endian {
+    // Header: type, length, interface id, timestamp (high, low), captured length, original
+    // length; then the data padded to 4 bytes, options (none here) and the length again.
+    let h: &[u8; 28] = block.get(..28)?.try_into().ok()?;
+    let trailer: [u8; 4] = block.get(block.len().checked_sub(4)?..)?.try_into().ok()?;
+    let rd = |b: [u8; 4]| {
+        if big_endian {
             u32::from_be_bytes(b)
         } else {
             u32::from_le_bytes(b)
-        })
+        }
     };
-    let trailer_at = block.len().checked_sub(4)?;
-    if rd(trailer_at)? as usize != block.len() {
+    let at = |i: usize| rd([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+    if btype != PCAPNG_EPB || rd(trailer) as usize != block.len() || block.len() < 32 {
         return None;
     }
-    // Body: interface id, timestamp (high, low), captured length, original length, data
-    // padded to 4 bytes, then options (none here).
-    let body_len = trailer_at.checked_sub(8)?;
-    if body_len < 20 {
-        return None;
-    }
-    let captured = rd(20)? as usize;
+    let captured = at(20) as usize;
     let padded = captured.checked_add(3)? & !3;
-    if padded != body_len - 20 {
+    if padded != block.len() - 32 {
         return None;
     }
-    let raw_ts = (u64::from(rd(12)?) << 32) + u64::from(rd(16)?);
-    Some((rd(8)?, raw_ts, block.get(28..28 + captured)?))
+    let raw_ts = (u64::from(at(12)) << 32) + u64::from(at(16));
+    Some((at(8), raw_ts, block.get(28..28 + captured)?))
 }
 
 /// A pcapng block's packet: (its interface, raw timestamp, data, what its amqpeek comments
