@@ -192,8 +192,8 @@ pub struct ConnTable {
     tick: u64,
     pieces: Vec<Piece>,
     emitter: Emitter,
-    /// In-order segments of a flow with nothing held go out at once ([`Emitter::next_chunk`]);
-    /// off, every segment takes the general path (tests compare the two).
+    /// The usual segments go out at once ([`ConnTable::in_order`]); off, every segment takes
+    /// the general path (tests compare the two).
     fast_path: bool,
 }
 
@@ -284,6 +284,40 @@ impl ConnTable {
         self.slots.get_mut(slot)?.take()
     }
 
+    /// Take `seg` when it is the usual segment: data and an acknowledgement, no other flag,
+    /// in order on the latest flow (an AMQP one), acknowledging no byte the capture missed,
+    /// with nothing waiting or held and no FIN seen that way. Its payload then goes out as a
+    /// chunk at once ([`Emitter::next_chunk`]), as the general path would send it. False, and
+    /// nothing done, for any other segment.
+    #[inline]
+    fn in_order(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> bool {
+        if seg.syn || seg.fin || seg.rst || seg.payload.is_empty() {
+            return false;
+        }
+        let Some((k, slot)) = &self.last else {
+            return false;
+        };
+        let idx = if seg.src == k.0 && seg.dst == k.1 {
+            0
+        } else if seg.src == k.1 && seg.dst == k.0 {
+            1
+        } else {
+            return false;
+        };
+        let Some(flow) = self.slots.get_mut(*slot).and_then(Option::as_mut) else {
+            return false;
+        };
+        let quiet = flow.fin_at[idx].is_none()
+            && (!seg.ack || flow.reasm[1 - idx].acked_declares_nothing(seg.ack_no));
+        if !quiet || !self.emitter.next_chunk(flow, idx, seg.seq, ts, seg) {
+            return false;
+        }
+        self.tick += 1;
+        flow.last_seen = self.tick;
+        flow.relayed |= seg.relayed;
+        true
+    }
+
     /// `seg`'s flow key (its ends, the lower first) and the index of its sender in it.
     fn key_of(seg: &TcpSegment<'_>) -> (FlowKey, usize) {
         if seg.src <= seg.dst {
@@ -312,6 +346,9 @@ impl ConnTable {
 
     /// Take one TCP segment.
     pub fn segment(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
+        if self.fast_path && self.in_order(ts, seg) {
+            return;
+        }
         self.tick += 1;
         let (idx, mut found) = self.locate(seg);
         let key = || Self::key_of(seg).0;
@@ -366,10 +403,7 @@ impl ConnTable {
                     self.emitter.pieces_in(flow, 1 - idx, ts, pieces);
                 }
             }
-            let passed = self.fast_path
-                && pieces.is_empty()
-                && self.emitter.next_chunk(flow, idx, seq, ts, seg);
-            if !passed && !seg.payload.is_empty() {
+            if !seg.payload.is_empty() {
                 if let Some(b) = seg.boundary {
                     Emitter::mark(flow, idx, seq, b);
                 }
@@ -544,7 +578,7 @@ impl Emitter {
     /// straight out, when it is the next bytes expected of a synchronised direction of an AMQP
     /// flow and nothing waits or is held (no event pending, no bytes out of order, no search):
     /// what reassembly, [`Emitter::pend`] and [`Emitter::release`] would make of it, without
-    /// them. False, and nothing done, for any other segment.
+    /// them. False, and nothing done, for any other payload.
     #[inline]
     fn next_chunk(
         &mut self,

@@ -50,6 +50,7 @@ pub enum Piece {
 }
 
 /// `part` as `Bytes`: shared out of `window` when it lies there, else copied.
+#[inline]
 pub(crate) fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
     match window {
         Some(w) if part.is_empty() => w.slice(0..0),
@@ -199,19 +200,32 @@ impl Reassembler {
     /// partner acknowledges what follows it).
     #[inline]
     pub fn acked(&mut self, ack: u32, out: &mut Vec<Piece>) {
-        let Some(mut target) = self.ahead(ack) else {
-            return;
-        };
+        if let Some(target) = self.acked_to(ack) {
+            self.skip_to(target, out);
+        }
+    }
+
+    /// Whether [`Reassembler::acked`] with `ack` would do nothing at all: nothing is held, and
+    /// no byte it acknowledges is missing.
+    #[inline]
+    pub fn acked_declares_nothing(&self, ack: u32) -> bool {
+        self.ooo.is_empty() && self.acked_to(ack).is_none_or(|t| t <= self.offset)
+    }
+
+    /// The stream offset up to which an acknowledgement of `ack` shows bytes lost (see
+    /// [`Reassembler::acked`]); `None` when it is not plausibly ahead.
+    #[inline]
+    fn acked_to(&self, ack: u32) -> Option<u64> {
+        let target = self.ahead(ack)?;
         let seen_end = self
             .ooo
             .last_key_value()
             .map_or(self.offset, |(k, (b, _))| k + b.len() as u64);
-        match self.fin_at {
-            Some(end) => target = target.min(end),
-            None if target == seen_end + 1 => target = seen_end,
-            None => {}
-        }
-        self.skip_to(target, out);
+        Some(match self.fin_at {
+            Some(end) => target.min(end),
+            None if target == seen_end + 1 => seen_end,
+            None => target,
+        })
     }
 
     /// Take one segment's payload at sequence number `seq`, captured at `ts`; append what
