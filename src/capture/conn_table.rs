@@ -309,7 +309,7 @@ impl ConnTable {
         };
         let quiet = flow.fin_at[idx].is_none()
             && (!seg.ack || flow.reasm[1 - idx].acked_declares_nothing(seg.ack_no));
-        if !quiet || !self.emitter.next_chunk(flow, idx, seg.seq, ts, seg) {
+        if !quiet || !self.emitter.next_chunk(flow, idx, ts, seg) {
             return false;
         }
         self.tick += 1;
@@ -574,17 +574,16 @@ impl Emitter {
         }
     }
 
-    /// The payload of `seg` (from `idx`, at sequence number `seq`, captured at `ts`) as a chunk
-    /// straight out, when it is the next bytes expected of a synchronised direction of an AMQP
-    /// flow and nothing waits or is held (no event pending, no bytes out of order, no search):
-    /// what reassembly, [`Emitter::pend`] and [`Emitter::release`] would make of it, without
-    /// them. False, and nothing done, for any other payload.
+    /// The payload of `seg` (no SYN; from `idx`, captured at `ts`) as a chunk straight out, when
+    /// it is the next bytes expected of a synchronised direction of an AMQP flow and nothing
+    /// waits or is held (no event pending, no bytes out of order, no search): what reassembly,
+    /// [`Emitter::pend`] and [`Emitter::release`] would make of it, without them. False, and
+    /// nothing done, for any other payload.
     #[inline]
     fn next_chunk(
         &mut self,
         flow: &mut Flow,
         idx: usize,
-        seq: u32,
         ts: Timestamp,
         seg: &TcpSegment<'_>,
     ) -> bool {
@@ -596,7 +595,7 @@ impl Emitter {
             && flow.pending[0].is_empty()
             && flow.pending[1].is_empty()
             && Self::held_since(flow, 1 - idx).is_none();
-        if !quiet || !flow.reasm[idx].take_next(seq, seg.payload.len()) {
+        if !quiet || !flow.reasm[idx].take_next(seg.seq, seg.payload.len()) {
             return false;
         }
         self.made += 1;

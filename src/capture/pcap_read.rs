@@ -686,8 +686,7 @@ fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
         1_000_000_000 => return (raw / 1000) as i64,
         _ => {}
     }
-    // Whole units per microsecond (nanoseconds, the usual other resolution): one division,
-    // the same quotient as below.
+    // Whole units per microsecond: one division, the same quotient as below.
     if units_per_sec >= 1_000_000 && units_per_sec.is_multiple_of(1_000_000) {
         return (raw / (units_per_sec / 1_000_000)) as i64;
     }

@@ -209,7 +209,15 @@ impl Reassembler {
     /// no byte it acknowledges is missing.
     #[inline]
     pub fn acked_declares_nothing(&self, ack: u32) -> bool {
-        self.ooo.is_empty() && self.acked_to(ack).is_none_or(|t| t <= self.offset)
+        if !self.ooo.is_empty() {
+            return false;
+        }
+        // `acked_to` with nothing held (every byte seen ends at `offset`).
+        match (self.ahead(ack), self.fin_at) {
+            (None, _) => true,
+            (Some(target), Some(end)) => target.min(end) <= self.offset,
+            (Some(target), None) => target <= self.offset + 1,
+        }
     }
 
     /// The stream offset up to which an acknowledgement of `ack` shows bytes lost (see
@@ -594,6 +602,45 @@ mod tests {
         // An RST at the next byte, or beyond a lost byte and a FIN.
         assert_eq!(gaps_after(None, 103), []);
         assert_eq!(gaps_after(None, 106), [(3, 3)]);
+    }
+
+    #[test]
+    fn an_acknowledgement_said_to_declare_nothing_changes_nothing() {
+        // Streams of "abc" from sequence number 100, with a FIN or held bytes, or not started.
+        let state = |k: usize| {
+            let mut r = Reassembler::default();
+            let mut out = Vec::new();
+            if k > 0 {
+                r.syn(99);
+                r.segment(100, b"abc", T, &mut out);
+            }
+            match k {
+                2 => r.fin(103),
+                3 => r.segment(106, b"held", T, &mut out),
+                4 => r.rst(105),
+                _ => {}
+            }
+            r
+        };
+        let mut said = 0;
+        for k in 0..5 {
+            for ack in (90..112).chain([u32::MAX, 1 << 31]) {
+                let mut r = state(k);
+                let nothing = r.acked_declares_nothing(ack);
+                let before = format!("{r:?}");
+                let mut out = Vec::new();
+                r.acked(ack, &mut out);
+                let changed = !out.is_empty() || format!("{r:?}") != before;
+                if nothing {
+                    said += 1;
+                    assert!(!changed, "state {k}, ack {ack}");
+                } else if k != 3 {
+                    // With nothing held, it is exact.
+                    assert!(changed, "state {k}, ack {ack}");
+                }
+            }
+        }
+        assert!(said > 20);
     }
 
     #[test]
