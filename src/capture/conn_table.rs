@@ -1287,16 +1287,15 @@ mod tests {
                 segs.push((false, isn[1], isn[0].wrapping_add(1), "S", Vec::new()));
             }
             // Each direction cut anywhere; some pieces lost, repeated or late.
-            let mut pieces = Vec::new();
-            for d in 0..2 {
+            let mut order = Vec::new();
+            for (d, stream) in streams.iter().enumerate() {
                 let mut at = 0;
-                while at < streams[d].len() {
-                    let n = (1 + next(12) as usize).min(streams[d].len() - at);
-                    pieces.push((d, at, n));
+                while at < stream.len() {
+                    let n = (1 + next(12) as usize).min(stream.len() - at);
+                    order.push((d, at, n));
                     at += n;
                 }
             }
-            let mut order: Vec<_> = pieces.clone();
             order.sort_by_key(|&(d, at, _)| at * 2 + d);
             for i in 1..order.len() {
                 if next(8) == 0 {
