@@ -21,7 +21,7 @@ use search::{Attempt, Search, Sync};
 use super::boundary::Boundary;
 use super::link::TcpSegment;
 use super::source::SourceEvent;
-use super::tcp_reassembly::{Piece, Reassembler};
+use super::tcp_reassembly::{Piece, Reassembler, share};
 use crate::codec::ProtocolHeader;
 use crate::event::{Chunk, CloseReason, ConnId, Dir, Timestamp};
 use crate::protocol::resync::{DEFAULT_RUN, find_frame_run};
@@ -192,6 +192,9 @@ pub struct ConnTable {
     tick: u64,
     pieces: Vec<Piece>,
     emitter: Emitter,
+    /// The usual segments go out at once ([`ConnTable::in_order`]); off, every segment takes
+    /// the general path (tests compare the two).
+    fast_path: bool,
 }
 
 /// What the table makes of its flows' bytes: connection numbers, and the source events,
@@ -201,6 +204,9 @@ struct Emitter {
     /// Numbers the events of every flow in the order they were made.
     made: u64,
     next_conn: ConnId,
+    /// The next event to take, made when nothing else waited in `out` (an in-order chunk, the
+    /// usual event): it goes before everything in `out`, without a trip through the queue.
+    first: Option<SourceEvent>,
     out: VecDeque<SourceEvent>,
 }
 
@@ -218,14 +224,19 @@ impl ConnTable {
                 opts,
                 made: 0,
                 next_conn: 1,
+                first: None,
                 out: VecDeque::new(),
             },
+            fast_path: true,
         }
     }
 
     /// Take the next event produced so far.
     pub fn pop(&mut self) -> Option<SourceEvent> {
-        self.emitter.out.pop_front()
+        match self.emitter.first.take() {
+            Some(e) => Some(e),
+            None => self.emitter.out.pop_front(),
+        }
     }
 
     /// Connections currently tracked.
@@ -273,37 +284,94 @@ impl ConnTable {
         self.slots.get_mut(slot)?.take()
     }
 
+    /// Take `seg` when it is the usual segment: data and an acknowledgement, no other flag,
+    /// in order on the latest flow (an AMQP one), acknowledging no byte the capture missed,
+    /// with nothing waiting or held and no FIN seen that way. Its payload then goes out as a
+    /// chunk at once ([`Emitter::next_chunk`]), as the general path would send it. False, and
+    /// nothing done, for any other segment.
+    #[inline]
+    fn in_order(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> bool {
+        if seg.syn || seg.fin || seg.rst || seg.payload.is_empty() {
+            return false;
+        }
+        let Some((k, slot)) = &self.last else {
+            return false;
+        };
+        let idx = if seg.src == k.0 && seg.dst == k.1 {
+            0
+        } else if seg.src == k.1 && seg.dst == k.0 {
+            1
+        } else {
+            return false;
+        };
+        let Some(flow) = self.slots.get_mut(*slot).and_then(Option::as_mut) else {
+            return false;
+        };
+        let quiet = flow.fin_at[idx].is_none()
+            && (!seg.ack || flow.reasm[1 - idx].acked_declares_nothing(seg.ack_no));
+        if !quiet || !self.emitter.next_chunk(flow, idx, ts, seg) {
+            return false;
+        }
+        self.tick += 1;
+        flow.last_seen = self.tick;
+        flow.relayed |= seg.relayed;
+        true
+    }
+
+    /// `seg`'s flow key (its ends, the lower first) and the index of its sender in it.
+    fn key_of(seg: &TcpSegment<'_>) -> (FlowKey, usize) {
+        if seg.src <= seg.dst {
+            (FlowKey(seg.src, seg.dst), 0)
+        } else {
+            (FlowKey(seg.dst, seg.src), 1)
+        }
+    }
+
+    /// The index of `seg`'s sender in its flow key, and the slot of its flow if one is
+    /// tracked. A segment of the latest flow (the usual case) is told by comparing its ends with
+    /// that flow's, either way round, without ordering them or hashing.
+    #[inline]
+    fn locate(&mut self, seg: &TcpSegment<'_>) -> (usize, Option<usize>) {
+        if let Some((k, slot)) = &self.last {
+            if seg.src == k.0 && seg.dst == k.1 {
+                return (0, Some(*slot));
+            }
+            if seg.src == k.1 && seg.dst == k.0 {
+                return (1, Some(*slot));
+            }
+        }
+        let (key, idx) = Self::key_of(seg);
+        (idx, self.find(key))
+    }
+
     /// Take one TCP segment.
     pub fn segment(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
+        if self.fast_path && self.in_order(ts, seg) {
+            return;
+        }
         self.tick += 1;
-        let (key, idx) = if seg.src <= seg.dst {
-            (FlowKey(seg.src, seg.dst), 0usize)
-        } else {
-            (FlowKey(seg.dst, seg.src), 1usize)
-        };
+        let (idx, mut found) = self.locate(seg);
+        let key = || Self::key_of(seg).0;
         // A fresh SYN on a key whose connection already carried data: a new connection.
         if seg.syn && !seg.ack {
-            let stale = self
-                .find(key)
+            let stale = found
                 .and_then(|slot| self.slots.get(slot)?.as_ref())
                 .is_some_and(|f| f.reasm[0].offset() > 0 || f.reasm[1].offset() > 0);
-            if stale && let Some(flow) = self.remove(key) {
+            if stale && let Some(flow) = self.remove(key()) {
                 self.emitter.finish(*flow, ts, CloseReason::Superseded);
+                found = None;
             }
         }
         // A bare ACK / FIN / RST of no flow is the tail of a connection already gone: no flow
         // is made for it.
         let opens = seg.syn || !seg.payload.is_empty();
-        if opens
-            && self.index.len() >= self.emitter.opts.max_connections
-            && self.find(key).is_none()
-        {
+        if opens && found.is_none() && self.index.len() >= self.emitter.opts.max_connections {
             self.evict(ts);
         }
-        let slot = match self.find(key) {
+        let slot = match found {
             Some(slot) => slot,
             None if !opens => return,
-            None => self.insert(key, Flow::new(key, self.emitter.opts.max_out_of_order)),
+            None => self.insert(key(), Flow::new(key(), self.emitter.opts.max_out_of_order)),
         };
         // The flow is worked on in its slot.
         let Some(flow) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
@@ -324,23 +392,23 @@ impl ConnTable {
             } else {
                 seg.seq
             };
-            let mut pieces = std::mem::take(&mut self.pieces);
+            let pieces = &mut self.pieces;
             pieces.clear();
             // First what the acknowledgement says of the other direction: anything this
             // segment carries was sent after its sender had read those bytes, so a hole among
             // them must be known before it is judged.
             if seg.ack {
-                flow.reasm[1 - idx].acked(seg.ack_no, &mut pieces);
+                flow.reasm[1 - idx].acked(seg.ack_no, pieces);
                 if !pieces.is_empty() {
-                    self.emitter.pieces_in(flow, 1 - idx, ts, &mut pieces);
+                    self.emitter.pieces_in(flow, 1 - idx, ts, pieces);
                 }
             }
             if !seg.payload.is_empty() {
                 if let Some(b) = seg.boundary {
                     Emitter::mark(flow, idx, seq, b);
                 }
-                flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, &mut pieces);
-                self.emitter.pieces_in(flow, idx, ts, &mut pieces);
+                flow.reasm[idx].segment_in(seq, seg.payload, seg.window, ts, pieces);
+                self.emitter.pieces_in(flow, idx, ts, pieces);
             }
             let end = seq.wrapping_add(seg.payload.len() as u32);
             if seg.fin {
@@ -348,14 +416,13 @@ impl ConnTable {
             } else if seg.rst {
                 flow.reasm[idx].rst(end);
             }
-            self.pieces = pieces;
             if let Class::Amqp(conn) = flow.class {
                 self.emitter.release(flow, conn, false);
             }
         }
         if seg.rst {
             let reason = Self::reset_reason(flow, idx, seg);
-            self.close(key, ts, reason);
+            self.close(key(), ts, reason);
             return;
         }
         if seg.fin && !flow.fin[idx] {
@@ -376,7 +443,7 @@ impl ConnTable {
                 let first = Self::answered_fin(flow, idx, seg)
                     .unwrap_or(Some(flow.fin_first))
                     .and_then(|i| Self::side(flow, i));
-                self.close(key, ts, CloseReason::FinBothWays { first });
+                self.close(key(), ts, CloseReason::FinBothWays { first });
             }
         }
         // Ignored flows keep their small entry so later segments are dropped cheaply.
@@ -507,6 +574,45 @@ impl Emitter {
         }
     }
 
+    /// The payload of `seg` (no SYN; from `idx`, captured at `ts`) as a chunk straight out, when
+    /// it is the next bytes expected of a synchronised direction of an AMQP flow and nothing
+    /// waits or is held (no event pending, no bytes out of order, no search): what reassembly,
+    /// [`Emitter::pend`] and [`Emitter::release`] would make of it, without them. False, and
+    /// nothing done, for any other payload.
+    #[inline]
+    fn next_chunk(
+        &mut self,
+        flow: &mut Flow,
+        idx: usize,
+        ts: Timestamp,
+        seg: &TcpSegment<'_>,
+    ) -> bool {
+        let Class::Amqp(conn) = flow.class else {
+            return false;
+        };
+        let quiet = seg.boundary.is_none()
+            && matches!(flow.sync[idx], Sync::Synced)
+            && flow.pending[0].is_empty()
+            && flow.pending[1].is_empty()
+            && Self::held_since(flow, 1 - idx).is_none();
+        if !quiet || !flow.reasm[idx].take_next(seg.seq, seg.payload.len()) {
+            return false;
+        }
+        self.made += 1;
+        let chunk = SourceEvent::Chunk(Chunk {
+            conn,
+            dir: Self::dir(flow, idx),
+            ts,
+            bytes: share(seg.window, seg.payload),
+        });
+        if self.first.is_none() && self.out.is_empty() {
+            self.first = Some(chunk);
+        } else {
+            self.out.push_back(chunk);
+        }
+        true
+    }
+
     /// One piece of direction `idx`: data at its own capture time, a gap at `ts` (when it
     /// became known).
     fn piece(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, p: Piece) {
@@ -609,7 +715,15 @@ impl Emitter {
     /// passed on (the reassembly reached its sequence number), or `at_end` when the flow is
     /// finished: a FIN that is never reached (bytes before it missing) ends its direction at
     /// the close. Bytes still held while looking for a frame boundary go out before it.
+    #[inline]
     fn tell_fin(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, at_end: bool) {
+        if flow.fin_at[idx].is_some() {
+            self.tell_seen_fin(flow, idx, ts, at_end);
+        }
+    }
+
+    /// [`Emitter::tell_fin`] once direction `idx`'s FIN was seen.
+    fn tell_seen_fin(&mut self, flow: &mut Flow, idx: usize, ts: Timestamp, at_end: bool) {
         let (Some(at), Class::Amqp(conn)) = (flow.fin_at[idx], &flow.class) else {
             return;
         };
@@ -671,7 +785,15 @@ impl Emitter {
     /// A direction that holds bytes in a search is first asked whether the frames it holds end
     /// exactly where its bytes do (as they do when that peer stopped to wait for an answer).
     /// When too much waits, the holes and searches holding it up are given up as gaps.
+    #[inline]
     fn release(&mut self, flow: &mut Flow, conn: ConnId, all: bool) {
+        if !flow.pending[0].is_empty() || !flow.pending[1].is_empty() {
+            self.release_pending(flow, conn, all);
+        }
+    }
+
+    /// [`Emitter::release`] when some event is pending.
+    fn release_pending(&mut self, flow: &mut Flow, conn: ConnId, all: bool) {
         loop {
             let next = (0..2)
                 .filter_map(|i| flow.pending[i].front().map(|f| ((f.0, f.1), i)))
@@ -1089,6 +1211,125 @@ mod tests {
                 SourceEvent::TlsHeader { .. } | SourceEvent::Notice { .. } => ("other", None, 0),
             })
             .collect()
+    }
+
+    /// Events, as text, of a table (with or without its fast path) fed `segs`: (from the
+    /// client, sequence number, acknowledgement number, flags as `S`, `F`, `R`, payload).
+    fn events_of(segs: &[(bool, u32, u32, &str, Vec<u8>)], fast_path: bool) -> Vec<String> {
+        let client: SocketAddr = "10.0.0.2:40000".parse().unwrap();
+        let server: SocketAddr = "10.0.0.1:5672".parse().unwrap();
+        let mut t = ConnTable::new(CaptureOptions {
+            max_out_of_order: 64,
+            ..CaptureOptions::default()
+        });
+        t.fast_path = fast_path;
+        let window = Bytes::from(segs.iter().flat_map(|s| s.4.clone()).collect::<Vec<u8>>());
+        let mut at = 0;
+        let mut out = Vec::new();
+        for (i, (from_client, seq, ack_no, flags, payload)) in segs.iter().enumerate() {
+            let (src, dst) = if *from_client {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            let seg = TcpSegment {
+                src,
+                dst,
+                seq: *seq,
+                syn: flags.contains('S'),
+                ack: !flags.contains('S') || !*from_client,
+                ack_no: *ack_no,
+                fin: flags.contains('F'),
+                rst: flags.contains('R'),
+                payload: &window[at..at + payload.len()],
+                window: Some(&window),
+                relayed: false,
+                boundary: None,
+            };
+            at += payload.len();
+            t.segment(Timestamp(i as i64 / 3), &seg);
+            out.extend(std::iter::from_fn(|| t.pop()).map(|e| format!("{e:?}")));
+        }
+        t.finish_all(Timestamp(1 << 40));
+        out.extend(std::iter::from_fn(|| t.pop()).map(|e| format!("{e:?}")));
+        out
+    }
+
+    #[test]
+    fn in_order_segments_skipping_reassembly_give_what_reassembly_gives() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        // A 0-9-1 client header, then heartbeat frames, so that searches after holes resume.
+        let heartbeat = [8u8, 0, 0, 0, 0, 0, 0, 0xce];
+        let mut fast_chunks = 0;
+        for case in 0..400 {
+            let handshake = case % 4 != 0;
+            let streams: [Vec<u8>; 2] = [0, 1].map(|d| {
+                let mut b = if d == 0 {
+                    b"AMQP\x00\x00\x09\x01".to_vec()
+                } else {
+                    Vec::new()
+                };
+                for _ in 0..next(12) {
+                    b.extend_from_slice(&heartbeat);
+                }
+                b
+            });
+            let isn = [next(1 << 32) as u32, next(1 << 32) as u32];
+            let mut segs = Vec::new();
+            if handshake {
+                segs.push((true, isn[0], 0, "S", Vec::new()));
+                segs.push((false, isn[1], isn[0].wrapping_add(1), "S", Vec::new()));
+            }
+            // Each direction cut anywhere; some pieces lost, repeated or late.
+            let mut order = Vec::new();
+            for (d, stream) in streams.iter().enumerate() {
+                let mut at = 0;
+                while at < stream.len() {
+                    let n = (1 + next(12) as usize).min(stream.len() - at);
+                    order.push((d, at, n));
+                    at += n;
+                }
+            }
+            order.sort_by_key(|&(d, at, _)| at * 2 + d);
+            for i in 1..order.len() {
+                if next(8) == 0 {
+                    order.swap(i - 1, i);
+                }
+            }
+            let mut sent = [0u32; 2];
+            for &(d, at, n) in &order {
+                let copies = [0, 1, 1, 1, 1, 1, 1, 2][next(8) as usize];
+                for _ in 0..copies {
+                    let base = isn[d].wrapping_add(1);
+                    sent[d] = sent[d].max((at + n) as u32);
+                    let peer = isn[1 - d]
+                        .wrapping_add(1)
+                        .wrapping_add(sent[1 - d] + next(3) as u32);
+                    let payload = streams[d][at..at + n].to_vec();
+                    // The last bytes of a direction sometimes carry its FIN.
+                    let last = at + n == streams[d].len() && next(3) == 0;
+                    let flags = if last { "F" } else { "" };
+                    segs.push((d == 0, base.wrapping_add(at as u32), peer, flags, payload));
+                }
+            }
+            for d in 0..2 {
+                if next(3) > 0 {
+                    let end = isn[d].wrapping_add(1 + streams[d].len() as u32);
+                    let flags = if next(4) == 0 { "R" } else { "F" };
+                    segs.push((d == 0, end, isn[1 - d].wrapping_add(1), flags, Vec::new()));
+                }
+            }
+            let fast = events_of(&segs, true);
+            assert_eq!(fast, events_of(&segs, false), "case {case}: {segs:?}");
+            fast_chunks += fast.iter().filter(|e| e.starts_with("Chunk")).count();
+        }
+        assert!(fast_chunks > 1000, "{fast_chunks} chunks");
     }
 
     #[test]

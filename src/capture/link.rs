@@ -144,6 +144,7 @@ pub fn ip_payload(linktype: u32, frame: &[u8]) -> Result<&[u8], NotTcp> {
 /// common case), read in place. `None` for any other packet, and for one whose headers do not
 /// add up: etherparse then decodes it and says why it yields no segment. What it accepts,
 /// etherparse decodes the same.
+#[inline]
 fn ipv4_tcp(ip: &[u8]) -> Option<TcpSegment<'_>> {
     let h: &[u8; 20] = ip.get(..20)?.try_into().ok()?;
     if h[0] >> 4 != 4 || h[9] != 6 {
@@ -184,6 +185,17 @@ fn ipv4_tcp(ip: &[u8]) -> Option<TcpSegment<'_>> {
         relayed: false,
         boundary: None,
     })
+}
+
+/// The TCP segment of the usual frame, untagged Ethernet carrying a whole IPv4 TCP segment,
+/// read in place: what [`tcp_segment`] gives for it, without its general steps. `None` for
+/// any other frame.
+#[inline]
+pub fn plain_tcp_segment(linktype: u32, frame: &[u8]) -> Option<TcpSegment<'_>> {
+    match (linktype, frame.get(12..14)) {
+        (linktype::ETHERNET, Some([0x08, 0x00])) => ipv4_tcp(frame.get(14..)?),
+        _ => None,
+    }
 }
 
 /// Decode a captured frame down to its TCP segment.
@@ -252,6 +264,34 @@ mod tests {
         p.resize(ihl * 4 + doff * 4, 1);
         p.extend_from_slice(payload);
         p
+    }
+
+    #[test]
+    fn the_usual_frame_reads_the_same_by_the_plain_and_the_general_path() {
+        let ip = packet(0, 1, b"AMQP\x00\x00\x09\x01");
+        let mut eth = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
+        eth.extend_from_slice(&ip);
+        let plain = plain_tcp_segment(linktype::ETHERNET, &eth).expect("read in place");
+        let general = tcp_segment(linktype::ETHERNET, &eth).unwrap();
+        assert_eq!(format!("{plain:?}"), format!("{general:?}"));
+        // Tagged, cooked, raw, IPv6 or cut short: the general path only.
+        let mut tagged = eth[..12].to_vec();
+        tagged.extend_from_slice(&[0x81, 0x00, 0, 7]);
+        tagged.extend_from_slice(&eth[12..]);
+        let cooked = [&[0u8; 14][..], &[0x08, 0x00], &ip].concat();
+        for (lt, frame) in [
+            (linktype::ETHERNET, &tagged),
+            (linktype::LINUX_SLL, &cooked),
+            (linktype::RAW, &ip),
+        ] {
+            assert!(plain_tcp_segment(lt, frame).is_none());
+            let seg = tcp_segment(lt, frame).unwrap();
+            assert_eq!(format!("{seg:?}"), format!("{general:?}"));
+        }
+        let mut v6 = eth.clone();
+        v6[12..14].copy_from_slice(&[0x86, 0xDD]);
+        assert!(plain_tcp_segment(linktype::ETHERNET, &v6).is_none());
+        assert!(plain_tcp_segment(linktype::ETHERNET, &eth[..40]).is_none());
     }
 
     #[test]

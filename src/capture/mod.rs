@@ -137,21 +137,33 @@ impl<R: Read> Iterator for PacketSource<R> {
                 Some(Ok(p)) => {
                     self.skips.packets += 1;
                     self.last_ts = p.ts;
-                    match link::tcp_segment(p.linktype, p.data) {
-                        Ok(mut seg) => {
-                            seg.window = Some(p.window);
-                            if let Some(real) = p.real_server {
-                                self.real.announce(&seg, real);
+                    // The usual frame read in place, else the general decoding.
+                    let mut seg = match link::plain_tcp_segment(p.linktype, p.data) {
+                        Some(seg) => seg,
+                        None => match link::tcp_segment(p.linktype, p.data) {
+                            Ok(seg) => seg,
+                            Err(NotTcp::Fragment) => {
+                                self.skips.fragments += 1;
+                                continue;
                             }
-                            self.real.restore(&mut seg);
-                            seg.relayed = p.relayed;
-                            seg.boundary = p.boundary;
-                            self.table.segment(p.ts, &seg)
-                        }
-                        Err(NotTcp::Fragment) => self.skips.fragments += 1,
-                        Err(NotTcp::Malformed) => self.skips.malformed += 1,
-                        Err(_) => self.skips.not_tcp += 1,
+                            Err(NotTcp::Malformed) => {
+                                self.skips.malformed += 1;
+                                continue;
+                            }
+                            Err(_) => {
+                                self.skips.not_tcp += 1;
+                                continue;
+                            }
+                        },
+                    };
+                    seg.window = Some(p.window);
+                    if let Some(real) = p.real_server {
+                        self.real.announce(&seg, real);
                     }
+                    self.real.restore(&mut seg);
+                    seg.relayed = p.relayed;
+                    seg.boundary = p.boundary;
+                    self.table.segment(p.ts, &seg)
                 }
                 Some(Err(e)) => {
                     self.error = Some(SourceEvent::Error {

@@ -312,6 +312,7 @@ impl<R: Read> PacketReader<R> {
     }
 
     /// The next packet, `None` at the end of the file. After an error, `None` forever.
+    #[inline]
     pub fn next_packet(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
         if self.done {
             return None;
@@ -377,11 +378,18 @@ impl<R: Read> PacketReader<R> {
         }))
     }
 
+    #[inline]
     fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
-        let (ts, iface, off, n, file_offset, notes) = match self.next_pcapng_packet()? {
-            Ok(found) => found,
-            Err(e) => return Some(Err(e)),
+        let found = match self.plain_pcapng_packet() {
+            Some((ts, iface, off, n, file_offset)) => {
+                (ts, iface, off, n, file_offset, Notes::default())
+            }
+            None => match self.next_pcapng_packet()? {
+                Ok(found) => found,
+                Err(e) => return Some(Err(e)),
+            },
         };
+        let (ts, iface, off, n, file_offset, notes) = found;
         Some(Ok(Packet {
             ts,
             linktype: iface.linktype,
@@ -441,6 +449,46 @@ impl<R: Read> PacketReader<R> {
             Err(e) => return Some(Err(e)),
         }
         Some(Ok((is_shb, big_endian, btype, blen)))
+    }
+
+    /// The next block when it is a plain enhanced packet block (see [`plain_enhanced_packet`])
+    /// of a declared interface, whole in the window, in a section already open: (ts, its
+    /// interface, data offset in `buf`, data length, file offset), read and consumed as
+    /// [`PacketReader::next_pcapng_packet`] would, without its general steps. `None`, and
+    /// nothing consumed, for anything else: the general path then reads it.
+    #[inline]
+    fn plain_pcapng_packet(&mut self) -> Option<(Timestamp, Iface, usize, usize, u64)> {
+        let Kind::Pcapng {
+            parser: Some(_),
+            big_endian,
+            ifaces,
+        } = &self.kind
+        else {
+            return None;
+        };
+        let rest = self.buf.get(self.pos..self.len)?;
+        let head: [u8; 8] = rest.get(..8)?.try_into().ok()?;
+        let rd = |b: [u8; 4]| {
+            if *big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        let btype = rd([head[0], head[1], head[2], head[3]]);
+        let blen = rd([head[4], head[5], head[6], head[7]]) as usize;
+        if btype != PCAPNG_EPB || !blen.is_multiple_of(4) || blen > MAX_RECORD {
+            return None;
+        }
+        let (iface_id, raw_ts, data) =
+            plain_enhanced_packet(btype, rest.get(..blen)?, *big_endian)?;
+        let iface = *ifaces.get(iface_id as usize)?;
+        let (off, n) = (self.pos + 28, data.len());
+        let ts = Timestamp(units_to_micros(raw_ts, iface.units_per_sec));
+        let file_offset = self.file_offset;
+        self.consume(blen);
+        self.last_ts = ts;
+        Some((ts, iface, off, n, file_offset))
     }
 
     /// The next packet block: (ts, its interface, data offset in `buf`, data length, file
@@ -531,35 +579,30 @@ const PCAPNG_EPB: u32 = 6;
 /// interface, raw timestamp, data). `None` for any other block, and for one that is not
 /// well-formed or carries options: pcap-file then parses it, and words its errors.
 /// `block` is the whole block, its length (a multiple of 4, at least 12) already checked.
+#[inline(always)]
 fn plain_enhanced_packet(btype: u32, block: &[u8], big_endian: bool) -> Option<(u32, u64, &[u8])> {
-    if btype != PCAPNG_EPB {
-        return None;
-    }
-    let rd = |at: usize| {
-        let b: [u8; 4] = block.get(at..at + 4)?.try_into().ok()?;
-        Some(if big_endian {
+    // Header: type, length, interface id, timestamp (high, low), captured length, original
+    // length; then the data padded to 4 bytes, options (none here) and the length again.
+    let h: &[u8; 28] = block.get(..28)?.try_into().ok()?;
+    let trailer: [u8; 4] = block.get(block.len().checked_sub(4)?..)?.try_into().ok()?;
+    let rd = |b: [u8; 4]| {
+        if big_endian {
             u32::from_be_bytes(b)
         } else {
             u32::from_le_bytes(b)
-        })
+        }
     };
-    let trailer_at = block.len().checked_sub(4)?;
-    if rd(trailer_at)? as usize != block.len() {
+    let at = |i: usize| rd([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+    if btype != PCAPNG_EPB || rd(trailer) as usize != block.len() || block.len() < 32 {
         return None;
     }
-    // Body: interface id, timestamp (high, low), captured length, original length, data
-    // padded to 4 bytes, then options (none here).
-    let body_len = trailer_at.checked_sub(8)?;
-    if body_len < 20 {
-        return None;
-    }
-    let captured = rd(20)? as usize;
+    let captured = at(20) as usize;
     let padded = captured.checked_add(3)? & !3;
-    if padded != body_len - 20 {
+    if padded != block.len() - 32 {
         return None;
     }
-    let raw_ts = (u64::from(rd(12)?) << 32) + u64::from(rd(16)?);
-    Some((rd(8)?, raw_ts, block.get(28..28 + captured)?))
+    let raw_ts = (u64::from(at(12)) << 32) + u64::from(at(16));
+    Some((at(8), raw_ts, block.get(28..28 + captured)?))
 }
 
 /// A pcapng block's packet: (its interface, raw timestamp, data, what its amqpeek comments
@@ -634,12 +677,16 @@ fn tsresol_units(r: u8) -> u64 {
     }
 }
 
+#[inline(always)]
 fn units_to_micros(raw: u64, units_per_sec: u64) -> i64 {
-    if units_per_sec == 1_000_000 {
-        return raw as i64;
+    match units_per_sec {
+        1_000_000 => return raw as i64,
+        // Nanoseconds, the usual other resolution: a division by a constant (a multiplication),
+        // the same quotient as below.
+        1_000_000_000 => return (raw / 1000) as i64,
+        _ => {}
     }
-    // Whole units per microsecond (nanoseconds, the usual other resolution): one division,
-    // the same quotient as below.
+    // Whole units per microsecond: one division, the same quotient as below.
     if units_per_sec >= 1_000_000 && units_per_sec.is_multiple_of(1_000_000) {
         return (raw / (units_per_sec / 1_000_000)) as i64;
     }
@@ -665,6 +712,77 @@ mod tests {
             out.extend(std::iter::repeat_n(i as u8, l as usize));
         }
         out
+    }
+
+    /// A pcapng (one interface, nanosecond timestamps) of `n` enhanced packet blocks; packet
+    /// `i` is `len(i)` bytes of `i as u8` at `i * 1,234,567 + 7` nanoseconds, with a comment
+    /// option when `comment(i)`. Also the file offset of each packet's block.
+    fn pcapng(
+        n: usize,
+        len: impl Fn(usize) -> usize,
+        comment: impl Fn(usize) -> bool,
+    ) -> (Vec<u8>, Vec<u64>) {
+        let mut out = Vec::new();
+        let block = |out: &mut Vec<u8>, btype: u32, body: &[u8]| {
+            let blen = (12 + body.len()) as u32;
+            out.extend_from_slice(&btype.to_le_bytes());
+            out.extend_from_slice(&blen.to_le_bytes());
+            out.extend_from_slice(body);
+            out.extend_from_slice(&blen.to_le_bytes());
+        };
+        let mut shb = vec![0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0];
+        shb.extend_from_slice(&u64::MAX.to_le_bytes());
+        block(&mut out, PCAPNG_SHB, &shb);
+        // Ethernet, no snap length, option if_tsresol = 9, end of options.
+        let idb = [1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0];
+        block(&mut out, 0x0000_0001, &idb);
+        let mut offsets = Vec::new();
+        for i in 0..n {
+            let l = len(i);
+            let ts = i as u64 * 1_234_567 + 7;
+            let mut body = Vec::new();
+            for v in [0, (ts >> 32) as u32, ts as u32, l as u32, l as u32] {
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+            body.extend(std::iter::repeat_n(i as u8, l));
+            body.resize(body.len().next_multiple_of(4), 0);
+            if comment(i) {
+                // opt_comment "x", then end of options.
+                body.extend_from_slice(&[1, 0, 1, 0, b'x', 0, 0, 0, 0, 0, 0, 0]);
+            }
+            offsets.push(out.len() as u64);
+            block(&mut out, PCAPNG_EPB, &body);
+        }
+        (out, offsets)
+    }
+
+    #[test]
+    fn pcapng_packets_read_the_same_whole_in_the_window_or_across_its_end() {
+        let len = |i: usize| [0, 1, 54, 1514, 9001, 70_000][i % 6] + i % 5;
+        let (file, offsets) = pcapng(600, len, |i| i % 7 == 3);
+        for stream in [true, false] {
+            let src: Box<dyn Read> = if stream {
+                Box::new(Dribble(std::io::Cursor::new(file.clone())))
+            } else {
+                Box::new(std::io::Cursor::new(file.clone()))
+            };
+            let mut r = PacketReader::new(src, Format::Pcapng).unwrap();
+            let mut i = 0;
+            while let Some(p) = r.next_packet() {
+                let p = p.unwrap();
+                assert_eq!(
+                    p.ts,
+                    Timestamp((i as i64 * 1_234_567 + 7) / 1000),
+                    "packet {i}"
+                );
+                assert_eq!(p.linktype, 1);
+                assert_eq!(p.file_offset, offsets[i], "packet {i}");
+                assert_eq!(p.data.len(), len(i), "packet {i}");
+                assert!(p.data.iter().all(|&x| x == i as u8), "packet {i}");
+                i += 1;
+            }
+            assert_eq!(i, 600);
+        }
     }
 
     /// Reads at most 7,000 bytes at a time, so windows end anywhere.

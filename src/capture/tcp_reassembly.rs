@@ -50,7 +50,8 @@ pub enum Piece {
 }
 
 /// `part` as `Bytes`: shared out of `window` when it lies there, else copied.
-fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
+#[inline]
+pub(crate) fn share(window: Option<&Bytes>, part: &[u8]) -> Bytes {
     match window {
         Some(w) if part.is_empty() => w.slice(0..0),
         Some(w) => {
@@ -197,20 +198,42 @@ impl Reassembler {
     /// acknowledgement of exactly one byte more than the capture showed declares nothing for
     /// that last byte (a lost FIN is not a lost byte; a lost byte shows later, when the
     /// partner acknowledges what follows it).
+    #[inline]
     pub fn acked(&mut self, ack: u32, out: &mut Vec<Piece>) {
-        let Some(mut target) = self.ahead(ack) else {
-            return;
-        };
+        if let Some(target) = self.acked_to(ack) {
+            self.skip_to(target, out);
+        }
+    }
+
+    /// Whether [`Reassembler::acked`] with `ack` would do nothing at all: nothing is held, and
+    /// no byte it acknowledges is missing.
+    #[inline]
+    pub fn acked_declares_nothing(&self, ack: u32) -> bool {
+        if !self.ooo.is_empty() {
+            return false;
+        }
+        // `acked_to` with nothing held (every byte seen ends at `offset`).
+        match (self.ahead(ack), self.fin_at) {
+            (None, _) => true,
+            (Some(target), Some(end)) => target.min(end) <= self.offset,
+            (Some(target), None) => target <= self.offset + 1,
+        }
+    }
+
+    /// The stream offset up to which an acknowledgement of `ack` shows bytes lost (see
+    /// [`Reassembler::acked`]); `None` when it is not plausibly ahead.
+    #[inline]
+    fn acked_to(&self, ack: u32) -> Option<u64> {
+        let target = self.ahead(ack)?;
         let seen_end = self
             .ooo
             .last_key_value()
             .map_or(self.offset, |(k, (b, _))| k + b.len() as u64);
-        match self.fin_at {
-            Some(end) => target = target.min(end),
-            None if target == seen_end + 1 => target = seen_end,
-            None => {}
-        }
-        self.skip_to(target, out);
+        Some(match self.fin_at {
+            Some(end) => target.min(end),
+            None if target == seen_end + 1 => seen_end,
+            None => target,
+        })
     }
 
     /// Take one segment's payload at sequence number `seq`, captured at `ts`; append what
@@ -257,6 +280,20 @@ impl Reassembler {
                 self.skip_hole(out);
             }
         }
+    }
+
+    /// Take `len` bytes at sequence number `seq` as delivered when they are exactly the next
+    /// bytes expected and nothing is held out of order (the common in-order segment): the
+    /// stream moves past them, as [`Reassembler::segment_in`] would deliver them in one piece,
+    /// and the caller passes them on itself. False, and nothing changed, for any other segment
+    /// (empty, ahead, behind, the first one seen, or with bytes held).
+    #[inline]
+    pub fn take_next(&mut self, seq: u32, len: usize) -> bool {
+        if len == 0 || self.next_seq != Some(seq) || !self.ooo.is_empty() {
+            return false;
+        }
+        self.advance(len as u64);
+        true
     }
 
     /// Deliver everything buffered, declaring the holes as gaps (at close or end of capture),
@@ -339,10 +376,15 @@ impl Reassembler {
 
     /// Declare every hole before stream offset `target` a gap, delivering the held bytes
     /// between them and those contiguous after.
+    #[inline]
     fn skip_to(&mut self, target: u64, out: &mut Vec<Piece>) {
-        if target <= self.offset && self.ooo.is_empty() {
-            return; // no hole before it, nothing held
+        if target > self.offset || !self.ooo.is_empty() {
+            self.skip_holes_to(target, out);
         }
+    }
+
+    /// [`Reassembler::skip_to`] when there is a hole before `target` or bytes held.
+    fn skip_holes_to(&mut self, target: u64, out: &mut Vec<Piece>) {
         self.drain(out);
         while self.offset < target {
             let upto = self
@@ -560,6 +602,45 @@ mod tests {
         // An RST at the next byte, or beyond a lost byte and a FIN.
         assert_eq!(gaps_after(None, 103), []);
         assert_eq!(gaps_after(None, 106), [(3, 3)]);
+    }
+
+    #[test]
+    fn an_acknowledgement_said_to_declare_nothing_changes_nothing() {
+        // Streams of "abc" from sequence number 100, with a FIN or held bytes, or not started.
+        let state = |k: usize| {
+            let mut r = Reassembler::default();
+            let mut out = Vec::new();
+            if k > 0 {
+                r.syn(99);
+                r.segment(100, b"abc", T, &mut out);
+            }
+            match k {
+                2 => r.fin(103),
+                3 => r.segment(106, b"held", T, &mut out),
+                4 => r.rst(105),
+                _ => {}
+            }
+            r
+        };
+        let mut said = 0;
+        for k in 0..5 {
+            for ack in (90..112).chain([u32::MAX, 1 << 31]) {
+                let mut r = state(k);
+                let nothing = r.acked_declares_nothing(ack);
+                let before = format!("{r:?}");
+                let mut out = Vec::new();
+                r.acked(ack, &mut out);
+                let changed = !out.is_empty() || format!("{r:?}") != before;
+                if nothing {
+                    said += 1;
+                    assert!(!changed, "state {k}, ack {ack}");
+                } else if k != 3 {
+                    // With nothing held, it is exact.
+                    assert!(changed, "state {k}, ack {ack}");
+                }
+            }
+        }
+        assert!(said > 20);
     }
 
     #[test]
