@@ -131,8 +131,11 @@ fn write_escaped<W: Write + ?Sized>(w: &mut W, s: &str, quoting: bool) -> fmt::R
 /// Write `b` as [`write_escaped`] does, each byte of it that is not valid UTF-8 as `\xNN`.
 fn write_escaped_bytes<W: Write + ?Sized>(w: &mut W, b: &[u8], quoting: bool) -> fmt::Result {
     if plain_prefix(b, quoting) == b.len() {
-        // Printable ASCII throughout (nearly every string on the wire): as it is.
-        return w.write_str(std::str::from_utf8(b).unwrap_or_default());
+        // Printable ASCII throughout (nearly every string on the wire): as it is, without
+        // checking again what `plain_prefix` just checked (a UTF-8 check costs as much).
+        debug_assert!(b.iter().all(|&c| (0x20..0x7f).contains(&c)));
+        // SAFETY: every byte of `b` is in 0x20..0x7f (`plain_ascii`), and ASCII is UTF-8.
+        return w.write_str(unsafe { std::str::from_utf8_unchecked(b) });
     }
     for chunk in b.utf8_chunks() {
         write_escaped(w, chunk.valid(), quoting)?;
@@ -275,6 +278,29 @@ impl fmt::Display for Quoted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_prefix_ends_at_the_first_byte_that_is_not_printable_ascii() {
+        // Every byte value at every position of strings as long as two blocks and a tail,
+        // quoting or not: the prefix is exactly the bytes before the first one to escape.
+        for len in 1..=40 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    for quoting in [false, true] {
+                        let want = s
+                            .iter()
+                            .position(|&c| {
+                                !(0x20..0x7f).contains(&c) || quoting && (c == b'"' || c == b'\\')
+                            })
+                            .unwrap_or(len);
+                        assert_eq!(plain_prefix(&s, quoting), want, "{s:?} {quoting}");
+                    }
+                }
+            }
+        }
+    }
 
     fn esc(s: &str) -> String {
         let mut out = String::new();
