@@ -88,9 +88,13 @@ impl Str {
             Err(_) => Err(b),
         }
     }
-    /// The text. (Validated at construction; never empty by accident.)
+    /// The text, validated once, when the string was made.
     pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        debug_assert!(std::str::from_utf8(&self.0).is_ok());
+        // SAFETY: every constructor (`from_utf8`, `From<&str>`, `From<String>`, `Default`)
+        // makes a `Str` of valid UTF-8 only, and nothing changes its bytes afterwards (the
+        // field is private and never lent mutably).
+        unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
     /// The encoded bytes (zero-copy).
     pub fn as_bytes(&self) -> &Bytes {
