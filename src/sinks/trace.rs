@@ -63,28 +63,9 @@ pub fn clock(ts: Timestamp) -> String {
     out
 }
 
-/// Append `HH:MM:SS.uuuuuu` (UTC) of a timestamp: written two digits at a time, as every
-/// trace line starts with it.
+/// Append `HH:MM:SS.uuuuuu` (UTC) of a timestamp, as every trace line starts with it.
 pub fn clock_into(out: &mut String, ts: Timestamp) {
-    let micros = ts.0.rem_euclid(86_400_000_000) as u64;
-    let secs = micros / 1_000_000;
-    let sub = micros % 1_000_000;
-    let mut clock = *b"00:00:00.000000";
-    for (at, n) in [
-        (0, secs / 3600),
-        (3, secs / 60 % 60),
-        (6, secs % 60),
-        (9, sub / 10_000),
-        (11, sub / 100 % 100),
-        (13, sub % 100),
-    ] {
-        clock[at] = b'0' + (n / 10 % 10) as u8;
-        clock[at + 1] = b'0' + (n % 10) as u8;
-    }
-    debug_assert!(clock.is_ascii());
-    // SAFETY: digits, `:` and `.` only: ASCII, which is UTF-8. (A UTF-8 check of these 15
-    // bytes would cost more than writing them.)
-    out.push_str(unsafe { std::str::from_utf8_unchecked(&clock) });
+    super::ts_text::time_of_day_into(out, ts);
 }
 
 /// A diagnosis's trace line after its head: `?? diagnosis ID NAME since TIME: DETAIL` when

@@ -47,38 +47,36 @@ impl TsText {
                 }
             }
         }
-        let us = ts.0.rem_euclid(DAY);
-        let secs = us / 1_000_000;
-        let sub = us % 1_000_000;
-        // `HH:MM:SS.uuuuuuZ`, two digits at a time.
-        let mut time = *b"00:00:00.000000Z";
-        for (at, n) in [
-            (0, secs / 3600),
-            (3, secs / 60 % 60),
-            (6, secs % 60),
-            (9, sub / 10_000),
-            (11, sub / 100 % 100),
-            (13, sub % 100),
-        ] {
-            time[at..at + 2].copy_from_slice(&PAIRS[n as usize % 100]);
-        }
         self.text.clear();
         self.text.push_str(&self.prefix);
-        self.text
-            .push_str(std::str::from_utf8(&time).unwrap_or_default());
+        time_of_day_into(&mut self.text, ts);
+        self.text.push('Z');
     }
 }
 
-/// The two decimal digits of every number below 100.
-static PAIRS: [[u8; 2]; 100] = {
-    let mut t = [[0u8; 2]; 100];
-    let mut n = 0;
-    while n < 100 {
-        t[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
-        n += 1;
+/// Append `HH:MM:SS.uuuuuu`, the time of day (UTC) of `ts`, two digits at a time: the trace's
+/// clock, and the JSONL time after its date.
+pub fn time_of_day_into(out: &mut String, ts: Timestamp) {
+    let micros = ts.0.rem_euclid(DAY) as u64;
+    let secs = micros / 1_000_000;
+    let sub = micros % 1_000_000;
+    let mut clock = *b"00:00:00.000000";
+    for (at, n) in [
+        (0, secs / 3600),
+        (3, secs / 60 % 60),
+        (6, secs % 60),
+        (9, sub / 10_000),
+        (11, sub / 100 % 100),
+        (13, sub % 100),
+    ] {
+        clock[at] = b'0' + (n / 10 % 10) as u8;
+        clock[at + 1] = b'0' + (n % 10) as u8;
     }
-    t
-};
+    debug_assert!(clock.is_ascii());
+    // SAFETY: digits, `:` and `.` only: ASCII, which is UTF-8. (A UTF-8 check of these 15
+    // bytes would cost more than writing them.)
+    out.push_str(unsafe { std::str::from_utf8_unchecked(&clock) });
+}
 
 #[cfg(test)]
 mod tests {
