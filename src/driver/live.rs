@@ -1,23 +1,25 @@
 //! The driver live: the proxy's relays are the source. Inspection runs on `jobs` worker
 //! threads, each connection on one of them (dealt in turn as connections open), fed through
-//! its own queue budget (see `driver/queue.rs`); the workers take turns writing to the sinks.
+//! its own queue budget (see `driver/queue.rs`). Each worker hands what its inspection makes to
+//! its own rendering stage, a second thread that renders it for the sinks and writes it (see
+//! `driver/render_stage.rs`); the stages take turns writing to the sinks.
 //!
 //! ```text
 //! relay #1 ─┐ per worker FIFO, per connection budget
-//! relay #3 ─┴─▶ worker 0: Router (inspectors) + renderers ─┐ one at a time
-//! relay #2 ───▶ worker 1: Router (inspectors) + renderers ─┴─▶ SinkSet (one error policy)
+//! relay #3 ─┴─▶ worker 0: Router (inspectors) ─▶ stage 0: renderers ─┐ one at a time
+//! relay #2 ───▶ worker 1: Router (inspectors) ─▶ stage 1: renderers ─┴─▶ SinkSet (one error policy)
 //! ```
 //!
-//! A worker takes its queue in batches; what each message makes (its events, and the bytes of
-//! the sinks that render) it writes to the sinks at once, holding them meanwhile, and at the end
-//! of the batch it flushes them. So per connection, the sinks get everything in the order it
-//! happened; across connections, each message's output stays together, in the order the
-//! workers finished them (one worker's connections in the order their relays queued them).
-//! Decoding and rendering run on every worker at once; only the writing takes turns.
+//! A worker takes its queue in batches and hands over its events at the end of a source
+//! event's, a few hundred at a time, and at the end of each batch, when the stage flushes the
+//! sinks. So per connection, the sinks get everything in the order it happened; across
+//! connections, each message's output stays together, in the order the stages wrote them (one
+//! worker's connections in the order their relays queued them). Decoding and rendering run on
+//! every worker and stage at once; only the writing takes turns.
 //!
 //! Backpressure falls only on the connection that causes it: a relay waits only for its own
-//! connection's budget, which its worker gives back chunk by chunk as it inspects them. Sinks
-//! that are behind (a slow disk) hold up the workers waiting for their turn; then each
+//! connection's budget, which comes back chunk by chunk as their events are written. Sinks
+//! that are behind (a slow disk) hold up the stages waiting for their turn, and their workers; then each
 //! connection waits only once its own budget is spent. When no sink needs
 //! every frame (the TUI alone) and a worker falls behind (see `Backlog`), it skims chunks
 //! ([`crate::pipeline::Inspector::skim`]) until it has caught up, so the relay never waits for
@@ -38,8 +40,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::queue::Permit;
+use super::render_stage::{RenderStage, stage};
 use super::router::Router;
-use super::sinks::{Output, Part, SinkSet};
+use super::sinks::{Part, SinkSet};
 use crate::capture::SourceEvent;
 use crate::event::{CloseReason, Timestamp};
 use crate::pipeline::{InspectOptions, Sink};
@@ -63,9 +66,6 @@ pub type WorkerTx = mpsc::UnboundedSender<Queued>;
 
 /// Most messages a worker takes off its queue at once.
 const MAX_BATCH: usize = 512;
-/// Events a worker's buffer keeps room for while it waits for traffic.
-const KEEP_EVENTS: usize = 256;
-
 /// How long a worker sleeps between polls while traffic flows (the most a trace line or
 /// capture record lags behind the relay, plus processing).
 const POLL_INTERVAL: Duration = Duration::from_millis(1);
@@ -121,6 +121,7 @@ impl Backlog {
 #[derive(Debug)]
 pub struct Live {
     txs: Vec<WorkerTx>,
+    /// The workers, and their rendering stages.
     workers: Vec<tokio::task::JoinHandle<()>>,
     sinks: Arc<Mutex<SinkSet<'static>>>,
 }
@@ -139,14 +140,15 @@ impl Live {
         let parts: Vec<Part> = (0..jobs.get()).map(|_| sinks.part()).collect();
         let sinks = Arc::new(Mutex::new(sinks));
         let mut txs = Vec::with_capacity(jobs.get());
-        let mut workers = Vec::with_capacity(jobs.get());
+        let mut workers = Vec::with_capacity(2 * jobs.get());
         for part in parts {
             let (tx, rx) = mpsc::unbounded_channel();
             txs.push(tx);
+            let (render, stage_thread) = stage(part, sinks.clone());
+            workers.push(tokio::task::spawn_blocking(move || stage_thread.run()));
             let worker = Worker {
                 router: Router::new(opts.clone()).containing_panics(),
-                part,
-                sinks: sinks.clone(),
+                render,
                 may_skim,
                 backlog: Backlog {
                     capacity: capacity.max(1),
@@ -185,11 +187,11 @@ impl Live {
     }
 }
 
-/// One inspection worker: the inspectors of its connections, and its part of the sinks.
+/// One inspection worker: the inspectors of its connections, and its end of the stage that
+/// renders and writes what they make (see `driver::render_stage`).
 struct Worker {
     router: Router,
-    part: Part,
-    sinks: Arc<Mutex<SinkSet<'static>>>,
+    render: RenderStage,
     may_skim: bool,
     backlog: Backlog,
 }
@@ -198,22 +200,16 @@ impl Worker {
     /// Inspect until every relay is gone, then close the connections still open.
     fn run(mut self, mut rx: mpsc::UnboundedReceiver<Queued>) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
-        let mut events = Vec::new();
-        let mut out = Output::default();
-        let release = |part: &mut Part, events: &mut Vec<crate::event::Event>, out: &mut Output| {
-            // Going idle: what the last burst grew goes back (see `driver::reclaim`).
-            events.shrink_to(KEEP_EVENTS);
-            out.release_spare();
-            part.release_spare();
-            super::reclaim::before_long_wait();
-        };
         let mut polls = 0u32;
         let mut last_message = Instant::now();
         let mut last_tick = Instant::now();
         loop {
             let park_for = self.router.has_open().then_some(TICK_EVERY);
+            let render = &mut self.render;
             let waited = next_batch(&mut rx, &mut batch, &mut polls, park_for, &mut || {
-                release(&mut self.part, &mut events, &mut out)
+                // Going idle: what the last burst grew goes back (see `driver::reclaim`).
+                render.release_spare();
+                super::reclaim::before_long_wait();
             });
             match waited {
                 Waited::Gone => break,
@@ -221,7 +217,7 @@ impl Worker {
                     let now = Instant::now();
                     if now - last_message >= TICK_QUIET && now - last_tick >= TICK_EVERY {
                         last_tick = now;
-                        self.tick(&mut events, &mut out);
+                        self.tick();
                     }
                     continue;
                 }
@@ -239,51 +235,37 @@ impl Worker {
                         Instant::now(),
                     )
                 };
-                self.router.feed_skimming(ev, skim, &mut events);
-                // Inspected: the connection's budget is given back.
-                drop(permit);
-                // Written while its events are fresh in the cache.
-                self.part.take(&mut events, &mut out);
-                self.write(&mut out, false);
+                self.router.feed_skimming(ev, skim, self.render.events());
+                // Inspected: the connection's budget is given back once its events are written.
+                self.render.hold(permit);
+                self.render.end_of_message();
             }
             // The batch is done: what it changed is shown as of its last frame, and the bytes
             // of incomplete frames reach the captures too.
-            self.router.publish_states(&mut events);
-            self.router.flush_data(Timestamp::now(), &mut events);
-            self.part.take(&mut events, &mut out);
-            self.write(&mut out, true);
+            self.router.publish_states(self.render.events());
+            self.router
+                .flush_data(Timestamp::now(), self.render.events());
+            self.render.hand_over(true);
             last_message = Instant::now();
         }
-        self.router
-            .finish_at(Timestamp::now(), CloseReason::ProxyStopped, &mut events);
-        self.part.take(&mut events, &mut out);
-        self.write(&mut out, true);
+        self.router.finish_at(
+            Timestamp::now(),
+            CloseReason::ProxyStopped,
+            self.render.events(),
+        );
+        self.render.hand_over(true);
     }
 
     /// The clock ticks: what became due on a silent connection starts now, and reaches the
     /// sinks (flushed: a capture shows a stall while it lasts). The time read is
     /// [`TICK_QUIET`] behind the clock.
-    fn tick(&mut self, events: &mut Vec<crate::event::Event>, out: &mut Output) {
+    fn tick(&mut self) {
         let behind = TICK_QUIET.as_micros() as i64;
         let now = Timestamp(Timestamp::now().0.saturating_sub(behind));
-        self.router.tick(now, events);
-        if !events.is_empty() {
-            self.part.take(events, out);
-            self.write(out, true);
+        self.router.tick(now, self.render.events());
+        if !self.render.events().is_empty() {
+            self.render.hand_over(true);
         }
-    }
-
-    /// Write `out` to the sinks (waiting for this worker's turn), and `flush` them; empties it.
-    fn write(&self, out: &mut Output, flush: bool) {
-        if !out.is_empty() || flush {
-            // A panic of a sink elsewhere leaves the sinks usable: each failure is its own.
-            let mut sinks = self.sinks.lock().unwrap_or_else(|p| p.into_inner());
-            sinks.write_all(out);
-            if flush {
-                sinks.flush();
-            }
-        }
-        out.clear();
     }
 }
 
@@ -528,6 +510,82 @@ mod tests {
             .filter(|e| matches!(e.kind, EventKind::Diagnosis(_)))
             .count();
         assert_eq!(diagnoses, 2, "its start, and its end as the proxy stopped");
+    }
+
+    /// Holds every protocol header event until it is opened; counts what it wrote.
+    struct Held(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+    impl Sink for Held {
+        fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+            if matches!(ev.kind, EventKind::Header { .. }) {
+                let (open, opened) = &*self.0;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// Opens a [`Held`] sink when dropped, so that a failing assertion does not leave the
+    /// stage waiting (and the test runtime waiting for it).
+    struct Opens(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+    impl Drop for Opens {
+        fn drop(&mut self) {
+            *self.0.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            self.0.1.notify_all();
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connections_budget_comes_back_only_once_its_events_are_written() {
+        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let opens = Opens(gate.clone());
+        let live = Live::start(
+            vec![Box::new(Held(gate.clone()))],
+            InspectOptions::default(),
+            NonZeroUsize::new(1).unwrap(),
+            64,
+        );
+        let q = super::super::queue::ConnQueue::new(live.queue(1), 100);
+        let t = Timestamp(1_764_417_600_000_000);
+        q.send(
+            SourceEvent::Connect {
+                conn: 1,
+                ts: t,
+                client: "127.0.0.1:40000".parse().unwrap(),
+                server: "127.0.0.1:5672".parse().unwrap(),
+            },
+            None,
+        );
+        let header = Bytes::from_static(b"AMQP\x00\x00\x09\x01");
+        let permit = q.try_reserve(100).expect("the whole budget, free");
+        q.send(
+            SourceEvent::Chunk(Chunk {
+                conn: 1,
+                dir: Dir::C2S,
+                ts: t,
+                bytes: header,
+            }),
+            Some(permit),
+        );
+        // Inspected long since, but its header event waits for the sink: the budget it holds
+        // stays spent, so a slow sink holds back only the relay whose events it holds.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            q.try_reserve(1).is_none(),
+            "the budget came back before the chunk's events were written"
+        );
+        drop(opens);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while q.try_reserve(1).is_none() {
+            assert!(Instant::now() < deadline, "the budget never came back");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        drop(q);
+        assert!(live.finish().await.unwrap().is_empty());
     }
 
     #[test]

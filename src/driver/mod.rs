@@ -7,8 +7,9 @@
 //! Source (proxy relays | pcap/pcapng | JSONL) -> SourceEvent -> Router -> Event -> SinkSet
 //! ```
 //!
-//! - [`live`]: the proxy's relays, inspected on worker threads by connection, the workers
-//!   taking turns writing to the sinks (per connection: in order).
+//! - [`live`]: the proxy's relays, inspected on worker threads by connection, each worker's
+//!   events rendered and written by a stage on a thread of its own, the stages taking turns
+//!   writing to the sinks (per connection: in order).
 //! - [`offline`]: a capture, on one thread or dealt to worker threads by connection, the sinks
 //!   written in capture order (byte for byte the single-threaded output); or, for a sink whose
 //!   result is per connection (`check`'s verdict), each thread keeping its own
@@ -16,7 +17,7 @@
 //!   the pager's re-runs all run it.
 //!
 //! Sinks that render (JSONL, the trace: a line depends on its event alone) have their bytes
-//! made on the workers ([`crate::pipeline::Render`]); the others (pcapng, the verdict, the TUI)
+//! made on the workers, or live on their rendering stages ([`crate::pipeline::Render`]); the others (pcapng, the verdict, the TUI)
 //! get the events, in order.
 
 pub(crate) mod deal;
@@ -24,6 +25,7 @@ pub mod live;
 pub mod offline;
 pub mod queue;
 pub mod reclaim;
+mod render_stage;
 mod router;
 mod sinks;
 

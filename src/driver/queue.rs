@@ -23,7 +23,14 @@ fn channel() -> (WorkerTx, tokio::sync::mpsc::UnboundedReceiver<Queued>) {
 /// Bytes of one connection queued and not yet inspected, given back when the inspection side
 /// drops the chunk that holds it.
 #[derive(Debug)]
-pub struct Permit(#[allow(dead_code)] OwnedSemaphorePermit);
+pub struct Permit(OwnedSemaphorePermit);
+
+impl Permit {
+    /// The bytes of budget it holds.
+    pub fn bytes(&self) -> usize {
+        self.0.num_permits()
+    }
+}
 
 /// One connection's end of the queue: its messages go to the shared FIFO, its chunks only
 /// while its budget of queued bytes lasts.
