@@ -91,9 +91,22 @@ fn addresses(stderr: &mut impl BufRead) -> (String, SocketAddr) {
     }
 }
 
+/// The proxy process, killed when the test ends before [`stop`] (a failed assertion), so that
+/// it does not go on running after the test.
+struct ProxyChild(Option<Child>);
+
+impl Drop for ProxyChild {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// `amqpeek proxy --listen 127.0.0.1:0 --metrics 127.0.0.1:0 ARGS`: the child, its stderr,
 /// its listening address and its metrics address.
-fn start_proxy(args: &[&str]) -> (Child, BufReader<ChildStderr>, String, SocketAddr) {
+fn start_proxy(args: &[&str]) -> (ProxyChild, BufReader<ChildStderr>, String, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_amqpeek"))
         .args([
             "proxy",
@@ -110,11 +123,14 @@ fn start_proxy(args: &[&str]) -> (Child, BufReader<ChildStderr>, String, SocketA
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let child = ProxyChild(Some(child));
     let (listen, metrics) = addresses(&mut stderr);
     (child, stderr, listen, metrics)
 }
 
-fn stop(mut proxy: Child) {
+/// Stop the proxy as Ctrl-C does; it must exit cleanly.
+fn stop(mut proxy: ProxyChild) {
+    let mut proxy = proxy.0.take().expect("running");
     let _ = Command::new("kill")
         .args(["-INT", &proxy.id().to_string()])
         .status();
