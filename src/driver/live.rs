@@ -1,8 +1,9 @@
 //! The driver live: the proxy's relays are the source. Inspection runs on `jobs` worker
 //! threads, each connection on one of them (dealt in turn as connections open), fed through
-//! its own queue budget (see `driver/queue.rs`). Each worker hands what its inspection makes to
-//! its own rendering stage, a second thread that renders it for the sinks and writes it (see
-//! `driver/render_stage.rs`); the stages take turns writing to the sinks.
+//! its own queue budget (see `driver/queue.rs`). When a sink renders (the trace, JSONL), each
+//! worker hands what its inspection makes to its own rendering stage, a second thread that
+//! renders it for the sinks and writes it (see `driver/render_stage.rs`); otherwise the worker
+//! writes its events itself. The stages take turns writing to the sinks.
 //!
 //! ```text
 //! relay #1 ─┐ per worker FIFO, per connection budget
@@ -145,7 +146,9 @@ impl Live {
             let (tx, rx) = mpsc::unbounded_channel();
             txs.push(tx);
             let (render, stage_thread) = stage(part, sinks.clone());
-            workers.push(tokio::task::spawn_blocking(move || stage_thread.run()));
+            if let Some(t) = stage_thread {
+                workers.push(tokio::task::spawn_blocking(move || t.run()));
+            }
             let worker = Worker {
                 router: Router::new(opts.clone()).containing_panics(),
                 render,
@@ -512,25 +515,57 @@ mod tests {
         assert_eq!(diagnoses, 2, "its start, and its end as the proxy stopped");
     }
 
-    /// Holds every protocol header event until it is opened; counts what it wrote.
-    struct Held(Arc<(Mutex<bool>, std::sync::Condvar)>);
+    type Gate = Arc<(Mutex<bool>, std::sync::Condvar)>;
+
+    /// Wait until `gate` is open.
+    fn pass(gate: &Gate) {
+        let (open, opened) = &**gate;
+        let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
+        while !*open {
+            open = opened.wait(open).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Holds every protocol header event until its gate opens: taking the events themselves,
+    /// or (`renders`) the bytes a renderer made of them, as the trace and JSONL do.
+    struct Held {
+        gate: Gate,
+        renders: bool,
+    }
+
+    /// Renders a protocol header event as one byte.
+    struct HeaderByte;
+
+    impl crate::pipeline::Render for HeaderByte {
+        fn render(&mut self, ev: &Event, out: &mut Vec<u8>) {
+            if matches!(ev.kind, EventKind::Header { .. }) {
+                out.push(b'h');
+            }
+        }
+    }
 
     impl Sink for Held {
         fn event(&mut self, ev: &Event) -> std::io::Result<()> {
             if matches!(ev.kind, EventKind::Header { .. }) {
-                let (open, opened) = &*self.0;
-                let mut open = open.lock().unwrap();
-                while !*open {
-                    open = opened.wait(open).unwrap();
-                }
+                pass(&self.gate);
+            }
+            Ok(())
+        }
+        fn renderer(&self) -> Option<Box<dyn crate::pipeline::Render>> {
+            self.renders
+                .then(|| Box::new(HeaderByte) as Box<dyn crate::pipeline::Render>)
+        }
+        fn write_rendered(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            if !bytes.is_empty() {
+                pass(&self.gate);
             }
             Ok(())
         }
     }
 
-    /// Opens a [`Held`] sink when dropped, so that a failing assertion does not leave the
-    /// stage waiting (and the test runtime waiting for it).
-    struct Opens(Arc<(Mutex<bool>, std::sync::Condvar)>);
+    /// Opens a gate when dropped, so that a failing assertion does not leave a worker or its
+    /// stage waiting (and the test runtime waiting for them).
+    struct Opens(Gate);
 
     impl Drop for Opens {
         fn drop(&mut self) {
@@ -539,12 +574,16 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_connections_budget_comes_back_only_once_its_events_are_written() {
-        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    /// A chunk whose events a [`Held`] sink holds keeps its connection's budget spent until
+    /// the sink lets them through.
+    async fn budget_comes_back_only_once_written(renders: bool) {
+        let gate: Gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let opens = Opens(gate.clone());
         let live = Live::start(
-            vec![Box::new(Held(gate.clone()))],
+            vec![Box::new(Held {
+                gate: gate.clone(),
+                renders,
+            })],
             InspectOptions::default(),
             NonZeroUsize::new(1).unwrap(),
             64,
@@ -576,7 +615,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(
             q.try_reserve(1).is_none(),
-            "the budget came back before the chunk's events were written"
+            "the budget came back before the chunk's events were written (renders: {renders})"
         );
         drop(opens);
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -586,6 +625,16 @@ mod tests {
         }
         drop(q);
         assert!(live.finish().await.unwrap().is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connections_budget_comes_back_only_once_its_events_are_written() {
+        budget_comes_back_only_once_written(false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connections_budget_comes_back_only_once_its_rendered_events_are_written() {
+        budget_comes_back_only_once_written(true).await;
     }
 
     #[test]

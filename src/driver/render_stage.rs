@@ -16,6 +16,11 @@
 //! what waits in both stages together, and a slow sink makes only the relays whose chunks it
 //! holds wait, as before. At most [`HANDOFFS`] runs wait between the stages; beyond that the
 //! worker waits for the stage.
+//!
+//! Only sinks that render are worth a thread: when none does (pcapng, the verdict, the TUI's
+//! feed take events, and do little with each), a thread's wake-ups and the frees of events made
+//! on another thread cost more than the writing, so the worker writes each source event's events
+//! itself, as soon as they are made ([`RenderStage`] inline).
 
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -53,9 +58,7 @@ enum Handoff {
 
 /// The worker's end of its rendering stage: where its inspection puts the events it makes.
 pub(super) struct RenderStage {
-    tx: SyncSender<Handoff>,
-    /// Emptied runs, back from the stage to be filled again.
-    spare: Receiver<Vec<Event>>,
+    to: To,
     /// The run being gathered.
     events: Vec<Event>,
     /// The queue budget of the run being gathered, and its bytes.
@@ -63,34 +66,61 @@ pub(super) struct RenderStage {
     held: usize,
 }
 
+/// Where a worker's runs go.
+enum To {
+    /// To the stage's thread; emptied runs come back on `spare` to be filled again.
+    Thread {
+        tx: SyncSender<Handoff>,
+        spare: Receiver<Vec<Event>>,
+    },
+    /// Written by the worker itself, one source event's events at a time.
+    Inline(Writer),
+}
+
 /// The stage's own side: renders and writes on its thread.
 pub(super) struct StageThread {
     rx: Receiver<Handoff>,
     back: Sender<Vec<Event>>,
-    part: Part,
-    sinks: Arc<Mutex<SinkSet<'static>>>,
+    writer: Writer,
 }
 
-/// A rendering stage writing to `sinks` with `part`'s renderers: the worker's end, and the
-/// thread's side, to be run with [`StageThread::run`].
-pub(super) fn stage(part: Part, sinks: Arc<Mutex<SinkSet<'static>>>) -> (RenderStage, StageThread) {
-    let (tx, rx) = mpsc::sync_channel(HANDOFFS);
-    let (back, spare) = mpsc::channel();
-    (
-        RenderStage {
-            tx,
-            spare,
-            events: Vec::new(),
-            permits: Vec::new(),
-            held: 0,
-        },
-        StageThread {
-            rx,
-            back,
-            part,
-            sinks,
-        },
-    )
+/// Renders runs with a part of the sinks' renderers and writes them, taking turns with the
+/// other workers' writers.
+struct Writer {
+    part: Part,
+    sinks: Arc<Mutex<SinkSet<'static>>>,
+    out: Output,
+}
+
+/// A rendering stage writing to `sinks` with `part`'s renderers: the worker's end, and, when a
+/// sink renders, the thread's side, to be run with [`StageThread::run`].
+pub(super) fn stage(
+    part: Part,
+    sinks: Arc<Mutex<SinkSet<'static>>>,
+) -> (RenderStage, Option<StageThread>) {
+    let threaded = part.renders();
+    let writer = Writer {
+        part,
+        sinks,
+        out: Output::default(),
+    };
+    let (to, thread) = if threaded {
+        let (tx, rx) = mpsc::sync_channel(HANDOFFS);
+        let (back, spare) = mpsc::channel();
+        (
+            To::Thread { tx, spare },
+            Some(StageThread { rx, back, writer }),
+        )
+    } else {
+        (To::Inline(writer), None)
+    };
+    let stage = RenderStage {
+        to,
+        events: Vec::new(),
+        permits: Vec::new(),
+        held: 0,
+    };
+    (stage, thread)
 }
 
 impl RenderStage {
@@ -108,10 +138,14 @@ impl RenderStage {
         }
     }
 
-    /// One source event's events are in: hand the run over if it is long enough, or holds
-    /// enough of the relays' budget.
+    /// One source event's events are in: written at once inline; handed to the thread if the
+    /// run is long enough, or holds enough of the relays' budget.
     pub(super) fn end_of_message(&mut self) {
-        if self.events.len() >= RUN_EVENTS || self.held >= RUN_BYTES {
+        let due = match self.to {
+            To::Inline(_) => true,
+            To::Thread { .. } => self.events.len() >= RUN_EVENTS || self.held >= RUN_BYTES,
+        };
+        if due {
             self.hand_over(false);
         }
     }
@@ -122,31 +156,40 @@ impl RenderStage {
         if self.events.is_empty() && self.permits.is_empty() && !flush {
             return;
         }
-        let next = self.spare.try_recv().unwrap_or_default();
-        let events = std::mem::replace(&mut self.events, next);
-        let permits = std::mem::take(&mut self.permits);
         self.held = 0;
-        // A stage that is gone panicked; its worker's join reports it. Until then, what
-        // cannot be written is dropped, its budget with it.
-        let _ = self.tx.send(Handoff::Events {
-            events,
-            permits,
-            flush,
-        });
+        let permits = std::mem::take(&mut self.permits);
+        match &mut self.to {
+            To::Inline(writer) => writer.write_run(&mut self.events, permits, flush),
+            To::Thread { tx, spare } => {
+                let next = spare.try_recv().unwrap_or_default();
+                let events = std::mem::replace(&mut self.events, next);
+                // A stage that is gone panicked; its join reports it. Until then, what cannot
+                // be written is dropped, its budget with it.
+                let _ = tx.send(Handoff::Events {
+                    events,
+                    permits,
+                    flush,
+                });
+            }
+        }
     }
 
     /// About to wait for traffic: both stages let go of what the last burst grew.
     pub(super) fn release_spare(&mut self) {
         self.events.shrink_to(KEEP_EVENTS);
-        while self.spare.try_recv().is_ok() {}
-        let _ = self.tx.send(Handoff::Release);
+        match &mut self.to {
+            To::Inline(writer) => writer.release_spare(),
+            To::Thread { tx, spare } => {
+                while spare.try_recv().is_ok() {}
+                let _ = tx.send(Handoff::Release);
+            }
+        }
     }
 }
 
 impl StageThread {
     /// Render and write every run handed over, until the worker's end is gone.
     pub(super) fn run(mut self) {
-        let mut out = Output::default();
         while let Ok(handoff) = self.rx.recv() {
             match handoff {
                 Handoff::Events {
@@ -154,32 +197,40 @@ impl StageThread {
                     permits,
                     flush,
                 } => {
-                    self.part.take(&mut events, &mut out);
-                    self.write(&mut out, flush);
-                    // Written: the connections' budget is given back.
-                    drop(permits);
+                    self.writer.write_run(&mut events, permits, flush);
                     events.shrink_to(KEEP_EVENTS);
                     let _ = self.back.send(events);
                 }
                 Handoff::Release => {
-                    out.release_spare();
-                    self.part.release_spare();
+                    self.writer.release_spare();
                     super::reclaim::before_long_wait();
                 }
             }
         }
     }
+}
 
-    /// Write `out` to the sinks (waiting for this stage's turn), and `flush` them; empties it.
-    fn write(&self, out: &mut Output, flush: bool) {
-        if !out.is_empty() || flush {
+impl Writer {
+    /// Render `events` (emptied) and write them, and `flush` the sinks; then give the budget
+    /// they held back.
+    fn write_run(&mut self, events: &mut Vec<Event>, permits: Vec<Permit>, flush: bool) {
+        self.part.take(events, &mut self.out);
+        if !self.out.is_empty() || flush {
             // A panic of a sink elsewhere leaves the sinks usable: each failure is its own.
             let mut sinks = self.sinks.lock().unwrap_or_else(|p| p.into_inner());
-            sinks.write_all(out);
+            sinks.write_all(&self.out);
             if flush {
                 sinks.flush();
             }
         }
-        out.clear();
+        self.out.clear();
+        // Written: the connections' budget is given back.
+        drop(permits);
+    }
+
+    /// Let go of what a burst grew.
+    fn release_spare(&mut self) {
+        self.out.release_spare();
+        self.part.release_spare();
     }
 }

@@ -96,6 +96,11 @@ impl Part {
             .for_each(|r| r.release_spare());
     }
 
+    /// Whether any sink renders (has its bytes made here).
+    pub fn renders(&self) -> bool {
+        self.renders.iter().any(Option::is_some)
+    }
+
     /// Take `events` (emptied) into `out` as one more piece.
     pub fn take(&mut self, events: &mut Vec<Event>, out: &mut Output) {
         if out.bytes.len() != self.renders.len() {
