@@ -382,7 +382,7 @@ fn main() {
                 )
             });
         }
-        if let Some(only) = std::env::var("ONLY").ok() {
+        if let Ok(only) = std::env::var("ONLY") {
             targets.retain(|(name, _, _)| matches!(*name, "direct" | "plain relay") || *name == only);
         }
         let big = mixes::amqp10_flood(big_n, 1 << 20);

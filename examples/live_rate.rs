@@ -59,8 +59,9 @@ async fn publish(addr: SocketAddr, rate: u64, seconds: u64) {
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             tokio::time::sleep(wait).await;
         }
-        let _ = ch
-            .basic_publish(
+        // No confirms are asked for: the confirm the publish returns is not awaited.
+        drop(
+            ch.basic_publish(
                 "".into(),
                 queue.clone().into(),
                 BasicPublishOptions::default(),
@@ -68,7 +69,8 @@ async fn publish(addr: SocketAddr, rate: u64, seconds: u64) {
                 BasicProperties::default(),
             )
             .await
-            .unwrap();
+            .unwrap(),
+        );
     }
     conn.close(200, "done".into()).await.unwrap();
 }

@@ -113,7 +113,6 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 
 /// `check --format json` of `capture`: its status and the findings as (rule, conn, dir,
 /// offset of the first occurrence, count).
-
 fn findings(capture: &Path) -> (Option<i32>, Vec<Found>) {
     let out = amqpeek(&["check", "--format", "json", capture.to_str().unwrap()]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

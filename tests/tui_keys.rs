@@ -140,12 +140,7 @@ fn filter_entry_shows_errors_live_and_applies_only_valid_filters() {
         Overlay::FilterInput(input) => {
             let (text, error) = (input.text(), input.error());
             assert_eq!(text, "chan:1");
-            assert!(
-                error
-                    .as_deref()
-                    .unwrap()
-                    .contains("unknown filter key 'chan'")
-            );
+            assert!(error.unwrap().contains("unknown filter key 'chan'"));
         }
         o => panic!("{o:?}"),
     }

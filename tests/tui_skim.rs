@@ -64,8 +64,9 @@ async fn publish_flood(addr: std::net::SocketAddr) {
     .await
     .unwrap();
     for i in 0..MESSAGES {
-        let _ = ch
-            .basic_publish(
+        // No confirms are asked for: the confirm the publish returns is not awaited.
+        drop(
+            ch.basic_publish(
                 "".into(),
                 queue.clone().into(),
                 BasicPublishOptions::default(),
@@ -73,7 +74,8 @@ async fn publish_flood(addr: std::net::SocketAddr) {
                 BasicProperties::default(),
             )
             .await
-            .unwrap();
+            .unwrap(),
+        );
     }
     // A round trip: everything published has reached the broker.
     ch.queue_declare(

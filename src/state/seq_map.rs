@@ -349,7 +349,7 @@ mod tests {
         let mut b = BTreeSet::new();
         for i in 0..5_000u64 {
             let r = rng.next();
-            let k = if r % 3 == 0 { r % 64 } else { i };
+            let k = if r.is_multiple_of(3) { r % 64 } else { i };
             match r % 5 {
                 0 => assert_eq!(s.remove(&k), b.remove(&k)),
                 1 => {

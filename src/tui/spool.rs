@@ -29,6 +29,10 @@ use crate::capture::{self, CaptureOptions, CaptureSource, Stop};
 use crate::event::{Event, Render, Sink};
 use crate::sinks::{JsonOptions, JsonlSink};
 
+/// Opens a live ring as one capture read no further once the flag is set, with the number of
+/// its first row ([`SpoolRing::opener`]'s result).
+pub type RingOpener = Box<dyn Fn(&Stop) -> Option<(CaptureSource, u64)> + Send>;
+
 use super::{AppEvent, TuiFeed};
 
 /// `--spool-size` when not given.
@@ -157,7 +161,7 @@ impl SpoolRing {
     /// Opens the ring as it then is, its segments in order as one capture read no further
     /// once the flag is set, with the number of its first row: what the live view's pager
     /// re-runs (`replay::pager::Pager::spawn_ring`).
-    pub fn opener(&self) -> Box<dyn Fn(&Stop) -> Option<(CaptureSource, u64)> + Send> {
+    pub fn opener(&self) -> RingOpener {
         let segments = self.segments.clone();
         Box::new(move |stop| {
             let held = lock(&segments);

@@ -184,7 +184,7 @@ fn tags_reused_are_found_as_by_an_index_kept_from_the_first_delivery() {
         let r = rng.next();
         // No settlement just before the rising tags end: the first tag after them repeats
         // the last one, still unsettled.
-        if r % 5 == 0 && !(990..=1_000).contains(&step) {
+        if r.is_multiple_of(5) && !(990..=1_000).contains(&step) {
             let first = next.saturating_sub(1 + (r >> 8) as u32 % 40);
             let last = first + (r >> 16) as u32 % 8;
             c.settle(first, last);
