@@ -12,7 +12,7 @@
 //! ```
 //!
 //! A worker takes its queue in batches and hands over its events at the end of a source
-//! event's, a few hundred at a time, and at the end of each batch, when the stage flushes the
+//! event's, up to a thousand at a time, and at the end of each batch, when the stage flushes the
 //! sinks. So per connection, the sinks get everything in the order it happened; across
 //! connections, each message's output stays together, in the order the stages wrote them (one
 //! worker's connections in the order their relays queued them). Decoding and rendering run on

@@ -32,9 +32,10 @@ use crate::event::Event;
 /// Runs that may wait between the worker and its stage.
 const HANDOFFS: usize = 4;
 
-/// Events gathered before they are handed over without waiting for the end of the batch: few
-/// enough that they are still in the cache when the stage renders them.
-const RUN_EVENTS: usize = 256;
+/// Events gathered before they are handed over without waiting for the end of the batch: a
+/// handoff that wakes the stage costs about as much as rendering a few hundred events, so runs
+/// are long (for small frames, [`RUN_BYTES`] of budget comes first).
+const RUN_EVENTS: usize = 1024;
 
 /// Queue budget a run may hold before it is handed over without waiting for the end of the
 /// batch: the budget comes back only once the run is written, so a run of large chunks goes
