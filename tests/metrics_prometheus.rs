@@ -128,6 +128,19 @@ fn start_proxy(args: &[&str]) -> (ProxyChild, BufReader<ChildStderr>, String, So
     (child, stderr, listen, metrics)
 }
 
+/// [`start_proxy`] relaying to the test broker, quiet, writing its JSONL capture to `jsonl`.
+fn start_proxy_to_broker(
+    jsonl: &std::path::Path,
+) -> (ProxyChild, BufReader<ChildStderr>, String, SocketAddr) {
+    start_proxy(&[
+        "--upstream",
+        support::BROKER,
+        "--quiet",
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ])
+}
+
 /// Stop the proxy as Ctrl-C does; it must exit cleanly.
 fn stop(mut proxy: ProxyChild) {
     let mut proxy = proxy.0.take().expect("running");
@@ -389,13 +402,7 @@ async fn prometheus_scrapes_what_stats_reports_for_the_same_runs_jsonl() {
     }
     let dir = tempfile::tempdir().unwrap();
     let jsonl: PathBuf = dir.path().join("run.jsonl");
-    let (proxy, _stderr, listen, metrics) = start_proxy(&[
-        "--upstream",
-        support::BROKER,
-        "--quiet",
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let (proxy, _stderr, listen, metrics) = start_proxy_to_broker(&jsonl);
     let prom = Prometheus::start(metrics);
     lapin_traffic(&format!("amqp://guest:guest@{listen}/%2f")).await;
     fe2o3_traffic(&listen).await;
@@ -604,13 +611,7 @@ async fn the_open_gauges_follow_real_clients_channels_consumers_sessions_and_lin
     // `channel.open` would leave a gauge behind what the clients did.
     let dir = tempfile::tempdir().unwrap();
     let jsonl = dir.path().join("gauges.jsonl");
-    let (proxy, _stderr, listen, metrics) = start_proxy(&[
-        "--upstream",
-        support::BROKER,
-        "--quiet",
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let (proxy, _stderr, listen, metrics) = start_proxy_to_broker(&jsonl);
     let gauge = |text: &str, name: &str| scraped(text, name).unwrap_or(-1.0);
 
     // lapin: two channels, one consumer on the second.

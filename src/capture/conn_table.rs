@@ -1168,21 +1168,27 @@ mod tests {
         }
     }
 
+    /// A segment's source and destination: the client 10.0.0.2:40000 and the server
+    /// 10.0.0.1:5672, in the order `from_client` says.
+    fn ends(from_client: bool) -> (SocketAddr, SocketAddr) {
+        let client: SocketAddr = "10.0.0.2:40000".parse().unwrap();
+        let server: SocketAddr = "10.0.0.1:5672".parse().unwrap();
+        if from_client {
+            (client, server)
+        } else {
+            (server, client)
+        }
+    }
+
     /// What a table makes of a handshake then `segs` (client 10.0.0.2:40000, server
     /// 10.0.0.1:5672, both sides' data from sequence number 1; `true` for the client's), as
     /// (event kind, direction, bytes) per event.
     fn kinds(segs: &[(bool, u32, bool, &'static [u8])]) -> Vec<(&'static str, Option<Dir>, usize)> {
-        let client: SocketAddr = "10.0.0.2:40000".parse().unwrap();
-        let server: SocketAddr = "10.0.0.1:5672".parse().unwrap();
         let mut t = ConnTable::new(CaptureOptions::default());
         let handshake: [(bool, u32, bool, &[u8]); 2] =
             [(true, 0, false, b""), (false, 0, false, b"")];
         for (i, &(from_client, seq, fin, payload)) in handshake.iter().chain(segs).enumerate() {
-            let (src, dst) = if from_client {
-                (client, server)
-            } else {
-                (server, client)
-            };
+            let (src, dst) = ends(from_client);
             let seg = TcpSegment {
                 src,
                 dst,
@@ -1216,8 +1222,6 @@ mod tests {
     /// Events, as text, of a table (with or without its fast path) fed `segs`: (from the
     /// client, sequence number, acknowledgement number, flags as `S`, `F`, `R`, payload).
     fn events_of(segs: &[(bool, u32, u32, &str, Vec<u8>)], fast_path: bool) -> Vec<String> {
-        let client: SocketAddr = "10.0.0.2:40000".parse().unwrap();
-        let server: SocketAddr = "10.0.0.1:5672".parse().unwrap();
         let mut t = ConnTable::new(CaptureOptions {
             max_out_of_order: 64,
             ..CaptureOptions::default()
@@ -1227,11 +1231,7 @@ mod tests {
         let mut at = 0;
         let mut out = Vec::new();
         for (i, (from_client, seq, ack_no, flags, payload)) in segs.iter().enumerate() {
-            let (src, dst) = if *from_client {
-                (client, server)
-            } else {
-                (server, client)
-            };
+            let (src, dst) = ends(*from_client);
             let seg = TcpSegment {
                 src,
                 dst,

@@ -761,11 +761,7 @@ mod tests {
         let len = |i: usize| [0, 1, 54, 1514, 9001, 70_000][i % 6] + i % 5;
         let (file, offsets) = pcapng(600, len, |i| i % 7 == 3);
         for stream in [true, false] {
-            let src: Box<dyn Read> = if stream {
-                Box::new(Dribble(std::io::Cursor::new(file.clone())))
-            } else {
-                Box::new(std::io::Cursor::new(file.clone()))
-            };
+            let src = reading(&file, stream);
             let mut r = PacketReader::new(src, Format::Pcapng).unwrap();
             let mut i = 0;
             while let Some(p) = r.next_packet() {
@@ -782,6 +778,16 @@ mod tests {
                 i += 1;
             }
             assert_eq!(i, 600);
+        }
+    }
+
+    /// `file` to read: 7,000 bytes at a time (`dribble`), or whole.
+    fn reading(file: &[u8], dribble: bool) -> Box<dyn Read> {
+        let file = std::io::Cursor::new(file.to_vec());
+        if dribble {
+            Box::new(Dribble(file))
+        } else {
+            Box::new(file)
         }
     }
 
@@ -818,11 +824,7 @@ mod tests {
         let file = pcap(2000, len);
         assert!(file.len() > 40 * WINDOW, "enough windows to recycle");
         for stream in [true, false] {
-            let src: Box<dyn Read> = if stream {
-                Box::new(Dribble(std::io::Cursor::new(file.clone())))
-            } else {
-                Box::new(std::io::Cursor::new(file.clone()))
-            };
+            let src = reading(&file, stream);
             let mut r = PacketReader::new(src, Format::Pcap).unwrap();
             // Keep some packets for good, others only for a while (as a message being
             // assembled does), so that some windows are let go and reused and others not.
