@@ -158,10 +158,14 @@ impl RenderStage {
             return;
         }
         self.held = 0;
-        let permits = std::mem::take(&mut self.permits);
         match &mut self.to {
-            To::Inline(writer) => writer.write_run(&mut self.events, permits, flush),
+            To::Inline(writer) => {
+                writer.write_run(&mut self.events, flush);
+                // Written: the connection's budget is given back (the vector is kept).
+                self.permits.clear();
+            }
             To::Thread { tx, spare } => {
+                let permits = std::mem::take(&mut self.permits);
                 let next = spare.try_recv().unwrap_or_default();
                 let events = std::mem::replace(&mut self.events, next);
                 // A stage that is gone panicked; its join reports it. Until then, what cannot
@@ -198,7 +202,9 @@ impl StageThread {
                     permits,
                     flush,
                 } => {
-                    self.writer.write_run(&mut events, permits, flush);
+                    self.writer.write_run(&mut events, flush);
+                    // Written: the connections' budget is given back.
+                    drop(permits);
                     events.shrink_to(KEEP_EVENTS);
                     let _ = self.back.send(events);
                 }
@@ -212,9 +218,8 @@ impl StageThread {
 }
 
 impl Writer {
-    /// Render `events` (emptied) and write them, and `flush` the sinks; then give the budget
-    /// they held back.
-    fn write_run(&mut self, events: &mut Vec<Event>, permits: Vec<Permit>, flush: bool) {
+    /// Render `events` (emptied) and write them, and `flush` the sinks.
+    fn write_run(&mut self, events: &mut Vec<Event>, flush: bool) {
         self.part.take(events, &mut self.out);
         if !self.out.is_empty() || flush {
             // A panic of a sink elsewhere leaves the sinks usable: each failure is its own.
@@ -225,8 +230,6 @@ impl Writer {
             }
         }
         self.out.clear();
-        // Written: the connections' budget is given back.
-        drop(permits);
     }
 
     /// Let go of what a burst grew.
