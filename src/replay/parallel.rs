@@ -97,9 +97,8 @@ struct Verdict(CheckReport);
 
 impl Shard for Verdict {
     fn take(&mut self, events: &mut Vec<Event>) {
-        for e in events.drain(..) {
-            self.0.tally(&e);
-        }
+        self.0.tally_all(events);
+        events.clear();
     }
 
     fn absorb(&mut self, other: Self) {

@@ -60,9 +60,9 @@ impl CheckReport {
     /// on how a parallel check dealt the connections, and the verdict must not.
     pub fn tally(&mut self, ev: &Event) {
         match &ev.kind {
-            EventKind::Frame(f) => {
+            EventKind::Frame(_) => {
                 self.frames += 1;
-                self.last_frame = Some((ev.conn, f.dir, f.offset, Scope::of_frame(&f.frame)));
+                self.note_frame(ev);
                 return;
             }
             EventKind::Violation(v) => {
@@ -88,6 +88,38 @@ impl CheckReport {
             EventKind::Diagnosis(d) => self.diagnoses.take(d),
         }
         self.last_frame = None;
+    }
+
+    /// [`CheckReport::tally`] of each of `events`, in order, and the same report: a frame's
+    /// scope (its channel and link) is worked out only when a violation follows the frame,
+    /// not for every frame.
+    pub fn tally_all(&mut self, events: &[Event]) {
+        // The latest frame of `events` whose scope is not worked out yet, by position.
+        let mut pending: Option<usize> = None;
+        for (i, ev) in events.iter().enumerate() {
+            match &ev.kind {
+                EventKind::Frame(_) => {
+                    self.frames += 1;
+                    pending = Some(i);
+                }
+                _ => {
+                    if let Some(at) = pending.take() {
+                        self.note_frame(&events[at]);
+                    }
+                    self.tally(ev);
+                }
+            }
+        }
+        if let Some(at) = pending {
+            self.note_frame(&events[at]);
+        }
+    }
+
+    /// `ev` (a frame, already counted) is the latest frame: its violations follow it.
+    fn note_frame(&mut self, ev: &Event) {
+        if let EventKind::Frame(f) = &ev.kind {
+            self.last_frame = Some((ev.conn, f.dir, f.offset, Scope::of_frame(&f.frame)));
+        }
     }
 
     /// Add what another report found (another thread's connections: findings never overlap,
@@ -192,6 +224,7 @@ mod tests {
     use super::*;
     use crate::event::Timestamp;
     use crate::state::rules;
+    use crate::verdict::Format;
 
     fn violation_event(conn: ConnId, rule: &'static rules::Rule, dir: Dir, offset: u64) -> Event {
         Event {
@@ -261,6 +294,50 @@ mod tests {
         assert_eq!(f[0].count, 8);
         assert_eq!(f[0].first.len(), super::super::finding::SAMPLES);
         assert_eq!(f[0].last().offset, 16);
+    }
+
+    /// Every event of a shipped capture whose violations are at frames with a channel and a
+    /// link (`conn 1 server ch0 link 0`).
+    fn capture_events() -> Vec<Event> {
+        #[derive(Clone, Default)]
+        struct Keep(std::sync::Arc<std::sync::Mutex<Vec<Event>>>);
+        impl Sink for Keep {
+            fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+                self.0.lock().unwrap().push(ev.clone());
+                Ok(())
+            }
+        }
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/amqp10-fe2o3.pcapng");
+        let source = crate::capture::open(&path, Default::default()).unwrap();
+        let keep = Keep::default();
+        crate::driver::offline::run(
+            source,
+            crate::pipeline::InspectOptions::DEFAULT,
+            vec![Box::new(keep.clone())],
+            std::num::NonZeroUsize::MIN,
+            crate::driver::offline::Pace::Batched,
+        );
+        std::mem::take(&mut *keep.0.lock().unwrap())
+    }
+
+    #[test]
+    fn a_batch_tallied_at_once_gives_each_violation_its_frames_scope_wherever_it_is_cut() {
+        let events = capture_events();
+        let mut one_by_one = CheckReport::new();
+        for ev in &events {
+            one_by_one.tally(ev);
+        }
+        let text = |r: &CheckReport| r.render(Format::Text, "x", Severity::Info);
+        let expected = text(&one_by_one);
+        assert!(expected.contains("ch0 link 0"), "{expected}");
+        for cut in 0..=events.len() {
+            let mut batched = CheckReport::new();
+            batched.tally_all(&events[..cut]);
+            batched.tally_all(&events[cut..]);
+            assert_eq!(batched.totals(), one_by_one.totals(), "cut at {cut}");
+            assert_eq!(text(&batched), expected, "cut at {cut}");
+        }
     }
 
     impl CheckReport {
