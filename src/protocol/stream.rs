@@ -534,19 +534,41 @@ impl StreamDecoder {
         decoded: Result<AnyFrame, DecodeError>,
         out: &mut Vec<Item>,
     ) {
+        // The event's room is taken first: the frame then moves from where it was decoded
+        // straight into it (a malformed frame, rare, frees it unused).
+        let event = Arc::<FrameEvent>::new_uninit();
         match decoded {
-            Ok(frame) => {
-                let message = self.messages.push(&frame);
-                out.push(Item::Frame(Arc::new(FrameEvent {
-                    dir: self.dir,
-                    offset,
-                    raw,
-                    frame,
-                    message,
-                    context: FrameContext::default(),
-                })));
-            }
+            Ok(frame) => out.push(Item::Frame(self.frame_event(event, offset, raw, frame))),
             Err(error) => out.push(Item::Malformed { offset, raw, error }),
+        }
+    }
+
+    /// The event of `frame` (its bytes `raw`, at `offset`) and the message it completes, built
+    /// in `event`, where the event lives: a frame event is hundreds of bytes, which a value
+    /// built on the stack and then moved into an `Arc` would copy whole once more per frame.
+    fn frame_event(
+        &mut self,
+        mut event: Arc<std::mem::MaybeUninit<FrameEvent>>,
+        offset: u64,
+        raw: Bytes,
+        frame: AnyFrame,
+    ) -> Arc<FrameEvent> {
+        let slot = Arc::get_mut(&mut event)
+            .expect("a new Arc is not shared")
+            .as_mut_ptr();
+        // SAFETY: `slot` points to the new Arc's (unshared, uninitialised) value; every field
+        // is written exactly once, through raw pointers, before `assume_init`. Should
+        // `messages.push` panic, the Arc is freed without dropping its value: the frame
+        // written leaks, nothing is read uninitialised.
+        unsafe {
+            std::ptr::addr_of_mut!((*slot).frame).write(frame);
+            let message = self.messages.push(&*std::ptr::addr_of!((*slot).frame));
+            std::ptr::addr_of_mut!((*slot).message).write(message);
+            std::ptr::addr_of_mut!((*slot).dir).write(self.dir);
+            std::ptr::addr_of_mut!((*slot).offset).write(offset);
+            std::ptr::addr_of_mut!((*slot).raw).write(raw);
+            std::ptr::addr_of_mut!((*slot).context).write(FrameContext::default());
+            event.assume_init()
         }
     }
 }
