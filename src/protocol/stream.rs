@@ -535,33 +535,44 @@ impl StreamDecoder {
         out: &mut Vec<Item>,
     ) {
         // The event's room is taken first: the frame then moves from where it was decoded
-        // straight into it (a malformed frame, rare, frees it unused).
-        let event = Arc::<FrameEvent>::new_uninit();
+        // straight into it (a frame event is hundreds of bytes, which a value built on the
+        // stack and then moved into an `Arc` would copy whole once more per frame). A
+        // malformed frame, rare, frees it unused.
+        let mut event = Arc::<FrameEvent>::new_uninit();
+        let slot = Arc::get_mut(&mut event)
+            .expect("a new Arc is not shared")
+            .as_mut_ptr();
         match decoded {
-            Ok(frame) => out.push(Item::Frame(self.frame_event(event, offset, raw, frame))),
+            Ok(frame) => {
+                // SAFETY: `slot` points to the value of `event`, new, unshared and
+                // uninitialised; its frame is written here once, the rest by `fill_event`.
+                unsafe { std::ptr::addr_of_mut!((*slot).frame).write(frame) };
+                out.push(Item::Frame(unsafe {
+                    self.fill_event(event, slot, offset, raw)
+                }));
+            }
             Err(error) => out.push(Item::Malformed { offset, raw, error }),
         }
     }
 
-    /// The event of `frame` (its bytes `raw`, at `offset`) and the message it completes, built
-    /// in `event`, where the event lives: a frame event is hundreds of bytes, which a value
-    /// built on the stack and then moved into an `Arc` would copy whole once more per frame.
-    fn frame_event(
+    /// The event whose frame `slot` (the value of `event`) holds, with its bytes `raw`, its
+    /// `offset` and the message the frame completes, written where the event lives.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is the value of `event`, which nothing else shares, and only its `frame` is
+    /// initialised. Every other field is written here exactly once, through raw pointers,
+    /// before `assume_init`; should `messages.push` panic, `event` is freed without dropping
+    /// its value (the frame leaks, nothing is read uninitialised).
+    unsafe fn fill_event(
         &mut self,
-        mut event: Arc<std::mem::MaybeUninit<FrameEvent>>,
+        event: Arc<std::mem::MaybeUninit<FrameEvent>>,
+        slot: *mut FrameEvent,
         offset: u64,
         raw: Bytes,
-        frame: AnyFrame,
     ) -> Arc<FrameEvent> {
-        let slot = Arc::get_mut(&mut event)
-            .expect("a new Arc is not shared")
-            .as_mut_ptr();
-        // SAFETY: `slot` points to the new Arc's (unshared, uninitialised) value; every field
-        // is written exactly once, through raw pointers, before `assume_init`. Should
-        // `messages.push` panic, the Arc is freed without dropping its value: the frame
-        // written leaks, nothing is read uninitialised.
+        // SAFETY: as the caller promises (see above).
         unsafe {
-            std::ptr::addr_of_mut!((*slot).frame).write(frame);
             let message = self.messages.push(&*std::ptr::addr_of!((*slot).frame));
             std::ptr::addr_of_mut!((*slot).message).write(message);
             std::ptr::addr_of_mut!((*slot).dir).write(self.dir);
