@@ -86,6 +86,8 @@ for name in order:
     w("    provides: &[%s]," % ", ".join(rstr(p) for p in provides))
     flds = [fld.get("name") for fld in t.findall(NS + "field")]
     w("    key_order: &[%s]," % ", ".join(str(i) for i, _ in sorted(enumerate(flds), key=lambda p: p[1].encode())))
+    mandatory = [i for i, fld in enumerate(t.findall(NS + "field")) if fld.get("mandatory") == "true"]
+    w("    required: %d," % (mandatory[-1] + 1 if mandatory else 0))
     w("    fields: &[")
     for fld in t.findall(NS + "field"):
         ft, choices = resolve(fld.get("type"))
