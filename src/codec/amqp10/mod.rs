@@ -265,60 +265,65 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let h = frame::parse_header(&raw, offset)?;
     let body_start = h.body_offset();
-    let mut frame = Frame {
+    // The frame is made once, whole, from its parts (a frame is some hundred bytes: made
+    // empty and then filled in, it would be built twice).
+    let (body, payload_start, payload, raw) = if body_start >= raw.len() {
+        (FrameBody::Empty, raw.len(), Bytes::new(), raw)
+    } else if matches!(h.frame_type, TYPE_AMQP | TYPE_SASL) {
+        // Read the body in place (the reader owns `raw` meanwhile; no sub-buffer).
+        let mut r = Reader::at(raw, body_start, offset);
+        let body = decode_body(&mut r, h.frame_type, offset + body_start as u64, offset)?;
+        let payload_start = r.position();
+        let payload = r.rest();
+        (body, payload_start, payload, r.into_buffer())
+    } else {
+        let body = raw.slice(body_start..);
+        (FrameBody::Unknown { body }, raw.len(), Bytes::new(), raw)
+    };
+    Ok(Frame {
         channel: h.channel,
         frame_type: h.frame_type,
         offset,
+        raw,
         doff: h.doff,
-        body: FrameBody::Empty,
-        payload: Bytes::new(),
-        payload_start: raw.len(),
-        raw: Bytes::new(),
+        body,
+        payload,
+        payload_start,
         streamed: 0,
+    })
+}
+
+/// The performative or SASL frame (`frame_type`) that `r` holds at `at`, the body of the
+/// frame found at `offset`; `r` is left after it, at the payload.
+fn decode_body(
+    r: &mut Reader,
+    frame_type: u8,
+    at: u64,
+    offset: u64,
+) -> Result<FrameBody, DecodeError> {
+    let composite = composite::decode_top(r, offset)?;
+    let wrong = |expected| {
+        DecodeError::new(
+            at,
+            ErrorKind::UnexpectedType {
+                expected,
+                found: composite.def.name,
+            },
+        )
     };
-    if body_start >= raw.len() {
-        frame.raw = raw;
-        return Ok(frame);
-    }
-    match h.frame_type {
-        TYPE_AMQP | TYPE_SASL => {
-            // Read the body in place (the reader owns `raw` meanwhile; no sub-buffer).
-            let mut r = Reader::at(raw, body_start, offset);
-            let composite = composite::decode_top(&mut r, offset)?;
-            let wrong = |expected| {
-                DecodeError::new(
-                    offset + body_start as u64,
-                    ErrorKind::UnexpectedType {
-                        expected,
-                        found: composite.def.name,
-                    },
-                )
-            };
-            frame.body = if h.frame_type == TYPE_AMQP {
-                let performative = Performative::from_composite(&composite, r.buffer())
-                    .ok_or_else(|| wrong("performative"))?;
-                FrameBody::Amqp {
-                    composite,
-                    performative,
-                }
-            } else {
-                let sasl = SaslFrame::from_composite(&composite, r.buffer())
-                    .map(Box::new)
-                    .ok_or_else(|| wrong("SASL frame"))?;
-                FrameBody::Sasl { composite, sasl }
-            };
-            frame.payload_start = r.position();
-            frame.payload = r.rest();
-            frame.raw = r.into_buffer();
+    Ok(if frame_type == TYPE_AMQP {
+        let performative = Performative::from_composite(&composite, r.buffer())
+            .ok_or_else(|| wrong("performative"))?;
+        FrameBody::Amqp {
+            composite,
+            performative,
         }
-        _ => {
-            frame.body = FrameBody::Unknown {
-                body: raw.slice(body_start..),
-            };
-            frame.raw = raw;
-        }
-    }
-    Ok(frame)
+    } else {
+        let sasl = SaslFrame::from_composite(&composite, r.buffer())
+            .map(Box::new)
+            .ok_or_else(|| wrong("SASL frame"))?;
+        FrameBody::Sasl { composite, sasl }
+    })
 }
 
 /// Encode a frame: header (doff 2), then `body` (a performative or SASL composite as a
