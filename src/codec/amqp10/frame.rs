@@ -24,10 +24,9 @@ pub struct FrameHeader {
     pub doff: u8,
     /// Frame type (0 AMQP, 1 SASL, others kept).
     pub frame_type: u8,
-    /// Channel (type-specific; ignored for SASL).
+    /// Channel (type-specific; ignored for SASL). The extended header, usually empty, is the
+    /// frame's bytes from the 8th up to the body ([`FrameHeader::body_offset`]).
     pub channel: u16,
-    /// Extended header bytes (between byte 8 and doff*4), usually empty.
-    pub extended: Bytes,
 }
 
 impl FrameHeader {
@@ -87,6 +86,5 @@ pub fn parse_header(raw: &Bytes, offset: u64) -> Result<FrameHeader, DecodeError
         doff,
         frame_type,
         channel,
-        extended: raw.slice(HEADER_LEN..body),
     })
 }
