@@ -89,9 +89,8 @@ pub struct Frame {
     pub doff: u8,
     /// What it carries.
     pub body: FrameBody,
-    /// Bytes after the performative (a transfer's message payload), zero-copy.
-    pub payload: Bytes,
-    /// Where `payload` starts within `raw`.
+    /// Where the bytes after the performative (a transfer's message payload,
+    /// [`Frame::payload`]) start within `raw`.
     pub payload_start: usize,
     /// Bytes of the frame after `raw` that were not held: a frame larger than the inspection
     /// budget is decoded from its head (`raw`), the rest streamed past (0 for a whole frame).
@@ -160,8 +159,14 @@ impl Frame {
     }
 
     /// The payload after the performative (a transfer's message bytes).
-    pub fn payload(&self) -> &Bytes {
-        &self.payload
+    pub fn payload(&self) -> &[u8] {
+        self.raw.get(self.payload_start..).unwrap_or_default()
+    }
+
+    /// [`Frame::payload`]'s first `len` bytes (at most), sharing the frame's bytes.
+    pub fn payload_bytes(&self, len: usize) -> Bytes {
+        let start = self.payload_start.min(self.raw.len());
+        self.raw.slice(start..start + len.min(self.raw.len() - start))
     }
 
     /// The frame's full size: its bytes held (`raw`) and those streamed past.
@@ -171,7 +176,7 @@ impl Frame {
 
     /// The payload's full length (`payload` may hold only its head, see [`Frame::streamed`]).
     pub fn payload_len(&self) -> u64 {
-        self.payload.len() as u64 + self.streamed
+        self.payload().len() as u64 + self.streamed
     }
 
     /// Absolute stream offset of the payload's first byte.
@@ -201,7 +206,7 @@ impl Frame {
                 composite.with_fields(&self.raw, |fields| {
                     render::composite_into(composite.def, fields, out)
                 });
-                let payload = self.payload.len() as u64 + self.streamed;
+                let payload = self.payload_len();
                 if payload > 0 {
                     out.push_str(" (payload ");
                     out.push_str(itoa::Buffer::new().format(payload));
@@ -267,18 +272,16 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let body_start = h.body_offset();
     // The frame is made once, whole, from its parts (a frame is some hundred bytes: made
     // empty and then filled in, it would be built twice).
-    let (body, payload_start, payload, raw) = if body_start >= raw.len() {
-        (FrameBody::Empty, raw.len(), Bytes::new(), raw)
+    let (body, payload_start, raw) = if body_start >= raw.len() {
+        (FrameBody::Empty, raw.len(), raw)
     } else if matches!(h.frame_type, TYPE_AMQP | TYPE_SASL) {
         // Read the body in place (the reader owns `raw` meanwhile; no sub-buffer).
         let mut r = Reader::at(raw, body_start, offset);
         let body = decode_body(&mut r, h.frame_type, offset + body_start as u64, offset)?;
-        let payload_start = r.position();
-        let payload = r.rest();
-        (body, payload_start, payload, r.into_buffer())
+        (body, r.position(), r.into_buffer())
     } else {
         let body = raw.slice(body_start..);
-        (FrameBody::Unknown { body }, raw.len(), Bytes::new(), raw)
+        (FrameBody::Unknown { body }, raw.len(), raw)
     };
     Ok(Frame {
         channel: h.channel,
@@ -287,7 +290,6 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
         raw,
         doff: h.doff,
         body,
-        payload,
         payload_start,
         streamed: 0,
     })
