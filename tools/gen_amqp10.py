@@ -341,7 +341,9 @@ for name in VIEWS:
     w("    /// Its definition in the tables.")
     w("    pub const DEF: &'static super::CompositeDef = &tables::%s;" % ident)
     w("")
-    w("    /// The view of a checked field list of this composite.")
+    w("    /// The view of a checked field list of this composite (inlined, so that the caller")
+    w("    /// makes the view where it keeps it, a box, rather than copying it there).")
+    w("    #[inline]")
     w("    pub fn from_fields(%s: &FieldList<'_>) -> Self {" % ("f" if fields else "_f"))
     w("        %s {" % rt)
     for fld, (_, expr, _) in zip(fields, views):
