@@ -85,8 +85,8 @@ impl Performative {
     }
 }
 
-/// The view `make` makes, written straight into its box (a view is up to a few hundred bytes:
-/// made on the stack and then boxed, it would be copied once more).
+/// The view `make` makes, in a box allocated before it is made: a view is up to a few hundred
+/// bytes, which `Box::new` of a view made first keeps across the allocation and copies more.
 #[inline(always)]
 fn boxed<T>(make: impl FnOnce() -> T) -> Box<T> {
     Box::write(Box::new_uninit(), make())
