@@ -15,7 +15,8 @@ pub const TYPE_SASL: u8 = 1;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 8;
 
-/// A parsed frame header.
+/// A parsed frame header. The extended header, usually empty, is the frame's bytes from the
+/// 8th up to the body ([`FrameHeader::body_offset`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameHeader {
     /// Total frame size (header included).
@@ -24,8 +25,7 @@ pub struct FrameHeader {
     pub doff: u8,
     /// Frame type (0 AMQP, 1 SASL, others kept).
     pub frame_type: u8,
-    /// Channel (type-specific; ignored for SASL). The extended header, usually empty, is the
-    /// frame's bytes from the 8th up to the body ([`FrameHeader::body_offset`]).
+    /// Channel (type-specific; ignored for SASL).
     pub channel: u16,
 }
 
