@@ -86,6 +86,8 @@ for name in order:
     w("    provides: &[%s]," % ", ".join(rstr(p) for p in provides))
     flds = [fld.get("name") for fld in t.findall(NS + "field")]
     w("    key_order: &[%s]," % ", ".join(str(i) for i, _ in sorted(enumerate(flds), key=lambda p: p[1].encode())))
+    mandatory = [i for i, fld in enumerate(t.findall(NS + "field")) if fld.get("mandatory") == "true"]
+    w("    required: %d," % (mandatory[-1] + 1 if mandatory else 0))
     w("    fields: &[")
     for fld in t.findall(NS + "field"):
         ft, choices = resolve(fld.get("type"))
@@ -339,7 +341,9 @@ for name in VIEWS:
     w("    /// Its definition in the tables.")
     w("    pub const DEF: &'static super::CompositeDef = &tables::%s;" % ident)
     w("")
-    w("    /// The view of a checked field list of this composite.")
+    w("    /// The view of a checked field list of this composite (inlined, so that the caller")
+    w("    /// makes the view where it keeps it, a box, rather than copying it there).")
+    w("    #[inline]")
     w("    pub fn from_fields(%s: &FieldList<'_>) -> Self {" % ("f" if fields else "_f"))
     w("        %s {" % rt)
     for fld, (_, expr, _) in zip(fields, views):

@@ -534,19 +534,52 @@ impl StreamDecoder {
         decoded: Result<AnyFrame, DecodeError>,
         out: &mut Vec<Item>,
     ) {
+        // The event's room is taken first: the frame then moves from where it was decoded
+        // straight into it (a frame event is hundreds of bytes, which a value built on the
+        // stack and then moved into an `Arc` would copy whole once more per frame). A
+        // malformed frame, rare, frees it unused.
+        let mut event = Arc::<FrameEvent>::new_uninit();
+        let slot = Arc::get_mut(&mut event)
+            .expect("a new Arc is not shared")
+            .as_mut_ptr();
         match decoded {
             Ok(frame) => {
-                let message = self.messages.push(&frame);
-                out.push(Item::Frame(Arc::new(FrameEvent {
-                    dir: self.dir,
-                    offset,
-                    raw,
-                    frame,
-                    message,
-                    context: FrameContext::default(),
-                })));
+                // SAFETY: `slot` points to the value of `event`, new, unshared and
+                // uninitialised; its frame is written here once, the rest by `fill_event`.
+                unsafe { std::ptr::addr_of_mut!((*slot).frame).write(frame) };
+                out.push(Item::Frame(unsafe {
+                    self.fill_event(event, slot, offset, raw)
+                }));
             }
             Err(error) => out.push(Item::Malformed { offset, raw, error }),
+        }
+    }
+
+    /// The event whose frame `slot` (the value of `event`) holds, with its bytes `raw`, its
+    /// `offset` and the message the frame completes, written where the event lives.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is the value of `event`, which nothing else shares, and only its `frame` is
+    /// initialised. Every other field is written here exactly once, through raw pointers,
+    /// before `assume_init`; should `messages.push` panic, `event` is freed without dropping
+    /// its value (the frame leaks, nothing is read uninitialised).
+    unsafe fn fill_event(
+        &mut self,
+        event: Arc<std::mem::MaybeUninit<FrameEvent>>,
+        slot: *mut FrameEvent,
+        offset: u64,
+        raw: Bytes,
+    ) -> Arc<FrameEvent> {
+        // SAFETY: as the caller promises (see above).
+        unsafe {
+            let message = self.messages.push(&*std::ptr::addr_of!((*slot).frame));
+            std::ptr::addr_of_mut!((*slot).message).write(message);
+            std::ptr::addr_of_mut!((*slot).dir).write(self.dir);
+            std::ptr::addr_of_mut!((*slot).offset).write(offset);
+            std::ptr::addr_of_mut!((*slot).raw).write(raw);
+            std::ptr::addr_of_mut!((*slot).context).write(FrameContext::default());
+            event.assume_init()
         }
     }
 }

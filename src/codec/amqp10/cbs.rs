@@ -92,7 +92,8 @@ pub fn put_token_ranges(frame: &Frame) -> Vec<Range<usize>> {
 /// [`put_token_ranges`] of a single transfer whose payload holds `put-token` somewhere.
 #[inline(never)]
 fn token_in_frame(frame: &Frame) -> Vec<Range<usize>> {
-    token_in_sections(frame.payload(), frame.payload_abs_offset())
+    let payload = frame.payload_bytes(usize::MAX);
+    token_in_sections(&payload, frame.payload_abs_offset())
         .into_iter()
         .filter_map(|r| {
             Some(

@@ -97,6 +97,10 @@ pub struct CompositeDef {
     /// The positions of `fields` in the byte order of their names: the order the JSON writer
     /// puts them in (JSONL keys are byte-ordered), generated so nothing sorts at run time.
     pub key_order: &'static [u8],
+    /// The fields up to its last mandatory one: a list of fewer leaves a mandatory field out
+    /// (0 when none is mandatory). Generated, so a list's check needs no walk of the fields
+    /// it does not hold.
+    pub required: usize,
     /// The fields in order (empty for restricted types).
     pub fields: &'static [FieldDef],
 }
@@ -726,5 +730,15 @@ mod in_place_tests {
 
     fn lookup_name_of(name: &str) -> &'static CompositeDef {
         ALL.iter().copied().find(|d| d.name == name).unwrap()
+    }
+
+    #[test]
+    fn every_table_requires_its_fields_up_to_the_last_mandatory_one() {
+        for def in ALL {
+            let last = def.fields.iter().rposition(|f| f.mandatory);
+            assert_eq!(def.required, last.map_or(0, |i| i + 1), "{}", def.name);
+        }
+        assert_eq!(lookup_name_of("transfer").required, 1);
+        assert_eq!(lookup_name_of("attach").required, 3);
     }
 }

@@ -116,7 +116,7 @@ pub fn scan(
         pos += n;
     }
     // Every byte of the list read, and no mandatory field left out at its end.
-    if pos != end || def.fields[count..].iter().any(|f| f.mandatory) {
+    if pos != end || count < def.required {
         return None;
     }
     Some(EncodedFields {

@@ -15,7 +15,8 @@ pub const TYPE_SASL: u8 = 1;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 8;
 
-/// A parsed frame header.
+/// A parsed frame header. The extended header, usually empty, is the frame's bytes from the
+/// 8th up to the body ([`FrameHeader::body_offset`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameHeader {
     /// Total frame size (header included).
@@ -26,8 +27,6 @@ pub struct FrameHeader {
     pub frame_type: u8,
     /// Channel (type-specific; ignored for SASL).
     pub channel: u16,
-    /// Extended header bytes (between byte 8 and doff*4), usually empty.
-    pub extended: Bytes,
 }
 
 impl FrameHeader {
@@ -87,6 +86,5 @@ pub fn parse_header(raw: &Bytes, offset: u64) -> Result<FrameHeader, DecodeError
         doff,
         frame_type,
         channel,
-        extended: raw.slice(HEADER_LEN..body),
     })
 }

@@ -845,7 +845,7 @@ impl MessageAssembler {
             }
             // The common case: a whole message in one transfer, decoded zero-copy (the
             // message is handed on at once, so a slice of the frame pins nothing for long).
-            let kept = payload.slice(..payload.len().min(self.keep()));
+            let kept = frame.payload_bytes(self.keep());
             let offset = frame.payload_abs_offset();
             let message = Partial {
                 delivery_id: t.delivery_id,

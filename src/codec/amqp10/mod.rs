@@ -89,9 +89,8 @@ pub struct Frame {
     pub doff: u8,
     /// What it carries.
     pub body: FrameBody,
-    /// Bytes after the performative (a transfer's message payload), zero-copy.
-    pub payload: Bytes,
-    /// Where `payload` starts within `raw`.
+    /// Where the bytes after the performative (a transfer's message payload,
+    /// [`Frame::payload`]) start within `raw`.
     pub payload_start: usize,
     /// Bytes of the frame after `raw` that were not held: a frame larger than the inspection
     /// budget is decoded from its head (`raw`), the rest streamed past (0 for a whole frame).
@@ -160,8 +159,14 @@ impl Frame {
     }
 
     /// The payload after the performative (a transfer's message bytes).
-    pub fn payload(&self) -> &Bytes {
-        &self.payload
+    pub fn payload(&self) -> &[u8] {
+        self.raw.get(self.payload_start..).unwrap_or_default()
+    }
+
+    /// [`Frame::payload`]'s first `len` bytes (at most), sharing the frame's bytes.
+    pub fn payload_bytes(&self, len: usize) -> Bytes {
+        let start = self.payload_start.min(self.raw.len());
+        self.raw.slice(start..start + len.min(self.raw.len() - start))
     }
 
     /// The frame's full size: its bytes held (`raw`) and those streamed past.
@@ -171,7 +176,7 @@ impl Frame {
 
     /// The payload's full length (`payload` may hold only its head, see [`Frame::streamed`]).
     pub fn payload_len(&self) -> u64 {
-        self.payload.len() as u64 + self.streamed
+        self.payload().len() as u64 + self.streamed
     }
 
     /// Absolute stream offset of the payload's first byte.
@@ -201,7 +206,7 @@ impl Frame {
                 composite.with_fields(&self.raw, |fields| {
                     render::composite_into(composite.def, fields, out)
                 });
-                let payload = self.payload.len() as u64 + self.streamed;
+                let payload = self.payload_len();
                 if payload > 0 {
                     out.push_str(" (payload ");
                     out.push_str(itoa::Buffer::new().format(payload));
@@ -265,60 +270,62 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
     let h = frame::parse_header(&raw, offset)?;
     let body_start = h.body_offset();
-    let mut frame = Frame {
+    // The frame is made once, whole, from its parts (a frame is some hundred bytes: made
+    // empty and then filled in, it would be built twice).
+    let (body, payload_start, raw) = if body_start >= raw.len() {
+        (FrameBody::Empty, raw.len(), raw)
+    } else if matches!(h.frame_type, TYPE_AMQP | TYPE_SASL) {
+        // Read the body in place (the reader owns `raw` meanwhile; no sub-buffer).
+        let mut r = Reader::at(raw, body_start, offset);
+        let body = decode_body(&mut r, h.frame_type, offset + body_start as u64, offset)?;
+        (body, r.position(), r.into_buffer())
+    } else {
+        let body = raw.slice(body_start..);
+        (FrameBody::Unknown { body }, raw.len(), raw)
+    };
+    Ok(Frame {
         channel: h.channel,
         frame_type: h.frame_type,
         offset,
+        raw,
         doff: h.doff,
-        body: FrameBody::Empty,
-        payload: Bytes::new(),
-        payload_start: raw.len(),
-        raw: Bytes::new(),
+        body,
+        payload_start,
         streamed: 0,
+    })
+}
+
+/// The performative or SASL frame (`frame_type`) that `r` holds at `at`, the body of the
+/// frame found at `offset`; `r` is left after it, at the payload.
+fn decode_body(
+    r: &mut Reader,
+    frame_type: u8,
+    at: u64,
+    offset: u64,
+) -> Result<FrameBody, DecodeError> {
+    let composite = composite::decode_top(r, offset)?;
+    let wrong = |expected| {
+        DecodeError::new(
+            at,
+            ErrorKind::UnexpectedType {
+                expected,
+                found: composite.def.name,
+            },
+        )
     };
-    if body_start >= raw.len() {
-        frame.raw = raw;
-        return Ok(frame);
-    }
-    match h.frame_type {
-        TYPE_AMQP | TYPE_SASL => {
-            // Read the body in place (the reader owns `raw` meanwhile; no sub-buffer).
-            let mut r = Reader::at(raw, body_start, offset);
-            let composite = composite::decode_top(&mut r, offset)?;
-            let wrong = |expected| {
-                DecodeError::new(
-                    offset + body_start as u64,
-                    ErrorKind::UnexpectedType {
-                        expected,
-                        found: composite.def.name,
-                    },
-                )
-            };
-            frame.body = if h.frame_type == TYPE_AMQP {
-                let performative = Performative::from_composite(&composite, r.buffer())
-                    .ok_or_else(|| wrong("performative"))?;
-                FrameBody::Amqp {
-                    composite,
-                    performative,
-                }
-            } else {
-                let sasl = SaslFrame::from_composite(&composite, r.buffer())
-                    .map(Box::new)
-                    .ok_or_else(|| wrong("SASL frame"))?;
-                FrameBody::Sasl { composite, sasl }
-            };
-            frame.payload_start = r.position();
-            frame.payload = r.rest();
-            frame.raw = r.into_buffer();
+    Ok(if frame_type == TYPE_AMQP {
+        let performative = Performative::from_composite(&composite, r.buffer())
+            .ok_or_else(|| wrong("performative"))?;
+        FrameBody::Amqp {
+            composite,
+            performative,
         }
-        _ => {
-            frame.body = FrameBody::Unknown {
-                body: raw.slice(body_start..),
-            };
-            frame.raw = raw;
-        }
-    }
-    Ok(frame)
+    } else {
+        let sasl = SaslFrame::from_composite(&composite, r.buffer())
+            .map(Box::new)
+            .ok_or_else(|| wrong("SASL frame"))?;
+        FrameBody::Sasl { composite, sasl }
+    })
 }
 
 /// Encode a frame: header (doff 2), then `body` (a performative or SASL composite as a

@@ -128,11 +128,11 @@ fn list(def: &CompositeDef, b: &[u8], at: usize) -> Option<usize> {
     if end > b.len() || pos > end || count > def.fields.len() {
         return None;
     }
-    let (present, absent) = def.fields.split_at(count);
-    if absent.iter().any(|f| f.mandatory) {
+    // No mandatory field left out at the list's end.
+    if count < def.required {
         return None;
     }
-    for f in present {
+    for f in &def.fields[..count] {
         let (kind, next) = primitive(b, pos, end)?;
         pos = next;
         let fits = match (kind, f.ty) {

@@ -15,6 +15,7 @@ pub static OPEN: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[3, 0, 8, 1, 4, 6, 2, 7, 5, 9],
+    required: 1,
     fields: &[
         FieldDef {
             name: "container-id",
@@ -128,6 +129,7 @@ pub static BEGIN: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[6, 4, 2, 1, 5, 3, 7, 0],
+    required: 4,
     fields: &[
         FieldDef {
             name: "remote-channel",
@@ -221,6 +223,7 @@ pub static ATTACH: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[12, 1, 8, 9, 10, 0, 11, 13, 4, 2, 3, 5, 6, 7],
+    required: 3,
     fields: &[
         FieldDef {
             name: "name",
@@ -405,6 +408,7 @@ pub static FLOW: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[7, 5, 8, 9, 4, 1, 6, 0, 2, 3, 10],
+    required: 4,
     fields: &[
         FieldDef {
             name: "next-incoming-id",
@@ -528,6 +532,7 @@ pub static TRANSFER: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[9, 10, 1, 2, 0, 3, 5, 6, 8, 4, 7],
+    required: 1,
     fields: &[
         FieldDef {
             name: "handle",
@@ -660,6 +665,7 @@ pub static DISPOSITION: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[5, 1, 2, 0, 3, 4],
+    required: 2,
     fields: &[
         FieldDef {
             name: "role",
@@ -742,6 +748,7 @@ pub static DETACH: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[1, 2, 0],
+    required: 1,
     fields: &[
         FieldDef {
             name: "handle",
@@ -785,6 +792,7 @@ pub static END: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[0],
+    required: 0,
     fields: &[FieldDef {
         name: "error",
         spec_type: "error",
@@ -806,6 +814,7 @@ pub static CLOSE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["frame"],
     key_order: &[0],
+    required: 0,
     fields: &[FieldDef {
         name: "error",
         spec_type: "error",
@@ -827,6 +836,7 @@ pub static ERROR: CompositeDef = CompositeDef {
     source: "list",
     provides: &[],
     key_order: &[0, 1, 2],
+    required: 1,
     fields: &[
         FieldDef {
             name: "condition",
@@ -870,6 +880,7 @@ pub static HEADER: CompositeDef = CompositeDef {
     source: "list",
     provides: &["section"],
     key_order: &[4, 0, 3, 1, 2],
+    required: 0,
     fields: &[
         FieldDef {
             name: "durable",
@@ -933,6 +944,7 @@ pub static DELIVERY_ANNOTATIONS: CompositeDef = CompositeDef {
     source: "annotations",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -945,6 +957,7 @@ pub static MESSAGE_ANNOTATIONS: CompositeDef = CompositeDef {
     source: "annotations",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -957,6 +970,7 @@ pub static PROPERTIES: CompositeDef = CompositeDef {
     source: "list",
     provides: &["section"],
     key_order: &[8, 7, 6, 5, 9, 10, 11, 0, 4, 12, 3, 2, 1],
+    required: 0,
     fields: &[
         FieldDef {
             name: "message-id",
@@ -1100,6 +1114,7 @@ pub static APPLICATION_PROPERTIES: CompositeDef = CompositeDef {
     source: "map",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1112,6 +1127,7 @@ pub static DATA: CompositeDef = CompositeDef {
     source: "binary",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1124,6 +1140,7 @@ pub static AMQP_SEQUENCE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1136,6 +1153,7 @@ pub static AMQP_VALUE: CompositeDef = CompositeDef {
     source: "*",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1148,6 +1166,7 @@ pub static FOOTER: CompositeDef = CompositeDef {
     source: "annotations",
     provides: &["section"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1160,6 +1179,7 @@ pub static RECEIVED: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state"],
     key_order: &[0, 1],
+    required: 2,
     fields: &[
         FieldDef {
             name: "section-number",
@@ -1193,6 +1213,7 @@ pub static ACCEPTED: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state", "outcome"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1205,6 +1226,7 @@ pub static REJECTED: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state", "outcome"],
     key_order: &[0],
+    required: 0,
     fields: &[FieldDef {
         name: "error",
         spec_type: "error",
@@ -1226,6 +1248,7 @@ pub static RELEASED: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state", "outcome"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1238,6 +1261,7 @@ pub static MODIFIED: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state", "outcome"],
     key_order: &[0, 2, 1],
+    required: 0,
     fields: &[
         FieldDef {
             name: "delivery-failed",
@@ -1281,6 +1305,7 @@ pub static SOURCE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["source"],
     key_order: &[0, 10, 8, 6, 1, 4, 5, 2, 7, 9, 3],
+    required: 0,
     fields: &[
         FieldDef {
             name: "address",
@@ -1434,6 +1459,7 @@ pub static TARGET: CompositeDef = CompositeDef {
     source: "list",
     provides: &["target"],
     key_order: &[0, 6, 1, 4, 5, 2, 3],
+    required: 0,
     fields: &[
         FieldDef {
             name: "address",
@@ -1547,6 +1573,7 @@ pub static DELETE_ON_CLOSE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["lifetime-policy"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1559,6 +1586,7 @@ pub static DELETE_ON_NO_LINKS: CompositeDef = CompositeDef {
     source: "list",
     provides: &["lifetime-policy"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1571,6 +1599,7 @@ pub static DELETE_ON_NO_MESSAGES: CompositeDef = CompositeDef {
     source: "list",
     provides: &["lifetime-policy"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1583,6 +1612,7 @@ pub static DELETE_ON_NO_LINKS_OR_MESSAGES: CompositeDef = CompositeDef {
     source: "list",
     provides: &["lifetime-policy"],
     key_order: &[],
+    required: 0,
     fields: &[],
 };
 
@@ -1595,6 +1625,7 @@ pub static SASL_MECHANISMS: CompositeDef = CompositeDef {
     source: "list",
     provides: &["sasl-frame"],
     key_order: &[0],
+    required: 1,
     fields: &[FieldDef {
         name: "sasl-server-mechanisms",
         spec_type: "symbol",
@@ -1616,6 +1647,7 @@ pub static SASL_INIT: CompositeDef = CompositeDef {
     source: "list",
     provides: &["sasl-frame"],
     key_order: &[2, 1, 0],
+    required: 1,
     fields: &[
         FieldDef {
             name: "mechanism",
@@ -1659,6 +1691,7 @@ pub static SASL_CHALLENGE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["sasl-frame"],
     key_order: &[0],
+    required: 1,
     fields: &[FieldDef {
         name: "challenge",
         spec_type: "binary",
@@ -1680,6 +1713,7 @@ pub static SASL_RESPONSE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["sasl-frame"],
     key_order: &[0],
+    required: 1,
     fields: &[FieldDef {
         name: "response",
         spec_type: "binary",
@@ -1701,6 +1735,7 @@ pub static SASL_OUTCOME: CompositeDef = CompositeDef {
     source: "list",
     provides: &["sasl-frame"],
     key_order: &[1, 0],
+    required: 1,
     fields: &[
         FieldDef {
             name: "code",
@@ -1755,6 +1790,7 @@ pub static COORDINATOR: CompositeDef = CompositeDef {
     source: "list",
     provides: &["target"],
     key_order: &[0],
+    required: 0,
     fields: &[FieldDef {
         name: "capabilities",
         spec_type: "symbol",
@@ -1776,6 +1812,7 @@ pub static DECLARE: CompositeDef = CompositeDef {
     source: "list",
     provides: &[],
     key_order: &[0],
+    required: 0,
     fields: &[FieldDef {
         name: "global-id",
         spec_type: "*",
@@ -1797,6 +1834,7 @@ pub static DISCHARGE: CompositeDef = CompositeDef {
     source: "list",
     provides: &[],
     key_order: &[1, 0],
+    required: 1,
     fields: &[
         FieldDef {
             name: "txn-id",
@@ -1830,6 +1868,7 @@ pub static DECLARED: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state", "outcome"],
     key_order: &[0],
+    required: 1,
     fields: &[FieldDef {
         name: "txn-id",
         spec_type: "*",
@@ -1851,6 +1890,7 @@ pub static TRANSACTIONAL_STATE: CompositeDef = CompositeDef {
     source: "list",
     provides: &["delivery-state"],
     key_order: &[1, 0],
+    required: 1,
     fields: &[
         FieldDef {
             name: "txn-id",

@@ -248,7 +248,9 @@ impl Open {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::OPEN;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Open {
             container_id: f.string(0).unwrap_or_default(),
@@ -296,7 +298,9 @@ impl Begin {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::BEGIN;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Begin {
             remote_channel: f.ushort(0),
@@ -354,7 +358,9 @@ impl Attach {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::ATTACH;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Attach {
             name: f.string(0).unwrap_or_default(),
@@ -412,7 +418,9 @@ impl Flow {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::FLOW;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Flow {
             next_incoming_id: f.uint(0),
@@ -467,7 +475,9 @@ impl Transfer {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::TRANSFER;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Transfer {
             handle: f.uint(0).unwrap_or_default(),
@@ -512,7 +522,9 @@ impl Disposition {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::DISPOSITION;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Disposition {
             role: Role::from(f.bool(0).unwrap_or_default()),
@@ -546,7 +558,9 @@ impl Detach {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::DETACH;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Detach {
             handle: f.uint(0).unwrap_or_default(),
@@ -573,7 +587,9 @@ impl End {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::END;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         End {
             error: f.described(0).and_then(AmqpError::from_described),
@@ -598,7 +614,9 @@ impl Close {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::CLOSE;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Close {
             error: f.described(0).and_then(AmqpError::from_described),
@@ -627,7 +645,9 @@ impl AmqpError {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::ERROR;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         AmqpError {
             condition: f.symbol(0).unwrap_or_default(),
@@ -674,7 +694,9 @@ impl Source {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::SOURCE;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Source {
             address: f.value(0),
@@ -721,7 +743,9 @@ impl Target {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::TARGET;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Target {
             address: f.value(0),
@@ -752,7 +776,9 @@ impl Coordinator {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::COORDINATOR;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Coordinator {
             capabilities: f.symbols(0),
@@ -779,7 +805,9 @@ impl Received {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::RECEIVED;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Received {
             section_number: f.uint(0).unwrap_or_default(),
@@ -805,7 +833,9 @@ impl Rejected {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::REJECTED;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Rejected {
             error: f.described(0).and_then(AmqpError::from_described),
@@ -834,7 +864,9 @@ impl Modified {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::MODIFIED;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Modified {
             delivery_failed: f.bool(0),
@@ -861,7 +893,9 @@ impl Declared {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::DECLARED;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Declared {
             txn_id: f.binary(0).unwrap_or_default(),
@@ -888,7 +922,9 @@ impl TransactionalState {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::TRANSACTIONAL_STATE;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         TransactionalState {
             txn_id: f.binary(0).unwrap_or_default(),
@@ -922,7 +958,9 @@ impl Header {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::HEADER;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Header {
             durable: f.bool(0).unwrap_or(false),
@@ -975,7 +1013,9 @@ impl Properties {
     /// Its definition in the tables.
     pub const DEF: &'static super::CompositeDef = &tables::PROPERTIES;
 
-    /// The view of a checked field list of this composite.
+    /// The view of a checked field list of this composite (inlined, so that the caller
+    /// makes the view where it keeps it, a box, rather than copying it there).
+    #[inline]
     pub fn from_fields(f: &FieldList<'_>) -> Self {
         Properties {
             message_id: f.value(0),
