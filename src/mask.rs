@@ -184,10 +184,10 @@ fn mask_frame(
             let keep = frame.protocol().frame_header_len();
             let all = keep.min(raw.len())..raw.len();
             let raw = apply(&bytes, std::slice::from_ref(&all), offset, masked);
-            let error = DecodeError::new(
+            let error = Box::new(DecodeError::new(
                 offset,
                 ErrorKind::MalformedFrame("a credential field of a type the spec does not allow"),
-            );
+            ));
             Some(Item::Malformed { offset, raw, error })
         }
     }

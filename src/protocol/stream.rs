@@ -41,15 +41,16 @@ pub enum Item {
         offset: u64,
         /// The frame's exact bytes.
         raw: Bytes,
-        /// Why it failed.
-        error: DecodeError,
+        /// Why it failed (boxed: an item is moved once per frame, and a frame that fails is
+        /// rare).
+        error: Box<DecodeError>,
     },
     /// Decoding stops here for good (lost framing, TLS, non-AMQP); the relay carries on.
     Undecodable {
         /// Absolute offset where decoding stopped.
         offset: u64,
         /// Why decoding could not go on (its kind says what was found there).
-        error: DecodeError,
+        error: Box<DecodeError>,
     },
 }
 
@@ -467,7 +468,7 @@ impl StreamDecoder {
                     };
                     out.push(Item::Undecodable {
                         offset: offset + len as u64,
-                        error: DecodeError::new(offset, kind),
+                        error: Box::new(DecodeError::new(offset, kind)),
                     });
                     Mode::Opaque
                 }
@@ -484,7 +485,10 @@ impl StreamDecoder {
             Ok(None) => return None,
             Err(mut error) => {
                 error.offset += offset;
-                out.push(Item::Undecodable { offset, error });
+                out.push(Item::Undecodable {
+                    offset,
+                    error: Box::new(error),
+                });
                 self.lose_framing(offset, buf);
                 return Some(0);
             }
@@ -551,7 +555,11 @@ impl StreamDecoder {
                     self.fill_event(event, slot, offset, raw)
                 }));
             }
-            Err(error) => out.push(Item::Malformed { offset, raw, error }),
+            Err(error) => out.push(Item::Malformed {
+                offset,
+                raw,
+                error: Box::new(error),
+            }),
         }
     }
 

@@ -166,7 +166,8 @@ impl Frame {
     /// [`Frame::payload`]'s first `len` bytes (at most), sharing the frame's bytes.
     pub fn payload_bytes(&self, len: usize) -> Bytes {
         let start = self.payload_start.min(self.raw.len());
-        self.raw.slice(start..start + len.min(self.raw.len() - start))
+        self.raw
+            .slice(start..start + len.min(self.raw.len() - start))
     }
 
     /// The frame's full size: its bytes held (`raw`) and those streamed past.
