@@ -45,14 +45,41 @@ fn at(fe: &FrameEvent) -> FrameRef {
 }
 
 impl Diag10 {
-    /// One frame.
+    /// One frame: a transfer (most frames) by [`Diag10::transfer_frame`], any other
+    /// performative by [`Diag10::performative`].
+    #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
+        self.idle[fe.dir.index()].touch(cx, &cat::IDLE_TIMEOUT, ts, at(fe));
+        match f.performative() {
+            Some(Performative::Transfer(_)) => self.transfer_frame(cx, fe, f.channel(), ts),
+            Some(p) => self.performative(cx, fe, f.channel(), p, ts),
+            None => {}
+        }
+    }
+
+    /// A transfer: its session's window and its link's credit, waiting deliveries and
+    /// redelivery count, and a CBS put-token it carries. A transfer settles nothing (the frame
+    /// context takes settlements from dispositions), so there are no settlements to follow.
+    #[inline(never)]
+    fn transfer_frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
+        self.sessions.transfer(cx, fe.dir, channel, ts, at(fe));
+        self.transfer(cx, fe, channel, ts);
+        if !fe.context.settles.is_empty() {
+            self.settlements(cx, fe, ts);
+        }
+    }
+
+    /// Any performative but a transfer, then the deliveries the frame settles.
+    #[inline(never)]
+    fn performative(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        p: &Performative,
+        ts: Timestamp,
+    ) {
         let here = at(fe);
-        self.idle[fe.dir.index()].touch(cx, &cat::IDLE_TIMEOUT, ts, here);
-        let Some(p) = f.performative() else {
-            return;
-        };
-        let channel = f.channel();
         match p {
             Performative::Open(o) => {
                 if let Some(ms) = o.idle_time_out.filter(|&ms| ms > 0) {
@@ -77,10 +104,7 @@ impl Diag10 {
                     link.flow(cx, fe.dir == link_sender(key), fl, ts, here);
                 }
             }
-            Performative::Transfer(_) => {
-                self.sessions.transfer(cx, fe.dir, channel, ts, here);
-                self.transfer(cx, fe, channel, ts);
-            }
+            Performative::Transfer(_) => return self.transfer_frame(cx, fe, channel, ts),
             Performative::Disposition(_) => {}
             Performative::Detach(d) => {
                 if let Some(key) = fe.context.flow.clone() {
@@ -128,6 +152,7 @@ impl Diag10 {
         link.attach(cx, sender, a.initial_delivery_count, ts, at(fe));
     }
 
+    #[inline(always)]
     fn transfer(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
         let Some(key) = fe.context.flow.as_ref() else {
             return;

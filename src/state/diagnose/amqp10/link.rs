@@ -174,6 +174,7 @@ impl Link {
     }
 
     /// A transfer of the link, with its context.
+    #[inline(always)]
     pub fn transfer(&mut self, cx: &mut Ctx<'_>, fcx: &FrameContext, ts: Timestamp, at: FrameRef) {
         let Some(d) = fcx.delivery else {
             return;
@@ -198,6 +199,13 @@ impl Link {
 
     /// A run of deliveries of the link was settled by the frame `at` (`run`, in the frame's
     /// order): each in turn, the last told it is (see [`Link::settled`]).
+    ///
+    /// A link in the common state (the unsettled condition, if any, not started; credit left
+    /// and no credit diagnosis held; no redelivery loop to end) only has its deliveries leave
+    /// the waiting set, and the condition refreshed once: in that state each settlement's
+    /// judging finds nothing to do, and a removal cannot change it (it changes neither the
+    /// credit nor the condition's start), so this reports what settling each in turn would.
+    /// (With no redelivery loop held, a settlement has none to end.)
     pub fn settled_run(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -205,6 +213,16 @@ impl Link {
         ts: Timestamp,
         at: FrameRef,
     ) {
+        if self.waiting.quiet()
+            && self.exhausted.is_none()
+            && self.redelivered.is_none()
+            && !self.spent()
+        {
+            let keys = run.iter().map(|s| (ts.0 - s.after_us, s.start));
+            self.waiting.remove_each(keys);
+            self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+            return;
+        }
         let last = run.len().saturating_sub(1);
         for (i, s) in run.iter().enumerate() {
             self.settled(cx, s, ts, at, i == last);

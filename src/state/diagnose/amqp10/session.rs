@@ -163,6 +163,7 @@ impl Sessions {
     }
 
     /// A transfer of `dir` on `channel`.
+    #[inline(always)]
     pub fn transfer(
         &mut self,
         cx: &mut Ctx<'_>,
