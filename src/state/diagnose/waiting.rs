@@ -208,7 +208,7 @@ impl Waiting {
     /// A condition not started reports nothing as it changes: it is only marked behind, and,
     /// when a delivery added may be the oldest, the clock is told the oldest's due time (the
     /// earliest the condition can start).
-    #[inline]
+    #[inline(always)]
     pub fn refresh(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -216,10 +216,22 @@ impl Waiting {
         ts: Timestamp,
         frame: FrameRef,
     ) {
-        if self.earlier || self.cond.as_ref().is_some_and(|c| c.started.is_some()) {
-            self.refresh_now(cx, check, ts, frame);
-        } else {
+        let started = self.cond.as_ref().is_some_and(|c| c.started.is_some());
+        if !self.earlier && !started {
             self.behind = true;
+        } else if self.cond.is_none() && self.late.is_empty() {
+            // A delivery that may be the oldest, with no condition and none held out of
+            // order: the oldest is the run's front, told to the clock here as `refresh_now`
+            // would (a delivery acknowledged before the next comes makes this the rule).
+            self.earlier = false;
+            self.behind = true;
+            if let Some(((since, _), _)) = self.run.get(self.head)
+                && let Some(wait) = cx.wait(check, None)
+            {
+                *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
+            }
+        } else {
+            self.refresh_now(cx, check, ts, frame);
         }
     }
 
