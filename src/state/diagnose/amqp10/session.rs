@@ -32,10 +32,11 @@ pub struct Sessions {
     index: HashMap<(Dir, u16), usize>,
     /// The partner endpoint's channel, by (direction, channel).
     peer: HashMap<(Dir, u16), u16>,
-    /// The route of the sending endpoint the last transfer came from (see
-    /// [`Sessions::route_of`]). Until a begin or an end changes `list` or `peer`: transfers
-    /// come in runs from one endpoint, which find both endpoints without hashing.
-    route: Option<((Dir, u16), Option<Route>)>,
+    /// The route of the sending endpoint the last transfer of each direction came from (see
+    /// [`Sessions::route_of`]), by direction. Until a begin or an end changes `list` or
+    /// `peer`: transfers come in runs from one endpoint each way, which find both endpoints
+    /// without hashing, also when the runs of the two directions alternate.
+    route: [Option<(u16, Option<Route>)>; 2],
 }
 
 /// A sending endpoint's position in `list`, and, when `peer` names its partner, that partner
@@ -78,7 +79,7 @@ impl Sessions {
 
     /// A begin of `dir` on `channel`.
     pub fn begin(&mut self, dir: Dir, channel: u16, b: &Begin) {
-        self.route = None;
+        self.route = [None; 2];
         let me = self.get_or_add((dir, channel));
         me.next_outgoing = Some(b.next_outgoing_id);
         me.pending_window = Some(b.incoming_window);
@@ -172,11 +173,11 @@ impl Sessions {
         ts: Timestamp,
         at: FrameRef,
     ) {
-        let route = match self.route {
-            Some((end, route)) if end == (dir, channel) => route,
+        let route = match self.route[dir.index()] {
+            Some((ch, route)) if ch == channel => route,
             _ => {
                 let route = self.route_of((dir, channel));
-                self.route = Some(((dir, channel), route));
+                self.route[dir.index()] = Some((channel, route));
                 route
             }
         };
@@ -203,7 +204,7 @@ impl Sessions {
 
     /// An end of `dir` on `channel`: the session is over for both endpoints.
     pub fn end(&mut self, cx: &mut Ctx<'_>, dir: Dir, channel: u16, ts: Timestamp, at: FrameRef) {
-        self.route = None;
+        self.route = [None; 2];
         let partner = self.peer.remove(&(dir, channel));
         for key in std::iter::once((dir, channel)).chain(partner.map(|r| (dir.flip(), r))) {
             self.peer.remove(&key);
@@ -252,6 +253,6 @@ impl Sessions {
         }
         self.index.clear();
         self.peer.clear();
-        self.route = None;
+        self.route = [None; 2];
     }
 }
