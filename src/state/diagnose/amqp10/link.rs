@@ -197,6 +197,26 @@ impl Link {
         }
     }
 
+    /// How many more deliveries the sender can start, each awaiting no settlement, that would
+    /// end or start nothing (see [`Link::transfer`]): none while it holds a sender-idle or a
+    /// credit-exhausted diagnosis, else those that leave credit (§2.6.7: link-credit is the
+    /// delivery-limit less the delivery-count); any number when the credit is unknown.
+    pub fn quiet_room(&self) -> u32 {
+        if self.idle_no_count.is_some() || self.exhausted.is_some() {
+            return 0;
+        }
+        match (self.limit, self.count) {
+            (Some(l), Some(c)) => (l.wrapping_sub(c) as i32).saturating_sub(1).max(0) as u32,
+            _ => u32::MAX,
+        }
+    }
+
+    /// `n` deliveries started, each quiet (see [`Link::quiet_room`]): the delivery-count
+    /// moves past them.
+    pub fn started(&mut self, n: u32) {
+        self.count = self.count.map(|c| c.wrapping_add(n));
+    }
+
     /// A run of deliveries of the link was settled by the frame `at` (`run`, in the frame's
     /// order): each in turn, the last told it is (see [`Link::settled`]).
     ///

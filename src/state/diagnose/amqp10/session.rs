@@ -192,6 +192,49 @@ impl Sessions {
         }
     }
 
+    /// After a transfer of `dir` on `channel`: the sending endpoint's position in `list` (if
+    /// held), and how many more of its transfers would change nothing but its next-outgoing-id
+    /// (see [`Sessions::transfer`]): while the partner's window stays open with no diagnosis
+    /// held, or stays used up with one held (§2.5.6: the window is the partner's
+    /// next-incoming-id plus its incoming-window, less the next-outgoing-id, in serial
+    /// arithmetic). The transfer that changes which is not among them.
+    pub fn quiet_room(&self, dir: Dir, channel: u16) -> (Option<usize>, u32) {
+        let Some((me, partner)) = self.route_of((dir, channel)) else {
+            return (None, u32::MAX);
+        };
+        let Some((r, sc)) = partner else {
+            return (Some(me), u32::MAX);
+        };
+        let rcv = self.list.get(r).map(|(_, e)| e);
+        let sender = self.list.get(me).map(|(_, e)| e);
+        let (Some(rcv), Some(sender)) = (rcv, sender) else {
+            return (Some(me), 0);
+        };
+        if sc != channel {
+            return (Some(me), 0);
+        }
+        let room = match (rcv.in_limit, sender.next_outgoing) {
+            // The k-th transfer on leaves the window `left - k`: open while above 0, used up
+            // down to i32::MIN (past it, the serial difference wraps: open again).
+            (Some(l), Some(n)) => match (l.wrapping_sub(n) as i32, rcv.window.is_some()) {
+                (left, false) if left > 0 => (left - 1) as u32,
+                (left, true) if left <= 0 => (i64::from(left) - i64::from(i32::MIN)) as u32,
+                _ => 0,
+            },
+            _ if rcv.window.is_some() => 0,
+            _ => u32::MAX,
+        };
+        (Some(me), room)
+    }
+
+    /// `n` transfers of the sending endpoint at `i` in `list`, each quiet (see
+    /// [`Sessions::quiet_room`]): its next-outgoing-id moves past them.
+    pub fn sent(&mut self, i: usize, n: u32) {
+        if let Some((_, me)) = self.list.get_mut(i) {
+            me.next_outgoing = me.next_outgoing.map(|c| c.wrapping_add(n));
+        }
+    }
+
     /// The sending endpoint `end`'s route (see [`Route`]), if it is held.
     fn route_of(&self, end: (Dir, u16)) -> Option<Route> {
         let &me = self.index.get(&end)?;
