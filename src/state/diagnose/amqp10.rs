@@ -67,8 +67,8 @@ impl Diag10 {
     /// context takes settlements from dispositions), so there are no settlements to follow.
     ///
     /// One that joins its direction's run of quiet transfers (see [`quiet`]) is only counted
-    /// there; any other applies the runs' counts first, is followed in full, then may start a
-    /// run.
+    /// there; any other applies the runs' counts first, is followed in full, then, if of the
+    /// kind a run holds, may start one.
     #[inline(never)]
     fn transfer_frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
         if let Some(link) = self.quiet_transfer(fe, channel) {
@@ -80,7 +80,7 @@ impl Diag10 {
         if !fe.context.settles.is_empty() {
             self.settlements(cx, fe, ts);
         }
-        if let Some(link) = link {
+        if let Some(link) = link.filter(|_| Quiet::may_join(&fe.context)) {
             let (session, room) = self.sessions.quiet_room(fe.dir, channel);
             let room = room.min(self.links.list.get(link).map_or(0, |(_, l)| l.quiet_room()));
             self.quiet[fe.dir.index()] = Quiet::new(channel, link, session, room);

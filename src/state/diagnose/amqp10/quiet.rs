@@ -39,16 +39,21 @@ impl Quiet {
     /// and there is room. The caller has checked it is of the run's link.
     #[inline(always)]
     pub fn take(&mut self, channel: u16, fcx: &FrameContext) -> bool {
-        let joins = self.channel == channel
-            && self.room > 0
-            && fcx
-                .delivery
-                .is_some_and(|d| d.starts && d.awaits != Some(Awaits::Settlement))
-            && fcx.settles.is_empty();
+        let joins = self.channel == channel && self.room > 0 && Quiet::may_join(fcx);
         if joins {
             self.room -= 1;
             self.pending += 1;
         }
         joins
+    }
+
+    /// A transfer with context `fcx` is of the kind a run holds: it starts a delivery that
+    /// awaits no settlement, and settles nothing. (A run starts after one: transfers of a link
+    /// come alike, as a rule.)
+    #[inline(always)]
+    pub fn may_join(fcx: &FrameContext) -> bool {
+        fcx.delivery
+            .is_some_and(|d| d.starts && d.awaits != Some(Awaits::Settlement))
+            && fcx.settles.is_empty()
     }
 }

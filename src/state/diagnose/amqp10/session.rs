@@ -199,7 +199,11 @@ impl Sessions {
     /// next-incoming-id plus its incoming-window, less the next-outgoing-id, in serial
     /// arithmetic). The transfer that changes which is not among them.
     pub fn quiet_room(&self, dir: Dir, channel: u16) -> (Option<usize>, u32) {
-        let Some((me, partner)) = self.route_of((dir, channel)) else {
+        let route = match self.route[dir.index()] {
+            Some((ch, route)) if ch == channel => route,
+            _ => self.route_of((dir, channel)),
+        };
+        let Some((me, partner)) = route else {
             return (None, u32::MAX);
         };
         let Some((r, sc)) = partner else {
