@@ -2,8 +2,9 @@
 //! where wall-clock benchmarks are too noisy on a shared machine: the frame mixes of
 //! benches/amqp10_codec.rs and benches/amqp091_codec.rs decoded a given number of rounds.
 //!
-//! `codec_profile <amqp10|amqp091|amqp091-stream> [rounds]` prints the frames decoded; divide
-//! the instruction count of the run (minus a run with 0 rounds, for setup) by it.
+//! `codec_profile <amqp10|amqp091|amqp091-stream|inspect-flood|inspect-flood-nodiag> [rounds]`
+//! prints the frames decoded; divide the instruction count of the run (minus a run with 0
+//! rounds, for setup) by it.
 
 /// The allocator the `amqpeek` binary uses, so the in-process proxy runs as shipped.
 #[global_allocator]
@@ -62,9 +63,10 @@ fn main() {
                 black_box(&items);
             }
         }
-        "inspect-flood" => {
+        "inspect-flood" | "inspect-flood-nodiag" => {
             // What the proxy's inspection thread does for the relay bench's small-transfer
-            // flood: 32-byte settled transfers on one link, pushed in 64 KiB reads.
+            // flood: 32-byte settled transfers on one link, pushed in 64 KiB reads (with
+            // `-nodiag`, as `--no-diagnoses` does: the diagnoser's cost is the difference).
             use amqpeek::event::{Dir, Timestamp};
             use amqpeek::pipeline::{InspectOptions, Inspector};
             let flood = mixes::amqp10_flood(rounds, 32);
@@ -73,6 +75,7 @@ fn main() {
             let opts = InspectOptions {
                 show_secrets: false,
                 emit_data: false,
+                diagnoses: which == "inspect-flood",
                 ..InspectOptions::DEFAULT
             };
             let mut insp = Inspector::new(1, opts);

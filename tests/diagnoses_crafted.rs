@@ -162,6 +162,75 @@ fn a_session_window_used_up_with_the_links_credit_is_not_diagnosed() {
     c.none();
 }
 
+/// A settled transfer of `id` on the `orders` link (nothing to wait for).
+fn settled(id: u32) -> Vec<u8> {
+    a10::transfer_with(0, 0, id, true, &a10::data(b"hello"))
+}
+
+/// Settled transfers in a run use up the link's credit as the sender counts them (§2.6.7:
+/// each advances its delivery-count): a sender that says it has more is diagnosed when the
+/// run took the last credit, not when one is left.
+#[test]
+fn credit_used_up_by_a_run_of_settled_transfers_is_diagnosed_and_one_left_is_not() {
+    let lim = [("amqp10.link.credit-exhausted", 1.0)];
+    let run = |sent: u32| {
+        let mut c = sending_link(&lim, 1000);
+        c.s(&a10::flow(0, 0, Some(0), 6, 0));
+        c.c(&a10::flow_of(
+            0,
+            Fl {
+                handle: Some(0),
+                credit: Some(0),
+                available: Some(50),
+                ..FL
+            },
+        ));
+        for id in 0..sent {
+            c.c(&settled(id));
+        }
+        c.wait(2000);
+        c.close();
+        c
+    };
+    let c = run(6);
+    c.one("amqp10.link.credit-exhausted");
+    assert_eq!(c.started().len(), 1, "{}", c.dump());
+    run(5).none();
+}
+
+/// Settled transfers in a run use up the partner's session window (§2.5.6): diagnosed when
+/// the run took the last of it, once however many transfers follow, and not when one is left.
+#[test]
+fn a_session_window_used_up_by_a_run_of_settled_transfers_is_diagnosed_and_one_left_is_not() {
+    let lim = [("amqp10.session.window-exhausted", 1.0)];
+    let run = |sent: u32| {
+        let mut c = sending_link(&lim, 6);
+        c.s(&a10::flow_of(
+            0,
+            Fl {
+                in_window: 6,
+                out_window: 6,
+                handle: Some(0),
+                delivery_count: Some(0),
+                credit: Some(100),
+                ..FL
+            },
+        ));
+        for id in 0..sent {
+            c.c(&settled(id));
+        }
+        c.wait(2000);
+        c.close();
+        c
+    };
+    for sent in [6, 9] {
+        let c = run(sent);
+        c.one("amqp10.session.window-exhausted");
+        assert_eq!(c.started().len(), 1, "{sent}: {}", c.dump());
+    }
+    run(5).none();
+}
+
 #[test]
 fn a_flow_without_delivery_count_after_deliveries_is_diagnosed_and_one_with_it_is_not() {
     let lim = [("amqp10.link.sender-idle-after-flow-without-count", 1.0)];

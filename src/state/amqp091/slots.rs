@@ -74,6 +74,16 @@ impl<K: Hash + Eq + Clone, V> Slots<K, V> {
         self.position(key).map(|i| &self.entries[i].1)
     }
 
+    /// [`Slots::get_mut`], the entry looked at first tested by `same` before equality: a test
+    /// cheaper than equality that implies it (the same bytes at the same address).
+    #[inline]
+    pub fn get_mut_by(&mut self, key: &K, same: impl Fn(&K) -> bool) -> Option<&mut V> {
+        if self.entries.get(self.hint).is_some_and(|(k, _)| same(k)) {
+            return Some(&mut self.entries[self.hint].1);
+        }
+        self.get_mut(key)
+    }
+
     /// The value of `key`, to change; it is looked at first next time.
     #[inline]
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>

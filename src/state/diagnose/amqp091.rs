@@ -34,6 +34,9 @@ const MAX_DELETED: usize = 64;
 /// One consumer.
 #[derive(Debug, Default)]
 struct Consumer {
+    /// Its consumer-tag (the deliveries to it hold a clone: an ack finds it by the clone's
+    /// bytes' address before comparing them).
+    tag: Bytes,
     queue: Bytes,
     /// Its prefetch-count (0: none).
     limit: u16,
@@ -191,7 +194,11 @@ impl Diag091 {
         if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message
             && msg.method.kind() == MethodKind::BasicDeliver
         {
-            self.message(cx, f.channel(), msg, ts);
+            // A first delivery with no redelivery counted has nothing to count or forget.
+            let redelivered = msg.method.redelivered() == Some(true);
+            if redelivered || !self.redeliveries.is_empty() {
+                self.message(cx, f.channel(), msg, redelivered, ts);
+            }
         }
     }
 
@@ -335,6 +342,7 @@ impl Diag091 {
             ch.consumers.insert(
                 tag.clone(),
                 Consumer {
+                    tag: tag.clone(),
                     queue: q,
                     limit,
                     ..Consumer::default()
@@ -392,6 +400,7 @@ impl Diag091 {
                 ch.consumers.insert(
                     tag.clone(),
                     Consumer {
+                        tag: tag.clone(),
                         queue: q,
                         limit,
                         ..Consumer::default()
@@ -461,7 +470,7 @@ impl Diag091 {
         let Some(c) = ch.consumers.get_mut(tag) else {
             return;
         };
-        ch.deliveries.insert(d.start, tag.clone());
+        ch.deliveries.insert(d.start, c.tag.clone());
         c.unacked += 1;
         ch.shared_unacked += 1;
         if c.limit > 0 && c.unacked >= u32::from(c.limit) && c.full.is_none() {
@@ -502,22 +511,17 @@ impl Diag091 {
         }
     }
 
-    /// A whole message: a delivery flagged redelivered counts against its message-id.
+    /// A whole delivered message (`redelivered`: flagged so): a redelivery counts against its
+    /// message-id, a first delivery forgets the count.
     #[inline(never)]
     fn message(
         &mut self,
         cx: &mut Ctx<'_>,
         channel: u16,
         msg: &crate::codec::amqp091::Message,
+        redelivered: bool,
         ts: Timestamp,
     ) {
-        if msg.method.kind() != MethodKind::BasicDeliver {
-            return;
-        }
-        let redelivered = msg.method.redelivered() == Some(true);
-        if !redelivered && self.redeliveries.is_empty() {
-            return;
-        }
         let Some(id) = msg.header.message_id() else {
             return;
         };
@@ -635,7 +639,8 @@ fn settle(
     if ch.shared_unacked < u32::from(ch.shared) {
         cx.end(&mut ch.shared_full, ts, Some(here), EndWhy::Cleared);
     }
-    if let Some(c) = ch.consumers.get_mut(&tag) {
+    let same = |k: &Bytes| k.as_ptr() == tag.as_ptr() && k.len() == tag.len();
+    if let Some(c) = ch.consumers.get_mut_by(&tag, same) {
         c.unacked = c.unacked.saturating_sub(1);
         if c.unacked < u32::from(c.limit) {
             cx.end(&mut c.full, ts, Some(here), EndWhy::Cleared);

@@ -18,8 +18,10 @@ use super::cond::{Cond, Ctx};
 use super::{Idle, MAX_NAMES, MAX_SCOPES};
 
 pub mod link;
+pub mod quiet;
 pub mod session;
 use link::Link;
+use quiet::Quiet;
 use session::Sessions;
 
 /// One AMQP 1.0 connection's diagnoses.
@@ -34,6 +36,9 @@ pub struct Diag10 {
     detached: HashMap<Box<str>, Cond>,
     /// CBS put-tokens by audience, until refreshed.
     tokens: HashMap<Box<str>, Cond>,
+    /// The run of quiet transfers of each direction (by the direction they go), whose counts
+    /// are applied ([`Diag10::settle_quiet`]) before any other frame or the clock reads them.
+    quiet: [Option<Quiet>; 2],
 }
 
 /// The frame `fe` as a reference.
@@ -45,14 +50,87 @@ fn at(fe: &FrameEvent) -> FrameRef {
 }
 
 impl Diag10 {
-    /// One frame.
+    /// One frame: a transfer (most frames) by [`Diag10::transfer_frame`], any other
+    /// performative by [`Diag10::performative`].
+    #[inline]
     pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
+        self.idle[fe.dir.index()].touch(cx, &cat::IDLE_TIMEOUT, ts, at(fe));
+        match f.performative() {
+            Some(Performative::Transfer(_)) => self.transfer_frame(cx, fe, f.channel(), ts),
+            Some(p) => self.performative(cx, fe, f.channel(), p, ts),
+            None => {}
+        }
+    }
+
+    /// A transfer: its session's window and its link's credit, waiting deliveries and
+    /// redelivery count, and a CBS put-token it carries. A transfer settles nothing (the frame
+    /// context takes settlements from dispositions), so there are no settlements to follow.
+    ///
+    /// One that joins its direction's run of quiet transfers (see [`quiet`]) is only counted
+    /// there; any other applies the runs' counts first, is followed in full, then, if of the
+    /// kind a run holds, may start one.
+    #[inline(never)]
+    fn transfer_frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
+        if let Some(link) = self.quiet_transfer(fe, channel) {
+            return self.message(cx, fe, link, ts);
+        }
+        self.settle_quiet();
+        self.sessions.transfer(cx, fe.dir, channel, ts, at(fe));
+        let link = self.transfer(cx, fe, channel, ts);
+        if !fe.context.settles.is_empty() {
+            self.settlements(cx, fe, ts);
+        }
+        if let Some(link) = link.filter(|_| Quiet::may_join(&fe.context)) {
+            let (session, room) = self.sessions.quiet_room(fe.dir, channel);
+            let room = room.min(self.links.list.get(link).map_or(0, |(_, l)| l.quiet_room()));
+            self.quiet[fe.dir.index()] = Quiet::new(channel, link, session, room);
+        }
+    }
+
+    /// The position of the link of `fe`, a transfer on `channel`, when it joins its
+    /// direction's run of quiet transfers.
+    #[inline(always)]
+    fn quiet_transfer(&mut self, fe: &FrameEvent, channel: u16) -> Option<usize> {
+        let q = self.quiet[fe.dir.index()].as_mut()?;
+        let key = fe.context.flow.as_ref()?;
+        let link = q.link;
+        let same = self
+            .links
+            .list
+            .get(link)
+            .is_some_and(|(k, _)| shared_key(k, key));
+        (same && q.take(channel, &fe.context)).then_some(link)
+    }
+
+    /// The counts of the runs of quiet transfers applied: the sessions' next-outgoing-ids and
+    /// the links' delivery-counts are what each transfer in turn would have left. The runs
+    /// end (what comes next may change their room).
+    #[inline]
+    fn settle_quiet(&mut self) {
+        for q in self.quiet.iter_mut().filter_map(Option::take) {
+            if q.pending > 0 {
+                if let Some((_, link)) = self.links.list.get_mut(q.link) {
+                    link.started(q.pending);
+                }
+                if let Some(i) = q.session {
+                    self.sessions.sent(i, q.pending);
+                }
+            }
+        }
+    }
+
+    /// Any performative but a transfer, then the deliveries the frame settles.
+    #[inline(never)]
+    fn performative(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        p: &Performative,
+        ts: Timestamp,
+    ) {
+        self.settle_quiet();
         let here = at(fe);
-        self.idle[fe.dir.index()].touch(cx, &cat::IDLE_TIMEOUT, ts, here);
-        let Some(p) = f.performative() else {
-            return;
-        };
-        let channel = f.channel();
         match p {
             Performative::Open(o) => {
                 if let Some(ms) = o.idle_time_out.filter(|&ms| ms > 0) {
@@ -77,10 +155,7 @@ impl Diag10 {
                     link.flow(cx, fe.dir == link_sender(key), fl, ts, here);
                 }
             }
-            Performative::Transfer(_) => {
-                self.sessions.transfer(cx, fe.dir, channel, ts, here);
-                self.transfer(cx, fe, channel, ts);
-            }
+            Performative::Transfer(_) => return self.transfer_frame(cx, fe, channel, ts),
             Performative::Disposition(_) => {}
             Performative::Detach(d) => {
                 if let Some(key) = fe.context.flow.clone() {
@@ -128,21 +203,37 @@ impl Diag10 {
         link.attach(cx, sender, a.initial_delivery_count, ts, at(fe));
     }
 
-    fn transfer(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
-        let Some(key) = fe.context.flow.as_ref() else {
-            return;
-        };
-        let Some(link) = self.links.get_mut(key) else {
-            return;
-        };
+    /// A transfer of a link followed (its position returned): its credit and waiting
+    /// deliveries, then [`Diag10::message`].
+    #[inline(always)]
+    fn transfer(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        fe: &FrameEvent,
+        channel: u16,
+        ts: Timestamp,
+    ) -> Option<usize> {
+        let key = fe.context.flow.as_ref()?;
+        let i = self.links.position(key)?;
+        let (_, link) = self.links.list.get_mut(i)?;
         link.sends_on(channel);
         link.transfer(cx, &fe.context, ts, at(fe));
+        self.message(cx, fe, i, ts);
+        Some(i)
+    }
+
+    /// The message a transfer of the link at `link` completes, if any: its redelivery count,
+    /// and a CBS put-token it carries (to any address).
+    #[inline(always)]
+    fn message(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, link: usize, ts: Timestamp) {
         let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message else {
             return;
         };
         if let Some(count) = m.delivery_count() {
             let n = cx.limits.count(&cat::REDELIVERED);
-            link.redelivered(cx, count, n, ts, at(fe));
+            if let Some((_, l)) = self.links.list.get_mut(link) {
+                l.redelivered(cx, count, n, ts, at(fe));
+            }
         }
         if let Some((name, expires_ms)) = crate::codec::amqp10::cbs::put_token(m) {
             self.put_token(cx, name, expires_ms, ts, at(fe));
@@ -199,6 +290,7 @@ impl Diag10 {
 
     /// Start what is due at `now`.
     pub fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
+        self.settle_quiet();
         for (d, i) in self.idle.iter_mut().enumerate() {
             i.due(cx, now, if d == 0 { Dir::C2S } else { Dir::S2C });
         }
@@ -240,6 +332,7 @@ impl Diag10 {
 
     /// End every diagnosis at `ts`, for `why`.
     pub fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
+        self.settle_quiet();
         for i in &mut self.idle {
             i.stop(cx, ts, why);
         }
@@ -319,14 +412,20 @@ impl Links {
         Some(i)
     }
 
-    /// The link `key`: the one looked up last for its direction is compared inline, by its
-    /// shared name.
+    /// The position of the link `key`: the one looked up last for its direction is compared
+    /// inline, by its shared name.
+    #[inline]
+    fn position(&mut self, key: &FlowKey) -> Option<usize> {
+        match self.last[link_sender(key).index()] {
+            Some(i) if shared_key(&self.list[i].0, key) => Some(i),
+            _ => self.find(key),
+        }
+    }
+
+    /// The link `key` (see [`Links::position`]).
     #[inline]
     fn get_mut(&mut self, key: &FlowKey) -> Option<&mut Link> {
-        let i = match self.last[link_sender(key).index()] {
-            Some(i) if shared_key(&self.list[i].0, key) => i,
-            _ => self.find(key)?,
-        };
+        let i = self.position(key)?;
         Some(&mut self.list[i].1)
     }
 

@@ -98,6 +98,26 @@ impl Waiting {
         self.remove_other(key);
     }
 
+    /// The deliveries `keys` (each as when it started, and the frame that started it) were
+    /// settled, in turn: as [`Waiting::remove`] of each, with the settled front passed over
+    /// once, after the last (a disposition settles a run of deliveries, oldest first as a
+    /// rule: each is then the next of the run). Until then the front may be a settled entry:
+    /// a key that does not match it is searched for, as one that is not the oldest.
+    #[inline]
+    pub fn remove_each(&mut self, keys: impl Iterator<Item = (i64, FrameRef)>) {
+        for key in keys {
+            if let Some((front, true)) = self.run.get(self.head)
+                && *front == key
+            {
+                self.head += 1;
+                self.live -= 1;
+            } else {
+                self.remove_other(key);
+            }
+        }
+        self.trim();
+    }
+
     /// [`Waiting::remove`] of a delivery that is not the oldest of the run.
     #[inline(never)]
     fn remove_other(&mut self, key: Key) {
@@ -188,7 +208,7 @@ impl Waiting {
     /// A condition not started reports nothing as it changes: it is only marked behind, and,
     /// when a delivery added may be the oldest, the clock is told the oldest's due time (the
     /// earliest the condition can start).
-    #[inline]
+    #[inline(always)]
     pub fn refresh(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -196,10 +216,22 @@ impl Waiting {
         ts: Timestamp,
         frame: FrameRef,
     ) {
-        if self.earlier || self.cond.as_ref().is_some_and(|c| c.started.is_some()) {
-            self.refresh_now(cx, check, ts, frame);
-        } else {
+        let started = self.cond.as_ref().is_some_and(|c| c.started.is_some());
+        if !self.earlier && !started {
             self.behind = true;
+        } else if self.cond.is_none() && self.late.is_empty() {
+            // A delivery that may be the oldest, with no condition and none held out of
+            // order: the oldest is the run's front, told to the clock here as `refresh_now`
+            // would (a delivery acknowledged before the next comes makes this the rule).
+            self.earlier = false;
+            self.behind = true;
+            if let Some(((since, _), _)) = self.run.get(self.head)
+                && let Some(wait) = cx.wait(check, None)
+            {
+                *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
+            }
+        } else {
+            self.refresh_now(cx, check, ts, frame);
         }
     }
 
@@ -327,6 +359,53 @@ mod tests {
             }
             assert_eq!(w.oldest(), set.first().copied(), "step {step}");
             assert_eq!(w.waiting(), set.len(), "step {step}");
+        }
+    }
+
+    /// Runs of settlements removed at once (the oldest ones, some twice, some never added,
+    /// some out of order) leave what removing each in turn leaves.
+    #[test]
+    fn a_run_of_removals_agrees_with_removing_each() {
+        let (mut one, mut each) = (Waiting::default(), Waiting::default());
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let key = |t: i64| {
+            let at = FrameRef {
+                dir: Dir::C2S,
+                offset: t.unsigned_abs(),
+            };
+            (t, at)
+        };
+        let mut clock = 0i64;
+        let mut settled = 0i64;
+        for step in 0..4_000 {
+            for _ in 0..next(20) {
+                clock += 1 + next(2) as i64;
+                let t = if next(10) == 0 { clock - 5 } else { clock };
+                one.add(key(t).0, key(t).1);
+                each.add(key(t).0, key(t).1);
+            }
+            let n = next(25) as i64;
+            let mut run: Vec<(i64, FrameRef)> = (settled..settled + n).map(key).collect();
+            if n > 2 && next(3) == 0 {
+                run.swap(0, 1);
+            }
+            if n > 0 && next(4) == 0 {
+                run.push(run[0]);
+            }
+            settled += n;
+            one.remove_each(run.iter().copied());
+            for &(t, at) in &run {
+                each.remove(t, at);
+            }
+            assert_eq!(one.oldest(), each.oldest(), "step {step}");
+            assert_eq!(one.waiting(), each.waiting(), "step {step}");
+            assert_eq!(one.run.is_empty(), each.run.is_empty(), "step {step}");
         }
     }
 }

@@ -174,6 +174,7 @@ impl Link {
     }
 
     /// A transfer of the link, with its context.
+    #[inline(always)]
     pub fn transfer(&mut self, cx: &mut Ctx<'_>, fcx: &FrameContext, ts: Timestamp, at: FrameRef) {
         let Some(d) = fcx.delivery else {
             return;
@@ -196,8 +197,35 @@ impl Link {
         }
     }
 
+    /// How many more deliveries the sender can start, each awaiting no settlement, that would
+    /// end or start nothing (see [`Link::transfer`]): none while it holds a sender-idle or a
+    /// credit-exhausted diagnosis, else those that leave credit (§2.6.7: link-credit is the
+    /// delivery-limit less the delivery-count); any number when the credit is unknown.
+    pub fn quiet_room(&self) -> u32 {
+        if self.idle_no_count.is_some() || self.exhausted.is_some() {
+            return 0;
+        }
+        match (self.limit, self.count) {
+            (Some(l), Some(c)) => (l.wrapping_sub(c) as i32).saturating_sub(1).max(0) as u32,
+            _ => u32::MAX,
+        }
+    }
+
+    /// `n` deliveries started, each quiet (see [`Link::quiet_room`]): the delivery-count
+    /// moves past them.
+    pub fn started(&mut self, n: u32) {
+        self.count = self.count.map(|c| c.wrapping_add(n));
+    }
+
     /// A run of deliveries of the link was settled by the frame `at` (`run`, in the frame's
     /// order): each in turn, the last told it is (see [`Link::settled`]).
+    ///
+    /// A link in the common state (the unsettled condition, if any, not started; credit left
+    /// and no credit diagnosis held; no redelivery loop to end) only has its deliveries leave
+    /// the waiting set, and the condition refreshed once: in that state each settlement's
+    /// judging finds nothing to do, and a removal cannot change it (it changes neither the
+    /// credit nor the condition's start), so this reports what settling each in turn would.
+    /// (With no redelivery loop held, a settlement has none to end.)
     pub fn settled_run(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -205,6 +233,16 @@ impl Link {
         ts: Timestamp,
         at: FrameRef,
     ) {
+        if self.waiting.quiet()
+            && self.exhausted.is_none()
+            && self.redelivered.is_none()
+            && !self.spent()
+        {
+            let keys = run.iter().map(|s| (ts.0 - s.after_us, s.start));
+            self.waiting.remove_each(keys);
+            self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+            return;
+        }
         let last = run.len().saturating_sub(1);
         for (i, s) in run.iter().enumerate() {
             self.settled(cx, s, ts, at, i == last);

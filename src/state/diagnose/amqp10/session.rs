@@ -32,10 +32,11 @@ pub struct Sessions {
     index: HashMap<(Dir, u16), usize>,
     /// The partner endpoint's channel, by (direction, channel).
     peer: HashMap<(Dir, u16), u16>,
-    /// The route of the sending endpoint the last transfer came from (see
-    /// [`Sessions::route_of`]). Until a begin or an end changes `list` or `peer`: transfers
-    /// come in runs from one endpoint, which find both endpoints without hashing.
-    route: Option<((Dir, u16), Option<Route>)>,
+    /// The route of the sending endpoint the last transfer of each direction came from (see
+    /// [`Sessions::route_of`]), by direction. Until a begin or an end changes `list` or
+    /// `peer`: transfers come in runs from one endpoint each way, which find both endpoints
+    /// without hashing, also when the runs of the two directions alternate.
+    route: [Option<(u16, Option<Route>)>; 2],
 }
 
 /// A sending endpoint's position in `list`, and, when `peer` names its partner, that partner
@@ -78,7 +79,7 @@ impl Sessions {
 
     /// A begin of `dir` on `channel`.
     pub fn begin(&mut self, dir: Dir, channel: u16, b: &Begin) {
-        self.route = None;
+        self.route = [None; 2];
         let me = self.get_or_add((dir, channel));
         me.next_outgoing = Some(b.next_outgoing_id);
         me.pending_window = Some(b.incoming_window);
@@ -163,6 +164,7 @@ impl Sessions {
     }
 
     /// A transfer of `dir` on `channel`.
+    #[inline(always)]
     pub fn transfer(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -171,11 +173,11 @@ impl Sessions {
         ts: Timestamp,
         at: FrameRef,
     ) {
-        let route = match self.route {
-            Some((end, route)) if end == (dir, channel) => route,
+        let route = match self.route[dir.index()] {
+            Some((ch, route)) if ch == channel => route,
             _ => {
                 let route = self.route_of((dir, channel));
-                self.route = Some(((dir, channel), route));
+                self.route[dir.index()] = Some((channel, route));
                 route
             }
         };
@@ -187,6 +189,53 @@ impl Sessions {
         me.next_outgoing = next;
         if let Some((r, sc)) = partner {
             self.judge_against(cx, r, sc, Some((channel, next)), ts, at);
+        }
+    }
+
+    /// After a transfer of `dir` on `channel`: the sending endpoint's position in `list` (if
+    /// held), and how many more of its transfers would change nothing but its next-outgoing-id
+    /// (see [`Sessions::transfer`]): while the partner's window stays open with no diagnosis
+    /// held, or stays used up with one held (§2.5.6: the window is the partner's
+    /// next-incoming-id plus its incoming-window, less the next-outgoing-id, in serial
+    /// arithmetic). The transfer that changes which is not among them.
+    pub fn quiet_room(&self, dir: Dir, channel: u16) -> (Option<usize>, u32) {
+        let route = match self.route[dir.index()] {
+            Some((ch, route)) if ch == channel => route,
+            _ => self.route_of((dir, channel)),
+        };
+        let Some((me, partner)) = route else {
+            return (None, u32::MAX);
+        };
+        let Some((r, sc)) = partner else {
+            return (Some(me), u32::MAX);
+        };
+        let rcv = self.list.get(r).map(|(_, e)| e);
+        let sender = self.list.get(me).map(|(_, e)| e);
+        let (Some(rcv), Some(sender)) = (rcv, sender) else {
+            return (Some(me), 0);
+        };
+        if sc != channel {
+            return (Some(me), 0);
+        }
+        let room = match (rcv.in_limit, sender.next_outgoing) {
+            // The k-th transfer on leaves the window `left - k`: open while above 0, used up
+            // down to i32::MIN (past it, the serial difference wraps: open again).
+            (Some(l), Some(n)) => match (l.wrapping_sub(n) as i32, rcv.window.is_some()) {
+                (left, false) if left > 0 => (left - 1) as u32,
+                (left, true) if left <= 0 => (i64::from(left) - i64::from(i32::MIN)) as u32,
+                _ => 0,
+            },
+            _ if rcv.window.is_some() => 0,
+            _ => u32::MAX,
+        };
+        (Some(me), room)
+    }
+
+    /// `n` transfers of the sending endpoint at `i` in `list`, each quiet (see
+    /// [`Sessions::quiet_room`]): its next-outgoing-id moves past them.
+    pub fn sent(&mut self, i: usize, n: u32) {
+        if let Some((_, me)) = self.list.get_mut(i) {
+            me.next_outgoing = me.next_outgoing.map(|c| c.wrapping_add(n));
         }
     }
 
@@ -202,7 +251,7 @@ impl Sessions {
 
     /// An end of `dir` on `channel`: the session is over for both endpoints.
     pub fn end(&mut self, cx: &mut Ctx<'_>, dir: Dir, channel: u16, ts: Timestamp, at: FrameRef) {
-        self.route = None;
+        self.route = [None; 2];
         let partner = self.peer.remove(&(dir, channel));
         for key in std::iter::once((dir, channel)).chain(partner.map(|r| (dir.flip(), r))) {
             self.peer.remove(&key);
@@ -251,6 +300,6 @@ impl Sessions {
         }
         self.index.clear();
         self.peer.clear();
-        self.route = None;
+        self.route = [None; 2];
     }
 }
