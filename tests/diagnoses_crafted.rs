@@ -132,6 +132,73 @@ fn a_used_up_session_window_is_diagnosed_and_a_reopened_one_is_not() {
     run(true).none();
 }
 
+/// Link-credit of 2^31 or more (a `uint`: receivers grant the largest to mean "no limit") is
+/// far from used up after a few deliveries: a sender that has more (`available`) and pauses
+/// is not out of credit, with deliveries left unsettled or not.
+#[test]
+fn credit_of_two_to_the_31_or_more_is_not_used_up_by_a_few_deliveries() {
+    let lim = [
+        ("amqp10.link.credit-exhausted", 1.0),
+        ("amqp10.link.no-credit", 1.0),
+    ];
+    for credit in [1 << 31, u32::MAX] {
+        let mut c = sending_link(&lim, 1000);
+        c.s(&a10::flow(0, 0, Some(0), credit, 0));
+        c.c(&a10::transfer(0, 0, 0));
+        c.c(&a10::transfer(0, 0, 1));
+        c.c(&a10::flow_of(
+            0,
+            Fl {
+                next_in: Some(0),
+                next_out: 2,
+                handle: Some(0),
+                delivery_count: Some(2),
+                credit: Some(credit - 2),
+                available: Some(5),
+                ..FL
+            },
+        ));
+        c.wait(2000);
+        c.close();
+        c.none();
+    }
+}
+
+/// An incoming-window of 2^31 or more (a `uint`, up to 4,294,967,295: clients grant the
+/// largest to mean "no limit") is far from used up after a few transfers, whether the begins
+/// or a flow grant it: serial arithmetic (RFC 1982, which §2.5.6's ids follow) cannot compare
+/// ids that far apart, so no transfer count reaches it, and a sender that pauses with credit
+/// left is not stuck on its session.
+#[test]
+fn a_window_of_two_to_the_31_or_more_is_not_used_up_by_a_few_transfers() {
+    let lim = [("amqp10.session.window-exhausted", 1.0)];
+    for window in [1 << 31, u32::MAX] {
+        for by_flow in [false, true] {
+            // The begins grant `window`, or a small one that the receiver's flow then raises
+            // to `window` (a flow without next-incoming-id leaves the begins' grant).
+            let mut c = sending_link(&lim, if by_flow { 2 } else { window });
+            c.s(&a10::flow_of(
+                0,
+                Fl {
+                    next_in: by_flow.then_some(0),
+                    in_window: window,
+                    out_window: 2,
+                    handle: Some(0),
+                    delivery_count: Some(0),
+                    credit: Some(10),
+                    ..FL
+                },
+            ));
+            c.c(&a10::transfer(0, 0, 0));
+            c.c(&a10::transfer(0, 0, 1));
+            c.s(&a10::disposition(0, true, 0, 1, 0x24));
+            c.wait(2000);
+            c.close();
+            c.none();
+        }
+    }
+}
+
 /// A window used up by the same transfer that used up the link's credit holds nothing back:
 /// the sender could not send more either way, and it says it has nothing more (no
 /// `available`), so neither the session nor the link is stuck.

@@ -14,6 +14,16 @@ use crate::base::Awaits;
 /// What a condition's frames show, in words.
 type Detail = dyn Fn(&Cond) -> String;
 
+/// The delivery-limit of a receiver's flow (§2.6.7: "This identifies a delivery-limit that
+/// can be computed by adding the link-credit to the delivery-count"), its credit taken as at
+/// most 2^31 - 1: counts are compared in serial arithmetic (RFC 1982), which cannot tell
+/// counts further apart, and receivers grant the largest `uint` to mean "no limit". Past
+/// 2^31 - 1 deliveries with no flow a larger grant would read as used up early; no sender
+/// comes near that.
+fn delivery_limit(delivery_count: u32, credit: u32) -> u32 {
+    delivery_count.wrapping_add(credit.min(i32::MAX as u32))
+}
+
 /// One link (see the module doc). Counts are serial numbers (they wrap).
 #[derive(Debug, Default)]
 pub struct Link {
@@ -116,7 +126,7 @@ impl Link {
         }
         match f.delivery_count {
             Some(dc) => {
-                self.limit = Some(dc.wrapping_add(credit));
+                self.limit = Some(delivery_limit(dc, credit));
                 cx.end(&mut self.idle_no_count, ts, Some(at), EndWhy::Cleared);
             }
             None => {

@@ -23,6 +23,16 @@ struct End {
     window: Option<Cond>,
 }
 
+/// The first transfer-id beyond an incoming-window of `window` that starts at `next_incoming`
+/// (§2.5.6: "The remote-incoming-window is computed as follows: next-incoming-id(flow) +
+/// incoming-window(flow) - next-outgoing-id(endpoint)"), or `None` for a window of 2^31 or more:
+/// transfer-ids are compared in serial arithmetic (RFC 1982), which cannot tell ids that far
+/// apart, so no count of transfers is known to reach it (the state tracker does not judge
+/// such a window exceeded either). Clients grant the largest `uint` to mean "no limit".
+fn in_limit(next_incoming: u32, window: u32) -> Option<u32> {
+    (window < 1 << 31).then(|| next_incoming.wrapping_add(window))
+}
+
 /// The sessions of one connection.
 #[derive(Debug, Default)]
 pub struct Sessions {
@@ -90,11 +100,13 @@ impl Sessions {
         self.peer.insert((dir.flip(), r), channel);
         let partner_next = self.get(&(dir.flip(), r)).and_then(|p| p.next_outgoing);
         let me = self.get_or_add((dir, channel));
-        me.in_limit = partner_next.map(|n| n.wrapping_add(b.incoming_window));
+        me.in_limit = partner_next.and_then(|n| in_limit(n, b.incoming_window));
         if let Some(&i) = self.index.get(&(dir.flip(), r)) {
             let p = &mut self.list[i].1;
             if p.in_limit.is_none() {
-                p.in_limit = p.pending_window.map(|w| b.next_outgoing_id.wrapping_add(w));
+                p.in_limit = p
+                    .pending_window
+                    .and_then(|w| in_limit(b.next_outgoing_id, w));
             }
         }
     }
@@ -155,7 +167,7 @@ impl Sessions {
         let me = &mut self.list[i].1;
         me.next_outgoing = Some(f.next_outgoing_id);
         if let Some(ni) = f.next_incoming_id {
-            me.in_limit = Some(ni.wrapping_add(f.incoming_window));
+            me.in_limit = in_limit(ni, f.incoming_window);
         }
         self.judge(cx, (dir, channel), ts, at);
         if let Some(&r) = self.peer.get(&(dir, channel)) {
