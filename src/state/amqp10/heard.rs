@@ -131,13 +131,8 @@ mod tests {
     #[test]
     fn one_pass_agrees_with_draining_delivery_by_delivery() {
         let (mut a, mut b) = (UnheardLog::default(), UnheardLog::default());
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::base::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: u64| rng.below(n);
         let mut id = u32::MAX - 50;
         for step in 0..20_000 {
             match next(4) {

@@ -323,13 +323,8 @@ mod tests {
     fn any_order_of_adds_and_removes_agrees_with_an_ordered_set() {
         let mut w = Waiting::default();
         let mut set = BTreeSet::new();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::base::test_rng::Rng(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u64| rng.below(n);
         let mut clock = 0i64;
         for step in 0..20_000 {
             let key = match next(10) {
@@ -367,13 +362,8 @@ mod tests {
     #[test]
     fn a_run_of_removals_agrees_with_removing_each() {
         let (mut one, mut each) = (Waiting::default(), Waiting::default());
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::base::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: u64| rng.below(n);
         let key = |t: i64| {
             let at = FrameRef {
                 dir: Dir::C2S,
