@@ -177,8 +177,8 @@ fn a_window_of_two_to_the_31_or_more_is_not_used_up_by_a_few_transfers() {
             // The begins grant `window`, or a small one that the receiver's flow then raises
             // to `window` (a flow without next-incoming-id leaves the begins' grant).
             let mut c = sending_link(&lim, if by_flow { 2 } else { window });
-            c.s(&a10::flow_of(
-                0,
+            two_settled_after(
+                &mut c,
                 Fl {
                     next_in: by_flow.then_some(0),
                     in_window: window,
@@ -188,12 +188,7 @@ fn a_window_of_two_to_the_31_or_more_is_not_used_up_by_a_few_transfers() {
                     credit: Some(10),
                     ..FL
                 },
-            ));
-            c.c(&a10::transfer(0, 0, 0));
-            c.c(&a10::transfer(0, 0, 1));
-            c.s(&a10::disposition(0, true, 0, 1, 0x24));
-            c.wait(2000);
-            c.close();
+            );
             c.none();
         }
     }
@@ -209,8 +204,8 @@ fn a_session_window_used_up_with_the_links_credit_is_not_diagnosed() {
         ("amqp10.link.credit-exhausted", 1.0),
     ];
     let mut c = sending_link(&lim, 2);
-    c.s(&a10::flow_of(
-        0,
+    two_settled_after(
+        &mut c,
         Fl {
             next_in: Some(0),
             in_window: 2,
@@ -220,13 +215,19 @@ fn a_session_window_used_up_with_the_links_credit_is_not_diagnosed() {
             credit: Some(2),
             ..FL
         },
-    ));
+    );
+    c.none();
+}
+
+/// The receiver's flow `flow` on the `orders` link, two transfers that the receiver then
+/// settles, 2 s of silence, and the close.
+fn two_settled_after(c: &mut Conv, flow: Fl) {
+    c.s(&a10::flow_of(0, flow));
     c.c(&a10::transfer(0, 0, 0));
     c.c(&a10::transfer(0, 0, 1));
     c.s(&a10::disposition(0, true, 0, 1, 0x24));
     c.wait(2000);
     c.close();
-    c.none();
 }
 
 /// A settled transfer of `id` on the `orders` link (nothing to wait for).
