@@ -31,6 +31,22 @@ impl Grant {
         let dist = at.wrapping_sub(self.base);
         dist < 0x8000_0000 && dist >= self.amount
     }
+    /// How many more numbers after `at`, sent one after another, leave whether the grant is
+    /// exceeded ([`Grant::exceeded_by`]) as it is at `at`: the next one changes it. `u32::MAX`
+    /// for a grant of 2^31 or more that `at` does not exceed: no number within serial reach
+    /// (RFC 1982) of `base` exceeds it.
+    pub fn unchanged_after(self, at: u32) -> u32 {
+        let dist = at.wrapping_sub(self.base);
+        if self.exceeded_by(at) {
+            // Exceeded while the distance stays below 2^31.
+            0x7fff_ffff - dist
+        } else if self.amount >= 0x8000_0000 {
+            u32::MAX
+        } else {
+            // Exceeded again at distance `amount` (after wrapping, from a number before `base`).
+            self.amount.wrapping_sub(dist).wrapping_sub(1)
+        }
+    }
     /// What remains after `at` (negative when exceeded), for display.
     pub fn remaining(self, at: u32) -> i64 {
         let dist = at.wrapping_sub(self.base);
@@ -151,6 +167,32 @@ impl Limit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `unchanged_after` agrees with sending number after number until `exceeded_by` flips:
+    /// grants small and of 2^31 or more, from numbers before, inside, at the end of and far
+    /// past the grant, across the wrap of 32 bits.
+    #[test]
+    fn unchanged_after_counts_the_numbers_before_exceeded_by_flips() {
+        for base in [0, 7, u32::MAX - 2] {
+            for amount in [0, 1, 5, 0x8000_0000, u32::MAX] {
+                let g = Grant { base, amount };
+                let starts = (0..12u32)
+                    .map(|d| base.wrapping_sub(4).wrapping_add(d))
+                    .chain((0..4u32).map(|d| base.wrapping_add(0x7fff_fffc + d)));
+                for at in starts {
+                    let stepped = (1..=64u32)
+                        .take_while(|&j| g.exceeded_by(at.wrapping_add(j)) == g.exceeded_by(at))
+                        .count() as u32;
+                    let told = g.unchanged_after(at);
+                    if stepped < 64 {
+                        assert_eq!(told, stepped, "base {base} amount {amount} at {at}");
+                    } else {
+                        assert!(told >= 64, "base {base} amount {amount} at {at}: {told}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn serial_compare_wraps() {

@@ -10,19 +10,10 @@ use super::super::catalog as cat;
 use super::super::cond::{Cond, Ctx};
 use super::super::waiting::Waiting;
 use crate::base::Awaits;
+use crate::state::amqp10::serial::Grant;
 
 /// What a condition's frames show, in words.
 type Detail = dyn Fn(&Cond) -> String;
-
-/// The delivery-limit of a receiver's flow (§2.6.7: "This identifies a delivery-limit that
-/// can be computed by adding the link-credit to the delivery-count"), its credit taken as at
-/// most 2^31 - 1: counts are compared in serial arithmetic (RFC 1982), which cannot tell
-/// counts further apart, and receivers grant the largest `uint` to mean "no limit". Past
-/// 2^31 - 1 deliveries with no flow a larger grant would read as used up early; no sender
-/// comes near that.
-fn delivery_limit(delivery_count: u32, credit: u32) -> u32 {
-    delivery_count.wrapping_add(credit.min(i32::MAX as u32))
-}
 
 /// One link (see the module doc). Counts are serial numbers (they wrap).
 #[derive(Debug, Default)]
@@ -33,8 +24,11 @@ pub struct Link {
     initial: Option<u32>,
     /// The sender's delivery-count.
     count: Option<u32>,
-    /// The delivery-limit the receiver's last flow set (its delivery-count plus its credit).
-    limit: Option<u32>,
+    /// The credit the receiver's last flow granted from its delivery-count (§2.6.7: "This
+    /// identifies a delivery-limit that can be computed by adding the link-credit to the
+    /// delivery-count"), judged in serial arithmetic as the state tracker judges it: credit of
+    /// 2^31 or more, which receivers grant to mean "no limit", is never used up.
+    limit: Option<Grant>,
     /// The receiver granted credit at least once.
     granted: bool,
     /// What the sender's last flow said it has.
@@ -89,7 +83,7 @@ impl Link {
     pub fn would_send_on(&self) -> Option<u16> {
         let credit_left = matches!(
             (self.limit, self.count),
-            (Some(l), Some(c)) if l.wrapping_sub(c) as i32 > 0
+            (Some(g), Some(c)) if !g.exceeded_by(c)
         );
         self.channel.filter(|_| credit_left || self.available > 0)
     }
@@ -97,7 +91,7 @@ impl Link {
     /// No credit left, as the sender counts it.
     #[inline]
     fn spent(&self) -> bool {
-        matches!((self.limit, self.count), (Some(l), Some(c)) if l.wrapping_sub(c) as i32 <= 0)
+        matches!((self.limit, self.count), (Some(g), Some(c)) if g.exceeded_by(c))
     }
 
     /// A flow, from the sender (`from_sender`) or the receiver.
@@ -126,7 +120,10 @@ impl Link {
         }
         match f.delivery_count {
             Some(dc) => {
-                self.limit = Some(delivery_limit(dc, credit));
+                self.limit = Some(Grant {
+                    base: dc,
+                    amount: credit,
+                });
                 cx.end(&mut self.idle_no_count, ts, Some(at), EndWhy::Cleared);
             }
             None => {
@@ -216,7 +213,8 @@ impl Link {
             return 0;
         }
         match (self.limit, self.count) {
-            (Some(l), Some(c)) => (l.wrapping_sub(c) as i32).saturating_sub(1).max(0) as u32,
+            (Some(g), Some(c)) if !g.exceeded_by(c) => g.unchanged_after(c),
+            (Some(_), Some(_)) => 0,
             _ => u32::MAX,
         }
     }

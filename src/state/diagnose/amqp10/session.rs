@@ -10,27 +10,21 @@ use crate::codec::amqp10::{Begin, Flow};
 
 use super::super::catalog as cat;
 use super::super::cond::{Cond, Ctx};
+use crate::state::amqp10::serial::Grant;
 
 /// One session endpoint, by the direction it sends.
 #[derive(Debug, Default)]
 struct End {
     next_outgoing: Option<u32>,
-    /// The first transfer-id beyond what it accepts.
-    in_limit: Option<u32>,
+    /// What it accepts (§2.5.6: "The remote-incoming-window is computed as follows:
+    /// next-incoming-id(flow) + incoming-window(flow) - next-outgoing-id(endpoint)"), judged
+    /// in serial arithmetic as the state tracker judges it: a window of 2^31 or more, which
+    /// clients grant to mean "no limit", is never used up.
+    grant: Option<Grant>,
     /// Its begin's incoming-window, until the partner's begin tells where it starts.
     pending_window: Option<u32>,
     /// Its incoming window is used up.
     window: Option<Cond>,
-}
-
-/// The first transfer-id beyond an incoming-window of `window` that starts at `next_incoming`
-/// (§2.5.6: "The remote-incoming-window is computed as follows: next-incoming-id(flow) +
-/// incoming-window(flow) - next-outgoing-id(endpoint)"), or `None` for a window of 2^31 or more:
-/// transfer-ids are compared in serial arithmetic (RFC 1982), which cannot tell ids that far
-/// apart, so no count of transfers is known to reach it (the state tracker does not judge
-/// such a window exceeded either). Clients grant the largest `uint` to mean "no limit".
-fn in_limit(next_incoming: u32, window: u32) -> Option<u32> {
-    (window < 1 << 31).then(|| next_incoming.wrapping_add(window))
 }
 
 /// The sessions of one connection.
@@ -100,13 +94,17 @@ impl Sessions {
         self.peer.insert((dir.flip(), r), channel);
         let partner_next = self.get(&(dir.flip(), r)).and_then(|p| p.next_outgoing);
         let me = self.get_or_add((dir, channel));
-        me.in_limit = partner_next.and_then(|n| in_limit(n, b.incoming_window));
+        me.grant = partner_next.map(|base| Grant {
+            base,
+            amount: b.incoming_window,
+        });
         if let Some(&i) = self.index.get(&(dir.flip(), r)) {
             let p = &mut self.list[i].1;
-            if p.in_limit.is_none() {
-                p.in_limit = p
-                    .pending_window
-                    .and_then(|w| in_limit(b.next_outgoing_id, w));
+            if p.grant.is_none() {
+                p.grant = p.pending_window.map(|amount| Grant {
+                    base: b.next_outgoing_id,
+                    amount,
+                });
             }
         }
     }
@@ -138,8 +136,7 @@ impl Sessions {
             _ => self.get(&(rdir.flip(), sc)).and_then(|s| s.next_outgoing),
         };
         let r = &mut self.list[i].1;
-        let shut =
-            matches!((r.in_limit, next), (Some(l), Some(n)) if l.wrapping_sub(n) as i32 <= 0);
+        let shut = matches!((r.grant, next), (Some(g), Some(n)) if g.exceeded_by(n));
         if shut {
             if r.window.is_none() {
                 r.window = cx
@@ -167,7 +164,10 @@ impl Sessions {
         let me = &mut self.list[i].1;
         me.next_outgoing = Some(f.next_outgoing_id);
         if let Some(ni) = f.next_incoming_id {
-            me.in_limit = in_limit(ni, f.incoming_window);
+            me.grant = Some(Grant {
+                base: ni,
+                amount: f.incoming_window,
+            });
         }
         self.judge(cx, (dir, channel), ts, at);
         if let Some(&r) = self.peer.get(&(dir, channel)) {
@@ -229,14 +229,10 @@ impl Sessions {
         if sc != channel {
             return (Some(me), 0);
         }
-        let room = match (rcv.in_limit, sender.next_outgoing) {
-            // The k-th transfer on leaves the window `left - k`: open while above 0, used up
-            // down to i32::MIN (past it, the serial difference wraps: open again).
-            (Some(l), Some(n)) => match (l.wrapping_sub(n) as i32, rcv.window.is_some()) {
-                (left, false) if left > 0 => (left - 1) as u32,
-                (left, true) if left <= 0 => (i64::from(left) - i64::from(i32::MIN)) as u32,
-                _ => 0,
-            },
+        let room = match (rcv.grant, sender.next_outgoing) {
+            // Open with no diagnosis held, or used up with one held: as long as that lasts.
+            (Some(g), Some(n)) if g.exceeded_by(n) == rcv.window.is_some() => g.unchanged_after(n),
+            (Some(_), Some(_)) => 0,
             _ if rcv.window.is_some() => 0,
             _ => u32::MAX,
         };
