@@ -2,9 +2,11 @@
 //! its first bytes (the frame header and the performative, method or content header, plus the
 //! start of the payload), and the rest of it is streamed past without being held.
 //!
-//! The head is decoded as the whole frame would be, from a copy whose size field says the
-//! head's length (and, for 0-9-1, with a frame-end octet after it); the decoded frame keeps the
-//! exact head bytes as relayed and records how many bytes of it were streamed. A head that does
+//! The head is decoded as the whole frame would be if it ended where the head ends: AMQP 1.0's
+//! in place (the frame's size field is checked against the frame's size, not the head's), 0-9-1's
+//! from a copy whose size field says the head's length, with a frame-end octet after it. The
+//! decoded 1.0 frame keeps the exact head bytes as relayed; either records how many bytes of it
+//! were streamed. A head that does
 //! not decode (fields cut by its end, or anything else: its masked copy in a capture would not
 //! decode either) is not judged: the frame is [`ErrorKind::NotInspected`].
 
@@ -15,23 +17,19 @@ use super::{DecodeError, ErrorKind, amqp10, amqp091};
 /// What a head that does not decode is: not inspected, whatever the failure (not only fields
 /// cut by the head's end: a head that may hold a credential is captured masked from its
 /// performative on, and what `check` of that capture finds must be what was found live).
-fn not_inspected(head: &Bytes, size: u64, offset: u64) -> impl Fn(DecodeError) -> DecodeError {
+fn not_inspected(head: &Bytes, size: u64, offset: u64) -> impl Fn(DecodeError) -> DecodeError + use<> {
     let head = head.len() as u64;
     move |_| DecodeError::new(offset, ErrorKind::NotInspected { size, head })
 }
 
 /// Decode `head`, the first bytes of an AMQP 1.0 frame of `size` bytes found at absolute
 /// `offset`.
+/// The head is read in place (a head can be as large as the inspection budget's frame share:
+/// copying it would cost a copy of every large frame).
 pub fn amqp10(head: Bytes, size: u64, offset: u64) -> Result<amqp10::Frame, DecodeError> {
     let streamed = size.saturating_sub(head.len() as u64);
-    let mut copy = BytesMut::from(&head[..]);
-    let len = u32::try_from(head.len()).unwrap_or(u32::MAX);
-    if let Some(field) = copy.get_mut(..4) {
-        field.copy_from_slice(&len.to_be_bytes());
-    }
-    let mut f =
-        amqp10::decode_frame(copy.freeze(), offset).map_err(not_inspected(&head, size, offset))?;
-    f.raw = head;
+    let fail = not_inspected(&head, size, offset);
+    let mut f = amqp10::decode_frame_of(head, offset, size).map_err(fail)?;
     f.streamed = streamed;
     Ok(f)
 }

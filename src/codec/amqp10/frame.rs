@@ -54,6 +54,18 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 
 /// Parse and check the header of `raw` (exactly one frame) at absolute `offset`.
 pub fn parse_header(raw: &Bytes, offset: u64) -> Result<FrameHeader, DecodeError> {
+    parse_header_of(raw, offset, raw.len() as u64)
+}
+
+/// Parse and check the header of `raw`, the first bytes of a frame of `expected` bytes (all
+/// of it when `expected` is `raw.len()`), at absolute `offset`: the size field must say
+/// `expected`, and
+/// the data offset must fall inside `raw`.
+pub fn parse_header_of(
+    raw: &Bytes,
+    offset: u64,
+    expected: u64,
+) -> Result<FrameHeader, DecodeError> {
     let err = |at: u64, why| DecodeError::new(offset + at, ErrorKind::MalformedFrame(why));
     let Some(h) = raw.get(..HEADER_LEN) else {
         return Err(DecodeError::new(
@@ -71,7 +83,7 @@ pub fn parse_header(raw: &Bytes, offset: u64) -> Result<FrameHeader, DecodeError
     if (size as usize) < HEADER_LEN {
         return Err(err(0, "size less than 8"));
     }
-    if size as usize != raw.len() {
+    if u64::from(size) != expected {
         return Err(err(0, "size field does not match the frame's length"));
     }
     if doff < 2 {

@@ -269,7 +269,15 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 
 /// Decode one complete frame (`raw` is exactly one frame), found at absolute `offset`.
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
-    let h = frame::parse_header(&raw, offset)?;
+    let size = raw.len() as u64;
+    decode_frame_of(raw, offset, size)
+}
+
+/// Decode `raw`, the first bytes of a frame of `size` bytes (the whole frame when `size` is
+/// `raw.len()`) found at absolute `offset`, as if the frame ended where `raw` ends: the
+/// performative and payload are read from `raw` alone, without copying it.
+pub fn decode_frame_of(raw: Bytes, offset: u64, size: u64) -> Result<Frame, DecodeError> {
+    let h = frame::parse_header_of(&raw, offset, size)?;
     let body_start = h.body_offset();
     // The frame is made once, whole, from its parts (a frame is some hundred bytes: made
     // empty and then filled in, it would be built twice).
