@@ -65,6 +65,9 @@ pub(super) struct RenderStage {
     /// The queue budget of the run being gathered, and its bytes.
     permits: Vec<Permit>,
     held: usize,
+    /// A run went to the thread without a flush after it: the next flush asked for must reach
+    /// the sinks even when nothing more is gathered.
+    unflushed: bool,
 }
 
 /// Where a worker's runs go.
@@ -120,6 +123,7 @@ pub(super) fn stage(
         events: Vec::new(),
         permits: Vec::new(),
         held: 0,
+        unflushed: false,
     };
     (stage, thread)
 }
@@ -153,11 +157,27 @@ impl RenderStage {
 
     /// Hand over what is gathered (if anything, or if `flush`), the sinks flushed after it
     /// when `flush`. Waits while [`HANDOFFS`] runs wait already.
+    ///
+    /// A run without events (the chunks of a large frame not complete yet) does not wake the
+    /// thread: nothing of its chunks waits to be written, so their budget is given back here,
+    /// as inline; a flush goes over only when a run went without one. Under a flood of large
+    /// frames that is most chunks, and a wake-up for each cost more than the frames' rendering.
     pub(super) fn hand_over(&mut self, flush: bool) {
         if self.events.is_empty() && self.permits.is_empty() && !flush {
             return;
         }
         self.held = 0;
+        if let To::Thread { .. } = self.to
+            && self.events.is_empty()
+        {
+            self.permits.clear();
+            if !(flush && self.unflushed) {
+                return;
+            }
+        }
+        if let To::Thread { .. } = self.to {
+            self.unflushed = !flush;
+        }
         match &mut self.to {
             To::Inline(writer) => {
                 writer.write_run(&mut self.events, flush);
@@ -236,5 +256,70 @@ impl Writer {
     fn release_spare(&mut self) {
         self.out.release_spare();
         self.part.release_spare();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::queue::ConnQueue;
+    use crate::sinks::TraceSink;
+
+    /// A threaded stage (a trace renders) whose thread is never run: what is handed over stays
+    /// in its channel, so a budget given back can only have been given back by the worker's end.
+    fn threaded() -> (RenderStage, StageThread) {
+        let sinks = SinkSet::new(vec![Box::new(TraceSink::new(std::io::sink()))], "the test");
+        let part = sinks.part();
+        let (stage, thread) = stage(part, Arc::new(Mutex::new(sinks)));
+        (stage, thread.expect("a trace renders: the stage has a thread"))
+    }
+
+    #[tokio::test]
+    async fn a_run_without_events_gives_its_budget_back_without_waking_the_thread() {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let queue = ConnQueue::new(tx, 100);
+        let (mut stage, thread) = threaded();
+        // The chunks of a frame not complete yet: inspected, no event made.
+        stage.hold(queue.try_reserve(100));
+        stage.end_of_message();
+        stage.hand_over(true);
+        assert!(
+            queue.try_reserve(100).is_some(),
+            "the budget of chunks that made no event is back at once"
+        );
+        assert!(
+            thread.rx.try_recv().is_err(),
+            "nothing went to the thread: it is not woken for an empty run"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_flush_still_reaches_the_thread_after_a_run_that_went_unflushed() {
+        let (mut stage, thread) = threaded();
+        let ev = Event {
+            conn: 1,
+            ts: crate::event::Timestamp(0),
+            kind: crate::event::EventKind::Fin {
+                dir: crate::event::Dir::C2S,
+                offset: 0,
+            },
+        };
+        stage.events().push(ev);
+        stage.hand_over(false);
+        stage.hand_over(true);
+        stage.hand_over(true);
+        let flushes: Vec<bool> = thread
+            .rx
+            .try_iter()
+            .map(|h| match h {
+                Handoff::Events { flush, .. } => flush,
+                Handoff::Release => panic!("no release was asked for"),
+            })
+            .collect();
+        assert_eq!(
+            flushes,
+            vec![false, true],
+            "the run, then one flush for it; a second flush with nothing written in between goes nowhere"
+        );
     }
 }
