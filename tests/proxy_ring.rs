@@ -321,9 +321,8 @@ impl Drop for Killed {
 const RING_MIB: u64 = 8;
 const TRAFFIC_MIB: u64 = 256;
 /// What the proxy may grow by besides the ring: four connections' queue budgets and read
-/// buffers, the inspection's frame buffers, the allocator's slack (the same run with a 64 KiB
-/// ring grows by about 12 MiB).
-const SLACK_MIB: u64 = 20;
+/// buffers, the inspection's frame buffers, the allocator's slack.
+const SLACK_MIB: u64 = 4 * (amqpeek::proxy::DEFAULT_CONN_QUEUE_BYTES as u64 >> 20) + 16;
 
 #[test]
 #[cfg(target_os = "linux")]

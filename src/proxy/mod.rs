@@ -59,7 +59,7 @@ pub struct ProxyConfig {
     /// connections open); one per CPU by default.
     pub jobs: std::num::NonZeroUsize,
     /// Bytes one connection may have queued for inspection before its relay waits (only that
-    /// connection's: back-pressure never falls on the others).
+    /// connection's: back-pressure never falls on the others); [`DEFAULT_CONN_QUEUE_BYTES`].
     pub conn_queue_bytes: usize,
     /// On shutdown, how long open connections get to finish before they are cut.
     pub drain_timeout: Duration,
@@ -79,6 +79,14 @@ pub struct ProxyConfig {
     pub probe: Arc<probe::RelayProbe>,
 }
 
+/// The bytes of relayed chunks one connection may have waiting for its inspection and
+/// outputs: 4 MiB. A worker that finds its queue empty looks again a millisecond later, and a
+/// relay moving a gigabyte a second fills a megabyte in that millisecond: with a budget of one
+/// MiB, messages of a megabyte were relayed at the pace of those polls (`docs/benchmarks.md`,
+/// "The binary, build against build"). The same as the default inspection budget
+/// (`--inspect-memory`), which bounds what the connection's decoding holds beside it.
+pub const DEFAULT_CONN_QUEUE_BYTES: usize = 4 << 20;
+
 impl ProxyConfig {
     /// Defaults for everything but the addresses.
     pub fn new(listen: SocketAddr, upstream: SocketAddr) -> Self {
@@ -90,7 +98,7 @@ impl ProxyConfig {
             read_buffer: 64 * 1024,
             queue_chunks: 256,
             jobs: crate::replay::parallel::default_jobs(),
-            conn_queue_bytes: 1 << 20,
+            conn_queue_bytes: DEFAULT_CONN_QUEUE_BYTES,
             drain_timeout: Duration::from_secs(2),
             close_grace: Duration::ZERO,
             tls: None,
