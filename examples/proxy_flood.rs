@@ -1,0 +1,222 @@
+//! Throughput of `amqpeek proxy --no-tui` as users run it (the binary, its text trace written
+//! to /dev/null) against a plain `tokio::io::copy_bidirectional` relay, in one run, alternating
+//! per round: the measurement to compare two builds of the binary on the same machine.
+//!
+//!     cargo run --release --example proxy_flood -- [--rounds N] [--payload BYTES] [--messages N] BIN [BIN...]
+//!
+//! Each BIN is an `amqpeek` binary (for example `target/release/amqpeek` and a copy of an
+//! older build); each is started once as `BIN proxy --no-tui --listen 127.0.0.1:PORT
+//! --upstream SERVER` with its standard output sent to /dev/null. The traffic is a flood of
+//! settled AMQP 1.0 transfers (spec-correct, as `cargo bench --bench relay` sends: header,
+//! open, begin, attach, the server's credit, the transfers, detach, end, close) to an
+//! in-process server that counts the bytes. Defaults: 5 rounds, 1,000,000 transfers of a
+//! 32-byte body. Prints each round and the medians, with each binary's ratio to the plain relay.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+#[path = "../benches/support/mixes.rs"]
+mod mixes;
+
+/// Bytes the counting server read on its last connection.
+static COUNTED: AtomicU64 = AtomicU64::new(0);
+
+/// The AMQP 1.0 peer of a flood: reads the client's opening frames, answers with its own
+/// (granting `credit`), reads to EOF counting bytes, answers the client's closing frames.
+async fn counting_server(credit: u32) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind the server");
+    let addr = l.local_addr().expect("server address");
+    let open_len = mixes::amqp10_client_open().len();
+    let server_open = mixes::amqp10_server_open(credit);
+    let server_close = mixes::amqp10_closing();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let _ = s.set_nodelay(true);
+            let (server_open, server_close) = (server_open.clone(), server_close.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 256 * 1024];
+                if s.read_exact(&mut buf[..open_len]).await.is_err() {
+                    return;
+                }
+                let mut total = open_len as u64;
+                let _ = s.write_all(&server_open).await;
+                loop {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => total += n as u64,
+                    }
+                }
+                COUNTED.store(total, Ordering::SeqCst);
+                let _ = s.write_all(&server_close).await;
+            });
+        }
+    });
+    addr
+}
+
+/// A plain relay: one `copy_bidirectional` per connection.
+async fn plain_relay(target: SocketAddr) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind the relay");
+    let addr = l.local_addr().expect("relay address");
+    tokio::spawn(async move {
+        while let Ok((mut c, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let _ = c.set_nodelay(true);
+                let Ok(mut u) = TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = u.set_nodelay(true);
+                let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
+            });
+        }
+    });
+    addr
+}
+
+/// A free loopback port (bound, then released for the proxy to take).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("free port").port()
+}
+
+/// Start `bin` as a proxy to `upstream`; its address once it accepts connections.
+async fn start_proxy(bin: &str, upstream: SocketAddr) -> (Child, SocketAddr) {
+    let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
+    let child = Command::new(bin)
+        .args(["proxy", "--no-tui", "--listen"])
+        .arg(listen.to_string())
+        .arg("--upstream")
+        .arg(upstream.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {bin}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(listen).await.is_err() {
+        assert!(Instant::now() < deadline, "{bin} does not listen on {listen}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // That probe connection was a connection of its own; let the proxy finish with it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    (child, listen)
+}
+
+/// Run one flood through `addr`; MiB per second, start to the server's closing frames.
+async fn throughput(addr: SocketAddr, flood: &mixes::Flood) -> f64 {
+    let start = Instant::now();
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.set_nodelay(true).expect("nodelay");
+    let open_len = mixes::amqp10_client_open().len();
+    s.write_all(&flood.client[..open_len]).await.expect("send the opening");
+    let mut back = vec![0u8; flood.server_open.len()];
+    s.read_exact(&mut back).await.expect("the server's opening");
+    s.write_all(&flood.client[open_len..]).await.expect("send the flood");
+    s.shutdown().await.expect("half-close");
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).await.expect("the server's closing");
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(rest, flood.server_close, "the server's closing frames");
+    assert_eq!(
+        COUNTED.load(Ordering::SeqCst),
+        flood.client.len() as u64,
+        "every byte relayed"
+    );
+    let bytes = flood.client.len() + flood.server_open.len() + rest.len();
+    bytes as f64 / secs / (1u64 << 20) as f64
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The command line: options, then the binaries.
+struct Args {
+    rounds: usize,
+    payload: usize,
+    messages: usize,
+    bins: Vec<String>,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        rounds: 5,
+        payload: 32,
+        messages: 1_000_000,
+        bins: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut number = |name: &str| -> usize {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} takes a number"))
+        };
+        match a.as_str() {
+            "--rounds" => args.rounds = number("--rounds").max(1),
+            "--payload" => args.payload = number("--payload"),
+            "--messages" => args.messages = number("--messages").max(1),
+            _ => args.bins.push(a),
+        }
+    }
+    assert!(!args.bins.is_empty(), "usage: proxy_flood [--rounds N] [--payload BYTES] [--messages N] BIN [BIN...]");
+    args
+}
+
+fn main() {
+    let args = parse_args();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        let server = counting_server(u32::MAX).await;
+        let mut targets = vec![("plain relay".to_string(), plain_relay(server).await)];
+        let mut children = Vec::new();
+        for bin in &args.bins {
+            let (child, addr) = start_proxy(bin, server).await;
+            children.push(child);
+            targets.push((bin.clone(), addr));
+        }
+        let flood = mixes::amqp10_flood(args.messages, args.payload);
+        let warm = mixes::amqp10_flood(args.messages / 10, args.payload);
+        println!(
+            "{} transfers of {} bytes ({} MiB), {} rounds",
+            args.messages,
+            args.payload,
+            flood.client.len() >> 20,
+            args.rounds
+        );
+        for (_, addr) in &targets {
+            throughput(*addr, &warm).await;
+        }
+        let mut rates = vec![Vec::new(); targets.len()];
+        for round in 0..args.rounds {
+            let mut line = format!("round {}:", round + 1);
+            for (i, (_, addr)) in targets.iter().enumerate() {
+                let r = throughput(*addr, &flood).await;
+                // Let a proxy that still writes its trace finish before the next one runs.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                line.push_str(&format!(" {r:.0}"));
+                rates[i].push(r);
+            }
+            println!("{line} MiB/s");
+        }
+        let plain = median(&rates[0]);
+        for ((name, _), r) in targets.iter().zip(&rates) {
+            let m = median(r);
+            println!("{name}: median {m:.0} MiB/s, {:.3}x of the plain relay", m / plain);
+        }
+        for mut c in children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    });
+}
