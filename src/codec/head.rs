@@ -75,6 +75,30 @@ mod tests {
     }
 
     #[test]
+    fn a_transfer_head_is_read_in_place_not_from_a_copy() {
+        let transfer = amqp10::described_list(
+            amqp10::views::code::TRANSFER,
+            vec![
+                amqp10::Value::Uint(7),
+                amqp10::Value::Uint(1),
+                amqp10::Value::Binary(Bytes::from_static(b"tag-1")),
+            ],
+        );
+        let frame = amqp10::encode_frame(0, 3, Some(&transfer), &[b'x'; 5000]).unwrap();
+        let head = Bytes::copy_from_slice(&frame[..1000]);
+        let f = self::amqp10(head.clone(), frame.len() as u64, 0).unwrap();
+        let tag = f.transfer().and_then(|t| t.delivery_tag.clone()).unwrap();
+        assert_eq!(&tag[..], b"tag-1");
+        assert!(
+            head.as_ptr_range().contains(&tag.as_ptr()),
+            "the delivery tag is a slice of the relayed head, not of a copy of it"
+        );
+        // The size field is checked against the frame's size, as for a whole frame.
+        let e = self::amqp10(head, frame.len() as u64 + 1, 0).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::NotInspected { .. }), "{e}");
+    }
+
+    #[test]
     fn a_091_body_head_counts_the_whole_body_and_a_cut_method_is_not_inspected() {
         let mut frame = Vec::new();
         let body = amqp091::FrameKind::Body(Bytes::from(vec![b'y'; 3000]));
