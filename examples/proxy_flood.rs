@@ -2,11 +2,12 @@
 //! to /dev/null) against a plain `tokio::io::copy_bidirectional` relay, in one run, alternating
 //! per round: the measurement to compare two builds of the binary on the same machine.
 //!
-//!     cargo run --release --example proxy_flood -- [--rounds N] [--payload BYTES] [--messages N] BIN [BIN...]
+//!     cargo run --release --example proxy_flood -- [--rounds N] [--payload BYTES] [--messages N] BIN[,ARG...] ...
 //!
 //! Each BIN is an `amqpeek` binary (for example `target/release/amqpeek` and a copy of an
-//! older build); each is started once as `BIN proxy --no-tui --listen 127.0.0.1:PORT
-//! --upstream SERVER` with its standard output sent to /dev/null. The traffic is a flood of
+//! older build), with more arguments after commas (`target/release/amqpeek,--no-diagnoses`);
+//! each is started once as `BIN proxy --no-tui --listen 127.0.0.1:PORT --upstream SERVER ARG...`
+//! with its standard output sent to /dev/null. The traffic is a flood of
 //! settled AMQP 1.0 transfers (spec-correct, as `cargo bench --bench relay` sends: header,
 //! open, begin, attach, the server's credit, the transfers, detach, end, close) to an
 //! in-process server that counts the bytes. Defaults: 5 rounds, 1,000,000 transfers of a
@@ -84,14 +85,18 @@ fn free_port() -> u16 {
     l.local_addr().expect("free port").port()
 }
 
-/// Start `bin` as a proxy to `upstream`; its address once it accepts connections.
-async fn start_proxy(bin: &str, upstream: SocketAddr) -> (Child, SocketAddr) {
+/// Start `spec` (a binary, then its extra arguments, comma-separated) as a proxy to
+/// `upstream`; its address once it accepts connections.
+async fn start_proxy(spec: &str, upstream: SocketAddr) -> (Child, SocketAddr) {
     let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
+    let mut words = spec.split(',');
+    let bin = words.next().unwrap_or_default();
     let child = Command::new(bin)
         .args(["proxy", "--no-tui", "--listen"])
         .arg(listen.to_string())
         .arg("--upstream")
         .arg(upstream.to_string())
+        .args(words)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -165,7 +170,7 @@ fn parse_args() -> Args {
             _ => args.bins.push(a),
         }
     }
-    assert!(!args.bins.is_empty(), "usage: proxy_flood [--rounds N] [--payload BYTES] [--messages N] BIN [BIN...]");
+    assert!(!args.bins.is_empty(), "usage: proxy_flood [--rounds N] [--payload BYTES] [--messages N] BIN[,ARG...] ...");
     args
 }
 
