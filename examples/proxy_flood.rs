@@ -30,7 +30,9 @@ static COUNTED: AtomicU64 = AtomicU64::new(0);
 /// The AMQP 1.0 peer of a flood: reads the client's opening frames, answers with its own
 /// (granting `credit`), reads to EOF counting bytes, answers the client's closing frames.
 async fn counting_server(credit: u32) -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind the server");
+    let l = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the server");
     let addr = l.local_addr().expect("server address");
     let open_len = mixes::amqp10_client_open().len();
     let server_open = mixes::amqp10_server_open(credit);
@@ -62,7 +64,9 @@ async fn counting_server(credit: u32) -> SocketAddr {
 
 /// A plain relay: one `copy_bidirectional` per connection.
 async fn plain_relay(target: SocketAddr) -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.expect("bind the relay");
+    let l = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the relay");
     let addr = l.local_addr().expect("relay address");
     tokio::spawn(async move {
         while let Ok((mut c, _)) = l.accept().await {
@@ -88,7 +92,9 @@ fn free_port() -> u16 {
 /// Start `spec` (a binary, then its extra arguments, comma-separated) as a proxy to
 /// `upstream`; its address once it accepts connections.
 async fn start_proxy(spec: &str, upstream: SocketAddr) -> (Child, SocketAddr) {
-    let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
+    let listen: SocketAddr = format!("127.0.0.1:{}", free_port())
+        .parse()
+        .expect("address");
     let mut words = spec.split(',');
     let bin = words.next().unwrap_or_default();
     let child = Command::new(bin)
@@ -103,7 +109,10 @@ async fn start_proxy(spec: &str, upstream: SocketAddr) -> (Child, SocketAddr) {
         .unwrap_or_else(|e| panic!("start {bin}: {e}"));
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(listen).await.is_err() {
-        assert!(Instant::now() < deadline, "{bin} does not listen on {listen}");
+        assert!(
+            Instant::now() < deadline,
+            "{bin} does not listen on {listen}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // That probe connection was a connection of its own; let the proxy finish with it.
@@ -117,13 +126,19 @@ async fn throughput(addr: SocketAddr, flood: &mixes::Flood) -> f64 {
     let mut s = TcpStream::connect(addr).await.expect("connect");
     s.set_nodelay(true).expect("nodelay");
     let open_len = mixes::amqp10_client_open().len();
-    s.write_all(&flood.client[..open_len]).await.expect("send the opening");
+    s.write_all(&flood.client[..open_len])
+        .await
+        .expect("send the opening");
     let mut back = vec![0u8; flood.server_open.len()];
     s.read_exact(&mut back).await.expect("the server's opening");
-    s.write_all(&flood.client[open_len..]).await.expect("send the flood");
+    s.write_all(&flood.client[open_len..])
+        .await
+        .expect("send the flood");
     s.shutdown().await.expect("half-close");
     let mut rest = Vec::new();
-    s.read_to_end(&mut rest).await.expect("the server's closing");
+    s.read_to_end(&mut rest)
+        .await
+        .expect("the server's closing");
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(rest, flood.server_close, "the server's closing frames");
     assert_eq!(
@@ -170,7 +185,10 @@ fn parse_args() -> Args {
             _ => args.bins.push(a),
         }
     }
-    assert!(!args.bins.is_empty(), "usage: proxy_flood [--rounds N] [--payload BYTES] [--messages N] BIN[,ARG...] ...");
+    assert!(
+        !args.bins.is_empty(),
+        "usage: proxy_flood [--rounds N] [--payload BYTES] [--messages N] BIN[,ARG...] ..."
+    );
     args
 }
 
@@ -217,7 +235,10 @@ fn main() {
         let plain = median(&rates[0]);
         for ((name, _), r) in targets.iter().zip(&rates) {
             let m = median(r);
-            println!("{name}: median {m:.0} MiB/s, {:.3}x of the plain relay", m / plain);
+            println!(
+                "{name}: median {m:.0} MiB/s, {:.3}x of the plain relay",
+                m / plain
+            );
         }
         for mut c in children {
             let _ = c.kill();

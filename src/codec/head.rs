@@ -17,7 +17,11 @@ use super::{DecodeError, ErrorKind, amqp10, amqp091};
 /// What a head that does not decode is: not inspected, whatever the failure (not only fields
 /// cut by the head's end: a head that may hold a credential is captured masked from its
 /// performative on, and what `check` of that capture finds must be what was found live).
-fn not_inspected(head: &Bytes, size: u64, offset: u64) -> impl Fn(DecodeError) -> DecodeError + use<> {
+fn not_inspected(
+    head: &Bytes,
+    size: u64,
+    offset: u64,
+) -> impl Fn(DecodeError) -> DecodeError + use<> {
     let head = head.len() as u64;
     move |_| DecodeError::new(offset, ErrorKind::NotInspected { size, head })
 }

@@ -271,7 +271,10 @@ mod tests {
         let sinks = SinkSet::new(vec![Box::new(TraceSink::new(std::io::sink()))], "the test");
         let part = sinks.part();
         let (stage, thread) = stage(part, Arc::new(Mutex::new(sinks)));
-        (stage, thread.expect("a trace renders: the stage has a thread"))
+        (
+            stage,
+            thread.expect("a trace renders: the stage has a thread"),
+        )
     }
 
     #[tokio::test]
