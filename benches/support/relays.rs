@@ -29,10 +29,18 @@ pub async fn plain_relay(target: SocketAddr) -> SocketAddr {
 }
 
 /// amqpeek's proxy to `target` with `sinks` (none: the relay alone); its listening address.
+/// Env: `JOBS=N` inspection workers (default: one per CPU), `QUEUE_BYTES=N` a connection's
+/// queue budget (default: the proxy's).
 pub async fn amqpeek_relay(target: SocketAddr, sinks: Vec<BoxSink>) -> SocketAddr {
-    let p = Proxy::bind(ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target))
-        .await
-        .unwrap();
+    let mut config = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target);
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    if let Some(jobs) = env("JOBS").and_then(std::num::NonZeroUsize::new) {
+        config.jobs = jobs;
+    }
+    if let Some(bytes) = env("QUEUE_BYTES") {
+        config.conn_queue_bytes = bytes;
+    }
+    let p = Proxy::bind(config).await.unwrap();
     let addr = p.local_addr().unwrap();
     tokio::spawn(p.run(sinks, std::future::pending()));
     addr
