@@ -562,6 +562,38 @@ fn a_message_redelivered_again_and_again_is_diagnosed_and_single_redeliveries_ar
     ok.none();
 }
 
+#[test]
+fn a_pre_settled_message_redelivered_again_and_again_is_diagnosed_and_others_are_not() {
+    // Pre-settled transfers that leave nothing waiting are counted in runs, not followed one
+    // by one: a run must still read each message's header.
+    let lim = [("amqp.delivery.redelivery-loop", 3.0)];
+    let mut c = receiving_link(&lim);
+    for id in 0..4 {
+        c.s(&a10::transfer_with(
+            0,
+            1,
+            id,
+            true,
+            &a10::message_redelivered(0, "warm"),
+        ));
+    }
+    for (id, count) in (4..8).zip(0..4) {
+        let msg = a10::message_redelivered(count, "poison-1");
+        c.s(&a10::transfer_with(0, 1, id, true, &msg));
+    }
+    c.close();
+    let d = c.one("amqp.delivery.redelivery-loop");
+    assert!(d.detail.contains("3 times"), "{}", d.detail);
+
+    let mut ok = receiving_link(&lim);
+    for id in 0..8 {
+        let msg = a10::message_redelivered(1, &format!("m-{id}"));
+        ok.s(&a10::transfer_with(0, 1, id, true, &msg));
+    }
+    ok.close();
+    ok.none();
+}
+
 // ------------------------------------------------------------------ AMQP 0-9-1
 
 /// Handshake (no heartbeat), then a consumer `ctag` of queue `q` on channel 1 with

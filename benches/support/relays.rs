@@ -33,7 +33,11 @@ pub async fn plain_relay(target: SocketAddr) -> SocketAddr {
 /// queue budget (default: the proxy's).
 pub async fn amqpeek_relay(target: SocketAddr, sinks: Vec<BoxSink>) -> SocketAddr {
     let mut config = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), target);
-    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
     if let Some(jobs) = env("JOBS").and_then(std::num::NonZeroUsize::new) {
         config.jobs = jobs;
     }

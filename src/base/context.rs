@@ -215,4 +215,13 @@ impl FrameContext {
     pub fn starts_message(&self) -> bool {
         self.delivery.is_some_and(|d| d.starts)
     }
+
+    /// The frame starts a delivery that awaits no settlement (or cannot be followed to one),
+    /// and settles nothing: of the frames of a flood, those that leave nothing waiting.
+    #[inline(always)]
+    pub fn starts_unawaited(&self) -> bool {
+        self.delivery
+            .is_some_and(|d| d.starts && d.awaits != Some(Awaits::Settlement))
+            && self.settles.is_empty()
+    }
 }

@@ -412,6 +412,12 @@ impl Message {
         self.header().map(|h| h.delivery_count)
     }
 
+    /// Whether the message has a section with descriptor code `code` (`views::code::HEADER`
+    /// ... `FOOTER`), decoding nothing.
+    pub fn has_section(&self, code: u64) -> bool {
+        self.sections.has(code)
+    }
+
     /// The properties section.
     pub fn properties(&self) -> Option<Properties> {
         self.list_section(PROPERTIES, Properties::from_fields)

@@ -10,6 +10,7 @@ use crate::base::escape::Quoted;
 use crate::hash::HashMap;
 
 use crate::base::{Dir, EndWhy, FlowKey, FrameRef, ScopeKind, Timestamp};
+use crate::codec::amqp10::views::code;
 use crate::codec::amqp10::{Frame, Performative, Role};
 use crate::protocol::{AnyMessage, FrameEvent};
 
@@ -85,6 +86,35 @@ impl Diag10 {
             let room = room.min(self.links.list.get(link).map_or(0, |(_, l)| l.quiet_room()));
             self.quiet[fe.dir.index()] = Quiet::new(channel, link, session, room);
         }
+    }
+
+    /// A transfer that joins its direction's run of quiet transfers, and whose message (if it
+    /// completes one) has neither a header nor application-properties, is taken here whole
+    /// ([`super::Diagnosing::quiet`]): [`Diag10::frame`] would only note its time against the
+    /// idle time-out, count it in the run, and find no delivery-count or put-token in its
+    /// message. Anything else, or a time-out watch that would start over, is left to it.
+    #[inline]
+    fn quiet(&mut self, fe: &FrameEvent, ts: Timestamp) -> bool {
+        let crate::protocol::AnyFrame::Amqp10(f) = &fe.frame else {
+            return false;
+        };
+        if !matches!(f.performative(), Some(Performative::Transfer(_))) {
+            return false;
+        }
+        let idle = &mut self.idle[fe.dir.index()];
+        if !idle.notes_only() {
+            return false;
+        }
+        if let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message
+            && (m.has_section(code::HEADER) || m.has_section(code::APPLICATION_PROPERTIES))
+        {
+            return false;
+        }
+        if self.quiet_transfer(fe, f.channel()).is_none() {
+            return false;
+        }
+        self.idle[fe.dir.index()].note(ts, at(fe));
+        true
     }
 
     /// The position of the link of `fe`, a transfer on `channel`, when it joins its
@@ -506,6 +536,9 @@ impl super::Diagnosing for Diag10 {
         if let crate::protocol::AnyFrame::Amqp10(f) = &fe.frame {
             Diag10::frame(self, cx, fe, f, ts)
         }
+    }
+    fn quiet(&mut self, fe: &FrameEvent, ts: Timestamp) -> bool {
+        Diag10::quiet(self, fe, ts)
     }
     fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy) {
         Diag10::end_all(self, cx, ts, why)

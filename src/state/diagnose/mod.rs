@@ -47,6 +47,13 @@ pub trait Diagnosing: std::fmt::Debug + Send {
     fn due(&mut self, cx: &mut Ctx<'_>, now: i64);
     /// A frame of the protocol, seen at `ts`, with its context filled in.
     fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp);
+    /// The frame `fe`, seen at `ts`, which starts a delivery that awaits no settlement and
+    /// settles nothing, taken in full if it can change no count a diagnosis reads beyond what
+    /// is already counted, end or start no diagnosis, and needs no [`Ctx`]: true when taken
+    /// (then [`Diagnosing::frame`] is not called for it). The default takes none.
+    fn quiet(&mut self, _fe: &FrameEvent, _ts: Timestamp) -> bool {
+        false
+    }
     /// Every diagnosis still held ends at `ts`, as `why` says.
     fn end_all(&mut self, cx: &mut Ctx<'_>, ts: Timestamp, why: EndWhy);
 }
@@ -109,6 +116,14 @@ impl Diagnoser {
     #[inline]
     pub fn frame(&mut self, fe: &FrameEvent, ts: Timestamp, out: &mut Vec<Diagnosis>) {
         self.tick(ts, out);
+        // Most frames of a flood start a delivery that awaits nothing: the protocol's
+        // diagnoser may take such a frame whole, with no context made for it.
+        if fe.context.starts_unawaited()
+            && let Some(d) = &mut self.proto
+            && d.quiet(fe, ts)
+        {
+            return;
+        }
         if self.proto.is_none() {
             self.proto = crate::state::register::diagnoser(fe.frame.protocol());
         }
@@ -158,6 +173,21 @@ struct Idle {
 }
 
 impl Idle {
+    /// Whether [`Idle::touch`] would only note a frame (no diagnosis to end, no watch to
+    /// arm): then [`Idle::note`] does it without a [`Ctx`].
+    #[inline]
+    fn notes_only(&self) -> bool {
+        self.latest.is_some() || self.interval.is_none()
+    }
+
+    /// [`Idle::touch`] where [`Idle::notes_only`] holds.
+    #[inline]
+    fn note(&mut self, ts: Timestamp, at: crate::base::FrameRef) {
+        if let Some(latest) = &mut self.latest {
+            *latest = (ts, at);
+        }
+    }
+
     /// The peer sent a frame at `ts`: a silence diagnosis ends, the watch starts over.
     /// Inlined into every frame's path: a watch not started only notes the frame.
     #[inline]

@@ -4,7 +4,7 @@
 //! diagnosis. Such a run is counted, and the counts applied at once before anything else
 //! reads them: what each transfer in turn would have left.
 
-use crate::base::{Awaits, FrameContext};
+use crate::base::FrameContext;
 
 /// The run of quiet transfers of one direction (see the module doc).
 #[derive(Clone, Copy, Debug)]
@@ -52,8 +52,6 @@ impl Quiet {
     /// come alike, as a rule.)
     #[inline(always)]
     pub fn may_join(fcx: &FrameContext) -> bool {
-        fcx.delivery
-            .is_some_and(|d| d.starts && d.awaits != Some(Awaits::Settlement))
-            && fcx.settles.is_empty()
+        fcx.starts_unawaited()
     }
 }
