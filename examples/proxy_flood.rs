@@ -15,73 +15,20 @@
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 #[path = "../benches/support/mixes.rs"]
 mod mixes;
 
-/// Bytes the counting server read on its last connection.
-static COUNTED: AtomicU64 = AtomicU64::new(0);
+#[path = "../benches/support/flood.rs"]
+mod flood;
+use flood::{counting_server, throughput};
 
-/// The AMQP 1.0 peer of a flood: reads the client's opening frames, answers with its own
-/// (granting `credit`), reads to EOF counting bytes, answers the client's closing frames.
-async fn counting_server(credit: u32) -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the server");
-    let addr = l.local_addr().expect("server address");
-    let open_len = mixes::amqp10_client_open().len();
-    let server_open = mixes::amqp10_server_open(credit);
-    let server_close = mixes::amqp10_closing();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = l.accept().await {
-            let _ = s.set_nodelay(true);
-            let (server_open, server_close) = (server_open.clone(), server_close.clone());
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 256 * 1024];
-                if s.read_exact(&mut buf[..open_len]).await.is_err() {
-                    return;
-                }
-                let mut total = open_len as u64;
-                let _ = s.write_all(&server_open).await;
-                loop {
-                    match s.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => total += n as u64,
-                    }
-                }
-                COUNTED.store(total, Ordering::SeqCst);
-                let _ = s.write_all(&server_close).await;
-            });
-        }
-    });
-    addr
-}
-
-/// A plain relay: one `copy_bidirectional` per connection.
-async fn plain_relay(target: SocketAddr) -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the relay");
-    let addr = l.local_addr().expect("relay address");
-    tokio::spawn(async move {
-        while let Ok((mut c, _)) = l.accept().await {
-            tokio::spawn(async move {
-                let _ = c.set_nodelay(true);
-                let Ok(mut u) = TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = u.set_nodelay(true);
-                let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
-            });
-        }
-    });
-    addr
-}
+#[path = "../benches/support/relays.rs"]
+mod relays;
+use relays::plain_relay;
 
 /// A free loopback port (bound, then released for the proxy to take).
 fn free_port() -> u16 {
@@ -121,33 +68,8 @@ async fn start_proxy(spec: &str, upstream: SocketAddr) -> (Child, SocketAddr) {
 }
 
 /// Run one flood through `addr`; MiB per second, start to the server's closing frames.
-async fn throughput(addr: SocketAddr, flood: &mixes::Flood) -> f64 {
-    let start = Instant::now();
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    s.set_nodelay(true).expect("nodelay");
-    let open_len = mixes::amqp10_client_open().len();
-    s.write_all(&flood.client[..open_len])
-        .await
-        .expect("send the opening");
-    let mut back = vec![0u8; flood.server_open.len()];
-    s.read_exact(&mut back).await.expect("the server's opening");
-    s.write_all(&flood.client[open_len..])
-        .await
-        .expect("send the flood");
-    s.shutdown().await.expect("half-close");
-    let mut rest = Vec::new();
-    s.read_to_end(&mut rest)
-        .await
-        .expect("the server's closing");
-    let secs = start.elapsed().as_secs_f64();
-    assert_eq!(rest, flood.server_close, "the server's closing frames");
-    assert_eq!(
-        COUNTED.load(Ordering::SeqCst),
-        flood.client.len() as u64,
-        "every byte relayed"
-    );
-    let bytes = flood.client.len() + flood.server_open.len() + rest.len();
-    bytes as f64 / secs / (1u64 << 20) as f64
+async fn mib_per_s(addr: SocketAddr, flood: &mixes::Flood) -> f64 {
+    throughput(addr, flood).await / (1u64 << 20) as f64
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -218,13 +140,13 @@ fn main() {
             args.rounds
         );
         for (_, addr) in &targets {
-            throughput(*addr, &warm).await;
+            mib_per_s(*addr, &warm).await;
         }
         let mut rates = vec![Vec::new(); targets.len()];
         for round in 0..args.rounds {
             let mut line = format!("round {}:", round + 1);
             for (i, (_, addr)) in targets.iter().enumerate() {
-                let r = throughput(*addr, &flood).await;
+                let r = mib_per_s(*addr, &flood).await;
                 // Let a proxy that still writes its trace finish before the next one runs.
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 line.push_str(&format!(" {r:.0}"));
