@@ -230,9 +230,14 @@ fn two_settled_after(c: &mut Conv, flow: Fl) {
     c.close();
 }
 
-/// A settled transfer of `id` on the `orders` link (nothing to wait for).
-fn settled(id: u32) -> Vec<u8> {
-    a10::transfer_with(0, 0, id, true, &a10::data(b"hello"))
+/// `sent` settled transfers on the `orders` link (nothing to wait for), 2 s of silence, and the
+/// close.
+fn settled_then_silence(c: &mut Conv, sent: u32) {
+    for id in 0..sent {
+        c.c(&a10::transfer_with(0, 0, id, true, &a10::data(b"hello")));
+    }
+    c.wait(2000);
+    c.close();
 }
 
 /// Settled transfers in a run use up the link's credit as the sender counts them (§2.6.7:
@@ -253,11 +258,7 @@ fn credit_used_up_by_a_run_of_settled_transfers_is_diagnosed_and_one_left_is_not
                 ..FL
             },
         ));
-        for id in 0..sent {
-            c.c(&settled(id));
-        }
-        c.wait(2000);
-        c.close();
+        settled_then_silence(&mut c, sent);
         c
     };
     let c = run(6);
@@ -284,11 +285,7 @@ fn a_session_window_used_up_by_a_run_of_settled_transfers_is_diagnosed_and_one_l
                 ..FL
             },
         ));
-        for id in 0..sent {
-            c.c(&settled(id));
-        }
-        c.wait(2000);
-        c.close();
+        settled_then_silence(&mut c, sent);
         c
     };
     for sent in [6, 9] {

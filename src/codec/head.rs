@@ -6,9 +6,9 @@
 //! in place (the frame's size field is checked against the frame's size, not the head's), 0-9-1's
 //! from a copy whose size field says the head's length, with a frame-end octet after it. The
 //! decoded 1.0 frame keeps the exact head bytes as relayed; either records how many bytes of it
-//! were streamed. A head that does
-//! not decode (fields cut by its end, or anything else: its masked copy in a capture would not
-//! decode either) is not judged: the frame is [`ErrorKind::NotInspected`].
+//! were streamed. A head that does not decode (fields cut by its end, or anything else: its
+//! masked copy in a capture would not decode either) is not judged: the frame is
+//! [`ErrorKind::NotInspected`].
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -28,6 +28,7 @@ fn not_inspected(
 
 /// Decode `head`, the first bytes of an AMQP 1.0 frame of `size` bytes found at absolute
 /// `offset`.
+///
 /// The head is read in place (a head can be as large as the inspection budget's frame share:
 /// copying it would cost a copy of every large frame).
 pub fn amqp10(head: Bytes, size: u64, offset: u64) -> Result<amqp10::Frame, DecodeError> {

@@ -59,8 +59,7 @@ pub fn parse_header(raw: &Bytes, offset: u64) -> Result<FrameHeader, DecodeError
 
 /// Parse and check the header of `raw`, the first bytes of a frame of `expected` bytes (all
 /// of it when `expected` is `raw.len()`), at absolute `offset`: the size field must say
-/// `expected`, and
-/// the data offset must fall inside `raw`.
+/// `expected`, and the data offset must fall inside `raw`.
 pub fn parse_header_of(
     raw: &Bytes,
     offset: u64,

@@ -101,8 +101,7 @@ impl Diag10 {
         if !matches!(f.performative(), Some(Performative::Transfer(_))) {
             return false;
         }
-        let idle = &mut self.idle[fe.dir.index()];
-        if !idle.notes_only() {
+        if !self.idle[fe.dir.index()].notes_only() {
             return false;
         }
         if let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message

@@ -198,12 +198,9 @@ impl Idle {
         ts: Timestamp,
         at: crate::base::FrameRef,
     ) {
-        if let Some(latest) = &mut self.latest {
-            *latest = (ts, at);
-            return;
-        }
-        if let Some(interval) = self.interval {
-            self.restart(cx, check, ts, at, interval);
+        match self.interval {
+            Some(interval) if !self.notes_only() => self.restart(cx, check, ts, at, interval),
+            _ => self.note(ts, at),
         }
     }
 

@@ -225,10 +225,8 @@ impl Waiting {
             // would (a delivery acknowledged before the next comes makes this the rule).
             self.earlier = false;
             self.behind = true;
-            if let Some(((since, _), _)) = self.run.get(self.head)
-                && let Some(wait) = cx.wait(check, None)
-            {
-                *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
+            if let Some(((since, _), _)) = self.run.get(self.head) {
+                due_from(cx, check, *since);
             }
         } else {
             self.refresh_now(cx, check, ts, frame);
@@ -250,10 +248,8 @@ impl Waiting {
             return;
         }
         self.behind = true;
-        if let Some((since, _)) = self.oldest()
-            && let Some(wait) = cx.wait(check, None)
-        {
-            *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
+        if let Some((since, _)) = self.oldest() {
+            due_from(cx, check, since);
         }
     }
 
@@ -309,6 +305,15 @@ impl Waiting {
         self.head = 0;
         self.live = 0;
         self.late.clear();
+    }
+}
+
+/// The clock is told when `check` can start for a delivery waiting since `since` (µs): its
+/// threshold later, if that is sooner than what it is told already.
+#[inline(always)]
+fn due_from(cx: &mut Ctx<'_>, check: &'static Check, since: i64) {
+    if let Some(wait) = cx.wait(check, None) {
+        *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
     }
 }
 

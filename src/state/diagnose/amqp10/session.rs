@@ -211,11 +211,7 @@ impl Sessions {
     /// next-incoming-id plus its incoming-window, less the next-outgoing-id, in serial
     /// arithmetic). The transfer that changes which is not among them.
     pub fn quiet_room(&self, dir: Dir, channel: u16) -> (Option<usize>, u32) {
-        let route = match self.route[dir.index()] {
-            Some((ch, route)) if ch == channel => route,
-            _ => self.route_of((dir, channel)),
-        };
-        let Some((me, partner)) = route else {
+        let Some((me, partner)) = self.route_at(dir, channel) else {
             return (None, u32::MAX);
         };
         let Some((r, sc)) = partner else {
@@ -244,6 +240,16 @@ impl Sessions {
     pub fn sent(&mut self, i: usize, n: u32) {
         if let Some((_, me)) = self.list.get_mut(i) {
             me.next_outgoing = me.next_outgoing.map(|c| c.wrapping_add(n));
+        }
+    }
+
+    /// The route of `dir`'s sending endpoint on `channel`: the one its direction's last
+    /// transfer found, when of the same channel, else looked up ([`Sessions::route_of`]).
+    #[inline]
+    fn route_at(&self, dir: Dir, channel: u16) -> Option<Route> {
+        match self.route[dir.index()] {
+            Some((ch, route)) if ch == channel => route,
+            _ => self.route_of((dir, channel)),
         }
     }
 
