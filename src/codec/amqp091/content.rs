@@ -163,19 +163,22 @@ impl ContentHeader {
         Self::decode_fields(r)
     }
 
-    /// [`ContentHeader::decode`], into the shared handle a frame holds: the properties are
-    /// decoded straight into it, not moved there afterwards.
+    /// [`ContentHeader::decode`], into the shared handle a frame holds: the header is built in
+    /// the handle's own room and its properties decoded straight into it, none moved there
+    /// afterwards.
     pub(super) fn decode_shared(r: &mut Reader) -> Result<Arc<ContentHeader>, DecodeError> {
-        let mut shared = Arc::new(ContentHeader::basic(0));
-        if let Some(h) = Arc::get_mut(&mut shared) {
-            if inplace::content_header(r.buffer(), r.position(), h) {
-                r.skip(r.remaining())?;
-                return Ok(shared);
-            }
-            *h = Self::decode_fields(r)?;
-            return Ok(shared);
-        }
-        Self::decode_fields(r).map(Arc::new)
+        let mut shared = Arc::<ContentHeader>::new_uninit();
+        let h = Arc::get_mut(&mut shared)
+            .expect("a new Arc is not shared")
+            .write(ContentHeader::basic(0));
+        let read = if inplace::content_header(r.buffer(), r.position(), h) {
+            r.skip(r.remaining())
+        } else {
+            Self::decode_fields(r).map(|whole| *h = whole)
+        };
+        // SAFETY: the header was written into the handle just above.
+        let shared = unsafe { shared.assume_init() };
+        read.map(|()| shared)
     }
 
     /// A content header payload decoded field by field: the reader that words and positions

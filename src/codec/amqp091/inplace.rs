@@ -307,6 +307,7 @@ mod tests {
     use crate::codec::amqp091::field_table::FieldValue;
     use crate::codec::amqp091::generated::{CLASSES, METHODS};
     use crate::codec::amqp091::method::{Method, encode_args};
+    use std::sync::Arc;
 
     /// A value of wire type `ty`, with strings and tables short and sometimes empty.
     fn value(rng: &mut Rng, ty: WireType) -> Value {
@@ -364,6 +365,72 @@ mod tests {
         }
         // Most payloads are well-formed: the in-place reader must take them.
         assert!(accepted > METHODS.len() * 150, "{accepted} accepted");
+    }
+
+    #[test]
+    fn shared_decodes_build_what_the_plain_decoders_make_and_keep_nothing_on_failure() {
+        let mut rng = Rng(0x6a09_e667_f3bc_c908);
+        let (mut methods, mut failed) = (0, 0);
+        for def in METHODS.iter() {
+            for _ in 0..50 {
+                let args: Vec<Value> = def.args.iter().map(|a| value(&mut rng, a.ty)).collect();
+                let mut bytes = Vec::new();
+                Method {
+                    def,
+                    args: args.into(),
+                }
+                .encode(&mut bytes);
+                let payload = mutated(&mut rng, bytes);
+                let plain = Method::decode(&mut Reader::new(payload.clone(), 0));
+                let shared = Method::decode_shared(&mut Reader::new(payload.clone(), 0));
+                assert_eq!(
+                    shared.as_deref(),
+                    plain.as_ref(),
+                    "{} {payload:?}",
+                    def.name
+                );
+                match shared {
+                    Ok(m) => {
+                        assert_eq!(Arc::strong_count(&m), 1);
+                        methods += 1;
+                    }
+                    Err(_) => failed += 1,
+                }
+                drop(plain);
+                assert!(payload.is_unique(), "{}: a value was kept", def.name);
+            }
+        }
+        assert!(
+            methods > METHODS.len() * 15 && failed > 0,
+            "{methods} {failed}"
+        );
+        for class in CLASSES.iter() {
+            for _ in 0..200 {
+                let mut header = ContentHeader {
+                    class_id: class.id,
+                    ..ContentHeader::basic(rng.next())
+                };
+                for p in class.properties {
+                    if rng.below(2) == 1 {
+                        header = header.with(p.name, value(&mut rng, p.ty)).expect("typed");
+                    }
+                }
+                let mut bytes = Vec::new();
+                header.encode(&mut bytes);
+                drop(header);
+                let payload = mutated(&mut rng, bytes);
+                let plain = ContentHeader::decode(&mut Reader::new(payload.clone(), 0));
+                let shared = ContentHeader::decode_shared(&mut Reader::new(payload.clone(), 0));
+                assert_eq!(
+                    shared.as_deref(),
+                    plain.as_ref(),
+                    "{} {payload:?}",
+                    class.name
+                );
+                drop((plain, shared));
+                assert!(payload.is_unique(), "{}: a property was kept", class.name);
+            }
+        }
     }
 
     #[test]

@@ -350,26 +350,26 @@ impl Method {
         Ok(Method { def, args })
     }
 
-    /// [`Method::decode`], into the shared handle a frame holds: the arguments are decoded
-    /// straight into it, not moved there afterwards.
+    /// [`Method::decode`], into the shared handle a frame holds: the method is built in the
+    /// handle's own room and its arguments decoded straight into it, none moved there
+    /// afterwards.
     pub(super) fn decode_shared(r: &mut Reader) -> Result<Arc<Method>, DecodeError> {
         let def = Self::decode_def(r)?;
-        let mut shared = Arc::new(Method {
-            def,
-            args: Args::new(),
-        });
-        if let Some(m) = Arc::get_mut(&mut shared) {
-            if inplace::method_args(r.buffer(), r.position(), def, &mut m.args) {
-                r.skip(r.remaining())?;
-                return Ok(shared);
-            }
-            m.args = Self::decode_args(r, def)?;
-            return Ok(shared);
-        }
-        Ok(Arc::new(Method {
-            def,
-            args: Self::decode_args(r, def)?,
-        }))
+        let mut shared = Arc::<Method>::new_uninit();
+        let m = Arc::get_mut(&mut shared)
+            .expect("a new Arc is not shared")
+            .write(Method {
+                def,
+                args: Args::new(),
+            });
+        let read = if inplace::method_args(r.buffer(), r.position(), def, &mut m.args) {
+            r.skip(r.remaining())
+        } else {
+            Self::decode_args(r, def).map(|args| m.args = args)
+        };
+        // SAFETY: the method was written into the handle just above.
+        let shared = unsafe { shared.assume_init() };
+        read.map(|()| shared)
     }
 
     /// The class-id and method-id at the start of `r`, looked up.
