@@ -69,6 +69,10 @@ impl Protocol for Amqp091 {
     fn decode_frame(raw: Bytes, offset: u64) -> Result<amqp091::Frame, DecodeError> {
         amqp091::decode_frame(raw, offset)
     }
+    #[inline]
+    fn decode_frame_ref(raw: &Bytes, offset: u64) -> Result<amqp091::Frame, DecodeError> {
+        amqp091::decode_frame_ref(raw, offset)
+    }
     fn decode_head(head: Bytes, size: u64, offset: u64) -> Result<amqp091::Frame, DecodeError> {
         head::amqp091(head, size, offset)
     }

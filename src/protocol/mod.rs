@@ -88,6 +88,13 @@ pub trait Protocol {
     fn frame_channel(head: &[u8]) -> skim_channels::FrameChannel;
     /// Decode the whole frame `raw` found at absolute `offset`.
     fn decode_frame(raw: Bytes, offset: u64) -> Result<Self::Frame, DecodeError>;
+    /// [`Protocol::decode_frame`] of a frame whose bytes `raw` the caller keeps: a protocol
+    /// whose frames need not hold a handle of them decodes from the borrowed one, sparing the
+    /// refcount an owned handle takes and lets go.
+    #[inline]
+    fn decode_frame_ref(raw: &Bytes, offset: u64) -> Result<Self::Frame, DecodeError> {
+        Self::decode_frame(raw.clone(), offset)
+    }
     /// Decode a frame of `size` bytes at `offset` from its first bytes, `head`.
     fn decode_head(head: Bytes, size: u64, offset: u64) -> Result<Self::Frame, DecodeError>;
     /// Whether `buf` plausibly starts with one of its frames (for resynchronising after lost

@@ -157,6 +157,16 @@ macro_rules! protocols {
                 }
             }
 
+            /// See [`Protocol::decode_frame_ref`].
+            #[inline]
+            pub fn decode_frame_ref(self, raw: &Bytes, offset: u64) -> Result<AnyFrame, DecodeError> {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => {
+                        <$imp as Protocol>::decode_frame_ref(raw, offset).map(AnyFrame::$variant)
+                    })+
+                }
+            }
+
             /// See [`Protocol::decode_head`].
             pub fn decode_head(
                 self,

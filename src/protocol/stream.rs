@@ -500,7 +500,7 @@ impl StreamDecoder {
             return None;
         }
         let raw = whole.slice(at..at + size);
-        let decoded = protocol.decode_frame(raw.clone(), offset);
+        let decoded = protocol.decode_frame_ref(&raw, offset);
         self.emit(offset, raw, decoded, out);
         Some(size)
     }

@@ -156,29 +156,49 @@ impl ContentHeader {
     /// Decode a content header payload; `r` covers exactly the payload.
     pub fn decode(r: &mut Reader) -> Result<ContentHeader, DecodeError> {
         let mut h = ContentHeader::basic(0);
-        if inplace::content_header(r.buffer(), r.position(), &mut h) {
+        let (buf, pos) = (r.buffer(), r.position());
+        if inplace::content_header(buf, pos, buf.len(), &mut h) {
             r.skip(r.remaining())?;
             return Ok(h);
         }
         Self::decode_fields(r)
     }
 
-    /// [`ContentHeader::decode`], into the shared handle a frame holds: the header is built in
-    /// the handle's own room and its properties decoded straight into it, none moved there
-    /// afterwards.
-    pub(super) fn decode_shared(r: &mut Reader) -> Result<Arc<ContentHeader>, DecodeError> {
+    /// [`ContentHeader::decode`] of the payload `buf[pos..end]` (`buf[0]` sitting at absolute
+    /// offset `base`), into the shared handle a frame holds: read from the frame's buffer as
+    /// it is (no handle of the payload cut from it), the header built in the handle's own room
+    /// and its properties decoded straight into it, none moved there afterwards.
+    pub(super) fn decode_shared(
+        buf: &Bytes,
+        pos: usize,
+        end: usize,
+        base: u64,
+    ) -> Result<Arc<ContentHeader>, DecodeError> {
         let mut shared = Arc::<ContentHeader>::new_uninit();
         let h = Arc::get_mut(&mut shared)
             .expect("a new Arc is not shared")
             .write(ContentHeader::basic(0));
-        let read = if inplace::content_header(r.buffer(), r.position(), h) {
-            r.skip(r.remaining())
-        } else {
-            Self::decode_fields(r).map(|whole| *h = whole)
-        };
+        let read = inplace::content_header(buf, pos, end, h);
         // SAFETY: the header was written into the handle just above.
         let shared = unsafe { shared.assume_init() };
-        read.map(|()| shared)
+        if read {
+            return Ok(shared);
+        }
+        drop(shared);
+        Self::decode_shared_slowly(buf, pos, end, base)
+    }
+
+    /// [`ContentHeader::decode_shared`] of a payload the in-place reader does not take: by the
+    /// reader that words and positions every error.
+    #[cold]
+    fn decode_shared_slowly(
+        buf: &Bytes,
+        pos: usize,
+        end: usize,
+        base: u64,
+    ) -> Result<Arc<ContentHeader>, DecodeError> {
+        let mut r = Reader::at(buf.slice(..end.min(buf.len())), pos, base);
+        Self::decode_fields(&mut r).map(Arc::new)
     }
 
     /// A content header payload decoded field by field: the reader that words and positions

@@ -15,7 +15,7 @@ use super::generated::{
     FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_HEARTBEAT, FRAME_METHOD, MethodKind,
 };
 use super::method::{Method, Value};
-use crate::codec::{DecodeError, ErrorKind, Reader};
+use crate::codec::{DecodeError, ErrorKind};
 
 /// Bytes before the payload: type (1), channel (2), size (4).
 pub const FRAME_HEADER_LEN: usize = 7;
@@ -174,6 +174,47 @@ pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
 
 /// Decode one complete frame (`raw` is exactly one frame), found at absolute `offset`.
 pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
+    let (frame_type, channel, end) = delimit(&raw, offset)?;
+    if u16::from(frame_type) != FRAME_BODY {
+        return decode_unit(&raw, frame_type, channel, end, offset);
+    }
+    // The payload, without a refcount bump: cut the frame's own handle down to it.
+    let mut body = raw;
+    body.truncate(end);
+    body.advance(FRAME_HEADER_LEN);
+    Ok(body_frame(channel, offset, body))
+}
+
+/// [`decode_frame`] of a frame whose bytes `raw` the caller keeps: only a body frame takes a
+/// handle of them (its payload), the others are read from `raw` as it is.
+pub fn decode_frame_ref(raw: &Bytes, offset: u64) -> Result<Frame, DecodeError> {
+    let (frame_type, channel, end) = delimit(raw, offset)?;
+    if u16::from(frame_type) != FRAME_BODY {
+        return decode_unit(raw, frame_type, channel, end, offset);
+    }
+    Ok(body_frame(
+        channel,
+        offset,
+        raw.slice(FRAME_HEADER_LEN..end),
+    ))
+}
+
+/// A body frame of payload `body`.
+#[inline]
+fn body_frame(channel: u16, offset: u64, body: Bytes) -> Frame {
+    Frame {
+        channel,
+        offset,
+        kind: FrameKind::Body(body),
+        secrets: Vec::new(),
+        streamed: 0,
+    }
+}
+
+/// The frame type, the channel and where the payload ends (the frame-end octet's index) of
+/// the frame `raw` at `offset`, checked to be exactly one frame.
+#[inline]
+fn delimit(raw: &[u8], offset: u64) -> Result<(u8, u16, usize), DecodeError> {
     let (frame_type, channel, size) = match raw.get(..FRAME_HEADER_LEN) {
         Some(&[t, c0, c1, s0, s1, s2, s3]) => (
             t,
@@ -210,41 +251,46 @@ pub fn decode_frame(raw: Bytes, offset: u64) -> Result<Frame, DecodeError> {
         )
         .within("frame-end"));
     }
-    // The payload, without a refcount bump: cut the frame's own handle down to it.
-    let base = raw.as_ptr() as usize;
-    let mut body = raw;
-    body.truncate(end_at as usize);
-    body.advance(FRAME_HEADER_LEN);
-    if u16::from(frame_type) == FRAME_BODY {
-        return Ok(Frame {
-            channel,
-            offset,
-            kind: FrameKind::Body(body),
-            secrets: Vec::new(),
-            streamed: 0,
-        });
-    }
-    let mut payload = Reader::new(body, offset + FRAME_HEADER_LEN as u64);
+    Ok((frame_type, channel, end_at as usize))
+}
+
+/// A frame other than a body frame (method, content header, heartbeat), its payload read
+/// from `raw[FRAME_HEADER_LEN..end]` where it lies.
+fn decode_unit(
+    raw: &Bytes,
+    frame_type: u8,
+    channel: u16,
+    end: usize,
+    offset: u64,
+) -> Result<Frame, DecodeError> {
     let mut secrets = Vec::new();
     let kind = match u16::from(frame_type) {
         FRAME_METHOD => {
-            let m = Method::decode_shared(&mut payload)?;
+            let m = Method::decode_shared(raw, FRAME_HEADER_LEN, end, offset)?;
             if matches!(
                 m.def.kind,
                 MethodKind::ConnectionStartOk
                     | MethodKind::ConnectionSecureOk
                     | MethodKind::ConnectionUpdateSecret
             ) {
-                secrets = method_secrets(&m, base);
+                secrets = method_secrets(&m, raw.as_ptr() as usize);
             }
             FrameKind::Method(m)
         }
-        FRAME_HEADER => FrameKind::Header(ContentHeader::decode_shared(&mut payload)?),
+        FRAME_HEADER => FrameKind::Header(ContentHeader::decode_shared(
+            raw,
+            FRAME_HEADER_LEN,
+            end,
+            offset,
+        )?),
         FRAME_HEARTBEAT => {
-            if !payload.is_empty() {
-                return Err(payload
-                    .error(ErrorKind::TrailingBytes(payload.remaining() as u64))
-                    .within("heartbeat"));
+            let left = end - FRAME_HEADER_LEN;
+            if left > 0 {
+                return Err(DecodeError::new(
+                    offset + FRAME_HEADER_LEN as u64,
+                    ErrorKind::TrailingBytes(left as u64),
+                )
+                .within("heartbeat"));
             }
             FrameKind::Heartbeat
         }

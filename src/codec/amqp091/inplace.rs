@@ -19,9 +19,14 @@ use crate::codec::Reader;
 
 /// A position in a payload, with the bit-packing state of an argument list (see
 /// [`ArgDecoder`](super::method)).
+///
+/// The payload is `buf[..end]`; reads are bounded by `buf` only (a frame's buffer also holds
+/// its frame-end octet). Positions only grow, so a list read whole ends exactly at `end` only
+/// when none of its reads went past it: [`Cursor::at_end`] is the one check needed.
 struct Cursor<'a> {
     buf: &'a Bytes,
     pos: usize,
+    end: usize,
     /// The octet consecutive bits are taken from.
     bits: u8,
     /// Bits of `bits` already used; 8 (or more) = no octet in use.
@@ -29,10 +34,11 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(buf: &'a Bytes, pos: usize) -> Self {
+    fn new(buf: &'a Bytes, pos: usize, end: usize) -> Self {
         Cursor {
             buf,
             pos,
+            end,
             bits: 0,
             used: 8,
         }
@@ -174,17 +180,23 @@ impl<'a> Cursor<'a> {
         Some(())
     }
 
-    /// True when every byte of the payload was read.
+    /// True when every byte of the payload, and none past it, was read.
     fn at_end(&self) -> bool {
-        self.pos == self.buf.len()
+        self.pos == self.end
     }
 }
 
-/// The arguments of method `def`, read from `payload` at `pos` to its very end and appended
-/// to `out` (empty on entry). False when the payload is not such a list; `out` then holds
-/// whatever was read before that showed.
-pub(super) fn method_args(payload: &Bytes, pos: usize, def: &MethodDef, out: &mut Args) -> bool {
-    let mut cur = Cursor::new(payload, pos);
+/// The arguments of method `def`, read from `buf` at `pos` to `end` (the payload's end) and
+/// appended to `out` (empty on entry). False when the payload is not such a list; `out` then
+/// holds whatever was read before that showed.
+pub(super) fn method_args(
+    buf: &Bytes,
+    pos: usize,
+    end: usize,
+    def: &MethodDef,
+    out: &mut Args,
+) -> bool {
+    let mut cur = Cursor::new(buf, pos, end);
     // The methods most frames carry, read with their layout known.
     let read = match def.kind {
         MethodKind::BasicPublish => cur.publish(out),
@@ -207,11 +219,11 @@ pub(super) fn known_flags(n: usize) -> u16 {
     }
 }
 
-/// A content header payload (from `pos` to its very end) with a single property-flag word,
+/// A content header payload (`buf` from `pos` to `end`) with a single property-flag word,
 /// read into `out` (whose properties are empty on entry). False when the payload is not such
 /// a header; `out` then holds whatever was read before that showed.
-pub(super) fn content_header(payload: &Bytes, pos: usize, out: &mut ContentHeader) -> bool {
-    let mut cur = Cursor::new(payload, pos);
+pub(super) fn content_header(buf: &Bytes, pos: usize, end: usize, out: &mut ContentHeader) -> bool {
+    let mut cur = Cursor::new(buf, pos, end);
     let Some([c0, c1, w0, w1, s0, s1, s2, s3, s4, s5, s6, s7, f0, f1]) = cur.take::<14>() else {
         return false;
     };
@@ -355,7 +367,7 @@ mod tests {
                 encode_args(&args, &mut bytes);
                 let payload = mutated(&mut rng, bytes);
                 let mut in_place = Args::new();
-                if !method_args(&payload, 0, def, &mut in_place) {
+                if !method_args(&payload, 0, payload.len(), def, &mut in_place) {
                     continue;
                 }
                 accepted += 1;
@@ -382,7 +394,7 @@ mod tests {
                 .encode(&mut bytes);
                 let payload = mutated(&mut rng, bytes);
                 let plain = Method::decode(&mut Reader::new(payload.clone(), 0));
-                let shared = Method::decode_shared(&mut Reader::new(payload.clone(), 0));
+                let shared = Method::decode_shared(&payload, 0, payload.len(), 0);
                 assert_eq!(
                     shared.as_deref(),
                     plain.as_ref(),
@@ -420,7 +432,7 @@ mod tests {
                 drop(header);
                 let payload = mutated(&mut rng, bytes);
                 let plain = ContentHeader::decode(&mut Reader::new(payload.clone(), 0));
-                let shared = ContentHeader::decode_shared(&mut Reader::new(payload.clone(), 0));
+                let shared = ContentHeader::decode_shared(&payload, 0, payload.len(), 0);
                 assert_eq!(
                     shared.as_deref(),
                     plain.as_ref(),
@@ -431,6 +443,87 @@ mod tests {
                 assert!(payload.is_unique(), "{}: a property was kept", class.name);
             }
         }
+    }
+
+    /// `payload` as a frame of type `ty`: cut one byte short (its last byte dropped, the
+    /// frame-end octet kept right after the rest) or with one byte changed, now and then.
+    fn framed(rng: &mut Rng, ty: u8, mut payload: Vec<u8>) -> Bytes {
+        match rng.below(4) {
+            0 => {
+                payload.pop();
+            }
+            1 if !payload.is_empty() => {
+                let at = rng.below(payload.len() as u64) as usize;
+                payload[at] = rng.next() as u8;
+            }
+            _ => {}
+        }
+        let mut raw = vec![ty, 0, 1];
+        raw.extend((payload.len() as u32).to_be_bytes());
+        raw.extend(payload);
+        raw.push(0xCE);
+        raw.into()
+    }
+
+    #[test]
+    fn frames_read_from_a_kept_buffer_are_what_owned_ones_decode_to() {
+        use crate::codec::amqp091::frame::{FrameKind, decode_frame, decode_frame_ref};
+        let mut rng = Rng(0xbb67_ae85_84ca_a73b);
+        let (mut ok, mut failed) = (0, 0);
+        // Each frame is also decoded from a handle of its payload alone, which no read can
+        // overrun into the frame-end octet.
+        let mut check = |raw: Bytes| {
+            let kept = decode_frame_ref(&raw, 40);
+            assert_eq!(kept, decode_frame(raw.clone(), 40), "{raw:?}");
+            let mut payload = Reader::new(raw.slice(7..raw.len() - 1), 47);
+            let alone = match raw[0] {
+                1 => Method::decode(&mut payload).map(|m| FrameKind::Method(Arc::new(m))),
+                2 => ContentHeader::decode(&mut payload).map(|h| FrameKind::Header(Arc::new(h))),
+                _ => kept.clone().map(|f| f.kind),
+            };
+            let kind = kept.map(|f| f.kind);
+            assert_eq!(kind, alone, "{raw:?}");
+            if kind.is_ok() {
+                ok += 1
+            } else {
+                failed += 1
+            }
+            drop((kind, alone, payload));
+            assert!(raw.is_unique(), "a handle of {raw:?} was kept");
+        };
+        for def in METHODS.iter() {
+            for _ in 0..40 {
+                let args: Vec<Value> = def.args.iter().map(|a| value(&mut rng, a.ty)).collect();
+                let mut payload = Vec::new();
+                Method {
+                    def,
+                    args: args.into(),
+                }
+                .encode(&mut payload);
+                check(framed(&mut rng, 1, payload));
+            }
+        }
+        for class in CLASSES.iter() {
+            for _ in 0..200 {
+                let mut header = ContentHeader {
+                    class_id: class.id,
+                    ..ContentHeader::basic(rng.next())
+                };
+                for p in class.properties {
+                    if rng.below(2) == 1 {
+                        header = header.with(p.name, value(&mut rng, p.ty)).expect("typed");
+                    }
+                }
+                let mut payload = Vec::new();
+                header.encode(&mut payload);
+                check(framed(&mut rng, 2, payload));
+            }
+        }
+        for ty in [3, 8, 9] {
+            let payload = (0..rng.below(3)).map(|_| rng.next() as u8).collect();
+            check(framed(&mut rng, ty, payload));
+        }
+        assert!(ok > 1000 && failed > 1000, "{ok} decoded, {failed} refused");
     }
 
     #[test]
@@ -472,7 +565,7 @@ mod tests {
                 encode_args(&props, &mut bytes);
                 let payload = mutated(&mut rng, bytes);
                 let mut in_place = ContentHeader::basic(0);
-                if !content_header(&payload, 0, &mut in_place) {
+                if !content_header(&payload, 0, payload.len(), &mut in_place) {
                     continue;
                 }
                 accepted += 1;

@@ -342,7 +342,8 @@ impl Method {
     pub fn decode(r: &mut Reader) -> Result<Method, DecodeError> {
         let def = Self::decode_def(r)?;
         let mut args = Args::new();
-        if inplace::method_args(r.buffer(), r.position(), def, &mut args) {
+        let (buf, pos) = (r.buffer(), r.position());
+        if inplace::method_args(buf, pos, buf.len(), def, &mut args) {
             r.skip(r.remaining())?;
             return Ok(Method { def, args });
         }
@@ -350,11 +351,26 @@ impl Method {
         Ok(Method { def, args })
     }
 
-    /// [`Method::decode`], into the shared handle a frame holds: the method is built in the
-    /// handle's own room and its arguments decoded straight into it, none moved there
-    /// afterwards.
-    pub(super) fn decode_shared(r: &mut Reader) -> Result<Arc<Method>, DecodeError> {
-        let def = Self::decode_def(r)?;
+    /// [`Method::decode`] of the payload `buf[pos..end]` (`buf[0]` sitting at absolute offset
+    /// `base`), into the shared handle a frame holds: read from the frame's buffer as it
+    /// is (no handle of the payload cut from it), the method built in the handle's own room
+    /// and its arguments decoded straight into it, none moved there afterwards.
+    pub(super) fn decode_shared(
+        buf: &Bytes,
+        pos: usize,
+        end: usize,
+        base: u64,
+    ) -> Result<Arc<Method>, DecodeError> {
+        let def = match buf.get(pos..end).and_then(|p| p.get(..4)) {
+            Some(&[c0, c1, m0, m1]) => {
+                Self::lookup(u16::from_be_bytes([c0, c1]), u16::from_be_bytes([m0, m1]))
+            }
+            _ => None,
+        };
+        let Some(def) = def else {
+            // Ids cut short or naming no method: the slow path words the error.
+            return Self::decode_shared_slowly(buf, pos, end, base);
+        };
         let mut shared = Arc::<Method>::new_uninit();
         let m = Arc::get_mut(&mut shared)
             .expect("a new Arc is not shared")
@@ -362,14 +378,26 @@ impl Method {
                 def,
                 args: Args::new(),
             });
-        let read = if inplace::method_args(r.buffer(), r.position(), def, &mut m.args) {
-            r.skip(r.remaining())
-        } else {
-            Self::decode_args(r, def).map(|args| m.args = args)
-        };
-        // SAFETY: the method was written into the handle just above.
-        let shared = unsafe { shared.assume_init() };
-        read.map(|()| shared)
+        if inplace::method_args(buf, pos + 4, end, def, &mut m.args) {
+            // SAFETY: the method was written into the handle just above.
+            return Ok(unsafe { shared.assume_init() });
+        }
+        // SAFETY: as above; dropped, with what was read into it.
+        drop(unsafe { shared.assume_init() });
+        Self::decode_shared_slowly(buf, pos, end, base)
+    }
+
+    /// [`Method::decode_shared`] of a payload the in-place reader does not take: by the reader
+    /// that words and positions every error.
+    #[cold]
+    fn decode_shared_slowly(
+        buf: &Bytes,
+        pos: usize,
+        end: usize,
+        base: u64,
+    ) -> Result<Arc<Method>, DecodeError> {
+        let mut r = Reader::at(buf.slice(..end.min(buf.len())), pos, base);
+        Self::decode(&mut r).map(Arc::new)
     }
 
     /// The class-id and method-id at the start of `r`, looked up.

@@ -30,7 +30,7 @@ pub use content::{BASIC_CLASS_ID, ContentHeader};
 pub use field_table::{FieldTable, FieldValue, MAX_DEPTH};
 pub use frame::{
     FRAME_END_OCTET, FRAME_HEADER_LEN, FRAME_OVERHEAD, Frame, FrameKind, decode_frame,
-    encode_frame, frame_size,
+    decode_frame_ref, encode_frame, frame_size,
 };
 pub use generated::{Arg, CLASSES, METHODS, MethodKind, arg_index, class_def, method_def};
 pub use lists::{Args, Properties};
