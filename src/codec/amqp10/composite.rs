@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::encoded_fields::{self, EncodedFields};
+use super::encoded_fields::{self, EncodedFields, Scalars};
 use super::fields::FieldList;
 use super::tables;
 use super::value::{self, Described, Descriptor, Kind, MAX_DEPTH, Value, code};
@@ -197,12 +197,13 @@ impl Composite {
             Fields::Encoded(e) => e.with_values(raw, f),
         }
     }
-    /// Typed access to the fields, for the typed views; `raw` as for [`Composite::fields`]
-    /// (a plain list is read in place).
-    pub fn field_list<'a>(&'a self, raw: &'a Bytes) -> FieldList<'a> {
+    /// `f` of typed access to the fields, for the typed views; `raw` as for
+    /// [`Composite::fields`] (a plain list is read in place, each field's kind and number read
+    /// again).
+    pub fn with_field_list<R>(&self, raw: &Bytes, f: impl FnOnce(&FieldList<'_>) -> R) -> R {
         match &self.fields {
-            Fields::Decoded(v) => FieldList::Values(v),
-            Fields::Encoded(e) => FieldList::Encoded(e, raw),
+            Fields::Decoded(v) => f(&FieldList::Values(v)),
+            Fields::Encoded(e) => f(&FieldList::Plain(e, &e.scalars(raw), raw)),
         }
     }
     /// Each field's byte span within `raw`, the frame this composite was decoded from.
@@ -252,18 +253,25 @@ fn scan_field_spans(raw: &Bytes, start: usize) -> Result<Vec<Range<usize>>, Deco
 
 /// Decode a described list that must be a known composite, recording each field's span
 /// (relative to `frame_start`, the absolute offset of the raw frame's first byte), and check it
-/// against its table.
-pub fn decode_top(r: &mut Reader, frame_start: u64) -> Result<Composite, DecodeError> {
-    decode_top_with(r, frame_start, true)
+/// against its table; with `view` of its checked fields (its typed view), made as they are
+/// checked: a plain list's fields are read once, the view built from each one's kind and
+/// number as the check read them.
+pub fn decode_top<T>(
+    r: &mut Reader,
+    frame_start: u64,
+    view: impl FnOnce(&'static CompositeDef, &FieldList<'_>) -> T,
+) -> Result<(Composite, T), DecodeError> {
+    decode_top_with(r, frame_start, true, view)
 }
 
 /// [`decode_top`], reading a plain list in place when `in_place` (else value by value: what
 /// the in-place reading must agree with).
-fn decode_top_with(
+fn decode_top_with<T>(
     r: &mut Reader,
     frame_start: u64,
     in_place: bool,
-) -> Result<Composite, DecodeError> {
+    view: impl FnOnce(&'static CompositeDef, &FieldList<'_>) -> T,
+) -> Result<(Composite, T), DecodeError> {
     let rel = |abs: u64| abs.saturating_sub(frame_start).min(u64::from(u32::MAX)) as u32;
     let start = r.offset();
     let at = r.offset();
@@ -297,19 +305,24 @@ fn decode_top_with(
     let Some((end, count)) = list_header(r).map_err(|e| e.within(def.name))? else {
         let span = rel(start)..rel(r.offset());
         check_fields(def, &[], &[], frame_start, 1).map_err(|e| e.within(def.name))?;
-        return Ok(Composite::new(def, descriptor, Vec::new(), span));
+        let view = view(def, &FieldList::Values(&[]));
+        return Ok((Composite::new(def, descriptor, Vec::new(), span), view));
     };
     // A plain list (what transfers and most performatives are) is checked where it lies.
+    let mut scalars = Scalars::NONE;
     if in_place
-        && let Some(encoded) = encoded_fields::scan(r.buffer(), r.position(), end, count, def)
+        && let Some(encoded) =
+            encoded_fields::scan(r.buffer(), r.position(), end, count, def, &mut scalars)
     {
         r.skip(end - r.position())?;
-        return Ok(Composite {
+        let view = view(def, &FieldList::Plain(&encoded, &scalars, r.buffer()));
+        let composite = Composite {
             def,
             descriptor,
             fields: Fields::Encoded(encoded),
             span: rel(start)..rel(r.offset()),
-        });
+        };
+        return Ok((composite, view));
     }
     let fields = decode_fields(r, def, end, count)?;
     if check_fields(def, &fields, &[], frame_start, 1).is_err() {
@@ -322,12 +335,9 @@ fn decode_top_with(
             .collect();
         check_fields(def, &fields, &spans, frame_start, 1).map_err(|e| e.within(def.name))?;
     }
-    Ok(Composite::new(
-        def,
-        descriptor,
-        fields,
-        rel(start)..rel(r.offset()),
-    ))
+    let view = view(def, &FieldList::Values(&fields));
+    let composite = Composite::new(def, descriptor, fields, rel(start)..rel(r.offset()));
+    Ok((composite, view))
 }
 
 /// Read the header of the list a composite's fields are in: `Some((end, count))`, where the
@@ -598,7 +608,7 @@ pub fn check_value(
 mod in_place_tests {
     use super::*;
     use crate::base::test_rng::Rng;
-    use crate::codec::amqp10::Performative;
+    use crate::codec::amqp10::{Performative, SaslFrame};
 
     /// One field's encoding: mostly plain scalars (of every encoding of their kind), sometimes
     /// something no plain list holds (a string, a symbol, an invalid boolean, a described
@@ -701,7 +711,7 @@ mod in_place_tests {
                 let raw = frame(&mut rng, def);
                 let decode = |plain| {
                     let mut r = Reader::at(raw.clone(), 8, 0);
-                    decode_top_with(&mut r, 0, plain).map(|c| (c, r.position()))
+                    decode_top_with(&mut r, 0, plain, |_, _| ()).map(|(c, ())| (c, r.position()))
                 };
                 match (decode(true), decode(false)) {
                     (Ok((a, at_a)), Ok((b, at_b))) => {
@@ -726,6 +736,40 @@ mod in_place_tests {
         }
         // The generator reaches the in-place path often enough to say something.
         assert!(in_place > 400, "{in_place} frames read in place");
+    }
+
+    /// Every performative and SASL frame, generated as above: the typed view of a plain list,
+    /// built from each field's kind and number as the check read them, is the view of the
+    /// values the list decodes to.
+    #[test]
+    fn views_of_plain_lists_are_the_views_of_their_decoded_values() {
+        let mut rng = Rng(0x5ca1_a125);
+        let mut plain = 0;
+        let names = Performative::NAMES.iter().chain(&SaslFrame::NAMES);
+        for def in names.map(|n| lookup_name_of(n)) {
+            for _ in 0..400 {
+                let raw = frame(&mut rng, def);
+                let mut r = Reader::at(raw.clone(), 8, 0);
+                let views = |_: &_, f: &FieldList| {
+                    let sasl = SaslFrame::from_fields(def, f);
+                    (Performative::from_fields(def, f), sasl)
+                };
+                let Ok((c, (performative, sasl))) = decode_top(&mut r, 0, views) else {
+                    continue;
+                };
+                if !matches!(c.fields, Fields::Encoded(_)) {
+                    continue;
+                }
+                plain += 1;
+                let values = c.fields(&raw);
+                let decoded = FieldList::Values(&values);
+                let (by_value, sasl_by_value) = views(def, &decoded);
+                assert_eq!(performative, by_value, "{raw:02x?}");
+                assert_eq!(sasl, sasl_by_value, "{raw:02x?}");
+            }
+        }
+        // The generator makes plain lists often enough to say something.
+        assert!(plain > 500, "{plain} plain lists");
     }
 
     fn lookup_name_of(name: &str) -> &'static CompositeDef {

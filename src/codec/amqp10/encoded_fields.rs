@@ -3,18 +3,19 @@
 //!
 //! Most performatives on the wire (transfers above all) hold nothing but nulls, booleans,
 //! unsigned integers and a short binary (the delivery tag). For such a list, [`scan`] checks
-//! every field against its table in one pass over the bytes and notes where each starts; the
-//! typed view reads the few fields it needs from there, and the list becomes values only if a
-//! text or JSON output, a filter or a rule asks for them. Any other encoding (a described
-//! value, a string, a map, an array, anything truncated or a table mismatch) is not a plain
-//! list: the caller decodes and checks it value by value, which words and positions the error.
+//! every field against its table in one pass over the bytes and notes where each starts (kept
+//! in the frame) and each field's kind and number ([`Scalars`], handed to the typed view as it
+//! is built, then dropped); the list becomes values only if a text or JSON output, a filter or
+//! a rule asks for them. Any other encoding (a described value, a string, a map, an array,
+//! anything truncated or a table mismatch) is not a plain list: the caller decodes and checks
+//! it value by value, which words and positions the error.
 //! A list [`scan`] accepts decodes to exactly what that decoder makes of it.
 
 use bytes::Bytes;
 use smallvec::SmallVec;
 
 use super::composite::{CompositeDef, FieldType};
-use super::value::{Kind, Value, plain_number, plain_scalar, plain_scalar_kind};
+use super::value::{Kind, Value, plain_scalar, plain_scalar_read};
 
 /// The most fields a plain list may have (every composite of the spec has fewer).
 pub const MAX_FIELDS: usize = 16;
@@ -54,21 +55,24 @@ impl EncodedFields {
         plain_scalar(raw, self.at(i)?)
     }
 
-    /// Field `i` when it is a number (or boolean, as 0 or 1) of kind `kind`.
+    /// Field `i` when it is a binary of `len` bytes (zero-copy), `None` when it does not fit
+    /// in `raw`.
     #[inline]
-    pub fn number(&self, raw: &[u8], i: usize, kind: Kind) -> Option<u64> {
-        let (k, n) = plain_number(raw.get(self.at(i)?..)?)?;
-        (k == kind).then_some(n)
+    pub fn binary(&self, raw: &Bytes, i: usize, len: usize) -> Option<Bytes> {
+        let at = self.at(i)? + 2;
+        (at + len <= raw.len()).then(|| raw.slice(at..at + len))
     }
 
-    /// Field `i` when it is a binary (zero-copy).
-    #[inline]
-    pub fn binary(&self, raw: &Bytes, i: usize) -> Option<Bytes> {
-        let at = self.at(i)?;
-        match plain_scalar_kind(raw.get(at..)?)? {
-            (Kind::Binary, len) => Some(raw.slice(at + 2..at + len)),
-            _ => None,
+    /// The kind and number of every field, read again from `raw`: what [`scan`] read of them.
+    pub fn scalars(&self, raw: &[u8]) -> Scalars {
+        let mut scalars = Scalars::NONE;
+        for i in 0..self.len() {
+            let read = self.at(i).and_then(|at| plain_scalar_read(raw.get(at..)?));
+            if let Some((kind, _, n)) = read {
+                scalars.set(i, kind, n);
+            }
         }
+        scalars
     }
 
     /// Every field's value, in order: what the value-by-value decoder makes of the list.
@@ -87,24 +91,61 @@ impl EncodedFields {
     }
 }
 
+/// The kind and number of each field of a plain list (see [`plain_scalar_read`]: a number's
+/// value, a boolean's as 0 or 1, a binary's length), as [`scan`] read them: for the typed view
+/// to take without reading the bytes again. Not kept in the frame (its size would be copied
+/// with every frame).
+#[derive(Clone, Debug)]
+pub struct Scalars {
+    /// Field `i`'s kind: `Kind::Null` for a null and for a field the list does not hold.
+    kinds: [Kind; MAX_FIELDS],
+    /// Field `i`'s number (never read for a null or a field the list does not hold).
+    numbers: [u64; MAX_FIELDS],
+}
+
+impl Scalars {
+    /// No field (every kind `Null`): what a [`scan`] is given to fill in.
+    pub const NONE: Scalars = Scalars {
+        kinds: [Kind::Null; MAX_FIELDS],
+        numbers: [0; MAX_FIELDS],
+    };
+
+    #[inline]
+    fn set(&mut self, i: usize, kind: Kind, n: u64) {
+        self.kinds[i] = kind;
+        self.numbers[i] = n;
+    }
+
+    /// Field `i`'s number when it is of kind `kind` (a number, a boolean or a binary).
+    #[inline]
+    pub fn number(&self, i: usize, kind: Kind) -> Option<u64> {
+        (*self.kinds.get(i)? == kind).then(|| self.numbers[i])
+    }
+}
+
 /// Check the `count` fields of `def`'s list that lie in `raw` from `pos` up to exactly `end`,
-/// when each is null or a plain scalar of its field's primitive type; `None` for anything else
-/// (the caller then decodes the list value by value).
+/// when each is null or a plain scalar of its field's primitive type: where each lies, and what
+/// each holds written to `scalars` (`Null` for the fields the list does not hold). `None` for
+/// anything else (the caller then decodes the list value by value; `scalars` then holds
+/// nothing of use).
 pub fn scan(
     raw: &Bytes,
     mut pos: usize,
     end: usize,
     count: usize,
     def: &'static CompositeDef,
+    scalars: &mut Scalars,
 ) -> Option<EncodedFields> {
     if count > MAX_FIELDS || count > def.fields.len() || end > raw.len() {
         return None;
     }
     let first = pos;
     let mut starts = [0u16; MAX_FIELDS];
+    // A field the list does not hold reads as null (its number is not read).
+    scalars.kinds = [Kind::Null; MAX_FIELDS];
     for (i, f) in def.fields[..count].iter().enumerate() {
         starts[i] = u16::try_from(pos - first).ok()?;
-        let (kind, n) = plain_scalar_kind(raw.get(pos..end)?)?;
+        let (kind, len, n) = plain_scalar_read(raw.get(pos..end)?)?;
         let fits = match f.ty {
             _ if kind == Kind::Null => !f.mandatory,
             FieldType::Prim(k) => k != Kind::Array && kind == k,
@@ -113,7 +154,8 @@ pub fn scan(
         if !fits {
             return None;
         }
-        pos += n;
+        scalars.set(i, kind, n);
+        pos += len;
     }
     // Every byte of the list read, and no mandatory field left out at its end.
     if pos != end || count < def.required {

@@ -6,20 +6,21 @@
 
 use bytes::Bytes;
 
-use super::encoded_fields::EncodedFields;
+use super::encoded_fields::{EncodedFields, Scalars};
 use super::value::{Described, Kind, Str, Symbol, Value};
 
 /// A map in wire order (`fields`, annotations, filter sets ...).
 pub type Map = Vec<(Value, Value)>;
 
 /// Read-only typed access to the fields of one composite: decoded values, or a plain list
-/// still in its frame's bytes ([`EncodedFields`]: nulls and plain scalars only).
+/// still in its frame's bytes ([`EncodedFields`]: nulls and plain scalars only) with the kind
+/// and number of each field ([`Scalars`]), which the numbers and binaries are read from.
 #[derive(Clone, Copy, Debug)]
 pub enum FieldList<'a> {
     /// Decoded values.
     Values(&'a [Value]),
-    /// A plain list, read where it lies in its frame's bytes.
-    Encoded(&'a EncodedFields, &'a Bytes),
+    /// A plain list where it lies in its frame's bytes, and what each field holds.
+    Plain(&'a EncodedFields, &'a Scalars, &'a Bytes),
 }
 
 impl<'a> FieldList<'a> {
@@ -35,7 +36,7 @@ impl<'a> FieldList<'a> {
     pub fn get(&self, i: usize) -> Option<&'a Value> {
         match self {
             FieldList::Values(v) => v.get(i).filter(|v| !v.is_null()),
-            FieldList::Encoded(..) => None,
+            FieldList::Plain(..) => None,
         }
     }
     /// Field `i` read by `read`, `None` when absent or null.
@@ -43,7 +44,7 @@ impl<'a> FieldList<'a> {
     fn read<T>(&self, i: usize, read: impl FnOnce(&Value) -> Option<T>) -> Option<T> {
         match self {
             FieldList::Values(v) => v.get(i).filter(|v| !v.is_null()).and_then(read),
-            FieldList::Encoded(e, raw) => e
+            FieldList::Plain(e, _, raw) => e
                 .value(raw, i)
                 .filter(|v| !v.is_null())
                 .as_ref()
@@ -52,8 +53,8 @@ impl<'a> FieldList<'a> {
     }
     /// A `uint`-based field.
     pub fn uint(&self, i: usize) -> Option<u32> {
-        if let FieldList::Encoded(e, raw) = self {
-            return e.number(raw, i, Kind::Uint).map(|n| n as u32);
+        if let FieldList::Plain(_, s, _) = self {
+            return s.number(i, Kind::Uint).map(|n| n as u32);
         }
         self.read(i, |v| match v {
             Value::Uint(v) => Some(*v),
@@ -62,8 +63,8 @@ impl<'a> FieldList<'a> {
     }
     /// A `ushort` field.
     pub fn ushort(&self, i: usize) -> Option<u16> {
-        if let FieldList::Encoded(e, raw) = self {
-            return e.number(raw, i, Kind::Ushort).map(|n| n as u16);
+        if let FieldList::Plain(_, s, _) = self {
+            return s.number(i, Kind::Ushort).map(|n| n as u16);
         }
         self.read(i, |v| match v {
             Value::Ushort(v) => Some(*v),
@@ -72,8 +73,8 @@ impl<'a> FieldList<'a> {
     }
     /// A `ubyte` field.
     pub fn ubyte(&self, i: usize) -> Option<u8> {
-        if let FieldList::Encoded(e, raw) = self {
-            return e.number(raw, i, Kind::Ubyte).map(|n| n as u8);
+        if let FieldList::Plain(_, s, _) = self {
+            return s.number(i, Kind::Ubyte).map(|n| n as u8);
         }
         self.read(i, |v| match v {
             Value::Ubyte(v) => Some(*v),
@@ -82,8 +83,8 @@ impl<'a> FieldList<'a> {
     }
     /// A `ulong` field.
     pub fn ulong(&self, i: usize) -> Option<u64> {
-        if let FieldList::Encoded(e, raw) = self {
-            return e.number(raw, i, Kind::Ulong);
+        if let FieldList::Plain(_, s, _) = self {
+            return s.number(i, Kind::Ulong);
         }
         self.read(i, |v| match v {
             Value::Ulong(v) => Some(*v),
@@ -92,8 +93,8 @@ impl<'a> FieldList<'a> {
     }
     /// A `boolean` field.
     pub fn bool(&self, i: usize) -> Option<bool> {
-        if let FieldList::Encoded(e, raw) = self {
-            return e.number(raw, i, Kind::Boolean).map(|n| n != 0);
+        if let FieldList::Plain(_, s, _) = self {
+            return s.number(i, Kind::Boolean).map(|n| n != 0);
         }
         self.read(i, |v| match v {
             Value::Bool(v) => Some(*v),
@@ -116,8 +117,8 @@ impl<'a> FieldList<'a> {
     }
     /// A `binary` field (zero-copy).
     pub fn binary(&self, i: usize) -> Option<Bytes> {
-        if let FieldList::Encoded(e, raw) = self {
-            return e.binary(raw, i);
+        if let FieldList::Plain(e, s, raw) = self {
+            return e.binary(raw, i, s.number(i, Kind::Binary)? as usize);
         }
         self.read(i, |v| match v {
             Value::Binary(b) => Some(b.clone()),

@@ -312,29 +312,37 @@ fn decode_body(
     at: u64,
     offset: u64,
 ) -> Result<FrameBody, DecodeError> {
-    let composite = composite::decode_top(r, offset)?;
-    let wrong = |expected| {
-        DecodeError::new(
-            at,
-            ErrorKind::UnexpectedType {
-                expected,
-                found: composite.def.name,
-            },
-        )
-    };
-    Ok(if frame_type == TYPE_AMQP {
-        let performative = Performative::from_composite(&composite, r.buffer())
-            .ok_or_else(|| wrong("performative"))?;
-        FrameBody::Amqp {
+    let (composite, view) = composite::decode_top(r, offset, |def, f| {
+        if frame_type == TYPE_AMQP {
+            Performative::from_fields(def, f).map(BodyView::Amqp)
+        } else {
+            SaslFrame::from_fields(def, f).map(|s| BodyView::Sasl(Box::new(s)))
+        }
+    })?;
+    Ok(match view {
+        Some(BodyView::Amqp(performative)) => FrameBody::Amqp {
             composite,
             performative,
+        },
+        Some(BodyView::Sasl(sasl)) => FrameBody::Sasl { composite, sasl },
+        None => {
+            let expected = match frame_type {
+                TYPE_AMQP => "performative",
+                _ => "SASL frame",
+            };
+            let found = composite.def.name;
+            return Err(DecodeError::new(
+                at,
+                ErrorKind::UnexpectedType { expected, found },
+            ));
         }
-    } else {
-        let sasl = SaslFrame::from_composite(&composite, r.buffer())
-            .map(Box::new)
-            .ok_or_else(|| wrong("SASL frame"))?;
-        FrameBody::Sasl { composite, sasl }
     })
+}
+
+/// The typed view of a frame body's composite.
+enum BodyView {
+    Amqp(Performative),
+    Sasl(Box<SaslFrame>),
 }
 
 /// Encode a frame: header (doff 2), then `body` (a performative or SASL composite as a

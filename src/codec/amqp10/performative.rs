@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 
-use super::composite::Composite;
+use super::composite::{Composite, CompositeDef};
+use super::fields::FieldList;
 pub use super::views::{
     Attach, Begin, Close, Detach, Disposition, End, Flow, Open, ReceiverSettleMode, Role,
     SenderSettleMode, Transfer,
@@ -30,8 +31,14 @@ impl Performative {
     /// The typed view of a checked composite; `None` when it is not a performative.
     /// `raw` is the frame `c` was decoded from.
     pub fn from_composite(c: &Composite, raw: &Bytes) -> Option<Self> {
-        let f = &c.field_list(raw);
-        let is = |def| std::ptr::eq(c.def, def);
+        c.with_field_list(raw, |f| Self::from_fields(c.def, f))
+    }
+
+    /// The typed view of the checked fields `f` of a composite of `def`; `None` when it is not
+    /// a performative.
+    #[inline]
+    pub fn from_fields(def: &CompositeDef, f: &FieldList<'_>) -> Option<Self> {
+        let is = |d| std::ptr::eq(def, d);
         // The most frequent first (a transfer, then what settles and credits it).
         Some(if is(Transfer::DEF) {
             Performative::Transfer(boxed(|| Transfer::from_fields(f)))

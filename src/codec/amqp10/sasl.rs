@@ -5,7 +5,8 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::composite::Composite;
+use super::composite::{Composite, CompositeDef};
+use super::fields::FieldList;
 use super::value::{Str, Symbol};
 use super::views::code;
 
@@ -67,8 +68,13 @@ impl SaslFrame {
     /// The typed view of a checked composite; `None` when it is not a SASL frame. `raw` is the
     /// frame `c` was decoded from.
     pub fn from_composite(c: &Composite, raw: &Bytes) -> Option<Self> {
-        let f = c.field_list(raw);
-        Some(match c.def.code {
+        c.with_field_list(raw, |f| Self::from_fields(c.def, f))
+    }
+
+    /// The typed view of the checked fields `f` of a composite of `def`; `None` when it is not
+    /// a SASL frame.
+    pub fn from_fields(def: &CompositeDef, f: &FieldList<'_>) -> Option<Self> {
+        Some(match def.code {
             code::SASL_MECHANISMS => SaslFrame::Mechanisms {
                 sasl_server_mechanisms: f.symbols(0),
             },

@@ -52,65 +52,50 @@ pub fn decode_onto(r: &mut Reader, depth: usize, out: &mut Vec<Value>) -> Result
     Ok(())
 }
 
-/// The kind (`Kind::Null` for a null) and encoded length of the plain scalar at the front of
-/// `b`: a value [`decode_onto`] takes straight from the bytes (a fixed-width scalar of the kinds
-/// performatives are mostly made of, or a whole `vbin8`). `None` for anything else, exactly
-/// where those fast paths decline.
+/// The plain scalar at the front of `b`, a value [`decode_onto`] takes straight from the bytes
+/// (a fixed-width scalar of the kinds performatives are mostly made of, or a whole `vbin8`):
+/// its kind (`Kind::Null` for a null), its encoded length and its number: an unsigned
+/// integer's value, a boolean's as 0 or 1, a binary's length, 0 for a null. `None` for
+/// anything else, exactly where those fast paths decline.
 #[inline]
-pub(crate) fn plain_scalar_kind(b: &[u8]) -> Option<(Kind, usize)> {
+pub(crate) fn plain_scalar_read(b: &[u8]) -> Option<(Kind, usize, u64)> {
     use code::*;
     let (&c, rest) = b.split_first()?;
-    let (kind, len) = match c {
-        NULL => (Kind::Null, 1),
-        TRUE | FALSE => (Kind::Boolean, 1),
-        UINT0 => (Kind::Uint, 1),
-        ULONG0 => (Kind::Ulong, 1),
-        BOOLEAN if *rest.first()? <= 1 => (Kind::Boolean, 2),
-        SMALLUINT => (Kind::Uint, 2),
-        SMALLULONG => (Kind::Ulong, 2),
-        UBYTE => (Kind::Ubyte, 2),
-        USHORT => (Kind::Ushort, 3),
-        UINT => (Kind::Uint, 5),
-        ULONG => (Kind::Ulong, 9),
-        VBIN8 => (Kind::Binary, 2 + usize::from(*rest.first()?)),
-        _ => return None,
-    };
-    (len <= b.len()).then_some((kind, len))
-}
-
-/// The unsigned integer (`uint` or `ulong` encodings, `ubyte`, `ushort`) or boolean (as 0 or 1)
-/// a plain scalar at the front of `b` holds, with its kind; `None` for a null, a binary or
-/// anything else.
-#[inline]
-pub(crate) fn plain_number(b: &[u8]) -> Option<(Kind, u64)> {
-    use code::*;
-    let (&c, rest) = b.split_first()?;
-    Some(match c {
-        TRUE => (Kind::Boolean, 1),
-        FALSE => (Kind::Boolean, 0),
-        UINT0 => (Kind::Uint, 0),
-        ULONG0 => (Kind::Ulong, 0),
-        BOOLEAN => match rest.first()? {
-            b @ (0 | 1) => (Kind::Boolean, u64::from(*b)),
+    let byte = || rest.first().map(|&x| u64::from(x));
+    let (kind, len, n) = match c {
+        NULL => (Kind::Null, 1, 0),
+        TRUE => (Kind::Boolean, 1, 1),
+        FALSE => (Kind::Boolean, 1, 0),
+        UINT0 => (Kind::Uint, 1, 0),
+        ULONG0 => (Kind::Ulong, 1, 0),
+        BOOLEAN => match byte()? {
+            n @ (0 | 1) => (Kind::Boolean, 2, n),
             _ => return None,
         },
-        SMALLUINT => (Kind::Uint, u64::from(*rest.first()?)),
-        SMALLULONG => (Kind::Ulong, u64::from(*rest.first()?)),
-        UBYTE => (Kind::Ubyte, u64::from(*rest.first()?)),
+        SMALLUINT => (Kind::Uint, 2, byte()?),
+        SMALLULONG => (Kind::Ulong, 2, byte()?),
+        UBYTE => (Kind::Ubyte, 2, byte()?),
         USHORT => (
             Kind::Ushort,
+            3,
             u64::from(u16::from_be_bytes(*rest.first_chunk()?)),
         ),
         UINT => (
             Kind::Uint,
+            5,
             u64::from(u32::from_be_bytes(*rest.first_chunk()?)),
         ),
-        ULONG => (Kind::Ulong, u64::from_be_bytes(*rest.first_chunk()?)),
+        ULONG => (Kind::Ulong, 9, u64::from_be_bytes(*rest.first_chunk()?)),
+        VBIN8 => {
+            let n = byte()?;
+            (Kind::Binary, 2 + n as usize, n)
+        }
         _ => return None,
-    })
+    };
+    (len <= b.len()).then_some((kind, len, n))
 }
 
-/// The plain scalar (see [`plain_scalar_kind`]) at `raw[pos..]`, as [`decode_onto`] decodes it;
+/// The plain scalar (see [`plain_scalar_read`]) at `raw[pos..]`, as [`decode_onto`] decodes it;
 /// a binary is a zero-copy slice of `raw`.
 #[inline]
 pub(crate) fn plain_scalar(raw: &Bytes, pos: usize) -> Option<Value> {

@@ -19,7 +19,7 @@ mod json;
 mod text;
 
 pub use decode::*;
-pub(crate) use decode::{plain_number, plain_scalar, plain_scalar_kind};
+pub(crate) use decode::{plain_scalar, plain_scalar_read};
 pub use encode::*;
 pub use json::*;
 pub use text::*;
