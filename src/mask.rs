@@ -1,9 +1,10 @@
 //! Credential masking of one direction's decoded items, before anything is shown or written.
 //!
 //! What is masked (replaced by `*` of the same length; the relayed bytes are never touched):
-//! - the credentials a well-formed frame carries ([`crate::protocol::AnyFrame::secret_ranges`]: SASL PLAIN
-//!   passwords and other SASL responses, 0-9-1 `start-ok` / `secure-ok` / `update-secret`
-//!   secrets, a single-transfer `$cbs` put-token's token);
+//! - the credentials a well-formed frame carries ([`crate::protocol::AnyFrame::secrets_knowing`]:
+//!   SASL PLAIN passwords and other SASL responses, 0-9-1 `start-ok` / `secure-ok` /
+//!   `update-secret` secrets, a single-transfer `$cbs` put-token's token, looked for unless the
+//!   message the transfer completes rules one out);
 //! - the password of every `amqp://user:password@` or `amqps://` URL in a frame's bytes, and in
 //!   every completed message (client properties, addresses, bodies);
 //! - failing closed, the whole payload of a frame that could carry a credential but did not
@@ -107,7 +108,11 @@ impl Masker {
             self.framed = Some(id);
             self.proto = Some(id.header());
         }
-        let mut ranges = frame.secret_ranges();
+        let message = match &fe.message {
+            Some(Ok(m)) => Some(m),
+            _ => None,
+        };
+        let mut ranges = frame.secrets_knowing(message);
         let urls = credential::url_passwords(raw);
         // The bytes just searched for URLs: a message wholly inside them holds none either.
         let searched = (urls.is_empty()).then(|| raw.as_ptr_range());

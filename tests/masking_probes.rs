@@ -277,6 +277,19 @@ fn put_token(token: &str) -> Vec<u8> {
     payload
 }
 
+/// [`put_token`] after a message-annotations section holding `pad` bytes.
+fn padded_put_token(token: &str, pad: usize) -> Vec<u8> {
+    let mut payload = Vec::new();
+    described(
+        0x72,
+        Value::Map(vec![(sym("x-opt-pad"), bin(&vec![0x2e; pad]))]),
+    )
+    .encode(&mut payload)
+    .unwrap();
+    payload.extend(put_token(token));
+    payload
+}
+
 fn probes_10() -> Vec<Probe> {
     let good = init(vec![sym("PLAIN"), bin(&plain()), st("host")], 1);
     let mut one_short = good.clone();
@@ -331,6 +344,17 @@ fn probes_10() -> Vec<Probe> {
                 good.clone(),
                 outcome.clone(),
                 after_sasl("q", &put_token(secret), 1),
+            ]
+            .concat(),
+        ),
+        probe10(
+            // A message larger than what is kept of its metadata (`--max-body` and 16 KiB):
+            // its application-properties lie past what the message holds.
+            "1.0 put-token after 24 KiB of message-annotations, one transfer",
+            [
+                good.clone(),
+                outcome.clone(),
+                after_sasl("q", &padded_put_token(secret, 24 * 1024), 1),
             ]
             .concat(),
         ),

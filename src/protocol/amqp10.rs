@@ -25,6 +25,13 @@ impl Protocol for Amqp10 {
     const TLS_UPGRADE: Option<ProtocolHeader> = Some(ProtocolHeader::Amqp10Tls);
 
     #[inline]
+    fn frame_secrets(
+        frame: &amqp10::Frame,
+        message: Option<&amqp10::Message>,
+    ) -> Vec<std::ops::Range<usize>> {
+        frame.secret_ranges_knowing(message)
+    }
+    #[inline]
     fn mask_frame(
         state: &mut Self::MaskState,
         frame: &amqp10::Frame,

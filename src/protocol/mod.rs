@@ -117,6 +117,16 @@ pub trait Protocol {
     /// header was `header` (AMQP 1.0's SASL layer masks every frame); see
     /// [`crate::codec::credential`].
     fn mask_from(head: &[u8], header: Option<ProtocolHeader>) -> Option<usize>;
+    /// Credential byte ranges within the raw `frame`, knowing `message`, the message it
+    /// completes (when it decoded): its own [`ProtocolFrame::secret_ranges`] unless the message
+    /// tells that a search of the frame would find none.
+    #[inline]
+    fn frame_secrets(
+        frame: &Self::Frame,
+        _message: Option<&Self::Message>,
+    ) -> Vec<std::ops::Range<usize>> {
+        frame.secret_ranges()
+    }
     /// Append to `ranges` the credential byte ranges of `frame` beyond its own
     /// [`ProtocolFrame::secret_ranges`] (what only the frames before it tell, or what the
     /// protocol masks besides); returns the bytes of it that were searched for a credential a

@@ -255,6 +255,21 @@ macro_rules! protocols {
             pub fn secret_ranges(&self) -> Vec<std::ops::Range<usize>> {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::secret_ranges(f)),+ }
             }
+            /// Credential byte ranges within the raw frame, knowing `message`, the message it
+            /// completes (see [`Protocol::frame_secrets`]).
+            #[inline]
+            pub fn secrets_knowing(&self, message: Option<&AnyMessage>) -> Vec<std::ops::Range<usize>> {
+                match self {
+                    $($(#[cfg($cfg)])? AnyFrame::$variant(f) => {
+                        let message = match message {
+                            Some(AnyMessage::$variant(m)) => Some(m),
+                            #[allow(unreachable_patterns)]
+                            _ => None,
+                        };
+                        <$imp as Protocol>::frame_secrets(f, message)
+                    })+
+                }
+            }
             /// See [`ProtocolFrame::finding_scope`].
             pub fn finding_scope(&self) -> (Option<u16>, Option<u32>) {
                 match self { $($(#[cfg($cfg)])? AnyFrame::$variant(f) => ProtocolFrame::finding_scope(f)),+ }

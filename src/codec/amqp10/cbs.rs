@@ -76,6 +76,17 @@ fn token_span(section: &Section) -> Option<Range<usize>> {
     (start >= section.span.start && len > 0).then_some(start..section.span.end)
 }
 
+/// True when `msg`, the message a transfer completes, cannot be a put-token request: it is
+/// whole, carried by that one transfer alone, and has no application-properties section (where
+/// a request names its `operation`). The payload of such a transfer needs no search for a token:
+/// [`put_token_ranges`] would find none in it.
+#[inline]
+pub fn rules_out_put_token(msg: &Message) -> bool {
+    msg.transfers == 1
+        && msg.payload.len() as u64 == msg.size
+        && !msg.has_section(APPLICATION_PROPERTIES)
+}
+
 /// Byte ranges (within the raw frame) of the token of a put-token request carried whole by this
 /// transfer frame. Empty for anything else, including a put-token split over several transfers
 /// (the token is then not masked).

@@ -253,8 +253,17 @@ impl Frame {
     /// the token of a `$cbs` put-token request carried by one transfer.
     #[inline]
     pub fn secret_ranges(&self) -> Vec<Range<usize>> {
+        self.secret_ranges_knowing(None)
+    }
+
+    /// [`Frame::secret_ranges`], knowing `message`, the message this frame completes (when it
+    /// decoded): a transfer whose message [`cbs::rules_out_put_token`] is not searched for a
+    /// put-token.
+    #[inline]
+    pub fn secret_ranges_knowing(&self, message: Option<&Message>) -> Vec<Range<usize>> {
         match &self.body {
             FrameBody::Sasl { composite, sasl } => sasl::secret_ranges(sasl, composite, &self.raw),
+            FrameBody::Amqp { .. } if message.is_some_and(cbs::rules_out_put_token) => Vec::new(),
             FrameBody::Amqp { .. } => cbs::put_token_ranges(self),
             _ => Vec::new(),
         }
