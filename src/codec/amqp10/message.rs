@@ -24,7 +24,7 @@ use super::composite::{check_value, lookup_descriptor};
 use super::fields::{FieldList, Map};
 use super::performative::Performative;
 use super::render::write_fields_entries;
-use super::section_check::{self, SectionSpan};
+use super::section_check::{self, SectionSpan, SectionSpans};
 use super::value::{self, Described, Value, write_fields_map};
 use super::views::code::{
     AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES, DATA, DELIVERY_ANNOTATIONS, FOOTER, HEADER,
@@ -104,28 +104,28 @@ pub struct Message {
 struct Sections {
     decoded: OnceLock<Vec<Section>>,
     /// While `decoded` is not set: the codes and spans of the sections to decode.
-    spans: Vec<SectionSpan>,
+    spans: SectionSpans,
 }
 
 impl Sections {
     fn ready(sections: Vec<Section>) -> Self {
         Sections {
             decoded: OnceLock::from(sections),
-            spans: Vec::new(),
+            spans: SectionSpans::default(),
         }
     }
 
     /// All sections, decoded from `payload` on first use (the check made sure they decode).
     fn all(&self, payload: &Bytes) -> &[Section] {
         self.decoded
-            .get_or_init(|| self.spans.iter().filter_map(|s| one(payload, s)).collect())
+            .get_or_init(|| self.spans.iter().filter_map(|s| one(payload, &s)).collect())
     }
 
     /// Whether a section with this code is there (decoding nothing).
     fn has(&self, code: u64) -> bool {
         match self.decoded.get() {
             Some(all) => all.iter().any(|s| s.code == code),
-            None => self.spans.iter().any(|s| s.code == code),
+            None => self.spans.has(code),
         }
     }
 
@@ -143,7 +143,7 @@ impl Sections {
                     .spans
                     .iter()
                     .filter(|s| is_body(s.code))
-                    .filter_map(|s| one(payload, s))
+                    .filter_map(|s| one(payload, &s))
                     .try_for_each(|s| f(&s));
             }
         }
@@ -158,8 +158,8 @@ impl Sections {
                 .find(|s| s.code == code)
                 .map(|s| Cow::Borrowed(&s.value)),
             None => {
-                let span = self.spans.iter().find(|s| s.code == code)?;
-                one(payload, span).map(|s| Cow::Owned(s.value))
+                let span = self.spans.find(code)?;
+                one(payload, &span).map(|s| Cow::Owned(s.value))
             }
         }
     }
@@ -403,7 +403,7 @@ impl Message {
     /// section), read in place from a section not decoded yet.
     pub fn delivery_count(&self) -> Option<u32> {
         if self.sections.decoded.get().is_none() {
-            let span = self.sections.spans.iter().find(|s| s.code == HEADER)?;
+            let span = self.sections.spans.find(HEADER)?;
             // The fifth field (§3.2.1), 0 when absent.
             if let Some(n) = section_check::list_uint(&self.payload, &span.span, 4) {
                 return Some(n.unwrap_or(0));
@@ -926,7 +926,7 @@ impl MessageAssembler {
     /// The sections of a whole message the in-place check found valid, to decode when asked
     /// for, and how many body sections past `max_body` are counted (as
     /// [`Message::decode_kept`] counts them).
-    fn lazy(mut spans: Vec<SectionSpan>, max_body: usize) -> (Sections, u64) {
+    fn lazy(mut spans: SectionSpans, max_body: usize) -> (Sections, u64) {
         let (mut body, mut counted) = (0usize, 0u64);
         spans.retain(|s| {
             if (DATA..=AMQP_VALUE).contains(&s.code) {
