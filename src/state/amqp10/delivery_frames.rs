@@ -411,8 +411,31 @@ impl Link {
                 let tag = t.delivery_tag.as_deref().unwrap_or_default();
                 top = book.index_unless_rising(dd, tag, self.top_tag);
             }
+            // A tracked delivery goes in now, before the checks: the map is searched once, and
+            // what it held at `id` is what they would have found there (nothing else reads or
+            // changes `unsettled` on the way; the tag index is updated after them, as before).
+            let replaced = if tracked {
+                let tag = t.delivery_tag.clone().unwrap_or_default();
+                let key = book.indexed[dd].then(|| (lid, tag.clone()));
+                let old = book.unsettled[dd].insert(
+                    id,
+                    Delivery {
+                        link: lid,
+                        tag,
+                        rcv_settle_mode: t.rcv_settle_mode,
+                        complete: !t.more,
+                    },
+                );
+                Some((key, old))
+            } else {
+                None
+            };
             if known {
-                if book.unsettled[dd].contains_key(&id) {
+                let reused = match &replaced {
+                    Some((_, old)) => old.is_some(),
+                    None => book.unsettled[dd].contains_key(&id),
+                };
+                if reused {
                     out.push(rules::DELIVERY_ID_REUSED.violation(
                         d,
                         fe.offset,
@@ -449,18 +472,7 @@ impl Link {
                 }
             }
             book.last_id[dd] = Some(id);
-            if tracked {
-                let tag = t.delivery_tag.clone().unwrap_or_default();
-                let key = book.indexed[dd].then(|| (lid, tag.clone()));
-                let old = book.unsettled[dd].insert(
-                    id,
-                    Delivery {
-                        link: lid,
-                        tag,
-                        rcv_settle_mode: t.rcv_settle_mode,
-                        complete: !t.more,
-                    },
-                );
+            if let Some((key, old)) = replaced {
                 if let Some(key) = key {
                     if let Some(old) = old {
                         book.tags[dd].remove(&(old.link, old.tag));

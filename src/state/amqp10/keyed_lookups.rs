@@ -214,3 +214,61 @@ fn tags_reused_are_found_as_by_an_index_kept_from_the_first_delivery() {
     }
     assert!(reused > 100, "{reused} tags reused");
 }
+
+#[test]
+fn delivery_ids_reused_or_not_rising_are_found_as_a_set_of_the_unsettled_ones_finds_them() {
+    // A new delivery's id is judged against what is unsettled before it goes in (the map is
+    // searched once, by the insert): reused when the set holds it, else not rising when it
+    // does not follow the last new id. Tags always rise: no tag is reused.
+    let mut rng = crate::base::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+    let mut c = Conn::session();
+    c.link("L", 0);
+    let mut unsettled = std::collections::BTreeSet::<u32>::new();
+    let (mut next, mut last) = (0u32, None::<u32>);
+    let (mut reused, mut back, mut fresh) = (0, 0, 0);
+    for step in 0..3_000u32 {
+        let r = rng.next();
+        if r.is_multiple_of(6) {
+            let first = next.saturating_sub(1 + (r >> 8) as u32 % 40);
+            let end = first + (r >> 16) as u32 % 8;
+            c.settle(first, end);
+            unsettled.retain(|id| !(first..=end).contains(id));
+            continue;
+        }
+        let id = match ((r >> 8) % 8, unsettled.len()) {
+            (0, n) if n > 0 => *unsettled.iter().nth((r >> 16) as usize % n).unwrap(),
+            (1, _) => next.saturating_sub(1 + (r >> 16) as u32 % 30),
+            _ => {
+                next += 1;
+                next
+            }
+        };
+        c.seen.clear();
+        c.tagged(id, &step.to_be_bytes());
+        let is_reused = unsettled.contains(&id);
+        let is_back = !is_reused && last.is_some_and(|p| id <= p);
+        let want: Vec<&str> = [
+            (is_reused, "amqp10.delivery.id-reused"),
+            (is_back, "amqp10.delivery.id-not-increasing"),
+        ]
+        .into_iter()
+        .filter_map(|(w, id)| w.then_some(id))
+        .collect();
+        let got: Vec<&str> = c
+            .seen
+            .iter()
+            .copied()
+            .filter(|r| r.starts_with("amqp10.delivery."))
+            .collect();
+        assert_eq!(got, want, "step {step}: delivery-id {id}");
+        reused += usize::from(is_reused);
+        back += usize::from(is_back);
+        fresh += usize::from(!is_reused && !is_back);
+        unsettled.insert(id);
+        last = Some(id);
+    }
+    assert!(
+        reused > 100 && back > 100 && fresh > 1_000,
+        "{reused} reused, {back} not rising, {fresh} fresh"
+    );
+}
