@@ -167,6 +167,26 @@ macro_rules! protocols {
                 }
             }
 
+            /// [`ProtocolId::decode_frame_ref`] written into `slot` (`Ok`: `slot` now holds the
+            /// frame; `Err`: it is left as it was, the same error being returned). The frame is
+            /// moved into the slot from where its protocol decoded it, as its own frame type: a
+            /// copy of that type's size, not of the largest protocol's frame, and not once more
+            /// through an `AnyFrame` on the stack.
+            #[inline]
+            pub fn decode_frame_into(
+                self,
+                raw: &Bytes,
+                offset: u64,
+                slot: &mut std::mem::MaybeUninit<AnyFrame>,
+            ) -> Result<(), DecodeError> {
+                match self {
+                    $($(#[cfg($cfg)])? ProtocolId::$variant => {
+                        slot.write(AnyFrame::$variant(<$imp as Protocol>::decode_frame_ref(raw, offset)?));
+                    })+
+                }
+                Ok(())
+            }
+
             /// See [`Protocol::decode_head`].
             pub fn decode_head(
                 self,
