@@ -401,11 +401,24 @@ impl Message {
 
     /// The header's `delivery-count` as [`Message::header`] gives it (`None`: no header
     /// section), read in place from a section not decoded yet.
+    ///
+    /// Inlined: of sections held in place, a header that comes first (§3.2: it does) or none
+    /// is known from the codes at once.
+    #[inline(always)]
     pub fn delivery_count(&self) -> Option<u32> {
         if self.sections.decoded.get().is_none() {
-            let span = self.sections.spans.find(HEADER)?;
+            let span = match &self.sections.spans {
+                // The codes past `len` are 0, as are those of the sections left out.
+                SectionSpans::Few { codes, .. } if !codes.contains(&(HEADER as u8)) => {
+                    return None;
+                }
+                SectionSpans::Few { len, codes, ends } if *len > 0 && codes[0] == HEADER as u8 => {
+                    0..ends[0] as usize
+                }
+                spans => spans.find(HEADER)?.span,
+            };
             // The fifth field (§3.2.1), 0 when absent.
-            if let Some(n) = section_check::list_uint(&self.payload, &span.span, 4) {
+            if let Some(n) = section_check::list_uint(&self.payload, &span, 4) {
                 return Some(n.unwrap_or(0));
             }
         }
@@ -1194,5 +1207,54 @@ mod lazy_tests {
             None,
             "no header section"
         );
+    }
+
+    /// The delivery-count read in place is the decoded header's wherever the header is: first,
+    /// after other sections, twice (the first counts), among more sections than are held in
+    /// place, or not there; with body sections left out past a small `max_body` or not.
+    #[test]
+    fn the_delivery_count_read_in_place_is_the_decoded_header_s_in_any_order_of_sections() {
+        // delivery-count 3 and 7 (smalluint, the fifth field); properties as list0; data.
+        const H3: &[u8] = &[
+            0x00, 0x53, 0x70, 0xc0, 0x07, 0x05, 0x41, 0x40, 0x40, 0x40, 0x52, 0x03,
+        ];
+        const H7: &[u8] = &[
+            0x00, 0x53, 0x70, 0xc0, 0x07, 0x05, 0x41, 0x40, 0x40, 0x40, 0x52, 0x07,
+        ];
+        const P: &[u8] = &[0x00, 0x53, 0x73, 0x45];
+        const D: &[u8] = &[0x00, 0x53, 0x75, 0xa0, 0x01, b'x'];
+        let layouts: [&[&[u8]]; 14] = [
+            &[H3],
+            &[H3, D],
+            &[H3, P, D],
+            &[P, H3],
+            &[P, H3, D],
+            &[P, D, H3],
+            &[D, D, H3],
+            &[H3, H7, D],
+            &[P, H7, H3],
+            &[D, D, D, H3],
+            &[P, D, D, D, H7, H3],
+            &[D, D],
+            &[P, D, D, D],
+            &[P],
+        ];
+        let mut read = [0usize; 2];
+        for layout in layouts {
+            let payload = Bytes::from(layout.concat());
+            let spans = section_check::scan(&payload).expect("the in-place check takes it");
+            let (eager, _) = Message::decode_kept(&payload, 100, true, usize::MAX).unwrap();
+            let want = Message::of(&payload, Sections::ready(eager))
+                .header()
+                .map(|h| h.delivery_count);
+            for max_body in [usize::MAX, 1] {
+                let (lazy, _) = MessageAssembler::lazy(spans.clone(), max_body);
+                let lazy = Message::of(&payload, lazy);
+                assert_eq!(lazy.delivery_count(), want, "{layout:02x?}, {max_body}");
+                assert!(lazy.sections.decoded.get().is_none(), "nothing decoded");
+            }
+            read[usize::from(want.is_some())] += 1;
+        }
+        assert_eq!(read, [3, 11], "headers found where they are");
     }
 }

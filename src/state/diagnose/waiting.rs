@@ -54,9 +54,25 @@ pub(super) const CUT: usize = 64;
 
 impl Waiting {
     /// A delivery started by `at` at `ts` waits.
-    #[inline]
+    ///
+    /// Inlined: the rule (a delivery after the last one added, none held out of order) is a
+    /// push; anything else is [`Waiting::add_other`].
+    #[inline(always)]
     pub fn add(&mut self, ts: i64, at: FrameRef) {
         let key = (ts, at);
+        if self.late.is_empty() && self.run.last().is_none_or(|(last, _)| *last < key) {
+            self.earlier |= self.run.is_empty();
+            self.run.push((key, true));
+            self.live += 1;
+        } else {
+            self.add_other(key);
+        }
+    }
+
+    /// [`Waiting::add`] of a delivery that starts before the last one added, or while
+    /// deliveries added out of order are held.
+    #[inline(never)]
+    fn add_other(&mut self, key: Key) {
         match self.run.last() {
             Some((last, _)) if *last >= key => self.add_before(key),
             // Once the run has emptied, a delivery added late may come again: it is held once.
@@ -359,6 +375,37 @@ mod tests {
             }
             assert_eq!(w.oldest(), set.first().copied(), "step {step}");
             assert_eq!(w.waiting(), set.len(), "step {step}");
+        }
+    }
+
+    /// A delivery held out of order that is added again after the run has moved below it (the
+    /// run emptied, or holds only older ones) is still held once: the in-order push is not
+    /// taken while deliveries are held out of order.
+    #[test]
+    fn a_late_delivery_added_again_behind_the_run_is_held_once() {
+        let key = |t: i64| {
+            let at = FrameRef {
+                dir: Dir::C2S,
+                offset: t.unsigned_abs(),
+            };
+            (t, at)
+        };
+        for again_after in [None, Some(3)] {
+            let mut w = Waiting::default();
+            for t in [10, 5] {
+                w.add(key(t).0, key(t).1);
+            }
+            w.remove(key(10).0, key(10).1);
+            if let Some(t) = again_after {
+                w.add(key(t).0, key(t).1);
+            }
+            w.add(key(5).0, key(5).1);
+            let held = 1 + usize::from(again_after.is_some());
+            assert_eq!(w.waiting(), held, "{again_after:?}");
+            w.remove(key(5).0, key(5).1);
+            assert_eq!(w.waiting(), held - 1, "{again_after:?}");
+            let rest = again_after.map(key);
+            assert_eq!(w.oldest(), rest, "{again_after:?}");
         }
     }
 
