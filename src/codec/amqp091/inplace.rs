@@ -319,6 +319,7 @@ mod tests {
     use crate::codec::amqp091::field_table::FieldValue;
     use crate::codec::amqp091::generated::{CLASSES, METHODS};
     use crate::codec::amqp091::method::{Method, encode_args};
+    use crate::codec::amqp091::table::{ClassDef, MethodDef};
     use std::sync::Arc;
 
     /// A value of wire type `ty`, with strings and tables short and sometimes empty.
@@ -356,6 +357,35 @@ mod tests {
         bytes.into()
     }
 
+    /// The payload of a method `def` with random arguments.
+    fn method_payload(rng: &mut Rng, def: &'static MethodDef) -> Vec<u8> {
+        let args: Vec<Value> = def.args.iter().map(|a| value(rng, a.ty)).collect();
+        let mut payload = Vec::new();
+        Method {
+            def,
+            args: args.into(),
+        }
+        .encode(&mut payload);
+        payload
+    }
+
+    /// The payload of a content header of `class` with a random body size, each property
+    /// present half the time with a random value.
+    fn header_payload(rng: &mut Rng, class: &ClassDef) -> Vec<u8> {
+        let mut header = ContentHeader {
+            class_id: class.id,
+            ..ContentHeader::basic(rng.next())
+        };
+        for p in class.properties {
+            if rng.below(2) == 1 {
+                header = header.with(p.name, value(rng, p.ty)).expect("typed");
+            }
+        }
+        let mut payload = Vec::new();
+        header.encode(&mut payload);
+        payload
+    }
+
     #[test]
     fn argument_lists_read_in_place_are_what_the_decoder_makes_of_them() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -385,13 +415,7 @@ mod tests {
         let (mut methods, mut failed) = (0, 0);
         for def in METHODS.iter() {
             for _ in 0..50 {
-                let args: Vec<Value> = def.args.iter().map(|a| value(&mut rng, a.ty)).collect();
-                let mut bytes = Vec::new();
-                Method {
-                    def,
-                    args: args.into(),
-                }
-                .encode(&mut bytes);
+                let bytes = method_payload(&mut rng, def);
                 let payload = mutated(&mut rng, bytes);
                 let plain = Method::decode(&mut Reader::new(payload.clone(), 0));
                 let shared = Method::decode_shared(&payload, 0, payload.len(), 0);
@@ -418,18 +442,7 @@ mod tests {
         );
         for class in CLASSES.iter() {
             for _ in 0..200 {
-                let mut header = ContentHeader {
-                    class_id: class.id,
-                    ..ContentHeader::basic(rng.next())
-                };
-                for p in class.properties {
-                    if rng.below(2) == 1 {
-                        header = header.with(p.name, value(&mut rng, p.ty)).expect("typed");
-                    }
-                }
-                let mut bytes = Vec::new();
-                header.encode(&mut bytes);
-                drop(header);
+                let bytes = header_payload(&mut rng, class);
                 let payload = mutated(&mut rng, bytes);
                 let plain = ContentHeader::decode(&mut Reader::new(payload.clone(), 0));
                 let shared = ContentHeader::decode_shared(&payload, 0, payload.len(), 0);
@@ -493,29 +506,13 @@ mod tests {
         };
         for def in METHODS.iter() {
             for _ in 0..40 {
-                let args: Vec<Value> = def.args.iter().map(|a| value(&mut rng, a.ty)).collect();
-                let mut payload = Vec::new();
-                Method {
-                    def,
-                    args: args.into(),
-                }
-                .encode(&mut payload);
+                let payload = method_payload(&mut rng, def);
                 check(framed(&mut rng, 1, payload));
             }
         }
         for class in CLASSES.iter() {
             for _ in 0..200 {
-                let mut header = ContentHeader {
-                    class_id: class.id,
-                    ..ContentHeader::basic(rng.next())
-                };
-                for p in class.properties {
-                    if rng.below(2) == 1 {
-                        header = header.with(p.name, value(&mut rng, p.ty)).expect("typed");
-                    }
-                }
-                let mut payload = Vec::new();
-                header.encode(&mut payload);
+                let payload = header_payload(&mut rng, class);
                 check(framed(&mut rng, 2, payload));
             }
         }
