@@ -293,6 +293,7 @@ fn live_paged(
         emit_state: true,
         diagnosis: Some(thresholds),
         diagnoses,
+        emit_frames: true,
     };
     let size = pager::WindowSize {
         rows: opts.max_frames_per_conn,
@@ -640,6 +641,7 @@ fn replay(args: ReplayArgs, tui: bool) -> anyhow::Result<ExitCode> {
         emit_state: tui,
         diagnosis: Some(thresholds),
         diagnoses,
+        emit_frames: true,
     };
     // A capture read as it is made: what each packet makes is written before the next is read.
     let pace = if live { Pace::AsItComes } else { Pace::Batched };
@@ -932,6 +934,7 @@ fn proxy_config(
         emit_state: tui,
         diagnosis: None,
         diagnoses: true,
+        emit_frames: true,
     };
     config.tls = tls_config(&spec, tls)?;
     if let Some(jobs) = jobs {

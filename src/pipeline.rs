@@ -54,6 +54,11 @@ pub struct InspectOptions {
     /// or close is looked at for stalls and no `Diagnosis` event is made; violations, state
     /// and statistics are the same either way.
     pub diagnoses: bool,
+    /// Send a `Frame` event for every frame. Without it (`check`, whose verdict reads a frame
+    /// only for where its violations are), a frame goes out only when violations follow it;
+    /// the others are tracked, judged and diagnosed all the same, counted
+    /// ([`Inspector::take_frames_held_back`]), and their events' room reused.
+    pub emit_frames: bool,
 }
 
 impl InspectOptions {
@@ -67,6 +72,7 @@ impl InspectOptions {
         emit_state: true,
         diagnosis: None,
         diagnoses: true,
+        emit_frames: true,
     };
 
     /// What each direction's decoder may hold.
@@ -186,6 +192,9 @@ pub struct Inspector {
     diagnoser: Option<crate::state::diagnose::Diagnoser>,
     /// Diagnoses made and not yet emitted.
     diagnoses: Vec<crate::event::Diagnosis>,
+    /// Frames sent as no event ([`InspectOptions::emit_frames`]) since the last
+    /// [`Inspector::take_frames_held_back`].
+    frames_held_back: u64,
 }
 
 impl Inspector {
@@ -214,7 +223,14 @@ impl Inspector {
             latest_ts: Timestamp(0),
             diagnoser,
             diagnoses: Vec::new(),
+            frames_held_back: 0,
         }
+    }
+
+    /// The frames sent as no event since the last call ([`InspectOptions::emit_frames`]):
+    /// whoever counts frames from events adds them.
+    pub fn take_frames_held_back(&mut self) -> u64 {
+        std::mem::take(&mut self.frames_held_back)
     }
 
     /// The clock reads `now` (live: the driver's clock; offline: a capture time): diagnoses
@@ -228,12 +244,18 @@ impl Inspector {
         self.push_diagnoses(out);
     }
 
-    /// The diagnoses made so far go out as events.
+    /// The diagnoses made so far go out as events. Called after every frame, and there are
+    /// rarely any: the test is made in place, the work out of line.
+    #[inline(always)]
     fn push_diagnoses(&mut self, out: &mut Vec<Event>) {
-        // Called after every frame, and there are rarely any: an empty drain costs more.
-        if self.diagnoses.is_empty() {
-            return;
+        if !self.diagnoses.is_empty() {
+            self.push_made_diagnoses(out);
         }
+    }
+
+    /// [`Inspector::push_diagnoses`] when there are some.
+    #[inline(never)]
+    fn push_made_diagnoses(&mut self, out: &mut Vec<Event>) {
         let conn = self.conn;
         out.extend(self.diagnoses.drain(..).map(|d| Event {
             conn,

@@ -82,6 +82,7 @@ pub fn inspect(capture: &Path, dir: &Path, opts: &BundleOptions) -> Result<Inspe
         emit_state: false,
         diagnosis: Some(Arc::new(opts.policy.thresholds.clone())),
         diagnoses: opts.policy.diagnoses,
+        emit_frames: true,
     };
     let sinks: Vec<Box<dyn Sink + Send + '_>> = vec![
         Box::new(jsonl),

@@ -206,15 +206,25 @@ impl Router {
         };
         if !contain {
             feed(insp, out);
+            let held_back = insp.take_frames_held_back();
+            self.stats.frames += held_back;
             return;
         }
         let at = insp.bytes_seen(dir);
         let start = out.len();
         let fed =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed(&mut *insp, &mut *out)));
-        if fed.is_err() {
-            out.truncate(start);
-            self.poison(conn, ts, (dir, at, len), out);
+        match fed {
+            Ok(()) => {
+                // Frames decoded and sent as no event (`InspectOptions::emit_frames`) count
+                // as those sent do.
+                let held_back = insp.take_frames_held_back();
+                self.stats.frames += held_back;
+            }
+            Err(_) => {
+                out.truncate(start);
+                self.poison(conn, ts, (dir, at, len), out);
+            }
         }
     }
 

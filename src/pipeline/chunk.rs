@@ -135,8 +135,13 @@ impl Inspector {
             let side = &mut self.sides[dir.index()];
             side.covered = side.covered.max(end);
         }
-        if let Some(kind) = kind {
-            out.push(Event { conn, ts, kind });
+        match kind {
+            Some(EventKind::Frame(fe)) if !self.opts.emit_frames && self.violations.is_empty() => {
+                self.frames_held_back += 1;
+                self.sides[dir.index()].decoder.recycle(fe);
+            }
+            Some(kind) => out.push(Event { conn, ts, kind }),
+            None => {}
         }
         self.push_violations(ts, out);
         self.push_diagnoses(out);
@@ -219,12 +224,18 @@ impl Inspector {
         }
     }
 
-    /// The violations found so far go out as events.
+    /// The violations found so far go out as events. Called after every frame, and there are
+    /// rarely any: the test is made in place, the work out of line.
+    #[inline(always)]
     fn push_violations(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
-        // Called after every frame, and there are rarely any: an empty drain costs more.
-        if self.violations.is_empty() {
-            return;
+        if !self.violations.is_empty() {
+            self.push_found_violations(ts, out);
         }
+    }
+
+    /// [`Inspector::push_violations`] when there are some.
+    #[inline(never)]
+    fn push_found_violations(&mut self, ts: Timestamp, out: &mut Vec<Event>) {
         let conn = self.conn;
         out.extend(self.violations.drain(..).map(|v| Event {
             conn,

@@ -147,6 +147,9 @@ impl To {
 
 impl Side {
     /// Emit the held bytes from `covered` up to `upto` as `Undecoded` (masked by `secrets`).
+    /// Called before every frame, which as a rule follows the last with nothing between: the
+    /// test is made in place, the work out of line.
+    #[inline(always)]
     pub(super) fn undecoded_up_to(
         &mut self,
         upto: u64,
@@ -154,9 +157,20 @@ impl Side {
         to: To,
         out: &mut Vec<Event>,
     ) {
-        if upto <= self.covered {
-            return;
+        if upto > self.covered {
+            self.undecoded_between(upto, secrets, to, out);
         }
+    }
+
+    /// [`Side::undecoded_up_to`] when there are bytes before `upto` in no event yet.
+    #[inline(never)]
+    fn undecoded_between(
+        &mut self,
+        upto: u64,
+        secrets: &[(u64, u64)],
+        to: To,
+        out: &mut Vec<Event>,
+    ) {
         let from = (self.covered - self.held_offset) as usize;
         let bytes = self.held.peek(from, (upto - self.covered) as usize);
         let offset = self.covered;

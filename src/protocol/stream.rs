@@ -104,7 +104,14 @@ pub struct StreamDecoder {
     lost: Option<(u64, Vec<u8>)>,
     /// The direction its frames are stamped with (see [`StreamDecoder::in_dir`]).
     dir: Dir,
+    /// Rooms of frame events given back unshared ([`StreamDecoder::recycle`]), the next
+    /// frames' events are decoded into: at most [`SPARE_EVENTS`].
+    spare: Vec<Arc<MaybeUninit<FrameEvent>>>,
 }
+
+/// Frame event rooms a decoder keeps for reuse: a chunk's frames are decoded before any is
+/// given back, and a handful covers a chunk of small frames.
+const SPARE_EVENTS: usize = 4;
 
 impl Default for StreamDecoder {
     fn default() -> Self {
@@ -128,7 +135,26 @@ impl StreamDecoder {
             messages: Assemblers::new(Limits::default()),
             lost: None,
             dir: Dir::C2S,
+            spare: Vec::new(),
         }
+    }
+
+    /// Give back `event`, which its reader is done with: when nothing else holds it, its
+    /// value is dropped and its room kept for a frame decoded later (at most
+    /// [`SPARE_EVENTS`] are kept; any other is freed as usual).
+    pub fn recycle(&mut self, mut event: Arc<FrameEvent>) {
+        if self.spare.len() >= SPARE_EVENTS || Arc::get_mut(&mut event).is_none() {
+            return;
+        }
+        let value = Arc::into_raw(event).cast_mut();
+        // SAFETY: `get_mut` succeeded, so no other `Arc` or `Weak` reaches the value: it is
+        // dropped here once, and never read again as a `FrameEvent`.
+        unsafe { std::ptr::drop_in_place(value) };
+        // SAFETY: the pointer came from `Arc::into_raw` of an `Arc<FrameEvent>`, and
+        // `MaybeUninit<FrameEvent>` has the size and alignment of `FrameEvent`; the value it
+        // points at is now uninitialised, which a `MaybeUninit` may be.
+        let room = unsafe { Arc::from_raw(value.cast_const().cast::<MaybeUninit<FrameEvent>>()) };
+        self.spare.push(room);
     }
 
     /// The same decoder for the stream `dir` sends: its frames are made with that direction,
@@ -553,13 +579,16 @@ impl StreamDecoder {
         decode: impl FnOnce(&Bytes, &mut MaybeUninit<AnyFrame>) -> Result<(), DecodeError>,
         out: &mut Vec<Item>,
     ) {
-        // The event's room is taken first and the frame is decoded straight into it (a frame
-        // event is hundreds of bytes, which a value built on the stack and then moved into an
-        // `Arc` would copy whole once more per frame). A malformed frame, rare, frees it
-        // unused: dropping an `Arc<MaybeUninit<_>>` drops no value.
-        let mut event = Arc::<FrameEvent>::new_uninit();
+        // The event's room is taken first (one given back, else a new one) and the frame is
+        // decoded straight into it (a frame event is hundreds of bytes, which a value built on
+        // the stack and then moved into an `Arc` would copy whole once more per frame). A
+        // malformed frame, rare, gives the room back unused.
+        let mut event = self
+            .spare
+            .pop()
+            .unwrap_or_else(Arc::<FrameEvent>::new_uninit);
         let slot = Arc::get_mut(&mut event)
-            .expect("a new Arc is not shared")
+            .expect("a new or given back room is not shared")
             .as_mut_ptr();
         // SAFETY: `slot` points to the value of `event`, new and unshared, so its `frame`
         // field is valid for writes, aligned, and reached by no other pointer while this
@@ -574,11 +603,15 @@ impl StreamDecoder {
             Ok(()) => out.push(Item::Frame(unsafe {
                 self.fill_event(event, slot, offset, raw)
             })),
-            Err(error) => out.push(Item::Malformed {
-                offset,
-                raw,
-                error: Box::new(error),
-            }),
+            Err(error) => {
+                // Its value was never written: the room goes back as it came.
+                self.spare.push(event);
+                out.push(Item::Malformed {
+                    offset,
+                    raw,
+                    error: Box::new(error),
+                })
+            }
         }
     }
 
@@ -991,6 +1024,71 @@ mod tests {
         amqp091::encode_frame(1, &kind, &mut body);
         frames.push((ProtocolId::Amqp091, body));
         frames
+    }
+
+    /// `a` and `b` are the same item: the same frame event (frame, message, bytes, offset),
+    /// or the same malformed frame and error.
+    fn same_item(a: &Item, b: &Item) -> bool {
+        match (a, b) {
+            (Item::Frame(x), Item::Frame(y)) => **x == **y,
+            (
+                Item::Malformed { offset, raw, error },
+                Item::Malformed {
+                    offset: o,
+                    raw: r,
+                    error: e,
+                },
+            ) => (offset, raw, error) == (o, r, e),
+            _ => shape(std::slice::from_ref(a)) == shape(std::slice::from_ref(b)),
+        }
+    }
+
+    #[test]
+    fn frames_decoded_into_given_back_rooms_are_those_decoded_into_new_ones() {
+        // Each protocol's sample frames, then each with one byte changed (some malformed), in
+        // chunks of 1 to 97 bytes: a decoder given back every event it made (some still held
+        // elsewhere, which it must not reuse) decodes what a decoder given none back does,
+        // and the events held elsewhere are not changed by the reuse.
+        for id in ProtocolId::ALL.iter().copied() {
+            let mut stream = Vec::new();
+            for (_, f) in sample_frames().into_iter().filter(|(p, _)| *p == id) {
+                stream.extend_from_slice(&f);
+                for at in [f.len() / 2, f.len() - 1] {
+                    let mut changed = f.clone();
+                    changed[at] ^= 0x5a;
+                    if changed[0] != b'A' && id.frame_size(&changed) == Ok(Some(changed.len())) {
+                        stream.extend_from_slice(&changed);
+                    }
+                }
+                stream.extend_from_slice(&f);
+            }
+            for step in [1, 7, 40, 97] {
+                let mut plain = StreamDecoder::assuming(id.header());
+                let mut reusing = StreamDecoder::assuming(id.header());
+                let mut kept: Vec<(Arc<FrameEvent>, FrameEvent)> = Vec::new();
+                let mut made = 0;
+                for chunk in stream.chunks(step) {
+                    let (mut want, mut got) = (Vec::new(), Vec::new());
+                    plain.push(Bytes::copy_from_slice(chunk), &mut want);
+                    reusing.push(Bytes::copy_from_slice(chunk), &mut got);
+                    assert_eq!(got.len(), want.len(), "{id:?} step {step}");
+                    for (g, w) in got.into_iter().zip(&want) {
+                        assert!(same_item(&g, w), "{id:?} step {step}: {g:?} vs {w:?}");
+                        if let Item::Frame(fe) = g {
+                            made += 1;
+                            if made % 3 == 0 {
+                                kept.push((fe.clone(), (*fe).clone()));
+                            }
+                            reusing.recycle(fe);
+                        }
+                    }
+                }
+                assert!(made > 2, "{id:?} step {step}: {made} frames");
+                for (held, was) in &kept {
+                    assert_eq!(**held, *was, "{id:?} step {step}");
+                }
+            }
+        }
     }
 
     #[test]

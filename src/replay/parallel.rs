@@ -20,6 +20,7 @@ use crate::verdict::CheckReport;
 const CHECK_OPTIONS: InspectOptions = InspectOptions {
     emit_data: false,
     emit_state: false,
+    emit_frames: false,
     ..InspectOptions::DEFAULT
 };
 
@@ -72,6 +73,7 @@ fn for_check(opts: InspectOptions) -> InspectOptions {
     InspectOptions {
         emit_data: false,
         emit_state: false,
+        emit_frames: false,
         ..opts
     }
 }
@@ -83,12 +85,20 @@ pub fn check_with(
     jobs: NonZeroUsize,
     opts: InspectOptions,
 ) -> CheckRun {
-    let (Verdict(report), stats) = offline::run_sharded(source, for_check(opts), jobs);
+    let (report, stats) = counted(offline::run_sharded(source, for_check(opts), jobs));
     CheckRun {
         report,
         stats,
         jobs,
     }
+}
+
+/// The report of a sharded check and the driver's counts, the report's frames being the
+/// driver's: the inspectors sent a frame as an event only when violations followed it
+/// ([`InspectOptions::emit_frames`]), and the driver counted them all.
+fn counted((Verdict(mut report), stats): (Verdict, ReplayStats)) -> (CheckReport, ReplayStats) {
+    report.set_frames(stats.frames);
+    (report, stats)
 }
 
 /// What one thread keeps of its connections' events for the verdict: their report.
@@ -145,12 +155,12 @@ mod tests {
         // 0: the reader keeps every connection; MAX: it keeps none; in between, some.
         for local_at in [0, 1, 100, 300, usize::MAX] {
             for jobs in [2, 3] {
-                let (Verdict(report), stats) = offline::run_sharded_at(
+                let (report, stats) = counted(offline::run_sharded_at(
                     events(40),
                     CHECK_OPTIONS,
                     NonZeroUsize::new(jobs).unwrap(),
                     local_at,
-                );
+                ));
                 let many = CheckRun {
                     report,
                     stats,
@@ -160,6 +170,36 @@ mod tests {
                 assert_eq!(text(&many), text(&one), "jobs {jobs}, local_at {local_at}");
             }
         }
+    }
+
+    #[test]
+    fn a_check_holding_frames_back_reports_what_tallying_every_frame_reports() {
+        // Every shipped capture: the check's inspectors send a frame as an event only when
+        // violations follow it; the report (findings with their channels and links, frame
+        // and connection counts) is the one a report fed every frame makes.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut scoped = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let ext = path.extension().and_then(|e| e.to_str());
+            if !matches!(ext, Some("jsonl" | "pcapng" | "pcap")) {
+                continue;
+            }
+            let open = || crate::capture::open(&path, Default::default()).unwrap();
+            let held_back = check(open(), NonZeroUsize::MIN);
+            let every_frame = InspectOptions {
+                emit_frames: true,
+                ..CHECK_OPTIONS
+            };
+            let (Verdict(report), stats) =
+                offline::run_sharded(open(), every_frame, NonZeroUsize::MIN);
+            let text = |r: &CheckReport| r.render(Format::Json, "x", crate::event::Severity::Info);
+            assert_eq!(text(&held_back.report), text(&report), "{path:?}");
+            assert_eq!(held_back.stats, stats, "{path:?}");
+            assert!(held_back.report.totals().1 > 0, "{path:?}: no frames");
+            scoped += usize::from(text(&report).contains("\"handle\""));
+        }
+        assert!(scoped > 0, "no shipped capture has a finding on a link");
     }
 
     #[test]
@@ -183,7 +223,7 @@ mod check_option_tests {
         };
         let memory = given.inspect_memory;
         let used = for_check(given);
-        assert!(!used.emit_state && !used.emit_data);
+        assert!(!used.emit_state && !used.emit_data && !used.emit_frames);
         assert_eq!(used.inspect_memory, memory);
     }
 }

@@ -170,6 +170,7 @@ fn write_pcapng(jsonl: &Path, pcapng: &Path, opts: &RingOptions) -> Result<(), S
         emit_state: false,
         diagnosis: None,
         diagnoses: true,
+        emit_frames: true,
     };
     let done = offline::run(
         source,

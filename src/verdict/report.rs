@@ -122,6 +122,12 @@ impl CheckReport {
         }
     }
 
+    /// The run's frame count is `frames`, as its driver counted them (a check's inspectors
+    /// send a frame as an event only when violations follow it).
+    pub fn set_frames(&mut self, frames: u64) {
+        self.frames = frames;
+    }
+
     /// Add what another report found (another thread's connections: findings never overlap,
     /// as each connection is inspected by one thread).
     pub fn absorb(&mut self, other: CheckReport) {
