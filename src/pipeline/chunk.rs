@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::{Inspector, SkimRun, undecoded};
 use crate::event::{Dir, Event, EventKind, Timestamp, Violation};
 use crate::mask::Masker;
-use crate::protocol::{Item, ProtocolId, StreamDecoder};
+use crate::protocol::{FrameEvent, Item, ProtocolId, StreamDecoder};
 use crate::state::{ConnTracker, rules};
 
 /// Absolute byte ranges of one direction not to show (credentials).
@@ -123,25 +123,39 @@ impl Inspector {
         if !self.note_item(dir, &item, secrets) {
             return;
         }
-        let mut kind = item_event(
-            dir,
-            item,
-            &mut self.client_header,
-            &mut self.tracker,
-            &mut self.violations,
-        );
-        self.track(kind.as_mut(), ts);
-        if let Some((_, end)) = span {
-            let side = &mut self.sides[dir.index()];
-            side.covered = side.covered.max(end);
-        }
-        match kind {
-            Some(EventKind::Frame(fe)) if !self.opts.emit_frames && self.violations.is_empty() => {
-                self.frames_held_back += 1;
-                self.sides[dir.index()].decoder.recycle(fe);
+        match item {
+            // Most items: a frame, tracked in its event, which goes out or (held back) back to
+            // the decoder.
+            Item::Frame(mut fe) => {
+                // Each direction's decoder makes its frames with the direction (`in_dir`).
+                debug_assert_eq!(fe.dir, dir, "a frame decoded for the other direction");
+                self.track_frame(&mut fe, ts);
+                self.cover(dir, span);
+                if !self.opts.emit_frames && self.violations.is_empty() {
+                    self.frames_held_back += 1;
+                    self.sides[dir.index()].decoder.recycle(fe);
+                } else {
+                    out.push(Event {
+                        conn,
+                        ts,
+                        kind: EventKind::Frame(fe),
+                    });
+                }
             }
-            Some(kind) => out.push(Event { conn, ts, kind }),
-            None => {}
+            item => {
+                let mut kind = item_event(
+                    dir,
+                    item,
+                    &mut self.client_header,
+                    &mut self.tracker,
+                    &mut self.violations,
+                );
+                self.track(kind.as_mut(), ts);
+                self.cover(dir, span);
+                if let Some(kind) = kind {
+                    out.push(Event { conn, ts, kind });
+                }
+            }
         }
         self.push_violations(ts, out);
         self.push_diagnoses(out);
@@ -189,9 +203,7 @@ impl Inspector {
         true
     }
 
-    /// Track the state a header or frame event changes; the frame's violations (into
-    /// `self.violations`) follow the frame, and say which frame it was; the frame's context is
-    /// filled in (once: every consumer reads it from the event).
+    /// Track the state a header or frame event changes (a frame: [`Inspector::track_frame`]).
     fn track(&mut self, kind: Option<&mut EventKind>, ts: Timestamp) {
         self.state_dirty |= matches!(kind, Some(EventKind::Header { .. } | EventKind::Frame(_)));
         match kind {
@@ -203,24 +215,39 @@ impl Inspector {
             }) => self
                 .tracker
                 .header(*dir, *offset, *header, ts, &mut self.violations),
-            Some(EventKind::Frame(f)) => {
-                // The event was made just now: nothing shares it yet.
-                if let Some(fe) = Arc::get_mut(f) {
-                    let at = crate::state::context::At::new(fe.dir, fe.offset, ts);
-                    self.contexts.frame(at, &fe.frame, &mut fe.context);
-                }
-                self.tracker.frame(f, ts, &mut self.violations);
-                if let Some(d) = &mut self.diagnoser {
-                    d.frame(f, ts, &mut self.diagnoses);
-                }
-                if !self.violations.is_empty() {
-                    let summary = f.frame.summary();
-                    for v in &mut self.violations {
-                        v.frame.get_or_insert_with(|| summary.clone());
-                    }
-                }
-            }
+            Some(EventKind::Frame(f)) => self.track_frame(f, ts),
             _ => {}
+        }
+    }
+
+    /// Track a frame: its context filled in (once: every consumer reads it from the event),
+    /// then the tracker and the diagnoser fed; its violations (into `self.violations`) say
+    /// which frame it was.
+    #[inline(always)]
+    fn track_frame(&mut self, f: &mut Arc<FrameEvent>, ts: Timestamp) {
+        // The event was made just now: nothing shares it yet.
+        if let Some(fe) = Arc::get_mut(f) {
+            let at = crate::state::context::At::new(fe.dir, fe.offset, ts);
+            self.contexts.frame(at, &fe.frame, &mut fe.context);
+        }
+        self.tracker.frame(f, ts, &mut self.violations);
+        if let Some(d) = &mut self.diagnoser {
+            d.frame(f, ts, &mut self.diagnoses);
+        }
+        if !self.violations.is_empty() {
+            let summary = f.frame.summary();
+            for v in &mut self.violations {
+                v.frame.get_or_insert_with(|| summary.clone());
+            }
+        }
+    }
+
+    /// The bytes of an item's `span` are in an event now.
+    #[inline(always)]
+    fn cover(&mut self, dir: Dir, span: Option<(u64, u64)>) {
+        if let Some((_, end)) = span {
+            let side = &mut self.sides[dir.index()];
+            side.covered = side.covered.max(end);
         }
     }
 
