@@ -203,7 +203,7 @@ impl StreamDecoder {
 
     /// True once the decoder has given up on this stream.
     pub fn is_opaque(&self) -> bool {
-        self.mode == Mode::Opaque
+        matches!(self.mode, Mode::Opaque)
     }
 
     /// Where framing was lost (the stream is opaque from there) and the first bytes of the
@@ -350,7 +350,7 @@ impl StreamDecoder {
             self.offset += n;
             chunk = chunk.slice(n as usize..);
         }
-        if self.mode == Mode::Opaque {
+        if matches!(self.mode, Mode::Opaque) {
             self.offset += chunk.len() as u64;
             return;
         }
@@ -396,7 +396,7 @@ impl StreamDecoder {
         /// Most bytes reserved for an incomplete frame beyond those already received.
         const MAX_AHEAD: usize = 64 * 1024;
         self.need = 0;
-        if self.mode == Mode::Opaque {
+        if matches!(self.mode, Mode::Opaque) {
             return;
         }
         if let Some(rest) = buf.get(consumed..).filter(|r| !r.is_empty()) {
@@ -427,7 +427,7 @@ impl StreamDecoder {
     fn drain(&mut self, buf: &Bytes, out: &mut Vec<Item>) -> usize {
         let mut consumed = 0;
         loop {
-            if self.mode == Mode::Opaque {
+            if matches!(self.mode, Mode::Opaque) {
                 let rest = buf.len().saturating_sub(consumed);
                 self.offset += rest as u64;
                 return buf.len();
@@ -470,7 +470,7 @@ impl StreamDecoder {
         }
         // A protocol header where one is expected, or (AMQP 1.0 after SASL, a 0-9-1 server's
         // header after the decoder assumed 0-9-1) where the bytes spell `AMQP`.
-        if self.mode == Mode::Header || self.header_ahead(buf) {
+        if matches!(self.mode, Mode::Header) || self.header_ahead(buf) {
             let header = ProtocolId::sniff_header(buf)?;
             // Bytes that are no AMQP header are told early, but reported as the 8 a header
             // would be, once there: what the record holds must not depend on how TCP cut them.
@@ -500,7 +500,7 @@ impl StreamDecoder {
                     Mode::Opaque
                 }
             };
-            return Some(if self.mode == Mode::Opaque {
+            return Some(if matches!(self.mode, Mode::Opaque) {
                 len
             } else {
                 crate::codec::sniff::HEADER_LEN
@@ -623,7 +623,9 @@ impl StreamDecoder {
     /// `slot` is the value of `event`, which nothing else shares, and only its `frame` is
     /// initialised. Every other field is written here exactly once, through raw pointers,
     /// before `assume_init`; should `messages.push` panic, `event` is freed without dropping
-    /// its value (the frame leaks, nothing is read uninitialised).
+    /// its value (the frame leaks, nothing is read uninitialised). Inlined into its one
+    /// caller: it runs once per frame.
+    #[inline(always)]
     unsafe fn fill_event(
         &mut self,
         event: Arc<std::mem::MaybeUninit<FrameEvent>>,
