@@ -79,12 +79,14 @@ impl Frame {
     }
 
     /// The frame's channel.
+    #[inline]
     pub fn channel(&self) -> u16 {
         self.channel
     }
 
     /// `class.method` in the spec's spelling (`basic.publish`), or `content-header`,
     /// `content-body`, `heartbeat`.
+    #[inline]
     pub fn name(&self) -> &'static str {
         match &self.kind {
             FrameKind::Method(m) => m.def.name,
@@ -95,6 +97,7 @@ impl Frame {
     }
 
     /// The method, if this is a method frame.
+    #[inline]
     pub fn method(&self) -> Option<&Method> {
         match &self.kind {
             FrameKind::Method(m) => Some(m.as_ref()),
@@ -103,11 +106,13 @@ impl Frame {
     }
 
     /// The method kind, if this is a method frame.
+    #[inline]
     pub fn method_kind(&self) -> Option<MethodKind> {
         self.method().map(Method::kind)
     }
 
     /// The content header, if this is one.
+    #[inline]
     pub fn content_header(&self) -> Option<&ContentHeader> {
         match &self.kind {
             FrameKind::Header(h) => Some(h.as_ref()),
@@ -116,6 +121,7 @@ impl Frame {
     }
 
     /// The body bytes, if this is a body frame.
+    #[inline]
     pub fn body(&self) -> Option<&Bytes> {
         match &self.kind {
             FrameKind::Body(b) => Some(b),
@@ -125,6 +131,7 @@ impl Frame {
 
     /// The body frame's full payload length (`body()` may hold only its head: the streamed
     /// bytes count, less the frame-end octet among them).
+    #[inline]
     pub fn body_len(&self) -> Option<u64> {
         self.body()
             .map(|b| b.len() as u64 + self.streamed.saturating_sub(1))
@@ -162,6 +169,7 @@ impl Frame {
 
 /// Total size of the frame starting at `buf[0]` (7-byte header + payload + frame-end), once
 /// the header is visible. Never fails: absurd sizes are for the caller to cap.
+#[inline]
 pub fn frame_size(buf: &[u8]) -> Result<Option<usize>, DecodeError> {
     match buf.get(3..7) {
         Some(&[a, b, c, d]) => {

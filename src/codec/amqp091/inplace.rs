@@ -138,7 +138,7 @@ impl<'a> Cursor<'a> {
         let exchange = self.shortstr()?;
         let routing_key = self.shortstr()?;
         let [bits] = self.take::<1>()?;
-        out.set_inline::<5>([
+        out.set_inline([
             Value::Short(ticket),
             Value::ShortStr(exchange),
             Value::ShortStr(routing_key),
@@ -155,7 +155,7 @@ impl<'a> Cursor<'a> {
         let [t0, t1, t2, t3, t4, t5, t6, t7, bits] = self.take::<9>()?;
         let exchange = self.shortstr()?;
         let routing_key = self.shortstr()?;
-        out.set_inline::<5>([
+        out.set_inline([
             Value::ShortStr(consumer_tag),
             Value::LongLong(u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7])),
             Value::Bit(bits & 1 != 0),
@@ -169,13 +169,9 @@ impl<'a> Cursor<'a> {
     /// delivery-tag and requeue).
     fn tag_and_bit(&mut self, out: &mut Args) -> Option<()> {
         let [t0, t1, t2, t3, t4, t5, t6, t7, bits] = self.take::<9>()?;
-        // The padding after the two values is never read, nor dropped.
-        out.set_inline::<2>([
+        out.set_inline([
             Value::LongLong(u64::from_be_bytes([t0, t1, t2, t3, t4, t5, t6, t7])),
             Value::Bit(bits & 1 != 0),
-            Value::Bit(false),
-            Value::Bit(false),
-            Value::Bit(false),
         ]);
         Some(())
     }
@@ -290,18 +286,12 @@ fn usual_basic(
         let content_type = Value::ShortStr(cur.shortstr()?);
         let [mode] = cur.take::<1>()?;
         if flags == USUAL_FLAGS {
-            let pad = (ct, Value::Bit(false));
-            out.set_inline::<2>([
-                (ct, content_type),
-                (dm, Value::Octet(mode)),
-                pad.clone(),
-                pad,
-            ]);
+            out.set_inline([(ct, content_type), (dm, Value::Octet(mode))]);
             return Some(());
         }
         let message_id = Value::ShortStr(cur.shortstr()?);
         let stamp = Value::Timestamp(u64::from_be_bytes(cur.take()?));
-        out.set_inline::<4>([
+        out.set_inline([
             (ct, content_type),
             (dm, Value::Octet(mode)),
             (id, message_id),

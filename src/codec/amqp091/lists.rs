@@ -12,7 +12,6 @@ use std::ops::{Deref, DerefMut};
 
 use smallvec::SmallVec;
 
-use super::field_table::FieldTable;
 use super::method::Value;
 use super::table::ArgDef;
 
@@ -23,37 +22,22 @@ const INLINE_ARGS: usize = 5;
 /// Properties held inline: a content type, a delivery mode, a message id and a timestamp.
 const INLINE_PROPERTIES: usize = 4;
 
-/// Releases what `v` holds on the heap, leaving it owning nothing (an empty string or
-/// table in place of a full one). Every variant is named: one added that holds something on
-/// the heap must be released here, or the lists (which forget their values) would leak it.
+/// Lets go of `list`'s values, leaving it empty and owning nothing, for its owner to forget:
+/// an inline list's values are dropped where they lie (a destructor runs only for what some
+/// value holds on the heap), a list that spilled to the heap is taken out and dropped as usual.
 #[inline(always)]
-fn release(v: &mut Value) {
-    match v {
-        Value::ShortStr(b) | Value::LongStr(b) => drop(std::mem::take(b)),
-        Value::Table(t) => drop(std::mem::replace(t, FieldTable::new())),
-        Value::Bit(_)
-        | Value::Octet(_)
-        | Value::Short(_)
-        | Value::Long(_)
-        | Value::LongLong(_)
-        | Value::Timestamp(_) => {}
-    }
-}
-
-/// Lets go of `list`'s values, running a destructor only for what some value holds on the
-/// heap; `list` is left as it is, for its owner to forget. The values of an inline list, once
-/// released, own nothing, so forgetting them leaks nothing; a list that spilled to the heap
-/// is taken out and dropped as usual (leaving an empty one, which owns nothing either).
-#[inline(always)]
-fn release_all<A: smallvec::Array>(
-    list: &mut SmallVec<A>,
-    value: impl Fn(&mut A::Item) -> &mut Value,
-) {
+fn release_all<A: smallvec::Array>(list: &mut SmallVec<A>) {
     if list.spilled() {
         drop(std::mem::take(list));
         return;
     }
-    list.iter_mut().for_each(|x| release(value(x)));
+    let len = list.len();
+    // SAFETY: the list's first `len` values are live. Its length is set to 0 first, so none
+    // of them is reachable through it again: each is dropped exactly once, here.
+    unsafe {
+        list.set_len(0);
+        std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(list.as_mut_ptr(), len));
+    }
 }
 
 /// A method's argument values, in wire order (one per argument of its definition).
@@ -72,31 +56,35 @@ impl Args {
         self.0.push(v);
     }
 
-    /// Sets the list to the first `N` values of `values`, the rest being padding that owns
-    /// nothing: a list built whole, without a push per value.
-    #[inline]
-    pub(super) fn set_inline<const N: usize>(&mut self, values: [Value; INLINE_ARGS]) {
+    /// Sets the list to `values`: a list built whole, without a push per value. An empty
+    /// inline list (a new one) takes them straight into its inline room.
+    #[inline(always)]
+    pub(super) fn set_inline<const N: usize>(&mut self, values: [Value; N]) {
         const { assert!(N <= INLINE_ARGS) };
-        let new = Args(ManuallyDrop::new(SmallVec::from_buf_and_len(values, N)));
-        if self.0.is_empty() && !self.0.spilled() {
-            // Nothing to drop in the list replaced.
-            std::mem::forget(std::mem::replace(self, new));
-        } else {
-            *self = new;
+        if !self.0.is_empty() || self.0.spilled() {
+            *self = values.into_iter().collect();
+            return;
+        }
+        // SAFETY: the list is inline and empty: its room holds `INLINE_ARGS` values, at least
+        // `N`, none of them live (nothing is overwritten that would need dropping), and
+        // `[Value; N]` has the alignment of `Value` and the layout of `N` of them in a row.
+        // The first `N` values are written before the length says so.
+        unsafe {
+            self.0.as_mut_ptr().cast::<[Value; N]>().write(values);
+            self.0.set_len(N);
         }
     }
 
     /// Removes every value.
     pub fn clear(&mut self) {
-        release_all(&mut self.0, |v| v);
-        std::mem::forget(std::mem::take(&mut *self.0));
+        release_all(&mut self.0);
     }
 }
 
 impl Drop for Args {
     fn drop(&mut self) {
         // The list is never dropped itself: what remains of it owns nothing.
-        release_all(&mut self.0, |v| v);
+        release_all(&mut self.0);
     }
 }
 
@@ -157,20 +145,23 @@ impl Properties {
         self.0.push((d, v));
     }
 
-    /// Sets the list to the first `N` properties of `props`, the rest being padding that owns
-    /// nothing: a list built whole, without a push per property.
-    #[inline]
-    pub(super) fn set_inline<const N: usize>(
-        &mut self,
-        props: [(&'static ArgDef, Value); INLINE_PROPERTIES],
-    ) {
+    /// Sets the list to `props`: a list built whole, without a push per property. An empty
+    /// inline list (a new one) takes them straight into its inline room.
+    #[inline(always)]
+    pub(super) fn set_inline<const N: usize>(&mut self, props: [(&'static ArgDef, Value); N]) {
         const { assert!(N <= INLINE_PROPERTIES) };
-        let new = Properties(ManuallyDrop::new(SmallVec::from_buf_and_len(props, N)));
-        if self.0.is_empty() && !self.0.spilled() {
-            // Nothing to drop in the list replaced.
-            std::mem::forget(std::mem::replace(self, new));
-        } else {
-            *self = new;
+        if !self.0.is_empty() || self.0.spilled() {
+            *self = props.into_iter().collect();
+            return;
+        }
+        // SAFETY: as in `Args::set_inline`: an empty inline list has room for
+        // `INLINE_PROPERTIES` properties, at least `N`, none live; the array has their layout.
+        unsafe {
+            self.0
+                .as_mut_ptr()
+                .cast::<[(&'static ArgDef, Value); N]>()
+                .write(props);
+            self.0.set_len(N);
         }
     }
 
@@ -187,15 +178,14 @@ impl Properties {
 
     /// Removes every property.
     pub fn clear(&mut self) {
-        release_all(&mut self.0, |(_, v)| v);
-        std::mem::forget(std::mem::take(&mut *self.0));
+        release_all(&mut self.0);
     }
 }
 
 impl Drop for Properties {
     fn drop(&mut self) {
         // The list is never dropped itself: what remains of it owns nothing.
-        release_all(&mut self.0, |(_, v)| v);
+        release_all(&mut self.0);
     }
 }
 
@@ -238,7 +228,7 @@ impl<'a> IntoIterator for &'a Properties {
 mod tests {
     use bytes::Bytes;
 
-    use super::super::field_table::FieldValue;
+    use super::super::field_table::{FieldTable, FieldValue};
     use super::*;
 
     #[test]
@@ -287,6 +277,35 @@ mod tests {
                 .collect();
             drop(props);
             assert!(shared.is_unique(), "{n} values: a string or table was kept");
+        }
+    }
+
+    #[test]
+    fn lists_set_whole_hold_those_values_whatever_they_held_before() {
+        let shared = Bytes::from(vec![b's'; 64]);
+        let basic = super::super::generated::CLASSES
+            .iter()
+            .find(|c| c.name == "basic");
+        let def = basic.expect("basic has properties").properties;
+        for before in [0, 2, INLINE_ARGS + 2] {
+            let mut args: Args = (0..before)
+                .map(|_| Value::ShortStr(shared.clone()))
+                .collect();
+            args.set_inline([Value::Short(7), Value::ShortStr(shared.clone())]);
+            assert_eq!(
+                &args[..],
+                &[Value::Short(7), Value::ShortStr(shared.clone())][..]
+            );
+            args.set_inline([Value::Bit(true)]);
+            assert_eq!(&args[..], &[Value::Bit(true)][..]);
+            let mut props: Properties = (0..before)
+                .map(|i| (&def[i % def.len()], Value::LongStr(shared.clone())))
+                .collect();
+            props.set_inline([(&def[0], Value::ShortStr(shared.clone()))]);
+            assert_eq!(props.len(), 1);
+            assert_eq!(props[0].1, Value::ShortStr(shared.clone()));
+            drop((args, props));
+            assert!(shared.is_unique(), "{before} before: a string was kept");
         }
     }
 }

@@ -181,18 +181,22 @@ impl Method {
     }
 
     /// Which method this is.
+    #[inline]
     pub fn kind(&self) -> MethodKind {
         self.def.kind
     }
     /// Class id.
+    #[inline]
     pub fn class_id(&self) -> u16 {
         self.def.class_id
     }
     /// Method id.
+    #[inline]
     pub fn method_id(&self) -> u16 {
         self.def.method_id
     }
     /// `class.method` as the spec spells it.
+    #[inline]
     pub fn name(&self) -> &'static str {
         self.def.name
     }
@@ -249,13 +253,38 @@ impl Method {
         self.arg(name).and_then(Value::as_table)
     }
 
+    /// The argument at `at` when the place of `arg` in this method is known without the
+    /// generated match (`at` is `Some` only for methods that have `arg` there), else
+    /// [`Method::get`].
+    #[inline(always)]
+    fn get_at(&self, at: Option<usize>, arg: Arg) -> Option<&Value> {
+        match at {
+            Some(i) => self.args.get(i),
+            None => self.get(arg),
+        }
+    }
+
     /// `delivery-tag` (basic.deliver/get-ok/ack/nack/reject).
+    #[inline]
     pub fn delivery_tag(&self) -> Option<u64> {
-        self.get_u64(Arg::DeliveryTag)
+        let at = match self.def.kind {
+            MethodKind::BasicAck
+            | MethodKind::BasicReject
+            | MethodKind::BasicNack
+            | MethodKind::BasicGetOk => Some(0),
+            MethodKind::BasicDeliver => Some(1),
+            _ => None,
+        };
+        self.get_at(at, Arg::DeliveryTag).and_then(Value::as_u64)
     }
     /// `multiple` (basic.ack/nack).
+    #[inline]
     pub fn multiple(&self) -> Option<bool> {
-        self.get_bool(Arg::Multiple)
+        let at = match self.def.kind {
+            MethodKind::BasicAck | MethodKind::BasicNack => Some(1),
+            _ => None,
+        };
+        self.get_at(at, Arg::Multiple).and_then(Value::as_bool)
     }
     /// `requeue` (basic.nack/reject/recover).
     pub fn requeue(&self) -> Option<bool> {
@@ -278,8 +307,16 @@ impl Method {
         self.get_bool(Arg::Active)
     }
     /// `consumer-tag`.
+    #[inline]
     pub fn consumer_tag(&self) -> Option<&Bytes> {
-        self.get_bytes(Arg::ConsumerTag)
+        let at = match self.def.kind {
+            MethodKind::BasicDeliver
+            | MethodKind::BasicConsumeOk
+            | MethodKind::BasicCancel
+            | MethodKind::BasicCancelOk => Some(0),
+            _ => None,
+        };
+        self.get_at(at, Arg::ConsumerTag).and_then(Value::as_bytes)
     }
     /// `exchange`.
     pub fn exchange(&self) -> Option<&Bytes> {
@@ -554,6 +591,62 @@ pub(crate) fn encode_args<'a>(args: impl IntoIterator<Item = &'a Value>, out: &m
             Value::ShortStr(s) => put_shortstr(out, s),
             Value::LongStr(s) => put_longstr(out, s),
             Value::Table(t) => t.encode(out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::amqp091::generated::METHODS;
+
+    /// A method of `def` whose every argument differs from the others: the argument at
+    /// place `i` is a value of its type made from `i`.
+    fn distinct(def: &'static MethodDef) -> Method {
+        let args = def.args.iter().enumerate().map(|(i, a)| {
+            let n = i as u64 + 1;
+            match a.ty {
+                WireType::Bit => Value::Bit(i % 2 == 0),
+                WireType::ShortStr | WireType::LongStr => {
+                    let v = Bytes::from(format!("arg{i}"));
+                    if a.ty == WireType::ShortStr {
+                        Value::ShortStr(v)
+                    } else {
+                        Value::LongStr(v)
+                    }
+                }
+                ty => match Value::default_for(ty, None) {
+                    Value::Octet(_) => Value::Octet(n as u8),
+                    Value::Short(_) => Value::Short(n as u16),
+                    Value::Long(_) => Value::Long(n as u32),
+                    Value::Timestamp(_) => Value::Timestamp(n),
+                    Value::LongLong(_) => Value::LongLong(n),
+                    other => other,
+                },
+            }
+        });
+        Method {
+            def,
+            args: args.collect(),
+        }
+    }
+
+    #[test]
+    fn accessors_with_places_known_read_what_the_generated_match_finds() {
+        for def in METHODS.iter() {
+            let m = distinct(def);
+            let name = def.name;
+            assert_eq!(
+                m.delivery_tag(),
+                m.get_u64(Arg::DeliveryTag),
+                "{name} delivery-tag"
+            );
+            assert_eq!(m.multiple(), m.get_bool(Arg::Multiple), "{name} multiple");
+            assert_eq!(
+                m.consumer_tag(),
+                m.get_bytes(Arg::ConsumerTag),
+                "{name} consumer-tag"
+            );
         }
     }
 }

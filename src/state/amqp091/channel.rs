@@ -157,6 +157,7 @@ impl Channel {
     }
 
     /// Whether `dir` may not send content now (it confirmed channel.flow active=false).
+    #[inline]
     pub fn flow_stopped(&self, dir: Dir) -> bool {
         self.flow_stopped[dir.index()]
     }
@@ -279,7 +280,7 @@ impl Channel {
     }
 
     /// A frame on an open channel: content framing, then (a method) what the method does.
-    #[inline(never)]
+    #[inline]
     fn open_frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
         let content = &mut self.content[at.dir.index()];
         let broken = match kind {
@@ -295,6 +296,7 @@ impl Channel {
 
     /// A method on an open channel: content framing (a method ends any content in progress;
     /// a content-bearing one starts one), then what the method does.
+    #[inline(never)]
     fn open_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
         let starts = m.def.content.then_some(m.class_id());
         if let Some(broken) = self.content[at.dir.index()].method(m.name(), starts) {
@@ -312,7 +314,24 @@ impl Channel {
     }
 
     /// A method on an open channel (content framing already checked).
+    #[inline]
     fn method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        // The methods most frames carry are neither replies nor requests awaiting one: no
+        // pairing to do.
+        match m.kind() {
+            MethodKind::BasicPublish => return self.published(),
+            MethodKind::BasicDeliver => return self.deliver(at, m, out),
+            MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject => {
+                return self.settle(at, m, out);
+            }
+            _ => {}
+        }
+        self.other_method(at, m, out);
+    }
+
+    /// [`Channel::method`] of a method other than basic.publish, deliver, ack, nack, reject.
+    #[inline(never)]
+    fn other_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
         self.reply_pairing(at, m, out);
         match m.kind() {
             MethodKind::ChannelOpen
@@ -418,8 +437,6 @@ impl Channel {
 
     /// Consumers: consume, cancel (either side), and deliveries to a consumer tag.
     fn consumer_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
-        let n = self.number;
-        let judge = !self.uncertain;
         match m.kind() {
             MethodKind::BasicConsume => self.consume(at, m, out),
             MethodKind::BasicConsumeOk => {
@@ -452,24 +469,29 @@ impl Channel {
                     self.consumers.remove(&tag[..]);
                 }
             }
-            MethodKind::BasicDeliver => {
-                let tag: &[u8] = m.consumer_tag().map_or(&[], |t| &t[..]);
-                let consumer = self.consumers.get(tag).copied();
-                if consumer.is_none() && !self.retired.contains(tag) && judge {
-                    out.push(rules::UNKNOWN_CONSUMER.violation(
-                        at.dir,
-                        at.offset,
-                        format!(
-                            "basic.deliver on channel {n} to consumer tag {:?}, not a consumer on this channel",
-                            String::from_utf8_lossy(tag)
-                        ),
-                    ));
-                }
-                let no_ack = consumer.is_some_and(|c| c.no_ack);
-                self.delivered(at, m, no_ack, out);
-            }
+            MethodKind::BasicDeliver => self.deliver(at, m, out),
             _ => {}
         }
+    }
+
+    /// basic.deliver: to a consumer of the channel (or one cancelled with nowait).
+    #[inline]
+    fn deliver(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let tag: &[u8] = m.consumer_tag().map_or(&[], |t| &t[..]);
+        let consumer = self.consumers.get(tag).copied();
+        if consumer.is_none() && !self.retired.contains(tag) && !self.uncertain {
+            out.push(rules::UNKNOWN_CONSUMER.violation(
+                at.dir,
+                at.offset,
+                format!(
+                    "basic.deliver on channel {} to consumer tag {:?}, not a consumer on this channel",
+                    self.number,
+                    String::from_utf8_lossy(tag)
+                ),
+            ));
+        }
+        let no_ack = consumer.is_some_and(|c| c.no_ack);
+        self.delivered(at, m, no_ack, out);
     }
 
     /// Prefetch, basic.get, acknowledgements and confirms, recover.
@@ -490,12 +512,7 @@ impl Channel {
                 self.pending_gets.pop_front();
             }
             MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject => {
-                let tag = m.delivery_tag().unwrap_or(0);
-                let multiple = m.multiple().unwrap_or(false);
-                match at.dir {
-                    Dir::C2S => self.settle_delivery(at, m.name(), tag, multiple, out),
-                    Dir::S2C => self.confirmed(at, m.name(), tag, multiple, out),
-                }
+                self.settle(at, m, out);
             }
             MethodKind::BasicRecover | MethodKind::BasicRecoverAsync => {
                 // Every unacked message is redelivered (with a new tag) or requeued.
@@ -506,21 +523,23 @@ impl Channel {
         }
     }
 
+    /// basic.ack, nack or reject: from the client, of deliveries; from the broker, confirms.
+    #[inline]
+    fn settle(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
+        let tag = m.delivery_tag().unwrap_or(0);
+        let multiple = m.multiple().unwrap_or(false);
+        match at.dir {
+            Dir::C2S => self.settle_delivery(at, m.name(), tag, multiple, out),
+            Dir::S2C => self.confirmed(at, m.name(), tag, multiple, out),
+        }
+    }
+
     /// Confirm and transaction modes: publish sequence numbers, select (not both), commit, rollback.
     fn mode_method(&mut self, at: At, m: &Method, out: &mut Vec<Violation>) {
         let n = self.number;
         let judge = !self.uncertain;
         match m.kind() {
-            MethodKind::BasicPublish if self.confirm => {
-                let seq = self.next_seq;
-                self.next_seq = seq.saturating_add(1);
-                if !self.uncertain {
-                    self.unconfirmed.insert(seq);
-                    if self.unconfirmed.len() > MAX_OUTSTANDING {
-                        self.forget();
-                    }
-                }
-            }
+            MethodKind::BasicPublish => self.published(),
             MethodKind::ConfirmSelect => {
                 if self.tx && judge {
                     out.push(rules::CONFIRM_TX_CONFLICT.violation(
@@ -549,6 +568,22 @@ impl Channel {
                 self.unacked.extend(restored);
             }
             _ => {}
+        }
+    }
+
+    /// basic.publish: in confirm mode, it takes the next publish sequence number.
+    #[inline]
+    fn published(&mut self) {
+        if !self.confirm {
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq = seq.saturating_add(1);
+        if !self.uncertain {
+            self.unconfirmed.insert(seq);
+            if self.unconfirmed.len() > MAX_OUTSTANDING {
+                self.forget();
+            }
         }
     }
 

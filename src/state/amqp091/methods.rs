@@ -20,6 +20,7 @@ pub enum Sender {
 
 impl Sender {
     /// Whether a frame travelling `dir` may carry the method.
+    #[inline]
     pub fn allows(self, dir: Dir) -> bool {
         matches!(
             (self, dir),
@@ -29,6 +30,7 @@ impl Sender {
 }
 
 /// Which peer may send `kind`.
+#[inline]
 pub fn sender(kind: MethodKind) -> Sender {
     use MethodKind::*;
     match kind {
@@ -101,6 +103,7 @@ pub fn answers(request: MethodKind, reply: MethodKind) -> bool {
 
 /// Whether `kind` is a reply to a channel-level synchronous request (checked by [`answers`]).
 /// Channel open/close and connection methods have their own state machines.
+#[inline]
 pub fn is_reply(kind: MethodKind) -> bool {
     use MethodKind::*;
     matches!(
@@ -130,6 +133,7 @@ pub fn is_reply(kind: MethodKind) -> bool {
 }
 
 /// Whether `m` is a channel-level request that expects a reply (synchronous and not nowait).
+#[inline]
 pub fn expects_reply(m: &Method) -> bool {
     use MethodKind::*;
     let kind = m.kind();

@@ -11,6 +11,7 @@ pub mod channel;
 pub mod connection;
 pub mod content;
 pub mod context;
+mod limits;
 pub mod methods;
 mod reports;
 pub mod rules;
@@ -20,6 +21,7 @@ pub mod snapshot;
 
 use channel::{At, Channel};
 use connection::{ConnState, Connection};
+use limits::Limits;
 
 use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::ProtocolHeader;
@@ -45,6 +47,8 @@ struct Liveness {
 #[derive(Debug, Default)]
 pub struct ConnectionTracker {
     conn: Connection,
+    /// What `conn` makes of every frame, derived anew whenever `conn` changes.
+    limits: Limits,
     channels: Slots<u16, Channel>,
     /// Bytes were missed at some point: judge only what was seen afresh.
     uncertain: bool,
@@ -67,27 +71,43 @@ impl ConnectionTracker {
         Self::default()
     }
 
-    fn liveness(&mut self, dir: Dir, ev: &FrameEvent, ts: Timestamp, out: &mut Vec<Violation>) {
-        let hb = self.conn.heartbeat();
-        let watching = matches!(
-            self.conn.state,
-            ConnState::AwaitingOpen | ConnState::AwaitingOpenOk | ConnState::Open
-        );
+    /// `conn` changed (or may have): what it makes of every frame is derived again.
+    fn conn_changed(&mut self) {
+        self.limits = Limits::of(&self.conn);
+    }
+
+    /// A frame of `size` bytes from `dir` at `offset` and `ts`: a silence since the last one
+    /// longer than twice the negotiated heartbeat is reported.
+    #[inline]
+    fn liveness(
+        &mut self,
+        dir: Dir,
+        (offset, size): (u64, u64),
+        ts: Timestamp,
+        out: &mut Vec<Violation>,
+    ) {
+        let silence_max = self.limits.silence_max;
         let l = &mut self.live[dir.index()];
-        if let (Some(hb), Some(last), true) = (hb, l.last, watching) {
+        if let Some(last) = l.last {
             let silent = ts.0.saturating_sub(last.0);
-            if silent > i64::from(hb) * 2_000_000 {
-                reports::heartbeat_missed(dir, ev.offset, silent, hb, out);
+            if silent > silence_max {
+                let hb = self.conn.heartbeat().unwrap_or(0);
+                reports::heartbeat_missed(dir, offset, silent, hb, out);
             }
         }
         l.last = Some(ts);
-        l.end = ev.offset.saturating_add(ev.size());
+        l.end = offset.saturating_add(size);
     }
 
     fn frame091(&mut self, ev: &FrameEvent, f: &Frame, ts: Timestamp, out: &mut Vec<Violation>) {
-        let was_tuned = self.conn.state.tuned();
-        self.liveness(ev.dir, ev, ts, out);
-        self.limit_checks(ev, f, was_tuned, out);
+        debug_assert_eq!(
+            self.limits,
+            Limits::of(&self.conn),
+            "limits not derived anew"
+        );
+        let size = ev.size();
+        self.liveness(ev.dir, (ev.offset, size), ts, out);
+        self.limit_checks(ev, f, size, out);
         if self.wrong_direction(ev, f, out)
             || self.channel_zero(ev, f, out)
             || !self.connection_open(ev, f, out)
@@ -101,23 +121,15 @@ impl ConnectionTracker {
     /// Frame size against frame-max (frame-min-size before tune-ok); the channel against
     /// channel-max (reported once per channel).
     #[inline]
-    fn limit_checks(
-        &mut self,
-        ev: &FrameEvent,
-        f: &Frame,
-        was_tuned: bool,
-        out: &mut Vec<Violation>,
-    ) {
+    fn limit_checks(&mut self, ev: &FrameEvent, f: &Frame, size: u64, out: &mut Vec<Violation>) {
         // Frame size against frame-max (frame-min-size before tune-ok).
-        if let Some(limit) = self.conn.frame_limit()
-            && ev.size() > u64::from(limit)
+        if size > self.limits.frame_max
+            && let Some(limit) = self.conn.frame_limit()
         {
-            reports::frame_too_large(ev, f, limit, was_tuned, out);
+            reports::frame_too_large(ev, f, limit, self.conn.state.tuned(), out);
         }
-        if let Some(max) = self.conn.channel_limit()
-            && f.channel > max
-        {
-            self.above_channel_max(ev, f, max, out);
+        if f.channel > self.limits.channel_max {
+            self.above_channel_max(ev, f, self.limits.channel_max, out);
         }
     }
 
@@ -187,6 +199,7 @@ impl ConnectionTracker {
     #[inline(never)]
     fn connection_method(&mut self, dir: Dir, offset: u64, m: &Method, out: &mut Vec<Violation>) {
         self.conn.method(dir, offset, m, out);
+        self.conn_changed();
         if self.conn.state == ConnState::Closed {
             self.channels.clear();
         }
@@ -204,10 +217,10 @@ impl ConnectionTracker {
     /// A channel frame needs an open connection: false when the frame goes no further.
     #[inline]
     fn connection_open(&self, ev: &FrameEvent, f: &Frame, out: &mut Vec<Violation>) -> bool {
-        match self.conn.state {
-            ConnState::Open | ConnState::Unknown => true,
-            state => reports::connection_not_open(state, ev, f, out),
+        if self.limits.open {
+            return true;
         }
+        reports::connection_not_open(self.conn.state, ev, f, out)
     }
 
     /// A basic.publish while the broker has the connection blocked (once per blocked period).
@@ -252,13 +265,13 @@ impl ConnectionTracker {
                 None => return,
             },
         };
-        if let Some(m) = f.method()
+        if channel.flow_stopped(dir)
+            && !channel.uncertain
+            && let Some(m) = f.method()
             && matches!(
                 m.kind(),
                 MethodKind::BasicPublish | MethodKind::BasicDeliver
             )
-            && channel.flow_stopped(dir)
-            && !channel.uncertain
         {
             reports::flow_stopped(ev, ch, m, out);
         }

@@ -57,5 +57,6 @@ impl ConnectionTracker {
         ) {
             self.conn.state = ConnState::Unknown;
         }
+        self.conn_changed();
     }
 }
