@@ -190,45 +190,6 @@ impl Slots {
             None => self.more.remove(&channel),
         }
     }
-
-    /// Where `channel`'s message under way is.
-    #[inline]
-    fn find(&self, channel: u16) -> Option<Place> {
-        match self.index(channel) {
-            Some(i) => Some(Place::Few(i)),
-            None if self.more.contains_key(&channel) => Some(Place::More),
-            None => None,
-        }
-    }
-
-    /// The message under way at `at` (found by [`Slots::find`] for `channel`, nothing
-    /// added or removed since).
-    #[inline]
-    fn at_mut(&mut self, at: Place, channel: u16) -> Option<&mut Pending> {
-        match at {
-            Place::Few(i) => self.few.get_mut(i).map(|(_, p)| p),
-            Place::More => self.more.get_mut(&channel),
-        }
-    }
-
-    /// Takes the message under way at `at` out (as [`Slots::at_mut`]).
-    #[inline]
-    fn remove_at(&mut self, at: Place, channel: u16) -> Option<Pending> {
-        match at {
-            Place::Few(i) if i < self.few.len() => Some(self.few.swap_remove(i).1),
-            Place::Few(_) => None,
-            Place::More => self.more.remove(&channel),
-        }
-    }
-}
-
-/// Where a channel's message under way is in [`Slots`].
-#[derive(Clone, Copy, Debug)]
-enum Place {
-    /// At this index of the short list.
-    Few(usize),
-    /// In the map.
-    More,
 }
 
 /// Body frames collected so far: no allocation for the common single-frame body.
@@ -407,11 +368,10 @@ impl ContentAssembler {
         let ch = frame.channel;
         let len = frame.body_len().unwrap_or(b.len() as u64);
         let room = self.max_buffered.saturating_sub(self.buffered);
-        // The message is worked on where it lies, and taken out from there when complete.
-        let at = self.channels.find(ch);
+        // The message is worked on where it lies, and taken out when complete.
         let Some(Pending {
             body: Some(body), ..
-        }) = at.and_then(|at| self.channels.at_mut(at, ch))
+        }) = self.channels.get_mut(ch)
         else {
             self.drop_pending(ch);
             return err(
@@ -450,8 +410,7 @@ impl ContentAssembler {
         if total < body.header.body_size {
             return None;
         }
-        let p = self.channels.remove_at(at?, ch);
-        let p = self.released(p)?;
+        let p = self.drop_pending(ch)?;
         let body = p.body?;
         Some(Ok(Message {
             channel: ch,

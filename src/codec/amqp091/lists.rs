@@ -12,6 +12,7 @@ use std::ops::{Deref, DerefMut};
 
 use smallvec::SmallVec;
 
+use super::field_table::FieldTable;
 use super::method::Value;
 use super::table::ArgDef;
 
@@ -22,22 +23,37 @@ const INLINE_ARGS: usize = 5;
 /// Properties held inline: a content type, a delivery mode, a message id and a timestamp.
 const INLINE_PROPERTIES: usize = 4;
 
-/// Lets go of `list`'s values, leaving it empty and owning nothing, for its owner to forget:
-/// an inline list's values are dropped where they lie (a destructor runs only for what some
-/// value holds on the heap), a list that spilled to the heap is taken out and dropped as usual.
+/// Releases what `v` holds on the heap, leaving it owning nothing (an empty string or
+/// table in place of a full one). Every variant is named: one added that holds something on
+/// the heap must be released here, or the lists (which forget their values) would leak it.
 #[inline(always)]
-fn release_all<A: smallvec::Array>(list: &mut SmallVec<A>) {
+fn release(v: &mut Value) {
+    match v {
+        Value::ShortStr(b) | Value::LongStr(b) => drop(std::mem::take(b)),
+        Value::Table(t) => drop(std::mem::replace(t, FieldTable::new())),
+        Value::Bit(_)
+        | Value::Octet(_)
+        | Value::Short(_)
+        | Value::Long(_)
+        | Value::LongLong(_)
+        | Value::Timestamp(_) => {}
+    }
+}
+
+/// Lets go of `list`'s values, running a destructor only for what some value holds on the
+/// heap; `list` is left as it is, for its owner to forget. The values of an inline list, once
+/// released, own nothing, so forgetting them leaks nothing; a list that spilled to the heap
+/// is taken out and dropped as usual (leaving an empty one, which owns nothing either).
+#[inline(always)]
+fn release_all<A: smallvec::Array>(
+    list: &mut SmallVec<A>,
+    value: impl Fn(&mut A::Item) -> &mut Value,
+) {
     if list.spilled() {
         drop(std::mem::take(list));
         return;
     }
-    let len = list.len();
-    // SAFETY: the list's first `len` values are live. Its length is set to 0 first, so none
-    // of them is reachable through it again: each is dropped exactly once, here.
-    unsafe {
-        list.set_len(0);
-        std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(list.as_mut_ptr(), len));
-    }
+    list.iter_mut().for_each(|x| release(value(x)));
 }
 
 /// A method's argument values, in wire order (one per argument of its definition).
@@ -77,14 +93,15 @@ impl Args {
 
     /// Removes every value.
     pub fn clear(&mut self) {
-        release_all(&mut self.0);
+        release_all(&mut self.0, |v| v);
+        std::mem::forget(std::mem::take(&mut *self.0));
     }
 }
 
 impl Drop for Args {
     fn drop(&mut self) {
         // The list is never dropped itself: what remains of it owns nothing.
-        release_all(&mut self.0);
+        release_all(&mut self.0, |v| v);
     }
 }
 
@@ -178,14 +195,15 @@ impl Properties {
 
     /// Removes every property.
     pub fn clear(&mut self) {
-        release_all(&mut self.0);
+        release_all(&mut self.0, |(_, v)| v);
+        std::mem::forget(std::mem::take(&mut *self.0));
     }
 }
 
 impl Drop for Properties {
     fn drop(&mut self) {
         // The list is never dropped itself: what remains of it owns nothing.
-        release_all(&mut self.0);
+        release_all(&mut self.0, |(_, v)| v);
     }
 }
 
@@ -228,7 +246,7 @@ impl<'a> IntoIterator for &'a Properties {
 mod tests {
     use bytes::Bytes;
 
-    use super::super::field_table::{FieldTable, FieldValue};
+    use super::super::field_table::FieldValue;
     use super::*;
 
     #[test]
