@@ -167,16 +167,22 @@ impl Slots {
         }
     }
 
-    /// Puts `p` under way on `channel`; what was there is returned.
+    /// Puts a message of content method `method` (at `offset`) under way on `channel`; what
+    /// was there is returned. The message is made where it goes, not moved there.
     #[inline]
-    fn insert(&mut self, channel: u16, p: Pending) -> Option<Pending> {
+    fn start(&mut self, channel: u16, method: &Arc<Method>, offset: u64) -> Option<Pending> {
+        let started = || Pending {
+            method: method.clone(),
+            offset,
+            body: None,
+        };
         if let Some(slot) = self.get_mut(channel) {
-            return Some(std::mem::replace(slot, p));
+            return Some(std::mem::replace(slot, started()));
         }
         if self.few.len() < FEW_CHANNELS {
-            self.few.push((channel, p));
+            self.few.push((channel, started()));
         } else {
-            self.more.insert(channel, p);
+            self.more.insert(channel, started());
         }
         None
     }
@@ -185,6 +191,9 @@ impl Slots {
     #[inline]
     fn remove(&mut self, channel: u16) -> Option<Pending> {
         match self.index(channel) {
+            // The last one (most often the only one) is taken off the end, nothing moved into
+            // its place.
+            Some(i) if i + 1 == self.few.len() => self.few.pop().map(|(_, p)| p),
             Some(i) => Some(self.few.swap_remove(i).1),
             None if self.more.is_empty() => None,
             None => self.more.remove(&channel),
@@ -301,12 +310,7 @@ impl ContentAssembler {
         // One lookup a method: a content method's message replaces what the channel had
         // under way.
         let was = if m.def.content {
-            let started = Pending {
-                method: m.clone(),
-                offset: frame.offset,
-                body: None,
-            };
-            self.channels.insert(ch, started)
+            self.channels.start(ch, m, frame.offset)
         } else if self.channels.is_empty() {
             None
         } else {

@@ -223,18 +223,28 @@ fn body_frame(channel: u16, offset: u64, body: Bytes) -> Frame {
 /// the frame `raw` at `offset`, checked to be exactly one frame.
 #[inline]
 fn delimit(raw: &[u8], offset: u64) -> Result<(u8, u16, usize), DecodeError> {
-    let (frame_type, channel, size) = match raw.get(..FRAME_HEADER_LEN) {
-        Some(&[t, c0, c1, s0, s1, s2, s3]) => (
-            t,
-            u16::from_be_bytes([c0, c1]),
-            u32::from_be_bytes([s0, s1, s2, s3]),
-        ),
+    // A frame exactly as long as its header says, ending in the frame-end octet: one test.
+    if let Some(&[t, c0, c1, s0, s1, s2, s3]) = raw.first_chunk::<FRAME_HEADER_LEN>() {
+        let end_at = FRAME_HEADER_LEN as u64 + u64::from(u32::from_be_bytes([s0, s1, s2, s3]));
+        if raw.len() as u64 == end_at + 1 && raw.last() == Some(&FRAME_END_OCTET) {
+            return Ok((t, u16::from_be_bytes([c0, c1]), end_at as usize));
+        }
+    }
+    Err(misdelimited(raw, offset))
+}
+
+/// Why the frame `raw` at `offset` is not exactly one frame ([`delimit`] refused it).
+#[cold]
+#[inline(never)]
+fn misdelimited(raw: &[u8], offset: u64) -> DecodeError {
+    let size = match raw.get(..FRAME_HEADER_LEN) {
+        Some(&[_, _, _, s0, s1, s2, s3]) => u32::from_be_bytes([s0, s1, s2, s3]),
         _ => {
             let kind = ErrorKind::Truncated {
                 needed: FRAME_HEADER_LEN as u64,
                 available: raw.len() as u64,
             };
-            return Err(DecodeError::new(offset, kind).within("header"));
+            return DecodeError::new(offset, kind).within("header");
         }
     };
     let end_at = FRAME_HEADER_LEN as u64 + u64::from(size);
@@ -244,22 +254,19 @@ fn delimit(raw: &[u8], offset: u64) -> Result<(u8, u16, usize), DecodeError> {
             needed: u64::from(size),
             available: available.saturating_sub(FRAME_HEADER_LEN as u64),
         };
-        return Err(DecodeError::new(offset + FRAME_HEADER_LEN as u64, kind).within("payload"));
+        return DecodeError::new(offset + FRAME_HEADER_LEN as u64, kind).within("payload");
     }
     if available > end_at + 1 {
-        return Err(DecodeError::new(
+        return DecodeError::new(
             offset + end_at + 1,
             ErrorKind::TrailingBytes(available - end_at - 1),
-        ));
+        );
     }
-    if raw.get(end_at as usize) != Some(&FRAME_END_OCTET) {
-        return Err(DecodeError::new(
-            offset + end_at,
-            ErrorKind::MalformedFrame("frame-end octet is not 0xCE"),
-        )
-        .within("frame-end"));
-    }
-    Ok((frame_type, channel, end_at as usize))
+    DecodeError::new(
+        offset + end_at,
+        ErrorKind::MalformedFrame("frame-end octet is not 0xCE"),
+    )
+    .within("frame-end")
 }
 
 /// A frame other than a body frame (method, content header, heartbeat), its payload read
@@ -364,4 +371,64 @@ pub fn encode_frame(channel: u16, kind: &FrameKind, out: &mut Vec<u8>) {
         slot.copy_from_slice(&len);
     }
     out.put_u8(FRAME_END_OCTET);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checks of one frame made one at a time, each with its error.
+    fn delimit_one_check_at_a_time(
+        raw: &[u8],
+        offset: u64,
+    ) -> Result<(u8, u16, usize), DecodeError> {
+        let Some(&[t, c0, c1, s0, s1, s2, s3]) = raw.get(..FRAME_HEADER_LEN) else {
+            return Err(misdelimited(raw, offset));
+        };
+        let end_at = FRAME_HEADER_LEN as u64 + u64::from(u32::from_be_bytes([s0, s1, s2, s3]));
+        let available = raw.len() as u64;
+        if available != end_at + 1 || raw.get(end_at as usize) != Some(&FRAME_END_OCTET) {
+            return Err(misdelimited(raw, offset));
+        }
+        Ok((t, u16::from_be_bytes([c0, c1]), end_at as usize))
+    }
+
+    #[test]
+    fn frames_delimited_at_once_are_those_delimited_check_by_check() {
+        let (mut ok, mut refused) = (0, 0);
+        for len in 0..24usize {
+            for size in [0u32, 1, 2, 5, 8, 13, 16, 17, u32::MAX] {
+                for end in [FRAME_END_OCTET, 0, 0xCF] {
+                    let mut raw: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(37)).collect();
+                    if let Some(s) = raw.get_mut(3..7) {
+                        s.copy_from_slice(&size.to_be_bytes());
+                    }
+                    if let Some(last) = raw.last_mut() {
+                        *last = end;
+                    }
+                    let got = delimit(&raw, 100);
+                    assert_eq!(got, delimit_one_check_at_a_time(&raw, 100), "{raw:?}");
+                    match got {
+                        Ok(_) => ok += 1,
+                        Err(e) => {
+                            refused += 1;
+                            // The error words what is wrong, as it always has.
+                            let want = match raw.len() {
+                                n if n < FRAME_HEADER_LEN => "header",
+                                n if (n as u64) < FRAME_HEADER_LEN as u64 + u64::from(size) + 1 => {
+                                    "payload"
+                                }
+                                n if (n as u64) > FRAME_HEADER_LEN as u64 + u64::from(size) + 1 => {
+                                    ""
+                                }
+                                _ => "frame-end",
+                            };
+                            assert!(format!("{e:?}").contains(want), "{e:?} {raw:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(ok >= 6 && refused > 100, "{ok} {refused}");
+    }
 }

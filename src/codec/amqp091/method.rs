@@ -78,6 +78,7 @@ impl Value {
     }
 
     /// Integer value widened to u64 (octet, short, long, longlong, timestamp).
+    #[inline]
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
             Value::Octet(v) => Some(v.into()),
@@ -89,6 +90,7 @@ impl Value {
     }
 
     /// Bit value.
+    #[inline]
     pub fn as_bool(&self) -> Option<bool> {
         match *self {
             Value::Bit(b) => Some(b),
@@ -97,6 +99,7 @@ impl Value {
     }
 
     /// String bytes (shortstr or longstr).
+    #[inline]
     pub fn as_bytes(&self) -> Option<&Bytes> {
         match self {
             Value::ShortStr(b) | Value::LongStr(b) => Some(b),
@@ -110,6 +113,7 @@ impl Value {
     }
 
     /// Table value.
+    #[inline]
     pub fn as_table(&self) -> Option<&FieldTable> {
         match self {
             Value::Table(t) => Some(t),

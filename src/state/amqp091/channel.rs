@@ -280,7 +280,7 @@ impl Channel {
     }
 
     /// A frame on an open channel: content framing, then (a method) what the method does.
-    #[inline]
+    #[inline(always)]
     fn open_frame(&mut self, at: At, kind: &FrameKind, out: &mut Vec<Violation>) {
         let content = &mut self.content[at.dir.index()];
         let broken = match kind {
@@ -626,6 +626,7 @@ impl Channel {
     }
 
     /// A deliver / get-ok with a delivery tag.
+    #[inline]
     fn delivered(&mut self, at: At, m: &Method, no_ack: bool, out: &mut Vec<Violation>) {
         let tag = m.delivery_tag().unwrap_or(0);
         if tag <= self.last_delivery_tag || tag == 0 {
