@@ -274,35 +274,11 @@ fn decode_top_with<T>(
 ) -> Result<(Composite, T), DecodeError> {
     let rel = |abs: u64| abs.saturating_sub(frame_start).min(u64::from(u32::MAX)) as u32;
     let start = r.offset();
-    let at = r.offset();
-    let c = r.u8()?;
-    if c != code::DESCRIBED {
-        return Err(DecodeError::new(
-            at,
-            ErrorKind::UnexpectedType {
-                expected: "described performative",
-                found: Kind::of_code(c).map_or("invalid format code", Kind::name),
-            },
-        ));
-    }
-    let descriptor = value::decode_descriptor(r, 1)?;
-    let def = match lookup_descriptor(&descriptor) {
-        Some(d) if d.is_list() => d,
-        _ => {
-            let id = match &descriptor {
-                Descriptor::Code(c) => u32::try_from(*c).unwrap_or(u32::MAX),
-                Descriptor::Name(_) => u32::MAX,
-            };
-            return Err(DecodeError::new(
-                at,
-                ErrorKind::Unknown {
-                    what: "performative descriptor",
-                    id,
-                },
-            ));
-        }
+    let (descriptor, def, list) = match usual_head(r) {
+        Some((def, end, count)) => (Descriptor::Code(def.code), def, Some((end, count))),
+        None => head(r)?,
     };
-    let Some((end, count)) = list_header(r).map_err(|e| e.within(def.name))? else {
+    let Some((end, count)) = list else {
         let span = rel(start)..rel(r.offset());
         check_fields(def, &[], &[], frame_start, 1).map_err(|e| e.within(def.name))?;
         let view = view(def, &FieldList::Values(&[]));
@@ -338,6 +314,81 @@ fn decode_top_with<T>(
     let view = view(def, &FieldList::Values(&fields));
     let composite = Composite::new(def, descriptor, fields, rel(start)..rel(r.offset()));
     Ok((composite, view))
+}
+
+/// A top-level composite's descriptor, definition, and list end and field count (see [`head`]).
+type Head = (Descriptor, &'static CompositeDef, Option<(usize, usize)>);
+
+/// The head of a top-level composite at `r`: its descriptor, its definition, and where its
+/// list ends and how many fields it holds (`None` for an empty `list0`, see [`list_header`]).
+fn head(r: &mut Reader) -> Result<Head, DecodeError> {
+    let at = r.offset();
+    let c = r.u8()?;
+    if c != code::DESCRIBED {
+        return Err(DecodeError::new(
+            at,
+            ErrorKind::UnexpectedType {
+                expected: "described performative",
+                found: Kind::of_code(c).map_or("invalid format code", Kind::name),
+            },
+        ));
+    }
+    let descriptor = value::decode_descriptor(r, 1)?;
+    let def = match lookup_descriptor(&descriptor) {
+        Some(d) if d.is_list() => d,
+        _ => {
+            let id = match &descriptor {
+                Descriptor::Code(c) => u32::try_from(*c).unwrap_or(u32::MAX),
+                Descriptor::Name(_) => u32::MAX,
+            };
+            return Err(DecodeError::new(
+                at,
+                ErrorKind::Unknown {
+                    what: "performative descriptor",
+                    id,
+                },
+            ));
+        }
+    };
+    let list = list_header(r).map_err(|e| e.within(def.name))?;
+    Ok((descriptor, def, list))
+}
+
+/// The usual head of a performative or SASL frame, `00 53 code c0 size count` (a small-ulong
+/// descriptor, then a `list8` that fits in what is left), read in one step: the composite,
+/// where its list ends and how many fields it holds, as [`head`] reads them. `None` (nothing
+/// read) for any other head.
+#[inline]
+fn usual_head(r: &mut Reader) -> Option<(&'static CompositeDef, usize, usize)> {
+    let [
+        code::DESCRIBED,
+        code::SMALLULONG,
+        c,
+        code::LIST8,
+        size,
+        count,
+        ..,
+    ] = *r.unread()
+    else {
+        return None;
+    };
+    if !is_frame_code(c) {
+        return None;
+    }
+    let def = lookup(u64::from(c))?;
+    let (size, count) = (usize::from(size), usize::from(count));
+    // What `list_header` takes in one step, from the list's code three bytes on.
+    if size + 5 > r.remaining() || count >= size {
+        return None;
+    }
+    r.skip(6).ok()?;
+    Some((def, r.position() + size - 1, count))
+}
+
+/// True for the descriptor codes of the performatives and SASL frames (all composites).
+#[inline]
+fn is_frame_code(c: u8) -> bool {
+    matches!(c, 0x10..=0x18 | 0x40..=0x44)
 }
 
 /// Read the header of the list a composite's fields are in: `Some((end, count))`, where the
@@ -770,6 +821,43 @@ mod in_place_tests {
         }
         // The generator makes plain lists often enough to say something.
         assert!(plain > 500, "{plain} plain lists");
+    }
+
+    /// Heads of every frame code and some others, their sizes, counts and lengths random,
+    /// now and then a byte changed: where [`usual_head`] reads one, [`head`] reads the same
+    /// descriptor, composite, list end and count, and stops at the same byte.
+    #[test]
+    fn usual_heads_are_read_as_head_reads_them() {
+        let mut rng = Rng(0x4ead_5eed);
+        let mut usual = 0;
+        for _ in 0..20_000 {
+            let code = match rng.below(4) {
+                0 => rng.next() as u8,
+                1 => 0x40 + rng.below(5) as u8,
+                _ => 0x10 + rng.below(9) as u8,
+            };
+            let (size, count) = (rng.below(40) as u8, rng.below(20) as u8);
+            let mut b = vec![0x00, 0x53, code, 0xc0, size, count];
+            if rng.below(8) == 0 {
+                b[rng.below(6) as usize] = rng.next() as u8;
+            }
+            b.extend((0..rng.below(48)).map(|_| rng.next() as u8));
+            let raw = Bytes::from(b);
+            let mut fast = Reader::at(raw.clone(), 0, 0);
+            let mut slow = fast.clone();
+            let Some((def, end, count)) = usual_head(&mut fast) else {
+                assert_eq!(fast.position(), 0);
+                continue;
+            };
+            usual += 1;
+            let (descriptor, slow_def, list) = head(&mut slow).expect("a usual head reads");
+            assert_eq!(descriptor, Descriptor::Code(def.code), "{raw:02x?}");
+            assert!(std::ptr::eq(def, slow_def), "{raw:02x?}");
+            assert_eq!(list, Some((end, count)), "{raw:02x?}");
+            assert_eq!(fast.position(), slow.position(), "{raw:02x?}");
+        }
+        // The generator makes usual heads often enough to say something.
+        assert!(usual > 2000, "{usual} usual heads");
     }
 
     fn lookup_name_of(name: &str) -> &'static CompositeDef {

@@ -14,7 +14,7 @@
 use bytes::Bytes;
 use smallvec::SmallVec;
 
-use super::composite::{CompositeDef, FieldType};
+use super::composite::{ALL, CompositeDef, FieldType};
 use super::value::{Kind, Value, plain_scalar, plain_scalar_read};
 
 /// The most fields a plain list may have (every composite of the spec has fewer).
@@ -139,19 +139,24 @@ pub fn scan(
     if count > MAX_FIELDS || count > def.fields.len() || end > raw.len() {
         return None;
     }
+    let built;
+    let accepts = match SHAPES.get(def.code as usize) {
+        Some(s) if s.def.is_some_and(|d| std::ptr::eq(d, def)) => &s.accepts,
+        _ => {
+            built = Shape::of(def);
+            &built.accepts
+        }
+    };
     let first = pos;
     let mut starts = [0u16; MAX_FIELDS];
     // A field the list does not hold reads as null (its number is not read).
     scalars.kinds = [Kind::Null; MAX_FIELDS];
-    for (i, f) in def.fields[..count].iter().enumerate() {
-        starts[i] = u16::try_from(pos - first).ok()?;
+    for i in 0..count {
+        // A plain field takes at most 257 bytes (a `vbin8` of 255), so the fields before the
+        // last of at most 16 start within 15 * 257 bytes of the first: a `u16` holds it.
+        starts[i] = (pos - first) as u16;
         let (kind, len, n) = plain_scalar_read(raw.get(pos..end)?)?;
-        let fits = match f.ty {
-            _ if kind == Kind::Null => !f.mandatory,
-            FieldType::Prim(k) => k != Kind::Array && kind == k,
-            _ => false,
-        };
-        if !fits {
+        if accepts[i] & bit(kind) == 0 {
             return None;
         }
         scalars.set(i, kind, n);
@@ -166,4 +171,96 @@ pub fn scan(
         starts,
         count: count as u8,
     })
+}
+
+/// A kind's bit in a set of kinds.
+const fn bit(k: Kind) -> u32 {
+    1 << k as u32
+}
+
+/// The kinds ([`bit`]s) each field of a composite takes in a plain list: null unless it is
+/// mandatory, and its primitive type unless that is an array (a plain list holds no other).
+#[derive(Clone, Copy)]
+struct Shape {
+    /// The composite it is of (`None` for a code no composite has).
+    def: Option<&'static CompositeDef>,
+    accepts: [u32; MAX_FIELDS],
+}
+
+impl Shape {
+    const NONE: Shape = Shape {
+        def: None,
+        accepts: [0; MAX_FIELDS],
+    };
+
+    /// The shape of `def`'s first [`MAX_FIELDS`] fields.
+    const fn of(def: &'static CompositeDef) -> Shape {
+        let mut accepts = [0; MAX_FIELDS];
+        let mut i = 0;
+        while i < def.fields.len() && i < MAX_FIELDS {
+            let f = &def.fields[i];
+            let null = if f.mandatory { 0 } else { bit(Kind::Null) };
+            let value = match f.ty {
+                FieldType::Prim(k) if k as u32 != Kind::Array as u32 => bit(k),
+                _ => 0,
+            };
+            accepts[i] = null | value;
+            i += 1;
+        }
+        Shape {
+            def: Some(def),
+            accepts,
+        }
+    }
+}
+
+/// [`Shape`] by descriptor code, for every composite whose code is below 128 (all the spec's):
+/// [`scan`] builds the shape of any other when it meets one.
+static SHAPES: [Shape; 128] = {
+    let mut t = [Shape::NONE; 128];
+    let mut i = 0;
+    while i < ALL.len() {
+        let def = ALL[i];
+        if def.code < 128 {
+            t[def.code as usize] = Shape::of(def);
+        }
+        i += 1;
+    }
+    t
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kinds a field's shape accepts are exactly those the field-by-field check let
+    /// through: null where the field is not mandatory, its primitive type unless an array.
+    #[test]
+    fn every_composite_has_its_shape_by_code() {
+        for def in ALL {
+            let shape = &SHAPES[def.code as usize];
+            assert!(
+                shape.def.is_some_and(|d| std::ptr::eq(d, *def)),
+                "{}",
+                def.name
+            );
+            for (i, f) in def.fields.iter().enumerate() {
+                for kind in [
+                    Kind::Null,
+                    Kind::Boolean,
+                    Kind::Uint,
+                    Kind::Binary,
+                    Kind::Array,
+                ] {
+                    let fits = match f.ty {
+                        _ if kind == Kind::Null => !f.mandatory,
+                        FieldType::Prim(k) => k != Kind::Array && kind == k,
+                        _ => false,
+                    };
+                    let accepted = shape.accepts[i] & bit(kind) != 0;
+                    assert_eq!(accepted, fits, "{}.{} {kind:?}", def.name, f.name);
+                }
+            }
+        }
+    }
 }
