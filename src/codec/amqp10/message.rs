@@ -741,18 +741,24 @@ fn write_cut_value<O: JsonOut + ?Sized>(o: &mut O, v: &Value, max_body: usize) {
     }
 }
 
-/// An in-progress delivery.
+/// What a delivery's message takes from its transfers, besides its bytes.
 #[derive(Debug)]
-struct Partial {
+struct Delivery {
     delivery_id: Option<u32>,
     delivery_tag: Option<Bytes>,
     message_format: Option<u32>,
     offset: u64,
-    /// The start of the encoded message, copied (never a slice pinning a frame's buffer).
-    kept: BytesMut,
     /// The encoded message's size so far.
     size: u64,
     transfers: usize,
+}
+
+/// An in-progress delivery.
+#[derive(Debug)]
+struct Partial {
+    delivery: Delivery,
+    /// The start of the encoded message, copied (never a slice pinning a frame's buffer).
+    kept: BytesMut,
 }
 
 /// Reassembles deliveries split over several transfers (`more`), per (channel, link handle),
@@ -866,12 +872,11 @@ impl MessageAssembler {
             // message is handed on at once, so a slice of the frame pins nothing for long).
             let kept = frame.payload_bytes(self.keep());
             let offset = frame.payload_abs_offset();
-            let message = Partial {
+            let message = Delivery {
                 delivery_id: t.delivery_id,
                 delivery_tag: t.delivery_tag.clone(),
                 message_format: t.message_format,
                 offset,
-                kept: BytesMut::new(),
                 size: frame.payload_len(),
                 transfers: 1,
             };
@@ -879,18 +884,21 @@ impl MessageAssembler {
         }
         let room = self.keep().min(self.max_total.saturating_sub(self.total));
         let p = self.partial.entry(key).or_insert_with(|| Partial {
-            delivery_id: t.delivery_id,
-            delivery_tag: t.delivery_tag.clone(),
-            message_format: t.message_format,
-            offset: frame.payload_abs_offset(),
+            delivery: Delivery {
+                delivery_id: t.delivery_id,
+                delivery_tag: t.delivery_tag.clone(),
+                message_format: t.message_format,
+                offset: frame.payload_abs_offset(),
+                size: 0,
+                transfers: 0,
+            },
             kept: BytesMut::new(),
-            size: 0,
-            transfers: 0,
         });
-        p.transfers += 1;
-        p.size = p.size.saturating_add(frame.payload_len());
+        let d = &mut p.delivery;
+        d.transfers += 1;
+        d.size = d.size.saturating_add(frame.payload_len());
         // Only while nothing of the message was left out: what is kept is its start.
-        if p.size - frame.payload_len() == p.kept.len() as u64 {
+        if d.size - frame.payload_len() == p.kept.len() as u64 {
             let take = payload.len().min(room.saturating_sub(p.kept.len()));
             p.kept.extend_from_slice(&payload[..take]);
             self.total += take;
@@ -900,9 +908,7 @@ impl MessageAssembler {
         }
         let p = self.partial.remove(&key)?;
         self.total = self.total.saturating_sub(p.kept.len());
-        let mut p = p;
-        let kept = std::mem::take(&mut p.kept).freeze();
-        Some(self.finish(frame.channel, t.handle, p, kept))
+        Some(self.finish(frame.channel, t.handle, p.delivery, p.kept.freeze()))
     }
 
     /// The message of a delivery complete on `channel`, link `handle`, `kept` its start.
@@ -910,7 +916,7 @@ impl MessageAssembler {
         &self,
         channel: u16,
         handle: u32,
-        p: Partial,
+        p: Delivery,
         kept: Bytes,
     ) -> Result<Message, DecodeError> {
         let complete = kept.len() as u64 == p.size;

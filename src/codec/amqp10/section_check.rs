@@ -31,8 +31,42 @@ pub struct SectionSpan {
 /// encodings this check knows to be valid; `None` when any is not (the full decode then
 /// judges the message).
 pub fn scan(payload: &[u8]) -> Option<SectionSpans> {
-    let mut out = SectionSpans::default();
+    // Up to three sections, each starting where the one before it ends, their codes (0x70 to
+    // 0x78) never 0: the first three are held in place as they are found.
+    let (mut len, mut codes, mut ends) = (0, [0u8; 3], [0u32; 3]);
     let mut pos = 0;
+    while pos < payload.len() {
+        let (code, end) = section(payload, pos)?;
+        match (u8::try_from(code), u32::try_from(end)) {
+            (Ok(c), Ok(e)) if len < codes.len() => {
+                codes[len] = c;
+                ends[len] = e;
+                len += 1;
+            }
+            _ => {
+                return scan_on(
+                    SectionSpans::Few {
+                        len: len as u8,
+                        codes,
+                        ends,
+                    },
+                    payload,
+                    pos,
+                );
+            }
+        }
+        pos = end;
+    }
+    Some(SectionSpans::Few {
+        len: len as u8,
+        codes,
+        ends,
+    })
+}
+
+/// [`scan`] going on from `pos` with the sections found before it, `out`.
+#[cold]
+fn scan_on(mut out: SectionSpans, payload: &[u8], mut pos: usize) -> Option<SectionSpans> {
     while pos < payload.len() {
         let (code, end) = section(payload, pos)?;
         out.push(code, pos..end);
