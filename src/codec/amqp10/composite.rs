@@ -686,7 +686,15 @@ mod in_place_tests {
             }
             15 => out.extend([0xa1, 2, b'h', b'i']),
             16 => out.extend([0xa3, 1, b'x']),
-            _ => out.extend([0x00, 0x53, 0x24, 0x45]),
+            // Outcomes: accepted and released empty (what a plain list takes), accepted in a
+            // list8, rejected empty, and a described value of no known code.
+            _ => match rng.below(6) {
+                0 | 1 => out.extend([0x00, 0x53, 0x24, 0x45]),
+                2 => out.extend([0x00, 0x53, 0x26, 0x45]),
+                3 => out.extend([0x00, 0x53, 0x24, 0xc0, 0x01, 0x00]),
+                4 => out.extend([0x00, 0x53, 0x25, 0x45]),
+                _ => out.extend([0x00, 0x53, byte, 0x45]),
+            },
         }
     }
 
@@ -694,6 +702,9 @@ mod in_place_tests {
     fn fitting(rng: &mut Rng, ty: Option<FieldType>, out: &mut Vec<u8>) -> bool {
         let byte = rng.next() as u8;
         match ty {
+            Some(FieldType::Any) => {
+                out.extend([0x00, 0x53, [0x24, 0x26][rng.below(2) as usize], 0x45])
+            }
             Some(FieldType::Prim(Kind::Uint)) => match rng.below(3) {
                 0 => out.push(0x43),
                 1 => out.extend([0x52, byte]),
@@ -759,34 +770,79 @@ mod in_place_tests {
         let mut in_place = 0;
         for def in Performative::NAMES.iter().map(|n| lookup_name_of(n)) {
             for _ in 0..400 {
-                let raw = frame(&mut rng, def);
-                let decode = |plain| {
-                    let mut r = Reader::at(raw.clone(), 8, 0);
-                    decode_top_with(&mut r, 0, plain, |_, _| ()).map(|(c, ())| (c, r.position()))
-                };
-                match (decode(true), decode(false)) {
-                    (Ok((a, at_a)), Ok((b, at_b))) => {
-                        in_place += usize::from(matches!(a.fields, Fields::Encoded(_)));
-                        assert_eq!(at_a, at_b, "{raw:02x?}");
-                        assert_eq!(
-                            Performative::from_composite(&a, &raw),
-                            Performative::from_composite(&b, &raw),
-                            "{raw:02x?}"
-                        );
-                        assert_eq!(a.spans(&raw), b.spans(&raw), "{raw:02x?}");
-                        assert_eq!(a.fields(&raw), b.fields(&raw), "{raw:02x?}");
-                        let on_stack = a.with_fields(&raw, <[Value]>::to_vec);
-                        assert_eq!(on_stack[..], b.fields(&raw)[..], "{raw:02x?}");
-                        assert_eq!((a.def, &a.descriptor), (b.def, &b.descriptor));
-                        assert_eq!(a.span, b.span, "{raw:02x?}");
-                    }
-                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{raw:02x?}"),
-                    (a, b) => panic!("{raw:02x?}: in place {a:?}, by value {b:?}"),
-                }
+                in_place += usize::from(read_alike(&frame(&mut rng, def)));
             }
         }
         // The generator reaches the in-place path often enough to say something.
         assert!(in_place > 400, "{in_place} frames read in place");
+    }
+
+    /// Whether the performative at byte 8 of `raw` is read in place; it decodes (or fails)
+    /// exactly as value by value, to the same fields, spans and typed view.
+    fn read_alike(raw: &Bytes) -> bool {
+        let decode = |plain| {
+            let mut r = Reader::at(raw.clone(), 8, 0);
+            decode_top_with(&mut r, 0, plain, |_, _| ()).map(|(c, ())| (c, r.position()))
+        };
+        match (decode(true), decode(false)) {
+            (Ok((a, at_a)), Ok((b, at_b))) => {
+                assert_eq!(at_a, at_b, "{raw:02x?}");
+                assert_eq!(
+                    Performative::from_composite(&a, raw),
+                    Performative::from_composite(&b, raw),
+                    "{raw:02x?}"
+                );
+                assert_eq!(a.spans(raw), b.spans(raw), "{raw:02x?}");
+                assert_eq!(a.fields(raw), b.fields(raw), "{raw:02x?}");
+                let on_stack = a.with_fields(raw, <[Value]>::to_vec);
+                assert_eq!(on_stack[..], b.fields(raw)[..], "{raw:02x?}");
+                assert_eq!((a.def, &a.descriptor), (b.def, &b.descriptor));
+                assert_eq!(a.span, b.span, "{raw:02x?}");
+                matches!(a.fields, Fields::Encoded(_))
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "{raw:02x?}");
+                false
+            }
+            (a, b) => panic!("{raw:02x?}: in place {a:?}, by value {b:?}"),
+        }
+    }
+
+    /// Transfers and dispositions whose `state` is each outcome encoding (empty or not, known
+    /// or not, cut short), their other fields plain: read in place or value by value alike,
+    /// and an empty `accepted` or `released` read in place.
+    #[test]
+    fn outcomes_are_read_in_place_as_the_value_decoder_reads_them() {
+        let outcomes: [&[u8]; 10] = [
+            &[0x00, 0x53, 0x24, 0x45],
+            &[0x00, 0x53, 0x26, 0x45],
+            &[0x00, 0x53, 0x25, 0x45],
+            &[0x00, 0x53, 0x27, 0x45],
+            &[0x00, 0x53, 0x23, 0x45],
+            &[0x00, 0x53, 0x24, 0xc0, 0x01, 0x00],
+            &[0x00, 0x53, 0x99, 0x45],
+            &[0x00, 0xa3, 0x01, b'x', 0x45],
+            &[0x00, 0x53, 0x24],
+            &[0x40],
+        ];
+        let transfer: &[u8] = &[0x43, 0x52, 0x01, 0xa0, 0x01, 0x07, 0x43, 0x41, 0x42, 0x40];
+        let disposition: &[u8] = &[0x41, 0x43, 0x52, 0x03, 0x41];
+        // Each with the code and the number of fields before `state`.
+        for (code, head, before) in [(0x14, transfer, 7), (0x15, disposition, 4)] {
+            for (i, outcome) in outcomes.iter().enumerate() {
+                for tail in [&[][..], &[0x42]] {
+                    let fields = [head, outcome, tail].concat();
+                    let count = before + 1 + tail.len();
+                    let mut raw = vec![0, 0, 0, 0, 2, 0, 0, 0, 0x00, 0x53, code];
+                    raw.extend([0xc0, fields.len() as u8 + 1, count as u8]);
+                    raw.extend(fields);
+                    let size = raw.len() as u32;
+                    raw[..4].copy_from_slice(&size.to_be_bytes());
+                    let in_place = read_alike(&raw.into());
+                    assert_eq!(in_place, i < 2 || i == 9, "{code:#x} {outcome:02x?}");
+                }
+            }
+        }
     }
 
     /// Every performative and SASL frame, generated as above: the typed view of a plain list,

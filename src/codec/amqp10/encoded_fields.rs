@@ -2,11 +2,12 @@
 //! something asks for them.
 //!
 //! Most performatives on the wire (transfers above all) hold nothing but nulls, booleans,
-//! unsigned integers and a short binary (the delivery tag). For such a list, [`scan`] checks
-//! every field against its table in one pass over the bytes and notes where each starts (kept
-//! in the frame) and each field's kind and number ([`Scalars`], handed to the typed view as it
-//! is built, then dropped); the list becomes values only if a text or JSON output, a filter or
-//! a rule asks for them. Any other encoding (a described value, a string, a map, an array,
+//! unsigned integers, a short binary (the delivery tag) and, settling a delivery, an empty
+//! `accepted` or `released` outcome. For such a list, [`scan`] checks every field against its
+//! table in one pass over the bytes and notes where each starts (kept in the frame) and each
+//! field's kind and number ([`Scalars`], handed to the typed view as it is built, then
+//! dropped); the list becomes values only if a text or JSON output, a filter or a rule asks
+//! for them. Any other encoding (any other described value, a string, a map, an array,
 //! anything truncated or a table mismatch) is not a plain list: the caller decodes and checks
 //! it value by value, which words and positions the error.
 //! A list [`scan`] accepts decodes to exactly what that decoder makes of it.
@@ -14,8 +15,9 @@
 use bytes::Bytes;
 use smallvec::SmallVec;
 
-use super::composite::{ALL, CompositeDef, FieldType};
-use super::value::{Kind, Value, plain_scalar, plain_scalar_read};
+use super::composite::{ALL, CompositeDef, FieldDef, FieldType};
+use super::value::{Described, Descriptor, Kind, Value, plain_scalar, plain_scalar_read};
+use super::views::code::{ACCEPTED, RELEASED};
 
 /// The most fields a plain list may have (every composite of the spec has fewer).
 pub const MAX_FIELDS: usize = 16;
@@ -52,7 +54,11 @@ impl EncodedFields {
 
     /// Field `i`'s value, `None` when absent (a null reads as `Value::Null`).
     pub fn value(&self, raw: &Bytes, i: usize) -> Option<Value> {
-        plain_scalar(raw, self.at(i)?)
+        let at = self.at(i)?;
+        match outcome_read(raw.get(at..)?) {
+            Some((_, _, code)) => outcome(code).map(|d| Value::Described(Box::new(d.clone()))),
+            None => plain_scalar(raw, at),
+        }
     }
 
     /// Field `i` when it is a binary of `len` bytes (zero-copy), `None` when it does not fit
@@ -67,7 +73,7 @@ impl EncodedFields {
     pub fn scalars(&self, raw: &[u8]) -> Scalars {
         let mut scalars = Scalars::NONE;
         for i in 0..self.len() {
-            let read = self.at(i).and_then(|at| plain_scalar_read(raw.get(at..)?));
+            let read = self.at(i).and_then(|at| read_field(raw.get(at..)?));
             if let Some((kind, _, n)) = read {
                 scalars.set(i, kind, n);
             }
@@ -92,7 +98,8 @@ impl EncodedFields {
 }
 
 /// The kind and number of each field of a plain list (see [`plain_scalar_read`]: a number's
-/// value, a boolean's as 0 or 1, a binary's length), as [`scan`] read them: for the typed view
+/// value, a boolean's as 0 or 1, a binary's length; for an empty outcome, `Kind::List` and its
+/// descriptor code, see [`outcome_read`]), as [`scan`] read them: for the typed view
 /// to take without reading the bytes again. Not kept in the frame (its size would be copied
 /// with every frame).
 #[derive(Clone, Debug)]
@@ -124,7 +131,8 @@ impl Scalars {
 }
 
 /// Check the `count` fields of `def`'s list that lie in `raw` from `pos` up to exactly `end`,
-/// when each is null or a plain scalar of its field's primitive type: where each lies, and what
+/// when each is null, a plain scalar of its field's primitive type or an empty outcome in a
+/// field that takes a delivery state ([`Shape`]): where each lies, and what
 /// each holds written to `scalars` (`Null` for the fields the list does not hold). `None` for
 /// anything else (the caller then decodes the list value by value; `scalars` then holds
 /// nothing of use).
@@ -155,7 +163,7 @@ pub fn scan(
         // A plain field takes at most 257 bytes (a `vbin8` of 255), so the fields before the
         // last of at most 16 start within 15 * 257 bytes of the first: a `u16` holds it.
         starts[i] = (pos - first) as u16;
-        let (kind, len, n) = plain_scalar_read(raw.get(pos..end)?)?;
+        let (kind, len, n) = read_field(raw.get(pos..end)?)?;
         if accepts[i] & bit(kind) == 0 {
             return None;
         }
@@ -173,13 +181,51 @@ pub fn scan(
     })
 }
 
+/// The field at the front of `b` as a plain list holds it: a plain scalar
+/// ([`plain_scalar_read`]) or an empty outcome ([`outcome_read`]).
+#[inline(always)]
+fn read_field(b: &[u8]) -> Option<(Kind, usize, u64)> {
+    plain_scalar_read(b).or_else(|| outcome_read(b))
+}
+
+/// An empty `accepted` or `released` outcome at the front of `b` (`00 53 code 45`: a
+/// small-ulong descriptor and a `list0`, what settles most deliveries): `Kind::List` (the
+/// mark a plain list gives it, no plain scalar being a list), its length and its code.
+#[inline]
+fn outcome_read(b: &[u8]) -> Option<(Kind, usize, u64)> {
+    match *b {
+        [0x00, 0x53, code @ (0x24 | 0x26), 0x45, ..] => Some((Kind::List, 4, u64::from(code))),
+        _ => None,
+    }
+}
+
+/// The empty outcome of descriptor `code` ([`outcome_read`]) as the value decoder makes it.
+pub(crate) fn outcome(code: u64) -> Option<&'static Described> {
+    static EMPTY_ACCEPTED: Described = Described {
+        descriptor: Descriptor::Code(ACCEPTED),
+        value: Value::List(Vec::new()),
+    };
+    static EMPTY_RELEASED: Described = Described {
+        descriptor: Descriptor::Code(RELEASED),
+        value: Value::List(Vec::new()),
+    };
+    match code {
+        ACCEPTED => Some(&EMPTY_ACCEPTED),
+        RELEASED => Some(&EMPTY_RELEASED),
+        _ => None,
+    }
+}
+
 /// A kind's bit in a set of kinds.
 const fn bit(k: Kind) -> u32 {
     1 << k as u32
 }
 
 /// The kinds ([`bit`]s) each field of a composite takes in a plain list: null unless it is
-/// mandatory, and its primitive type unless that is an array (a plain list holds no other).
+/// mandatory; its primitive type unless that is an array or a list (a plain list holds no
+/// other); and, marked as `Kind::List`, an empty outcome ([`outcome_read`]) for a `*` field
+/// that requires a `delivery-state` (which `accepted` and `released` provide; their tables have
+/// no field, so the empty list checks).
 #[derive(Clone, Copy)]
 struct Shape {
     /// The composite it is of (`None` for a code no composite has).
@@ -201,7 +247,9 @@ impl Shape {
             let f = &def.fields[i];
             let null = if f.mandatory { 0 } else { bit(Kind::Null) };
             let value = match f.ty {
-                FieldType::Prim(k) if k as u32 != Kind::Array as u32 => bit(k),
+                FieldType::Prim(Kind::Array | Kind::List) => 0,
+                FieldType::Prim(k) => bit(k),
+                FieldType::Any if takes_delivery_state(f) => bit(Kind::List),
                 _ => 0,
             };
             accepts[i] = null | value;
@@ -212,6 +260,26 @@ impl Shape {
             accepts,
         }
     }
+}
+
+/// True for a field that requires exactly a `delivery-state` (a transfer's or disposition's
+/// `state`).
+const fn takes_delivery_state(f: &FieldDef) -> bool {
+    let [only] = f.requires else {
+        return false;
+    };
+    let (a, b) = (only.as_bytes(), b"delivery-state");
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// [`Shape`] by descriptor code, for every composite whose code is below 128 (all the spec's):
@@ -233,8 +301,9 @@ static SHAPES: [Shape; 128] = {
 mod tests {
     use super::*;
 
-    /// The kinds a field's shape accepts are exactly those the field-by-field check let
-    /// through: null where the field is not mandatory, its primitive type unless an array.
+    /// The kinds a field's shape accepts are exactly those the field-by-field check lets
+    /// through: null where the field is not mandatory, its primitive type unless an array or
+    /// a list; and the mark of an empty outcome (`List`) in a field requiring a delivery state.
     #[test]
     fn every_composite_has_its_shape_by_code() {
         for def in ALL {
@@ -245,16 +314,12 @@ mod tests {
                 def.name
             );
             for (i, f) in def.fields.iter().enumerate() {
-                for kind in [
-                    Kind::Null,
-                    Kind::Boolean,
-                    Kind::Uint,
-                    Kind::Binary,
-                    Kind::Array,
-                ] {
+                let kinds = [Kind::Null, Kind::Boolean, Kind::Uint, Kind::Binary];
+                for kind in kinds.into_iter().chain([Kind::Array, Kind::List]) {
                     let fits = match f.ty {
                         _ if kind == Kind::Null => !f.mandatory,
-                        FieldType::Prim(k) => k != Kind::Array && kind == k,
+                        FieldType::Any => kind == Kind::List && f.requires == ["delivery-state"],
+                        FieldType::Prim(k) => ![Kind::Array, Kind::List].contains(&k) && kind == k,
                         _ => false,
                     };
                     let accepted = shape.accepts[i] & bit(kind) != 0;

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 
-use super::encoded_fields::{EncodedFields, Scalars};
+use super::encoded_fields::{EncodedFields, Scalars, outcome};
 use super::value::{Described, Kind, Str, Symbol, Value};
 
 /// A map in wire order (`fields`, annotations, filter sets ...).
@@ -32,7 +32,8 @@ impl<'a> FieldList<'a> {
         }
     }
     /// Field `i`, `None` when absent or null. A plain list holds no value a reference is
-    /// asked for (described, compound or `*` fields), so it gives `None` for every field.
+    /// asked for (compound or `*` fields; its empty outcomes are read with
+    /// [`FieldList::described`]), so it gives `None` for every field.
     pub fn get(&self, i: usize) -> Option<&'a Value> {
         match self {
             FieldList::Values(v) => v.get(i).filter(|v| !v.is_null()),
@@ -160,8 +161,11 @@ impl<'a> FieldList<'a> {
     pub fn value(&self, i: usize) -> Option<Value> {
         self.read(i, |v| Some(v.clone()))
     }
-    /// A described field.
+    /// A described field (of a plain list, an empty outcome: see [`Scalars`]).
     pub fn described(&self, i: usize) -> Option<&'a Described> {
+        if let FieldList::Plain(_, s, _) = self {
+            return s.number(i, Kind::List).and_then(outcome);
+        }
         self.get(i).and_then(Value::as_described)
     }
 }
