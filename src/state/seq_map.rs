@@ -108,14 +108,24 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
     }
 
     /// The positions `lo..hi` of the keys within `range` (empty when it holds none, or when
-    /// its start is past its end).
+    /// its start is past its end). A start at or before the first key and an end at or past
+    /// the last (a range from the oldest, or through the newest) are known without a search.
+    #[inline]
     fn span(&self, range: &impl RangeBounds<K>) -> (usize, usize) {
+        let (Some((first, _)), Some((last, _))) = (self.entries.front(), self.entries.back())
+        else {
+            return (0, 0);
+        };
         let lo = match range.start_bound() {
+            Bound::Included(k) if k <= first => 0,
+            Bound::Excluded(k) if k < first => 0,
             Bound::Included(k) => self.entries.partition_point(|(x, _)| x < k),
             Bound::Excluded(k) => self.entries.partition_point(|(x, _)| x <= k),
             Bound::Unbounded => 0,
         };
         let hi = match range.end_bound() {
+            Bound::Included(k) if k >= last => self.entries.len(),
+            Bound::Excluded(k) if k > last => self.entries.len(),
             Bound::Included(k) => self.entries.partition_point(|(x, _)| x <= k),
             Bound::Excluded(k) => self.entries.partition_point(|(x, _)| x < k),
             Bound::Unbounded => self.entries.len(),
@@ -326,6 +336,59 @@ mod tests {
             [7, u64::MAX - 1, u64::MAX]
         );
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn ranges_of_every_bound_kind_within_and_beyond_the_ends_agree_with_a_btreemap() {
+        // Bounds at, just inside and just outside the first and last keys (the spans known
+        // without a search) and anywhere between, included, excluded or unbounded.
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for round in 0..400u64 {
+            let mut s = SeqMap::new();
+            let mut b = BTreeMap::new();
+            let n = rng.below(12);
+            let mut k = 10 + rng.below(5) as u32;
+            for v in 0..n {
+                k += 1 + rng.below(3) as u32;
+                s.insert(k, v);
+                b.insert(k, v);
+            }
+            let (lo_key, hi_key) = (b.keys().next().copied(), b.keys().last().copied());
+            let pick = |rng: &mut Rng| -> Bound<u32> {
+                let near = match rng.below(3) {
+                    0 => lo_key.unwrap_or(10),
+                    1 => hi_key.unwrap_or(40),
+                    _ => rng.below(60) as u32,
+                };
+                let key = (near + rng.below(3) as u32).saturating_sub(1);
+                match rng.below(5) {
+                    0 => Bound::Unbounded,
+                    1 | 2 => Bound::Included(key),
+                    _ => Bound::Excluded(key),
+                }
+            };
+            for _ in 0..40 {
+                let range = (pick(&mut rng), pick(&mut rng));
+                let valid = match range {
+                    (Bound::Included(a) | Bound::Excluded(a), Bound::Included(z))
+                    | (Bound::Included(a), Bound::Excluded(z)) => a <= z,
+                    (Bound::Excluded(a), Bound::Excluded(z)) => a < z,
+                    _ => true,
+                };
+                let got: Vec<_> = s.range(range).map(|(k, v)| (*k, *v)).collect();
+                let want: Vec<_> = if valid {
+                    b.range(range).map(|(k, v)| (*k, *v)).collect()
+                } else {
+                    Vec::new()
+                };
+                assert_eq!(got, want, "round {round}: {range:?} of {b:?}");
+            }
+            if let Some(first) = lo_key {
+                let taken: Vec<_> = s.drain_range(first..).map(|(k, _)| k).collect();
+                assert_eq!(taken, b.keys().copied().collect::<Vec<_>>());
+                assert!(s.is_empty());
+            }
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub struct Delivery {
     /// The link it travels on.
     pub link: u64,
     /// Its delivery-tag.
-    pub tag: Bytes,
+    pub tag: TagKey,
     /// The transfer asked for this receiver settle mode.
     pub rcv_settle_mode: Option<ReceiverSettleMode>,
     /// All its transfers have been sent.
@@ -57,7 +57,7 @@ pub struct Deliveries {
     pub unsettled: [SeqMap<u32, Delivery>; 2],
     /// (link id, tag) -> delivery-id of the unsettled deliveries, once `indexed` (empty
     /// before).
-    pub tags: [HashMap<(u64, Bytes), u32>; 2],
+    pub tags: [HashMap<(u64, TagKey), u32>; 2],
     /// `tags` is kept. Until a link's tracked delivery-tags stop rising (each greater than
     /// the one before, as [`Link::top_tag`](super::link::Link::top_tag) follows), no two
     /// unsettled deliveries of a link can share a tag, and a new tag above its link's top is
@@ -119,25 +119,27 @@ impl Deliveries {
         }
     }
 
-    /// A delivery with delivery-tag `tag` is about to be looked up or tracked (sent by
-    /// direction index `dd`) on a link whose greatest tracked tag so far is `top`. Unless
-    /// `tag` is above it (and short enough to be kept as a [`ShortTag`]), the tag index is
-    /// built (once per direction) from the unsettled deliveries: no tag of them repeats within
-    /// its link until then, so it is the index the tracked deliveries would have made.
-    /// Returns the tag as the link's new top while the index is not kept (None once it is).
+    /// A delivery with delivery-tag `tag` ([`ShortTag::of`] its bytes) is about to be looked
+    /// up or tracked (sent by direction index `dd`) on a link whose greatest tracked tag so far
+    /// is `top`. Unless `tag` is above it (and short enough to be kept as a [`ShortTag`]), the
+    /// tag index is built (once per direction) from the unsettled deliveries: no tag of them
+    /// repeats within its link until then, so it is the index the tracked deliveries would have
+    /// made. Returns the tag as the link's new top while the index is not kept (None once it
+    /// is).
     #[inline]
     pub fn index_unless_rising(
         &mut self,
         dd: usize,
-        tag: &[u8],
+        tag: Option<ShortTag>,
         top: Option<ShortTag>,
     ) -> Option<ShortTag> {
         if self.indexed[dd] {
             return None;
         }
-        let key = ShortTag::of(tag);
-        if key.is_some() && (top.is_none() || key > top) {
-            return key;
+        match (tag, top) {
+            (Some(k), Some(t)) if k > t => return tag,
+            (Some(_), None) => return tag,
+            _ => {}
         }
         self.index(dd);
         None
@@ -157,24 +159,66 @@ impl Deliveries {
 }
 
 /// A delivery-tag of at most 16 bytes, ordered as the tags' bytes are (byte by byte, a
-/// prefix before what extends it): the bytes zero-padded as one big-endian number, then the
-/// length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// prefix before what extends it): the bytes zero-padded as one big-endian number (its high
+/// and low halves), then the length. Two tags are equal exactly when their bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ShortTag {
-    bytes: u128,
+    high: u64,
+    low: u64,
     len: u8,
 }
 
 impl ShortTag {
+    /// The empty tag.
+    pub const EMPTY: ShortTag = ShortTag {
+        high: 0,
+        low: 0,
+        len: 0,
+    };
+
     /// `tag`, if it is 16 bytes or shorter.
     #[inline]
     pub fn of(tag: &[u8]) -> Option<ShortTag> {
         let mut b = [0u8; 16];
         b.get_mut(..tag.len())?.copy_from_slice(tag);
+        let n = u128::from_be_bytes(b);
         Some(ShortTag {
-            bytes: u128::from_be_bytes(b),
+            high: (n >> 64) as u64,
+            low: n as u64,
             len: tag.len() as u8,
         })
+    }
+}
+
+/// A delivery-tag as the session keeps it: by value when 16 bytes or shorter (no reference
+/// to the frame it came in), else the frame's bytes. Each tag has one form (by its length), so
+/// two are equal exactly when their bytes are.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TagKey {
+    /// A tag of 16 bytes or fewer.
+    Short(ShortTag),
+    /// A longer tag.
+    Long(Bytes),
+}
+
+impl TagKey {
+    /// The key of `tag` (an absent tag is the empty one), given its [`ShortTag`] `short`.
+    #[inline]
+    pub fn of(tag: Option<&Bytes>, short: Option<ShortTag>) -> TagKey {
+        match (short, tag) {
+            (Some(s), _) => TagKey::Short(s),
+            (None, Some(b)) => TagKey::Long(b.clone()),
+            (None, None) => TagKey::Short(ShortTag::EMPTY),
+        }
+    }
+
+    /// The [`ShortTag`] of `tag`, the empty one when absent (None: longer than 16 bytes).
+    #[inline]
+    pub fn short_of(tag: Option<&Bytes>) -> Option<ShortTag> {
+        match tag {
+            Some(b) => ShortTag::of(b),
+            None => Some(ShortTag::EMPTY),
+        }
     }
 }
 
@@ -196,7 +240,9 @@ fn spans(first: u32, last: u32) -> (Span, Option<Span>) {
 
 #[cfg(test)]
 mod tests {
-    use super::ShortTag;
+    use bytes::Bytes;
+
+    use super::{ShortTag, TagKey};
 
     #[test]
     fn short_tags_are_ordered_as_their_bytes() {
@@ -221,5 +267,42 @@ mod tests {
             }
         }
         assert_eq!(ShortTag::of(&[7; 17]), None);
+        assert_eq!(ShortTag::of(b""), Some(ShortTag::EMPTY));
+    }
+
+    #[test]
+    fn tag_keys_are_equal_exactly_when_their_tags_are() {
+        let mut tags: Vec<Vec<u8>> = vec![vec![], vec![0], vec![0, 0], vec![1], vec![1, 0]];
+        for n in [15, 16, 17, 18, 40] {
+            tags.push(vec![7; n]);
+            let mut v = vec![7; n];
+            v[n - 1] = 8;
+            tags.push(v);
+            let mut v = vec![7; n];
+            v[0] = 0;
+            tags.push(v);
+        }
+        use std::hash::BuildHasher;
+        let state = std::collections::hash_map::RandomState::new();
+        for a in &tags {
+            let key = |t: &[u8]| {
+                let b = Bytes::copy_from_slice(t);
+                TagKey::of(Some(&b), TagKey::short_of(Some(&b)))
+            };
+            let ka = key(a);
+            assert_eq!(matches!(ka, TagKey::Short(_)), a.len() <= 16, "{a:?}");
+            for b in &tags {
+                assert_eq!(ka == key(b), a == b, "{a:?} {b:?}");
+            }
+            if a.is_empty() {
+                assert_eq!(
+                    ka,
+                    TagKey::of(None, TagKey::short_of(None)),
+                    "absent = empty"
+                );
+            }
+            let again = key(a);
+            assert_eq!(state.hash_one(&ka), state.hash_one(&again), "{a:?}");
+        }
     }
 }

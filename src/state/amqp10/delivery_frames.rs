@@ -7,7 +7,7 @@ use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::amqp10::{Disposition, ReceiverSettleMode, Role, SenderSettleMode, Transfer};
 use crate::protocol::FrameEvent;
 
-use super::delivery::{Deliveries, Delivery, Partial};
+use super::delivery::{Deliveries, Delivery, Partial, TagKey};
 use super::link::Link;
 use super::serial::{Judged, after};
 use super::session::{MAX_TRACKED_DELIVERIES, Session, SessionSide};
@@ -34,24 +34,26 @@ impl Session {
         out: &mut Vec<Violation>,
     ) -> Option<u64> {
         let lid = self.link_for(at, t.handle, "transfer", out)?;
-        self.transfer_on(at, channel, lid, t, ts, out);
+        self.transfer_on(at, channel, lid, None, t, ts, out);
         Some(lid)
     }
 
-    /// `at.d`'s transfer on `channel` to link `lid` (reported when `d` attached it as
-    /// receiver), judged against the session window, then as the first or a continuation
-    /// transfer of a delivery.
+    /// `at.d`'s transfer on `channel` to link `lid` (looked for at `slot` first; reported when
+    /// `d` attached it as receiver), judged against the session window, then as the first or
+    /// a continuation transfer of a delivery.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn transfer_on(
         &mut self,
         at: At,
         channel: u16,
         lid: u64,
+        slot: Option<usize>,
         t: &Transfer,
         ts: Timestamp,
         out: &mut Vec<Violation>,
     ) {
         let (d, fe) = (at.d, at.fe);
-        let Some(l) = self.links.get_mut(&lid) else {
+        let Some(l) = self.links.at_or_get_mut(slot, lid) else {
             return;
         };
         if l.sender != d {
@@ -401,88 +403,10 @@ impl Link {
         self.first_transfer_checks(known, t, d, fe, out);
         self.delivery_count = self.delivery_count.map(|c| c.wrapping_add(1));
         self.deliveries = self.deliveries.saturating_add(1);
-        let mut tracked = false;
-        if let Some(id) = t.delivery_id {
-            let dd = d.index();
-            tracked =
-                !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES;
-            let mut top = None;
-            if (known && t.delivery_tag.is_some()) || tracked {
-                let tag = t.delivery_tag.as_deref().unwrap_or_default();
-                top = book.index_unless_rising(dd, tag, self.top_tag);
-            }
-            // A tracked delivery goes in now, before the checks: the map is searched once, and
-            // what it held at `id` is what they would have found there (nothing else reads or
-            // changes `unsettled` on the way; the tag index is updated after them, as before).
-            let replaced = if tracked {
-                let tag = t.delivery_tag.clone().unwrap_or_default();
-                let key = book.indexed[dd].then(|| (lid, tag.clone()));
-                let old = book.unsettled[dd].insert(
-                    id,
-                    Delivery {
-                        link: lid,
-                        tag,
-                        rcv_settle_mode: t.rcv_settle_mode,
-                        complete: !t.more,
-                    },
-                );
-                Some((key, old))
-            } else {
-                None
-            };
-            if known {
-                let reused = match &replaced {
-                    Some((_, old)) => old.is_some(),
-                    None => book.unsettled[dd].contains_key(&id),
-                };
-                if reused {
-                    out.push(rules::DELIVERY_ID_REUSED.violation(
-                        d,
-                        fe.offset,
-                        format!(
-                            "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
-                            self.name
-                        ),
-                    ));
-                } else if let Some(prev) = book.last_id[dd]
-                    && !after(id, prev)
-                {
-                    out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
-                            d,
-                            fe.offset,
-                            format!(
-                                "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
-                                self.name
-                            ),
-                        ));
-                }
-                if let Some(tag) = &t.delivery_tag
-                    && book.indexed[dd]
-                    && let Some(other) = book.tags[dd].get(&(lid, tag.clone()))
-                {
-                    out.push(rules::DELIVERY_TAG_REUSED.violation(
-                            d,
-                            fe.offset,
-                            format!(
-                                "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
-                                hex(tag),
-                                self.name
-                            ),
-                        ));
-                }
-            }
-            book.last_id[dd] = Some(id);
-            if let Some((key, old)) = replaced {
-                if let Some(key) = key {
-                    if let Some(old) = old {
-                        book.tags[dd].remove(&(old.link, old.tag));
-                    }
-                    book.tags[dd].insert(key, id);
-                } else {
-                    self.top_tag = top;
-                }
-            }
-        }
+        let tracked = match t.delivery_id {
+            Some(id) => self.new_delivery(book, known, lid, id, t, settled_here, at, out),
+            None => false,
+        };
         if t.more && !t.aborted {
             self.partial = Some(Partial {
                 delivery_id: t.delivery_id,
@@ -495,6 +419,105 @@ impl Link {
             });
         }
         (t.delivery_id, settled_here, tracked)
+    }
+
+    /// Delivery `id`, new on this link: tracked among the session's unsettled deliveries
+    /// (unless settled, aborted or past the cap) and, on a known link, judged against them
+    /// (id reused or not rising, tag reused). Returns whether it is now tracked.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn new_delivery(
+        &mut self,
+        book: &mut Deliveries,
+        known: bool,
+        lid: u64,
+        id: u32,
+        t: &Transfer,
+        settled_here: bool,
+        at: At,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let (d, fe) = (at.d, at.fe);
+        let dd = d.index();
+        let tracked =
+            !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES;
+        let mut top = None;
+        // The tag as kept and looked up (an absent one as the empty tag).
+        let key = if (known && t.delivery_tag.is_some()) || tracked {
+            let short = TagKey::short_of(t.delivery_tag.as_ref());
+            top = book.index_unless_rising(dd, short, self.top_tag);
+            Some(TagKey::of(t.delivery_tag.as_ref(), short))
+        } else {
+            None
+        };
+        // A tracked delivery goes in now, before the checks: the map is searched once, and
+        // what it held at `id` is what they would have found there (nothing else reads or
+        // changes `unsettled` on the way; the tag index is updated after them).
+        let replaced = match &key {
+            Some(tag) if tracked => Some(book.unsettled[dd].insert(
+                id,
+                Delivery {
+                    link: lid,
+                    tag: tag.clone(),
+                    rcv_settle_mode: t.rcv_settle_mode,
+                    complete: !t.more,
+                },
+            )),
+            _ => None,
+        };
+        if known {
+            let reused = match &replaced {
+                Some(old) => old.is_some(),
+                None => book.unsettled[dd].contains_key(&id),
+            };
+            if reused {
+                out.push(rules::DELIVERY_ID_REUSED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "delivery-id {id} on link {:?} while delivery {id} is still unsettled on this session",
+                        self.name
+                    ),
+                ));
+            } else if let Some(prev) = book.last_id[dd]
+                && !after(id, prev)
+            {
+                out.push(rules::DELIVERY_ID_NOT_INCREASING.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "delivery-id {id} on link {:?} does not follow the session's previous delivery-id {prev}",
+                        self.name
+                    ),
+                ));
+            }
+            if let (Some(tag), Some(k)) = (&t.delivery_tag, &key)
+                && book.indexed[dd]
+                && let Some(other) = book.tags[dd].get(&(lid, k.clone()))
+            {
+                out.push(rules::DELIVERY_TAG_REUSED.violation(
+                    d,
+                    fe.offset,
+                    format!(
+                        "delivery-tag {} on link {:?} (delivery-id {id}) is still used by unsettled delivery {other}",
+                        hex(tag),
+                        self.name
+                    ),
+                ));
+            }
+        }
+        book.last_id[dd] = Some(id);
+        if let (Some(old), Some(key)) = (replaced, key) {
+            if book.indexed[dd] {
+                if let Some(old) = old {
+                    book.tags[dd].remove(&(old.link, old.tag));
+                }
+                book.tags[dd].insert((lid, key), id);
+            } else {
+                self.top_tag = top;
+            }
+        }
+        tracked
     }
 
     /// What the first transfer of a delivery must get right: its fields, a resume the sender's

@@ -12,13 +12,15 @@ use super::session::Session;
 use super::{At, ConnectionTracker, peer_name, rules};
 
 /// Where a peer's transfer went: the channel and handle it named, and the session and link
-/// they map to.
+/// they map to (each id with its slot, [`super::id_map::IdMap::slot`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Route {
     channel: u16,
     handle: u32,
     sid: u64,
     lid: u64,
+    session_slot: usize,
+    link_slot: Option<usize>,
 }
 
 impl ConnectionTracker {
@@ -328,9 +330,9 @@ impl ConnectionTracker {
         // handle name the same session and link (mapped, so judged at once).
         if let Some(r) = self.route[d.index()]
             && (r.channel, r.handle) == (channel, t.handle)
-            && let Some(s) = self.sessions.get_mut(&r.sid)
+            && let Some(s) = self.sessions.at_or_get_mut(Some(r.session_slot), r.sid)
         {
-            s.transfer_on(at, channel, r.lid, t, ts, out);
+            s.transfer_on(at, channel, r.lid, r.link_slot, t, ts, out);
             return;
         }
         let Some(sid) = self.session_for(at, channel, "transfer", out) else {
@@ -338,7 +340,8 @@ impl ConnectionTracker {
         };
         // The rule: a session known, whose link the transfer's handle names (or that may
         // report it), judges it at once.
-        if let Some(s) = self.sessions.get_mut(&sid)
+        if let Some(session_slot) = self.sessions.slot(&sid)
+            && let Some(s) = self.sessions.at_mut(session_slot, sid)
             && (!at.sender_missed() || s.handles[d.index()].contains_key(&t.handle))
         {
             if let Some(lid) = s.on_transfer(at, channel, t, ts, out) {
@@ -347,6 +350,8 @@ impl ConnectionTracker {
                     handle: t.handle,
                     sid,
                     lid,
+                    session_slot,
+                    link_slot: s.links.slot(&lid),
                 });
             }
             return;

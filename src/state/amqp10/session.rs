@@ -14,6 +14,7 @@ use crate::base::Dir;
 use crate::codec::amqp10::Begin;
 
 use super::delivery::Deliveries;
+use super::id_map::IdMap;
 use super::link::Link;
 use super::serial::Limit;
 
@@ -86,7 +87,7 @@ pub struct Session {
     /// Handle -> link id, per sending peer.
     pub handles: [HashMap<u32, u64>; 2],
     /// Its links by id (attached, or detached by one end only).
-    pub links: HashMap<u64, Link>,
+    pub links: IdMap<Link>,
     /// Its unsettled deliveries.
     pub deliveries: Deliveries,
     /// Roles each peer has attached links with: `[dir][0 sender, 1 receiver]`.
@@ -107,7 +108,7 @@ impl Session {
             known,
             side: Default::default(),
             handles: Default::default(),
-            links: HashMap::default(),
+            links: IdMap::default(),
             deliveries: Deliveries::default(),
             roles: [[false; 2]; 2],
         };
