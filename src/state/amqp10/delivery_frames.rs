@@ -173,21 +173,26 @@ impl Session {
         }
         let mut second_early = Vec::new();
         let links = &self.links;
-        // A range is of one link as a rule: the link is looked up once for a run of it.
-        let mut link: Option<(u64, Option<&Link>)> = None;
+        // A range is of one link as a rule: the link is looked up once for a run of it (its
+        // id, its receiver's settle mode, whether it is known).
+        let mut link: Option<(u64, Option<ReceiverSettleMode>, bool)> = None;
         self.deliveries.settle_range(sb, x.first, last, |id, del| {
             if x.role != Role::Receiver {
                 return;
             }
-            let l = match link {
-                Some((lid, l)) if lid == del.link => l,
+            let (mode, known) = match link {
+                Some((lid, mode, known)) if lid == del.link => (mode, known),
                 _ => {
                     let l = links.get(&del.link);
-                    link = Some((del.link, l));
-                    l
+                    let (mode, known) = (
+                        l.and_then(Link::rcv_settle_mode),
+                        l.is_some_and(|l| l.known),
+                    );
+                    link = Some((del.link, mode, known));
+                    (mode, known)
                 }
             };
-            if settles_second_early(del, l) {
+            if settles_second_early(del.rcv_settle_mode, mode, known) {
                 second_early.push(id);
             }
         });
@@ -236,18 +241,23 @@ impl Session {
     }
 }
 
-/// A receiver settling `del` (on link `l`) settles first in rcv-settle-mode second. §2.7.5:
-/// with the link negotiated as first, "it is illegal to set this field to second": a transfer
-/// that does is the sender's violation, and the receiver settling first answers it correctly
-/// (the link's mode holds).
-fn settles_second_early(del: &Delivery, l: Option<&Link>) -> bool {
-    let link_mode = l.and_then(|l| l.rcv_settle_mode());
-    let mode = match (del.rcv_settle_mode, link_mode) {
+/// A receiver settling a delivery whose transfer asked for `asked` (on a link whose receiver
+/// attached with `link_mode`, the link `known`) settles first in rcv-settle-mode second.
+/// §2.7.5: with the link negotiated as first, "it is illegal to set this field to second": a
+/// transfer that does is the sender's violation, and the receiver settling first answers it
+/// correctly (the link's mode holds). Not judged on a link not known (or not tracked).
+#[inline]
+fn settles_second_early(
+    asked: Option<ReceiverSettleMode>,
+    link_mode: Option<ReceiverSettleMode>,
+    known: bool,
+) -> bool {
+    let mode = match (asked, link_mode) {
         (Some(ReceiverSettleMode::Second), Some(ReceiverSettleMode::First)) => link_mode,
         (Some(m), _) => Some(m),
         (None, l) => l,
     };
-    mode == Some(ReceiverSettleMode::Second) && l.is_some_and(|l| l.known)
+    mode == Some(ReceiverSettleMode::Second) && known
 }
 
 /// Session flow control (§2.5.6): one transfer-id per transfer frame, judged against every
@@ -441,34 +451,34 @@ impl Link {
         let dd = d.index();
         let tracked =
             !settled_here && !t.aborted && book.unsettled[dd].len() < MAX_TRACKED_DELIVERIES;
-        let mut top = None;
-        // The tag as kept and looked up (an absent one as the empty tag).
-        let key = if (known && t.delivery_tag.is_some()) || tracked {
-            let short = TagKey::short_of(t.delivery_tag.as_ref());
+        // The tag (an absent one as the empty tag) as a ShortTag, when looked up or kept.
+        let (mut short, mut top) = (None, None);
+        if (known && t.delivery_tag.is_some()) || tracked {
+            short = TagKey::short_of(t.delivery_tag.as_ref());
             top = book.index_unless_rising(dd, short, self.top_tag);
-            Some(TagKey::of(t.delivery_tag.as_ref(), short))
-        } else {
-            None
-        };
+        }
+        let indexed = book.indexed[dd];
         // A tracked delivery goes in now, before the checks: the map is searched once, and
         // what it held at `id` is what they would have found there (nothing else reads or
         // changes `unsettled` on the way; the tag index is updated after them).
-        let replaced = match &key {
-            Some(tag) if tracked => Some(book.unsettled[dd].insert(
+        let old = if tracked {
+            book.unsettled[dd].insert(
                 id,
                 Delivery {
                     link: lid,
-                    tag: tag.clone(),
+                    tag: TagKey::of(t.delivery_tag.as_ref(), short),
                     rcv_settle_mode: t.rcv_settle_mode,
                     complete: !t.more,
                 },
-            )),
-            _ => None,
+            )
+        } else {
+            None
         };
         if known {
-            let reused = match &replaced {
-                Some(old) => old.is_some(),
-                None => book.unsettled[dd].contains_key(&id),
+            let reused = if tracked {
+                old.is_some()
+            } else {
+                book.unsettled[dd].contains_key(&id)
             };
             if reused {
                 out.push(rules::DELIVERY_ID_REUSED.violation(
@@ -491,9 +501,9 @@ impl Link {
                     ),
                 ));
             }
-            if let (Some(tag), Some(k)) = (&t.delivery_tag, &key)
-                && book.indexed[dd]
-                && let Some(other) = book.tags[dd].get(&(lid, k.clone()))
+            if let Some(tag) = &t.delivery_tag
+                && indexed
+                && let Some(other) = book.tags[dd].get(&(lid, TagKey::of(Some(tag), short)))
             {
                 out.push(rules::DELIVERY_TAG_REUSED.violation(
                     d,
@@ -507,11 +517,12 @@ impl Link {
             }
         }
         book.last_id[dd] = Some(id);
-        if let (Some(old), Some(key)) = (replaced, key) {
-            if book.indexed[dd] {
+        if tracked {
+            if indexed {
                 if let Some(old) = old {
                     book.tags[dd].remove(&(old.link, old.tag));
                 }
+                let key = TagKey::of(t.delivery_tag.as_ref(), short);
                 book.tags[dd].insert((lid, key), id);
             } else {
                 self.top_tag = top;

@@ -72,13 +72,11 @@ impl<V> IdMap<V> {
     /// The value of `id`, looked for at `slot` first, else by id.
     #[inline]
     pub fn at_or_get_mut(&mut self, slot: Option<usize>, id: u64) -> Option<&mut V> {
-        if let Some(i) = slot
-            && let Some(Some((k, _))) = self.slots.get(i)
-            && *k == id
-        {
-            return self.at_mut(i, id);
-        }
-        self.get_mut(&id)
+        let i = match slot {
+            Some(i) if matches!(self.slots.get(i), Some(Some((k, _))) if *k == id) => i,
+            _ => self.slot(&id)?,
+        };
+        self.slots.get_mut(i)?.as_mut().map(|(_, v)| v)
     }
 
     /// Whether `id` is held.
