@@ -65,9 +65,19 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
         }
     }
 
-    /// Put `value` at `key`; the value it replaces, if any.
+    /// Put `value` at `key`; the value it replaces, if any. A key after the last (or into an
+    /// empty map) is pushed at once.
     #[inline]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if self.entries.back().is_none_or(|(last, _)| *last < key) {
+            self.entries.push_back((key, value));
+            return None;
+        }
+        self.insert_within(key, value)
+    }
+
+    /// [`SeqMap::insert`] of a key not after the last.
+    fn insert_within(&mut self, key: K, value: V) -> Option<V> {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
             Err(i) if i == self.entries.len() => {
@@ -101,8 +111,19 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
         self.find(key).is_ok()
     }
 
-    /// Take the entry at `key` out; its value.
+    /// Take the entry at `key` out; its value. The first key is popped at once.
+    #[inline]
     pub fn remove(&mut self, key: &K) -> Option<V> {
+        if let Some((first, _)) = self.entries.front()
+            && first == key
+        {
+            return self.entries.pop_front().map(|(_, v)| v);
+        }
+        self.remove_within(key)
+    }
+
+    /// [`SeqMap::remove`] of a key other than the first.
+    fn remove_within(&mut self, key: &K) -> Option<V> {
         let i = self.find(key).ok()?;
         self.entries.remove(i).map(|(_, v)| v)
     }
