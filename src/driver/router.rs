@@ -12,7 +12,7 @@ use crate::pipeline::{InspectOptions, Inspector};
 #[derive(Debug)]
 pub struct Router {
     opts: InspectOptions,
-    inspectors: HashMap<ConnId, Inspector>,
+    inspectors: ByConn<Inspector>,
     /// Connections that connected and have had no bytes yet: only their number is kept (an
     /// inspector is made at their first bytes, or to close them), so a capture of a million
     /// connects costs a set of numbers, not a million inspectors.
@@ -33,7 +33,7 @@ impl Router {
     pub fn new(opts: InspectOptions) -> Self {
         Router {
             opts,
-            inspectors: HashMap::default(),
+            inspectors: ByConn::default(),
             idle: HashSet::default(),
             poisoned: HashSet::default(),
             contain_panics: false,
@@ -67,14 +67,13 @@ impl Router {
             self.idle.remove(&conn);
         }
         self.inspectors
-            .entry(conn)
-            .or_insert_with(|| Inspector::new(conn, opts.clone()))
+            .get_or_insert_with(conn, || Inspector::new(conn, opts.clone()))
     }
 
     /// The inspector of `conn` to close it with, if it connected (one made now for a connection
     /// that had no bytes).
     fn take_inspector(&mut self, conn: ConnId) -> Option<Inspector> {
-        match self.inspectors.remove(&conn) {
+        match self.inspectors.remove(conn) {
             Some(insp) => Some(insp),
             None => self
                 .idle
@@ -95,7 +94,8 @@ impl Router {
         if let Some(ts) = ev.ts() {
             self.last_ts = ts;
         }
-        if let Some(conn) = ev.conn()
+        if !self.poisoned.is_empty()
+            && let Some(conn) = ev.conn()
             && self.poisoned.contains(&conn)
             && !matches!(ev, SourceEvent::Connect { .. })
         {
@@ -115,7 +115,7 @@ impl Router {
             } => {
                 self.stats.connections += 1;
                 self.poisoned.remove(&conn);
-                if !self.inspectors.contains_key(&conn) {
+                if !self.inspectors.contains(conn) {
                     self.idle.insert(conn);
                 }
                 out.push(Event {
@@ -162,7 +162,7 @@ impl Router {
                 kind: EventKind::Violation(violation),
             }),
             SourceEvent::Fin { conn, dir, ts } => {
-                if let Some(insp) = self.inspectors.get_mut(&conn) {
+                if let Some(insp) = self.inspectors.get_mut(conn) {
                     insp.fin(dir, ts, out);
                 }
             }
@@ -239,7 +239,7 @@ impl Router {
         out: &mut Vec<Event>,
     ) {
         tracing::error!("#{conn}: the inspector panicked; not inspecting this connection any more");
-        self.inspectors.remove(&conn);
+        self.inspectors.remove(conn);
         self.poisoned.insert(conn);
         out.push(Event {
             conn,
@@ -265,10 +265,10 @@ impl Router {
     /// diagnosis starts at the time its condition held its threshold, whichever tick noticed
     /// it.
     pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Event>) {
-        let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        let mut conns: Vec<ConnId> = self.inspectors.conns();
         conns.sort_unstable();
         for conn in conns {
-            let Some(insp) = self.inspectors.get_mut(&conn) else {
+            let Some(insp) = self.inspectors.get_mut(conn) else {
                 continue;
             };
             if !self.contain_panics {
@@ -290,10 +290,10 @@ impl Router {
     /// A `State` event for each connection whose state changed since its last one (see
     /// [`Inspector::publish_state`]), as of its latest bytes, in connection order.
     pub fn publish_states(&mut self, out: &mut Vec<Event>) {
-        let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        let mut conns: Vec<ConnId> = self.inspectors.conns();
         conns.sort_unstable();
         for conn in conns {
-            if let Some(insp) = self.inspectors.get_mut(&conn) {
+            if let Some(insp) = self.inspectors.get_mut(conn) {
                 insp.publish_state(insp.latest_ts(), out);
             }
         }
@@ -306,7 +306,7 @@ impl Router {
         self.touched.sort_unstable();
         self.touched.dedup();
         for conn in self.touched.drain(..) {
-            if let Some(insp) = self.inspectors.get_mut(&conn) {
+            if let Some(insp) = self.inspectors.get_mut(conn) {
                 insp.flush_data(now, out);
             }
         }
@@ -320,7 +320,7 @@ impl Router {
     /// Close every connection still open as of `ts`, for `reason`, in connection order (`ts`:
     /// the capture's last time, for a router fed only some of its connections; or now).
     pub fn finish_at(&mut self, ts: Timestamp, reason: CloseReason, out: &mut Vec<Event>) {
-        let mut conns: Vec<ConnId> = self.inspectors.keys().copied().collect();
+        let mut conns: Vec<ConnId> = self.inspectors.conns();
         conns.extend(self.idle.iter().copied());
         conns.sort_unstable();
         for conn in conns {
@@ -340,6 +340,102 @@ impl Router {
     }
 }
 
+/// A value per connection (a router's inspectors), each in a slot of its own, and the
+/// connection looked up last with its slot: the next chunk usually belongs to the same
+/// connection, and then finds its value without hashing.
+#[derive(Debug)]
+struct ByConn<T> {
+    /// Every connection's slot in `slots`.
+    index: HashMap<ConnId, usize>,
+    /// The values; a slot of none is `None`, and listed in `free`.
+    slots: Vec<Option<T>>,
+    /// Slots to reuse.
+    free: Vec<usize>,
+    /// The connection looked up last, and its slot (which holds its value).
+    last: Option<(ConnId, usize)>,
+}
+
+impl<T> Default for ByConn<T> {
+    fn default() -> Self {
+        ByConn {
+            index: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            last: None,
+        }
+    }
+}
+
+impl<T> ByConn<T> {
+    /// Whether no connection has a value.
+    fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Whether `conn` has a value.
+    fn contains(&self, conn: ConnId) -> bool {
+        self.index.contains_key(&conn)
+    }
+
+    /// The connections that have a value, in no particular order.
+    fn conns(&self) -> Vec<ConnId> {
+        self.index.keys().copied().collect()
+    }
+
+    /// The slot of `conn`'s value, if it has one.
+    #[inline]
+    fn slot(&mut self, conn: ConnId) -> Option<usize> {
+        if let Some((c, slot)) = self.last
+            && c == conn
+        {
+            return Some(slot);
+        }
+        let slot = *self.index.get(&conn)?;
+        self.last = Some((conn, slot));
+        Some(slot)
+    }
+
+    /// `conn`'s value, if it has one.
+    fn get_mut(&mut self, conn: ConnId) -> Option<&mut T> {
+        let slot = self.slot(conn)?;
+        self.slots.get_mut(slot)?.as_mut()
+    }
+
+    /// `conn`'s value, made by `make` if it has none.
+    #[inline]
+    fn get_or_insert_with(&mut self, conn: ConnId, make: impl FnOnce() -> T) -> &mut T {
+        let slot = match self.slot(conn) {
+            Some(slot) => slot,
+            None => self.vacant(conn),
+        };
+        self.slots[slot].get_or_insert_with(make)
+    }
+
+    /// A slot holding nothing, now `conn`'s (which has none).
+    fn vacant(&mut self, conn: ConnId) -> usize {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        self.index.insert(conn, slot);
+        self.last = Some((conn, slot));
+        slot
+    }
+
+    /// Take `conn`'s value out, if it has one.
+    fn remove(&mut self, conn: ConnId) -> Option<T> {
+        let slot = self.index.remove(&conn)?;
+        if self.last.is_some_and(|(c, _)| c == conn) {
+            self.last = None;
+        }
+        self.free.push(slot);
+        self.slots.get_mut(slot)?.take()
+    }
+}
+
 /// Why the connections still open when a capture ends are closed.
 pub const CAPTURE_ENDED: CloseReason = CloseReason::CaptureEnded;
 
@@ -348,6 +444,45 @@ mod tests {
     use super::*;
     use crate::event::{Chunk, Dir};
     use bytes::Bytes;
+
+    #[test]
+    fn values_by_connection_are_those_of_a_map_whatever_the_order_of_operations() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut by_conn: ByConn<u64> = ByConn::default();
+        let mut model: HashMap<ConnId, u64> = HashMap::default();
+        for step in 0..20_000u64 {
+            // Few connections, so that the one looked up last is often asked again.
+            let conn = next(6);
+            match next(5) {
+                0 | 1 => {
+                    let v = by_conn.get_or_insert_with(conn, || step);
+                    assert_eq!(*v, *model.entry(conn).or_insert(step), "step {step}");
+                    *v += 1;
+                    *model.get_mut(&conn).unwrap() += 1;
+                }
+                2 => assert_eq!(
+                    by_conn.get_mut(conn).copied(),
+                    model.get(&conn).copied(),
+                    "step {step}"
+                ),
+                3 => assert_eq!(by_conn.remove(conn), model.remove(&conn), "step {step}"),
+                _ => assert_eq!(by_conn.contains(conn), model.contains_key(&conn)),
+            }
+            assert_eq!(by_conn.is_empty(), model.is_empty());
+            let mut conns = by_conn.conns();
+            conns.sort_unstable();
+            let mut expected: Vec<ConnId> = model.keys().copied().collect();
+            expected.sort_unstable();
+            assert_eq!(conns, expected, "step {step}");
+        }
+        assert!(by_conn.slots.len() <= 6, "slots are reused");
+    }
 
     #[test]
     fn a_connection_is_inspected_from_its_connect_to_its_close() {
