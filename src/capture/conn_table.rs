@@ -232,11 +232,12 @@ impl ConnTable {
     }
 
     /// Take the next event produced so far.
+    #[inline]
     pub fn pop(&mut self) -> Option<SourceEvent> {
-        match self.emitter.first.take() {
-            Some(e) => Some(e),
-            None => self.emitter.out.pop_front(),
+        if self.emitter.first.is_some() {
+            return self.emitter.first.take();
         }
+        self.emitter.out.pop_front()
     }
 
     /// Connections currently tracked.
@@ -286,36 +287,33 @@ impl ConnTable {
 
     /// Take `seg` when it is the usual segment: data and an acknowledgement, no other flag,
     /// in order on the latest flow (an AMQP one), acknowledging no byte the capture missed,
-    /// with nothing waiting or held and no FIN seen that way. Its payload then goes out as a
-    /// chunk at once ([`Emitter::next_chunk`]), as the general path would send it. False, and
-    /// nothing done, for any other segment.
+    /// with nothing waiting or held and no FIN seen that way. Its payload is then the chunk
+    /// returned ([`Emitter::next_chunk`]), to go out at once, as the general path would send
+    /// it. `None`, and nothing done, for any other segment.
     #[inline]
-    fn in_order(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> bool {
+    fn in_order(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> Option<Chunk> {
         if seg.syn || seg.fin || seg.rst || seg.payload.is_empty() {
-            return false;
+            return None;
         }
-        let Some((k, slot)) = &self.last else {
-            return false;
-        };
+        let (k, slot) = self.last.as_ref()?;
         let idx = if seg.src == k.0 && seg.dst == k.1 {
             0
         } else if seg.src == k.1 && seg.dst == k.0 {
             1
         } else {
-            return false;
+            return None;
         };
-        let Some(flow) = self.slots.get_mut(*slot).and_then(Option::as_mut) else {
-            return false;
-        };
+        let flow = self.slots.get_mut(*slot)?.as_mut()?;
         let quiet = flow.fin_at[idx].is_none()
             && (!seg.ack || flow.reasm[1 - idx].acked_declares_nothing(seg.ack_no));
-        if !quiet || !self.emitter.next_chunk(flow, idx, ts, seg) {
-            return false;
+        if !quiet {
+            return None;
         }
+        let chunk = self.emitter.next_chunk(flow, idx, ts, seg)?;
         self.tick += 1;
         flow.last_seen = self.tick;
         flow.relayed |= seg.relayed;
-        true
+        Some(chunk)
     }
 
     /// `seg`'s flow key (its ends, the lower first) and the index of its sender in it.
@@ -346,9 +344,32 @@ impl ConnTable {
 
     /// Take one TCP segment.
     pub fn segment(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
-        if self.fast_path && self.in_order(ts, seg) {
+        if self.fast_path
+            && let Some(chunk) = self.in_order(ts, seg)
+        {
+            self.emitter.push(SourceEvent::Chunk(chunk));
             return;
         }
+        self.general(ts, seg);
+    }
+
+    /// Take one TCP segment, then the next event made so far: [`ConnTable::segment`] then
+    /// [`ConnTable::pop`]. The usual segment's chunk, when no event waits, is handed straight
+    /// out.
+    #[inline]
+    pub fn segment_then_pop(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> Option<SourceEvent> {
+        if self.emitter.first.is_some() || !self.emitter.out.is_empty() {
+            self.segment(ts, seg);
+        } else if let Some(chunk) = self.fast_path.then(|| self.in_order(ts, seg)).flatten() {
+            return Some(SourceEvent::Chunk(chunk));
+        } else {
+            self.general(ts, seg);
+        }
+        self.pop()
+    }
+
+    /// Take one TCP segment, by the general path: any segment, in any state.
+    fn general(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) {
         self.tick += 1;
         let (idx, mut found) = self.locate(seg);
         let key = || Self::key_of(seg).0;
@@ -574,11 +595,11 @@ impl Emitter {
         }
     }
 
-    /// The payload of `seg` (no SYN; from `idx`, captured at `ts`) as a chunk straight out, when
-    /// it is the next bytes expected of a synchronised direction of an AMQP flow and nothing
-    /// waits or is held (no event pending, no bytes out of order, no search): what reassembly,
-    /// [`Emitter::pend`] and [`Emitter::release`] would make of it, without them. False, and
-    /// nothing done, for any other payload.
+    /// The payload of `seg` (no SYN; from `idx`, captured at `ts`) as the chunk to go out
+    /// next, when it is the next bytes expected of a synchronised direction of an AMQP flow
+    /// and nothing waits or is held (no event pending, no bytes out of order, no search): what
+    /// reassembly, [`Emitter::pend`] and [`Emitter::release`] would make of it, without them.
+    /// `None`, and nothing done, for any other payload.
     #[inline]
     fn next_chunk(
         &mut self,
@@ -586,31 +607,34 @@ impl Emitter {
         idx: usize,
         ts: Timestamp,
         seg: &TcpSegment<'_>,
-    ) -> bool {
+    ) -> Option<Chunk> {
         let Class::Amqp(conn) = flow.class else {
-            return false;
+            return None;
         };
         let quiet = seg.boundary.is_none()
             && matches!(flow.sync[idx], Sync::Synced)
             && flow.pending[0].is_empty()
             && flow.pending[1].is_empty()
-            && Self::held_since(flow, 1 - idx).is_none();
+            && !Self::holds(flow, 1 - idx);
         if !quiet || !flow.reasm[idx].take_next(seg.seq, seg.payload.len()) {
-            return false;
+            return None;
         }
         self.made += 1;
-        let chunk = SourceEvent::Chunk(Chunk {
+        Some(Chunk {
             conn,
             dir: Self::dir(flow, idx),
             ts,
             bytes: share(seg.window, seg.payload),
-        });
+        })
+    }
+
+    /// Queue `ev`: next to go out when nothing waits, else after what waits.
+    fn push(&mut self, ev: SourceEvent) {
         if self.first.is_none() && self.out.is_empty() {
-            self.first = Some(chunk);
+            self.first = Some(ev);
         } else {
-            self.out.push_back(chunk);
+            self.out.push_back(ev);
         }
-        true
     }
 
     /// One piece of direction `idx`: data at its own capture time, a gap at `ts` (when it
@@ -755,6 +779,14 @@ impl Emitter {
         } else {
             Dir::S2C
         }
+    }
+
+    /// Whether direction `idx` holds bytes (out of order behind a hole, or in a search for a
+    /// frame boundary): [`Emitter::held_since`] is `Some`.
+    #[inline]
+    fn holds(flow: &Flow, idx: usize) -> bool {
+        matches!(&flow.sync[idx], Sync::Searching(s) if !s.buf.is_empty())
+            || flow.reasm[idx].holds()
     }
 
     /// Capture time of the earliest bytes direction `idx` holds (out of order behind a hole,
@@ -1219,14 +1251,29 @@ mod tests {
             .collect()
     }
 
-    /// Events, as text, of a table (with or without its fast path) fed `segs`: (from the
-    /// client, sequence number, acknowledgement number, flags as `S`, `F`, `R`, payload).
-    fn events_of(segs: &[(bool, u32, u32, &str, Vec<u8>)], fast_path: bool) -> Vec<String> {
+    /// How a table is fed in [`events_of`].
+    #[derive(Clone, Copy, PartialEq)]
+    enum Feed {
+        /// Every segment by the general path ([`ConnTable::segment`], no fast path).
+        General,
+        /// [`ConnTable::segment`] then [`ConnTable::pop`] until nothing is left.
+        Segment,
+        /// [`ConnTable::segment_then_pop`] then [`ConnTable::pop`] until nothing is left, as
+        /// the packet source does.
+        ThenPop,
+        /// [`ConnTable::segment_then_pop`], the rest taken only after every third segment
+        /// (so that events often wait when a segment comes).
+        ThenPopSome,
+    }
+
+    /// Events, as text, of a table fed `segs` as `feed` says: (from the client, sequence
+    /// number, acknowledgement number, flags as `S`, `F`, `R`, payload).
+    fn events_of(segs: &[(bool, u32, u32, &str, Vec<u8>)], feed: Feed) -> Vec<String> {
         let mut t = ConnTable::new(CaptureOptions {
             max_out_of_order: 64,
             ..CaptureOptions::default()
         });
-        t.fast_path = fast_path;
+        t.fast_path = feed != Feed::General;
         let window = Bytes::from(segs.iter().flat_map(|s| s.4.clone()).collect::<Vec<u8>>());
         let mut at = 0;
         let mut out = Vec::new();
@@ -1247,8 +1294,15 @@ mod tests {
                 boundary: None,
             };
             at += payload.len();
-            t.segment(Timestamp(i as i64 / 3), &seg);
-            out.extend(std::iter::from_fn(|| t.pop()).map(|e| format!("{e:?}")));
+            let ts = Timestamp(i as i64 / 3);
+            if matches!(feed, Feed::ThenPop | Feed::ThenPopSome) {
+                out.extend(t.segment_then_pop(ts, &seg).map(|e| format!("{e:?}")));
+            } else {
+                t.segment(ts, &seg);
+            }
+            if feed != Feed::ThenPopSome || i % 3 == 2 {
+                out.extend(std::iter::from_fn(|| t.pop()).map(|e| format!("{e:?}")));
+            }
         }
         t.finish_all(Timestamp(1 << 40));
         out.extend(std::iter::from_fn(|| t.pop()).map(|e| format!("{e:?}")));
@@ -1325,8 +1379,10 @@ mod tests {
                     segs.push((d == 0, end, isn[1 - d].wrapping_add(1), flags, Vec::new()));
                 }
             }
-            let fast = events_of(&segs, true);
-            assert_eq!(fast, events_of(&segs, false), "case {case}: {segs:?}");
+            let fast = events_of(&segs, Feed::Segment);
+            for feed in [Feed::General, Feed::ThenPop, Feed::ThenPopSome] {
+                assert_eq!(fast, events_of(&segs, feed), "case {case}: {segs:?}");
+            }
             fast_chunks += fast.iter().filter(|e| e.starts_with("Chunk")).count();
         }
         assert!(fast_chunks > 1000, "{fast_chunks} chunks");

@@ -163,7 +163,9 @@ impl<R: Read> Iterator for PacketSource<R> {
                     self.real.restore(&mut seg);
                     seg.relayed = p.relayed;
                     seg.boundary = p.boundary;
-                    self.table.segment(p.ts, &seg)
+                    if let Some(e) = self.table.segment_then_pop(p.ts, &seg) {
+                        return Some(e);
+                    }
                 }
                 Some(Err(e)) => {
                     self.error = Some(SourceEvent::Error {

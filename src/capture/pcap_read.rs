@@ -467,23 +467,14 @@ impl<R: Read> PacketReader<R> {
             return None;
         };
         let rest = self.buf.get(self.pos..self.len)?;
-        let head: [u8; 8] = rest.get(..8)?.try_into().ok()?;
-        let rd = |b: [u8; 4]| {
-            if *big_endian {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            }
+        // The byte order told once, not at every field.
+        let (blen, iface_id, raw_ts, n) = if *big_endian {
+            plain_block::<true>(rest)?
+        } else {
+            plain_block::<false>(rest)?
         };
-        let btype = rd([head[0], head[1], head[2], head[3]]);
-        let blen = rd([head[4], head[5], head[6], head[7]]) as usize;
-        if btype != PCAPNG_EPB || !blen.is_multiple_of(4) || blen > MAX_RECORD {
-            return None;
-        }
-        let (iface_id, raw_ts, data) =
-            plain_enhanced_packet(btype, rest.get(..blen)?, *big_endian)?;
         let iface = *ifaces.get(iface_id as usize)?;
-        let (off, n) = (self.pos + 28, data.len());
+        let off = self.pos + 28;
         let ts = Timestamp(units_to_micros(raw_ts, iface.units_per_sec));
         let file_offset = self.file_offset;
         self.consume(blen);
@@ -575,18 +566,49 @@ impl<R: Read> PacketReader<R> {
 /// Block type of an enhanced packet block.
 const PCAPNG_EPB: u32 = 6;
 
+/// The block at the start of `rest` (bytes of byte order `BE`) when it is a plain enhanced
+/// packet block (see [`plain_enhanced_packet`]) of a length the general path accepts, whole in
+/// `rest`: (its length, its interface, raw timestamp, data length).
+#[inline(always)]
+fn plain_block<const BE: bool>(rest: &[u8]) -> Option<(usize, u32, u64, usize)> {
+    let rd = |b: [u8; 4]| {
+        if BE {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    };
+    let btype = rd(*rest.first_chunk::<4>()?);
+    let blen = rd(rest.get(4..8)?.try_into().ok()?) as usize;
+    if btype != PCAPNG_EPB || !blen.is_multiple_of(4) || blen > MAX_RECORD {
+        return None;
+    }
+    let (iface_id, raw_ts, data) = plain_epb::<BE>(btype, rest.get(..blen)?)?;
+    Some((blen, iface_id, raw_ts, data.len()))
+}
+
 /// An enhanced packet block without options (the common kind), read in place: (its
 /// interface, raw timestamp, data). `None` for any other block, and for one that is not
 /// well-formed or carries options: pcap-file then parses it, and words its errors.
 /// `block` is the whole block, its length (a multiple of 4, at least 12) already checked.
 #[inline(always)]
 fn plain_enhanced_packet(btype: u32, block: &[u8], big_endian: bool) -> Option<(u32, u64, &[u8])> {
+    if big_endian {
+        plain_epb::<true>(btype, block)
+    } else {
+        plain_epb::<false>(btype, block)
+    }
+}
+
+/// [`plain_enhanced_packet`] of a block of byte order `BE`.
+#[inline(always)]
+fn plain_epb<const BE: bool>(btype: u32, block: &[u8]) -> Option<(u32, u64, &[u8])> {
     // Header: type, length, interface id, timestamp (high, low), captured length, original
     // length; then the data padded to 4 bytes, options (none here) and the length again.
     let h: &[u8; 28] = block.get(..28)?.try_into().ok()?;
     let trailer: [u8; 4] = block.get(block.len().checked_sub(4)?..)?.try_into().ok()?;
     let rd = |b: [u8; 4]| {
-        if big_endian {
+        if BE {
             u32::from_be_bytes(b)
         } else {
             u32::from_le_bytes(b)
@@ -754,6 +776,93 @@ mod tests {
             block(&mut out, PCAPNG_EPB, &body);
         }
         (out, offsets)
+    }
+
+    /// A pcapng section header, an interface description (Ethernet, no option) and an
+    /// enhanced packet block on interface 0 (`len` bytes at raw time `ts`, with a comment
+    /// option when `comment`), all in the byte order `big` says; and where the packet block
+    /// starts.
+    fn section_with_packet(big: bool, ts: u64, len: usize, comment: bool) -> (Vec<u8>, usize) {
+        let u32b = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let u16b = |v: u16| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let block = |out: &mut Vec<u8>, btype: u32, body: &[u8]| {
+            let blen = (12 + body.len()) as u32;
+            out.extend_from_slice(&u32b(btype));
+            out.extend_from_slice(&u32b(blen));
+            out.extend_from_slice(body);
+            out.extend_from_slice(&u32b(blen));
+        };
+        let mut out = Vec::new();
+        let mut shb = u32b(0x1A2B_3C4D).to_vec();
+        shb.extend_from_slice(&u16b(1));
+        shb.extend_from_slice(&u16b(0));
+        shb.extend_from_slice(&u64::MAX.to_le_bytes());
+        block(&mut out, PCAPNG_SHB, &shb);
+        let mut idb = u16b(1).to_vec();
+        idb.extend_from_slice(&u16b(0));
+        idb.extend_from_slice(&u32b(0));
+        block(&mut out, 1, &idb);
+        let mut epb = Vec::new();
+        for v in [0, (ts >> 32) as u32, ts as u32, len as u32, len as u32] {
+            epb.extend_from_slice(&u32b(v));
+        }
+        epb.extend((0..len).map(|i| i as u8));
+        epb.resize(epb.len().next_multiple_of(4), 0);
+        if comment {
+            for v in [1, 1] {
+                epb.extend_from_slice(&u16b(v));
+            }
+            epb.extend_from_slice(b"x\0\0\0\0\0\0\0");
+        }
+        let at = out.len();
+        block(&mut out, PCAPNG_EPB, &epb);
+        (out, at)
+    }
+
+    #[test]
+    fn plain_packet_blocks_of_either_byte_order_read_in_place_as_pcap_file_reads_them() {
+        let ts = 0x0001_0203_0405_0607u64;
+        for big in [false, true] {
+            for len in [0, 1, 3, 4, 54, 1514] {
+                for comment in [false, true] {
+                    let (file, at) = section_with_packet(big, ts, len, comment);
+                    let case = format!("big-endian {big}, {len} bytes, comment {comment}");
+                    let (rest, mut parser) = PcapNgParser::new(&file).unwrap();
+                    let (rest, _) = parser.next_block(rest).unwrap();
+                    let (_, block) = parser.next_block(rest).unwrap();
+                    let mut ifaces = Vec::new();
+                    let (iface, raw, data, _) = packet_of(block, &mut ifaces).unwrap();
+                    let plain = if big {
+                        plain_block::<true>(&file[at..])
+                    } else {
+                        plain_block::<false>(&file[at..])
+                    };
+                    if comment {
+                        assert_eq!(plain, None, "{case}: options go the general way");
+                        continue;
+                    }
+                    assert_eq!(
+                        plain,
+                        Some((file.len() - at, iface, raw.unwrap(), data.len())),
+                        "{case}"
+                    );
+                    assert_eq!(raw, Some(ts), "{case}");
+                    assert_eq!(data, &file[at + 28..at + 28 + len], "{case}");
+                }
+            }
+        }
     }
 
     #[test]

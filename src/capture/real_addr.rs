@@ -75,10 +75,15 @@ impl RealAddrs {
     }
 
     /// Put the real server address into `seg` when its conversation was announced.
+    #[inline]
     pub fn restore(&self, seg: &mut TcpSegment<'_>) {
-        if self.map.is_empty() {
-            return;
+        if !self.map.is_empty() {
+            self.restore_announced(seg);
         }
+    }
+
+    /// [`RealAddrs::restore`] once some conversation was announced.
+    fn restore_announced(&self, seg: &mut TcpSegment<'_>) {
         if let Some(real) = self.map.get(&(seg.src, seg.dst)) {
             seg.dst = *real;
         } else if let Some(real) = self.map.get(&(seg.dst, seg.src)) {

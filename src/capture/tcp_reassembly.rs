@@ -126,6 +126,12 @@ impl Reassembler {
         self.ooo_bytes
     }
 
+    /// Whether bytes are held out of order ([`Reassembler::held_since`] is `Some`).
+    #[inline]
+    pub fn holds(&self) -> bool {
+        !self.ooo.is_empty()
+    }
+
     /// While bytes are held out of order: the capture time of the earliest segment among
     /// them (of the first held since the buffer was last empty).
     pub fn held_since(&self) -> Option<Timestamp> {
@@ -207,7 +213,7 @@ impl Reassembler {
 
     /// Whether [`Reassembler::acked`] with `ack` would do nothing at all: nothing is held, and
     /// no byte it acknowledges is missing.
-    #[inline]
+    #[inline(always)]
     pub fn acked_declares_nothing(&self, ack: u32) -> bool {
         if !self.ooo.is_empty() {
             return false;
