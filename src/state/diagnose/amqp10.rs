@@ -42,6 +42,26 @@ pub struct Diag10 {
     quiet: [Option<Quiet>; 2],
 }
 
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+thread_local! {
+    /// No run of quiet transfers is made while set: every transfer is followed in full (the
+    /// tests compare the diagnoses made both ways).
+    static NO_RUNS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a run of quiet transfers may start (always, but in the tests that turn runs off).
+#[inline(always)]
+fn runs_made() -> bool {
+    #[cfg(test)]
+    if NO_RUNS.with(|n| n.get()) {
+        return false;
+    }
+    true
+}
+
 /// The frame `fe` as a reference.
 fn at(fe: &FrameEvent) -> FrameRef {
     FrameRef {
@@ -68,11 +88,18 @@ impl Diag10 {
     /// context takes settlements from dispositions), so there are no settlements to follow.
     ///
     /// One that joins its direction's run of quiet transfers (see [`quiet`]) is only counted
-    /// there; any other applies the runs' counts first, is followed in full, then, if of the
-    /// kind a run holds, may start one.
+    /// there (its delivery, if it awaits its settlement, joins the link's waiting ones); any
+    /// other applies the runs' counts first, is followed in full, then, if of the kind a run
+    /// holds, may start one.
     #[inline(never)]
     fn transfer_frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
         if let Some(link) = self.quiet_transfer(fe, channel) {
+            if let Some(d) = fe.context.delivery
+                && d.awaits == Some(crate::base::Awaits::Settlement)
+                && let Some((_, l)) = self.links.list.get_mut(link)
+            {
+                l.waits(cx, d.start, ts, at(fe));
+            }
             return self.message(cx, fe, link, ts);
         }
         self.settle_quiet();
@@ -81,7 +108,7 @@ impl Diag10 {
         if !fe.context.settles.is_empty() {
             self.settlements(cx, fe, ts);
         }
-        if let Some(link) = link.filter(|_| Quiet::may_join(&fe.context)) {
+        if let Some(link) = link.filter(|_| Quiet::may_join(&fe.context) && runs_made()) {
             let (session, room) = self.sessions.quiet_room(fe.dir, channel);
             let room = room.min(self.links.list.get(link).map_or(0, |(_, l)| l.quiet_room()));
             self.quiet[fe.dir.index()] = Quiet::new(channel, link, session, room);
@@ -101,7 +128,8 @@ impl Diag10 {
         if !matches!(f.performative(), Some(Performative::Transfer(_))) {
             return false;
         }
-        if !self.idle[fe.dir.index()].notes_only() {
+        // A delivery awaiting its settlement joins a waiting set, which needs the context.
+        if !self.idle[fe.dir.index()].notes_only() || !fe.context.starts_unawaited() {
             return false;
         }
         if let Some(Ok(AnyMessage::Amqp10(m))) = &fe.message

@@ -196,18 +196,28 @@ impl Link {
             }
         }
         if d.awaits == Some(Awaits::Settlement) {
-            self.waiting.add(ts.0, d.start);
-            self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+            self.waits(cx, d.start, ts, at);
         }
         if d.starts {
             self.judge_credit(cx, ts, at);
         }
     }
 
-    /// How many more deliveries the sender can start, each awaiting no settlement, that would
-    /// end or start nothing (see [`Link::transfer`]): none while it holds a sender-idle or a
-    /// credit-exhausted diagnosis, else those that leave credit (§2.6.7: link-credit is the
-    /// delivery-limit less the delivery-count); any number when the credit is unknown.
+    /// The delivery started by `start` (the transfer `at`, seen at `ts`) awaits its
+    /// settlement: it joins the waiting deliveries. All a quiet transfer (see
+    /// [`Link::quiet_room`]) does to the link besides its delivery-count.
+    #[inline(always)]
+    pub fn waits(&mut self, cx: &mut Ctx<'_>, start: FrameRef, ts: Timestamp, at: FrameRef) {
+        self.waiting.add(ts.0, start);
+        self.waiting.refresh(cx, &cat::UNSETTLED, ts, at);
+    }
+
+    /// How many more deliveries the sender can start that would change nothing but the
+    /// delivery-count and the waiting deliveries ([`Link::waits`], for one that awaits its
+    /// settlement), and end or start nothing else (see [`Link::transfer`]): none while it holds
+    /// a sender-idle or a credit-exhausted diagnosis, else those that leave credit (§2.6.7:
+    /// link-credit is the delivery-limit less the delivery-count); any number when the credit
+    /// is unknown.
     pub fn quiet_room(&self) -> u32 {
         if self.idle_no_count.is_some() || self.exhausted.is_some() {
             return 0;

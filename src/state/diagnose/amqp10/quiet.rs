@@ -1,8 +1,10 @@
 //! A run of quiet transfers: transfers of one link on one session channel that, as the
 //! link's credit and the session's window stand, can change nothing but two counts (the
-//! sending endpoint's next-outgoing-id, the link's delivery-count) and end or start no
-//! diagnosis. Such a run is counted, and the counts applied at once before anything else
-//! reads them: what each transfer in turn would have left.
+//! sending endpoint's next-outgoing-id, the link's delivery-count) and the link's waiting
+//! deliveries, and end or start no diagnosis but the link's unsettled one. Such a run is
+//! counted, and the counts applied at once before anything else reads them: what each transfer
+//! in turn would have left. A transfer of the run whose delivery awaits its settlement still
+//! joins the link's waiting deliveries as it comes.
 
 use crate::base::FrameContext;
 
@@ -35,8 +37,8 @@ impl Quiet {
     }
 
     /// The transfer on `channel` with context `fcx` joins the run, if it can: it starts a
-    /// delivery (a whole one or the first frame) that awaits no settlement, settles nothing,
-    /// and there is room. The caller has checked it is of the run's link.
+    /// delivery (a whole one or the first frame), settles nothing, and there is room. The
+    /// caller has checked it is of the run's link.
     #[inline(always)]
     pub fn take(&mut self, channel: u16, fcx: &FrameContext) -> bool {
         let joins = self.channel == channel && self.room > 0 && Quiet::may_join(fcx);
@@ -47,11 +49,10 @@ impl Quiet {
         joins
     }
 
-    /// A transfer with context `fcx` is of the kind a run holds: it starts a delivery that
-    /// awaits no settlement, and settles nothing. (A run starts after one: transfers of a link
-    /// come alike, as a rule.)
+    /// A transfer with context `fcx` is of the kind a run holds: it starts a delivery, and
+    /// settles nothing. (A run starts after one: transfers of a link come alike, as a rule.)
     #[inline(always)]
     pub fn may_join(fcx: &FrameContext) -> bool {
-        fcx.starts_unawaited()
+        fcx.delivery.is_some_and(|d| d.starts) && fcx.settles.is_empty()
     }
 }
