@@ -292,7 +292,11 @@ impl Diag10 {
                 l.redelivered(cx, count, n, ts, at(fe));
             }
         }
-        if let Some((name, expires_ms)) = crate::codec::amqp10::cbs::put_token(m) {
+        // A put-token request names its operation in the application-properties: a message
+        // without them (the rule) is not looked into.
+        if m.has_section(code::APPLICATION_PROPERTIES)
+            && let Some((name, expires_ms)) = crate::codec::amqp10::cbs::put_token(m)
+        {
             self.put_token(cx, name, expires_ms, ts, at(fe));
         }
     }
