@@ -178,18 +178,19 @@ impl Diag091 {
     /// judging is for frames with a method (an ack, a nack or a reject only settles), a
     /// settlement, or a delivered message, each out of line.
     #[inline]
-    pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
-        self.idle[fe.dir.index()].touch(cx, &cat::HEARTBEAT_MISSED, ts, at(fe));
+    pub fn frame(&mut self, mut cx: Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
+        let idle = &mut self.idle[fe.dir.index()];
+        idle.touch(cx.reborrow(), &cat::HEARTBEAT_MISSED, ts, at(fe));
         if let Some(m) = f.method()
             && !matches!(
                 m.kind(),
                 MethodKind::BasicAck | MethodKind::BasicNack | MethodKind::BasicReject
             )
         {
-            self.method(cx, fe, f.channel(), m, ts);
+            self.method(cx.reborrow(), fe, f.channel(), m, ts);
         }
         if !fe.context.settles.is_empty() {
-            self.settlements(cx, fe, ts);
+            self.settlements(cx.reborrow(), fe, ts);
         }
         if let Some(Ok(AnyMessage::Amqp091(msg))) = &fe.message
             && msg.method.kind() == MethodKind::BasicDeliver
@@ -207,12 +208,13 @@ impl Diag091 {
     #[inline(never)]
     fn method(
         &mut self,
-        cx: &mut Ctx<'_>,
+        mut cx: Ctx<'_>,
         fe: &FrameEvent,
         channel: u16,
         m: &Method,
         ts: Timestamp,
     ) {
+        let cx = &mut cx;
         match (m.kind(), fe.dir) {
             (MethodKind::BasicDeliver, Dir::S2C) => self.deliver(cx, fe, channel, m, ts),
             (MethodKind::BasicPublish, Dir::C2S) => {
@@ -490,7 +492,8 @@ impl Diag091 {
     /// once for the run, and a waiting set is refreshed at the run's last settlement only (or
     /// when that reports something, see [`Waiting::quiet`]).
     #[inline(never)]
-    fn settlements(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+    fn settlements(&mut self, mut cx: Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+        let cx = &mut cx;
         let here = at(fe);
         let settles = &fe.context.settles;
         let mut channel: Option<(u16, &mut Channel)> = None;
@@ -516,7 +519,7 @@ impl Diag091 {
     #[inline(never)]
     fn message(
         &mut self,
-        cx: &mut Ctx<'_>,
+        mut cx: Ctx<'_>,
         channel: u16,
         msg: &crate::codec::amqp091::Message,
         redelivered: bool,
@@ -543,7 +546,7 @@ impl Diag091 {
         if ch.redelivered_at.as_ref().is_some_and(|(i, _)| i == id) {
             ch.redelivered_at = Some((id.clone(), start));
         }
-        if count >= cx.limits.count(&cat::REDELIVERED) && ch.redelivered.is_none() {
+        if count >= cx.core.limits.count(&cat::REDELIVERED) && ch.redelivered.is_none() {
             ch.redelivered_at = Some((id.clone(), start));
             ch.redelivered = cx
                 .arm(&cat::REDELIVERED, ts, start, None)
@@ -733,7 +736,7 @@ impl super::Diagnosing for Diag091 {
     fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
         Diag091::due(self, cx, now)
     }
-    fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+    fn frame(&mut self, cx: Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         if let crate::protocol::AnyFrame::Amqp091(f) = &fe.frame {
             Diag091::frame(self, cx, fe, f, ts)
         }

@@ -74,8 +74,9 @@ impl Diag10 {
     /// One frame: a transfer (most frames) by [`Diag10::transfer_frame`], any other
     /// performative by [`Diag10::performative`].
     #[inline]
-    pub fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
-        self.idle[fe.dir.index()].touch(cx, &cat::IDLE_TIMEOUT, ts, at(fe));
+    pub fn frame(&mut self, mut cx: Ctx<'_>, fe: &FrameEvent, f: &Frame, ts: Timestamp) {
+        let idle = &mut self.idle[fe.dir.index()];
+        idle.touch(cx.reborrow(), &cat::IDLE_TIMEOUT, ts, at(fe));
         match f.performative() {
             Some(Performative::Transfer(_)) => self.transfer_frame(cx, fe, f.channel(), ts),
             Some(p) => self.performative(cx, fe, f.channel(), p, ts),
@@ -92,7 +93,8 @@ impl Diag10 {
     /// other applies the runs' counts first, is followed in full, then, if of the kind a run
     /// holds, may start one.
     #[inline(never)]
-    fn transfer_frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
+    fn transfer_frame(&mut self, mut cx: Ctx<'_>, fe: &FrameEvent, channel: u16, ts: Timestamp) {
+        let cx = &mut cx;
         if let Some(link) = self.quiet_transfer(fe, channel) {
             if let Some(d) = fe.context.delivery
                 && d.awaits == Some(crate::base::Awaits::Settlement)
@@ -180,12 +182,13 @@ impl Diag10 {
     #[inline(never)]
     fn performative(
         &mut self,
-        cx: &mut Ctx<'_>,
+        mut cx: Ctx<'_>,
         fe: &FrameEvent,
         channel: u16,
         p: &Performative,
         ts: Timestamp,
     ) {
+        let cx = &mut cx;
         self.settle_quiet();
         let here = at(fe);
         match p {
@@ -212,7 +215,9 @@ impl Diag10 {
                     link.flow(cx, fe.dir == link_sender(key), fl, ts, here);
                 }
             }
-            Performative::Transfer(_) => return self.transfer_frame(cx, fe, channel, ts),
+            Performative::Transfer(_) => {
+                return self.transfer_frame(cx.reborrow(), fe, channel, ts);
+            }
             Performative::Disposition(_) => {}
             Performative::Detach(d) => {
                 if let Some(key) = fe.context.flow.clone() {
@@ -287,7 +292,7 @@ impl Diag10 {
             return;
         };
         if let Some(count) = m.delivery_count() {
-            let n = cx.limits.count(&cat::REDELIVERED);
+            let n = cx.core.limits.count(&cat::REDELIVERED);
             if let Some((_, l)) = self.links.list.get_mut(link) {
                 l.redelivered(cx, count, n, ts, at(fe));
             }
@@ -315,7 +320,7 @@ impl Diag10 {
             cx.finish(c, ts, Some(here), EndWhy::Cleared);
         }
         let (Some(ms), crate::base::Limit::Before(lead)) =
-            (expires_ms, cx.limits.limit(&cat::TOKEN_EXPIRING))
+            (expires_ms, cx.core.limits.limit(&cat::TOKEN_EXPIRING))
         else {
             return;
         };
@@ -563,7 +568,7 @@ impl super::Diagnosing for Diag10 {
     fn due(&mut self, cx: &mut Ctx<'_>, now: i64) {
         Diag10::due(self, cx, now)
     }
-    fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
+    fn frame(&mut self, cx: Ctx<'_>, fe: &FrameEvent, ts: Timestamp) {
         if let crate::protocol::AnyFrame::Amqp10(f) = &fe.frame {
             Diag10::frame(self, cx, fe, f, ts)
         }

@@ -52,21 +52,38 @@ impl Cond {
     }
 }
 
-/// What a diagnoser reports through: the connection, the thresholds, where diagnoses go, and
+/// What every condition of one connection is judged by: the connection, the thresholds, and
 /// the earliest time a condition not yet started is due.
 #[derive(Debug)]
-pub struct Ctx<'a> {
+pub struct Core {
     /// The connection.
     pub conn: ConnId,
     /// The thresholds.
-    pub limits: &'a Thresholds,
+    pub limits: Thresholds,
+    /// The earliest due time of a condition not yet started (µs; `i64::MAX`: none).
+    pub next_due: i64,
+}
+
+/// What a diagnoser reports through: the connection's [`Core`] and where diagnoses go. Two
+/// references, handed on by value (in registers) along the per-frame path.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The connection, its thresholds and its next due time.
+    pub core: &'a mut Core,
     /// Diagnoses started and ended, in order.
     pub out: &'a mut Vec<Diagnosis>,
-    /// The earliest due time of a condition not yet started (µs; `i64::MAX`: none).
-    pub next_due: &'a mut i64,
 }
 
 impl Ctx<'_> {
+    /// The same context, for a shorter time (to hand on by value).
+    #[inline(always)]
+    pub fn reborrow(&mut self) -> Ctx<'_> {
+        Ctx {
+            core: &mut *self.core,
+            out: &mut *self.out,
+        }
+    }
+
     /// A condition of `check` holding since `since` (shown by the frame `at`), due after the
     /// check's threshold (`interval` µs for a negotiated one); `None` when the threshold is
     /// not a duration.
@@ -85,7 +102,7 @@ impl Ctx<'_> {
     /// threshold): `None` when the threshold is not a duration (see [`Ctx::arm`]).
     #[inline]
     pub fn wait(&self, check: &'static Check, interval: Option<i64>) -> Option<i64> {
-        match self.limits.limit(check) {
+        match self.core.limits.limit(check) {
             Limit::After(us) => Some(us),
             Limit::Negotiated => interval,
             Limit::Count(_) => Some(0),
@@ -95,7 +112,7 @@ impl Ctx<'_> {
 
     /// A condition of `check` holding since `since`, due at `due`.
     pub fn at(&mut self, check: &'static Check, since: Timestamp, at: FrameRef, due: i64) -> Cond {
-        *self.next_due = (*self.next_due).min(due);
+        self.core.next_due = self.core.next_due.min(due);
         Cond {
             check,
             since,
@@ -121,14 +138,14 @@ impl Ctx<'_> {
             return;
         }
         if cond.due > now {
-            *self.next_due = (*self.next_due).min(cond.due);
+            self.core.next_due = self.core.next_due.min(cond.due);
             return;
         }
         let mut evidence: Vec<FrameRef> = cond.ev.iter().flatten().copied().collect();
         evidence.truncate(MAX_EVIDENCE);
         let d = Diagnosis {
             check: cond.check,
-            conn: self.conn,
+            conn: self.core.conn,
             scope,
             name: name(),
             since: cond.since,

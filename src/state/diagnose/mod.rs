@@ -25,7 +25,7 @@ pub use thresholds::Thresholds;
 
 use crate::base::{ConnId, Diagnosis, Dir, EndWhy, Timestamp};
 use crate::protocol::FrameEvent;
-use cond::Ctx;
+use cond::{Core, Ctx};
 
 /// Names remembered across scopes per connection, at most, for each kind (detached links,
 /// cancelled consumers' queues, CBS audiences, redelivered message ids): past it, the oldest
@@ -46,7 +46,7 @@ pub trait Diagnosing: std::fmt::Debug + Send {
     /// The clock reads `now` (µs): conditions that have held their threshold by then start.
     fn due(&mut self, cx: &mut Ctx<'_>, now: i64);
     /// A frame of the protocol, seen at `ts`, with its context filled in.
-    fn frame(&mut self, cx: &mut Ctx<'_>, fe: &FrameEvent, ts: Timestamp);
+    fn frame(&mut self, cx: Ctx<'_>, fe: &FrameEvent, ts: Timestamp);
     /// The frame `fe`, seen at `ts`, which starts a delivery that awaits no settlement and
     /// settles nothing, taken in full if it can change no count a diagnosis reads beyond what
     /// is already counted, end or start no diagnosis, and needs no [`Ctx`]: true when taken
@@ -61,33 +61,33 @@ pub trait Diagnosing: std::fmt::Debug + Send {
 /// One connection's diagnoses (see the module doc).
 #[derive(Debug)]
 pub struct Diagnoser {
-    conn: ConnId,
-    limits: Thresholds,
+    /// The connection, its thresholds, and the earliest due time of a condition not yet
+    /// started (µs).
+    core: Core,
     proto: Option<Box<dyn Diagnosing>>,
-    /// The earliest due time of a condition not yet started (µs).
-    next_due: i64,
 }
 
 impl Diagnoser {
     /// A diagnoser of connection `conn` with `limits`.
     pub fn new(conn: ConnId, limits: Thresholds) -> Diagnoser {
         Diagnoser {
-            conn,
-            limits,
+            core: Core {
+                conn,
+                limits,
+                next_due: i64::MAX,
+            },
             proto: None,
-            next_due: i64::MAX,
         }
     }
 
+    #[inline(always)]
     fn ctx<'a>(
         &'a mut self,
         out: &'a mut Vec<Diagnosis>,
     ) -> (Ctx<'a>, Option<&'a mut Box<dyn Diagnosing>>) {
         let cx = Ctx {
-            conn: self.conn,
-            limits: &self.limits,
+            core: &mut self.core,
             out,
-            next_due: &mut self.next_due,
         };
         (cx, self.proto.as_mut())
     }
@@ -102,10 +102,10 @@ impl Diagnoser {
     /// The clock reads `now`: conditions that have held their threshold by then start.
     #[inline]
     pub fn tick(&mut self, now: Timestamp, out: &mut Vec<Diagnosis>) {
-        if now.0 < self.next_due {
+        if now.0 < self.core.next_due {
             return;
         }
-        self.next_due = i64::MAX;
+        self.core.next_due = i64::MAX;
         let (mut cx, proto) = self.ctx(out);
         if let Some(d) = proto {
             d.due(&mut cx, now.0);
@@ -127,9 +127,9 @@ impl Diagnoser {
         if self.proto.is_none() {
             self.proto = crate::state::register::diagnoser(fe.frame.protocol());
         }
-        let (mut cx, proto) = self.ctx(out);
+        let (cx, proto) = self.ctx(out);
         if let Some(d) = proto {
-            d.frame(&mut cx, fe, ts);
+            d.frame(cx, fe, ts);
         }
         // A condition due at once (a zero threshold) starts at its frame.
         self.tick(ts, out);
@@ -156,7 +156,7 @@ impl Diagnoser {
             d.end_all(&mut cx, ts, why);
         }
         self.proto = None;
-        self.next_due = i64::MAX;
+        self.core.next_due = i64::MAX;
     }
 }
 
@@ -193,7 +193,7 @@ impl Idle {
     #[inline]
     fn touch(
         &mut self,
-        cx: &mut Ctx<'_>,
+        cx: Ctx<'_>,
         check: &'static catalog::Check,
         ts: Timestamp,
         at: crate::base::FrameRef,
@@ -209,7 +209,7 @@ impl Idle {
     #[inline(never)]
     fn restart(
         &mut self,
-        cx: &mut Ctx<'_>,
+        mut cx: Ctx<'_>,
         check: &'static catalog::Check,
         ts: Timestamp,
         at: crate::base::FrameRef,
@@ -241,14 +241,14 @@ impl Idle {
         at: crate::base::FrameRef,
         interval: i64,
     ) {
-        let interval = match cx.limits.limit(check) {
+        let interval = match cx.core.limits.limit(check) {
             crate::base::Limit::After(us) => us,
             _ => interval,
         };
         self.interval = Some(interval);
         self.cond = None;
         self.latest = None;
-        self.touch(cx, check, ts, at);
+        self.touch(cx.reborrow(), check, ts, at);
     }
 
     /// Fire if due; `who` is the silent peer.

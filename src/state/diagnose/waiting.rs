@@ -329,7 +329,7 @@ impl Waiting {
 #[inline(always)]
 fn due_from(cx: &mut Ctx<'_>, check: &'static Check, since: i64) {
     if let Some(wait) = cx.wait(check, None) {
-        *cx.next_due = (*cx.next_due).min(since.saturating_add(wait));
+        cx.core.next_due = cx.core.next_due.min(since.saturating_add(wait));
     }
 }
 
