@@ -67,7 +67,7 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
 
     /// Put `value` at `key`; the value it replaces, if any. A key after the last (or into an
     /// empty map) is pushed at once.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         if self.entries.back().is_none_or(|(last, _)| *last < key) {
             self.entries.push_back((key, value));
@@ -112,7 +112,7 @@ impl<K: Ord + Copy, V> SeqMap<K, V> {
     }
 
     /// Take the entry at `key` out; its value. The first key is popped at once.
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, key: &K) -> Option<V> {
         if let Some((first, _)) = self.entries.front()
             && first == key
