@@ -290,7 +290,7 @@ impl ConnTable {
     /// with nothing waiting or held and no FIN seen that way. Its payload is then the chunk
     /// returned ([`Emitter::next_chunk`]), to go out at once, as the general path would send
     /// it. `None`, and nothing done, for any other segment.
-    #[inline]
+    #[inline(always)]
     fn in_order(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> Option<Chunk> {
         if seg.syn || seg.fin || seg.rst || seg.payload.is_empty() {
             return None;
@@ -360,11 +360,14 @@ impl ConnTable {
     pub fn segment_then_pop(&mut self, ts: Timestamp, seg: &TcpSegment<'_>) -> Option<SourceEvent> {
         if self.emitter.first.is_some() || !self.emitter.out.is_empty() {
             self.segment(ts, seg);
-        } else if let Some(chunk) = self.fast_path.then(|| self.in_order(ts, seg)).flatten() {
-            return Some(SourceEvent::Chunk(chunk));
-        } else {
-            self.general(ts, seg);
+            return self.pop();
         }
+        if self.fast_path
+            && let Some(chunk) = self.in_order(ts, seg)
+        {
+            return Some(SourceEvent::Chunk(chunk));
+        }
+        self.general(ts, seg);
         self.pop()
     }
 
@@ -600,7 +603,7 @@ impl Emitter {
     /// and nothing waits or is held (no event pending, no bytes out of order, no search): what
     /// reassembly, [`Emitter::pend`] and [`Emitter::release`] would make of it, without them.
     /// `None`, and nothing done, for any other payload.
-    #[inline]
+    #[inline(always)]
     fn next_chunk(
         &mut self,
         flow: &mut Flow,

@@ -44,7 +44,7 @@ use bytes::Bytes;
 
 use crate::event::Timestamp;
 use link::NotTcp;
-use pcap_read::PacketReader;
+use pcap_read::{Packet, PacketReader};
 
 /// Why a capture could not be opened at all.
 #[derive(Debug, thiserror::Error)]
@@ -133,37 +133,19 @@ impl<R: Read> Iterator for PacketSource<R> {
             if self.done {
                 return self.error.take();
             }
+            let (table, real, skips) = (&mut self.table, &mut self.real, &mut self.skips);
+            // The usual packet read in place, else by the general path.
+            if let Some(p) = self.reader.plain_packet() {
+                self.last_ts = p.ts;
+                match take(table, real, skips, p) {
+                    Some(e) => return Some(e),
+                    None => continue,
+                }
+            }
             match self.reader.next_packet() {
                 Some(Ok(p)) => {
-                    self.skips.packets += 1;
                     self.last_ts = p.ts;
-                    // The usual frame read in place, else the general decoding.
-                    let mut seg = match link::plain_tcp_segment(p.linktype, p.data) {
-                        Some(seg) => seg,
-                        None => match link::tcp_segment(p.linktype, p.data) {
-                            Ok(seg) => seg,
-                            Err(NotTcp::Fragment) => {
-                                self.skips.fragments += 1;
-                                continue;
-                            }
-                            Err(NotTcp::Malformed) => {
-                                self.skips.malformed += 1;
-                                continue;
-                            }
-                            Err(_) => {
-                                self.skips.not_tcp += 1;
-                                continue;
-                            }
-                        },
-                    };
-                    seg.window = Some(p.window);
-                    if let Some(real) = p.real_server {
-                        self.real.announce(&seg, real);
-                    }
-                    self.real.restore(&mut seg);
-                    seg.relayed = p.relayed;
-                    seg.boundary = p.boundary;
-                    if let Some(e) = self.table.segment_then_pop(p.ts, &seg) {
+                    if let Some(e) = take(table, real, skips, p) {
                         return Some(e);
                     }
                 }
@@ -182,6 +164,45 @@ impl<R: Read> Iterator for PacketSource<R> {
             }
         }
     }
+}
+
+/// Take packet `p`: its TCP segment through `table` (with the real server addresses `real`
+/// restored), counted in `skips`; the next event made so far, if any.
+#[inline(always)]
+fn take(
+    table: &mut ConnTable,
+    real: &mut real_addr::RealAddrs,
+    skips: &mut SkipCounts,
+    p: Packet<'_>,
+) -> Option<SourceEvent> {
+    skips.packets += 1;
+    // The usual frame read in place, else the general decoding.
+    let mut seg = match link::plain_tcp_segment(p.linktype, p.data) {
+        Some(seg) => seg,
+        None => match link::tcp_segment(p.linktype, p.data) {
+            Ok(seg) => seg,
+            Err(NotTcp::Fragment) => {
+                skips.fragments += 1;
+                return None;
+            }
+            Err(NotTcp::Malformed) => {
+                skips.malformed += 1;
+                return None;
+            }
+            Err(_) => {
+                skips.not_tcp += 1;
+                return None;
+            }
+        },
+    };
+    seg.window = Some(p.window);
+    if let Some(addr) = p.real_server {
+        real.announce(&seg, addr);
+    }
+    real.restore(&mut seg);
+    seg.relayed = p.relayed;
+    seg.boundary = p.boundary;
+    table.segment_then_pop(p.ts, &seg)
 }
 
 /// A capture being read, whatever its format.

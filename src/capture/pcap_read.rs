@@ -378,6 +378,28 @@ impl<R: Read> PacketReader<R> {
         }))
     }
 
+    /// The next packet when it is the usual one, a plain enhanced packet block (see
+    /// [`plain_enhanced_packet`]) whole in the window: what [`PacketReader::next_packet`] reads
+    /// of it. `None`, and nothing read, for anything else ([`PacketReader::next_packet`] then
+    /// reads it).
+    #[inline]
+    pub fn plain_packet(&mut self) -> Option<Packet<'_>> {
+        if self.done {
+            return None;
+        }
+        let (ts, iface, off, n, file_offset) = self.plain_pcapng_packet()?;
+        Some(Packet {
+            ts,
+            linktype: iface.linktype,
+            data: self.buf.get(off..off + n).unwrap_or_default(),
+            window: &self.buf,
+            file_offset,
+            real_server: None,
+            relayed: iface.relayed,
+            boundary: None,
+        })
+    }
+
     #[inline]
     fn next_pcapng(&mut self) -> Option<Result<Packet<'_>, ReadError>> {
         let found = match self.plain_pcapng_packet() {
@@ -736,13 +758,15 @@ mod tests {
         out
     }
 
-    /// A pcapng (one interface, nanosecond timestamps) of `n` enhanced packet blocks; packet
-    /// `i` is `len(i)` bytes of `i as u8` at `i * 1,234,567 + 7` nanoseconds, with a comment
-    /// option when `comment(i)`. Also the file offset of each packet's block.
+    /// A pcapng (one interface, nanosecond timestamps, named as amqpeek's sink names its own
+    /// when `relayed`) of `n` enhanced packet blocks; packet `i` is `len(i)` bytes of `i as u8`
+    /// at `i * 1,234,567 + 7` nanoseconds, with a comment option when `comment(i)`. Also the
+    /// file offset of each packet's block.
     fn pcapng(
         n: usize,
         len: impl Fn(usize) -> usize,
         comment: impl Fn(usize) -> bool,
+        relayed: bool,
     ) -> (Vec<u8>, Vec<u64>) {
         let mut out = Vec::new();
         let block = |out: &mut Vec<u8>, btype: u32, body: &[u8]| {
@@ -756,7 +780,13 @@ mod tests {
         shb.extend_from_slice(&u64::MAX.to_le_bytes());
         block(&mut out, PCAPNG_SHB, &shb);
         // Ethernet, no snap length, option if_tsresol = 9, end of options.
-        let idb = [1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0];
+        let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, 9, 0, 0, 0];
+        if relayed {
+            // if_name "amqpeek".
+            idb.extend_from_slice(&[2, 0, 7, 0]);
+            idb.extend_from_slice(b"amqpeek\0");
+        }
+        idb.extend_from_slice(&[0, 0, 0, 0]);
         block(&mut out, 0x0000_0001, &idb);
         let mut offsets = Vec::new();
         for i in 0..n {
@@ -868,7 +898,7 @@ mod tests {
     #[test]
     fn pcapng_packets_read_the_same_whole_in_the_window_or_across_its_end() {
         let len = |i: usize| [0, 1, 54, 1514, 9001, 70_000][i % 6] + i % 5;
-        let (file, offsets) = pcapng(600, len, |i| i % 7 == 3);
+        let (file, offsets) = pcapng(600, len, |i| i % 7 == 3, false);
         for stream in [true, false] {
             let src = reading(&file, stream);
             let mut r = PacketReader::new(src, Format::Pcapng).unwrap();
@@ -887,6 +917,40 @@ mod tests {
                 i += 1;
             }
             assert_eq!(i, 600);
+        }
+    }
+
+    #[test]
+    fn the_usual_packets_read_in_place_are_what_the_general_reading_gives() {
+        let len = |i: usize| [0, 1, 54, 1514, 9001, 70_000][i % 6] + i % 5;
+        let (file, _) = pcapng(600, len, |i| i % 7 == 3, true);
+        // What a reading gives of a packet (its window's bytes aside).
+        let fields = |p: Packet<'_>| {
+            let notes = (p.real_server, p.relayed, format!("{:?}", p.boundary));
+            (p.ts, p.linktype, p.data.to_vec(), p.file_offset, notes)
+        };
+        for stream in [true, false] {
+            let mut general = PacketReader::new(reading(&file, stream), Format::Pcapng).unwrap();
+            let mut plain = PacketReader::new(reading(&file, stream), Format::Pcapng).unwrap();
+            let (mut n, mut in_place) = (0, 0);
+            loop {
+                let want = general.next_packet().map(|p| fields(p.unwrap()));
+                let got = match plain.plain_packet() {
+                    Some(p) => {
+                        in_place += 1;
+                        Some(fields(p))
+                    }
+                    None => plain.next_packet().map(|p| fields(p.unwrap())),
+                };
+                assert!(want.as_ref().is_none_or(|w| w.4.1), "packet {n}: relayed");
+                assert_eq!(got, want, "packet {n}");
+                if want.is_none() {
+                    break;
+                }
+                n += 1;
+            }
+            assert_eq!(n, 600);
+            assert!(in_place > 300, "{in_place} packets read in place");
         }
     }
 

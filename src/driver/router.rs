@@ -60,6 +60,7 @@ impl Router {
         self.last_ts
     }
 
+    #[inline]
     fn inspector(&mut self, conn: ConnId) -> &mut Inspector {
         let opts = &self.opts;
         // Connections wait there only until their first bytes: nearly always empty.
@@ -67,7 +68,7 @@ impl Router {
             self.idle.remove(&conn);
         }
         self.inspectors
-            .get_or_insert_with(conn, || Inspector::new(conn, opts.clone()))
+            .get_or_insert_with(conn, || new_inspector(conn, opts))
     }
 
     /// The inspector of `conn` to close it with, if it connected (one made now for a connection
@@ -182,13 +183,16 @@ impl Router {
     }
 
     fn count(&mut self, events: &[Event]) {
+        let (mut frames, mut violations) = (0, 0);
         for e in events {
             match e.kind {
-                EventKind::Frame(_) => self.stats.frames += 1,
-                EventKind::Violation(_) => self.stats.violations += 1,
+                EventKind::Frame(_) => frames += 1,
+                EventKind::Violation(_) => violations += 1,
                 _ => {}
             }
         }
+        self.stats.frames += frames;
+        self.stats.violations += violations;
     }
 
     /// A chunk through its inspector (decoded, or skimmed); a panic there is contained to the
@@ -338,6 +342,13 @@ impl Router {
             .filter(|e| matches!(e.kind, EventKind::Violation(_)))
             .count() as u64;
     }
+}
+
+/// A new inspector of `conn` (out of line: once a connection, not on every chunk's path).
+#[cold]
+#[inline(never)]
+fn new_inspector(conn: ConnId, opts: &InspectOptions) -> Inspector {
+    Inspector::new(conn, opts.clone())
 }
 
 /// A value per connection (a router's inspectors), each in a slot of its own, and the
