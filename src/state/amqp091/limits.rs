@@ -41,6 +41,17 @@ impl Limits {
     }
 }
 
+/// The silence from `last` to `now` (µs, saturated) when it is longer than `max`.
+#[inline]
+pub(super) fn silence_over(now: i64, last: i64, max: i64) -> Option<i64> {
+    // A silence that fits and is within the limit (almost every one) needs no saturation.
+    if now.checked_sub(last).is_some_and(|s| s <= max) {
+        return None;
+    }
+    let silent = now.saturating_sub(last);
+    (silent > max).then_some(silent)
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits::of(&Connection::default())
@@ -50,6 +61,32 @@ impl Default for Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_silence_is_over_the_limit_as_its_saturated_length_says() {
+        let edges = [
+            i64::MIN,
+            i64::MIN + 1,
+            -120_000_001,
+            -1,
+            0,
+            1,
+            119_999_999,
+            120_000_000,
+            120_000_001,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
+        for now in edges {
+            for last in edges {
+                for max in [0, 120_000_000, i64::MAX - 1, i64::MAX] {
+                    let silent = now.saturating_sub(last);
+                    let want = (silent > max).then_some(silent);
+                    assert_eq!(silence_over(now, last, max), want, "{now} {last} {max}");
+                }
+            }
+        }
+    }
 
     /// The limits judge every frame size, channel and silence as the connection's own
     /// accessors do, in every state with and without negotiated values.

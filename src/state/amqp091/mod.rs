@@ -21,7 +21,7 @@ pub mod snapshot;
 
 use channel::{At, Channel};
 use connection::{ConnState, Connection};
-use limits::Limits;
+use limits::{Limits, silence_over};
 
 use crate::base::{Dir, Timestamp, Violation};
 use crate::codec::ProtocolHeader;
@@ -89,8 +89,7 @@ impl ConnectionTracker {
         let silence_max = self.limits.silence_max;
         let l = &mut self.live[dir.index()];
         if let Some(last) = l.last {
-            let silent = ts.0.saturating_sub(last.0);
-            if silent > silence_max {
+            if let Some(silent) = silence_over(ts.0, last.0, silence_max) {
                 let hb = self.conn.heartbeat().unwrap_or(0);
                 reports::heartbeat_missed(dir, offset, silent, hb, out);
             }
