@@ -117,6 +117,7 @@ impl<'a> FieldList<'a> {
         })
     }
     /// A `binary` field (zero-copy).
+    #[inline]
     pub fn binary(&self, i: usize) -> Option<Bytes> {
         if let FieldList::Plain(e, s, raw) = self {
             return e.binary(raw, i, s.number(i, Kind::Binary)? as usize);

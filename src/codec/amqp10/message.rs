@@ -921,7 +921,7 @@ impl MessageAssembler {
     ) -> Result<Message, DecodeError> {
         let complete = kept.len() as u64 == p.size;
         let (sections, sections_counted) = match section_check::scan(&kept).filter(|_| complete) {
-            Some(spans) => Self::lazy(spans, self.max_body),
+            Some(spans) => Self::lazy(spans, self.max_body, kept.len()),
             None => {
                 let (sections, counted) =
                     Message::decode_kept(&kept, p.offset, complete, self.max_body)?;
@@ -942,21 +942,25 @@ impl MessageAssembler {
         })
     }
 
-    /// The sections of a whole message the in-place check found valid, to decode when asked
-    /// for, and how many body sections past `max_body` are counted (as
+    /// The sections of a whole message of `len` bytes the in-place check found valid, to
+    /// decode when asked for, and how many body sections past `max_body` are counted (as
     /// [`Message::decode_kept`] counts them).
-    fn lazy(mut spans: SectionSpans, max_body: usize) -> (Sections, u64) {
+    fn lazy(mut spans: SectionSpans, max_body: usize, len: usize) -> (Sections, u64) {
         let (mut body, mut counted) = (0usize, 0u64);
-        spans.retain(|s| {
-            if (DATA..=AMQP_VALUE).contains(&s.code) {
-                if body >= max_body {
-                    counted += 1;
-                    return false;
+        // The body sections before any one hold fewer bytes than the message: when that is
+        // less than `max_body`, none is left out, and the sections need no look.
+        if len >= max_body {
+            spans.retain(|s| {
+                if (DATA..=AMQP_VALUE).contains(&s.code) {
+                    if body >= max_body {
+                        counted += 1;
+                        return false;
+                    }
+                    body += s.span.len();
                 }
-                body += s.span.len();
-            }
-            true
-        });
+                true
+            });
+        }
         let sections = Sections {
             decoded: OnceLock::new(),
             spans,
@@ -1135,9 +1139,10 @@ mod lazy_tests {
     fn lazily_decoded_sections_are_those_decoded_at_once() {
         let payload = Bytes::from_static(MESSAGE);
         // 7: the first data section fills the body bytes exactly; 0: none are shown.
-        for max_body in [usize::MAX, 8, 7, 1, 0] {
+        // 34, 33, 14, 13: about the message's length and its data sections' (13 bytes).
+        for max_body in [usize::MAX, 34, 33, 14, 13, 8, 7, 1, 0] {
             let spans = section_check::scan(&payload).unwrap();
-            let (lazy, counted) = MessageAssembler::lazy(spans, max_body);
+            let (lazy, counted) = MessageAssembler::lazy(spans, max_body, payload.len());
             let (eager, eager_counted) =
                 Message::decode_kept(&payload, 100, true, max_body).unwrap();
             assert_eq!(counted, eager_counted, "max_body {max_body}");
@@ -1191,7 +1196,7 @@ mod lazy_tests {
             let Some(spans) = section_check::scan(&payload) else {
                 continue;
             };
-            let (lazy, _) = MessageAssembler::lazy(spans, usize::MAX);
+            let (lazy, _) = MessageAssembler::lazy(spans, usize::MAX, usize::MAX);
             let (eager, _) = Message::decode_kept(&payload, 100, true, usize::MAX).unwrap();
             let want = Message::of(&payload, Sections::ready(eager))
                 .header()
@@ -1207,7 +1212,7 @@ mod lazy_tests {
             "the in-place check takes every header"
         );
         let none = Bytes::from_static(DATA);
-        let (lazy, _) = MessageAssembler::lazy(section_check::scan(&none).unwrap(), 9);
+        let (lazy, _) = MessageAssembler::lazy(section_check::scan(&none).unwrap(), 9, none.len());
         assert_eq!(
             Message::of(&none, lazy).delivery_count(),
             None,
@@ -1254,7 +1259,7 @@ mod lazy_tests {
                 .header()
                 .map(|h| h.delivery_count);
             for max_body in [usize::MAX, 1] {
-                let (lazy, _) = MessageAssembler::lazy(spans.clone(), max_body);
+                let (lazy, _) = MessageAssembler::lazy(spans.clone(), max_body, payload.len());
                 let lazy = Message::of(&payload, lazy);
                 assert_eq!(lazy.delivery_count(), want, "{layout:02x?}, {max_body}");
                 assert!(lazy.sections.decoded.get().is_none(), "nothing decoded");

@@ -458,34 +458,29 @@ fn primitive(b: &[u8], at: usize, accepts: u32) -> Option<usize> {
 }
 
 /// Whether `b[start..end]` is UTF-8: text of up to 32 ASCII bytes (the usual) told by a few
-/// word reads over it (the bytes before `start` of a word ending at `end` masked off), any
-/// other by `str::from_utf8`.
+/// word reads over it (its first and last 16 or 8 bytes; for text shorter than a word, the
+/// word ending at `end`, the bytes before `start` masked off), any other by `str::from_utf8`.
 #[inline(always)]
 fn utf8(b: &[u8], start: usize, end: usize) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A word that reads as not ASCII when its bytes are not all in `b`.
-    let word = |at: usize| {
-        b.get(at..)
-            .and_then(|w| w.first_chunk())
-            .map_or(HIGH, |w| u64::from_le_bytes(*w))
+    const HIGH2: u128 = (HIGH as u128) << 64 | HIGH as u128;
+    let Some(text) = b.get(start..end) else {
+        return false;
     };
-    let len = end - start;
-    let high = if len < 8 {
-        // The last `len` bytes of the word ending at `end` (its high bytes, little-endian).
-        let text = (!0u64).checked_shl(8 * (8 - len as u32)).unwrap_or(0);
-        end.checked_sub(8).map_or(HIGH, |at| word(at) & text)
-    } else if len <= 16 {
-        word(start) | word(end - 8)
-    } else if len <= 32 {
-        word(start) | word(start + 8) | word(end - 16) | word(end - 8)
+    let ascii = if let (Some(h), Some(t)) = (text.first_chunk(), text.last_chunk()) {
+        text.len() <= 32 && (u128::from_le_bytes(*h) | u128::from_le_bytes(*t)) & HIGH2 == 0
+    } else if let (Some(h), Some(t)) = (text.first_chunk(), text.last_chunk()) {
+        (u64::from_le_bytes(*h) | u64::from_le_bytes(*t)) & HIGH == 0
     } else {
-        HIGH
+        // The last `len` bytes of the word ending at `end` (its high bytes, little-endian).
+        let keep = (!0u64)
+            .checked_shl(8 * (8 - text.len() as u32))
+            .unwrap_or(0);
+        end.checked_sub(8)
+            .and_then(|at| b.get(at..end)?.first_chunk())
+            .is_some_and(|w| u64::from_le_bytes(*w) & keep & HIGH == 0)
     };
-    if high & HIGH == 0 {
-        return true;
-    }
-    let text = &b[start..end];
-    text.is_ascii() || std::str::from_utf8(text).is_ok()
+    ascii || text.is_ascii() || std::str::from_utf8(text).is_ok()
 }
 
 fn be_u32(b: &[u8], at: usize) -> Option<u32> {
