@@ -372,10 +372,7 @@ fn usual_head(r: &mut Reader) -> Option<(&'static CompositeDef, usize, usize)> {
     else {
         return None;
     };
-    if !is_frame_code(c) {
-        return None;
-    }
-    let def = lookup(u64::from(c))?;
+    let def = frame_def(c)?;
     let (size, count) = (usize::from(size), usize::from(count));
     // What `list_header` takes in one step, from the list's code three bytes on.
     if size + 5 > r.remaining() || count >= size {
@@ -385,10 +382,33 @@ fn usual_head(r: &mut Reader) -> Option<(&'static CompositeDef, usize, usize)> {
     Some((def, r.position() + size - 1, count))
 }
 
-/// True for the descriptor codes of the performatives and SASL frames (all composites).
+/// The performative or SASL frame (all composites) of descriptor code `c`.
 #[inline]
-fn is_frame_code(c: u8) -> bool {
-    matches!(c, 0x10..=0x18 | 0x40..=0x44)
+fn frame_def(c: u8) -> Option<&'static CompositeDef> {
+    /// The definitions of codes 0x10 to 0x18 and of 0x40 to 0x44.
+    static PERFORMATIVES: [&CompositeDef; 9] = [
+        &tables::OPEN,
+        &tables::BEGIN,
+        &tables::ATTACH,
+        &tables::FLOW,
+        &tables::TRANSFER,
+        &tables::DISPOSITION,
+        &tables::DETACH,
+        &tables::END,
+        &tables::CLOSE,
+    ];
+    static SASL: [&CompositeDef; 5] = [
+        &tables::SASL_MECHANISMS,
+        &tables::SASL_INIT,
+        &tables::SASL_CHALLENGE,
+        &tables::SASL_RESPONSE,
+        &tables::SASL_OUTCOME,
+    ];
+    match c {
+        0x10..=0x18 => PERFORMATIVES.get(usize::from(c - 0x10)).copied(),
+        0x40..=0x44 => SASL.get(usize::from(c - 0x40)).copied(),
+        _ => None,
+    }
 }
 
 /// Read the header of the list a composite's fields are in: `Some((end, count))`, where the
@@ -914,6 +934,23 @@ mod in_place_tests {
         }
         // The generator makes usual heads often enough to say something.
         assert!(usual > 2000, "{usual} usual heads");
+    }
+
+    /// Every code: the frame definition of the usual head is the table's, a composite, for
+    /// exactly the performative and SASL codes.
+    #[test]
+    fn frame_defs_are_the_tables_performatives_and_sasl_frames() {
+        for c in 0..=255u8 {
+            let frame = matches!(c, 0x10..=0x18 | 0x40..=0x44);
+            match frame_def(c) {
+                Some(def) => {
+                    assert!(frame, "{c:#x}");
+                    assert!(std::ptr::eq(def, lookup(u64::from(c)).unwrap()), "{c:#x}");
+                    assert!(def.is_list() && def.code == u64::from(c), "{c:#x}");
+                }
+                None => assert!(!frame, "{c:#x}"),
+            }
+        }
     }
 
     fn lookup_name_of(name: &str) -> &'static CompositeDef {

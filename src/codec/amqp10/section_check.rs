@@ -37,9 +37,9 @@ pub fn scan(payload: &[u8]) -> Option<SectionSpans> {
     let mut pos = 0;
     while pos < payload.len() {
         let (code, end) = section(payload, pos)?;
-        match (u8::try_from(code), u32::try_from(end)) {
-            (Ok(c), Ok(e)) if len < codes.len() => {
-                codes[len] = c;
+        match u32::try_from(end) {
+            Ok(e) if len < codes.len() => {
+                codes[len] = code;
                 ends[len] = e;
                 len += 1;
             }
@@ -69,7 +69,7 @@ pub fn scan(payload: &[u8]) -> Option<SectionSpans> {
 fn scan_on(mut out: SectionSpans, payload: &[u8], mut pos: usize) -> Option<SectionSpans> {
     while pos < payload.len() {
         let (code, end) = section(payload, pos)?;
-        out.push(code, pos..end);
+        out.push(u64::from(code), pos..end);
         pos = end;
     }
     Some(out)
@@ -211,14 +211,13 @@ pub fn def(code: u64) -> Option<&'static CompositeDef> {
 /// The descriptor code and end of the section starting at `pos`, when it is valid and within
 /// the subset.
 #[inline(always)]
-fn section(b: &[u8], pos: usize) -> Option<(u64, usize)> {
+fn section(b: &[u8], pos: usize) -> Option<(u8, usize)> {
     let &[described, smallulong, code] = b.get(pos..)?.first_chunk()?;
     if described != code::DESCRIBED || smallulong != code::SMALLULONG {
         return None;
     }
     let at = pos + 3;
-    let code = u64::from(code);
-    let end = match code {
+    let end = match u64::from(code) {
         HEADER => list(&HEADER_LIST, b, at),
         PROPERTIES => list(&PROPERTIES_LIST, b, at),
         DATA => primitive(b, at, bit(Kind::Binary)),
