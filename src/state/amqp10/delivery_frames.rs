@@ -164,21 +164,29 @@ impl Session {
         };
         let sb = sent_by.index();
         let last = x.last.unwrap_or(x.first);
-        if x.role == Role::Receiver && self.known && !at.any_missed() {
-            self.heard_through(sb, x.first, last);
-        }
+        // The receiver names what it has heard: each link's newest delivery named.
+        let heard = x.role == Role::Receiver && self.known && !at.any_missed();
         if !x.settled {
+            if heard {
+                self.heard_through(sb, x.first, last);
+            }
             // A state without settlement changes nothing else a rule judges.
             return;
         }
         let mut second_early = Vec::new();
+        let mut newest = NewestByLink::default();
         let links = &self.links;
         // A range is of one link as a rule: the link is looked up once for a run of it (its
         // id, its receiver's settle mode, whether it is known).
         let mut link: Option<(u64, Option<ReceiverSettleMode>, bool)> = None;
+        // The deliveries settled are those named, in the same order: what was heard is noted
+        // as they go (its links' logs are not read or changed by the settlement).
         self.deliveries.settle_range(sb, x.first, last, |id, del| {
             if x.role != Role::Receiver {
                 return;
+            }
+            if heard {
+                newest.note(del.link, id);
             }
             let (mode, known) = match link {
                 Some((lid, mode, known)) if lid == del.link => (mode, known),
@@ -196,6 +204,9 @@ impl Session {
                 second_early.push(id);
             }
         });
+        if heard {
+            self.heard_newest(sb, newest);
+        }
         if !second_early.is_empty() {
             out.push(rules::DELIVERY_SETTLE_MODE_BROKEN.violation(
                 d,
@@ -209,26 +220,44 @@ impl Session {
     }
 }
 
+/// The newest delivery named of each link, in the order the links come: the first link apart
+/// (a range is of one link as a rule), the others listed.
+#[derive(Default)]
+struct NewestByLink {
+    one: Option<(u64, u32)>,
+    others: Vec<(u64, u32)>,
+}
+
+impl NewestByLink {
+    /// Delivery `id` of link `lid` is named (after those noted before it).
+    #[inline]
+    fn note(&mut self, lid: u64, id: u32) {
+        match &mut self.one {
+            Some(e) if e.0 == lid => e.1 = id,
+            None => self.one = Some((lid, id)),
+            Some(_) => match self.others.iter_mut().find(|(l, _)| *l == lid) {
+                Some(e) => e.1 = id,
+                None => self.others.push((lid, id)),
+            },
+        }
+    }
+}
+
 impl Session {
     /// The receiver's disposition named the unsettled deliveries of `first..=last` (sent by
     /// direction index `sb`): each link they travelled on has received them and everything its
     /// sender sent before them, and its receiver knows the count they bring.
     fn heard_through(&mut self, sb: usize, first: u32, last: u32) {
-        // The newest delivery named of each link, in the order the links come: the first
-        // link apart (a range is of one link as a rule), the others listed.
-        let mut one: Option<(u64, u32)> = None;
-        let mut others: Vec<(u64, u32)> = Vec::new();
+        let mut newest = NewestByLink::default();
         for (id, del) in self.deliveries.in_range(sb, first, last) {
-            match &mut one {
-                Some(e) if e.0 == del.link => e.1 = id,
-                None => one = Some((del.link, id)),
-                Some(_) => match others.iter_mut().find(|(l, _)| *l == del.link) {
-                    Some(e) => e.1 = id,
-                    None => others.push((del.link, id)),
-                },
-            }
+            newest.note(del.link, id);
         }
-        for (lid, id) in one.into_iter().chain(others) {
+        self.heard_newest(sb, newest);
+    }
+
+    /// [`Session::heard_through`] of the newest delivery named of each link.
+    fn heard_newest(&mut self, sb: usize, newest: NewestByLink) {
+        for (lid, id) in newest.one.into_iter().chain(newest.others) {
             if let Some(l) = self
                 .links
                 .get_mut(&lid)
