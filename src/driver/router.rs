@@ -90,7 +90,23 @@ impl Router {
 
     /// As [`Router::feed`]; a chunk with `skim` set is passed over by frame sizes instead of
     /// decoded ([`Inspector::skim`]: a live view that fell behind).
+    #[inline]
     pub fn feed_skimming(&mut self, ev: SourceEvent, skim: bool, out: &mut Vec<Event>) {
+        match ev {
+            // The usual event, while no connection is poisoned: what the general path does
+            // with it, without its steps for the other events.
+            SourceEvent::Chunk(c) if self.poisoned.is_empty() => {
+                let start = out.len();
+                self.last_ts = c.ts;
+                self.chunk_event(c, skim, out);
+                self.count(&out[start..]);
+            }
+            ev => self.feed_any(ev, skim, out),
+        }
+    }
+
+    /// [`Router::feed_skimming`] of any event.
+    fn feed_any(&mut self, ev: SourceEvent, skim: bool, out: &mut Vec<Event>) {
         let start = out.len();
         if let Some(ts) = ev.ts() {
             self.last_ts = ts;
@@ -128,13 +144,7 @@ impl Router {
                     },
                 });
             }
-            SourceEvent::Chunk(c) => {
-                self.stats.bytes += c.bytes.len() as u64;
-                if self.opts.emit_data {
-                    self.touched.push(c.conn);
-                }
-                self.chunk(c, skim, out);
-            }
+            SourceEvent::Chunk(c) => self.chunk_event(c, skim, out),
             SourceEvent::Gap {
                 conn,
                 ts,
@@ -182,6 +192,16 @@ impl Router {
         self.count(&out[start..]);
     }
 
+    /// A chunk: counted, and through its inspector.
+    #[inline]
+    fn chunk_event(&mut self, c: crate::event::Chunk, skim: bool, out: &mut Vec<Event>) {
+        self.stats.bytes += c.bytes.len() as u64;
+        if self.opts.emit_data {
+            self.touched.push(c.conn);
+        }
+        self.chunk(c, skim, out);
+    }
+
     fn count(&mut self, events: &[Event]) {
         let (mut frames, mut violations) = (0, 0);
         for e in events {
@@ -197,6 +217,7 @@ impl Router {
 
     /// A chunk through its inspector (decoded, or skimmed); a panic there is contained to the
     /// connection when the router contains panics.
+    #[inline(always)]
     fn chunk(&mut self, c: crate::event::Chunk, skim: bool, out: &mut Vec<Event>) {
         let contain = self.contain_panics;
         let insp = self.inspector(c.conn);
@@ -493,6 +514,77 @@ mod tests {
             assert_eq!(conns, expected, "step {step}");
         }
         assert!(by_conn.slots.len() <= 6, "slots are reused");
+    }
+
+    #[test]
+    fn chunks_routed_the_usual_way_give_what_the_general_way_gives() {
+        let client = "127.0.0.1:40000".parse().unwrap();
+        let server = "127.0.0.1:5672".parse().unwrap();
+        // Two connections, their bytes cut anywhere and interleaved, one closed midway.
+        let stream = |conn: u64| {
+            let mut b = b"AMQP\x00\x00\x09\x01".to_vec();
+            for i in 0..40u8 {
+                b.extend_from_slice(&[8, 0, 0, 0, 0, 0, 0, 0xce]);
+                if i == 30 + conn as u8 {
+                    b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 1, 0xff]); // malformed
+                }
+            }
+            b
+        };
+        let mut evs = Vec::new();
+        for conn in [1, 2] {
+            evs.push(SourceEvent::Connect {
+                conn,
+                ts: Timestamp(conn as i64),
+                client,
+                server,
+            });
+        }
+        let streams = [stream(1), stream(2)];
+        let mut at = [0, 0];
+        let mut i = 0;
+        while at[0] < streams[0].len() || at[1] < streams[1].len() {
+            let d = i % 2;
+            let n = (3 + i * 5 % 11).min(streams[d].len() - at[d]);
+            if n > 0 {
+                evs.push(SourceEvent::Chunk(Chunk {
+                    conn: d as u64 + 1,
+                    dir: Dir::C2S,
+                    ts: Timestamp(10 + i as i64),
+                    bytes: Bytes::copy_from_slice(&streams[d][at[d]..at[d] + n]),
+                }));
+                at[d] += n;
+            }
+            if i == 30 {
+                evs.push(SourceEvent::Close {
+                    conn: 2,
+                    ts: Timestamp(40),
+                    reason: CloseReason::FinBothWays { first: None },
+                });
+            }
+            i += 1;
+        }
+        let run = |general: bool| {
+            let mut r = Router::new(InspectOptions::default());
+            if general {
+                // A poisoned connection of no event: every event goes the general way.
+                r.poisoned.insert(99);
+            }
+            let mut out = Vec::new();
+            for ev in evs.clone() {
+                r.feed(ev, &mut out);
+            }
+            r.finish(&mut out);
+            let stats = r.stats().clone();
+            (format!("{out:?}"), stats, r.last_ts())
+        };
+        let usual = run(false);
+        assert!(
+            usual.1.frames > 40 && usual.1.violations > 0,
+            "{:?}",
+            usual.1
+        );
+        assert_eq!(usual, run(true));
     }
 
     #[test]
