@@ -88,11 +88,11 @@ impl ConnectionTracker {
     ) {
         let silence_max = self.limits.silence_max;
         let l = &mut self.live[dir.index()];
-        if let Some(last) = l.last {
-            if let Some(silent) = silence_over(ts.0, last.0, silence_max) {
-                let hb = self.conn.heartbeat().unwrap_or(0);
-                reports::heartbeat_missed(dir, offset, silent, hb, out);
-            }
+        if let Some(last) = l.last
+            && let Some(silent) = silence_over(ts.0, last.0, silence_max)
+        {
+            let hb = self.conn.heartbeat().unwrap_or(0);
+            reports::heartbeat_missed(dir, offset, silent, hb, out);
         }
         l.last = Some(ts);
         l.end = offset.saturating_add(size);
