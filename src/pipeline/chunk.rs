@@ -205,7 +205,7 @@ impl Inspector {
 
     /// Track the state a header or frame event changes (a frame: [`Inspector::track_frame`]).
     fn track(&mut self, kind: Option<&mut EventKind>, ts: Timestamp) {
-        self.state_dirty |= matches!(kind, Some(EventKind::Header { .. } | EventKind::Frame(_)));
+        self.state_dirty |= matches!(kind, Some(EventKind::Header { .. }));
         match kind {
             Some(EventKind::Header {
                 dir,
@@ -220,11 +220,13 @@ impl Inspector {
         }
     }
 
-    /// Track a frame: its context filled in (once: every consumer reads it from the event),
-    /// then the tracker and the diagnoser fed; its violations (into `self.violations`) say
+    /// Track a frame (the state it changes is published later): its context filled in (once:
+    /// every consumer reads it from the event), then the tracker and the diagnoser fed; its
+    /// violations (into `self.violations`) say
     /// which frame it was.
     #[inline(always)]
     fn track_frame(&mut self, f: &mut Arc<FrameEvent>, ts: Timestamp) {
+        self.state_dirty = true;
         // The event was made just now: nothing shares it yet.
         if let Some(fe) = Arc::get_mut(f) {
             let at = crate::state::context::At::new(fe.dir, fe.offset, ts);

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use crate::base::test_rng::Rng;
 use crate::base::{Dir, Timestamp};
+use crate::codec::amqp10::views::code;
 use crate::codec::amqp10::{Described, Descriptor, Str, Value, described_list, encode_frame};
 use crate::event::EventKind;
 use crate::pipeline::{InspectOptions, Inspector};
@@ -54,9 +55,11 @@ fn message(redelivered: Option<u32>) -> Vec<u8> {
             Value::Null,
             u(n),
         ];
-        described_list(0x70, header).encode(&mut out).unwrap();
+        described_list(code::HEADER, header)
+            .encode(&mut out)
+            .unwrap();
     }
-    out.extend(section(0x75, Value::Binary(Bytes::from_static(b"m"))));
+    out.extend(section(code::DATA, Value::Binary(Bytes::from_static(b"m"))));
     out
 }
 
@@ -69,13 +72,13 @@ fn attach(name: &str, handle: u32, receiver: bool) -> Vec<u8> {
         Value::Null,
     ];
     f.extend([
-        described_list(0x28, vec![s("q")]),
-        described_list(0x29, vec![s("q")]),
+        described_list(code::SOURCE, vec![s("q")]),
+        described_list(code::TARGET, vec![s("q")]),
     ]);
     if !receiver {
         f.extend([Value::Null, Value::Null, u(0)]);
     }
-    frame(0, described_list(0x12, f), &[])
+    frame(0, described_list(code::ATTACH, f), &[])
 }
 
 /// One conversation, fed through the real inspector; its diagnoses, in words.
@@ -154,7 +157,7 @@ fn conversation(seed: u64, runs: bool) -> Vec<String> {
     c.send(Dir::S2C, header, 1);
     let open = |idle: Option<u32>| {
         let fields = vec![s("c"), Value::Null, Value::Null, Value::Null, opt(idle)];
-        frame(0, described_list(0x10, fields), &[])
+        frame(0, described_list(code::OPEN, fields), &[])
     };
     c.send(Dir::C2S, &open(None), 1);
     let idle = (rng.below(3) == 0).then_some(40);
@@ -163,7 +166,7 @@ fn conversation(seed: u64, runs: bool) -> Vec<String> {
     let begin = |remote: Option<u16>| {
         let remote = remote.map_or(Value::Null, Value::Ushort);
         let fields = vec![remote, u(0), u(window), u(window)];
-        frame(0, described_list(0x11, fields), &[])
+        frame(0, described_list(code::BEGIN, fields), &[])
     };
     c.send(Dir::C2S, &begin(None), 1);
     c.send(Dir::S2C, &begin(Some(0)), 1);
@@ -193,7 +196,7 @@ fn conversation(seed: u64, runs: bool) -> Vec<String> {
                     let redelivered = (rng.below(8) == 0).then(|| rng.below(6) as u32);
                     let tag = Value::Binary(Bytes::copy_from_slice(&id.to_be_bytes()));
                     let fields = vec![u(h as u32), u(id), tag, u(0), Value::Bool(settled)];
-                    let p = described_list(0x14, fields);
+                    let p = described_list(code::TRANSFER, fields);
                     c.send(dir, &frame(0, p, &message(redelivered)), step);
                 }
             }
@@ -204,13 +207,13 @@ fn conversation(seed: u64, runs: bool) -> Vec<String> {
                 if end > first {
                     let last = first + rng.below(u64::from(end - first)) as u32;
                     unsettled_from[d] = last + 1;
-                    let outcome = described_list(0x24 + rng.below(2), vec![]);
+                    let outcome = described_list(code::ACCEPTED + rng.below(2), vec![]);
                     let fields = vec![Value::Bool(true), u(first), u(last), Value::Bool(true)];
                     let mut fields = fields;
                     fields.push(outcome);
                     c.send(
                         dir.flip(),
-                        &frame(0, described_list(0x15, fields), &[]),
+                        &frame(0, described_list(code::DISPOSITION, fields), &[]),
                         step,
                     );
                 }
@@ -235,7 +238,7 @@ fn conversation(seed: u64, runs: bool) -> Vec<String> {
                     opt((rng.below(3) == 0).then(|| rng.below(4) as u32)),
                     Value::Bool(rng.below(6) == 0),
                 ];
-                c.send(by, &frame(0, described_list(0x13, fields), &[]), step);
+                c.send(by, &frame(0, described_list(code::FLOW, fields), &[]), step);
             }
             _ => c.tick(step),
         }
