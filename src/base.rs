@@ -14,6 +14,7 @@ mod close;
 mod context;
 mod diagnosis;
 pub mod escape;
+pub mod id_map;
 mod rule;
 #[cfg(test)]
 pub(crate) mod test_rng;

@@ -1,9 +1,10 @@
 //! Routes source events to one [`Inspector`] per connection and collects the events they make:
 //! the same for the proxy's workers, `replay` and `check`.
 
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashSet;
 
 use super::Stats;
+use crate::base::id_map::IdMap;
 use crate::capture::SourceEvent;
 use crate::event::{CloseReason, ConnId, Dir, Event, EventKind, Timestamp};
 use crate::pipeline::{InspectOptions, Inspector};
@@ -372,17 +373,13 @@ fn new_inspector(conn: ConnId, opts: &InspectOptions) -> Inspector {
     Inspector::new(conn, opts.clone())
 }
 
-/// A value per connection (a router's inspectors), each in a slot of its own, and the
-/// connection looked up last with its slot: the next chunk usually belongs to the same
-/// connection, and then finds its value without hashing.
+/// A value per connection (a router's inspectors), each at a slot of its own
+/// ([`IdMap`]), and the connection looked up last with its slot: the next chunk usually
+/// belongs to the same connection, and then finds its value without hashing.
 #[derive(Debug)]
 struct ByConn<T> {
-    /// Every connection's slot in `slots`.
-    index: HashMap<ConnId, usize>,
-    /// The values; a slot of none is `None`, and listed in `free`.
-    slots: Vec<Option<T>>,
-    /// Slots to reuse.
-    free: Vec<usize>,
+    /// The values, by connection.
+    map: IdMap<T>,
     /// The connection looked up last, and its slot (which holds its value).
     last: Option<(ConnId, usize)>,
 }
@@ -390,9 +387,7 @@ struct ByConn<T> {
 impl<T> Default for ByConn<T> {
     fn default() -> Self {
         ByConn {
-            index: HashMap::default(),
-            slots: Vec::new(),
-            free: Vec::new(),
+            map: IdMap::default(),
             last: None,
         }
     }
@@ -401,70 +396,51 @@ impl<T> Default for ByConn<T> {
 impl<T> ByConn<T> {
     /// Whether no connection has a value.
     fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.map.is_empty()
     }
 
     /// Whether `conn` has a value.
     fn contains(&self, conn: ConnId) -> bool {
-        self.index.contains_key(&conn)
+        self.map.contains_key(&conn)
     }
 
     /// The connections that have a value, in no particular order.
     fn conns(&self) -> Vec<ConnId> {
-        self.index.keys().copied().collect()
+        self.map.iter().map(|(conn, _)| *conn).collect()
     }
 
-    /// The slot of `conn`'s value, if it has one.
+    /// The slot `conn` was last found at, if it was the connection looked up last.
     #[inline]
-    fn slot(&mut self, conn: ConnId) -> Option<usize> {
-        if let Some((c, slot)) = self.last
-            && c == conn
-        {
-            return Some(slot);
-        }
-        let slot = *self.index.get(&conn)?;
-        self.last = Some((conn, slot));
-        Some(slot)
+    fn last_slot(&self, conn: ConnId) -> Option<usize> {
+        self.last.filter(|(c, _)| *c == conn).map(|(_, slot)| slot)
     }
 
     /// `conn`'s value, if it has one.
     fn get_mut(&mut self, conn: ConnId) -> Option<&mut T> {
-        let slot = self.slot(conn)?;
-        self.slots.get_mut(slot)?.as_mut()
+        let slot = match self.last_slot(conn) {
+            Some(slot) => slot,
+            None => self.map.slot(&conn)?,
+        };
+        self.last = Some((conn, slot));
+        self.map.at_mut(slot, conn)
     }
 
     /// `conn`'s value, made by `make` if it has none.
     #[inline]
     fn get_or_insert_with(&mut self, conn: ConnId, make: impl FnOnce() -> T) -> &mut T {
-        let slot = match self.slot(conn) {
-            Some(slot) => slot,
-            None => self.vacant(conn),
-        };
-        self.slots[slot].get_or_insert_with(make)
-    }
-
-    /// A slot holding nothing, now `conn`'s (which has none).
-    fn vacant(&mut self, conn: ConnId) -> usize {
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                self.slots.push(None);
-                self.slots.len() - 1
-            }
-        };
-        self.index.insert(conn, slot);
+        let (slot, value) = self
+            .map
+            .get_or_insert_with(self.last_slot(conn), conn, make);
         self.last = Some((conn, slot));
-        slot
+        value
     }
 
     /// Take `conn`'s value out, if it has one.
     fn remove(&mut self, conn: ConnId) -> Option<T> {
-        let slot = self.index.remove(&conn)?;
-        if self.last.is_some_and(|(c, _)| c == conn) {
+        if self.last_slot(conn).is_some() {
             self.last = None;
         }
-        self.free.push(slot);
-        self.slots.get_mut(slot)?.take()
+        self.map.remove(&conn)
     }
 }
 
@@ -475,6 +451,7 @@ pub const CAPTURE_ENDED: CloseReason = CloseReason::CaptureEnded;
 mod tests {
     use super::*;
     use crate::event::{Chunk, Dir};
+    use crate::hash::HashMap;
     use bytes::Bytes;
 
     #[test]
@@ -513,7 +490,7 @@ mod tests {
             expected.sort_unstable();
             assert_eq!(conns, expected, "step {step}");
         }
-        assert!(by_conn.slots.len() <= 6, "slots are reused");
+        assert!(by_conn.map.slot_count() <= 6, "slots are reused");
     }
 
     #[test]

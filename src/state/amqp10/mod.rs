@@ -25,7 +25,6 @@ pub mod delivery;
 mod delivery_frames;
 mod flow_checks;
 pub mod heard;
-pub mod id_map;
 #[cfg(test)]
 mod keyed_lookups;
 pub mod link;
@@ -97,7 +96,7 @@ pub struct ConnectionTracker {
     /// The two protocol headers differ.
     pub(crate) header_mismatch: bool,
     /// Sessions by id (each owns its links).
-    pub(crate) sessions: id_map::IdMap<Session>,
+    pub(crate) sessions: crate::base::id_map::IdMap<Session>,
     /// Channel -> session id, per sending peer.
     pub(crate) channels: [HashMap<u16, u64>; 2],
     /// Next session/link id.

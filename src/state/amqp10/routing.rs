@@ -12,7 +12,7 @@ use super::session::Session;
 use super::{At, ConnectionTracker, peer_name, rules};
 
 /// Where a peer's transfer went: the channel and handle it named, and the session and link
-/// they map to (each id with its slot, [`super::id_map::IdMap::slot`]).
+/// they map to (each id with its slot, [`crate::base::id_map::IdMap::slot`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Route {
     channel: u16,

@@ -14,9 +14,9 @@ use crate::base::Dir;
 use crate::codec::amqp10::Begin;
 
 use super::delivery::Deliveries;
-use super::id_map::IdMap;
 use super::link::Link;
 use super::serial::Limit;
+use crate::base::id_map::IdMap;
 
 /// The session states of AMQP 1.0 §2.5.5, from the client's endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

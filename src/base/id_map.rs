@@ -1,10 +1,10 @@
-//! [`IdMap`]: the tracker's sessions (and each session's links) by id. Each entry also sits at
-//! a slot that does not change while it is held, so the route a peer's run of transfers
-//! caches reaches its session and link by slot, with no hash look-up; any other look-up is by
-//! id, as in a hash map.
+//! [`IdMap`]: values by a `u64` id, each at a slot that does not change while it is held. A
+//! caller that remembers where a value sits (the route an AMQP 1.0 peer's run of transfers
+//! caches to its session and link; the connection a router fed last) reaches it by slot, with
+//! no hash look-up; any other look-up is by id, as in a hash map.
 //!
-//! Ids are the tracker's own (never reused, never chosen by a peer). A slot freed by a removal
-//! is reused, so the slots never outnumber the most entries held at once.
+//! Ids are the owner's own (never chosen by a peer). A slot freed by a removal is reused, so
+//! the slots never outnumber the most entries held at once.
 
 use crate::hash::HashMap;
 
@@ -84,6 +84,25 @@ impl<V> IdMap<V> {
         self.by_id.contains_key(id)
     }
 
+    /// The value of `id`, looked for at `slot` first, else by id, else made by `make`; with
+    /// the slot it is at.
+    #[inline]
+    pub fn get_or_insert_with(
+        &mut self,
+        slot: Option<usize>,
+        id: u64,
+        make: impl FnOnce() -> V,
+    ) -> (usize, &mut V) {
+        let i = match slot {
+            Some(i) if matches!(self.slots.get(i), Some(Some((k, _))) if *k == id) => i,
+            _ => match self.slot(&id) {
+                Some(i) => i,
+                None => self.vacant(id),
+            },
+        };
+        (i, &mut self.slots[i].get_or_insert_with(|| (id, make())).1)
+    }
+
     /// Put `v` at `id`; the value it replaces, if any.
     pub fn insert(&mut self, id: u64, v: V) -> Option<V> {
         if let Some(&i) = self.by_id.get(&id)
@@ -91,18 +110,28 @@ impl<V> IdMap<V> {
         {
             return Some(std::mem::replace(old, v));
         }
+        let i = self.vacant(id);
+        self.slots[i] = Some((id, v));
+        None
+    }
+
+    /// A free slot (reused, or a new one), now `id`'s (which has none), still empty.
+    #[cold]
+    fn vacant(&mut self, id: u64) -> usize {
         let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some((id, v));
-                i
-            }
+            Some(i) => i,
             None => {
-                self.slots.push(Some((id, v)));
+                self.slots.push(None);
                 self.slots.len() - 1
             }
         };
         self.by_id.insert(id, i);
-        None
+        i
+    }
+
+    /// The slots, held or free: never more than the most entries held at once.
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
     }
 
     /// Take `id` out; its value.
