@@ -185,20 +185,7 @@ impl ContentHeader {
             return Ok(shared);
         }
         drop(shared);
-        Self::decode_shared_slowly(buf, pos, end, base)
-    }
-
-    /// [`ContentHeader::decode_shared`] of a payload the in-place reader does not take: by the
-    /// reader that words and positions every error.
-    #[cold]
-    fn decode_shared_slowly(
-        buf: &Bytes,
-        pos: usize,
-        end: usize,
-        base: u64,
-    ) -> Result<Arc<ContentHeader>, DecodeError> {
-        let mut r = Reader::at(buf.slice(..end.min(buf.len())), pos, base);
-        Self::decode_fields(&mut r).map(Arc::new)
+        inplace::decode_slowly(buf, pos, end, base, Self::decode_fields)
     }
 
     /// A content header payload decoded field by field: the reader that words and positions

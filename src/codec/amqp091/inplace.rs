@@ -7,6 +7,8 @@
 //! basic.deliver, basic.ack, basic's usual properties) are read with their layout known and
 //! their lists built whole; any other list value by value, as its definition lays it out.
 
+use std::sync::Arc;
+
 use bytes::{Buf, Bytes};
 
 use super::content::{BASIC_CLASS_ID, ContentHeader};
@@ -15,7 +17,7 @@ use super::generated::{MethodKind, class_def};
 use super::lists::{Args, Properties};
 use super::method::Value;
 use super::table::{ArgDef, MethodDef, WireType};
-use crate::codec::Reader;
+use crate::codec::{DecodeError, Reader};
 
 /// A position in a payload, with the bit-packing state of an argument list (see
 /// [`ArgDecoder`](super::method)).
@@ -180,6 +182,20 @@ impl<'a> Cursor<'a> {
     fn at_end(&self) -> bool {
         self.pos == self.end
     }
+}
+
+/// A payload the in-place readers do not take (`buf[pos..end]`, at offset `base`), decoded by
+/// `decode`, the reader that words and positions every error, into a new shared handle.
+#[cold]
+pub(super) fn decode_slowly<T>(
+    buf: &Bytes,
+    pos: usize,
+    end: usize,
+    base: u64,
+    decode: impl FnOnce(&mut Reader) -> Result<T, DecodeError>,
+) -> Result<Arc<T>, DecodeError> {
+    let mut r = Reader::at(buf.slice(..end.min(buf.len())), pos, base);
+    decode(&mut r).map(Arc::new)
 }
 
 /// The arguments of method `def`, read from `buf` at `pos` to `end` (the payload's end) and

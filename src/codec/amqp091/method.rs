@@ -410,7 +410,7 @@ impl Method {
         };
         let Some(def) = def else {
             // Ids cut short or naming no method: the slow path words the error.
-            return Self::decode_shared_slowly(buf, pos, end, base);
+            return inplace::decode_slowly(buf, pos, end, base, Self::decode);
         };
         let mut shared = Arc::<Method>::new_uninit();
         let m = Arc::get_mut(&mut shared)
@@ -425,20 +425,7 @@ impl Method {
         }
         // SAFETY: as above; dropped, with what was read into it.
         drop(unsafe { shared.assume_init() });
-        Self::decode_shared_slowly(buf, pos, end, base)
-    }
-
-    /// [`Method::decode_shared`] of a payload the in-place reader does not take: by the reader
-    /// that words and positions every error.
-    #[cold]
-    fn decode_shared_slowly(
-        buf: &Bytes,
-        pos: usize,
-        end: usize,
-        base: u64,
-    ) -> Result<Arc<Method>, DecodeError> {
-        let mut r = Reader::at(buf.slice(..end.min(buf.len())), pos, base);
-        Self::decode(&mut r).map(Arc::new)
+        inplace::decode_slowly(buf, pos, end, base, Self::decode)
     }
 
     /// The class-id and method-id at the start of `r`, looked up.
