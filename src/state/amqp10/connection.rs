@@ -205,21 +205,30 @@ pub fn may_send(state: ConnState, is_open: bool) -> SendCheck {
 }
 
 #[cfg(test)]
+impl OpenInfo {
+    /// An open that limits nothing (no frame size, channel or idle limit), for tests of what
+    /// follows an open.
+    pub(super) fn unlimited() -> OpenInfo {
+        OpenInfo {
+            container_id: "x".into(),
+            hostname: None,
+            max_frame_size: u32::MAX,
+            channel_max: u16::MAX,
+            idle_time_out: None,
+            offered: vec![],
+            desired: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     fn peer(hdr: bool, open: bool, close: Option<bool>) -> Peer {
         Peer {
             amqp_header: hdr,
-            open: open.then(|| OpenInfo {
-                container_id: "x".into(),
-                hostname: None,
-                max_frame_size: u32::MAX,
-                channel_max: u16::MAX,
-                idle_time_out: None,
-                offered: vec![],
-                desired: vec![],
-            }),
+            open: open.then(OpenInfo::unlimited),
             close,
             ..Peer::default()
         }

@@ -270,15 +270,7 @@ mod tests {
             };
             all.push(Peer {
                 amqp_header: bits & 1 != 0,
-                open: (bits & 2 != 0).then(|| OpenInfo {
-                    container_id: "x".into(),
-                    hostname: None,
-                    max_frame_size: u32::MAX,
-                    channel_max: u16::MAX,
-                    idle_time_out: None,
-                    offered: vec![],
-                    desired: vec![],
-                }),
+                open: (bits & 2 != 0).then(OpenInfo::unlimited),
                 unknown: bits & 4 != 0,
                 close,
                 ..Peer::default()
